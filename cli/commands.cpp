@@ -1,0 +1,222 @@
+#include "cli/commands.hpp"
+
+#include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "isa/ast.hpp"
+#include "isa/program.hpp"
+#include "models/gpu/gpu.hpp"
+#include "models/machine.hpp"
+#include "models/observe/report.hpp"
+#include "models/observe/trace_writer.hpp"
+
+namespace smpipe::cli {
+
+namespace {
+
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> defines;
+  std::string gpu;
+  std::string kernel;
+  std::string trace;
+  std::int64_t trace_ctas = 8;
+  bool json = false;
+  std::uint64_t seed = 1;
+  int jitter = 0;
+  std::int64_t max_cycles = 100'000'000;
+  bool dump_program = false;
+  int seeds = 16;
+};
+
+void add_run_options(CLI::App& app, RunArgs& a) {
+  app.add_option("file", a.file, "a .pipe file, or a built-in model name (see `smpipe models`)")->required();
+  app.add_option("-D", a.defines, "set a param: -D NAME=VALUE (repeatable)")->allow_extra_args(false);
+  app.add_option("--gpu", a.gpu, "machine description: a built-in name (h100-sxm, h200, b200) or a .json file");
+  app.add_option("--kernel", a.kernel, "which kernel of the file to run (when it has several)");
+  app.add_option("--seed", a.seed, "random seed (used by --jitter)");
+  app.add_option("--jitter", a.jitter, "vary every latency uniformly by +-PCT percent")->check(CLI::Range(0, 100));
+  app.add_option("--max-cycles", a.max_cycles, "watchdog: stop after this many cycles")->check(CLI::PositiveNumber);
+}
+
+std::string resolve_file(const std::string& f) {
+  namespace fs = std::filesystem;
+  if (fs::exists(f)) return f;
+  std::string builtin = models::kernels_dir() + "/" + f + (f.size() > 5 && f.substr(f.size() - 5) == ".pipe" ? "" : ".pipe");
+  if (fs::exists(builtin)) return builtin;
+  throw isa::InputError(fmt::format("no file '{}' and no built-in model of that name (see `smpipe models`)", f));
+}
+
+struct Loaded {
+  isa::Program program;
+  models::Machine machine;
+};
+
+Loaded load(const RunArgs& a) {
+  auto source = isa::load_source(resolve_file(a.file));
+  isa::File file = isa::parse(source);
+  isa::ParamOverrides overrides;
+  for (const auto& d : a.defines) {
+    auto [name, value] = isa::parse_define(d);
+    overrides[name] = value;
+  }
+  isa::Program program = isa::compile(file, overrides, a.kernel);
+  std::string gpu = a.gpu;
+  if (gpu.empty()) gpu = program.gpu;
+  if (gpu.empty()) gpu = "h100-sxm";
+  models::Machine machine;
+  try {
+    machine = models::load_machine(gpu);
+  } catch (const isa::InputError& e) {
+    if (a.gpu.empty() && program.gpu_loc.file) throw isa::InputError(program.gpu_loc, e.message());
+    throw;
+  }
+  models::check_fits(program, machine);
+  return Loaded{std::move(program), std::move(machine)};
+}
+
+int exit_code(models::Outcome o) {
+  switch (o) {
+    case models::Outcome::kFinished: return kOk;
+    case models::Outcome::kDeadlock:
+    case models::Outcome::kWatchdog: return kDeadlock;
+    case models::Outcome::kUndefined: return kUndefined;
+  }
+  return kInternal;
+}
+
+int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
+  Loaded l = load(a);
+  if (a.dump_program) {
+    out << l.program.dump();
+    return kOk;
+  }
+  models::RunOptions opt;
+  opt.seed = a.seed;
+  opt.jitter_pct = a.jitter;
+  opt.max_cycles = a.max_cycles;
+  std::unique_ptr<models::TraceWriter> trace;
+  if (!a.trace.empty()) {
+    trace = std::make_unique<models::TraceWriter>(l.machine.clock_mhz, a.trace_ctas);
+    opt.trace = trace.get();
+  }
+  models::RunResult r = models::simulate(l.program, l.machine, opt);
+  if (a.json) {
+    out << models::to_json(r, l.program).dump(2) << "\n";
+  } else {
+    out << models::format_summary(r, l.program);
+    std::string problem = models::format_problem(r);
+    if (!problem.empty()) out << "\n" << problem;
+  }
+  if (trace) {
+    std::ofstream f(a.trace, std::ios::binary);
+    if (!f) throw isa::InputError(fmt::format("cannot write trace file '{}'", a.trace));
+    trace->write(f);
+    if (!a.json) out << fmt::format("trace: {} ({} events; open in https://ui.perfetto.dev)\n", a.trace, trace->size());
+  }
+  (void)err;
+  return exit_code(r.outcome);
+}
+
+int cmd_check(const RunArgs& a, std::ostream& out) {
+  Loaded l = load(a);
+  int jitter = a.jitter > 0 ? a.jitter : 20;
+  int worst = kOk;
+  int failures = 0;
+  std::string first_report;
+  std::int64_t min_cycles = -1, max_cycles = 0;
+  for (int i = 0; i < a.seeds; ++i) {
+    models::RunOptions opt;
+    opt.seed = a.seed + static_cast<std::uint64_t>(i);
+    opt.jitter_pct = jitter;
+    opt.max_cycles = a.max_cycles;
+    models::RunResult r = models::simulate(l.program, l.machine, opt);
+    int code = exit_code(r.outcome);
+    if (code == kOk) {
+      min_cycles = min_cycles < 0 ? r.cycles : std::min(min_cycles, r.cycles);
+      max_cycles = std::max(max_cycles, r.cycles);
+      continue;
+    }
+    ++failures;
+    worst = std::max(worst, code);
+    std::string what = r.outcome == models::Outcome::kUndefined && r.diagnosis
+                           ? fmt::format("{}: {}", r.diagnosis->hazard ? "hazard" : "undefined behaviour", r.diagnosis->title)
+                       : r.outcome == models::Outcome::kDeadlock ? "deadlock"
+                                                                 : "watchdog";
+    out << fmt::format("seed {}: {} at cycle {} (rerun: smpipe run {} --seed {} --jitter {})\n", opt.seed, what, r.cycles, a.file,
+                       opt.seed, jitter);
+    if (first_report.empty()) first_report = models::format_problem(r);
+  }
+  out << fmt::format("{} schedules with --jitter {}: {} finished, {} failed", a.seeds, jitter, a.seeds - failures, failures);
+  if (min_cycles >= 0) out << fmt::format("; finished runs took {}..{} cycles", min_cycles, max_cycles);
+  out << "\n";
+  if (!first_report.empty()) out << "\nfirst failure:\n" << first_report;
+  return worst;
+}
+
+int cmd_models(std::ostream& out) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(models::kernels_dir(), ec); it != fs::recursive_directory_iterator(); ++it)
+    if (it->path().extension() == ".pipe")
+      names.push_back(fs::relative(it->path(), models::kernels_dir()).replace_extension("").string());
+  std::sort(names.begin(), names.end());
+  out << "built-in models (smpipe run NAME):\n";
+  for (const auto& n : names) {
+    auto source = isa::load_source(models::kernels_dir() + "/" + n + ".pipe");
+    std::string params;
+    try {
+      isa::File f = isa::parse(source);
+      for (const auto& d : f.definitions)
+        if (d.overridable) params += fmt::format(" {}={}", d.name, d.value.kind == isa::Expr::Kind::kInt ? std::to_string(d.value.value) : "...");
+    } catch (const isa::InputError&) {
+      params = " (does not parse)";
+    }
+    out << fmt::format("  {:<40}{}\n", n, params);
+  }
+  out << "machines (--gpu NAME): " << fmt::format("{}", fmt::join(models::builtin_machine_names(), ", ")) << "\n";
+  return kOk;
+}
+
+}  // namespace
+
+int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  CLI::App app{"smpipe: a cycle-approximate simulator of NVIDIA SM asynchronous pipelines"};
+  app.set_version_flag("--version", std::string("smpipe ") + SMPIPE_VERSION);
+  app.require_subcommand(1);
+  RunArgs run_args, check_args;
+  CLI::App* run = app.add_subcommand("run", "simulate a kernel: summary, --json, --trace; exit 0/1/2/3/4");
+  add_run_options(*run, run_args);
+  run->add_option("--trace", run_args.trace, "write a Chrome trace-event file (open in ui.perfetto.dev)");
+  run->add_option("--trace-ctas", run_args.trace_ctas, "record the first N CTAs in the trace (default 8)");
+  run->add_flag("--json", run_args.json, "print the results as JSON");
+  run->add_flag("--dump-program", run_args.dump_program, "print the compiled bytecode and stop");
+  CLI::App* check = app.add_subcommand("check", "run many jittered schedules and report any that hangs or breaks a rule");
+  add_run_options(*check, check_args);
+  check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...)")->check(CLI::PositiveNumber);
+  CLI::App* list = app.add_subcommand("models", "list the built-in models and machines");
+  (void)list;
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e, out, err);
+    return code == 0 ? kOk : kBadInput;
+  }
+  try {
+    if (run->parsed()) return cmd_run(run_args, out, err);
+    if (check->parsed()) return cmd_check(check_args, out);
+    return cmd_models(out);
+  } catch (const isa::InputError& e) {
+    err << e.what() << "\n";
+    return kBadInput;
+  } catch (const std::exception& e) {
+    err << "internal error: " << e.what() << "\n";
+    return kInternal;
+  }
+}
+
+}  // namespace smpipe::cli

@@ -1,0 +1,13 @@
+// The smpipe command line (language.md "Command line"). Thin: parses arguments, calls the libraries,
+// prints, and turns outcomes and errors into exit codes.
+#pragma once
+
+#include <ostream>
+
+namespace smpipe::cli {
+
+enum ExitCode : int { kOk = 0, kBadInput = 1, kDeadlock = 2, kUndefined = 3, kInternal = 4 };
+
+int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
+
+}  // namespace smpipe::cli

@@ -1,0 +1,92 @@
+// Syntax tree of a .pipe file, as written (before parameters are bound). Every node keeps its position.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "isa/source.hpp"
+
+namespace smpipe::isa {
+
+struct Expr {
+  enum class Kind : std::uint8_t { kInt, kName, kIndex, kUnary, kBinary, kCall, kWord };
+  Kind kind = Kind::kInt;
+  std::int64_t value = 0;
+  std::string name;  // kName / kIndex / kCall: the identifier; kUnary / kBinary: the operator; kWord: text
+  std::vector<Expr> args;  // kIndex: [index]; kUnary: [operand]; kBinary: [lhs, rhs]; kCall: arguments
+  SourceLoc loc;
+};
+
+// An operand of an op: `key=value`, `key=(a, b)`, or a bare value.
+struct Operand {
+  std::optional<std::string> key;
+  std::vector<Expr> values;  // one value, or the elements of a tuple
+  bool tuple = false;
+  SourceLoc loc;
+};
+
+struct Stmt;
+using Block = std::vector<Stmt>;
+
+struct Stmt {
+  enum class Kind : std::uint8_t { kLet, kFor, kWhile, kIf, kBreak, kContinue, kExit, kElect, kOp };
+  Kind kind = Kind::kOp;
+  SourceLoc loc;
+  std::string name;          // kLet / kFor: the variable; kOp: the op name
+  std::vector<Expr> exprs;   // kLet: [value]; kFor: [from, to, step?]; kWhile / kIf: [condition]
+  Block body;                // kFor / kWhile / kIf (then) / kElect
+  Block else_body;           // kIf
+  std::vector<Operand> operands;  // kOp
+  std::vector<std::pair<std::string, SourceLoc>> results;  // kOp: "-> a, b"
+};
+
+struct Decl {
+  enum class Kind : std::uint8_t { kMbarrier, kSmem, kTensor, kNamedBarrier };
+  Kind kind = Kind::kMbarrier;
+  std::string name;
+  std::optional<Expr> size;  // array length
+  std::optional<Expr> count;  // mbarrier count / smem bytes / named barrier id
+  std::string dtype;          // tensor
+  std::vector<Expr> shape;    // tensor
+  SourceLoc loc;
+};
+
+struct Role {
+  std::string unit;  // warp | warps | warpgroup | warpgroups
+  Expr from;
+  std::optional<Expr> to;
+  std::string name;
+  Block body;
+  SourceLoc loc;
+};
+
+struct Kernel {
+  std::string name;
+  SourceLoc loc;
+  std::vector<Expr> grid, cluster;  // empty: default (1,1,1)
+  std::optional<Expr> warps, smem;
+  SourceLoc grid_loc, cluster_loc;
+  std::vector<Decl> decls;
+  std::vector<Role> roles;
+};
+
+struct Definition {  // param / const
+  std::string name;
+  Expr value;
+  bool overridable = false;
+  SourceLoc loc;
+};
+
+struct File {
+  std::shared_ptr<SourceFile> source;
+  std::vector<Definition> definitions;  // in order of appearance
+  std::optional<std::pair<std::string, SourceLoc>> gpu;
+  std::vector<Kernel> kernels;
+};
+
+File parse(std::shared_ptr<SourceFile> source);
+
+}  // namespace smpipe::isa

@@ -1,0 +1,1031 @@
+// Binds parameters, checks declarations and ops against the rules of semantics.md that can be decided
+// before running, and compiles each role to bytecode.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <limits>
+
+#include "isa/ast.hpp"
+#include "isa/program.hpp"
+
+namespace smpipe::isa {
+
+namespace {
+
+constexpr std::int64_t kMaxArrivalCount = (1 << 20) - 1;  // PTX mbarrier: count in 1 .. 2^20-1
+
+[[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw InputError(loc, msg); }
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+std::string suggest(std::string_view name, const std::vector<std::string>& candidates) {
+  std::string best;
+  std::size_t best_d = 3;
+  for (const auto& c : candidates) {
+    std::size_t d = edit_distance(name, c);
+    if (d < best_d) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
+}
+
+std::optional<std::int64_t> apply_binary(const std::string& op, std::int64_t a, std::int64_t b, const SourceLoc& loc) {
+  if (op == "||") return (a || b) ? 1 : 0;
+  if (op == "&&") return (a && b) ? 1 : 0;
+  if (op == "|") return a | b;
+  if (op == "^") return a ^ b;
+  if (op == "&") return a & b;
+  if (op == "==") return a == b;
+  if (op == "!=") return a != b;
+  if (op == "<") return a < b;
+  if (op == "<=") return a <= b;
+  if (op == ">") return a > b;
+  if (op == ">=") return a >= b;
+  if (op == "<<") return (b < 0 || b > 63) ? 0 : static_cast<std::int64_t>(static_cast<std::uint64_t>(a) << b);
+  if (op == ">>") return (b < 0 || b > 63) ? (a < 0 ? -1 : 0) : a >> b;
+  if (op == "+") return a + b;
+  if (op == "-") return a - b;
+  if (op == "*") return a * b;
+  if (op == "/" || op == "%") {
+    if (b == 0) fail(loc, "division by zero");
+    return op == "/" ? a / b : a % b;
+  }
+  return std::nullopt;
+}
+
+BinOp bin_op(const std::string& op) {
+  static const std::vector<std::pair<std::string, BinOp>> table = {
+      {"||", BinOp::kOr},   {"&&", BinOp::kAnd}, {"|", BinOp::kBitOr}, {"^", BinOp::kBitXor}, {"&", BinOp::kBitAnd},
+      {"==", BinOp::kEq},   {"!=", BinOp::kNe},  {"<", BinOp::kLt},    {"<=", BinOp::kLe},    {">", BinOp::kGt},
+      {">=", BinOp::kGe},   {"<<", BinOp::kShl}, {">>", BinOp::kShr},  {"+", BinOp::kAdd},    {"-", BinOp::kSub},
+      {"*", BinOp::kMul},   {"/", BinOp::kDiv},  {"%", BinOp::kMod}};
+  for (const auto& [s, b] : table)
+    if (s == op) return b;
+  return BinOp::kAdd;
+}
+
+const std::vector<std::pair<std::string, Builtin>>& builtin_names() {
+  static const std::vector<std::pair<std::string, Builtin>> b = {
+      {"warp", Builtin::kWarp},       {"warp_in_role", Builtin::kWarpInRole}, {"warpgroup", Builtin::kWarpgroup},
+      {"cta", Builtin::kCta},         {"cta_x", Builtin::kCtaX},              {"cta_y", Builtin::kCtaY},
+      {"cta_z", Builtin::kCtaZ},      {"cluster_rank", Builtin::kClusterRank}, {"num_ctas", Builtin::kNumCtas},
+      {"sm", Builtin::kSm}};
+  return b;
+}
+
+// Shapes that PTX has (semantics.md §5, §6).
+struct MmaShape {
+  std::int64_t m = 0, n = 0, k = 0;
+};
+std::optional<MmaShape> parse_mnk(const std::string& s) {
+  MmaShape r;
+  if (std::sscanf(s.c_str(), "m%ldn%ldk%ld", &r.m, &r.n, &r.k) != 3) return std::nullopt;
+  if (fmt::format("m{}n{}k{}", r.m, r.n, r.k) != s) return std::nullopt;
+  return r;
+}
+
+bool is_pow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
+
+class Compiler {
+ public:
+  Compiler(const File& file, const ParamOverrides& overrides) : file_(file) { bind_definitions(overrides); }
+
+  Program compile_kernel(const std::string& wanted) {
+    if (file_.kernels.empty()) fail(SourceLoc{file_.source.get(), 1, 1}, "the file declares no kernel");
+    const Kernel* k = nullptr;
+    if (wanted.empty()) {
+      if (file_.kernels.size() > 1) {
+        std::vector<std::string> names;
+        for (const auto& kk : file_.kernels) names.push_back(kk.name);
+        fail(file_.kernels[1].loc, fmt::format("the file declares {} kernels ({}); choose one with --kernel",
+                                               file_.kernels.size(), fmt::join(names, ", ")));
+      }
+      k = &file_.kernels[0];
+    } else {
+      for (const auto& kk : file_.kernels)
+        if (kk.name == wanted) k = &kk;
+      if (k == nullptr) throw InputError(fmt::format("no kernel named '{}' in {}", wanted, file_.source->name));
+    }
+    kernel_ = k;
+    Program p;
+    p.source = file_.source;
+    p.kernel_name = k->name;
+    if (file_.gpu) {
+      p.gpu = file_.gpu->first;
+      p.gpu_loc = file_.gpu->second;
+    }
+    p.params = param_values_;
+    auto tuple3 = [&](const std::vector<Expr>& v, const SourceLoc& loc, const char* what) {
+      std::array<std::int64_t, 3> r{1, 1, 1};
+      if (v.size() > 3) fail(loc, fmt::format("{} has at most 3 dimensions", what));
+      for (std::size_t i = 0; i < v.size(); ++i) {
+        r[i] = const_expr(v[i]);
+        if (r[i] < 1) fail(v[i].loc, fmt::format("{} dimensions must be at least 1 (got {})", what, r[i]));
+      }
+      return r;
+    };
+    p.grid = tuple3(k->grid, k->grid_loc, "grid");
+    p.cluster = tuple3(k->cluster, k->cluster_loc, "cluster");
+    for (int i = 0; i < 3; ++i)
+      if (p.grid[i] % p.cluster[i] != 0)
+        fail(k->cluster_loc, fmt::format("grid dimension {} ({}) is not a multiple of the cluster dimension ({})", i,
+                                         p.grid[i], p.cluster[i]));
+    if (p.cluster_size() > 16) fail(k->cluster_loc, fmt::format("cluster of {} CTAs: the most is 16", p.cluster_size()));
+    if (p.num_ctas() > (std::int64_t{1} << 31)) fail(k->grid_loc, "grid too large");
+    if (k->warps) {
+      std::int64_t w = const_expr(*k->warps);
+      if (w < 1 || w > 32) fail(k->warps->loc, fmt::format("warps={} out of range 1..32 (1024 threads per CTA)", w));
+      p.warps = static_cast<int>(w);
+    }
+    if (k->smem) {
+      p.smem_extra = const_expr(*k->smem);
+      if (p.smem_extra < 0) fail(k->smem->loc, "smem= must not be negative");
+    }
+    compile_decls(*k, p);
+    program_ = &p;
+    p.warp_role.assign(p.warps, -1);
+    for (const Role& r : k->roles) compile_role(r, p);
+    return p;
+  }
+
+ private:
+  // ---- parameters and constant expressions ----
+  void bind_definitions(const ParamOverrides& overrides) {
+    for (const auto& [name, _] : overrides) {
+      bool found = false;
+      for (const auto& d : file_.definitions) {
+        if (d.name != name) continue;
+        found = true;
+        if (!d.overridable)
+          throw InputError(d.loc, fmt::format("'{}' is a const; only params can be set with -D", name));
+      }
+      if (!found) {
+        std::vector<std::string> names;
+        for (const auto& d : file_.definitions)
+          if (d.overridable) names.push_back(d.name);
+        throw InputError(fmt::format("-D {}: {} has no param '{}'{}{}", name, file_.source->name, name,
+                                     suggest(name, names),
+                                     names.empty() ? "" : fmt::format("; its params: {}", fmt::join(names, ", "))));
+      }
+    }
+    for (const auto& d : file_.definitions) {
+      if (constants_.count(d.name)) fail(d.loc, fmt::format("'{}' is defined twice", d.name));
+      auto it = overrides.find(d.name);
+      std::int64_t v = it != overrides.end() && d.overridable ? it->second : const_expr(d.value);
+      constants_[d.name] = v;
+      param_values_.emplace_back(d.name, v);
+    }
+  }
+
+  std::int64_t const_expr(const Expr& e) {
+    auto v = fold(e);
+    if (!v) fail(e.loc, "expected a constant expression (params, consts and numbers only)");
+    return *v;
+  }
+
+  // Folds an expression whose names are all constants; nullopt if it depends on run-time values.
+  std::optional<std::int64_t> fold(const Expr& e) {
+    switch (e.kind) {
+      case Expr::Kind::kInt: return e.value;
+      case Expr::Kind::kWord: fail(e.loc, fmt::format("'{}' is not a number", e.name));
+      case Expr::Kind::kName: {
+        auto it = constants_.find(e.name);
+        if (it != constants_.end()) return it->second;
+        return std::nullopt;
+      }
+      case Expr::Kind::kIndex: return std::nullopt;
+      case Expr::Kind::kUnary: {
+        auto a = fold(e.args[0]);
+        if (!a) return std::nullopt;
+        if (e.name == "-") return -*a;
+        if (e.name == "!") return *a == 0 ? 1 : 0;
+        return ~*a;
+      }
+      case Expr::Kind::kBinary: {
+        auto a = fold(e.args[0]);
+        auto b = fold(e.args[1]);
+        if (!a || !b) return std::nullopt;
+        return apply_binary(e.name, *a, *b, e.loc);
+      }
+      case Expr::Kind::kCall: {
+        check_call(e);
+        std::vector<std::int64_t> v;
+        for (const auto& a : e.args) {
+          auto x = fold(a);
+          if (!x) return std::nullopt;
+          v.push_back(*x);
+        }
+        if (e.name == "min") return *std::min_element(v.begin(), v.end());
+        if (e.name == "max") return *std::max_element(v.begin(), v.end());
+        if (v[1] <= 0) fail(e.loc, "ceil_div by a value that is not positive");
+        return (v[0] + v[1] - 1) / v[1];
+      }
+    }
+    return std::nullopt;
+  }
+
+  void check_call(const Expr& e) {
+    if (e.name == "min" || e.name == "max") {
+      if (e.args.size() < 2) fail(e.loc, fmt::format("{}() takes at least 2 arguments", e.name));
+    } else if (e.name == "ceil_div") {
+      if (e.args.size() != 2) fail(e.loc, "ceil_div() takes 2 arguments");
+    } else {
+      fail(e.loc, fmt::format("unknown function '{}' (built-ins: min, max, ceil_div)", e.name));
+    }
+  }
+
+  // ---- declarations ----
+  int decl_size(const Decl& d) {
+    if (!d.size) return 1;
+    std::int64_t n = const_expr(*d.size);
+    if (n < 1 || n > 4096) fail(d.size->loc, fmt::format("array size {} out of range 1..4096", n));
+    return static_cast<int>(n);
+  }
+
+  void check_unique(const std::string& name, const SourceLoc& loc) {
+    if (constants_.count(name)) fail(loc, fmt::format("'{}' is already a param or const", name));
+    if (decl_kind_.count(name)) fail(loc, fmt::format("'{}' is declared twice", name));
+    for (const auto& [b, _] : builtin_names())
+      if (b == name) fail(loc, fmt::format("'{}' is a built-in name", name));
+  }
+
+  void compile_decls(const Kernel& k, Program& p) {
+    for (const Decl& d : k.decls) {
+      check_unique(d.name, d.loc);
+      switch (d.kind) {
+        case Decl::Kind::kMbarrier: {
+          MbarrierDecl m{d.name, decl_size(d), std::nullopt, d.loc};
+          if (d.count) {
+            std::int64_t c = const_expr(*d.count);
+            if (c < 1 || c > kMaxArrivalCount)
+              fail(d.count->loc, fmt::format("mbarrier count {} out of range 1..{} (PTX mbarrier.init)", c, kMaxArrivalCount));
+            m.count = c;
+          }
+          decl_kind_[d.name] = {AttrType::kBarrier, static_cast<int>(p.mbarriers.size())};
+          p.mbarriers.push_back(m);
+          break;
+        }
+        case Decl::Kind::kSmem: {
+          SmemDecl s{d.name, decl_size(d), const_expr(*d.count), d.loc};
+          if (s.bytes < 1) fail(d.count->loc, "smem bytes must be positive");
+          decl_kind_[d.name] = {AttrType::kSmem, static_cast<int>(p.smems.size())};
+          p.smems.push_back(s);
+          break;
+        }
+        case Decl::Kind::kTensor: {
+          auto bits = dtype_bits(d.dtype);
+          if (!bits) fail(d.loc, fmt::format("unknown dtype '{}'", d.dtype));
+          TensorDecl t{d.name, d.dtype, *bits, {}, d.loc};
+          if (d.shape.empty() || d.shape.size() > 5)
+            fail(d.loc, fmt::format("tensor rank {} out of range 1..5 (cuTensorMapEncodeTiled)", d.shape.size()));
+          for (const auto& e : d.shape) {
+            std::int64_t v = const_expr(e);
+            if (v < 1) fail(e.loc, "tensor dimensions must be positive");
+            t.shape.push_back(v);
+          }
+          decl_kind_[d.name] = {AttrType::kTensor, static_cast<int>(p.tensors.size())};
+          p.tensors.push_back(t);
+          break;
+        }
+        case Decl::Kind::kNamedBarrier: {
+          std::int64_t id = const_expr(*d.count);
+          if (id < 0 || id > 15) fail(d.count->loc, fmt::format("named barrier id {} out of range 0..15", id));
+          decl_kind_[d.name] = {AttrType::kNamedBar, static_cast<int>(p.named_barriers.size())};
+          p.named_barriers.push_back(NamedBarrierDecl{d.name, static_cast<int>(id), d.loc});
+          break;
+        }
+      }
+    }
+  }
+
+  // ---- roles and statements ----
+  struct Scope {
+    std::map<std::string, std::uint32_t> vars;
+  };
+  struct LoopLabels {
+    std::vector<std::size_t> breaks, continues;
+  };
+
+  void compile_role(const Role& r, Program& p) {
+    std::int64_t from = const_expr(r.from);
+    std::int64_t to = r.to ? const_expr(*r.to) : from + 1;
+    bool groups = r.unit == "warpgroup" || r.unit == "warpgroups";
+    if (r.unit == "warp" && r.to) fail(r.loc, "use 'warps a..b' for a range of warps");
+    if (r.unit == "warpgroup" && r.to) fail(r.loc, "use 'warpgroups a..b' for a range of warpgroups");
+    if (to <= from) fail(r.loc, fmt::format("empty range {}..{}", from, to));
+    std::int64_t first = groups ? from * 4 : from, end = groups ? to * 4 : to;
+    if (first < 0 || end > p.warps)
+      fail(r.loc, fmt::format("role '{}' covers warps {}..{} but the kernel has warps=0..{}", r.name, first, end, p.warps));
+    for (const auto& other : p.roles)
+      if (other.name == r.name) fail(r.loc, fmt::format("role '{}' is declared twice", r.name));
+    for (std::int64_t w = first; w < end; ++w)
+      if (p.warp_role[w] >= 0)
+        fail(r.loc, fmt::format("warp {} is already in role '{}'", w, p.roles[p.warp_role[w]].name));
+    RoleCode rc;
+    rc.name = r.name;
+    rc.first_warp = static_cast<int>(first);
+    rc.end_warp = static_cast<int>(end);
+    rc.loc = r.loc;
+    role_ = &rc;
+    scopes_.clear();
+    scopes_.emplace_back();
+    loops_.clear();
+    stack_depth_ = 0;
+    compile_block(r.body, 32);
+    emit(Opc::kExit, r.loc);
+    for (std::int64_t w = first; w < end; ++w) p.warp_role[w] = static_cast<int>(p.roles.size());
+    p.roles.push_back(std::move(rc));
+    role_ = nullptr;
+  }
+
+  void emit(Opc opc, const SourceLoc& loc, std::uint32_t a = 0, std::int64_t imm = 0, std::uint8_t sub = 0) {
+    role_->code.push_back(Instr{opc, sub, a, imm, loc.line});
+    switch (opc) {
+      case Opc::kPush: case Opc::kLoad: case Opc::kBuiltin: ++stack_depth_; break;
+      case Opc::kStore: case Opc::kJumpIfZero: case Opc::kBinary: --stack_depth_; break;
+      case Opc::kCall: stack_depth_ -= static_cast<int>(a) - 1; break;
+      default: break;
+    }
+    role_->max_stack = std::max(role_->max_stack, stack_depth_);
+  }
+  std::size_t here() const { return role_->code.size(); }
+  void patch(std::size_t at, std::size_t target) { role_->code[at].a = static_cast<std::uint32_t>(target); }
+
+  std::optional<std::uint32_t> find_var(const std::string& name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+      auto f = it->vars.find(name);
+      if (f != it->vars.end()) return f->second;
+    }
+    return std::nullopt;
+  }
+
+  std::uint32_t declare_var(const std::string& name, const SourceLoc& loc) {
+    if (constants_.count(name)) fail(loc, fmt::format("'{}' is a param or const and cannot be assigned", name));
+    if (decl_kind_.count(name)) fail(loc, fmt::format("'{}' is a declaration and cannot be assigned", name));
+    for (const auto& [b, _] : builtin_names())
+      if (b == name) fail(loc, fmt::format("'{}' is a built-in value and cannot be assigned", name));
+    auto slot = static_cast<std::uint32_t>(role_->slot_names.size());
+    role_->slot_names.push_back(name);
+    scopes_.back().vars[name] = slot;
+    return slot;
+  }
+  // `let x = ...` assigns to a visible variable, or declares it in the current block.
+  std::uint32_t assign_target(const std::string& name, const SourceLoc& loc) {
+    if (auto s = find_var(name)) return *s;
+    return declare_var(name, loc);
+  }
+  std::uint32_t hidden_slot(const std::string& name) {
+    auto slot = static_cast<std::uint32_t>(role_->slot_names.size());
+    role_->slot_names.push_back(name);
+    return slot;
+  }
+
+  void compile_expr(const Expr& e) {
+    if (auto v = fold(e)) {
+      emit(Opc::kPush, e.loc, 0, *v);
+      return;
+    }
+    switch (e.kind) {
+      case Expr::Kind::kName: {
+        if (auto s = find_var(e.name)) {
+          emit(Opc::kLoad, e.loc, *s);
+          return;
+        }
+        for (const auto& [b, id] : builtin_names()) {
+          if (b == e.name) {
+            emit(Opc::kBuiltin, e.loc, static_cast<std::uint32_t>(id));
+            return;
+          }
+        }
+        if (decl_kind_.count(e.name)) fail(e.loc, fmt::format("'{}' is a declaration, not a value", e.name));
+        std::vector<std::string> names;
+        for (const auto& [n, _] : constants_) names.push_back(n);
+        for (const auto& sc : scopes_)
+          for (const auto& [n, _] : sc.vars) names.push_back(n);
+        for (const auto& [n, _] : builtin_names()) names.push_back(n);
+        fail(e.loc, fmt::format("unknown name '{}'{}", e.name, suggest(e.name, names)));
+      }
+      case Expr::Kind::kIndex:
+        fail(e.loc, fmt::format("'{}[...]' is a reference, not a value", e.name));
+      case Expr::Kind::kUnary:
+        compile_expr(e.args[0]);
+        emit(Opc::kUnary, e.loc, 0, 0,
+             static_cast<std::uint8_t>(e.name == "-" ? UnOp::kNeg : e.name == "!" ? UnOp::kNot : UnOp::kBitNot));
+        return;
+      case Expr::Kind::kBinary:
+        compile_expr(e.args[0]);
+        compile_expr(e.args[1]);
+        emit(Opc::kBinary, e.loc, 0, 0, static_cast<std::uint8_t>(bin_op(e.name)));
+        return;
+      case Expr::Kind::kCall: {
+        check_call(e);
+        for (const auto& a : e.args) compile_expr(a);
+        CallFn fn = e.name == "min" ? CallFn::kMin : e.name == "max" ? CallFn::kMax : CallFn::kCeilDiv;
+        emit(Opc::kCall, e.loc, static_cast<std::uint32_t>(e.args.size()), 0, static_cast<std::uint8_t>(fn));
+        return;
+      }
+      default: fail(e.loc, "expected an expression");
+    }
+  }
+
+  void compile_block(const Block& b, int lanes) {
+    scopes_.emplace_back();
+    for (const Stmt& s : b) compile_stmt(s, lanes);
+    scopes_.pop_back();
+  }
+
+  void compile_stmt(const Stmt& s, int lanes) {
+    switch (s.kind) {
+      case Stmt::Kind::kLet: {
+        compile_expr(s.exprs[0]);
+        emit(Opc::kStore, s.loc, assign_target(s.name, s.loc));
+        return;
+      }
+      case Stmt::Kind::kFor: {
+        scopes_.emplace_back();
+        compile_expr(s.exprs[0]);
+        std::uint32_t var = declare_var(s.name, s.loc);
+        emit(Opc::kStore, s.loc, var);
+        std::uint32_t end = hidden_slot(s.name + ".end");
+        compile_expr(s.exprs[1]);
+        emit(Opc::kStore, s.loc, end);
+        std::optional<std::int64_t> step_const = std::int64_t{1};
+        std::uint32_t step = 0;
+        if (s.exprs.size() > 2) {
+          step_const = fold(s.exprs[2]);
+          if (step_const && *step_const <= 0) fail(s.exprs[2].loc, "the loop step must be positive");
+          if (!step_const) {
+            step = hidden_slot(s.name + ".step");
+            compile_expr(s.exprs[2]);
+            emit(Opc::kStore, s.loc, step);
+          }
+        }
+        std::size_t cond = here();
+        emit(Opc::kLoad, s.loc, var);
+        emit(Opc::kLoad, s.loc, end);
+        emit(Opc::kBinary, s.loc, 0, 0, static_cast<std::uint8_t>(BinOp::kLt));
+        std::size_t exit_jump = here();
+        emit(Opc::kJumpIfZero, s.loc);
+        loops_.emplace_back();
+        compile_block(s.body, lanes);
+        std::size_t cont = here();
+        emit(Opc::kLoad, s.loc, var);
+        if (step_const) {
+          emit(Opc::kPush, s.loc, 0, *step_const);
+        } else {
+          emit(Opc::kLoad, s.loc, step);
+        }
+        emit(Opc::kBinary, s.loc, 0, 0, static_cast<std::uint8_t>(BinOp::kAdd));
+        emit(Opc::kStore, s.loc, var);
+        emit(Opc::kJump, s.loc, static_cast<std::uint32_t>(cond));
+        finish_loop(here(), cont);
+        patch(exit_jump, here());
+        scopes_.pop_back();
+        return;
+      }
+      case Stmt::Kind::kWhile: {
+        std::size_t cond = here();
+        compile_expr(s.exprs[0]);
+        std::size_t exit_jump = here();
+        emit(Opc::kJumpIfZero, s.loc);
+        loops_.emplace_back();
+        compile_block(s.body, lanes);
+        emit(Opc::kJump, s.loc, static_cast<std::uint32_t>(cond));
+        finish_loop(here(), cond);
+        patch(exit_jump, here());
+        return;
+      }
+      case Stmt::Kind::kIf: {
+        compile_expr(s.exprs[0]);
+        std::size_t else_jump = here();
+        emit(Opc::kJumpIfZero, s.loc);
+        compile_block(s.body, lanes);
+        if (s.else_body.empty()) {
+          patch(else_jump, here());
+        } else {
+          std::size_t end_jump = here();
+          emit(Opc::kJump, s.loc);
+          patch(else_jump, here());
+          compile_block(s.else_body, lanes);
+          patch(end_jump, here());
+        }
+        return;
+      }
+      case Stmt::Kind::kBreak:
+      case Stmt::Kind::kContinue:
+        if (loops_.empty()) fail(s.loc, fmt::format("'{}' outside a loop", s.kind == Stmt::Kind::kBreak ? "break" : "continue"));
+        (s.kind == Stmt::Kind::kBreak ? loops_.back().breaks : loops_.back().continues).push_back(here());
+        emit(Opc::kJump, s.loc);
+        return;
+      case Stmt::Kind::kExit:
+        emit(Opc::kExit, s.loc);
+        return;
+      case Stmt::Kind::kElect:
+        compile_block(s.body, 1);
+        return;
+      case Stmt::Kind::kOp:
+        compile_op(s, lanes);
+        return;
+    }
+  }
+
+  void finish_loop(std::size_t break_target, std::size_t continue_target) {
+    for (std::size_t at : loops_.back().breaks) patch(at, break_target);
+    for (std::size_t at : loops_.back().continues) patch(at, continue_target);
+    loops_.pop_back();
+  }
+
+  // ---- ops ----
+  static std::string op_text(const Stmt& s) {
+    const SourceFile* f = s.loc.file;
+    std::string line = f ? f->line_text(s.loc.line) : s.name;
+    std::string t = line.substr(std::min<std::size_t>(line.size(), static_cast<std::size_t>(s.loc.col - 1)));
+    auto hash = t.find('#');
+    if (hash != std::string::npos) t = t.substr(0, hash);
+    auto semi = t.find(';');
+    if (semi != std::string::npos) t = t.substr(0, semi);
+    while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.pop_back();
+    return t;
+  }
+
+  void compile_op(const Stmt& s, int lanes) {
+    auto kind = find_op(s.name);
+    if (!kind) {
+      std::vector<std::string> names;
+      for (const auto& o : all_ops()) names.emplace_back(o.name);
+      fail(s.loc, fmt::format("unknown op '{}'{}", s.name, suggest(s.name, names)));
+    }
+    const OpSpec& spec = op_spec(*kind);
+    OpDesc d;
+    d.kind = *kind;
+    d.lanes = static_cast<std::uint8_t>(lanes);
+    d.loc = s.loc;
+    d.text = op_text(s);
+    d.attrs.resize(spec.attrs.size());
+    std::vector<const Operand*> given(spec.attrs.size(), nullptr);
+    auto attr_index = [&](std::string_view name) -> int {
+      for (std::size_t i = 0; i < spec.attrs.size(); ++i)
+        if (spec.attrs[i].name == name) return static_cast<int>(i);
+      return -1;
+    };
+    auto attr_list = [&] {
+      std::vector<std::string> v;
+      for (const auto& a : spec.attrs) v.emplace_back(a.name);
+      return v.empty() ? std::string("none") : fmt::format("{}", fmt::join(v, ", "));
+    };
+    std::size_t next_positional = 0;
+    for (const Operand& o : s.operands) {
+      int idx = -1;
+      if (o.key) {
+        idx = attr_index(*o.key);
+        if (idx < 0) {
+          std::vector<std::string> names;
+          for (const auto& a : spec.attrs) names.emplace_back(a.name);
+          fail(o.loc, fmt::format("unknown attribute '{}' for '{}'{} (attributes: {})", *o.key, spec.name,
+                                  suggest(*o.key, names), attr_list()));
+        }
+      } else {
+        // A bare word naming a flag sets it, wherever it stands.
+        const Expr& v = o.values[0];
+        if (v.kind == Expr::Kind::kName) {
+          int f = attr_index(v.name);
+          if (f >= 0 && spec.attrs[f].type == AttrType::kFlag) idx = f;
+        }
+        while (idx < 0 && next_positional < spec.positional.size()) {
+          int p = attr_index(spec.positional[next_positional++]);
+          if (given[p] == nullptr && spec.attrs[p].type != AttrType::kFlag) idx = p;
+        }
+        if (idx < 0) fail(o.loc, fmt::format("unexpected operand for '{}' (attributes: {})", spec.name, attr_list()));
+      }
+      if (given[idx] != nullptr) fail(o.loc, fmt::format("'{}' given twice", spec.attrs[idx].name));
+      given[idx] = &o;
+    }
+    for (std::size_t i = 0; i < spec.attrs.size(); ++i) {
+      const AttrSpec& a = spec.attrs[i];
+      AttrSlot& slot = d.attrs[i];
+      slot.first = static_cast<std::uint8_t>(d.base_values.size());
+      if (given[i] == nullptr) {
+        if (a.required) fail(s.loc, fmt::format("'{}' needs {}=", spec.name, a.name));
+        d.base_values.push_back(a.default_value);
+        slot.length = 1;
+        continue;
+      }
+      slot.present = true;
+      bind_attr(d, a, slot, *given[i]);
+    }
+    if (s.results.size() != static_cast<std::size_t>(spec.results)) {
+      if (spec.results == 0) fail(s.loc, fmt::format("'{}' produces no value ('->' not allowed)", spec.name));
+      fail(s.loc, fmt::format("'{}' produces {} value(s): write '-> NAME'", spec.name, spec.results));
+    }
+    check_op(d, spec, s);
+    // Operand values are pushed in slot order; the interpreter pops them back into base_values.
+    std::uint32_t index = static_cast<std::uint32_t>(role_->ops.size());
+    for (const auto& [name, loc] : s.results) d.result_slots.push_back(assign_target(name, loc));
+    role_->ops.push_back(std::move(d));
+    for (std::size_t i = 0; i < pending_dynamic_.size(); ++i) compile_expr(*pending_dynamic_[i]);
+    stack_depth_ -= static_cast<int>(pending_dynamic_.size());
+    pending_dynamic_.clear();
+    emit(Opc::kOp, s.loc, index);
+  }
+
+  void bind_value(OpDesc& d, const Expr& e) {
+    if (auto v = fold(e)) {
+      d.base_values.push_back(*v);
+    } else {
+      d.dynamic_slots.push_back(static_cast<std::uint8_t>(d.base_values.size()));
+      d.base_values.push_back(0);
+      pending_dynamic_.push_back(&e);
+    }
+  }
+
+  std::string word_of(const Operand& o, const char* what) {
+    const Expr& e = o.values[0];
+    if (o.tuple || (e.kind != Expr::Kind::kName && e.kind != Expr::Kind::kWord))
+      fail(o.loc, fmt::format("expected {} here", what));
+    return e.name;
+  }
+
+  void bind_attr(OpDesc& d, const AttrSpec& a, AttrSlot& slot, const Operand& o) {
+    slot.length = 1;
+    switch (a.type) {
+      case AttrType::kInt:
+      case AttrType::kFlag:
+        if (o.tuple) fail(o.loc, fmt::format("{}= takes one value, not a tuple", a.name));
+        if (a.type == AttrType::kFlag && !o.key) {
+          d.base_values.push_back(1);
+        } else {
+          bind_value(d, o.values[0]);
+        }
+        return;
+      case AttrType::kTuple:
+        if (o.values.size() > 5) fail(o.loc, fmt::format("{}= has at most 5 dimensions", a.name));
+        slot.length = static_cast<std::uint8_t>(o.values.size());
+        for (const auto& e : o.values) bind_value(d, e);
+        return;
+      case AttrType::kShape:
+        d.shape = word_of(o, "a shape");
+        d.base_values.push_back(0);
+        return;
+      case AttrType::kDtype:
+        d.dtype = word_of(o, "a type name");
+        d.base_values.push_back(0);
+        return;
+      case AttrType::kTensor: {
+        std::string name = word_of(o, "a tensor name");
+        slot.decl = lookup_decl(name, AttrType::kTensor, o.loc);
+        d.base_values.push_back(0);
+        return;
+      }
+      case AttrType::kNamedBar: {
+        const Expr& e = o.values[0];
+        if (e.kind == Expr::Kind::kName && decl_kind_.count(e.name)) {
+          int idx = lookup_decl(e.name, AttrType::kNamedBar, o.loc);
+          d.base_values.push_back(program_->named_barriers[idx].id);
+          return;
+        }
+        auto v = fold(e);
+        if (!v) fail(e.loc, "a named barrier id must be a constant or a declared named_barrier");
+        if (*v < 0 || *v > 15) fail(e.loc, fmt::format("named barrier id {} out of range 0..15", *v));
+        d.base_values.push_back(*v);
+        return;
+      }
+      case AttrType::kBarrier:
+      case AttrType::kSmem: {
+        const Expr& e = o.values[0];
+        if (o.tuple || (e.kind != Expr::Kind::kName && e.kind != Expr::Kind::kIndex))
+          fail(o.loc, fmt::format("expected a reference to {} here", a.type == AttrType::kBarrier ? "an mbarrier" : "an smem buffer"));
+        slot.decl = lookup_decl(e.name, a.type, e.loc);
+        int size = a.type == AttrType::kBarrier ? program_->mbarriers[slot.decl].size : program_->smems[slot.decl].size;
+        if (e.kind == Expr::Kind::kName) {
+          if (size > 1) fail(e.loc, fmt::format("'{}' is an array of {}: write {}[i]", e.name, size, e.name));
+          d.base_values.push_back(0);
+          return;
+        }
+        if (auto v = fold(e.args[0])) {
+          if (*v < 0 || *v >= size)
+            fail(e.args[0].loc, fmt::format("index {} out of range: '{}' has {} elements", *v, e.name, size));
+        }
+        bind_value(d, e.args[0]);
+        return;
+      }
+    }
+  }
+
+  int lookup_decl(const std::string& name, AttrType want, const SourceLoc& loc) {
+    static const auto what = [](AttrType t) {
+      switch (t) {
+        case AttrType::kBarrier: return "an mbarrier";
+        case AttrType::kSmem: return "an smem buffer";
+        case AttrType::kTensor: return "a tensor";
+        case AttrType::kNamedBar: return "a named_barrier";
+        default: return "a declaration";
+      }
+    };
+    auto it = decl_kind_.find(name);
+    if (it == decl_kind_.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, k] : decl_kind_)
+        if (k.first == want) names.push_back(n);
+      fail(loc, fmt::format("unknown {} '{}'{}", std::string(what(want)).substr(std::string(what(want)).find(' ') + 1),
+                            name, suggest(name, names)));
+    }
+    if (it->second.first != want) fail(loc, fmt::format("'{}' is {}, not {}", name, what(it->second.first), what(want)));
+    return it->second.second;
+  }
+
+  std::optional<std::int64_t> const_attr(const OpDesc& d, const OpSpec& spec, std::string_view name, int elem = 0) const {
+    for (std::size_t i = 0; i < spec.attrs.size(); ++i) {
+      if (spec.attrs[i].name != name) continue;
+      std::uint8_t pos = static_cast<std::uint8_t>(d.attrs[i].first + elem);
+      if (std::find(d.dynamic_slots.begin(), d.dynamic_slots.end(), pos) != d.dynamic_slots.end()) return std::nullopt;
+      return d.base_values[pos];
+    }
+    return std::nullopt;
+  }
+  const AttrSlot& attr(const OpDesc& d, const OpSpec& spec, std::string_view name) const {
+    for (std::size_t i = 0; i < spec.attrs.size(); ++i)
+      if (spec.attrs[i].name == name) return d.attrs[i];
+    throw std::logic_error("no such attribute");
+  }
+  const SourceLoc& attr_loc(const Stmt& s, std::string_view name) const {
+    for (const auto& o : s.operands)
+      if (o.key && *o.key == name) return o.loc;
+    return s.loc;
+  }
+
+  // Rules decided before running (semantics.md); run-time values are checked again by the simulator.
+  void check_op(OpDesc& d, const OpSpec& spec, const Stmt& s) {
+    auto require_elect = [&] {
+      if (d.lanes != 1)
+        fail(s.loc, fmt::format("'{}' is issued by one thread: put it inside elect {{ }} (32 lanes would issue it 32 times)",
+                                spec.name));
+    };
+    switch (d.kind) {
+      case OpKind::kMbarrierInit: {
+        auto c = const_attr(d, spec, "count");
+        if (c && (*c < 1 || *c > kMaxArrivalCount))
+          fail(attr_loc(s, "count"), fmt::format("mbarrier count {} out of range 1..{}", *c, kMaxArrivalCount));
+        break;
+      }
+      case OpKind::kArrive: case OpKind::kArriveDrop: case OpKind::kArriveNoComplete: {
+        auto c = const_attr(d, spec, "count");
+        if (attr(d, spec, "count").present && c && (*c < 1 || *c > kMaxArrivalCount))
+          fail(attr_loc(s, "count"), fmt::format("arrive count {} out of range 1..{}", *c, kMaxArrivalCount));
+        break;
+      }
+      case OpKind::kArriveExpectTx: case OpKind::kExpectTx: case OpKind::kCompleteTx: {
+        auto tx = const_attr(d, spec, "tx");
+        if (tx && (*tx < 0 || *tx > kMaxArrivalCount))
+          fail(attr_loc(s, "tx"), fmt::format("tx={} out of range 0..{} (PTX mbarrier tx-count)", *tx, kMaxArrivalCount));
+        break;
+      }
+      case OpKind::kWait: case OpKind::kTestWait: {
+        auto p = const_attr(d, spec, "parity");
+        if (p && *p != 0 && *p != 1) fail(attr_loc(s, "parity"), fmt::format("parity={} must be 0 or 1", *p));
+        break;
+      }
+      case OpKind::kBarSync: case OpKind::kBarArrive: {
+        auto n = const_attr(d, spec, "threads");
+        if (attr(d, spec, "threads").present && n && (*n <= 0 || *n % 32 != 0 || *n > program_->warps * 32))
+          fail(attr_loc(s, "threads"),
+               fmt::format("threads={} must be a positive multiple of 32, at most the CTA's {} threads", *n, program_->warps * 32));
+        break;
+      }
+      case OpKind::kTmaLoad: case OpKind::kTmaStore: case OpKind::kTmaPrefetch:
+        if (d.kind != OpKind::kTmaPrefetch) require_elect();
+        check_tma(d, spec, s);
+        break;
+      case OpKind::kCpAsync: {
+        auto size = const_attr(d, spec, "size");
+        if (size && *size != 4 && *size != 8 && *size != 16)
+          fail(attr_loc(s, "size"), fmt::format("cp.async size={} must be 4, 8 or 16 bytes", *size));
+        auto b = const_attr(d, spec, "bytes");
+        d.bytes = b.value_or(-1);
+        if (b && *b <= 0) fail(attr_loc(s, "bytes"), "bytes must be positive");
+        break;
+      }
+      case OpKind::kLdShared: case OpKind::kStShared: case OpKind::kLdmatrix: case OpKind::kLdGlobal: case OpKind::kStGlobal: {
+        auto b = const_attr(d, spec, "bytes");
+        d.bytes = b.value_or(-1);
+        if (b && *b <= 0) fail(attr_loc(s, "bytes"), "bytes must be positive");
+        break;
+      }
+      case OpKind::kMmaSync: check_mma_sync(d, s); break;
+      case OpKind::kWgmma: check_wgmma(d, s); [[fallthrough]];
+      case OpKind::kWgmmaFence: case OpKind::kWgmmaCommit: case OpKind::kWgmmaWait:
+        d.collective = true;
+        if (d.kind == OpKind::kWgmmaWait) {
+          auto n = const_attr(d, spec, "n");
+          if (n && (*n < 0 || *n > 63)) fail(s.loc, fmt::format("wait count {} out of range 0..63", *n));
+        }
+        if (d.lanes != 32) fail(s.loc, fmt::format("'{}' is warpgroup-collective: it cannot stand inside elect", spec.name));
+        break;
+      case OpKind::kTmemAlloc: case OpKind::kTmemDealloc: {
+        auto c = const_attr(d, spec, "cols");
+        if (c && (!is_pow2(*c) || *c < 32 || *c > 512))
+          fail(attr_loc(s, "cols"), fmt::format("tmem cols={} must be a power of 2 in 32..512", *c));
+        if (d.lanes != 32) fail(s.loc, fmt::format("'{}' is issued by a whole warp: it cannot stand inside elect", spec.name));
+        break;
+      }
+      case OpKind::kUmma: require_elect(); check_umma(d, spec, s); break;
+      case OpKind::kUmmaCommit: case OpKind::kClcTryCancel: require_elect(); break;
+      case OpKind::kTmemCp: require_elect(); check_tmem_cp(d, s); break;
+      case OpKind::kTmemLd: case OpKind::kTmemSt: check_tmem_ldst(d, s); break;
+      case OpKind::kTmemWait: {
+        bool ld = attr(d, spec, "ld").present, st = attr(d, spec, "st").present;
+        if (ld == st) fail(s.loc, "tmem.wait needs exactly one of 'ld' or 'st'");
+        break;
+      }
+      case OpKind::kTmaWait: case OpKind::kCpAsyncWait: {
+        auto n = const_attr(d, spec, "n");
+        if (n && (*n < 0 || *n > 63)) fail(s.loc, fmt::format("wait count {} out of range 0..63", *n));
+        break;
+      }
+      case OpKind::kCompute: case OpKind::kSleep: {
+        auto c = const_attr(d, spec, "cycles");
+        if (c && *c < 0) fail(s.loc, "cycles must not be negative");
+        break;
+      }
+      default: break;
+    }
+  }
+
+  void check_tma(OpDesc& d, const OpSpec& spec, const Stmt& s) {
+    const AttrSlot& t = attr(d, spec, "tensor");
+    const AttrSlot& box = attr(d, spec, "box");
+    const AttrSlot& bytes = attr(d, spec, "bytes");
+    if (t.present == bytes.present)
+      fail(s.loc, fmt::format("'{}' needs either a tensor with box=(...) or bytes=N", spec.name));
+    if (bytes.present) {
+      auto b = const_attr(d, spec, "bytes");
+      if (b && (*b <= 0 || *b % 16 != 0))
+        fail(attr_loc(s, "bytes"), fmt::format("bytes={} must be a positive multiple of 16 (bulk copy size)", *b));
+      d.bytes = b.value_or(-1);
+      return;
+    }
+    if (!box.present) fail(s.loc, fmt::format("'{}' of a tensor needs box=(...)", spec.name));
+    const TensorDecl& td = program_->tensors[t.decl];
+    if (box.length != td.shape.size())
+      fail(attr_loc(s, "box"), fmt::format("box has {} dimensions but tensor '{}' has rank {}", box.length, td.name, td.shape.size()));
+    const AttrSlot& at = attr(d, spec, "at");
+    if (at.present && at.length != td.shape.size())
+      fail(attr_loc(s, "at"), fmt::format("at= has {} coordinates but tensor '{}' has rank {}", at.length, td.name, td.shape.size()));
+    std::int64_t elems = 1;
+    for (int i = 0; i < box.length; ++i) {
+      auto v = const_attr(d, spec, "box", i);
+      if (!v) fail(attr_loc(s, "box"), "box dimensions must be constants (they are fixed in the tensor map)");
+      if (*v < 1 || *v > 256)
+        fail(attr_loc(s, "box"), fmt::format("box dimension {} = {} out of range 1..256 (cuTensorMapEncodeTiled boxDim)", i, *v));
+      elems *= *v;
+    }
+    // Box dims are listed outermost first as in the language example, box=(rows, cols): the innermost
+    // (contiguous) dimension is the last one.
+    std::int64_t inner = const_attr(d, spec, "box", box.length - 1).value();
+    std::int64_t inner_bits = inner * td.bits;
+    if (inner_bits % (16 * 8) != 0)
+      fail(attr_loc(s, "box"), fmt::format("inner box dimension {} x {} bits is not a multiple of 16 bytes (cuTensorMapEncodeTiled)",
+                                           inner, td.bits));
+    auto swz = const_attr(d, spec, "swizzle");
+    if (swz && *swz != 0) {
+      if (*swz != 32 && *swz != 64 && *swz != 128)
+        fail(attr_loc(s, "swizzle"), fmt::format("swizzle={} must be 0, 32, 64 or 128", *swz));
+      if (inner_bits / 8 > *swz)
+        fail(attr_loc(s, "box"), fmt::format("inner box is {} bytes but the {}B swizzle allows at most {} (cuTensorMapEncodeTiled)",
+                                             inner_bits / 8, *swz, *swz));
+    }
+    d.bytes = elems * td.bits / 8;
+  }
+
+  void check_mma_sync(OpDesc& d, const Stmt& s) {
+    auto mnk = parse_mnk(d.shape);
+    if (!mnk) fail(s.loc, fmt::format("'{}' is not an mma shape (e.g. m16n8k16)", d.shape));
+    auto bits = dtype_bits(d.dtype);
+    if (!bits) fail(s.loc, fmt::format("unknown dtype '{}'", d.dtype));
+    bool ok = mnk->m == 16 && mnk->n == 8 &&
+              ((*bits == 16 && (mnk->k == 8 || mnk->k == 16)) || (*bits == 8 && (mnk->k == 16 || mnk->k == 32)) ||
+               (*bits == 32 && (mnk->k == 4 || mnk->k == 8)));
+    if (!ok) fail(s.loc, fmt::format("mma.sync has no shape {} for {} (sm80: m16n8k8/k16 f16/bf16, m16n8k16/k32 8-bit, m16n8k4/k8 tf32)", d.shape, d.dtype));
+    d.m = mnk->m, d.n = mnk->n, d.k = mnk->k;
+    d.operand_bits = *bits;
+  }
+
+  void check_wgmma(OpDesc& d, const Stmt& s) {
+    auto mnk = parse_mnk(d.shape);
+    if (!mnk) fail(s.loc, fmt::format("'{}' is not a wgmma shape (e.g. m64n128k16)", d.shape));
+    auto bits = dtype_bits(d.dtype);
+    if (!bits) fail(s.loc, fmt::format("unknown dtype '{}'", d.dtype));
+    std::int64_t want_k = d.dtype == "tf32" ? 8 : *bits == 16 ? 16 : *bits == 8 ? 32 : 0;
+    if (want_k == 0) fail(s.loc, fmt::format("wgmma has no dtype '{}' (f16, bf16, tf32, e4m3, e5m2, s8, u8)", d.dtype));
+    if (mnk->m != 64 || mnk->k != want_k || mnk->n < 8 || mnk->n > 256 || mnk->n % 8 != 0)
+      fail(s.loc, fmt::format("wgmma has no shape {} for {}: PTX has m64nNk{} with N = 8..256 step 8 (PTX 9.7.15)", d.shape,
+                              d.dtype, want_k));
+    d.m = mnk->m, d.n = mnk->n, d.k = mnk->k;
+    d.operand_bits = *bits;
+  }
+
+  void check_umma(OpDesc& d, const OpSpec& spec, const Stmt& s) {
+    auto mnk = parse_mnk(d.shape);
+    if (!mnk) fail(s.loc, fmt::format("'{}' is not an MMA shape (e.g. m128n256k16)", d.shape));
+    auto group = const_attr(d, spec, "cta_group");
+    if (!group || (*group != 1 && *group != 2)) fail(attr_loc(s, "cta_group"), "cta_group must be 1 or 2");
+    const std::string& kind = d.dtype;
+    std::int64_t want_k = 0;
+    int bits = 16;
+    std::vector<std::int64_t> ms = *group == 1 ? std::vector<std::int64_t>{64, 128} : std::vector<std::int64_t>{128, 256};
+    if (kind == "f16") want_k = 16, bits = 16;
+    else if (kind == "tf32") want_k = 8, bits = 32;
+    else if (kind == "f8f6f4" || kind == "i8") want_k = 32, bits = 8;
+    else if (kind == "mxf8f6f4") want_k = 32, bits = 8, ms = *group == 1 ? std::vector<std::int64_t>{128} : std::vector<std::int64_t>{128, 256};
+    else if (kind == "mxf4" || kind == "mxf4nvf4") want_k = 64, bits = 4, ms = *group == 1 ? std::vector<std::int64_t>{128} : std::vector<std::int64_t>{128, 256};
+    else fail(s.loc, fmt::format("unknown umma kind '{}' (f16, tf32, f8f6f4, i8, mxf8f6f4, mxf4, mxf4nvf4)", kind));
+    std::int64_t nstep = *group == 1 ? 8 : 16;
+    bool m_ok = std::find(ms.begin(), ms.end(), mnk->m) != ms.end();
+    if (!m_ok || mnk->k != want_k || mnk->n < nstep || mnk->n > 256 || mnk->n % nstep != 0)
+      fail(s.loc, fmt::format("tcgen05.mma kind::{} cta_group::{} has no shape {} (M in {{{}}}, N {}..256 step {}, K {}; PTX 9.7.16)",
+                              kind, *group, d.shape, fmt::join(ms, ","), nstep, nstep, want_k));
+    d.m = mnk->m, d.n = mnk->n, d.k = mnk->k;
+    d.operand_bits = bits;
+  }
+
+  void check_tmem_ldst(OpDesc& d, const Stmt& s) {
+    // shape .num: 32x32b.xN -> N regs per thread; 16x64b.xN -> N; 16x128b.xN -> 2N; 16x256b.xN -> 4N; 16x32bx2.xN -> N.
+    static const std::vector<std::pair<std::string, int>> bases = {
+        {"32x32b", 1}, {"16x64b", 1}, {"16x128b", 2}, {"16x256b", 4}, {"16x32bx2", 1}};
+    auto dot = d.shape.find(".x");
+    std::string base = d.shape.substr(0, dot);
+    int regs_per = 0;
+    for (const auto& [b, r] : bases)
+      if (b == base) regs_per = r;
+    long num = 0;
+    if (regs_per == 0 || dot == std::string::npos || std::sscanf(d.shape.c_str() + dot + 2, "%ld", &num) != 1 ||
+        !is_pow2(num) || num > 128 || fmt::format("{}.x{}", base, num) != d.shape)
+      fail(s.loc, fmt::format("'{}' is not a tcgen05.ld/st shape (32x32b, 16x64b, 16x128b, 16x256b, 16x32bx2 with .x1 .. .x128)",
+                              d.shape));
+    d.bytes = 32 * 4 * regs_per * num;  // 32 lanes x registers per thread x 4 bytes
+  }
+
+  void check_tmem_cp(OpDesc& d, const Stmt& s) {
+    static const std::vector<std::pair<std::string, int>> shapes = {
+        {"128x256b", 4096}, {"4x256b", 128}, {"128x128b", 2048}, {"64x128b", 1024}, {"32x128b", 512}};
+    std::string base = d.shape.substr(0, d.shape.find('.'));
+    for (const auto& [sh, bytes] : shapes)
+      if (sh == base) d.bytes = bytes;
+    if (d.bytes < 0) fail(s.loc, fmt::format("'{}' is not a tcgen05.cp shape (128x256b, 4x256b, 128x128b, 64x128b, 32x128b)", d.shape));
+  }
+
+  const File& file_;
+  const Kernel* kernel_ = nullptr;
+  Program* program_ = nullptr;
+  RoleCode* role_ = nullptr;
+  std::map<std::string, std::int64_t> constants_;
+  std::vector<std::pair<std::string, std::int64_t>> param_values_;
+  std::map<std::string, std::pair<AttrType, int>> decl_kind_;
+  std::vector<Scope> scopes_;
+  std::vector<LoopLabels> loops_;
+  std::vector<const Expr*> pending_dynamic_;
+  int stack_depth_ = 0;
+};
+
+}  // namespace
+
+Program compile(const File& file, const ParamOverrides& overrides, const std::string& kernel_name) {
+  Compiler c(file, overrides);
+  return c.compile_kernel(kernel_name);
+}
+
+std::pair<std::string, std::int64_t> parse_define(const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw InputError(fmt::format("-D {}: expected NAME=VALUE", text));
+  std::string name = text.substr(0, eq), value = text.substr(eq + 1);
+  bool neg = !value.empty() && value[0] == '-';
+  std::string digits = neg ? value.substr(1) : value;
+  std::int64_t mult = 1;
+  if (!digits.empty() && (digits.back() == 'K' || digits.back() == 'M')) {
+    mult = digits.back() == 'K' ? 1024 : 1024 * 1024;
+    digits.pop_back();
+  }
+  try {
+    std::size_t used = 0;
+    int base = digits.rfind("0x", 0) == 0 ? 16 : 10;
+    long long v = std::stoll(base == 16 ? digits.substr(2) : digits, &used, base);
+    if (used != (base == 16 ? digits.size() - 2 : digits.size())) throw std::invalid_argument("trailing");
+    return {name, (neg ? -v : v) * mult};
+  } catch (const std::exception&) {
+    throw InputError(fmt::format("-D {}: '{}' is not an integer", text, value));
+  }
+}
+
+}  // namespace smpipe::isa

@@ -1,0 +1,130 @@
+#include "isa/ops.hpp"
+
+#include <cassert>
+
+namespace smpipe::isa {
+
+namespace {
+
+using T = AttrType;
+constexpr bool kReq = true;
+constexpr bool kOpt = false;
+
+std::vector<OpSpec> build_table() {
+  std::vector<OpSpec> t = {
+      {OpKind::kMbarrierInit, "mbarrier.init", {{"bar", T::kBarrier, kReq, 0}, {"count", T::kInt, kReq, 0}}, {"bar"}, 0,
+       "explicit in-kernel init"},
+      {OpKind::kMbarrierInval, "mbarrier.inval", {{"bar", T::kBarrier, kReq, 0}}, {"bar"}, 0, "invalidate"},
+      {OpKind::kArrive, "arrive", {{"bar", T::kBarrier, kReq, 0}, {"count", T::kInt, kOpt, -1}, {"cta", T::kInt, kOpt, -1}},
+       {"bar"}, 0, "arrive (count defaults to the executing lanes); cta= a peer's barrier by cluster rank"},
+      {OpKind::kArriveExpectTx, "arrive.expect_tx",
+       {{"bar", T::kBarrier, kReq, 0}, {"tx", T::kInt, kReq, 0}, {"cta", T::kInt, kOpt, -1}}, {"bar"}, 0,
+       "expect-tx then arrive(1)"},
+      {OpKind::kArriveNoComplete, "arrive.nocomplete", {{"bar", T::kBarrier, kReq, 0}, {"count", T::kInt, kOpt, -1}},
+       {"bar"}, 0, "arrive that must not complete the phase (.noComplete)"},
+      {OpKind::kExpectTx, "expect_tx", {{"bar", T::kBarrier, kReq, 0}, {"tx", T::kInt, kReq, 0}, {"cta", T::kInt, kOpt, -1}},
+       {"bar"}, 0, "raise the tx-count"},
+      {OpKind::kCompleteTx, "complete_tx", {{"bar", T::kBarrier, kReq, 0}, {"tx", T::kInt, kReq, 0}, {"cta", T::kInt, kOpt, -1}},
+       {"bar"}, 0, "lower the tx-count"},
+      {OpKind::kArriveDrop, "arrive.drop", {{"bar", T::kBarrier, kReq, 0}, {"count", T::kInt, kOpt, -1}, {"cta", T::kInt, kOpt, -1}},
+       {"bar"}, 0, "arrive and lower the expected count for later phases"},
+      {OpKind::kWait, "wait", {{"bar", T::kBarrier, kReq, 0}, {"parity", T::kInt, kReq, 0}, {"cta", T::kInt, kOpt, -1}},
+       {"bar"}, 0, "block until the phase with parity P has completed"},
+      {OpKind::kTestWait, "test_wait", {{"bar", T::kBarrier, kReq, 0}, {"parity", T::kInt, kReq, 0}}, {"bar"}, 1,
+       "non-blocking; V = 1 if complete"},
+      {OpKind::kBarSync, "bar.sync", {{"id", T::kNamedBar, kReq, 0}, {"threads", T::kInt, kOpt, -1}}, {"id"}, 0,
+       "named barrier arrive and wait"},
+      {OpKind::kBarArrive, "bar.arrive", {{"id", T::kNamedBar, kReq, 0}, {"threads", T::kInt, kReq, 0}}, {"id"}, 0,
+       "named barrier arrive without waiting"},
+      {OpKind::kClusterSync, "cluster.sync", {}, {}, 0, "cluster-wide arrive + wait"},
+      {OpKind::kFenceProxyAsync, "fence.proxy.async", {}, {}, 0, "generic -> async proxy ordering fence"},
+      {OpKind::kFenceMbarrierInit, "fence.mbarrier_init", {}, {}, 0, "makes barrier inits visible to the cluster"},
+      {OpKind::kTmaLoad, "tma.load",
+       {{"tensor", T::kTensor, kOpt, 0}, {"box", T::kTuple, kOpt, 0}, {"at", T::kTuple, kOpt, 0}, {"bytes", T::kInt, kOpt, -1},
+        {"dst", T::kSmem, kReq, 0}, {"bar", T::kBarrier, kReq, 0}, {"multicast", T::kInt, kOpt, 0}, {"swizzle", T::kInt, kOpt, 0}},
+       {"tensor"}, 0, "bulk tensor load; complete_tx(bytes) on bar (in every CTA of the multicast mask)"},
+      {OpKind::kTmaStore, "tma.store",
+       {{"tensor", T::kTensor, kOpt, 0}, {"box", T::kTuple, kOpt, 0}, {"at", T::kTuple, kOpt, 0}, {"bytes", T::kInt, kOpt, -1},
+        {"src", T::kSmem, kReq, 0}, {"swizzle", T::kInt, kOpt, 0}},
+       {"tensor"}, 0, "bulk tensor store into the current bulk group"},
+      {OpKind::kTmaCommit, "tma.commit", {}, {}, 0, "close the current bulk group"},
+      {OpKind::kTmaWait, "tma.wait", {{"n", T::kInt, kReq, 0}, {"read", T::kFlag, kOpt, 0}}, {"n", "read"}, 0,
+       "wait until at most N bulk groups are pending (read: until their smem was read)"},
+      {OpKind::kTmaPrefetch, "tma.prefetch", {{"tensor", T::kTensor, kReq, 0}, {"box", T::kTuple, kReq, 0}, {"at", T::kTuple, kOpt, 0}},
+       {"tensor"}, 0, "L2 prefetch, no completion"},
+      {OpKind::kCpAsync, "cp.async",
+       {{"bytes", T::kInt, kReq, 0}, {"dst", T::kSmem, kReq, 0}, {"src", T::kTensor, kOpt, 0}, {"size", T::kInt, kOpt, 16}},
+       {}, 0, "sm80 async copy (bytes for the whole warp; size = bytes per thread per copy: 4, 8 or 16)"},
+      {OpKind::kCpAsyncCommit, "cp.async.commit", {}, {}, 0, "close the current cp.async group"},
+      {OpKind::kCpAsyncWait, "cp.async.wait", {{"n", T::kInt, kReq, 0}}, {"n"}, 0,
+       "wait until at most N cp.async groups are pending"},
+      {OpKind::kCpAsyncArrive, "cp.async.arrive", {{"bar", T::kBarrier, kReq, 0}, {"noinc", T::kFlag, kOpt, 0}},
+       {"bar", "noinc"}, 0, "arrive on bar when this warp's prior cp.async complete"},
+      {OpKind::kLdShared, "ld.shared", {{"bytes", T::kInt, kReq, 0}, {"src", T::kSmem, kOpt, 0}}, {}, 0, "shared memory load"},
+      {OpKind::kStShared, "st.shared", {{"bytes", T::kInt, kReq, 0}, {"dst", T::kSmem, kOpt, 0}}, {}, 0, "shared memory store"},
+      {OpKind::kLdmatrix, "ldmatrix", {{"bytes", T::kInt, kReq, 0}, {"src", T::kSmem, kReq, 0}}, {}, 0, "ldmatrix"},
+      {OpKind::kLdGlobal, "ld.global", {{"bytes", T::kInt, kReq, 0}}, {}, 0, "global load (waits for the data)"},
+      {OpKind::kStGlobal, "st.global", {{"bytes", T::kInt, kReq, 0}}, {}, 0, "global store (fire and forget)"},
+      {OpKind::kMmaSync, "mma.sync", {{"shape", T::kShape, kReq, 0}, {"dtype", T::kDtype, kReq, 0}, {"count", T::kInt, kOpt, 1}},
+       {"shape"}, 0, "sm80 warp MMA"},
+      {OpKind::kWgmmaFence, "wgmma.fence", {}, {}, 0, "warpgroup register fence"},
+      {OpKind::kWgmma, "wgmma",
+       {{"shape", T::kShape, kReq, 0}, {"dtype", T::kDtype, kReq, 0}, {"a", T::kSmem, kOpt, 0}, {"b", T::kSmem, kOpt, 0},
+        {"count", T::kInt, kOpt, 1}},
+       {"shape"}, 0, "sm90 warpgroup MMA (async, warpgroup-collective)"},
+      {OpKind::kWgmmaCommit, "wgmma.commit", {}, {}, 0, "commit the warpgroup's uncommitted wgmmas as a group"},
+      {OpKind::kWgmmaWait, "wgmma.wait", {{"n", T::kInt, kReq, 0}}, {"n"}, 0, "wait until at most N wgmma groups are pending"},
+      {OpKind::kTmemAlloc, "tmem.alloc", {{"cols", T::kInt, kReq, 0}}, {}, 1, "allocate TMEM columns (blocks until free)"},
+      {OpKind::kTmemDealloc, "tmem.dealloc", {{"addr", T::kInt, kReq, 0}, {"cols", T::kInt, kReq, 0}}, {"addr"}, 0,
+       "free TMEM columns"},
+      {OpKind::kTmemRelinquish, "tmem.relinquish", {}, {}, 0, "give up the right to allocate"},
+      {OpKind::kUmma, "umma",
+       {{"shape", T::kShape, kReq, 0}, {"kind", T::kDtype, kReq, 0}, {"a", T::kSmem, kOpt, 0}, {"b", T::kSmem, kOpt, 0},
+        {"count", T::kInt, kOpt, 1}, {"cta_group", T::kInt, kOpt, 1}},
+       {"shape"}, 0, "tcgen05.mma (single thread)"},
+      {OpKind::kUmmaCommit, "umma.commit", {{"bar", T::kBarrier, kReq, 0}, {"multicast", T::kInt, kOpt, 0}}, {"bar"}, 0,
+       "arrive(1) on bar when this thread's prior tcgen05 ops complete"},
+      {OpKind::kTmemLd, "tmem.ld", {{"shape", T::kShape, kReq, 0}}, {"shape"}, 0, "TMEM -> registers (async)"},
+      {OpKind::kTmemSt, "tmem.st", {{"shape", T::kShape, kReq, 0}}, {"shape"}, 0, "registers -> TMEM (async)"},
+      {OpKind::kTmemWait, "tmem.wait", {{"ld", T::kFlag, kOpt, 0}, {"st", T::kFlag, kOpt, 0}}, {"ld", "st"}, 0,
+       "wait for this warp's tmem.ld or tmem.st"},
+      {OpKind::kTmemCp, "tmem.cp", {{"shape", T::kShape, kReq, 0}, {"src", T::kSmem, kOpt, 0}}, {"shape"}, 0,
+       "smem -> TMEM copy (tcgen05.cp)"},
+      {OpKind::kClcTryCancel, "clc.try_cancel", {{"bar", T::kBarrier, kReq, 0}, {"multicast", T::kFlag, kOpt, 0}}, {"multicast"}, 0,
+       "cluster launch control request; the 16-byte response lands with complete_tx(16) on bar"},
+      {OpKind::kClcQuery, "clc.query", {{"bar", T::kBarrier, kOpt, 0}}, {"bar"}, 1,
+       "first CTA id of the cancelled cluster, or -1 (of the response that landed on bar, or the latest)"},
+      {OpKind::kCompute, "compute", {{"cycles", T::kInt, kReq, 0}}, {"cycles"}, 0, "modelled ALU work"},
+      {OpKind::kSleep, "sleep", {{"cycles", T::kInt, kReq, 0}}, {"cycles"}, 0, "idle time"},
+  };
+  for (std::size_t i = 0; i < t.size(); ++i) assert(static_cast<std::size_t>(t[i].kind) == i);
+  assert(t.size() == static_cast<std::size_t>(OpKind::kCount));
+  return t;
+}
+
+}  // namespace
+
+const std::vector<OpSpec>& all_ops() {
+  static const std::vector<OpSpec> table = build_table();
+  return table;
+}
+
+const OpSpec& op_spec(OpKind kind) { return all_ops()[static_cast<std::size_t>(kind)]; }
+
+std::optional<OpKind> find_op(std::string_view name) {
+  for (const OpSpec& s : all_ops())
+    if (s.name == name) return s.kind;
+  return std::nullopt;
+}
+
+std::optional<int> dtype_bits(std::string_view d) {
+  if (d == "f64" || d == "s64" || d == "u64") return 64;
+  if (d == "f32" || d == "tf32" || d == "s32" || d == "u32") return 32;
+  if (d == "f16" || d == "bf16" || d == "s16" || d == "u16") return 16;
+  if (d == "e4m3" || d == "e5m2" || d == "fp8" || d == "s8" || d == "u8" || d == "ue4m3" || d == "ue8m0") return 8;
+  if (d == "e2m1" || d == "fp4" || d == "nvfp4" || d == "mxfp4") return 4;
+  if (d == "e3m2" || d == "e2m3" || d == "fp6") return 6;
+  return std::nullopt;
+}
+
+}  // namespace smpipe::isa

@@ -1,0 +1,451 @@
+// Recursive-descent parser for the grammar of language.md.
+#include <fmt/format.h>
+
+#include "isa/ast.hpp"
+#include "isa/lexer.hpp"
+
+namespace smpipe::isa {
+
+namespace {
+
+class Parser {
+ public:
+  explicit Parser(const SourceFile& file) : toks_(lex(file)) {}
+
+  void parse_file(File& f) {
+    skip_newlines();
+    while (!at_end()) {
+      const Token& t = peek();
+      if (is_ident("param") || is_ident("const")) {
+        bool overridable = t.text == "param";
+        SourceLoc loc = next().loc;
+        Definition d{expect_ident("a name after '" + std::string(overridable ? "param" : "const") + "'"),
+                     Expr{}, overridable, loc};
+        expect_punct("=");
+        d.value = parse_expr();
+        f.definitions.push_back(std::move(d));
+      } else if (is_ident("gpu")) {
+        next();
+        const Token& g = peek();
+        if (g.kind != Tok::kIdent && g.kind != Tok::kString && g.kind != Tok::kWord)
+          fail(g.loc, "expected a machine name after 'gpu'");
+        // Machine names contain dashes (h100-sxm): glue tokens that touch each other.
+        std::string name = next().text;
+        while (peek().kind != Tok::kNewline && peek().kind != Tok::kEnd && peek().loc.line == g.loc.line &&
+               peek().loc.col == g.loc.col + static_cast<int>(name.size()))
+          name += next().text;
+        f.gpu = std::make_pair(name, g.loc);
+      } else if (is_ident("kernel")) {
+        f.kernels.push_back(parse_kernel());
+      } else {
+        fail(t.loc, fmt::format("expected 'param', 'const', 'gpu' or 'kernel', found {}", describe(t)));
+      }
+      end_statement();
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw InputError(loc, msg); }
+
+  static std::string describe(const Token& t) {
+    switch (t.kind) {
+      case Tok::kNewline: return "end of line";
+      case Tok::kEnd: return "end of file";
+      case Tok::kString: return fmt::format("\"{}\"", t.text);
+      default: return fmt::format("'{}'", t.text);
+    }
+  }
+
+  const Token& peek(std::size_t ahead = 0) const {
+    std::size_t i = std::min(pos_ + ahead, toks_.size() - 1);
+    return toks_[i];
+  }
+  const Token& next() {
+    const Token& t = toks_[pos_];
+    if (pos_ + 1 < toks_.size()) ++pos_;
+    return t;
+  }
+  bool at_end() const { return peek().kind == Tok::kEnd; }
+  bool is_ident(const char* s) const { return peek().kind == Tok::kIdent && peek().text == s; }
+  bool is_punct(const char* s, std::size_t ahead = 0) const {
+    return peek(ahead).kind == Tok::kPunct && peek(ahead).text == s;
+  }
+  void skip_newlines() {
+    while (peek().kind == Tok::kNewline) next();
+  }
+  std::string expect_ident(const std::string& what) {
+    if (peek().kind != Tok::kIdent) fail(peek().loc, fmt::format("expected {}, found {}", what, describe(peek())));
+    return next().text;
+  }
+  SourceLoc expect_punct(const char* s) {
+    if (!is_punct(s)) fail(peek().loc, fmt::format("expected '{}', found {}", s, describe(peek())));
+    return next().loc;
+  }
+  void end_statement() {
+    if (peek().kind == Tok::kNewline) {
+      skip_newlines();
+      return;
+    }
+    if (at_end() || is_punct("}")) return;
+    fail(peek().loc, fmt::format("expected end of statement, found {}", describe(peek())));
+  }
+
+  // At '(': a tuple has a top-level comma before the matching ')'; otherwise it is a parenthesised expression.
+  bool starts_tuple() const {
+    int depth = 0;
+    for (std::size_t i = pos_; i < toks_.size(); ++i) {
+      const Token& t = toks_[i];
+      if (t.kind == Tok::kNewline || t.kind == Tok::kEnd) return false;
+      if (t.kind != Tok::kPunct) continue;
+      if (t.text == "(" || t.text == "[") ++depth;
+      if (t.text == ")" || t.text == "]") {
+        if (--depth == 0) return false;
+      }
+      if (t.text == "," && depth == 1) return true;
+    }
+    return false;
+  }
+
+  std::vector<Expr> parse_tuple() {
+    expect_punct("(");
+    std::vector<Expr> v;
+    v.push_back(parse_expr());
+    while (is_punct(",")) {
+      next();
+      v.push_back(parse_expr());
+    }
+    expect_punct(")");
+    return v;
+  }
+
+  Kernel parse_kernel() {
+    Kernel k;
+    k.loc = next().loc;
+    k.name = expect_ident("a kernel name");
+    while (peek().kind == Tok::kIdent) {
+      const Token& a = next();
+      expect_punct("=");
+      if (a.text == "grid") {
+        k.grid_loc = a.loc;
+        k.grid = parse_tuple();
+      } else if (a.text == "cluster") {
+        k.cluster_loc = a.loc;
+        k.cluster = parse_tuple();
+      } else if (a.text == "warps") {
+        k.warps = parse_expr();
+      } else if (a.text == "smem") {
+        k.smem = parse_expr();
+      } else {
+        fail(a.loc, fmt::format("unknown kernel attribute '{}' (expected grid, cluster, warps or smem)", a.text));
+      }
+    }
+    expect_punct("{");
+    skip_newlines();
+    while (!is_punct("}")) {
+      if (at_end()) fail(peek().loc, "missing '}' at the end of kernel '" + k.name + "'");
+      const Token& t = peek();
+      if (t.kind != Tok::kIdent) fail(t.loc, fmt::format("expected a declaration or a role, found {}", describe(t)));
+      if (t.text == "mbarrier" || t.text == "smem" || t.text == "tensor" || t.text == "named_barrier") {
+        k.decls.push_back(parse_decl());
+      } else if (t.text == "warp" || t.text == "warps" || t.text == "warpgroup" || t.text == "warpgroups") {
+        k.roles.push_back(parse_role());
+      } else {
+        fail(t.loc, fmt::format("expected a declaration (mbarrier, smem, tensor, named_barrier) or a role "
+                                "(warp, warps, warpgroup, warpgroups), found '{}'",
+                                t.text));
+      }
+      end_statement();
+    }
+    next();
+    return k;
+  }
+
+  Decl parse_decl() {
+    Decl d;
+    const Token& kw = next();
+    d.loc = kw.loc;
+    d.name = expect_ident("a name");
+    if (kw.text == "mbarrier") d.kind = Decl::Kind::kMbarrier;
+    if (kw.text == "smem") d.kind = Decl::Kind::kSmem;
+    if (kw.text == "tensor") d.kind = Decl::Kind::kTensor;
+    if (kw.text == "named_barrier") d.kind = Decl::Kind::kNamedBarrier;
+    if (is_punct("[")) {
+      if (d.kind == Decl::Kind::kTensor || d.kind == Decl::Kind::kNamedBarrier)
+        fail(peek().loc, fmt::format("a {} cannot be an array", kw.text));
+      next();
+      d.size = parse_expr();
+      expect_punct("]");
+    }
+    auto attr = [&](const char* name) {
+      SourceLoc loc = peek().loc;
+      if (!is_ident(name)) fail(loc, fmt::format("expected '{}=' in the {} declaration", name, kw.text));
+      next();
+      expect_punct("=");
+    };
+    switch (d.kind) {
+      case Decl::Kind::kMbarrier:
+        if (is_ident("count")) {
+          attr("count");
+          d.count = parse_expr();
+        }
+        break;
+      case Decl::Kind::kSmem:
+        attr("bytes");
+        d.count = parse_expr();
+        break;
+      case Decl::Kind::kTensor: {
+        bool have_dtype = false, have_shape = false;
+        while (peek().kind == Tok::kIdent && (peek().text == "dtype" || peek().text == "shape")) {
+          if (peek().text == "dtype") {
+            attr("dtype");
+            d.dtype = expect_ident("a dtype (e.g. bf16)");
+            have_dtype = true;
+          } else {
+            attr("shape");
+            d.shape = parse_tuple();
+            have_shape = true;
+          }
+        }
+        if (!have_dtype) fail(peek().loc, "expected 'dtype=' in the tensor declaration");
+        if (!have_shape) fail(peek().loc, "expected 'shape=' in the tensor declaration");
+        break;
+      }
+      case Decl::Kind::kNamedBarrier:
+        attr("id");
+        d.count = parse_expr();
+        break;
+    }
+    return d;
+  }
+
+  Role parse_role() {
+    Role r;
+    const Token& kw = next();
+    r.unit = kw.text;
+    r.loc = kw.loc;
+    r.from = parse_expr();
+    if (is_punct("..")) {
+      next();
+      r.to = parse_expr();
+    }
+    r.name = expect_ident("a role name");
+    r.body = parse_block();
+    return r;
+  }
+
+  Block parse_block() {
+    expect_punct("{");
+    skip_newlines();
+    Block b;
+    while (!is_punct("}")) {
+      if (at_end()) fail(peek().loc, "missing '}'");
+      b.push_back(parse_stmt());
+      end_statement();
+    }
+    next();
+    return b;
+  }
+
+  Stmt parse_stmt() {
+    Stmt s;
+    const Token& t = peek();
+    s.loc = t.loc;
+    if (t.kind != Tok::kIdent) fail(t.loc, fmt::format("expected a statement, found {}", describe(t)));
+    if (t.text == "let") {
+      next();
+      s.kind = Stmt::Kind::kLet;
+      s.name = expect_ident("a variable name after 'let'");
+      expect_punct("=");
+      s.exprs.push_back(parse_expr());
+    } else if (t.text == "for") {
+      next();
+      s.kind = Stmt::Kind::kFor;
+      s.name = expect_ident("a loop variable after 'for'");
+      if (!is_ident("in")) fail(peek().loc, fmt::format("expected 'in', found {}", describe(peek())));
+      next();
+      s.exprs.push_back(parse_expr());
+      expect_punct("..");
+      s.exprs.push_back(parse_expr());
+      if (is_ident("step")) {
+        next();
+        s.exprs.push_back(parse_expr());
+      }
+      s.body = parse_block();
+    } else if (t.text == "while") {
+      next();
+      s.kind = Stmt::Kind::kWhile;
+      s.exprs.push_back(parse_expr());
+      s.body = parse_block();
+    } else if (t.text == "if") {
+      next();
+      s.kind = Stmt::Kind::kIf;
+      s.exprs.push_back(parse_expr());
+      s.body = parse_block();
+      // `else` may stand on the next line after the closing brace.
+      std::size_t save = pos_;
+      skip_newlines();
+      if (is_ident("else")) {
+        next();
+        if (is_punct("{")) {
+          s.else_body = parse_block();
+        } else {
+          s.else_body.push_back(parse_stmt());
+        }
+      } else {
+        pos_ = save;
+      }
+    } else if (t.text == "break" || t.text == "continue" || t.text == "exit") {
+      next();
+      s.kind = t.text == "break" ? Stmt::Kind::kBreak : t.text == "continue" ? Stmt::Kind::kContinue : Stmt::Kind::kExit;
+    } else if (t.text == "elect") {
+      next();
+      s.kind = Stmt::Kind::kElect;
+      s.body = parse_block();
+    } else {
+      s.kind = Stmt::Kind::kOp;
+      s.name = next().text;
+      parse_operands(s);
+    }
+    return s;
+  }
+
+  void parse_operands(Stmt& s) {
+    while (peek().kind != Tok::kNewline && !at_end() && !is_punct("}") && !is_punct("->")) {
+      Operand o;
+      o.loc = peek().loc;
+      if (peek().kind == Tok::kIdent && is_punct("=", 1)) {
+        o.key = next().text;
+        next();
+      }
+      if (is_punct("(") && o.key && starts_tuple()) {
+        o.values = parse_tuple();
+        o.tuple = true;
+      } else {
+        o.values.push_back(parse_expr());
+      }
+      s.operands.push_back(std::move(o));
+    }
+    if (is_punct("->")) {
+      next();
+      SourceLoc loc = peek().loc;
+      s.results.emplace_back(expect_ident("a variable name after '->'"), loc);
+      while (is_punct(",")) {
+        next();
+        loc = peek().loc;
+        s.results.emplace_back(expect_ident("a variable name"), loc);
+      }
+    }
+  }
+
+  // Precedence climbing over the C operators of language.md.
+  static int precedence(const std::string& op) {
+    if (op == "||") return 1;
+    if (op == "&&") return 2;
+    if (op == "|") return 3;
+    if (op == "^") return 4;
+    if (op == "&") return 5;
+    if (op == "==" || op == "!=") return 6;
+    if (op == "<" || op == "<=" || op == ">" || op == ">=") return 7;
+    if (op == "<<" || op == ">>") return 8;
+    if (op == "+" || op == "-") return 9;
+    if (op == "*" || op == "/" || op == "%") return 10;
+    return 0;
+  }
+
+  Expr parse_expr(int min_prec = 1) {
+    Expr lhs = parse_unary();
+    while (peek().kind == Tok::kPunct) {
+      int prec = precedence(peek().text);
+      if (prec == 0 || prec < min_prec) break;
+      const Token& op = next();
+      Expr rhs = parse_expr(prec + 1);
+      Expr e;
+      e.kind = Expr::Kind::kBinary;
+      e.name = op.text;
+      e.loc = op.loc;
+      e.args.push_back(std::move(lhs));
+      e.args.push_back(std::move(rhs));
+      lhs = std::move(e);
+    }
+    return lhs;
+  }
+
+  Expr parse_unary() {
+    if (is_punct("-") || is_punct("!") || is_punct("~")) {
+      const Token& op = next();
+      Expr e;
+      e.kind = Expr::Kind::kUnary;
+      e.name = op.text;
+      e.loc = op.loc;
+      e.args.push_back(parse_unary());
+      return e;
+    }
+    return parse_primary();
+  }
+
+  Expr parse_primary() {
+    const Token& t = peek();
+    Expr e;
+    e.loc = t.loc;
+    switch (t.kind) {
+      case Tok::kInt:
+        next();
+        e.kind = Expr::Kind::kInt;
+        e.value = t.value;
+        return e;
+      case Tok::kWord:
+        next();
+        e.kind = Expr::Kind::kWord;
+        e.name = t.text;
+        return e;
+      case Tok::kIdent:
+        next();
+        e.name = t.text;
+        if (is_punct("[")) {
+          next();
+          e.kind = Expr::Kind::kIndex;
+          e.args.push_back(parse_expr());
+          expect_punct("]");
+        } else if (is_punct("(")) {
+          next();
+          e.kind = Expr::Kind::kCall;
+          if (!is_punct(")")) {
+            e.args.push_back(parse_expr());
+            while (is_punct(",")) {
+              next();
+              e.args.push_back(parse_expr());
+            }
+          }
+          expect_punct(")");
+        } else {
+          e.kind = Expr::Kind::kName;
+        }
+        return e;
+      case Tok::kPunct:
+        if (t.text == "(") {
+          next();
+          e = parse_expr();
+          expect_punct(")");
+          return e;
+        }
+        [[fallthrough]];
+      default:
+        fail(t.loc, fmt::format("expected an expression, found {}", describe(t)));
+    }
+  }
+
+  std::vector<Token> toks_;
+  std::size_t pos_ = 0;
+};
+
+}  // namespace
+
+File parse(std::shared_ptr<SourceFile> source) {
+  File f;
+  f.source = source;
+  Parser p(*source);
+  p.parse_file(f);
+  return f;
+}
+
+}  // namespace smpipe::isa

@@ -1,0 +1,146 @@
+// A compiled kernel: declarations with their values bound, and per-role bytecode with a source map.
+// The bytecode is a small stack machine over 64-bit integers; pipeline ops are single instructions that
+// point at an OpDesc holding the op's constant arguments and where its dynamic ones come from.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "isa/ops.hpp"
+#include "isa/source.hpp"
+
+namespace smpipe::isa {
+
+struct MbarrierDecl {
+  std::string name;
+  int size = 1;                        // array length (1 for a scalar)
+  std::optional<std::int64_t> count;   // initialised at CTA start with this count when given
+  SourceLoc loc;
+};
+
+struct SmemDecl {
+  std::string name;
+  int size = 1;
+  std::int64_t bytes = 0;  // per element
+  SourceLoc loc;
+};
+
+struct TensorDecl {
+  std::string name;
+  std::string dtype;
+  int bits = 16;
+  std::vector<std::int64_t> shape;
+  SourceLoc loc;
+};
+
+struct NamedBarrierDecl {
+  std::string name;
+  int id = 0;
+  SourceLoc loc;
+};
+
+enum class Builtin : std::uint8_t {
+  kWarp, kWarpInRole, kWarpgroup, kCta, kCtaX, kCtaY, kCtaZ, kClusterRank, kNumCtas, kSm, kCount
+};
+
+enum class Opc : std::uint8_t {
+  kPush,        // push imm
+  kLoad,        // push slot[a]
+  kStore,       // slot[a] = pop
+  kBuiltin,     // push builtin a
+  kBinary,      // sub = BinOp
+  kUnary,       // sub = UnOp
+  kCall,        // sub = CallFn, a = argument count
+  kJump,        // pc = a
+  kJumpIfZero,  // if pop == 0: pc = a
+  kOp,          // run ops[a]
+  kExit,        // the warp exits
+};
+
+enum class BinOp : std::uint8_t { kOr, kAnd, kBitOr, kBitXor, kBitAnd, kEq, kNe, kLt, kLe, kGt, kGe, kShl, kShr, kAdd, kSub, kMul, kDiv, kMod };
+enum class UnOp : std::uint8_t { kNeg, kNot, kBitNot };
+enum class CallFn : std::uint8_t { kMin, kMax, kCeilDiv };
+
+struct Instr {
+  Opc opc;
+  std::uint8_t sub = 0;
+  std::uint32_t a = 0;
+  std::int64_t imm = 0;
+  std::int32_t line = 0;  // source line, for the source map
+};
+
+// Where each attribute of an op lives in the argument vector the interpreter builds.
+struct AttrSlot {
+  bool present = false;
+  std::uint8_t first = 0;  // index into OpDesc::base_values
+  std::uint8_t length = 0; // 1, or the tuple length
+  std::int32_t decl = -1;  // referenced declaration (barrier / smem / tensor) or -1
+};
+
+struct OpDesc {
+  OpKind kind = OpKind::kCompute;
+  std::uint8_t lanes = 32;     // 32, or 1 inside elect
+  SourceLoc loc;
+  std::string text;            // the op as written (for reports)
+  std::vector<AttrSlot> attrs;  // indexed like op_spec(kind).attrs
+  std::vector<std::int64_t> base_values;     // constant values; dynamic positions filled at run time
+  std::vector<std::uint8_t> dynamic_slots;   // positions popped from the stack, in push order
+  std::vector<std::uint32_t> result_slots;   // variables written by "-> V"
+  std::string shape, dtype;                  // shape / dtype words
+  // Derived at compile time (where constant):
+  std::int64_t bytes = -1;     // data bytes moved (TMA box, cp.async, tmem), -1 if given at run time
+  std::int64_t m = 0, n = 0, k = 0;  // MMA shape
+  int operand_bits = 16;        // MMA input element width
+  bool collective = false;     // warpgroup-collective (wgmma family)
+};
+
+struct RoleCode {
+  std::string name;
+  int first_warp = 0, end_warp = 0;  // warps [first, end)
+  SourceLoc loc;
+  std::vector<Instr> code;
+  std::vector<OpDesc> ops;
+  std::vector<std::string> slot_names;
+  int max_stack = 0;
+};
+
+struct Program {
+  std::shared_ptr<SourceFile> source;
+  std::string kernel_name;
+  std::string gpu;  // machine named in the file ("" if none)
+  SourceLoc gpu_loc;
+  std::array<std::int64_t, 3> grid{1, 1, 1};
+  std::array<std::int64_t, 3> cluster{1, 1, 1};
+  int warps = 1;
+  std::int64_t smem_extra = 0;  // kernel attribute smem= (bytes beyond the declared buffers)
+  std::vector<MbarrierDecl> mbarriers;
+  std::vector<SmemDecl> smems;
+  std::vector<TensorDecl> tensors;
+  std::vector<NamedBarrierDecl> named_barriers;
+  std::vector<RoleCode> roles;
+  std::vector<int> warp_role;  // role index per warp, -1 = idle warp
+  std::vector<std::pair<std::string, std::int64_t>> params;  // final values, in declaration order
+
+  std::int64_t num_ctas() const { return grid[0] * grid[1] * grid[2]; }
+  std::int64_t cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }
+  std::int64_t smem_bytes() const;  // declared buffers + smem= + 8 bytes per mbarrier
+  bool uses(OpKind kind) const;
+
+  std::string dump() const;  // human-readable listing (smpipe run --dump-program)
+};
+
+using ParamOverrides = std::map<std::string, std::int64_t>;
+
+// Binds parameters and compiles the kernel (the only one in the file, or the one named). Throws InputError.
+struct File;
+Program compile(const File& file, const ParamOverrides& overrides, const std::string& kernel_name = "");
+
+// Parses "NAME=VALUE" (VALUE an integer with optional K/M suffix). Throws InputError.
+std::pair<std::string, std::int64_t> parse_define(const std::string& text);
+
+}  // namespace smpipe::isa

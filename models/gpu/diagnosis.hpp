@@ -1,0 +1,49 @@
+// What a run that did not finish cleanly reports: an undefined behaviour or hazard at one op, a
+// deadlock (every stuck warp and the wait-for cycles), or the watchdog.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "isa/source.hpp"
+
+namespace smpipe::models {
+
+enum class Outcome : std::uint8_t {
+  kFinished,   // every warp exited
+  kDeadlock,   // no event left and warps still wait (exit 2)
+  kWatchdog,   // --max-cycles reached, or a warp loops without time passing (exit 2)
+  kUndefined,  // undefined behaviour or hazard diagnosed (exit 3)
+};
+
+struct Diagnosis {
+  std::string title;    // short name of the rule, e.g. "arrival overflow"
+  std::string message;  // full explanation with the numbers
+  std::int64_t cycle = 0;
+  std::int64_t cta = -1;
+  int warp = -1;
+  std::string role;
+  isa::SourceLoc loc;
+  std::string op_text;
+  bool hazard = false;  // a race (missing fence), not a rule of the ISA
+};
+
+struct StuckWarp {
+  std::int64_t cta = 0;
+  int warp = 0;
+  std::string role;
+  isa::SourceLoc loc;
+  std::string op_text;
+  std::string waits_for;
+  std::int64_t since = 0;
+};
+
+struct DeadlockReport {
+  std::vector<StuckWarp> warps;
+  std::vector<std::vector<int>> cycles;  // indices into warps, each a cycle of the wait-for graph
+  std::vector<std::string> causes;      // likely causes in words
+  std::int64_t unlaunched_ctas = 0;
+};
+
+}  // namespace smpipe::models

@@ -1,0 +1,180 @@
+#include "models/machine.hpp"
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <variant>
+
+#include "isa/source.hpp"
+
+namespace smpipe::models {
+
+namespace {
+
+using Field = std::variant<std::int64_t Machine::*, double Machine::*>;
+
+struct ParamDef {
+  MachineParam info;
+  Field field;
+};
+
+const std::vector<ParamDef>& param_defs() {
+  static const std::vector<ParamDef> defs = {
+      {{"sm_count", "streaming multiprocessors on the GPU"}, &Machine::sm_count},
+      {{"clock_mhz", "SM clock used to convert cycles to time"}, &Machine::clock_mhz},
+      {{"max_warps_per_sm", "resident warps per SM"}, &Machine::max_warps_per_sm},
+      {{"max_ctas_per_sm", "resident CTAs per SM"}, &Machine::max_ctas_per_sm},
+      {{"smem_per_sm", "shared memory per SM, bytes"}, &Machine::smem_per_sm},
+      {{"smem_per_cta_max", "largest shared memory allocation of one CTA, bytes"}, &Machine::smem_per_cta_max},
+      {{"smem_reserved_per_cta", "shared memory the system reserves per CTA, bytes"}, &Machine::smem_reserved_per_cta},
+      {{"max_cluster_size", "largest cluster (CTAs)"}, &Machine::max_cluster_size},
+      {{"tmem_columns", "tensor memory columns per SM (0: none)"}, &Machine::tmem_columns},
+      {{"has_wgmma", "1 if wgmma (sm90a) exists"}, &Machine::has_wgmma},
+      {{"cta_launch_cycles", "from a CTA's exit to the next CTA starting on that SM"}, &Machine::cta_launch_cycles},
+      {{"op_issue_cycles", "issue cost of an op without its own number (fences, commits, bar.arrive)"}, &Machine::op_issue_cycles},
+      {{"mbarrier_arrive_cycles", "issue cost of a local mbarrier arrive / expect_tx"}, &Machine::mbarrier_arrive_cycles},
+      {{"mbarrier_test_wait_cycles", "one try_wait / test_wait on a barrier"}, &Machine::mbarrier_test_wait_cycles},
+      {{"mbarrier_wake_cycles", "from the completing arrive to the waiting warp resuming"}, &Machine::mbarrier_wake_cycles},
+      {{"remote_arrive_cycles", "an arrive on a peer CTA's barrier landing"}, &Machine::remote_arrive_cycles},
+      {{"named_barrier_cycles", "from the last bar.sync arrival to the waiters resuming"}, &Machine::named_barrier_cycles},
+      {{"cluster_sync_cycles", "cluster barrier arrive+wait once all threads arrived"}, &Machine::cluster_sync_cycles},
+      {{"tma_issue_cycles", "issue cost of a TMA instruction"}, &Machine::tma_issue_cycles},
+      {{"tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time"}, &Machine::tma_load_latency_cycles},
+      {{"tma_bytes_per_cycle", "one SM's TMA engine bandwidth"}, &Machine::tma_bytes_per_cycle},
+      {{"tma_store_read_cycles", "TMA store: issue to smem read done, beyond the transfer"}, &Machine::tma_store_read_cycles},
+      {{"tma_store_latency_cycles", "TMA store: smem read to global writes complete"}, &Machine::tma_store_latency_cycles},
+      {{"l2_bytes_per_cycle", "whole-GPU L2 bandwidth shared by all SMs"}, &Machine::l2_bytes_per_cycle},
+      {{"cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer"}, &Machine::cp_async_latency_cycles},
+      {{"lsu_bytes_per_cycle", "one SM's global load/store path"}, &Machine::lsu_bytes_per_cycle},
+      {{"smem_bytes_per_cycle", "one SM's shared memory bandwidth"}, &Machine::smem_bytes_per_cycle},
+      {{"global_load_latency_cycles", "ld.global latency (L2 hit)"}, &Machine::global_load_latency_cycles},
+      {{"tensor_flops_per_cycle_16bit", "dense f16/bf16 FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_16bit},
+      {{"tensor_flops_per_cycle_8bit", "dense 8-bit FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_8bit},
+      {{"tensor_flops_per_cycle_tf32", "dense tf32 FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_tf32},
+      {{"tensor_flops_per_cycle_4bit", "dense 4-bit FLOP per SM per cycle (0: not supported)"}, &Machine::tensor_flops_per_cycle_4bit},
+      {{"wgmma_latency_cycles", "wgmma: end of its tensor-pipe occupancy to its group completing"}, &Machine::wgmma_latency_cycles},
+      {{"mma_sync_latency_cycles", "mma.sync: dependent-issue latency"}, &Machine::mma_sync_latency_cycles},
+      {{"umma_latency_cycles", "tcgen05.mma: end of occupancy to completion"}, &Machine::umma_latency_cycles},
+      {{"tmem_ld_cycles", "tcgen05.ld/st of 32 lanes x 32 bit x 32 columns"}, &Machine::tmem_ld_cycles},
+      {{"tmem_cp_cycles", "tcgen05.cp of 128x256b"}, &Machine::tmem_cp_cycles},
+      {{"tmem_alloc_cycles", "tcgen05.alloc / dealloc when columns are free"}, &Machine::tmem_alloc_cycles},
+      {{"clc_latency_cycles", "try_cancel issue to the response landing"}, &Machine::clc_latency_cycles},
+  };
+  return defs;
+}
+
+bool valid_source(const std::string& s) {
+  for (const char* tag : {"published:", "measured:", "derived:", "estimate:"})
+    if (s.rfind(tag, 0) == 0 && s.size() > std::string(tag).size() + 1) return true;
+  return false;
+}
+
+}  // namespace
+
+const std::vector<MachineParam>& machine_params() {
+  static const std::vector<MachineParam> v = [] {
+    std::vector<MachineParam> r;
+    for (const auto& d : param_defs()) r.push_back(d.info);
+    return r;
+  }();
+  return v;
+}
+
+std::int64_t Machine::tensor_rate(int operand_bits, bool tf32) const {
+  if (tf32) return tensor_flops_per_cycle_tf32;
+  if (operand_bits <= 4) return tensor_flops_per_cycle_4bit;
+  if (operand_bits <= 8) return tensor_flops_per_cycle_8bit;
+  if (operand_bits <= 16) return tensor_flops_per_cycle_16bit;
+  return tensor_flops_per_cycle_tf32;
+}
+
+std::string machines_dir() {
+  if (const char* env = std::getenv("SMPIPE_MACHINES")) return env;
+  return std::string(SMPIPE_SOURCE_DIR) + "/models/machines";
+}
+
+std::string kernels_dir() {
+  if (const char* env = std::getenv("SMPIPE_KERNELS")) return env;
+  return std::string(SMPIPE_SOURCE_DIR) + "/models/kernels";
+}
+
+std::vector<std::string> builtin_machine_names() {
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(machines_dir(), ec))
+    if (e.path().extension() == ".json") names.push_back(e.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Machine load_machine(const std::string& name_or_path) {
+  namespace fs = std::filesystem;
+  std::string path = name_or_path;
+  if (path.size() < 5 || path.substr(path.size() - 5) != ".json") {
+    path = machines_dir() + "/" + name_or_path + ".json";
+    if (!fs::exists(path))
+      throw isa::InputError(fmt::format("unknown machine '{}' (built-in: {}; or give a .json file)", name_or_path,
+                                        fmt::join(builtin_machine_names(), ", ")));
+  }
+  std::ifstream in(path);
+  if (!in) throw isa::InputError(fmt::format("cannot read machine file '{}'", path));
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    throw isa::InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
+  }
+  Machine m;
+  m.path = path;
+  auto bad = [&](const std::string& msg) { return isa::InputError(fmt::format("{}: {}", path, msg)); };
+  if (!j.is_object()) throw bad("expected a JSON object");
+  for (const auto& [key, value] : j.items()) {
+    if (key != "name" && key != "description" && key != "params") throw bad(fmt::format("unknown key '{}'", key));
+  }
+  if (!j.contains("name") || !j["name"].is_string()) throw bad("missing \"name\"");
+  m.name = j["name"];
+  m.description = j.value("description", "");
+  if (!j.contains("params") || !j["params"].is_object()) throw bad("missing \"params\" object");
+  const auto& params = j["params"];
+  for (const auto& [key, value] : params.items()) {
+    bool known = false;
+    for (const auto& d : param_defs()) known = known || key == d.info.name;
+    if (!known) throw bad(fmt::format("unknown parameter '{}'", key));
+  }
+  for (const auto& d : param_defs()) {
+    if (!params.contains(d.info.name)) throw bad(fmt::format("missing parameter '{}' ({})", d.info.name, d.info.meaning));
+    const auto& p = params[d.info.name];
+    if (!p.is_object() || !p.contains("value") || !p["value"].is_number() || !p.contains("source") || !p["source"].is_string())
+      throw bad(fmt::format("parameter '{}' must be {{\"value\": number, \"source\": \"published|measured|derived|estimate: ...\"}}",
+                            d.info.name));
+    for (const auto& [k, _] : p.items())
+      if (k != "value" && k != "source" && k != "note") throw bad(fmt::format("parameter '{}': unknown key '{}'", d.info.name, k));
+    std::string source = p["source"];
+    if (!valid_source(source))
+      throw bad(fmt::format("parameter '{}': source must start with published:, measured:, derived: or estimate:", d.info.name));
+    m.sources[d.info.name] = source;
+    double v = p["value"];
+    if (v < 0) throw bad(fmt::format("parameter '{}' must not be negative", d.info.name));
+    std::visit(
+        [&](auto field) {
+          using F = std::remove_reference_t<decltype(m.*field)>;
+          if constexpr (std::is_same_v<F, std::int64_t>) {
+            if (v != static_cast<double>(static_cast<std::int64_t>(v)))
+              throw bad(fmt::format("parameter '{}' must be an integer", d.info.name));
+            m.*field = static_cast<std::int64_t>(v);
+          } else {
+            m.*field = v;
+          }
+        },
+        d.field);
+  }
+  if (m.sm_count < 1 || m.clock_mhz <= 0 || m.max_warps_per_sm < 1 || m.max_ctas_per_sm < 1)
+    throw bad("sm_count, clock_mhz, max_warps_per_sm and max_ctas_per_sm must be positive");
+  if (m.tma_bytes_per_cycle <= 0 || m.l2_bytes_per_cycle <= 0 || m.lsu_bytes_per_cycle <= 0 || m.smem_bytes_per_cycle <= 0)
+    throw bad("bandwidths must be positive");
+  return m;
+}
+
+}  // namespace smpipe::models

@@ -1,0 +1,79 @@
+// A machine description: every number the simulator uses, with its source. Loaded from
+// models/machines/NAME.json; a key the simulator does not know, or a missing one, is an error.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace smpipe::models {
+
+struct Machine {
+  std::string name;
+  std::string description;
+  std::string path;
+
+  // GPU and SM resources
+  std::int64_t sm_count = 0;
+  double clock_mhz = 0;
+  std::int64_t max_warps_per_sm = 0;
+  std::int64_t max_ctas_per_sm = 0;
+  std::int64_t smem_per_sm = 0;
+  std::int64_t smem_per_cta_max = 0;
+  std::int64_t smem_reserved_per_cta = 0;
+  std::int64_t max_cluster_size = 0;
+  std::int64_t tmem_columns = 0;  // 0: no tensor memory (pre-Blackwell)
+  std::int64_t has_wgmma = 0;     // 1 on sm90a
+  std::int64_t cta_launch_cycles = 0;
+  // synchronisation
+  std::int64_t op_issue_cycles = 0;
+  std::int64_t mbarrier_arrive_cycles = 0;
+  std::int64_t mbarrier_test_wait_cycles = 0;
+  std::int64_t mbarrier_wake_cycles = 0;
+  std::int64_t remote_arrive_cycles = 0;
+  std::int64_t named_barrier_cycles = 0;
+  std::int64_t cluster_sync_cycles = 0;
+  // data movement
+  std::int64_t tma_issue_cycles = 0;
+  std::int64_t tma_load_latency_cycles = 0;
+  double tma_bytes_per_cycle = 0;  // one SM's TMA engine
+  std::int64_t tma_store_read_cycles = 0;
+  std::int64_t tma_store_latency_cycles = 0;
+  double l2_bytes_per_cycle = 0;   // whole GPU
+  std::int64_t cp_async_latency_cycles = 0;
+  double lsu_bytes_per_cycle = 0;  // one SM's load/store path (cp.async, ld/st.global)
+  double smem_bytes_per_cycle = 0;
+  std::int64_t global_load_latency_cycles = 0;
+  // tensor cores
+  std::int64_t tensor_flops_per_cycle_16bit = 0;  // dense FLOP per SM per cycle
+  std::int64_t tensor_flops_per_cycle_8bit = 0;
+  std::int64_t tensor_flops_per_cycle_tf32 = 0;
+  std::int64_t tensor_flops_per_cycle_4bit = 0;
+  std::int64_t wgmma_latency_cycles = 0;
+  std::int64_t mma_sync_latency_cycles = 0;
+  std::int64_t umma_latency_cycles = 0;
+  std::int64_t tmem_ld_cycles = 0;
+  std::int64_t tmem_cp_cycles = 0;
+  std::int64_t tmem_alloc_cycles = 0;
+  std::int64_t clc_latency_cycles = 0;
+
+  std::map<std::string, std::string> sources;  // parameter -> source tag
+
+  // Dense tensor FLOP per SM per cycle for an MMA input element width.
+  std::int64_t tensor_rate(int operand_bits, bool tf32) const;
+};
+
+struct MachineParam {
+  const char* name;
+  const char* meaning;
+};
+const std::vector<MachineParam>& machine_params();
+
+// NAME (looked up in models/machines/) or a path to a .json file. Throws isa::InputError.
+Machine load_machine(const std::string& name_or_path);
+std::vector<std::string> builtin_machine_names();
+std::string machines_dir();
+std::string kernels_dir();
+
+}  // namespace smpipe::models

@@ -1,0 +1,174 @@
+#include "models/observe/report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+namespace smpipe::models {
+
+namespace {
+
+const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kFinished: return "finished";
+    case Outcome::kDeadlock: return "deadlock";
+    case Outcome::kWatchdog: return "watchdog";
+    case Outcome::kUndefined: return "undefined-behaviour";
+  }
+  return "?";
+}
+
+double pct(std::int64_t part, std::int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / whole : 0.0; }
+
+std::vector<std::pair<std::string, std::int64_t>> sorted_waits(const RoleStats& r) {
+  std::vector<std::pair<std::string, std::int64_t>> v(r.waiting.begin(), r.waiting.end());
+  std::stable_sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return v;
+}
+
+}  // namespace
+
+std::string format_summary(const RunResult& r, const isa::Program& p) {
+  const Stats& s = r.stats;
+  std::string out;
+  out += fmt::format("kernel {} on {} ({} MHz): {}\n", s.kernel, s.machine, s.clock_mhz, outcome_name(r.outcome));
+  out += fmt::format("  total        {} cycles = {:.3f} us   ({} CTAs on {} SMs, {} ops, {} events)\n", s.cycles, s.time_us,
+                     s.ctas, s.sms_used, s.ops, s.events);
+  if (s.flops > 0 && s.time_us > 0)
+    out += fmt::format("  tensor math  {:.1f} TFLOP/s ({} FLOP)\n", static_cast<double>(s.flops) / (s.time_us * 1e6), s.flops);
+  if (s.bytes_loaded + s.bytes_stored > 0 && s.time_us > 0)
+    out += fmt::format("  data         {:.1f} GB/s loaded, {:.1f} GB/s stored\n",
+                       static_cast<double>(s.bytes_loaded) / (s.time_us * 1e3),
+                       static_cast<double>(s.bytes_stored) / (s.time_us * 1e3));
+  out += "roles (share of warp lifetime):\n";
+  for (const auto& role : s.roles) {
+    if (role.warps == 0) continue;
+    std::int64_t waited = 0;
+    for (const auto& [_, c] : role.waiting) waited += c;
+    out += fmt::format("  {:<14} {:>4} warps  busy {:5.1f}%  waiting {:5.1f}%  other {:5.1f}%\n", role.name, role.warps,
+                       pct(role.busy, role.lifetime), pct(waited, role.lifetime),
+                       std::max(0.0, 100.0 - pct(role.busy, role.lifetime) - pct(waited, role.lifetime)));
+    for (const auto& [cause, cycles] : sorted_waits(role))
+      out += fmt::format("      waiting on {:<34} {:5.1f}%\n", cause, pct(cycles, role.lifetime));
+  }
+  bool any_barrier = false;
+  for (const auto& b : s.barriers) any_barrier = any_barrier || b.phases > 0 || b.waits > 0;
+  if (any_barrier) {
+    out += "mbarriers:\n";
+    for (const auto& b : s.barriers)
+      out += fmt::format("  {:<14} {:>8} phases  {:>8} blocking waits  mean {:>8.1f}  max {:>8} cycles\n", b.name, b.phases,
+                         b.waits, b.waits ? static_cast<double>(b.wait_cycles) / b.waits : 0.0, b.wait_max);
+  }
+  out += "units (utilisation over the SMs used):\n";
+  for (const auto& u : s.units) out += fmt::format("  {:<24} {:5.1f}%\n", u.name, 100.0 * u.utilisation);
+  (void)p;
+  return out;
+}
+
+static std::string format_notes(const RunResult& r) {
+  std::string out;
+  for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
+  return out;
+}
+
+std::string format_problem(const RunResult& r) {
+  if (r.outcome == Outcome::kFinished) return "";
+  std::string out;
+  if (r.outcome == Outcome::kUndefined && r.diagnosis) {
+    const Diagnosis& d = *r.diagnosis;
+    out += fmt::format("{}: {}: {}\n", d.loc.file ? d.loc.str() : "<kernel>", d.hazard ? "hazard" : "undefined behaviour",
+                       d.title);
+    out += fmt::format("  at cycle {}", d.cycle);
+    if (d.cta >= 0) out += fmt::format(", CTA {}", d.cta);
+    if (d.warp >= 0) out += fmt::format(" warp {} ({})", d.warp, d.role);
+    if (!d.op_text.empty()) out += fmt::format(", op `{}`", d.op_text);
+    out += fmt::format("\n  {}\n", d.message);
+    return out + format_notes(r);
+  }
+  if (r.outcome == Outcome::kDeadlock || r.outcome == Outcome::kWatchdog) {
+    const DeadlockReport& rep = r.deadlock;
+    if (r.outcome == Outcome::kDeadlock)
+      out += fmt::format("deadlock at cycle {}: no event is left and {} warp(s) cannot proceed\n", r.cycles, rep.warps.size());
+    else
+      out += fmt::format("watchdog at cycle {}: {}\n", r.cycles, r.watchdog_reason);
+    for (const auto& w : rep.warps) {
+      out += fmt::format("  CTA {} warp {} ({}) at {}: `{}`\n", w.cta, w.warp, w.role, w.loc.file ? w.loc.str() : "?", w.op_text);
+      out += fmt::format("      waits for {} (since cycle {})\n", w.waits_for, w.since);
+    }
+    if (!rep.cycles.empty()) {
+      out += "wait-for cycle(s):\n";
+      for (const auto& cyc : rep.cycles) {
+        std::vector<std::string> parts;
+        for (int i : cyc) parts.push_back(fmt::format("CTA {} warp {} ({})", rep.warps[i].cta, rep.warps[i].warp, rep.warps[i].role));
+        parts.push_back(parts.front());
+        out += fmt::format("  {}\n", fmt::join(parts, " -> "));
+      }
+    }
+    if (!rep.causes.empty()) {
+      out += "likely cause:\n";
+      for (const auto& c : rep.causes) out += fmt::format("  - {}\n", c);
+    }
+    if (rep.unlaunched_ctas > 0) out += fmt::format("  ({} CTAs of the grid were not launched yet)\n", rep.unlaunched_ctas);
+  }
+  return out + format_notes(r);
+}
+
+nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
+  using nlohmann::json;
+  const Stats& s = r.stats;
+  json j;
+  j["kernel"] = s.kernel;
+  j["machine"] = s.machine;
+  j["clock_mhz"] = s.clock_mhz;
+  j["outcome"] = outcome_name(r.outcome);
+  j["cycles"] = s.cycles;
+  j["time_us"] = s.time_us;
+  j["ctas"] = s.ctas;
+  j["sms_used"] = s.sms_used;
+  j["ops"] = s.ops;
+  j["events"] = s.events;
+  j["flops"] = s.flops;
+  j["tflops"] = s.time_us > 0 ? static_cast<double>(s.flops) / (s.time_us * 1e6) : 0.0;
+  j["bytes_loaded"] = s.bytes_loaded;
+  j["bytes_stored"] = s.bytes_stored;
+  json params = json::object();
+  for (const auto& [n, v] : p.params) params[n] = v;
+  j["params"] = params;
+  json roles = json::array();
+  for (const auto& role : s.roles) {
+    json waits = json::object();
+    for (const auto& [cause, cycles] : role.waiting) waits[cause] = cycles;
+    roles.push_back({{"name", role.name}, {"warps", role.warps}, {"lifetime_cycles", role.lifetime}, {"busy_cycles", role.busy},
+                     {"ops", role.ops}, {"waiting_cycles", waits}});
+  }
+  j["roles"] = roles;
+  json bars = json::array();
+  for (const auto& b : s.barriers)
+    bars.push_back({{"name", b.name}, {"phases", b.phases}, {"blocking_waits", b.waits}, {"wait_cycles", b.wait_cycles},
+                    {"wait_max", b.wait_max}});
+  j["mbarriers"] = bars;
+  json units = json::array();
+  for (const auto& u : s.units) units.push_back({{"name", u.name}, {"busy_cycles", u.busy}, {"utilisation", u.utilisation}});
+  j["units"] = units;
+  j["notes"] = r.notes;
+  if (r.diagnosis) {
+    const Diagnosis& d = *r.diagnosis;
+    j["diagnosis"] = {{"title", d.title}, {"message", d.message}, {"cycle", d.cycle}, {"cta", d.cta}, {"warp", d.warp},
+                      {"role", d.role},   {"location", d.loc.file ? d.loc.str() : ""}, {"line", d.loc.line},
+                      {"op", d.op_text},  {"hazard", d.hazard}};
+  }
+  if (r.outcome == Outcome::kDeadlock || r.outcome == Outcome::kWatchdog) {
+    json warps = json::array();
+    for (const auto& w : r.deadlock.warps)
+      warps.push_back({{"cta", w.cta}, {"warp", w.warp}, {"role", w.role}, {"location", w.loc.file ? w.loc.str() : ""},
+                       {"line", w.loc.line}, {"op", w.op_text}, {"waits_for", w.waits_for}, {"since", w.since}});
+    json cycles = json::array();
+    for (const auto& c : r.deadlock.cycles) cycles.push_back(c);
+    j["deadlock"] = {{"warps", warps}, {"cycles", cycles}, {"causes", r.deadlock.causes},
+                     {"unlaunched_ctas", r.deadlock.unlaunched_ctas}};
+    if (!r.watchdog_reason.empty()) j["watchdog"] = r.watchdog_reason;
+  }
+  return j;
+}
+
+}  // namespace smpipe::models

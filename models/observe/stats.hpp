@@ -1,0 +1,52 @@
+// What a run measured: per-role busy/wait split, per-barrier phases and waits, unit utilisation.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace smpipe::models {
+
+struct RoleStats {
+  std::string name;
+  std::int64_t warps = 0;      // warp instances that ran this role (over all CTAs)
+  std::int64_t lifetime = 0;   // sum over those warps of (exit - start) cycles
+  std::int64_t busy = 0;       // cycles issuing ops
+  std::int64_t ops = 0;        // pipeline ops executed
+  std::map<std::string, std::int64_t> waiting;  // cause -> cycles
+};
+
+struct BarrierStats {
+  std::string name;
+  std::int64_t phases = 0;       // phases completed (all elements, all CTAs)
+  std::int64_t waits = 0;        // waits that blocked
+  std::int64_t wait_cycles = 0;  // total blocked cycles
+  std::int64_t wait_max = 0;
+};
+
+struct UnitStats {
+  std::string name;
+  std::int64_t busy = 0;  // unit-cycles busy
+  double utilisation = 0;  // busy / (capacity over the run)
+};
+
+struct Stats {
+  std::string kernel;
+  std::string machine;
+  double clock_mhz = 0;
+  std::int64_t cycles = 0;
+  double time_us = 0;
+  std::int64_t ctas = 0;
+  std::int64_t sms_used = 0;
+  std::int64_t ops = 0;
+  std::int64_t events = 0;
+  std::int64_t flops = 0;
+  std::int64_t bytes_loaded = 0;
+  std::int64_t bytes_stored = 0;
+  std::vector<RoleStats> roles;
+  std::vector<BarrierStats> barriers;
+  std::vector<UnitStats> units;
+};
+
+}  // namespace smpipe::models

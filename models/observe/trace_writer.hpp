@@ -1,0 +1,44 @@
+// Chrome trace-event output (opens in ui.perfetto.dev and chrome://tracing): a process per CTA, a
+// thread track per warp, tracks per mbarrier for phase completions, async slices for in-flight TMA and
+// MMA work, flow arrows issue -> barrier completion -> woken waiter, and counters for stage occupancy.
+// Events are rendered as they come and written in that order: the same run gives the same bytes.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace smpipe::models {
+
+// A string as a JSON string literal (quotes and escapes).
+std::string json_quote(const std::string& s);
+
+class TraceWriter {
+ public:
+  TraceWriter(double clock_mhz, std::int64_t max_ctas) : clock_mhz_(clock_mhz), max_ctas_(max_ctas) {}
+
+  bool wants(std::int64_t cta) const { return cta < max_ctas_; }
+
+  void name_process(std::int64_t pid, const std::string& name);
+  void name_thread(std::int64_t pid, std::int64_t tid, const std::string& name);
+  // A slice on a warp (or barrier) track, with optional pre-rendered JSON args object ("{...}").
+  void slice(std::int64_t pid, std::int64_t tid, const std::string& name, const char* category, std::int64_t start,
+             std::int64_t duration, const std::string& args = "");
+  void async_slice(std::int64_t pid, const std::string& name, const char* category, std::uint64_t id, std::int64_t start,
+                   std::int64_t end);
+  void flow(std::int64_t pid, std::int64_t tid, std::uint64_t id, std::int64_t at, bool start);
+  void counter(std::int64_t pid, const std::string& name, std::int64_t at, std::int64_t value);
+
+  std::size_t size() const { return events_.size(); }
+  void write(std::ostream& out) const;
+
+ private:
+  std::string ts(std::int64_t cycle) const;
+
+  double clock_mhz_;
+  std::int64_t max_ctas_;
+  std::vector<std::string> events_;
+};
+
+}  // namespace smpipe::models

@@ -34,7 +34,7 @@ std::string suggest(std::string_view name, const std::vector<std::string>& candi
   std::size_t best_d = 3;
   for (const auto& c : candidates) {
     std::size_t d = edit_distance(name, c);
-    if (d < best_d) {
+    if (d < best_d && 2 * d <= name.size()) {
       best_d = d;
       best = c;
     }

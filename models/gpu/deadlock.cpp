@@ -91,9 +91,23 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
       s.op_text = d.text;
       s.waits_for = describe_wait(w);
       s.since = w.wait_since.v;
+    } else if (w.last_op != ~0u) {
+      // Still running (watchdog): show the op it executed last, and the barrier it polls, if any.
+      const isa::OpDesc& d = op_of(w, w.last_op);
+      s.loc = d.loc;
+      s.op_text = d.text;
+      s.waits_for = "nothing: it keeps running";
+      if ((d.kind == OpKind::kTestWait || d.kind == OpKind::kWait) && d.attrs[0].decl >= 0) {
+        std::vector<std::uint32_t> flats;
+        for (int e = 0; e < program_.mbarriers[d.attrs[0].decl].size; ++e) flats.push_back(barrier_base_[d.attrs[0].decl] + e);
+        std::vector<std::string> states;
+        for (auto f : flats) states.push_back(fmt::format("{}: {}", barrier_name(w.cta, f), barrier_state(w.cta, f)));
+        s.waits_for = fmt::format("nothing: it polls mbarrier {}", fmt::join(states, "; "));
+      }
+      s.since = now().v;
     } else {
       s.loc = isa::SourceLoc{program_.source.get(), program_.roles[w.role].code[w.pc ? w.pc - 1 : 0].line, 1};
-      s.waits_for = "nothing: still running";
+      s.waits_for = "nothing: it keeps running (no op executed yet)";
       s.since = now().v;
     }
     rep.warps.push_back(s);

@@ -580,6 +580,12 @@ void Simulator::tmem_try_grant(int sm_index) {
     const isa::OpDesc& d = op_of(w, w.wait_op);
     ctas_[w.cta].tmem.push_back(TmemAlloc{found * 32, w.wait_value, d.loc});
     if (!d.result_slots.empty()) w.slots[d.result_slots[0]] = found * 32;  // address: lane 0 << 16 | column
+    if (wid == tmem_requester_) {
+      // Granted to the warp asking right now: no wait; exec_op charges the allocation as busy time.
+      w.state = WarpState::kReady;
+      w.wait = WaitKind::kNone;
+      continue;
+    }
     wake_at(wid, now() + Cycle(machine_.tmem_alloc_cycles));
   }
 }

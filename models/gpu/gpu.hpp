@@ -70,6 +70,7 @@ struct Warp {
   std::uint32_t wait_obj = 0;      // barrier flat index / named barrier id / ...
   std::int64_t wait_value = 0;     // phase waited on / columns requested / ...
   std::uint32_t wait_op = 0;       // op index in the role
+  std::uint32_t last_op = ~0u;     // the op executed most recently
   std::uint16_t wait_cause = 0;
   Cycle wait_since{0};
   Cycle started{0};

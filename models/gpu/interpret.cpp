@@ -114,6 +114,7 @@ void Simulator::step(std::uint32_t id) {
         for (auto it = d.dynamic_slots.rbegin(); it != d.dynamic_slots.rend(); ++it) v[*it] = st[--sp];
         ++w.ops;
         ++ops_;
+        w.last_op = in.a;
         OpResult r = exec_op(id, in.a, d, v);
         if (r.kind == OpResult::kContinue) break;
         if (r.kind == OpResult::kBusy) {
@@ -575,7 +576,10 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       Sm& sm = sms_[cta.sm];
       sm.tmem_waiters.push_back(id);
       block(w, WaitKind::kTmemAlloc, static_cast<std::uint32_t>(cta.sm), cols, op, cause_id("tmem.alloc"));
+      tmem_requester_ = id;
       tmem_try_grant(cta.sm);
+      tmem_requester_ = ~0u;
+      if (w.state == WarpState::kReady) return busy(m.tmem_alloc_cycles);  // granted at once
       return blocked;
     }
     case OpKind::kTmemDealloc: {

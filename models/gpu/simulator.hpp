@@ -129,6 +129,7 @@ class Simulator : public sim::Handler {
   std::vector<std::int64_t> stage_filled_;  // per mbarrier decl: elements whose phase completed, no arrival since (trace)
   std::vector<std::uint8_t> filled_flag_;   // per CTA x flat element (traced CTAs only)
   std::vector<std::string> notes_;
+  std::uint32_t tmem_requester_ = ~0u;  // the warp executing tmem.alloc right now (see tmem_try_grant)
   std::vector<bool> noted_decl_;
 };
 

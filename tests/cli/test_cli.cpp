@@ -1,0 +1,136 @@
+// The command line: exit codes, golden summaries, determinism, check --seeds, --json, --trace.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support.hpp"
+
+using namespace smpipe;
+using test::run_cli;
+
+namespace {
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+std::string example(const std::string& name) { return test::examples_dir() + "/" + name + ".pipe"; }
+
+// Golden files hold the output with the example directory replaced by "EXAMPLES"; SMPIPE_UPDATE_GOLDEN=1
+// rewrites them.
+void check_golden(const std::string& name, std::string actual) {
+  for (std::size_t p; (p = actual.find(test::examples_dir())) != std::string::npos;)
+    actual.replace(p, test::examples_dir().size(), "EXAMPLES");
+  std::string path = std::string(SMPIPE_TESTS_DIR) + "/golden/" + name;
+  if (std::getenv("SMPIPE_UPDATE_GOLDEN")) std::ofstream(path, std::ios::binary) << actual;
+  INFO("golden file " << path << " (SMPIPE_UPDATE_GOLDEN=1 rewrites it)");
+  CHECK(read_file(path) == actual);
+}
+}  // namespace
+
+TEST_CASE("golden summaries of the example programs", "[cli][golden]") {
+  for (const char* name : {"mainloop", "cluster_multicast", "sm80_cp_async", "sm100_umma_clc", "deadlock_producer_start_phase",
+                           "deadlock_tx_mismatch", "ub_arrival_overflow"}) {
+    DYNAMIC_SECTION(name) {
+      auto r = run_cli({"run", example(name)});
+      check_golden(std::string(name) + ".txt", r.out);
+    }
+  }
+}
+
+TEST_CASE("exit codes: 0 finished, 1 bad input, 2 deadlock, 3 undefined behaviour", "[cli]") {
+  CHECK(run_cli({"run", example("mainloop")}).code == 0);
+  CHECK(run_cli({"run", example("deadlock_tx_mismatch")}).code == 2);
+  CHECK(run_cli({"run", example("ub_double_init")}).code == 3);
+  auto missing = run_cli({"run", "no/such/file.pipe"});
+  CHECK(missing.code == 1);
+  CHECK_THAT(missing.err, Catch::Contains("no file 'no/such/file.pipe'"));
+  auto bad_define = run_cli({"run", example("mainloop"), "-D", "STAGES=x"});
+  CHECK(bad_define.code == 1);
+  CHECK_THAT(bad_define.err, Catch::Contains("-D STAGES=x: 'x' is not an integer"));
+  auto bad_gpu = run_cli({"run", example("mainloop"), "--gpu", "h300"});
+  CHECK(bad_gpu.code == 1);
+  CHECK(run_cli({"run"}).code == 1);
+  CHECK(run_cli({"frobnicate"}).code == 1);
+  CHECK(run_cli({"--version"}).code == 0);
+  auto help = run_cli({"run", "--help"});
+  CHECK(help.code == 0);
+  CHECK_THAT(help.out, Catch::Contains("--jitter"));
+}
+
+TEST_CASE("-D changes a param and --dump-program prints the bytecode", "[cli]") {
+  auto four = run_cli({"run", example("mainloop"), "--json"});
+  auto eight = run_cli({"run", example("mainloop"), "--json", "-D", "KTILES=64"});
+  auto j4 = nlohmann::json::parse(four.out), j8 = nlohmann::json::parse(eight.out);
+  CHECK(j8["params"]["KTILES"] == 64);
+  CHECK(j8["flops"].get<std::int64_t>() == 2 * j4["flops"].get<std::int64_t>());
+  auto dump = run_cli({"run", example("mainloop"), "--dump-program"});
+  CHECK_THAT(dump.out, Catch::Contains("role consumer warps 4..12"));
+  CHECK_THAT(dump.out, Catch::Contains("op       wait full[s] parity=(k / STAGES) & 1"));
+}
+
+TEST_CASE("the same inputs and seed give byte-identical outputs", "[cli][determinism]") {
+  namespace fs = std::filesystem;
+  std::string t1 = (fs::temp_directory_path() / "smpipe_det1.json").string();
+  std::string t2 = (fs::temp_directory_path() / "smpipe_det2.json").string();
+  for (const char* name : {"cluster_multicast", "sm100_umma_clc"}) {
+    auto a = run_cli({"run", example(name), "--jitter", "25", "--seed", "9", "--trace", t1});
+    auto b = run_cli({"run", example(name), "--jitter", "25", "--seed", "9", "--trace", t2});
+    CHECK(a.out.substr(0, a.out.find("trace:")) == b.out.substr(0, b.out.find("trace:")));
+    std::string ta = read_file(t1), tb = read_file(t2);
+    CHECK(ta.size() > 1000);
+    CHECK(ta == tb);
+    auto ja = run_cli({"run", example(name), "--jitter", "25", "--seed", "9", "--json"});
+    auto jb = run_cli({"run", example(name), "--jitter", "25", "--seed", "9", "--json"});
+    CHECK(ja.out == jb.out);
+  }
+}
+
+TEST_CASE("--trace writes Chrome trace events with warp tracks, async slices, flows and barrier tracks", "[cli][trace]") {
+  std::string path = (std::filesystem::temp_directory_path() / "smpipe_trace.json").string();
+  auto r = run_cli({"run", example("mainloop"), "--trace", path});
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(read_file(path));
+  std::map<std::string, int> phases;
+  bool warp_track = false, tma = false;
+  for (const auto& e : j["traceEvents"]) {
+    phases[e["ph"].get<std::string>()]++;
+    if (e["ph"] == "M" && e["name"] == "thread_name" && e["args"]["name"] == "warp 4 consumer") warp_track = true;
+    if (e["ph"] == "b" && e["cat"] == "tma") tma = true;
+  }
+  CHECK(warp_track);
+  CHECK(tma);
+  CHECK(phases["X"] > 100);
+  CHECK(phases["s"] > 0);
+  CHECK(phases["s"] == phases["f"]);
+}
+
+TEST_CASE("check --seeds reports schedules that break a rule, with the seed to rerun", "[cli][check]") {
+  // A waiter that is woken by the first of two quick completions: whether the second lands before it
+  // resumes depends on the jittered latencies.
+  std::string path = (std::filesystem::temp_directory_path() / "smpipe_race.pipe").string();
+  std::ofstream(path) << "kernel race warps=2 {\n mbarrier b count=32\n warp 0 s { compute cycles=100\n arrive b\n"
+                         " compute cycles=36\n arrive b }\n warp 1 w { wait b parity=0 }\n}\n";
+  auto plain = run_cli({"run", path});
+  CHECK(plain.code == 0);
+  auto r = run_cli({"check", path, "--seeds", "40", "--jitter", "50"});
+  CHECK(r.code == 3);
+  CHECK_THAT(r.out, Catch::Contains("undefined behaviour: phase overrun"));
+  CHECK_THAT(r.out, Catch::Contains("--jitter 50)"));
+  CHECK_THAT(r.out, Catch::Contains("40 schedules with --jitter 50"));
+  auto clean = run_cli({"check", example("mainloop"), "--seeds", "5"});
+  CHECK(clean.code == 0);
+  CHECK_THAT(clean.out, Catch::Contains("5 schedules with --jitter 20: 5 finished, 0 failed"));
+}
+
+TEST_CASE("smpipe models lists the built-in models and machines", "[cli]") {
+  auto r = run_cli({"models"});
+  CHECK(r.code == 0);
+  CHECK_THAT(r.out, Catch::Contains("examples/mainloop"));
+  CHECK_THAT(r.out, Catch::Contains("STAGES=4"));
+  CHECK_THAT(r.out, Catch::Contains("h100-sxm"));
+  CHECK(run_cli({"run", "examples/mainloop"}).code == 0);
+}

@@ -1,0 +1,60 @@
+// Every example program under models/kernels/examples states what it must produce in its first lines:
+//   # expect: exit=N [line=L] [text="..."]...
+// The test runs it through the CLI and checks the exit code, that the report points at FILE:L, and
+// that each text appears in the output.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "support.hpp"
+
+using namespace smpipe;
+
+namespace {
+
+struct Expect {
+  int exit = 0;
+  int line = 0;
+  std::vector<std::string> texts;
+};
+
+Expect read_expect(const std::string& path) {
+  std::ifstream in(path);
+  std::string l;
+  Expect e;
+  bool found = false;
+  for (int i = 0; i < 3 && std::getline(in, l); ++i) {
+    if (l.rfind("# expect:", 0) != 0) continue;
+    found = true;
+    std::smatch m;
+    if (std::regex_search(l, m, std::regex("exit=(\\d)"))) e.exit = std::stoi(m[1]);
+    if (std::regex_search(l, m, std::regex("line=(\\d+)"))) e.line = std::stoi(m[1]);
+    std::regex text_re("text=\"([^\"]*)\"");
+    for (auto it = std::sregex_iterator(l.begin(), l.end(), text_re); it != std::sregex_iterator(); ++it)
+      e.texts.push_back((*it)[1]);
+  }
+  REQUIRE(found);
+  return e;
+}
+
+}  // namespace
+
+TEST_CASE("every example program produces the outcome it declares", "[examples]") {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(test::examples_dir()))
+    if (e.path().extension() == ".pipe") files.push_back(e.path().string());
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 20);
+  for (const auto& f : files) {
+    DYNAMIC_SECTION(fs::path(f).filename().string()) {
+      Expect e = read_expect(f);
+      auto r = test::run_cli({"run", f, "--max-cycles", "2000000"});
+      INFO(r.out << r.err);
+      CHECK(r.code == e.exit);
+      if (e.line > 0) CHECK(r.out.find(fmt::format("{}:{}:", f, e.line)) != std::string::npos);
+      for (const auto& t : e.texts) CHECK(r.out.find(t) != std::string::npos);
+    }
+  }
+}

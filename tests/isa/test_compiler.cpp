@@ -1,0 +1,105 @@
+// Values out of range are caught before simulation; each boundary is tested on both sides.
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+using namespace smpipe;
+using test::compile_error;
+
+namespace {
+std::string with_op(const std::string& decls, const std::string& op, int warps = 4, bool elect = false) {
+  std::string body = elect ? "elect { " + op + " }" : op;
+  return compile_error("kernel k warps=" + std::to_string(warps) + " {\n" + decls + "\n  warpgroup 0 a {\n    " + body +
+                       "\n  }\n}\n");
+}
+}  // namespace
+
+TEST_CASE("mbarrier count must be in 1..2^20-1", "[isa][boundary]") {
+  CHECK(compile_error("kernel k { mbarrier b count=1 }").empty());
+  CHECK(compile_error("kernel k { mbarrier b count=1048575 }").empty());
+  CHECK_THAT(compile_error("kernel k { mbarrier b count=0 }"), Catch::Contains("mbarrier count 0 out of range 1..1048575"));
+  CHECK_THAT(compile_error("kernel k { mbarrier b count=1048576 }"), Catch::Contains("out of range 1..1048575"));
+  CHECK(with_op("mbarrier b", "mbarrier.init b count=1048575", 4, true).empty());
+  CHECK_THAT(with_op("mbarrier b", "mbarrier.init b count=1048576", 4, true), Catch::Contains("out of range"));
+}
+
+TEST_CASE("named barrier id must be in 0..15", "[isa][boundary]") {
+  CHECK(compile_error("kernel k { named_barrier n id=15 }").empty());
+  CHECK_THAT(compile_error("kernel k { named_barrier n id=16 }"), Catch::Contains("named barrier id 16 out of range 0..15"));
+  CHECK(with_op("", "bar.sync 0").empty());
+  CHECK(with_op("", "bar.sync 15 threads=128").empty());
+  CHECK_THAT(with_op("", "bar.sync 16"), Catch::Contains("named barrier id 16 out of range 0..15"));
+  CHECK_THAT(with_op("", "bar.sync -1"), Catch::Contains("out of range 0..15"));
+  CHECK_THAT(with_op("", "bar.sync 1 threads=100"), Catch::Contains("must be a positive multiple of 32"));
+  CHECK_THAT(with_op("", "bar.sync 1 threads=160"), Catch::Contains("at most the CTA's 128 threads"));
+  CHECK_THAT(with_op("", "bar.arrive 1"), Catch::Contains("'bar.arrive' needs threads="));
+}
+
+TEST_CASE("tmem cols must be a power of 2 in 32..512", "[isa][boundary]") {
+  CHECK(with_op("", "tmem.alloc cols=32 -> t").empty());
+  CHECK(with_op("", "tmem.alloc cols=512 -> t").empty());
+  CHECK_THAT(with_op("", "tmem.alloc cols=16 -> t"), Catch::Contains("tmem cols=16 must be a power of 2 in 32..512"));
+  CHECK_THAT(with_op("", "tmem.alloc cols=1024 -> t"), Catch::Contains("power of 2 in 32..512"));
+  CHECK_THAT(with_op("", "tmem.alloc cols=96 -> t"), Catch::Contains("power of 2 in 32..512"));
+  CHECK_THAT(with_op("", "tmem.alloc cols=32"), Catch::Contains("'tmem.alloc' produces 1 value(s)"));
+}
+
+TEST_CASE("wgmma shapes are the ones PTX has", "[isa][boundary]") {
+  const std::string s = "smem a bytes=1K";
+  CHECK(with_op(s, "wgmma m64n8k16 dtype=bf16 a=a b=a").empty());
+  CHECK(with_op(s, "wgmma m64n256k16 dtype=f16 a=a b=a").empty());
+  CHECK(with_op(s, "wgmma m64n256k32 dtype=e4m3 a=a b=a").empty());
+  CHECK(with_op(s, "wgmma m64n128k8 dtype=tf32 a=a b=a").empty());
+  CHECK_THAT(with_op(s, "wgmma m64n264k16 dtype=bf16 a=a b=a"), Catch::Contains("wgmma has no shape m64n264k16 for bf16"));
+  CHECK_THAT(with_op(s, "wgmma m64n12k16 dtype=bf16 a=a b=a"), Catch::Contains("has no shape"));
+  CHECK_THAT(with_op(s, "wgmma m128n128k16 dtype=bf16 a=a b=a"), Catch::Contains("has no shape"));
+  CHECK_THAT(with_op(s, "wgmma m64n128k16 dtype=e4m3 a=a b=a"), Catch::Contains("m64nNk32"));
+  CHECK_THAT(with_op(s, "elect { wgmma m64n128k16 dtype=bf16 a=a b=a }"), Catch::Contains("warpgroup-collective"));
+}
+
+TEST_CASE("umma shapes depend on kind and cta_group", "[isa][boundary]") {
+  const std::string s = "smem a bytes=1K";
+  CHECK(with_op(s, "umma m128n256k16 kind=f16 a=a b=a", 4, true).empty());
+  CHECK(with_op(s, "umma m64n8k16 kind=f16 a=a b=a", 4, true).empty());
+  CHECK(with_op(s, "umma m256n256k16 kind=f16 a=a b=a cta_group=2", 4, true).empty());
+  CHECK_THAT(with_op(s, "umma m256n256k16 kind=f16 a=a b=a", 4, true), Catch::Contains("has no shape"));
+  CHECK_THAT(with_op(s, "umma m128n8k16 kind=f16 a=a b=a cta_group=2", 4, true), Catch::Contains("N 16..256 step 16"));
+  CHECK(with_op(s, "umma m128n128k64 kind=mxf4nvf4 a=a b=a", 4, true).empty());
+  CHECK_THAT(with_op(s, "umma m64n128k64 kind=mxf4nvf4 a=a b=a", 4, true), Catch::Contains("has no shape"));
+  CHECK_THAT(with_op(s, "umma m128n128k16 kind=f16 a=a b=a"), Catch::Contains("issued by one thread: put it inside elect"));
+}
+
+TEST_CASE("TMA boxes follow the tensor-map limits", "[isa][boundary]") {
+  const std::string d = "smem s bytes=64K\n  mbarrier b count=1\n  tensor T dtype=bf16 shape=(1024, 1024)";
+  CHECK(with_op(d, "tma.load T box=(256, 8) dst=s bar=b", 4, true).empty());
+  CHECK_THAT(with_op(d, "tma.load T box=(257, 8) dst=s bar=b", 4, true), Catch::Contains("out of range 1..256"));
+  CHECK_THAT(with_op(d, "tma.load T box=(0, 8) dst=s bar=b", 4, true), Catch::Contains("out of range 1..256"));
+  CHECK_THAT(with_op(d, "tma.load T box=(8, 4) dst=s bar=b", 4, true), Catch::Contains("not a multiple of 16 bytes"));
+  CHECK(with_op(d, "tma.load T box=(8, 64) dst=s bar=b swizzle=128", 4, true).empty());
+  CHECK_THAT(with_op(d, "tma.load T box=(8, 128) dst=s bar=b swizzle=128", 4, true),
+             Catch::Contains("inner box is 256 bytes but the 128B swizzle allows at most 128"));
+  CHECK_THAT(with_op(d, "tma.load T box=(8, 8, 8) dst=s bar=b", 4, true), Catch::Contains("box has 3 dimensions but tensor 'T' has rank 2"));
+  CHECK_THAT(with_op(d, "tma.load T box=(8, 64) dst=s bar=b"), Catch::Contains("put it inside elect"));
+  CHECK_THAT(with_op(d, "tma.load bytes=24 dst=s bar=b", 4, true), Catch::Contains("multiple of 16"));
+  CHECK_THAT(with_op(d, "tma.load T box=(8, 64) dst=b bar=b", 4, true), Catch::Contains("'b' is an mbarrier, not an smem buffer"));
+  CHECK_THAT(compile_error("kernel k { tensor T dtype=bf16 shape=(1,2,3,4,5,6) }"), Catch::Contains("tensor rank 6 out of range 1..5"));
+}
+
+TEST_CASE("other attribute checks", "[isa][boundary]") {
+  const std::string d = "mbarrier b[4] count=1\n  smem s bytes=1K";
+  CHECK_THAT(with_op(d, "wait b[4] parity=0"), Catch::Contains("index 4 out of range: 'b' has 4 elements"));
+  CHECK(with_op(d, "wait b[3] parity=0").empty());
+  CHECK_THAT(with_op(d, "wait b parity=0"), Catch::Contains("'b' is an array of 4: write b[i]"));
+  CHECK_THAT(with_op(d, "wait b[0] parity=2"), Catch::Contains("parity=2 must be 0 or 1"));
+  CHECK_THAT(with_op(d, "arrive b[0] count=0"), Catch::Contains("arrive count 0 out of range"));
+  CHECK_THAT(with_op(d, "arrive.expect_tx b[0] tx=1048576", 4, true), Catch::Contains("tx=1048576 out of range 0..1048575"));
+  CHECK(with_op(d, "arrive.expect_tx b[0] tx=1048575", 4, true).empty());
+  CHECK_THAT(with_op(d, "cp.async bytes=16 dst=s size=12"), Catch::Contains("size=12 must be 4, 8 or 16"));
+  CHECK_THAT(with_op(d, "mma.sync m16n8k16 dtype=tf32"), Catch::Contains("mma.sync has no shape"));
+  CHECK_THAT(with_op(d, "tmem.ld 32x32b.x3"), Catch::Contains("is not a tcgen05.ld/st shape"));
+  CHECK(with_op(d, "tmem.ld 32x32b.x128").empty());
+  CHECK_THAT(with_op(d, "tmem.wait"), Catch::Contains("exactly one of 'ld' or 'st'"));
+  CHECK_THAT(with_op(d, "wgmma.wait 64"), Catch::Contains("out of range 0..63"));
+  CHECK_THAT(with_op(d, "let warp = 3"), Catch::Contains("'warp' is a built-in value"));
+  CHECK_THAT(with_op(d, "compute cycles=b"), Catch::Contains("'b' is a declaration, not a value"));
+}

@@ -1,0 +1,55 @@
+// Machine descriptions: every parameter the simulator reads exists in each file with a source tag, and
+// bad files are rejected with a message that names the problem.
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using namespace smpipe;
+
+TEST_CASE("every built-in machine has every parameter with a source", "[machine]") {
+  auto names = models::builtin_machine_names();
+  CHECK(names == std::vector<std::string>{"b200", "h100-sxm", "h200"});
+  for (const auto& n : names) {
+    models::Machine m = models::load_machine(n);
+    INFO(n);
+    CHECK(m.sources.size() == models::machine_params().size());
+    for (const auto& p : models::machine_params()) {
+      INFO(p.name);
+      REQUIRE(m.sources.count(p.name));
+      const std::string& s = m.sources[p.name];
+      bool tagged = s.rfind("published:", 0) == 0 || s.rfind("measured:", 0) == 0 || s.rfind("derived:", 0) == 0 ||
+                    s.rfind("estimate:", 0) == 0;
+      CHECK(tagged);
+    }
+  }
+  CHECK(models::load_machine("b200").tmem_columns == 512);
+  CHECK(models::load_machine("h100-sxm").tmem_columns == 0);
+}
+
+namespace {
+std::string write_variant(const std::function<void(nlohmann::json&)>& edit) {
+  std::ifstream in(models::machines_dir() + "/h100-sxm.json");
+  nlohmann::json j = nlohmann::json::parse(in);
+  edit(j);
+  std::string path = (std::filesystem::temp_directory_path() / "smpipe_test_machine.json").string();
+  std::ofstream(path) << j.dump();
+  return path;
+}
+}  // namespace
+
+TEST_CASE("unknown, missing and untagged machine parameters are errors", "[machine]") {
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["params"]["sm_cnt"] = {{"value", 1}, {"source", "published: x"}}; })),
+                    Catch::Contains("unknown parameter 'sm_cnt'"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["params"].erase("sm_count"); })),
+                    Catch::Contains("missing parameter 'sm_count'"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["params"]["sm_count"]["source"] = "datasheet"; })),
+                    Catch::Contains("source must start with"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["extra"] = 1; })), Catch::Contains("unknown key 'extra'"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["params"]["sm_count"]["value"] = 1.5; })),
+                    Catch::Contains("must be an integer"));
+  CHECK_THROWS_WITH(models::load_machine("h300"), Catch::Contains("unknown machine 'h300' (built-in: b200, h100-sxm, h200"));
+  CHECK_NOTHROW(models::load_machine(write_variant([](auto&) {})));
+}

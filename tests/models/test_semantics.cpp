@@ -1,0 +1,336 @@
+// Semantics of the primitives as the simulator runs them (semantics.md), each with both sides.
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+using namespace smpipe;
+using models::Outcome;
+using test::problem;
+using test::run_text;
+
+namespace {
+std::string title(const models::RunResult& r) { return r.diagnosis ? r.diagnosis->title : ""; }
+}  // namespace
+
+TEST_CASE("a wait resumes only once the phase completed, after the wake latency", "[semantics][mbarrier]") {
+  const char* text = R"(
+kernel k warps=2 {
+  mbarrier b count=32
+  warp 0 s { compute cycles=1000
+             arrive b }
+  warp 1 w { wait b parity=0 }
+}
+)";
+  auto m = models::load_machine("h100-sxm");
+  auto r = run_text(text);
+  REQUIRE(r.outcome == Outcome::kFinished);
+  // the arrive lands at cycle 1000 (after the compute); the waiter resumes a wake latency later
+  CHECK(r.cycles == 1000 + std::max(m.mbarrier_wake_cycles, m.mbarrier_arrive_cycles));
+}
+
+TEST_CASE("count N: N-1 arrivals leave the waiter blocked, N release it", "[semantics][mbarrier]") {
+  auto prog = [](int arrivals) {
+    return fmt::format("kernel k warps=2 {{\n mbarrier b count=3\n warp 0 s {{ elect {{ arrive b count={} }} }}\n"
+                       " warp 1 w {{ wait b parity=0 }}\n}}\n",
+                       arrivals);
+  };
+  CHECK(run_text(prog(2)).outcome == Outcome::kDeadlock);
+  CHECK(run_text(prog(3)).outcome == Outcome::kFinished);
+  auto over = run_text(prog(4));  // 4 arrivals on 3 pending drive pending below 0
+  CHECK(over.outcome == Outcome::kUndefined);
+  CHECK(title(over) == "arrival overflow");
+}
+
+TEST_CASE("arrival overflow is diagnosed at the arrive that overflows", "[semantics][mbarrier]") {
+  auto prog = [](int extra) {
+    return fmt::format("kernel k warps=1 {{\n mbarrier b count=2\n warp 0 s {{ elect {{\n expect_tx b tx=16\n"
+                       " arrive b count={} }}\n wait b parity=0 }}\n}}\n",
+                       2 + extra);
+  };
+  CHECK(run_text(prog(0)).outcome == Outcome::kDeadlock);  // tx 16 never delivered: no overflow
+  auto r = run_text(prog(1));
+  REQUIRE(r.outcome == Outcome::kUndefined);
+  CHECK(title(r) == "arrival overflow");
+  CHECK(r.diagnosis->loc.line == 5);
+  CHECK_THAT(r.diagnosis->message, Catch::Contains("3 arrivals on a barrier initialised with count 2"));
+}
+
+TEST_CASE("multicast TMA delivers complete_tx to every CTA in the mask", "[semantics][tma]") {
+  auto prog = [](const char* mask) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {{
+  mbarrier full count=1
+  smem buf bytes=4K
+  warp 0 p {{
+    elect {{
+      arrive.expect_tx full tx=4K
+      if cluster_rank == 0 {{ tma.load bytes=4K dst=buf bar=full multicast={} }}
+    }}
+    wait full parity=0
+  }}
+}}
+)",
+                       mask);
+  };
+  CHECK(run_text(prog("0x3")).outcome == Outcome::kFinished);
+  auto only_self = run_text(prog("0x1"));
+  CHECK(only_self.outcome == Outcome::kDeadlock);  // rank 1 never gets its bytes
+  CHECK_THAT(problem(only_self), Catch::Contains("CTA 1 warp 0"));
+  auto bad = run_text(prog("0x4"));
+  CHECK(title(bad) == "bad multicast mask");
+}
+
+TEST_CASE("remote arrive reaches the peer; waits on a peer barrier are illegal", "[semantics][cluster]") {
+  const char* ok = R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {
+  mbarrier b count=1
+  warp 0 p {
+    elect { arrive b cta=(cluster_rank + 1) % 2 }
+    wait b parity=0
+  }
+}
+)";
+  CHECK(run_text(ok).outcome == Outcome::kFinished);
+  const char* bad_rank = "kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {\n mbarrier b count=1\n warp 0 p { elect { arrive b cta=2 } }\n}\n";
+  CHECK(title(run_text(bad_rank)) == "bad cluster rank");
+}
+
+TEST_CASE("phase overrun: two completions before the waiter observes the first", "[semantics][mbarrier]") {
+  auto prog = [](int gap) {
+    return fmt::format("kernel k warps=2 {{\n mbarrier b count=32\n warp 0 s {{ compute cycles=100\n arrive b\n"
+                       " compute cycles={}\n arrive b }}\n warp 1 w {{ wait b parity=0 }}\n}}\n",
+                       gap);
+  };
+  auto m = models::load_machine("h100-sxm");
+  // The second arrive lands mbarrier_arrive_cycles + gap after the first; the waiter needs wake cycles.
+  auto late = run_text(prog(static_cast<int>(m.mbarrier_wake_cycles)));
+  CHECK(late.outcome == Outcome::kFinished);
+  auto early = run_text(prog(0));
+  REQUIRE(early.outcome == Outcome::kUndefined);
+  CHECK(title(early) == "phase overrun");
+  CHECK_THAT(early.diagnosis->message, Catch::Contains("waited for phase 0 of b"));
+}
+
+TEST_CASE("named barriers: release at the count; mismatched counts; exited warps", "[semantics][named]") {
+  const char* ok = "kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { bar.sync 1 threads=256 }\n}\n";
+  CHECK(run_text(ok).outcome == Outcome::kFinished);
+  const char* arrive_only = "kernel k warps=8 {\n mbarrier x count=128\n warpgroup 0 a { bar.sync 1 threads=256\n arrive x }\n"
+                            " warpgroup 1 b { bar.arrive 1 threads=256\n wait x parity=0 }\n}\n";
+  CHECK(run_text(arrive_only).outcome == Outcome::kFinished);
+  const char* mismatch = "kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { compute cycles=5\n bar.sync 1 threads=128 }\n}\n";
+  auto r = run_text(mismatch);
+  CHECK(title(r) == "mismatched named-barrier counts");
+  CHECK(r.diagnosis->warp == 4);
+  // Waiting only on warps that exited: released (semantics.md §2) ...
+  const char* exited = "kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { compute cycles=5 }\n}\n";
+  CHECK(run_text(exited).outcome == Outcome::kFinished);
+  // ... but not while a live warp could still arrive.
+  const char* live = "kernel k warps=8 {\n mbarrier x count=1\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { wait x parity=0 }\n}\n";
+  CHECK(run_text(live).outcome == Outcome::kDeadlock);
+}
+
+TEST_CASE("wgmma groups: wait N leaves at most N groups pending", "[semantics][wgmma]") {
+  auto prog = [](int n) {
+    return fmt::format(R"(
+kernel k warps=4 {{
+  smem a bytes=16K
+  warpgroup 0 m {{
+    wgmma.fence
+    wgmma m64n256k16 dtype=bf16 a=a b=a
+    wgmma.commit
+    wgmma m64n256k16 dtype=bf16 a=a b=a
+    wgmma.commit
+    wgmma.wait {}
+  }}
+}}
+)",
+                       n);
+  };
+  auto m = models::load_machine("h100-sxm");
+  std::int64_t occ = 2 * 64 * 256 * 16 / m.tensor_flops_per_cycle_16bit;  // 128 cycles per wgmma
+  auto w0 = run_text(prog(0)), w1 = run_text(prog(1)), w2 = run_text(prog(2));
+  REQUIRE(w0.outcome == Outcome::kFinished);
+  // wait 0: both groups done (two back-to-back occupancies + latency); wait 1: only the first; wait 2: none.
+  CHECK(w0.cycles - w1.cycles == occ);
+  CHECK(w1.cycles > w2.cycles);
+  CHECK(w0.stats.flops == 2 * 2 * 64 * 256 * 16);
+}
+
+TEST_CASE("wgmma is warpgroup-collective", "[semantics][wgmma]") {
+  const char* partial = "kernel k warps=4 {\n smem a bytes=1K\n warp 0 m { wgmma.fence }\n}\n";
+  CHECK(title(run_text(partial)) == "wgmma outside a whole warpgroup");
+  const char* exits = "kernel k warps=4 {\n warpgroup 0 m {\n if warp != 2 { wgmma.fence }\n }\n}\n";
+  CHECK(title(run_text(exits)) == "warpgroup op without all its warps");
+}
+
+TEST_CASE("two warpgroups share the SM tensor pipe", "[semantics][wgmma]") {
+  auto prog = [](int groups) {
+    return fmt::format(R"(
+kernel k warps=8 {{
+  smem a bytes=16K
+  warpgroups 0..{} m {{
+    wgmma.fence
+    wgmma m64n256k16 dtype=bf16 a=a b=a count=8
+    wgmma.commit
+    wgmma.wait 0
+  }}
+}}
+)",
+                       groups);
+  };
+  auto one = run_text(prog(1)), two = run_text(prog(2));
+  CHECK(two.cycles - one.cycles == 8 * 128);  // the second warpgroup's wgmmas queue behind the first's
+}
+
+TEST_CASE("cp.async groups: wait N and cp.async.arrive with and without noinc", "[semantics][cp.async]") {
+  auto prog = [](int n) {
+    return fmt::format("kernel k warps=1 {{\n smem s bytes=4K\n warp 0 a {{\n cp.async bytes=512 dst=s\n cp.async.commit\n"
+                       " compute cycles=1000\n cp.async bytes=512 dst=s\n cp.async.commit\n cp.async.wait {}\n }}\n}}\n",
+                       n);
+  };
+  auto w0 = run_text(prog(0)), w1 = run_text(prog(1));
+  CHECK(w0.cycles > w1.cycles);  // wait 1 leaves the second group in flight
+  const char* inc = "kernel k warps=1 {\n mbarrier b count=32\n smem s bytes=4K\n warp 0 a {\n cp.async bytes=512 dst=s\n"
+                    " cp.async.arrive b\n arrive b\n wait b parity=0 }\n}\n";
+  CHECK(run_text(inc).outcome == Outcome::kFinished);  // net count unchanged: the plain arrive completes
+  const char* noinc_missing = "kernel k warps=1 {\n mbarrier b count=64\n smem s bytes=4K\n warp 0 a {\n cp.async bytes=512 dst=s\n"
+                              " cp.async.arrive b noinc\n wait b parity=0 }\n}\n";
+  CHECK(run_text(noinc_missing).outcome == Outcome::kDeadlock);  // 32 of 64
+  const char* noinc = "kernel k warps=1 {\n mbarrier b count=32\n smem s bytes=4K\n warp 0 a {\n cp.async bytes=512 dst=s\n"
+                      " cp.async.arrive b noinc\n wait b parity=0 }\n}\n";
+  CHECK(run_text(noinc).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("bulk store groups: wait read returns before the writes complete", "[semantics][tma]") {
+  auto prog = [](const char* flag) {
+    return fmt::format("kernel k warps=1 {{\n smem s bytes=8K\n warp 0 a {{ elect {{\n tma.store bytes=8K src=s\n tma.commit\n"
+                       " tma.wait 0 {}\n }} }}\n}}\n",
+                       flag);
+  };
+  auto m = models::load_machine("h100-sxm");
+  auto read = run_text(prog("read")), full = run_text(prog(""));
+  CHECK(full.cycles - read.cycles == m.tma_store_latency_cycles);
+}
+
+TEST_CASE("TMEM: alloc blocks until columns are free; leak; dealloc checks; relinquish", "[semantics][tmem]") {
+  const char* blocks = R"(
+kernel k warps=2 {
+  mbarrier go count=32
+  warp 0 a { tmem.alloc cols=512 -> t
+             compute cycles=500
+             tmem.dealloc t cols=512 }
+  warp 1 b { compute cycles=10
+             tmem.alloc cols=256 -> t
+             tmem.dealloc t cols=256 }
+}
+)";
+  auto r = run_text(blocks, "b200");
+  REQUIRE(r.outcome == Outcome::kFinished);
+  CHECK(r.stats.roles[1].waiting.at("tmem.alloc") >= 480);
+  const char* fits = "kernel k warps=2 {\n warp 0 a { tmem.alloc cols=256 -> t\n compute cycles=500\n tmem.dealloc t cols=256 }\n"
+                     " warp 1 b { compute cycles=10\n tmem.alloc cols=256 -> t\n tmem.dealloc t cols=256 }\n}\n";
+  auto f = run_text(fits, "b200");
+  CHECK(f.stats.roles[1].waiting.count("tmem.alloc") == 0);
+  const char* wrong = "kernel k warps=1 {\n warp 0 a { tmem.alloc cols=256 -> t\n tmem.dealloc t cols=128 }\n}\n";
+  CHECK(title(run_text(wrong, "b200")) == "dealloc of unallocated TMEM");
+  CHECK_THROWS_WITH(run_text(wrong, "h100-sxm"), Catch::Contains("needs tensor memory"));
+}
+
+TEST_CASE("CLC hands out unlaunched clusters, then -1", "[semantics][clc]") {
+  // 200 KB of smem: one CTA per SM, so on the 148-SM B200 a grid of 150 leaves 2 CTAs unlaunched; the
+  // first two try_cancel requests get them (CTA ids 148 and 149), every later one gets -1.
+  auto prog = [](int ctas) {
+    return fmt::format(R"(
+kernel k grid=({},1,1) warps=1 {{
+  mbarrier f count=1
+  smem s bytes=200K
+  warp 0 sched {{
+    elect {{ arrive.expect_tx f tx=16
+            clc.try_cancel bar=f }}
+    wait f parity=0
+    clc.query bar=f -> v
+    if v >= 148 {{ compute cycles=5000 }}
+  }}
+}}
+)",
+                       ctas);
+  };
+  auto handed = run_text(prog(150), "b200");
+  REQUIRE(handed.outcome == Outcome::kFinished);
+  CHECK(handed.stats.ctas == 148);  // the two cancelled CTAs never launched
+  CHECK(handed.cycles > 5000);
+  auto none = run_text(prog(148), "b200");
+  CHECK(none.stats.ctas == 148);
+  CHECK(none.cycles < 5000);
+  auto after = run_text(R"(
+kernel k warps=1 {
+  mbarrier f count=1
+  warp 0 s {
+    elect { arrive.expect_tx f tx=16
+            clc.try_cancel bar=f }
+    wait f parity=0
+    clc.query bar=f -> v
+    elect { clc.try_cancel bar=f }
+  }
+}
+)", "b200");
+  CHECK(title(after) == "try_cancel after an observed failure");
+  auto early = run_text("kernel k warps=1 {\n warp 0 s { clc.query -> v }\n}\n", "b200");
+  CHECK(title(early) == "query before a response");
+}
+
+TEST_CASE("the race checker wants fence.proxy.async between st.shared and an async-proxy read", "[semantics][hazard]") {
+  auto prog = [](const char* fence) {
+    return fmt::format("kernel k warps=4 {{\n smem s bytes=16K\n warpgroup 0 a {{\n st.shared bytes=1K dst=s\n {}\n"
+                       " wgmma.fence\n wgmma m64n64k16 dtype=bf16 a=s b=s\n wgmma.commit\n wgmma.wait 0\n }}\n}}\n",
+                       fence);
+  };
+  CHECK(run_text(prog("fence.proxy.async")).outcome == Outcome::kFinished);
+  auto r = run_text(prog(""));
+  REQUIRE(r.outcome == Outcome::kUndefined);
+  CHECK(r.diagnosis->hazard);
+}
+
+TEST_CASE("jitter changes timing but not order rules; same seed, same result", "[semantics][determinism]") {
+  auto src = isa::load_source(test::examples_dir() + "/mainloop.pipe");
+  isa::Program p = isa::compile(isa::parse(src), {});
+  auto m = models::load_machine("h100-sxm");
+  models::RunOptions a, b, c;
+  a.jitter_pct = b.jitter_pct = c.jitter_pct = 30;
+  a.seed = b.seed = 5;
+  c.seed = 6;
+  auto ra = models::simulate(p, m, a), rb = models::simulate(p, m, b), rc = models::simulate(p, m, c);
+  CHECK(ra.outcome == Outcome::kFinished);
+  CHECK(rc.outcome == Outcome::kFinished);
+  CHECK(ra.cycles == rb.cycles);
+  CHECK(ra.stats.ops == rc.stats.ops);  // the same work ...
+  CHECK(ra.cycles != rc.cycles);        // ... at other times
+}
+
+TEST_CASE("watchdogs: max cycles, and loops that take no time", "[semantics][watchdog]") {
+  models::RunOptions o;
+  o.max_cycles = 5000;
+  auto spin = run_text("kernel k warps=1 {\n mbarrier b count=1\n warp 0 a { let d = 0\n while !d { test_wait b parity=0 -> d } }\n}\n",
+                       "h100-sxm", o);
+  CHECK(spin.outcome == Outcome::kWatchdog);
+  CHECK(spin.cycles <= 5000);
+  auto loop = run_text("kernel k warps=1 {\n warp 0 a { while 1 { } }\n}\n");
+  CHECK(loop.outcome == Outcome::kWatchdog);
+  CHECK_THAT(loop.watchdog_reason, Catch::Contains("without any op taking time"));
+}
+
+TEST_CASE("CTAs that do not fit are an input error naming the bytes", "[semantics][resources]") {
+  CHECK_THROWS_WITH(run_text("kernel k warps=4 {\n smem s[8] bytes=32K\n}\n"),
+                    Catch::Contains("needs 262144 bytes of shared memory per CTA (s 8x32768)"));
+  CHECK_NOTHROW(run_text("kernel k warps=4 {\n smem s[7] bytes=32K\n}\n"));
+}
+
+TEST_CASE("waves: CTAs beyond what fits launch as earlier ones exit", "[semantics][resources]") {
+  // 3 CTAs of 100 KB per SM do not fit (228 KB): 2 per SM; 264 CTAs fill the H100 in one wave, 265 need two.
+  auto prog = [](int ctas) {
+    return fmt::format("kernel k grid=({},1,1) warps=1 {{\n smem s bytes=100K\n warp 0 a {{ compute cycles=1000 }}\n}}\n", ctas);
+  };
+  auto one = run_text(prog(264)), two = run_text(prog(265));
+  CHECK(one.cycles == 1000);
+  CHECK(two.cycles > 2000);
+}

@@ -1,0 +1,64 @@
+// Helpers shared by the tests: compile a .pipe text, run it, run the CLI and capture its output.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "isa/ast.hpp"
+#include "isa/program.hpp"
+#include "models/gpu/gpu.hpp"
+#include "models/machine.hpp"
+#include "models/observe/report.hpp"
+
+namespace smpipe::test {
+
+inline isa::Program compile_text(const std::string& text, const isa::ParamOverrides& params = {},
+                                 const std::string& name = "test.pipe") {
+  auto src = std::make_shared<isa::SourceFile>(name, text);
+  // Programs keep a pointer to their source: keep every source alive for the test binary's lifetime.
+  static std::vector<std::shared_ptr<isa::SourceFile>> keep;
+  keep.push_back(src);
+  return isa::compile(isa::parse(src), params);
+}
+
+// The message of the InputError that compiling `text` throws ("" if none).
+inline std::string compile_error(const std::string& text) {
+  try {
+    compile_text(text);
+  } catch (const isa::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+inline models::RunResult run_text(const std::string& text, const std::string& machine = "h100-sxm",
+                                  models::RunOptions options = {}) {
+  isa::Program p = compile_text(text);
+  models::Machine m = models::load_machine(machine);
+  return models::simulate(p, m, options);
+}
+
+inline std::string problem(const models::RunResult& r) { return models::format_problem(r); }
+
+struct CliResult {
+  int code;
+  std::string out, err;
+};
+
+inline CliResult run_cli(std::vector<std::string> args) {
+  args.insert(args.begin(), "smpipe");
+  std::vector<const char*> argv;
+  for (const auto& a : args) argv.push_back(a.c_str());
+  std::ostringstream out, err;
+  int code = cli::main(static_cast<int>(argv.size()), argv.data(), out, err);
+  return {code, out.str(), err.str()};
+}
+
+inline std::string examples_dir() { return models::kernels_dir() + "/examples"; }
+
+}  // namespace smpipe::test

@@ -39,9 +39,14 @@ class Handler {
   virtual void handle(const Event& event) = 0;
 };
 
+// The queue is a timing wheel of kWheelSize one-cycle slots (each a FIFO per priority) for events in
+// [now, now + kWheelSize), plus a heap for later events that moves them into the wheel, in key order,
+// as their cycle comes within reach. Both give the same total order as one heap keyed by
+// (cycle, priority, sequence): within a slot, FIFO per priority is sequence order, and an event moved
+// in from the heap was always scheduled before any event put directly into that slot.
 class Engine {
  public:
-  explicit Engine(Handler& handler) : handler_(&handler) {}
+  explicit Engine(Handler& handler);
 
   Cycle now() const { return now_; }
 
@@ -56,14 +61,32 @@ class Engine {
   void stop() { stop_requested_ = true; }
 
   std::uint64_t events_processed() const { return processed_; }
-  std::size_t pending() const { return heap_.size(); }
+  std::size_t pending() const { return count_; }
   std::size_t peak_pending() const { return peak_; }
 
  private:
+  static constexpr std::int64_t kWheelBits = 12;
+  static constexpr std::int64_t kWheelSize = std::int64_t{1} << kWheelBits;
+  static constexpr std::int64_t kWheelMask = kWheelSize - 1;
+  static constexpr int kPriorities = 4;
+  static constexpr std::size_t kKeptCapacity = 64;  // events a drained slot keeps room for
+
+  struct Slot {
+    std::vector<Event> queue[kPriorities];
+    std::uint32_t head[kPriorities] = {};
+  };
+
   static bool later(const Event& a, const Event& b);
+  void put_in_wheel(const Event& e);
+  std::int64_t next_wheel_cycle() const;  // -1 if the wheel is empty
+  void migrate();                         // heap events within reach of now_ -> wheel
 
   Handler* handler_;
-  std::vector<Event> heap_;
+  std::vector<Slot> wheel_;
+  std::vector<std::uint64_t> occupied_;  // bitmap of non-empty slots
+  std::size_t in_wheel_ = 0;
+  std::vector<Event> far_;  // heap of events at now_ + kWheelSize or later
+  std::size_t count_ = 0;
   Cycle now_{0};
   std::uint64_t next_sequence_ = 0;
   std::uint64_t processed_ = 0;

@@ -78,7 +78,11 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
   sms_.resize(machine_.sm_count);
   sm_used_.assign(machine_.sm_count, false);
   num_clusters_ = program_.num_ctas() / program_.cluster_size();
-  causes_.push_back("(none)");
+  for (const char* c : {"(none)", "cluster.sync", "cp.async.wait", "ld.global", "mma.sync", "wgmma.wait",
+                        "warpgroup convergence", "tma.wait read (bulk store smem)", "tma.wait (bulk store)", "tmem.alloc",
+                        "tmem.wait", "sleep"})
+    causes_.emplace_back(c);
+  for (int id = 0; id < 16; ++id) causes_.push_back(fmt::format("named barrier {}", id));
   for (std::size_t d = 0; d < program_.mbarriers.size(); ++d)
     barrier_causes_.push_back(cause_id("mbarrier " + program_.mbarriers[d].name));
   for (const auto& r : program_.roles) role_stats_.push_back(RoleStats{r.name, 0, 0, 0, 0, {}});
@@ -526,7 +530,7 @@ void Simulator::named_arrive(Warp& w, int id, std::int64_t threads, bool wait, s
     ub(wid, op, "named barrier overflow", fmt::format("bar {}: {} threads arrived but {} expected", id, nb.arrived, nb.expected));
   if (wait) {
     nb.waiters.push_back(wid);
-    block(w, WaitKind::kNamedBarrier, static_cast<std::uint32_t>(id), threads, op, cause_id(fmt::format("named barrier {}", id)));
+    block(w, WaitKind::kNamedBarrier, static_cast<std::uint32_t>(id), threads, op, static_cast<std::uint16_t>(kCauseNamedBarrier0 + id));
   }
   check_named_release(w.cta, id);
 }
@@ -545,7 +549,12 @@ void Simulator::release_named(std::uint32_t cta, int id) {
   NamedBarrier& nb = ctas_[cta].named[id];
   Cycle at = now() + jit(machine_.named_barrier_cycles);
   for (std::uint32_t w : nb.waiters) wake_at(w, at);
-  nb = NamedBarrier{};
+  // Reset for the next use, keeping the vectors' storage.
+  nb.expected = -1;
+  nb.arrived = 0;
+  nb.first_warp = -1;
+  nb.waiters.clear();
+  nb.arrivers.clear();
 }
 
 void Simulator::check_cluster_release(std::int64_t ci) {

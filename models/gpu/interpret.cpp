@@ -235,6 +235,21 @@ void Simulator::barrier_op(std::uint32_t warp, std::uint32_t op, std::uint32_t c
   apply_barrier_result(r, cta, flat, warp, op, value, action_name(what));
 }
 
+Simulator::Targets Simulator::multicast_targets(std::uint32_t warp, std::uint32_t op, std::uint32_t cta, std::int64_t mask) {
+  Targets t;
+  if (mask == 0) {
+    t.slot[t.count++] = cta;
+    return t;
+  }
+  const Cluster& cl = clusters_[ctas_[cta].cluster];
+  if (mask < 0 || mask >= (std::int64_t{1} << cl.ctas.size()))
+    ub(warp, op, "bad multicast mask",
+       fmt::format("multicast=0x{:x} names CTA ranks outside the cluster of {} CTAs", mask, cl.ctas.size()));
+  for (std::size_t r = 0; r < cl.ctas.size(); ++r)
+    if (mask & (std::int64_t{1} << r)) t.slot[t.count++] = cl.ctas[r];
+  return t;
+}
+
 Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const isa::OpDesc& d, std::int64_t* v) {
   Warp& w = warps_[id];
   Cta& cta = ctas_[w.cta];
@@ -324,7 +339,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       Cluster& cl = clusters_[cta.cluster];
       cl.sync_arrived += 1;
       cl.sync_waiters.push_back(id);
-      block(w, WaitKind::kClusterSync, 0, 0, op, cause_id("cluster.sync"));
+      block(w, WaitKind::kClusterSync, 0, 0, op, kCauseClusterSync);
       check_cluster_release(cta.cluster);
       return blocked;
     }
@@ -348,17 +363,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       Cycle done = sim::max(start + Cycle(occ), l2_transfer(start, bytes)) + jit(m.tma_load_latency_cycles);
       bytes_loaded_ += bytes;
       std::int64_t mask = present(6) ? val(6) : 0;
-      std::vector<std::uint32_t> targets;
-      if (mask == 0) {
-        targets.push_back(w.cta);
-      } else {
-        const Cluster& cl = clusters_[cta.cluster];
-        if (mask < 0 || mask >= (std::int64_t{1} << cl.ctas.size()))
-          ub(id, op, "bad multicast mask",
-             fmt::format("multicast=0x{:x} names CTA ranks outside the cluster of {} CTAs", mask, cl.ctas.size()));
-        for (std::size_t r = 0; r < cl.ctas.size(); ++r)
-          if (mask & (std::int64_t{1} << r)) targets.push_back(cl.ctas[r]);
-      }
+      Targets targets = multicast_targets(id, op, w.cta, mask);
       bool trace = traced(w.cta);
       for (std::uint32_t t : targets) {
         Async a;
@@ -414,7 +419,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
         until = sim::max(until, read ? w.bulk_groups[i].first : w.bulk_groups[i].second);
       if (!read && older > 0) w.bulk_groups.erase(w.bulk_groups.begin(), w.bulk_groups.begin() + older);
       if (until <= now()) return busy(m.op_issue_cycles);
-      block(w, WaitKind::kTimed, 0, 0, op, cause_id(read ? "tma.wait read (bulk store smem)" : "tma.wait (bulk store)"));
+      block(w, WaitKind::kTimed, 0, 0, op, read ? kCauseTmaWaitRead : kCauseTmaWait);
       wake_at(id, until);
       return blocked;
     }
@@ -447,7 +452,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, w.cp_groups[i]);
       if (older > 0) w.cp_groups.erase(w.cp_groups.begin(), w.cp_groups.begin() + older);
       if (until <= now()) return busy(m.op_issue_cycles);
-      block(w, WaitKind::kTimed, 0, 0, op, cause_id("cp.async.wait"));
+      block(w, WaitKind::kTimed, 0, 0, op, kCauseCpAsyncWait);
       wake_at(id, until);
       return blocked;
     }
@@ -494,7 +499,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
         return busy(m.op_issue_cycles);
       }
       bytes_loaded_ += bytes;
-      block(w, WaitKind::kTimed, 0, 0, op, cause_id("ld.global"));
+      block(w, WaitKind::kTimed, 0, 0, op, kCauseLdGlobal);
       wake_at(id, done + jit(m.global_load_latency_cycles));
       return blocked;
     }
@@ -503,7 +508,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       std::int64_t count = val(2);
       if (count < 1) ub(id, op, "bad count", fmt::format("count={} must be positive", count));
       Cycle done = tensor_issue(w, d, count, false) + jit(m.mma_sync_latency_cycles);
-      block(w, WaitKind::kTimed, 0, 0, op, cause_id("mma.sync"));
+      block(w, WaitKind::kTimed, 0, 0, op, kCauseMmaSync);
       wake_at(id, done);
       return blocked;
     }
@@ -535,7 +540,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       }
       wg.arrived += 1;
       wg.waiting.push_back(id);
-      std::uint16_t cause = d.kind == OpKind::kWgmmaWait ? cause_id("wgmma.wait") : cause_id("warpgroup convergence");
+      std::uint16_t cause = d.kind == OpKind::kWgmmaWait ? kCauseWgmmaWait : kCauseConvergence;
       block(w, WaitKind::kCollective, static_cast<std::uint32_t>(wg_index), 0, op, cause);
       if (wg.arrived < 4) return blocked;
       Cycle resume = now() + Cycle(m.op_issue_cycles);
@@ -575,7 +580,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
            fmt::format("tmem.alloc after this CTA executed tmem.relinquish (tcgen05.relinquish_alloc_permit): illegal"));
       Sm& sm = sms_[cta.sm];
       sm.tmem_waiters.push_back(id);
-      block(w, WaitKind::kTmemAlloc, static_cast<std::uint32_t>(cta.sm), cols, op, cause_id("tmem.alloc"));
+      block(w, WaitKind::kTmemAlloc, static_cast<std::uint32_t>(cta.sm), cols, op, kCauseTmemAlloc);
       tmem_requester_ = id;
       tmem_try_grant(cta.sm);
       tmem_requester_ = ~0u;
@@ -630,17 +635,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
     case OpKind::kUmmaCommit: {
       std::uint32_t f = flat_barrier(id, op, d, 0, v);
       std::int64_t mask = val(1);
-      std::vector<std::uint32_t> targets;
-      if (mask == 0) {
-        targets.push_back(w.cta);
-      } else {
-        const Cluster& cl = clusters_[cta.cluster];
-        if (mask < 0 || mask >= (std::int64_t{1} << cl.ctas.size()))
-          ub(id, op, "bad multicast mask",
-             fmt::format("multicast=0x{:x} names CTA ranks outside the cluster of {} CTAs", mask, cl.ctas.size()));
-        for (std::size_t r = 0; r < cl.ctas.size(); ++r)
-          if (mask & (std::int64_t{1} << r)) targets.push_back(cl.ctas[r]);
-      }
+      Targets targets = multicast_targets(id, op, w.cta, mask);
       Cycle at = sim::max(sim::max(w.tc_done, w.tc_cp_done), now());
       for (std::uint32_t t : targets) {
         Async a;
@@ -667,7 +662,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
     case OpKind::kTmemWait: {
       Cycle until = val(0) ? w.tmem_ld_done : w.tmem_st_done;
       if (until <= now()) return busy(m.op_issue_cycles);
-      block(w, WaitKind::kTimed, 0, 0, op, cause_id("tmem.wait"));
+      block(w, WaitKind::kTimed, 0, 0, op, kCauseTmemWait);
       wake_at(id, until);
       return blocked;
     }
@@ -694,12 +689,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
         std::int64_t cx = ci % ncx, cy = (ci / ncx) % ncy, cz = ci / (ncx * ncy);
         first = cx * p.cluster[0] + cy * p.cluster[1] * p.grid[0] + cz * p.cluster[2] * p.grid[0] * p.grid[1];
       }
-      std::vector<std::uint32_t> targets;
-      if (val(1)) {
-        targets = clusters_[cta.cluster].ctas;
-      } else {
-        targets.push_back(w.cta);
-      }
+      Targets targets = multicast_targets(id, op, w.cta, val(1) ? (std::int64_t{1} << clusters_[cta.cluster].ctas.size()) - 1 : 0);
       Cycle at = now() + jit(m.clc_latency_cycles);
       for (std::uint32_t t : targets) {
         Async a;
@@ -739,7 +729,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
     case OpKind::kSleep:
       if (val(0) < 0) ub(id, op, "negative cycles", fmt::format("sleep cycles={}", val(0)));
       if (val(0) == 0) return OpResult{};
-      block(w, WaitKind::kTimed, 0, 0, op, cause_id("sleep"));
+      block(w, WaitKind::kTimed, 0, 0, op, kCauseSleep);
       wake_at(id, now() + Cycle(val(0)));
       return blocked;
     case OpKind::kCount: break;

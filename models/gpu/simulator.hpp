@@ -8,6 +8,13 @@
 
 namespace smpipe::models::detail {
 
+// Wait causes known before the run (registered first, in this order); mbarrier causes follow.
+enum Cause : std::uint16_t {
+  kCauseNone, kCauseClusterSync, kCauseCpAsyncWait, kCauseLdGlobal, kCauseMmaSync, kCauseWgmmaWait, kCauseConvergence,
+  kCauseTmaWaitRead, kCauseTmaWait, kCauseTmemAlloc, kCauseTmemWait, kCauseSleep, kCauseNamedBarrier0,
+  kCauseFixedCount = kCauseNamedBarrier0 + 16
+};
+
 enum EventKind : std::uint32_t {
   kEvLaunch,      // try to launch clusters (target unused)
   kEvWarpStep,    // target = warp id: continue interpreting
@@ -39,6 +46,14 @@ class Simulator : public sim::Handler {
     enum Kind : std::uint8_t { kContinue, kBusy, kBlocked, kExited } kind = kContinue;
     std::int64_t cycles = 0;  // kBusy: cycles until the warp issues again
   };
+  // The CTAs a multicast reaches (mask 0: only `cta`); at most 16, a cluster's largest size.
+  struct Targets {
+    std::uint32_t slot[16];
+    std::uint32_t count = 0;
+    const std::uint32_t* begin() const { return slot; }
+    const std::uint32_t* end() const { return slot + count; }
+  };
+  Targets multicast_targets(std::uint32_t warp, std::uint32_t op, std::uint32_t cta, std::int64_t mask);
   OpResult exec_op(std::uint32_t warp, std::uint32_t op, const isa::OpDesc& d, std::int64_t* v);
   std::uint32_t flat_barrier(std::uint32_t warp, std::uint32_t op, const isa::OpDesc& d, int attr, const std::int64_t* v);
   std::uint32_t flat_smem(std::uint32_t warp, std::uint32_t op, const isa::OpDesc& d, int attr, const std::int64_t* v);

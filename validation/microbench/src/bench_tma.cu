@@ -1,0 +1,674 @@
+// TMA (cp.async.bulk.tensor) microbenchmarks: load latency vs box size (L2 / HBM), issue cost,
+// sustained bandwidth of one SM and of all SMs, store latency (wait_group.read 0 and wait_group 0).
+#include <cuda.h>  // CUtensorMap and enums only; the encoder comes from cudaGetDriverEntryPointByVersion
+
+#include <algorithm>
+
+#include "common.cuh"
+
+namespace mb {
+namespace {
+
+constexpr int kWarm = 16;
+constexpr int kCols = 64;         // inner dimension: 64 bf16 = 128 B (one 128B-swizzle row)
+constexpr int kRowBytes = kCols * 2;
+
+using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
+                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
+                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+EncodeTiledFn get_encoder() {
+  static EncodeTiledFn fn = nullptr;
+  if (fn) return fn;
+  void* p = nullptr;
+  cudaDriverEntryPointQueryResult q{};
+  CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+  if (q != cudaDriverEntryPointSuccess || !p) throw std::runtime_error("cuTensorMapEncodeTiled entry point not found");
+  fn = reinterpret_cast<EncodeTiledFn>(p);
+  return fn;
+}
+
+// 2D bf16 tensor [rows][cols], box [box_rows][cols] (the box spans the full row), 256B L2 promotion.
+// Default: 64 columns (128 B rows) with 128B swizzle, the usual GEMM operand tile layout.
+CUtensorMap make_map(void* base, uint64_t rows, uint32_t box_rows, uint32_t cols = kCols, bool swizzle = true) {
+  CUtensorMap m;
+  cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), rows};
+  cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
+  cuuint32_t box[2] = {cols, box_rows};
+  cuuint32_t es[2] = {1, 1};
+  CUresult r = get_encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, es,
+                             CU_TENSOR_MAP_INTERLEAVE_NONE,
+                             swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
+                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed: " + std::to_string((int)r));
+  return m;
+}
+
+__host__ __device__ inline uint16_t pattern(uint32_t row, uint32_t col) {
+  uint32_t h = (row * 64u + col) * 2654435761u;
+  return static_cast<uint16_t>(h >> 16);
+}
+
+__global__ void k_fill_pattern(uint16_t* t, size_t rows) {
+  size_t n = rows * kCols;
+  for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
+    t[i] = pattern(static_cast<uint32_t>(i / kCols), static_cast<uint32_t>(i % kCols));
+}
+
+// Byte offset of element (r, col) of a box in smem written with 128B swizzle (box base 1024B aligned).
+__device__ inline uint32_t swz128(uint32_t r, uint32_t col) {
+  uint32_t chunk = (col >> 3) ^ (r & 7u);
+  return r * kRowBytes + chunk * 16u + (col & 7u) * 2u;
+}
+
+__device__ inline unsigned char* align1024(unsigned char* p) {
+  return reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
+}
+
+// Latency of one TMA load: t0; arrive.expect_tx(bytes); cp.async.bulk.tensor.2d; try_wait loop; t1.
+// Rep i loads rows [row0 + i*row_step, +box_rows) (mod rows_total). Also records the issue cost
+// (t after the cp.async.bulk.tensor instruction - t0). After each rep, four elements are checked.
+__global__ void k_tma_load_lat(const __grid_constant__ CUtensorMap map, unsigned long long* out,
+                               unsigned long long* out_issue, int n, int box_rows, int row0, int row_step,
+                               int rows_total, unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t bar;
+  unsigned char* buf = align1024(dyn_raw);
+  if (threadIdx.x != 0) return;
+  const uint32_t b = smem_u32(&bar), dst = smem_u32(buf);
+  mbar_init(b, 1);
+  fence_mbar_init();
+  prefetch_tmap(&map);
+  const uint32_t bytes = box_rows * kRowBytes;
+  unsigned bad = 0;
+  for (int i = 0; i < n; ++i) {
+    const int y = static_cast<int>((row0 + static_cast<long long>(i) * row_step) % rows_total);
+    unsigned long long t0 = clk();
+    mbar_arrive_expect_tx(b, bytes);
+    tma_load_2d(dst, &map, 0, y, b);
+    unsigned long long ti = clk();
+    bool ok = mbar_wait<WAIT_TRY>(b, i & 1, err);
+    unsigned long long t1 = clk();
+    out[i] = t1 - t0;
+    out_issue[i] = ti - t0;
+    if (!ok) break;
+    const uint32_t rs[2] = {0u, static_cast<uint32_t>(box_rows - 1)};
+    const uint32_t cs[2] = {0u, 61u};
+    for (uint32_t r : rs)
+      for (uint32_t cc : cs) {
+        uint16_t v = *reinterpret_cast<volatile uint16_t*>(buf + swz128(r, cc));
+        if (v != pattern(y + r, cc)) ++bad;
+      }
+    fence_proxy_async_smem();  // generic reads above before the next async-proxy write
+  }
+  if (bad) atomicAdd(&err[ERR_DATA], bad);
+}
+
+// Sustained load bandwidth: thread 0 of each CTA keeps `stages` box loads in flight in a smem ring
+// (full barriers only; nobody consumes the data). CTA k walks boxes starting at box k*boxes_per_cta
+// (mod nboxes, a power of two; every box is whole and in bounds). If trace != nullptr, CTA 0 records per iteration
+// [clock before the stage wait, after it, after the TMA issue].
+// V (diagnostic variants of the producer's own stage wait + re-arm): 0 = try_wait (acquire) +
+// arrive.expect_tx (release); 1 = both .relaxed; 2 = test_wait spin + arrive.expect_tx.
+template <int V>
+__global__ void k_tma_load_bw(const __grid_constant__ CUtensorMap map, unsigned long long* cyc,
+                              unsigned long long* gt0, unsigned long long* gt1, int stages, int box_rows, int bytes,
+                              int iters, long long boxes_per_cta, long long nboxes, unsigned long long* trace,
+                              unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t full[32];
+  unsigned char* buf = align1024(dyn_raw);
+  if (threadIdx.x != 0) return;
+  for (int k = 0; k < stages; ++k) mbar_init(smem_u32(&full[k]), 1);
+  fence_mbar_init();
+  prefetch_tmap(&map);
+  if (blockIdx.x != 0) trace = nullptr;
+  const uint32_t mask = static_cast<uint32_t>(nboxes - 1);
+  uint32_t bidx = static_cast<uint32_t>(blockIdx.x * boxes_per_cta) & mask;
+  const uint32_t full0 = smem_u32(&full[0]), buf0 = smem_u32(buf);
+  unsigned long long g0 = gtime(), t0 = clk();
+  bool ok = true, first = true;
+  int s = 0;
+  uint32_t ph = 0;  // parity of the current pass over the ring (flips when s wraps), as CUTLASS PipelineState
+  for (int i = 0; i < iters && ok; ++i) {
+    const uint32_t fb = full0 + 8u * s;
+    unsigned long long ta = trace ? clk() : 0;
+    if (!first) ok = mbar_wait<V == 1 ? WAIT_TRY_RELAXED : V == 2 ? WAIT_TEST : WAIT_TRY>(fb, ph ^ 1u, err);
+    unsigned long long tb = trace ? clk() : 0;
+    if (V == 1)
+      mbar_arrive_expect_tx_relaxed(fb, bytes);
+    else
+      mbar_arrive_expect_tx(fb, bytes);
+    tma_load_2d(buf0 + static_cast<uint32_t>(s) * bytes, &map, 0, static_cast<int>(bidx) * box_rows, fb);
+    if (trace) {
+      unsigned long long tc = clk();
+      trace[3 * i] = ta;
+      trace[3 * i + 1] = tb;
+      trace[3 * i + 2] = tc;
+    }
+    bidx = (bidx + 1) & mask;
+    if (++s == stages) {
+      s = 0;
+      ph ^= 1u;
+      first = false;
+    }
+  }
+  // drain: the next `stages` ring positions hold the last `stages` loads (iters >= stages)
+  for (int k = 0; k < stages && ok; ++k) {
+    ok = mbar_wait<WAIT_TRY>(full0 + 8u * s, ph ^ 1u, err);
+    if (++s == stages) {
+      s = 0;
+      ph ^= 1u;
+    }
+  }
+  unsigned long long t1 = clk(), g1 = gtime();
+  cyc[blockIdx.x] = t1 - t0;
+  gt0[blockIdx.x] = g0;
+  gt1[blockIdx.x] = g1;
+}
+
+// CUTLASS-style producer/consumer ring in one CTA: warp 0 lane 0 = producer (waits empty[s], then
+// arrive.expect_tx(full[s]) + TMA load), warp 1 = consumer (all lanes wait full[s]; lane 0 arrives on
+// empty[s]; data not read). Count-1 barriers. CTA k walks boxes from k*boxes_per_cta (mod nboxes, 2^n).
+__global__ void k_tma_pipe(const __grid_constant__ CUtensorMap map, unsigned long long* cyc, unsigned long long* gt0,
+                           unsigned long long* gt1, int stages, int box_rows, int bytes, int iters,
+                           long long boxes_per_cta, long long nboxes, unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t full[32], empty[32];
+  unsigned char* buf = align1024(dyn_raw);
+  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < stages; ++s) {
+      mbar_init(smem_u32(&full[s]), 1);
+      mbar_init(smem_u32(&empty[s]), 1);
+    }
+    fence_mbar_init();
+    prefetch_tmap(&map);
+  }
+  __syncthreads();
+  unsigned long long g0 = gtime(), t0 = clk();
+  const uint32_t full0 = smem_u32(&full[0]), empty0 = smem_u32(&empty[0]), buf0 = smem_u32(buf);
+  if (warp == 0 && lane == 0) {
+    const uint32_t mask = static_cast<uint32_t>(nboxes - 1);
+    uint32_t bidx = static_cast<uint32_t>(blockIdx.x * boxes_per_cta) & mask;
+    bool ok = true, first = true;
+    int s = 0;
+    uint32_t ph = 0;
+    for (int i = 0; i < iters && ok; ++i) {
+      if (!first) ok = mbar_wait<WAIT_TRY>(empty0 + 8u * s, ph ^ 1u, err);
+      const uint32_t fb = full0 + 8u * s;
+      mbar_arrive_expect_tx(fb, bytes);
+      tma_load_2d(buf0 + static_cast<uint32_t>(s) * bytes, &map, 0, static_cast<int>(bidx) * box_rows, fb);
+      bidx = (bidx + 1) & mask;
+      if (++s == stages) {
+        s = 0;
+        ph ^= 1u;
+        first = false;
+      }
+    }
+  } else if (warp == 1) {
+    int s = 0;
+    uint32_t ph = 0;
+    for (int i = 0; i < iters; ++i) {
+      bool ok = mbar_wait<WAIT_TRY>(full0 + 8u * s, ph, err);
+      if (lane == 0) mbar_arrive(empty0 + 8u * s);
+      __syncwarp();
+      if (!ok) break;
+      if (++s == stages) {
+        s = 0;
+        ph ^= 1u;
+      }
+    }
+  }
+  __syncthreads();
+  unsigned long long t1 = clk(), g1 = gtime();
+  if (threadIdx.x == 0) {
+    cyc[blockIdx.x] = t1 - t0;
+    gt0[blockIdx.x] = g0;
+    gt1[blockIdx.x] = g1;
+  }
+}
+
+// Burst: thread 0 issues N box loads back to back (each its own barrier and buffer), then waits for them
+// in order. Pass 0 warms L2; pass 1 is recorded: issue[k] = clock after the k-th issue - t0,
+// done[k] = clock when the k-th barrier's wait returned - t0.
+__global__ void k_tma_burst(const __grid_constant__ CUtensorMap map, unsigned long long* issue, unsigned long long* done,
+                            int nb, int box_rows, int bytes, unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t bars[64];
+  unsigned char* buf = align1024(dyn_raw);
+  if (threadIdx.x != 0) return;
+  for (int k = 0; k < nb; ++k) mbar_init(smem_u32(&bars[k]), 1);
+  fence_mbar_init();
+  prefetch_tmap(&map);
+  for (int pass = 0; pass < 2; ++pass) {
+    unsigned long long t0 = clk();
+    for (int k = 0; k < nb; ++k) {
+      const uint32_t b = smem_u32(&bars[k]);
+      mbar_arrive_expect_tx(b, bytes);
+      tma_load_2d(smem_u32(buf + static_cast<size_t>(k) * bytes), &map, 0, k * box_rows, b);
+      if (pass) issue[k] = clk() - t0;
+    }
+    for (int k = 0; k < nb; ++k) {
+      bool ok = mbar_wait<WAIT_TRY>(smem_u32(&bars[k]), pass, err);
+      if (pass) done[k] = clk() - t0;
+      if (!ok) return;
+    }
+  }
+}
+
+// Several producer warps (lane 0 of each) each run their own ring of `stages` boxes (as k_tma_load_bw,
+// without the trace), all in one CTA: does the per-SM rate scale with the number of issuing threads?
+__global__ void k_tma_multi(const __grid_constant__ CUtensorMap map, unsigned long long* cyc, int stages, int box_rows,
+                            int bytes, int iters, long long nboxes, unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t full[8][32];
+  unsigned char* buf = align1024(dyn_raw);
+  const int w = threadIdx.x >> 5, nw = blockDim.x >> 5;
+  if ((threadIdx.x & 31) == 0) {
+    for (int s = 0; s < stages; ++s) mbar_init(smem_u32(&full[w][s]), 1);
+    fence_mbar_init();
+    prefetch_tmap(&map);
+  }
+  __syncthreads();
+  unsigned long long t0 = clk();
+  if ((threadIdx.x & 31) == 0) {
+    const uint32_t buf0 = smem_u32(buf + static_cast<size_t>(w) * stages * bytes), full0 = smem_u32(&full[w][0]);
+    const uint32_t mask = static_cast<uint32_t>(nboxes - 1);
+    uint32_t bidx = static_cast<uint32_t>(w * 977) & mask;
+    bool ok = true, first = true;
+    int s = 0;
+    uint32_t ph = 0;
+    for (int i = 0; i < iters && ok; ++i) {
+      const uint32_t fb = full0 + 8u * s;
+      if (!first) ok = mbar_wait<WAIT_TRY>(fb, ph ^ 1u, err);
+      mbar_arrive_expect_tx(fb, bytes);
+      tma_load_2d(buf0 + static_cast<uint32_t>(s) * bytes, &map, 0, static_cast<int>(bidx) * box_rows, fb);
+      bidx = (bidx + 1) & mask;
+      if (++s == stages) {
+        s = 0;
+        ph ^= 1u;
+        first = false;
+      }
+    }
+    for (int k = 0; k < stages && ok; ++k) {
+      ok = mbar_wait<WAIT_TRY>(full0 + 8u * s, ph ^ 1u, err);
+      if (++s == stages) {
+        s = 0;
+        ph ^= 1u;
+      }
+    }
+  }
+  __syncthreads();
+  unsigned long long t1 = clk();
+  if (threadIdx.x == 0) cyc[0] = t1 - t0;
+  (void)nw;
+}
+
+// TMA store latency: t0; cp.async.bulk.tensor.2d.global.shared::cta (one box); commit_group;
+// wait_group.read 0 (full=0) or wait_group 0 (full=1); t1. Rep i writes rows (i*box_rows) mod rows_total
+// of a small (L2-resident) tensor. The smem box holds pattern(r, col) for r in [0, box_rows).
+__global__ void k_tma_store_lat(const __grid_constant__ CUtensorMap map, unsigned long long* out, int n,
+                                int box_rows, int rows_total, int full) {
+  extern __shared__ unsigned char dyn_raw[];
+  unsigned char* buf = align1024(dyn_raw);
+  for (int e = threadIdx.x; e < box_rows * kCols; e += blockDim.x) {
+    uint32_t r = e / kCols, cc = e % kCols;
+    *reinterpret_cast<uint16_t*>(buf + swz128(r, cc)) = pattern(r, cc);
+  }
+  fence_proxy_async_smem();  // make the generic-proxy smem writes visible to the TMA (async proxy)
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  prefetch_tmap(&map);
+  const uint32_t src = smem_u32(buf);
+  for (int i = 0; i < n; ++i) {
+    const int y = static_cast<int>((static_cast<long long>(i) * box_rows) % rows_total);
+    unsigned long long t0 = clk();
+    tma_store_2d(&map, 0, y, src);
+    bulk_commit();
+    if (full)
+      bulk_wait0();
+    else
+      bulk_wait_read0();
+    unsigned long long t1 = clk();
+    out[i] = t1 - t0;
+  }
+  bulk_wait0();
+}
+
+}  // namespace
+
+void bench_tma(Ctx& c) {
+  const std::string G = "tma";
+  const int n = c.reps(1000, 64) + kWarm;
+  const int box_list[6] = {8, 16, 32, 64, 128, 256};  // rows of 128 B: 1 KB .. 32 KB
+  const size_t big_rows = (size_t(1) << 30) / kRowBytes;  // 1 GiB tensor (>> 50 MB L2): 8M rows
+  const int l2_rows = (4 << 20) / kRowBytes;              // first 4 MiB of it: the L2-resident tensor
+
+  DevBuf<uint16_t> big(big_rows * kCols);
+  k_fill_pattern<<<c.sm_count * 8, 256>>>(big.p, big_rows);
+  CK_LAUNCH();
+
+  const int dyn_lat = 32 * 1024 + 1024;
+  CK(cudaFuncSetAttribute(k_tma_load_lat, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_lat));
+  DevBuf<unsigned long long> out(n), out_issue(n);
+
+  // --- load latency vs box size, L2-resident (same box every rep) and HBM (fresh boxes after a flush)
+  for (int where = 0; where < 2; ++where) {
+    for (int bi = 0; bi < 6; ++bi) {
+      const int br = box_list[bi];
+      const int kb = br * kRowBytes / 1024;
+      CUtensorMap map = make_map(big.p, where == 0 ? l2_rows : big_rows, br);
+      int row0 = 0, step = 0, rows_total = l2_rows;
+      if (where == 1) {
+        row0 = bi * (1 << 20);  // each size walks its own 128 MiB slice, so nothing is re-read
+        step = br;
+        rows_total = static_cast<int>(big_rows);
+        flush_l2(c);
+      }
+      out.zero();
+      out_issue.zero();
+      k_tma_load_lat<<<1, 32, dyn_lat>>>(map, out.p, out_issue.p, n, br, row0, step, rows_total, c.d_err);
+      CK_LAUNCH();
+      std::string nm = std::string("tma_load_latency_") + (where ? "hbm_" : "l2_") + std::to_string(kb) + "KB";
+      std::string desc =
+          std::string("One thread: t0=clock64; mbarrier.arrive.expect_tx(bytes); cp.async.bulk.tensor.2d (bf16 box ") +
+          std::to_string(kCols) + "x" + std::to_string(br) + ", 128B swizzle, L2 promotion 256B); "
+          "try_wait.parity loop until the barrier phase completes; t1=clock64. " +
+          (where ? "HBM: L2 flushed (128 MiB read/write) before the series; each rep loads the next, never-read "
+                   "box of a 1 GiB tensor (sequential walk; a TLB miss every 2 MiB may show in p90/max)."
+                 : "L2: every rep loads the same box (L2 hit after the first; TMA does not allocate in L1).") +
+          " Loaded data checked (4 elements per rep).";
+      JObj params;
+      params.num("box_bytes", br * kRowBytes).num("box_rows", br).num("box_cols_bf16", kCols).str("source",
+                                                                                                  where ? "hbm" : "l2");
+      auto lat = to_samples(out.get(), kWarm);
+      auto iss = to_samples(out_issue.get(), kWarm);
+      if (record(c, nm, G, "cycles", lat, desc, params) && bi == 0 && where == 0) {
+        c.res->add("tma_load_issue_cost", G, "cycles", iss,
+                   "From the L2 1 KB latency run: cycles from t0 to the clock read right after the "
+                   "cp.async.bulk.tensor instruction (includes mbarrier.arrive.expect_tx and one clock read). "
+                   "Issue cost seen by the issuing thread, not completion.",
+                   JObj().num("box_bytes", 1024));
+      }
+    }
+  }
+
+  // --- sustained load bandwidth: one SM and all SMs, HBM and L2
+  {
+    struct BwCfg {
+      int box_rows, stages;
+    } bws[] = {{256, 6}, {64, 24}};
+    const int dyn_bw = 192 * 1024 + 1024;
+    CK(cudaFuncSetAttribute(k_tma_load_bw<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_bw));
+    CK(cudaFuncSetAttribute(k_tma_load_bw<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_bw));
+    CK(cudaFuncSetAttribute(k_tma_load_bw<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_bw));
+    CK(cudaFuncSetAttribute(k_tma_pipe, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_bw));
+    const int reps = c.reps(7, 2);
+    DevBuf<unsigned long long> cyc(c.sm_count), g0(c.sm_count), g1(c.sm_count);
+    for (int kind = 0; kind < 2; ++kind)  // 0 = single-thread ring, 1 = producer/consumer pipeline
+    for (auto& bw : bws) {
+      const int bytes = bw.box_rows * kRowBytes;
+      for (int where = 0; where < 2; ++where) {        // 0 = HBM (1 GiB tensor), 1 = L2 (4 MiB tensor)
+        for (int all = 0; all < 2; ++all) {            // 0 = one CTA, 1 = one CTA per SM
+          const int grid = all ? c.sm_count : 1;
+          // L2 source: 4 MiB for one CTA; 16 MiB for all SMs so that concurrent CTAs read different boxes
+          const long long rows_total = where == 0 ? (long long)big_rows : (all ? 4ll * l2_rows : l2_rows);
+          const long long nboxes = rows_total / bw.box_rows;
+          const long long boxes_per_cta = std::max<long long>(1, nboxes / grid);
+          // bytes per CTA: HBM all-SM: its 1/132 slice (~7.8 MiB); one SM: 32 MiB; L2: 16 / 32 MiB.
+          long long per_cta = where == 0 ? (all ? boxes_per_cta * bytes : (32ll << 20))
+                                         : (all ? (16ll << 20) : (32ll << 20));
+          if (c.quick) per_cta /= 4;
+          const int iters = static_cast<int>(per_cta / bytes);
+          CUtensorMap map = make_map(big.p, rows_total, bw.box_rows);
+          std::vector<double> gbs, bpc;
+          for (int r = 0; r < reps + 1; ++r) {  // rep 0 is a warm-up
+            if (where == 0) flush_l2(c);
+            if (kind == 0)
+              k_tma_load_bw<0><<<grid, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, bw.stages, bw.box_rows, bytes, iters,
+                                                     boxes_per_cta, nboxes, nullptr, c.d_err);
+            else
+              k_tma_pipe<<<grid, 64, dyn_bw>>>(map, cyc.p, g0.p, g1.p, bw.stages, bw.box_rows, bytes, iters,
+                                               boxes_per_cta, nboxes, c.d_err);
+            CK_LAUNCH();
+            auto hc = cyc.get(), h0 = g0.get(), h1 = g1.get();
+            unsigned long long mn = ~0ull, mx = 0, cmax = 0;
+            for (int k = 0; k < grid; ++k) {
+              mn = std::min(mn, h0[k]);
+              mx = std::max(mx, h1[k]);
+              cmax = std::max(cmax, hc[k]);
+            }
+            double total = double(iters) * bytes * grid;
+            if (r > 0) {
+              gbs.push_back(total / double(mx - mn));  // bytes/ns = GB/s
+              bpc.push_back(double(iters) * bytes / double(cmax));
+            }
+          }
+          std::string sfx = std::string(where == 0 ? "hbm" : "l2") + (all ? "_all_sms" : "_one_sm") + "_box" +
+                            std::to_string(bytes / 1024) + "KB";
+          const std::string who = all ? "each of 132 CTAs (1 per SM)" : "one CTA";
+          std::string desc = (kind == 0 ? "Thread 0 of " + who + " keeps " + std::to_string(bw.stages) +
+                                              " TMA box loads (" + std::to_string(bytes / 1024) +
+                                              " KB each) in flight in a smem ring: it waits on the full barrier of the "
+                                              "stage it reuses, then arrive.expect_tx + TMA (no consumer; this "
+                                              "pattern is issue-bound, see tma_ring_trace_*). "
+                                        : "CUTLASS-style pipeline in " + who + ": producer lane waits empty[s], "
+                                              "arrive.expect_tx(full[s]) + TMA; a consumer warp waits full[s] and "
+                                              "arrives empty[s] (data not read). " + std::to_string(bw.stages) +
+                                              " stages of " + std::to_string(bytes / 1024) + " KB. ") +
+                             (where == 0 ? "Source: 1 GiB tensor, each CTA its own slice, L2 flushed before each rep."
+                                         : all ? "Source: 16 MiB tensor re-read (L2 hits after the warm-up rep); CTA k "
+                                                 "starts at box k*(boxes/132), so concurrent CTAs read different boxes."
+                                               : "Source: 4 MiB tensor re-read (L2 hits).") +
+                             " GB/s = bytes / (last CTA end - first CTA start) by %globaltimer.";
+          JObj p;
+          p.num("box_bytes", bytes).num("stages", bw.stages).num("ctas", grid).num("bytes_per_cta",
+                                                                                   double(iters) * bytes);
+          const std::string nm = std::string(kind == 0 ? "tma_load_bw_ring_" : "tma_load_bw_pipe_") + sfx;
+          if (record(c, nm, G, "GB/s", gbs, desc, p) && !all)
+            c.res->add(nm + "_bytes_per_cycle", G, "bytes/cycle", bpc,
+                       "Same run as " + nm + ": bytes / clock64 cycles of the CTA.", p);
+        }
+      }
+    }
+  }
+
+  // --- one-SM ring diagnostics (L2 source): stage-count sweep, box shape, and a per-iteration trace
+  {
+    struct Sw {
+      int box_rows, cols, stages;
+      bool swz;
+      int v;  // 0-2: k_tma_load_bw<v> (single-thread ring variants), 3: k_tma_pipe
+    } sws[] = {
+        {256, 64, 1, true, 0},  {256, 64, 2, true, 0},   {256, 64, 3, true, 0},  {256, 64, 4, true, 0},
+        {64, 64, 1, true, 0},   {64, 64, 2, true, 0},    {64, 64, 4, true, 0},   {64, 64, 8, true, 0},
+        {64, 64, 16, true, 0},  {128, 64, 12, true, 0},  {32, 64, 32, true, 0},  {8, 64, 32, true, 0},
+        {64, 256, 6, false, 0}, {16, 256, 24, false, 0}, {256, 64, 6, false, 0},
+        {64, 64, 8, true, 1},   {64, 64, 8, true, 2},    {64, 64, 8, true, 3},   {64, 64, 24, true, 3},
+        {256, 64, 6, true, 3},  {128, 64, 12, true, 3},  {32, 64, 32, true, 3},  {8, 64, 32, true, 3},
+        {256, 64, 2, true, 3},  {256, 64, 4, true, 3},   {64, 64, 2, true, 3},   {64, 64, 4, true, 3},
+    };
+    const char* vname[4] = {"ring", "ring_relaxed", "ring_testwait", "pipe"};
+    const int dyn_bw = 192 * 1024 + 1024;
+    DevBuf<unsigned long long> cyc(1), g0(1), g1(1);
+    for (auto& w : sws) {
+      const int bytes = w.box_rows * w.cols * 2;
+      const long long rows_total = (4ll << 20) / (w.cols * 2);  // 4 MiB tensor: L2 hits
+      const long long nboxes = rows_total / w.box_rows;
+      const int iters = static_cast<int>((c.quick ? (4ll << 20) : (16ll << 20)) / bytes);
+      CUtensorMap map = make_map(big.p, rows_total, w.box_rows, w.cols, w.swz);
+      std::vector<double> bpc;
+      for (int r = 0; r < (c.quick ? 2 : 4); ++r) {
+        if (w.v == 0)
+          k_tma_load_bw<0><<<1, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, w.stages, w.box_rows, bytes, iters, 1, nboxes,
+                                              nullptr, c.d_err);
+        else if (w.v == 1)
+          k_tma_load_bw<1><<<1, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, w.stages, w.box_rows, bytes, iters, 1, nboxes,
+                                              nullptr, c.d_err);
+        else if (w.v == 2)
+          k_tma_load_bw<2><<<1, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, w.stages, w.box_rows, bytes, iters, 1, nboxes,
+                                              nullptr, c.d_err);
+        else
+          k_tma_pipe<<<1, 64, dyn_bw>>>(map, cyc.p, g0.p, g1.p, w.stages, w.box_rows, bytes, iters, 1, nboxes, c.d_err);
+        CK_LAUNCH();
+        if (r > 0) bpc.push_back(double(iters) * bytes / double(cyc.get()[0]));
+      }
+      std::string nm = std::string("tma_load_bw_sweep_") + vname[w.v] + "_l2_one_sm_box" + std::to_string(w.cols) + "x" +
+                       std::to_string(w.box_rows) + (w.swz ? "_swz128" : "_noswz") + "_s" + std::to_string(w.stages);
+      const char* vdesc[4] = {
+          "single-thread ring (as tma_load_bw_ring_*: try_wait on the stage's own full barrier, then "
+          "arrive.expect_tx + TMA)",
+          "single-thread ring with mbarrier.try_wait.parity.relaxed and mbarrier.arrive.expect_tx.relaxed",
+          "single-thread ring waiting with a test_wait spin",
+          "producer/consumer pipeline (as tma_load_bw_pipe_*)"};
+      record(c, nm, G, "bytes/cycle", bpc,
+             std::string("Diagnostic sweep, one CTA, ") + vdesc[w.v] + ": box " + std::to_string(w.cols) +
+                 " bf16 x " + std::to_string(w.box_rows) + " rows (" + std::to_string(bytes) + " B), " +
+                 (w.swz ? "128B swizzle" : "no swizzle") + ", " + std::to_string(w.stages) +
+                 " stages in flight, 4 MiB L2-resident source. bytes / clock64 cycles.",
+             JObj().num("box_bytes", bytes).num("box_cols", w.cols).num("box_rows", w.box_rows).num("stages", w.stages)
+                 .boolean("swizzle128", w.swz).str("variant", vname[w.v]));
+    }
+    // trace of the 32 KB x 6-stage ring
+    {
+      const int br = 256, stages = 6, bytes = br * kRowBytes, iters = 96;
+      CUtensorMap map = make_map(big.p, l2_rows, br);
+      DevBuf<unsigned long long> tr(3 * iters);
+      k_tma_load_bw<0><<<1, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, br, bytes, iters, 1, l2_rows / br, tr.p,
+                                       c.d_err);
+      CK_LAUNCH();
+      auto h = tr.get();
+      std::vector<double> wait, issue, interval;
+      for (int i = 16; i < iters; ++i) {
+        wait.push_back(double(h[3 * i + 1] - h[3 * i]));
+        issue.push_back(double(h[3 * i + 2] - h[3 * i + 1]));
+        interval.push_back(double(h[3 * i + 2] - h[3 * (i - 1) + 2]));
+      }
+      JObj p;
+      p.num("box_bytes", bytes).num("stages", stages).str("source", "l2");
+      if (record(c, "tma_ring_trace_stage_wait", G, "cycles", wait,
+                 "Trace of one-SM ring (32 KB boxes, 6 stages, L2 source), iterations 16..95: cycles the producer "
+                 "thread spends in the full-barrier wait of the stage it is about to reuse.",
+                 p)) {
+        c.res->add("tma_ring_trace_issue", G, "cycles", issue,
+                   "Same trace: cycles from the wait's return to after the cp.async.bulk.tensor issue (expect_tx "
+                   "arrive + TMA issue, incl. a clock read).",
+                   p);
+        c.res->add("tma_ring_trace_interval", G, "cycles", interval,
+                   "Same trace: cycles between consecutive TMA issues (steady-state per-box service interval).", p);
+      }
+    }
+  }
+
+  // --- burst issue / completion timeline (L2 source)
+  {
+    struct Bu {
+      int box_rows, nb;
+    } bus[] = {{256, 6}, {64, 24}, {8, 48}};
+    const int dyn = 192 * 1024 + 1024;
+    CK(cudaFuncSetAttribute(k_tma_burst, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+    DevBuf<unsigned long long> iss(64), dn(64);
+    for (auto& b : bus) {
+      const int bytes = b.box_rows * kRowBytes;
+      CUtensorMap map = make_map(big.p, l2_rows, b.box_rows);
+      std::vector<double> iss_all, done_all, iss_int, done_int;
+      for (int r = 0; r < (c.quick ? 2 : 8); ++r) {
+        k_tma_burst<<<1, 32, dyn>>>(map, iss.p, dn.p, b.nb, b.box_rows, bytes, c.d_err);
+        CK_LAUNCH();
+        auto hi = iss.get(), hd = dn.get();
+        iss_all.push_back(double(hi[b.nb - 1]));
+        done_all.push_back(double(hd[b.nb - 1]));
+        for (int k = 1; k < b.nb; ++k) {
+          iss_int.push_back(double(hi[k] - hi[k - 1]));
+          done_int.push_back(double(hd[k] - hd[k - 1]));
+        }
+      }
+      const std::string tag = "tma_burst_" + std::to_string(bytes / 1024) + "KBx" + std::to_string(b.nb);
+      JObj p;
+      p.num("box_bytes", bytes).num("boxes", b.nb).str("source", "l2");
+      const std::string base = "One thread issues " + std::to_string(b.nb) + " TMA loads of " +
+                               std::to_string(bytes / 1024) + " KB back to back (own barrier and buffer each, L2-"
+                               "resident source, second pass of two), then waits for them in order. ";
+      if (record(c, tag + "_issue_all", G, "cycles", iss_all, base + "Value: cycles from t0 to after the last issue.",
+                 p)) {
+        c.res->add(tag + "_complete_all", G, "cycles", done_all, base + "Value: cycles from t0 until the last barrier "
+                   "completed (all data landed).", p);
+        c.res->add(tag + "_issue_interval", G, "cycles", iss_int, base + "Value: cycles between consecutive issues.", p);
+        c.res->add(tag + "_complete_interval", G, "cycles", done_int,
+                   base + "Value: cycles between consecutive completions (observed in order).", p);
+      }
+    }
+  }
+  // --- several producer warps in one CTA (L2 source, 8 KB and 1 KB boxes)
+  {
+    struct Mu {
+      int box_rows, stages, warps;
+    } mus[] = {{64, 4, 1}, {64, 4, 2}, {64, 4, 4}, {64, 4, 6}, {8, 8, 1}, {8, 8, 4}};
+    const int dyn = 192 * 1024 + 1024;
+    CK(cudaFuncSetAttribute(k_tma_multi, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+    DevBuf<unsigned long long> cyc(1);
+    for (auto& m : mus) {
+      const int bytes = m.box_rows * kRowBytes;
+      const long long nboxes = l2_rows / m.box_rows;
+      const int iters = static_cast<int>((c.quick ? (1ll << 20) : (4ll << 20)) / bytes);
+      CUtensorMap map = make_map(big.p, l2_rows, m.box_rows);
+      std::vector<double> bpc;
+      for (int r = 0; r < (c.quick ? 2 : 4); ++r) {
+        k_tma_multi<<<1, 32 * m.warps, dyn>>>(map, cyc.p, m.stages, m.box_rows, bytes, iters, nboxes, c.d_err);
+        CK_LAUNCH();
+        if (r > 0) bpc.push_back(double(iters) * bytes * m.warps / double(cyc.get()[0]));
+      }
+      record(c, "tma_load_bw_multi_producer_l2_box" + std::to_string(bytes / 1024) + "KB_" + std::to_string(m.warps) +
+                    "warps",
+             G, "bytes/cycle", bpc,
+             "One CTA; " + std::to_string(m.warps) + " producer warp(s), lane 0 of each runs its own " +
+                 std::to_string(m.stages) + "-stage ring of " + std::to_string(bytes / 1024) +
+                 " KB TMA loads (L2-resident 4 MiB source). SM-wide bytes / clock64 cycles.",
+             JObj().num("box_bytes", bytes).num("stages_per_warp", m.stages).num("producer_warps", m.warps));
+    }
+  }
+
+  // --- store latency
+  {
+    const int st_rows = (1 << 20) / kRowBytes;  // 1 MiB destination tensor: stays in L2
+    DevBuf<uint16_t> dstt(static_cast<size_t>(st_rows) * kCols);
+    CK(cudaFuncSetAttribute(k_tma_store_lat, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_lat));
+    for (int full = 0; full < 2; ++full) {
+      for (int bi = 0; bi < 6; ++bi) {
+        const int br = box_list[bi];
+        const int kb = br * kRowBytes / 1024;
+        CK(cudaMemset(dstt.p, 0xFF, dstt.n * sizeof(uint16_t)));
+        CUtensorMap map = make_map(dstt.p, st_rows, br);
+        out.zero();
+        k_tma_store_lat<<<1, 128, dyn_lat>>>(map, out.p, n, br, st_rows, full);
+        CK_LAUNCH();
+        // verify the rows written (rows [0, min(n*br, st_rows)) hold pattern(row % br, col))
+        auto h = dstt.get();
+        long long rows_written = std::min<long long>(static_cast<long long>(n) * br, st_rows);
+        unsigned bad = 0;
+        for (long long r = 0; r < rows_written; r += 7)
+          for (int cc = 0; cc < kCols; cc += 5)
+            if (h[r * kCols + cc] != pattern(static_cast<uint32_t>(r % br), cc)) ++bad;
+        std::string nm =
+            std::string("tma_store_latency_") + (full ? "wait_group0_" : "wait_group_read0_") + std::to_string(kb) + "KB";
+        std::string desc = std::string("One thread: t0; cp.async.bulk.tensor.2d.global.shared::cta.bulk_group (box 64x") +
+                           std::to_string(br) + " bf16, 128B swizzle) to a 1 MiB (L2-resident) tensor; "
+                           "cp.async.bulk.commit_group; " +
+                           (full ? "cp.async.bulk.wait_group 0 (writes complete/visible)"
+                                 : "cp.async.bulk.wait_group.read 0 (smem source read, may be reused)") +
+                           "; t1. Written data verified on the host.";
+        if (bad) {
+          c.take_err();
+          c.res->fail(nm, "store data mismatch: " + std::to_string(bad));
+          continue;
+        }
+        record(c, nm, G, "cycles", to_samples(out.get(), kWarm), desc,
+               JObj().num("box_bytes", br * kRowBytes).num("box_rows", br).str("wait", full ? "wait_group 0"
+                                                                                              : "wait_group.read 0"));
+      }
+    }
+  }
+}
+
+}  // namespace mb

@@ -1,0 +1,296 @@
+// Shared pieces of the Hopper microbenchmarks: error checking, the run context, and thin inline-PTX
+// wrappers for the primitives (mbarrier, TMA, bulk groups, cluster, clocks).
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "results.hpp"
+
+namespace mb {
+
+// ---------------------------------------------------------------------------------------------
+// Host side
+// ---------------------------------------------------------------------------------------------
+
+struct CudaError : std::runtime_error {
+  cudaError_t code;
+  CudaError(cudaError_t c, const std::string& m) : std::runtime_error(m), code(c) {}
+};
+
+#define CK(call)                                                                                      \
+  do {                                                                                                \
+    cudaError_t e_ = (call);                                                                          \
+    if (e_ != cudaSuccess) {                                                                          \
+      char b_[512];                                                                                   \
+      std::snprintf(b_, sizeof b_, "%s failed: %s (%s) at %s:%d", #call, cudaGetErrorName(e_),        \
+                    cudaGetErrorString(e_), __FILE__, __LINE__);                                      \
+      throw ::mb::CudaError(e_, b_);                                                                  \
+    }                                                                                                 \
+  } while (0)
+
+// After a <<<>>> launch: catch configuration errors at once and execution errors at the sync.
+#define CK_LAUNCH()                         \
+  do {                                      \
+    CK(cudaGetLastError());                 \
+    CK(cudaDeviceSynchronize());            \
+  } while (0)
+
+// Error slots that kernels bump; read and reset by the host after each benchmark.
+enum ErrSlot : int { ERR_TIMEOUT = 0, ERR_DATA = 1, ERR_OTHER = 2, ERR_SLOTS = 4 };
+
+struct Ctx {
+  Results* res = nullptr;
+  cudaDeviceProp prop{};
+  int dev = 0;
+  int sm_count = 0;
+  double clk_ghz = 0;  // SM clock measured at start (clock64 vs %globaltimer), used for cycles <-> time
+  bool quick = false;  // fewer repetitions (smoke test)
+  std::string filter;  // only run benchmark groups whose name contains this
+  unsigned* d_err = nullptr;
+
+  void reset_err() const { CK(cudaMemset(d_err, 0, ERR_SLOTS * sizeof(unsigned))); }
+  // Returns "" when no kernel reported a problem, else a short reason.
+  std::string take_err() const {
+    unsigned h[ERR_SLOTS];
+    CK(cudaMemcpy(h, d_err, sizeof h, cudaMemcpyDeviceToHost));
+    CK(cudaMemset(d_err, 0, sizeof h));
+    std::string r;
+    if (h[ERR_TIMEOUT]) r += "kernel-side wait timed out " + std::to_string(h[ERR_TIMEOUT]) + "x; ";
+    if (h[ERR_DATA]) r += "data check mismatches: " + std::to_string(h[ERR_DATA]) + "; ";
+    if (h[ERR_OTHER]) r += "other kernel-reported errors: " + std::to_string(h[ERR_OTHER]) + "; ";
+    return r;
+  }
+  int reps(int full, int quick_reps) const { return quick ? quick_reps : full; }
+};
+
+// Converts raw uint64 cycle samples to doubles, dropping the first `warm` entries.
+inline std::vector<double> to_samples(const std::vector<unsigned long long>& raw, size_t warm, double scale = 1.0) {
+  std::vector<double> v;
+  for (size_t i = warm; i < raw.size(); ++i) v.push_back(static_cast<double>(raw[i]) * scale);
+  return v;
+}
+
+// Device buffer with RAII.
+template <class T>
+struct DevBuf {
+  T* p = nullptr;
+  size_t n = 0;
+  DevBuf() = default;
+  explicit DevBuf(size_t count) { alloc(count); }
+  void alloc(size_t count) {
+    n = count;
+    CK(cudaMalloc(&p, count * sizeof(T)));
+  }
+  ~DevBuf() {
+    if (p) cudaFree(p);
+  }
+  DevBuf(const DevBuf&) = delete;
+  DevBuf& operator=(const DevBuf&) = delete;
+  std::vector<T> get() const {
+    std::vector<T> h(n);
+    CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost));
+    return h;
+  }
+  void zero() { CK(cudaMemset(p, 0, n * sizeof(T))); }
+};
+
+// Checks the kernel-reported error slots; on a problem the measurement is dropped and listed under
+// "failures" instead, otherwise it is added. Returns true when it was recorded.
+inline bool record(Ctx& c, const std::string& name, const std::string& group, const std::string& unit,
+                   const std::vector<double>& samples, const std::string& desc, JObj params = {}) {
+  std::string e = c.take_err();
+  if (!e.empty()) {
+    c.res->fail(name, e);
+    return false;
+  }
+  if (samples.empty()) {
+    c.res->fail(name, "no samples");
+    return false;
+  }
+  c.res->add(name, group, unit, samples, desc, std::move(params));
+  return true;
+}
+
+// Benchmark group entry points (one per source file).
+void bench_mbarrier(Ctx& c);
+void bench_tma(Ctx& c);
+void bench_wgmma(Ctx& c);
+void bench_sync(Ctx& c);
+void bench_memory(Ctx& c);
+void bench_launch(Ctx& c);
+
+// Flushes L2 by reading (and writing) a buffer larger than L2. Defined in bench_memory.cu.
+void flush_l2(Ctx& c);
+
+// ---------------------------------------------------------------------------------------------
+// Device side
+// ---------------------------------------------------------------------------------------------
+
+#define DEVI __device__ __forceinline__
+
+constexpr unsigned long long kTimeoutNs = 500ull * 1000 * 1000;  // 0.5 s per wait, then give up
+
+DEVI unsigned long long clk() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+  return t;
+}
+DEVI unsigned long long gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t)::"memory");
+  return t;
+}
+DEVI unsigned smid() {
+  unsigned r;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(r));
+  return r;
+}
+DEVI uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+
+// Busy-wait for about `cycles` SM clocks.
+DEVI void spin_cycles(long long cycles) {
+  unsigned long long t0 = clk();
+  while ((long long)(clk() - t0) < cycles) {
+  }
+}
+
+// ---- mbarrier ----
+DEVI void mbar_init(uint32_t bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+DEVI void fence_mbar_init() { asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory"); }
+DEVI void mbar_arrive(uint32_t bar) {
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0];\n}" ::"r"(bar) : "memory");
+}
+DEVI void mbar_arrive_cnt(uint32_t bar, uint32_t cnt) {
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.shared::cta.b64 st, [%0], %1;\n}" ::"r"(bar), "r"(cnt) : "memory");
+}
+DEVI void mbar_arrive_expect_tx(uint32_t bar, uint32_t tx) {
+  asm volatile("{\n .reg .b64 st;\n mbarrier.arrive.expect_tx.shared::cta.b64 st, [%0], %1;\n}" ::"r"(bar), "r"(tx)
+               : "memory");
+}
+DEVI void mbar_expect_tx(uint32_t bar, uint32_t tx) {
+  asm volatile("mbarrier.expect_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(tx) : "memory");
+}
+DEVI void mbar_complete_tx(uint32_t bar, uint32_t tx) {
+  asm volatile("mbarrier.complete_tx.relaxed.cta.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(tx) : "memory");
+}
+// Arrive on a barrier of (possibly) another CTA of the cluster: `remote` comes from mapa.
+DEVI void mbar_arrive_cluster(uint32_t remote) {
+  asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+// Same with the instruction's default semantics (release, CTA scope), the form CUTLASS's ClusterBarrier uses.
+DEVI void mbar_arrive_cluster_default(uint32_t remote) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(remote) : "memory");
+}
+DEVI uint32_t mbar_try_wait(uint32_t bar, uint32_t parity) {
+  uint32_t ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok;
+}
+DEVI uint32_t mbar_try_wait_cluster(uint32_t bar, uint32_t parity) {
+  uint32_t ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok;
+}
+// Relaxed forms (PTX ISA 8.6): no acquire / release ordering.
+DEVI void mbar_arrive_expect_tx_relaxed(uint32_t bar, uint32_t tx) {
+  asm volatile("mbarrier.arrive.expect_tx.relaxed.cta.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(tx) : "memory");
+}
+DEVI uint32_t mbar_try_wait_relaxed(uint32_t bar, uint32_t parity) {
+  uint32_t ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.try_wait.parity.relaxed.cta.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok;
+}
+DEVI uint32_t mbar_test_wait(uint32_t bar, uint32_t parity) {
+  uint32_t ok;
+  asm volatile(
+      "{\n .reg .pred p;\n mbarrier.test_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}"
+      : "=r"(ok)
+      : "r"(bar), "r"(parity)
+      : "memory");
+  return ok;
+}
+
+enum WaitKind : int { WAIT_TRY = 0, WAIT_TEST = 1, WAIT_TRY_CLUSTER = 2, WAIT_TRY_RELAXED = 3 };
+
+// Bounded wait: polls; every 1024 failed polls it looks at %globaltimer, and after kTimeoutNs it
+// counts a timeout in err[ERR_TIMEOUT] and returns false. The timer read is off the fast path.
+template <int KIND = WAIT_TRY>
+DEVI bool mbar_wait(uint32_t bar, uint32_t parity, unsigned* err) {
+  uint32_t spins = 0;
+  unsigned long long deadline = 0;
+  while (true) {
+    uint32_t ok = KIND == WAIT_TEST          ? mbar_test_wait(bar, parity)
+                  : KIND == WAIT_TRY_CLUSTER ? mbar_try_wait_cluster(bar, parity)
+                  : KIND == WAIT_TRY_RELAXED ? mbar_try_wait_relaxed(bar, parity)
+                                             : mbar_try_wait(bar, parity);
+    if (ok) return true;
+    if ((++spins & 1023u) == 0) {
+      unsigned long long now = gtime();
+      if (deadline == 0) {
+        deadline = now + kTimeoutNs;
+      } else if (now > deadline) {
+        atomicAdd(&err[ERR_TIMEOUT], 1u);
+        return false;
+      }
+    }
+  }
+}
+
+// ---- cluster ----
+DEVI uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+DEVI uint32_t mapa_shared(uint32_t addr, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+DEVI void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// ---- TMA / bulk async ----
+DEVI void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+DEVI void tma_load_2d(uint32_t dst, const void* tmap, int x, int y, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          dst),
+      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+DEVI void tma_store_2d(const void* tmap, int x, int y, uint32_t src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.tile.bulk_group [%0, {%1, %2}], [%3];" ::"l"(
+                   reinterpret_cast<uint64_t>(tmap)),
+               "r"(x), "r"(y), "r"(src)
+               : "memory");
+}
+DEVI void bulk_commit() { asm volatile("cp.async.bulk.commit_group;" ::: "memory"); }
+DEVI void bulk_wait_read0() { asm volatile("cp.async.bulk.wait_group.read 0;" ::: "memory"); }
+DEVI void bulk_wait0() { asm volatile("cp.async.bulk.wait_group 0;" ::: "memory"); }
+DEVI void prefetch_tmap(const void* tmap) {
+  asm volatile("prefetch.tensormap [%0];" ::"l"(reinterpret_cast<uint64_t>(tmap)) : "memory");
+}
+
+}  // namespace mb

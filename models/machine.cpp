@@ -43,6 +43,7 @@ const std::vector<ParamDef>& param_defs() {
       {{"tma_issue_cycles", "issue cost of a TMA instruction"}, &Machine::tma_issue_cycles},
       {{"tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time"}, &Machine::tma_load_latency_cycles},
       {{"tma_bytes_per_cycle", "one SM's TMA engine bandwidth"}, &Machine::tma_bytes_per_cycle},
+      {{"tma_store_bytes_per_cycle", "one SM's TMA engine reading smem for bulk stores"}, &Machine::tma_store_bytes_per_cycle},
       {{"tma_store_read_cycles", "TMA store: issue to smem read done, beyond the transfer"}, &Machine::tma_store_read_cycles},
       {{"tma_store_latency_cycles", "TMA store: smem read to global writes complete"}, &Machine::tma_store_latency_cycles},
       {{"l2_bytes_per_cycle", "whole-GPU L2 bandwidth shared by all SMs"}, &Machine::l2_bytes_per_cycle},
@@ -56,6 +57,8 @@ const std::vector<ParamDef>& param_defs() {
       {{"tensor_flops_per_cycle_4bit", "dense 4-bit FLOP per SM per cycle (0: not supported)"}, &Machine::tensor_flops_per_cycle_4bit},
       {{"wgmma_latency_cycles", "wgmma: end of its tensor-pipe occupancy to its group completing"}, &Machine::wgmma_latency_cycles},
       {{"mma_sync_latency_cycles", "mma.sync: dependent-issue latency"}, &Machine::mma_sync_latency_cycles},
+      {{"mma_sync_flops_per_cycle_16bit", "mma.sync dense 16-bit FLOP per SM per cycle (all four sub-partitions)"},
+       &Machine::mma_sync_flops_per_cycle_16bit},
       {{"umma_latency_cycles", "tcgen05.mma: end of occupancy to completion"}, &Machine::umma_latency_cycles},
       {{"tmem_ld_cycles", "tcgen05.ld/st of 32 lanes x 32 bit x 32 columns"}, &Machine::tmem_ld_cycles},
       {{"tmem_cp_cycles", "tcgen05.cp of 128x256b"}, &Machine::tmem_cp_cycles},
@@ -172,7 +175,7 @@ Machine load_machine(const std::string& name_or_path) {
   }
   if (m.sm_count < 1 || m.clock_mhz <= 0 || m.max_warps_per_sm < 1 || m.max_ctas_per_sm < 1)
     throw bad("sm_count, clock_mhz, max_warps_per_sm and max_ctas_per_sm must be positive");
-  if (m.tma_bytes_per_cycle <= 0 || m.l2_bytes_per_cycle <= 0 || m.lsu_bytes_per_cycle <= 0 || m.smem_bytes_per_cycle <= 0)
+  if (m.tma_bytes_per_cycle <= 0 || m.tma_store_bytes_per_cycle <= 0 || m.l2_bytes_per_cycle <= 0 || m.lsu_bytes_per_cycle <= 0 || m.smem_bytes_per_cycle <= 0)
     throw bad("bandwidths must be positive");
   return m;
 }

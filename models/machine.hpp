@@ -38,6 +38,7 @@ struct Machine {
   std::int64_t tma_issue_cycles = 0;
   std::int64_t tma_load_latency_cycles = 0;
   double tma_bytes_per_cycle = 0;  // one SM's TMA engine
+  double tma_store_bytes_per_cycle = 0;  // one SM's TMA engine reading smem for stores
   std::int64_t tma_store_read_cycles = 0;
   std::int64_t tma_store_latency_cycles = 0;
   double l2_bytes_per_cycle = 0;   // whole GPU
@@ -52,6 +53,7 @@ struct Machine {
   std::int64_t tensor_flops_per_cycle_4bit = 0;
   std::int64_t wgmma_latency_cycles = 0;
   std::int64_t mma_sync_latency_cycles = 0;
+  std::int64_t mma_sync_flops_per_cycle_16bit = 0;  // mma.sync (legacy path) dense FLOP per SM per cycle
   std::int64_t umma_latency_cycles = 0;
   std::int64_t tmem_ld_cycles = 0;
   std::int64_t tmem_cp_cycles = 0;

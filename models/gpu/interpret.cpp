@@ -19,6 +19,10 @@ const char* action_name(int a) {
   return names[a];
 }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
+// Cycles to move `bytes` at `per_cycle` bytes per cycle, rounded up.
+std::int64_t transfer_cycles(std::int64_t bytes, double per_cycle) {
+  return static_cast<std::int64_t>(std::ceil(static_cast<double>(bytes) / per_cycle - 1e-9));
+}
 }  // namespace
 
 void Simulator::step(std::uint32_t id) {
@@ -196,8 +200,11 @@ Cycle Simulator::tensor_issue(Warp& w, const isa::OpDesc& d, std::int64_t count,
     tensor_busy_ += 4 * occ;
     return start + Cycle(occ);
   }
-  // mma.sync runs on the warp's own sub-partition: a quarter of the SM's rate.
-  std::int64_t occ = ceil_div(flops * 4, rate);
+  // mma.sync runs on the warp's own sub-partition: a quarter of the SM's mma.sync rate (scaled from the
+  // 16-bit rate by the operand width like the wgmma rates).
+  std::int64_t sync_rate = std::max<std::int64_t>(
+      1, machine_.mma_sync_flops_per_cycle_16bit * rate / std::max<std::int64_t>(1, machine_.tensor_flops_per_cycle_16bit));
+  std::int64_t occ = ceil_div(flops * 4, sync_rate);
   Cycle& pipe = sm.pipe_free[w.index % 4];
   Cycle start = sim::max(now(), pipe);
   pipe = start + Cycle(occ);
@@ -357,7 +364,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       flat_smem(id, op, d, 4, v);
       Sm& sm = sms_[cta.sm];
       Cycle start = sim::max(now() + Cycle(m.tma_issue_cycles), sm.tma_free);
-      std::int64_t occ = ceil_div(bytes, static_cast<std::int64_t>(std::ceil(m.tma_bytes_per_cycle)));
+      std::int64_t occ = transfer_cycles(bytes, m.tma_bytes_per_cycle);
       sm.tma_free = start + Cycle(occ);
       tma_busy_ += occ;
       Cycle done = sim::max(start + Cycle(occ), l2_transfer(start, bytes)) + jit(m.tma_load_latency_cycles);
@@ -391,7 +398,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       check_async_read(id, op, d, 4, v);
       Sm& sm = sms_[cta.sm];
       Cycle start = sim::max(now() + Cycle(m.tma_issue_cycles), sm.tma_free);
-      std::int64_t occ = ceil_div(bytes, static_cast<std::int64_t>(std::ceil(m.tma_bytes_per_cycle)));
+      std::int64_t occ = transfer_cycles(bytes, m.tma_store_bytes_per_cycle);
       sm.tma_free = start + Cycle(occ);
       tma_busy_ += occ;
       Cycle read = start + Cycle(occ) + jit(m.tma_store_read_cycles);
@@ -432,7 +439,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       flat_smem(id, op, d, 1, v);
       Sm& sm = sms_[cta.sm];
       Cycle start = sim::max(now() + Cycle(m.op_issue_cycles), sm.lsu_free);
-      std::int64_t occ = ceil_div(bytes, static_cast<std::int64_t>(std::ceil(m.lsu_bytes_per_cycle)));
+      std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
       sm.lsu_free = start + Cycle(occ);
       lsu_busy_ += occ;
       Cycle done = sim::max(start + Cycle(occ), l2_transfer(start, bytes)) + jit(m.cp_async_latency_cycles);
@@ -483,14 +490,14 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
         std::uint32_t f = flat_smem(id, op, d, 1, v);
         if (d.kind == OpKind::kStShared) cta.smem_dirty[f] |= 1u << w.index;
       }
-      return busy(std::max<std::int64_t>(1, ceil_div(bytes, static_cast<std::int64_t>(std::ceil(m.smem_bytes_per_cycle)))));
+      return busy(std::max<std::int64_t>(1, transfer_cycles(bytes, m.smem_bytes_per_cycle)));
     }
     case OpKind::kLdGlobal:
     case OpKind::kStGlobal: {
       std::int64_t bytes = d.bytes >= 0 ? d.bytes : val(0);
       Sm& sm = sms_[cta.sm];
       Cycle start = sim::max(now() + Cycle(m.op_issue_cycles), sm.lsu_free);
-      std::int64_t occ = ceil_div(bytes, static_cast<std::int64_t>(std::ceil(m.lsu_bytes_per_cycle)));
+      std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
       sm.lsu_free = start + Cycle(occ);
       lsu_busy_ += occ;
       Cycle done = sim::max(start + Cycle(occ), l2_transfer(start, bytes));

@@ -111,9 +111,13 @@ TEST_CASE("--trace writes Chrome trace events with warp tracks, async slices, fl
 TEST_CASE("check --seeds reports schedules that break a rule, with the seed to rerun", "[cli][check]") {
   // A waiter that is woken by the first of two quick completions: whether the second lands before it
   // resumes depends on the jittered latencies.
+  // The second arrive lands 4 cycles after the nominal wake-up: fine without jitter, an overrun when the
+  // jittered wake-up comes later than that.
+  auto m = models::load_machine("h100-sxm");
+  std::int64_t gap = m.mbarrier_wake_cycles - m.mbarrier_arrive_cycles + 4;
   std::string path = (std::filesystem::temp_directory_path() / "smpipe_race.pipe").string();
   std::ofstream(path) << "kernel race warps=2 {\n mbarrier b count=32\n warp 0 s { compute cycles=100\n arrive b\n"
-                         " compute cycles=36\n arrive b }\n warp 1 w { wait b parity=0 }\n}\n";
+                         " compute cycles=" << gap << "\n arrive b }\n warp 1 w { wait b parity=0 }\n}\n";
   auto plain = run_cli({"run", path});
   CHECK(plain.code == 0);
   auto r = run_cli({"check", path, "--seeds", "40", "--jitter", "50"});

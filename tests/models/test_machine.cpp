@@ -53,3 +53,40 @@ TEST_CASE("unknown, missing and untagged machine parameters are errors", "[machi
   CHECK_THROWS_WITH(models::load_machine("h300"), Catch::Contains("unknown machine 'h300' (built-in: b200, h100-sxm, h200"));
   CHECK_NOTHROW(models::load_machine(write_variant([](auto&) {})));
 }
+
+TEST_CASE("measured machine parameters equal the medians in the committed result files", "[machine]") {
+  int checked = 0;
+  for (const auto& n : models::builtin_machine_names()) {
+    models::Machine m = models::load_machine(n);
+    std::ifstream in(m.path);
+    nlohmann::json j = nlohmann::json::parse(in);
+    for (const auto& [key, p] : j["params"].items()) {
+      std::string src = p["source"];
+      if (src.rfind("measured: ", 0) != 0) continue;
+      auto hash = src.find('#');
+      REQUIRE(hash != std::string::npos);
+      std::string file = src.substr(10, hash - 10);
+      std::string name = src.substr(hash + 1, src.find(' ', hash) - hash - 1);
+      INFO(n << " " << key << " <- " << file << "#" << name);
+      std::ifstream rf(std::string(SMPIPE_SOURCE_DIR) + "/" + file);
+      REQUIRE(rf.good());
+      nlohmann::json results = nlohmann::json::parse(rf);
+      double value = p["value"];
+      if (name == "clocks") {
+        CHECK(std::abs(results["clocks"]["sm_clock_mhz_measured_all_sms_busy"].get<double>() - value) < 5);
+        ++checked;
+        continue;
+      }
+      bool found = false;
+      for (const auto& meas : results["measurements"]) {
+        if (meas["name"] != name) continue;
+        found = true;
+        double median = meas["median"];
+        CHECK(std::abs(median - value) <= (value == std::round(value) ? 0.5 : 1e-3));
+      }
+      CHECK(found);
+      ++checked;
+    }
+  }
+  CHECK(checked >= 10);
+}

@@ -147,7 +147,8 @@ kernel k warps=4 {{
                        n);
   };
   auto m = models::load_machine("h100-sxm");
-  std::int64_t occ = 2 * 64 * 256 * 16 / m.tensor_flops_per_cycle_16bit;  // 128 cycles per wgmma
+  std::int64_t flops = 2 * 64 * 256 * 16;
+  std::int64_t occ = (flops + m.tensor_flops_per_cycle_16bit - 1) / m.tensor_flops_per_cycle_16bit;  // ~128 cycles
   auto w0 = run_text(prog(0)), w1 = run_text(prog(1)), w2 = run_text(prog(2));
   REQUIRE(w0.outcome == Outcome::kFinished);
   // wait 0: both groups done (two back-to-back occupancies + latency); wait 1: only the first; wait 2: none.
@@ -178,8 +179,10 @@ kernel k warps=8 {{
 )",
                        groups);
   };
+  auto m = models::load_machine("h100-sxm");
+  std::int64_t occ = (8 * 2 * 64 * 256 * 16 + m.tensor_flops_per_cycle_16bit - 1) / m.tensor_flops_per_cycle_16bit;
   auto one = run_text(prog(1)), two = run_text(prog(2));
-  CHECK(two.cycles - one.cycles == 8 * 128);  // the second warpgroup's wgmmas queue behind the first's
+  CHECK(two.cycles - one.cycles == occ);  // the second warpgroup's wgmmas queue behind the first's
 }
 
 TEST_CASE("cp.async groups: wait N and cp.async.arrive with and without noinc", "[semantics][cp.async]") {

@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Writes models/machines/{h100-sxm,h200,b200}.json: published numbers with their citations, and the
+numbers measured by validation/microbench on the project's H100 (validation/results/h100/microbench.json),
+each with its source tag. Run from the repository root after a new calibration run:
+
+    python3 validation/calibration/make_machines.py
+
+A measured value names its measurement as `measured: FILE#NAME (GPU, date)`; tests/models/test_machine.cpp
+checks that the value equals the measurement's median (rounded) in the committed result file.
+"""
+import json
+import os
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+RESULTS = "validation/results/h100/microbench.json"
+SPEC = "published: shared/spec/machines.md"
+GUIDE = "published: CUDA C++ Programming Guide 13, compute capability 9.0 table"
+
+with open(os.path.join(ROOT, RESULTS)) as f:
+    run = json.load(f)
+MEDIAN = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
+WHO = f'{run["gpu"]["name"]}, {run["date_utc"][:10]}'
+
+
+def measured(name, integer=True):
+    v = MEDIAN[name]
+    return (round(v) if integer else round(v, 3)), f"measured: {RESULTS}#{name} ({WHO})"
+
+
+def derived(value, how):
+    return value, f"derived: {how} ({RESULTS}, {WHO})"
+
+
+def est(value, why):
+    return value, f"estimate: {why} (not measured yet)"
+
+
+clock = 1980
+l2_bw = MEDIAN["l2_read_bw_all_sms"] * 1e9 / (clock * 1e6)
+tma_bw = MEDIAN["tma_load_bw_pipe_l2_one_sm_box32KB_bytes_per_cycle"]
+store_slope = (MEDIAN["tma_store_latency_wait_group_read0_32KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]) / (31 * 1024)
+store_bw = 1 / store_slope
+mma_sync_cycles = MEDIAN["mma_sync_throughput_m16n8k16_f16_4warps"]
+mma_per_warp = MEDIAN["mma_sync_throughput_m16n8k16_f16_per_warp"]
+
+h100 = {
+    "sm_count": (132, "published: NVIDIA H100 SXM5 datasheet (132 SMs); also read from the device in " + RESULTS),
+    "clock_mhz": (clock, f"measured: {RESULTS}#clocks (clock64 / %globaltimer: 1979-1980 MHz, nvidia-smi 1980 MHz; {WHO})"),
+    "max_warps_per_sm": (64, GUIDE),
+    "max_ctas_per_sm": (32, GUIDE),
+    "smem_per_sm": (233472, GUIDE + " (228 KB per SM; the device reports the same)"),
+    "smem_per_cta_max": (232448, GUIDE + " (227 KB per block opt-in; the device reports the same)"),
+    "smem_reserved_per_cta": (1024, GUIDE + " (1 KB reserved per block)"),
+    "max_cluster_size": (16, "published: CUDA C++ Programming Guide 13, thread block clusters (8 portable, 16 non-portable)"),
+    "tmem_columns": (0, "derived: Hopper has no tensor memory (tcgen05 is sm_100)"),
+    "has_wgmma": (1, "published: PTX ISA 9.7.15 (wgmma requires sm_90a)"),
+    "cta_launch_cycles": measured("cta_wave_gap_same_sm"),
+    "op_issue_cycles": est(2, "issue of a fence / commit / bar.arrive"),
+    "mbarrier_arrive_cycles": est(4, "issue of a local arrive"),
+    "mbarrier_test_wait_cycles": measured("mbar_test_wait_completed_dependent"),
+    "mbarrier_wake_cycles": measured("mbar_wake_other_warp_same_wg"),
+    "remote_arrive_cycles": measured("mbar_cluster_remote_arrive_rtt_half"),
+    "named_barrier_cycles": derived(round(MEDIAN["bar_sync_latency_8warps"]),
+                                    "bar_sync_latency_8warps (27 cycles at 2 warps, 85 at 32)"),
+    "cluster_sync_cycles": measured("cluster_barrier_latency_cs2"),
+    "tma_issue_cycles": measured("tma_burst_8KBx24_issue_interval"),
+    "tma_load_latency_cycles": derived(round(MEDIAN["tma_load_latency_l2_1KB"] - 1024 / tma_bw),
+                                       "tma_load_latency_l2_1KB minus 1 KB at the one-SM TMA bandwidth"),
+    "tma_bytes_per_cycle": measured("tma_load_bw_pipe_l2_one_sm_box32KB_bytes_per_cycle", integer=False),
+    "tma_store_bytes_per_cycle": derived(round(store_bw, 3),
+                                         "slope of tma_store_latency_wait_group_read0 from 1 KB to 32 KB"),
+    "tma_store_read_cycles": derived(round(MEDIAN["tma_store_latency_wait_group_read0_1KB"] - 1024 / store_bw),
+                                     "tma_store_latency_wait_group_read0_1KB minus 1 KB at the store bandwidth"),
+    "tma_store_latency_cycles": derived(round(MEDIAN["tma_store_latency_wait_group0_1KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]),
+                                        "tma_store_latency_wait_group0 minus wait_group_read0 (11 cycles at every size)"),
+    "l2_bytes_per_cycle": derived(round(l2_bw, 3), "l2_read_bw_all_sms / the 1980 MHz clock"),
+    "cp_async_latency_cycles": measured("cp_async_cg16_latency_l2"),
+    "lsu_bytes_per_cycle": measured("cp_async_cg16_throughput_one_sm_l2", integer=False),
+    "smem_bytes_per_cycle": (128, "published: 32 banks x 4 bytes per cycle (CUDA C++ Programming Guide, shared memory)"),
+    "global_load_latency_cycles": measured("load_latency_l2_hit"),
+    "tensor_flops_per_cycle_16bit": derived(round(2 * 64 * 256 * 16 / MEDIAN["wgmma_throughput_m64n256k16_bf16_2wg"]),
+                                            "2*64*256*16 FLOP / wgmma_throughput_m64n256k16_bf16_2wg (published: 4096)"),
+    "tensor_flops_per_cycle_8bit": derived(round(2 * 64 * 256 * 32 / MEDIAN["wgmma_throughput_m64n256k32_e4m3_2wg"]),
+                                           "2*64*256*32 FLOP / wgmma_throughput_m64n256k32_e4m3_2wg (published: 8192)"),
+    "tensor_flops_per_cycle_tf32": (2048, "derived: half the 16-bit rate (H100 datasheet: tf32 494.7 vs bf16 989.4 TFLOP/s dense)"),
+    "tensor_flops_per_cycle_4bit": (0, "derived: Hopper tensor cores have no 4-bit floating point"),
+    "wgmma_latency_cycles": derived(round(MEDIAN["wgmma_latency_m64n128k16_bf16"] - 64),
+                                    "wgmma_latency_m64n128k16_bf16 minus its 64-cycle occupancy (172-180 for N<=128, 217 at N=256)"),
+    "mma_sync_latency_cycles": derived(round(MEDIAN["mma_sync_latency_m16n8k16_f16"] - mma_per_warp),
+                                       "mma_sync_latency_m16n8k16_f16 minus mma_sync_throughput_m16n8k16_f16_per_warp"),
+    "mma_sync_flops_per_cycle_16bit": derived(round(4096 / mma_sync_cycles),
+                                              "4096 FLOP per m16n8k16 / mma_sync_throughput_m16n8k16_f16_4warps"),
+    "umma_latency_cycles": (0, "derived: no tcgen05 on sm_90"),
+    "tmem_ld_cycles": (0, "derived: no tcgen05 on sm_90"),
+    "tmem_cp_cycles": (0, "derived: no tcgen05 on sm_90"),
+    "tmem_alloc_cycles": (0, "derived: no tcgen05 on sm_90"),
+    "clc_latency_cycles": (0, "derived: no cluster launch control on sm_90"),
+}
+
+# The H200 has the H100's SM: SM-internal numbers carry over from the H100 measurement; memory numbers
+# wait for an H200 run.
+h200 = {}
+for k, (v, src) in h100.items():
+    if src.startswith("measured:") or src.startswith("derived:") and RESULTS in src:
+        src = "derived: the H100's SM; " + src
+    h200[k] = (v, src)
+h200["l2_bytes_per_cycle"] = (h100["l2_bytes_per_cycle"][0], "derived: assumed equal to the H100's (same L2 design, 60 MB); not measured on an H200")
+
+B = "published: shared/spec/machines.md (B200)"
+
+
+def bd(value, why):
+    return value, "estimate: " + why + " (no Blackwell GPU is available to the project)"
+
+
+b200 = dict(h100)
+b200.update({
+    "sm_count": (148, B),
+    "clock_mhz": (1900, B + " (~1.85-1.97 GHz; midpoint)"),
+    "tmem_columns": (512, "published: PTX ISA 9.7.16 (tensor memory: 128 lanes x 512 columns)"),
+    "has_wgmma": (0, "published: PTX ISA 9.7.15 (wgmma is sm_90a only)"),
+    "tensor_flops_per_cycle_16bit": (8192, B + " (dense bf16 FLOP per SM per clock)"),
+    "tensor_flops_per_cycle_8bit": (16384, B + " (dense fp8)"),
+    "tensor_flops_per_cycle_tf32": (4096, "derived: half the 16-bit rate"),
+    "tensor_flops_per_cycle_4bit": (32768, B + " (dense fp4)"),
+    "tma_load_latency_cycles": (1200, B + " (TMA load 518-918 cycles plus ~700 of async overhead; rough)"),
+    "umma_latency_cycles": bd(200, "tcgen05.mma beyond occupancy; machines.md: 128x128x64 ~559 cycles in all"),
+    "tmem_ld_cycles": bd(16, "tcgen05.ld 32x32b.x32"),
+    "tmem_cp_cycles": bd(32, "tcgen05.cp 128x256b"),
+    "tmem_alloc_cycles": bd(20, "tcgen05.alloc"),
+    "clc_latency_cycles": bd(400, "try_cancel round trip"),
+    "l2_bytes_per_cycle": bd(4200, "L2 bandwidth scaled from the H100 by SM count"),
+    "wgmma_latency_cycles": (0, "derived: no wgmma on sm_100"),
+})
+for k, (v, src) in list(b200.items()):
+    if src.startswith("measured:") or (src.startswith("derived:") and RESULTS in src):
+        b200[k] = (v, "estimate: taken from the H100 measurement, assuming Blackwell's SM is no slower here; " + src)
+
+for name, desc, params in [
+    ("h100-sxm", "NVIDIA H100 SXM5 80GB (sm_90a). SM-level numbers measured by validation/microbench on the project's H100; "
+                 "the rest published. Regenerate with validation/calibration/make_machines.py.", h100),
+    ("h200", "NVIDIA H200 SXM 141GB (sm_90a): the H100's SM with more and faster HBM. SM-level numbers carried over from the "
+             "H100 measurement; not yet measured on an H200.", h200),
+    ("b200", "NVIDIA B200 (sm_100a). Published and derived numbers only: no Blackwell GPU is available to the project.", b200),
+]:
+    j = {"name": name, "description": desc, "params": {k: {"value": v, "source": s} for k, (v, s) in params.items()}}
+    with open(os.path.join(ROOT, "models/machines", name + ".json"), "w") as f:
+        f.write(json.dumps(j, indent=2) + "\n")
+print("wrote models/machines/{h100-sxm,h200,b200}.json")

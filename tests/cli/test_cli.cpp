@@ -61,7 +61,7 @@ TEST_CASE("exit codes: 0 finished, 1 bad input, 2 deadlock, 3 undefined behaviou
   CHECK_THAT(help.out, Catch::Contains("--jitter"));
 }
 
-TEST_CASE("-D changes a param and --dump-program prints the bytecode", "[cli]") {
+TEST_CASE("run: -D changes a param and --dump-program prints the bytecode", "[cli]") {
   auto four = run_cli({"run", example("mainloop"), "--json"});
   auto eight = run_cli({"run", example("mainloop"), "--json", "-D", "KTILES=64"});
   auto j4 = nlohmann::json::parse(four.out), j8 = nlohmann::json::parse(eight.out);
@@ -89,7 +89,7 @@ TEST_CASE("the same inputs and seed give byte-identical outputs", "[cli][determi
   }
 }
 
-TEST_CASE("--trace writes Chrome trace events with warp tracks, async slices, flows and barrier tracks", "[cli][trace]") {
+TEST_CASE("run: --trace writes Chrome trace events with warp tracks, async slices, flows and barrier tracks", "[cli][trace]") {
   std::string path = (std::filesystem::temp_directory_path() / "smpipe_trace.json").string();
   auto r = run_cli({"run", example("mainloop"), "--trace", path});
   REQUIRE(r.code == 0);

@@ -866,7 +866,9 @@ class Compiler {
   void check_tma(OpDesc& d, const OpSpec& spec, const Stmt& s) {
     const AttrSlot& t = attr(d, spec, "tensor");
     const AttrSlot& box = attr(d, spec, "box");
-    const AttrSlot& bytes = attr(d, spec, "bytes");
+    static const AttrSlot kAbsent{};
+    bool has_bytes = std::any_of(spec.attrs.begin(), spec.attrs.end(), [](const AttrSpec& a) { return a.name == "bytes"; });
+    const AttrSlot& bytes = has_bytes ? attr(d, spec, "bytes") : kAbsent;
     if (t.present == bytes.present)
       fail(s.loc, fmt::format("'{}' needs either a tensor with box=(...) or bytes=N", spec.name));
     if (bytes.present) {

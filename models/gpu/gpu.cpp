@@ -87,12 +87,21 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
     barrier_causes_.push_back(cause_id("mbarrier " + program_.mbarriers[d].name));
   for (const auto& r : program_.roles) role_stats_.push_back(RoleStats{r.name, 0, 0, 0, 0, {}});
   for (const auto& b : program_.mbarriers) barrier_stats_.push_back(BarrierStats{b.name, 0, 0, 0, 0});
-  stage_filled_.assign(program_.mbarriers.size(), 0);
   noted_decl_.assign(program_.mbarriers.size(), false);
+}
+
+void Simulator::trace_stage(std::uint32_t cta, std::uint32_t flat, bool ready) {
+  Cta& c = ctas_[cta];
+  if (c.ready[flat] == ready || !traced(cta)) return;
+  c.ready[flat] = ready;
+  std::uint32_t decl = barrier_decl(flat);
+  c.ready_count[decl] += ready ? 1 : -1;
+  options_.trace->counter(c.id, "ready stages: " + program_.mbarriers[decl].name, now().v, c.ready_count[decl]);
 }
 
 void Simulator::note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_index) {
   Cta& c = ctas_[cta];
+  trace_stage(cta, flat, false);
   c.barrier_last_arriver[flat] = warp_index;
   if (warp_index >= 0 && warp_index < 32) c.arrive_mask[flat] |= 1u << warp_index;
 }
@@ -224,6 +233,8 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, i
   c.barrier_last_complete.assign(barrier_count_, Cycle(0));
   c.barrier_last_arriver.assign(barrier_count_, -1);
   c.arrive_mask.assign(barrier_count_, 0);
+  c.ready.assign(barrier_count_, 0);
+  c.ready_count.assign(p.mbarriers.size(), 0);
   c.last_arrive_mask.assign(barrier_count_, 0);
   for (std::size_t d = 0; d < p.mbarriers.size(); ++d)
     if (p.mbarriers[d].count)
@@ -395,6 +406,7 @@ void Simulator::on_phase_completed(std::uint32_t cta, std::uint32_t flat, const 
   for (std::uint32_t w : waiters) wake_at(w, std::max(wake, now()));
   bool trace = traced(cta);
   if (trace) {
+    trace_stage(cta, flat, true);
     auto* t = options_.trace;
     std::uint64_t flow = flow_next_++;
     t->slice(c.id, 1000 + flat, fmt::format("{} phase {} done", barrier_name(cta, flat), c.barriers[flat].phase() - 1),

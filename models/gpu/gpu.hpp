@@ -129,6 +129,10 @@ struct Cta {
   // Which warps arrived in the current and the previous phase: consecutive phases completed by disjoint
   // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
   std::vector<std::uint32_t> arrive_mask, last_arrive_mask;
+  // Stage occupancy for the trace's counters: an element is "ready" from its phase completion until the
+  // next arrival on it (a full stage not yet re-armed, a released slot not yet re-acquired).
+  std::vector<std::uint8_t> ready;
+  std::vector<std::int32_t> ready_count;  // per mbarrier declaration
   NamedBarrier named[16];
   std::vector<WarpgroupState> warpgroups;
   std::vector<TmemAlloc> tmem;

@@ -72,6 +72,7 @@ class Simulator : public sim::Handler {
 
   // barriers
   void note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_index);
+  void trace_stage(std::uint32_t cta, std::uint32_t flat, bool filled);
   void on_phase_completed(std::uint32_t cta, std::uint32_t flat, const char* by);
   void apply_barrier_result(MBarrier::Result r, std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op,
                             std::int64_t count, const char* action);
@@ -141,8 +142,6 @@ class Simulator : public sim::Handler {
   std::vector<bool> sm_used_;
   std::int64_t ctas_run_ = 0;
   std::uint64_t flow_next_ = 1;
-  std::vector<std::int64_t> stage_filled_;  // per mbarrier decl: elements whose phase completed, no arrival since (trace)
-  std::vector<std::uint8_t> filled_flag_;   // per CTA x flat element (traced CTAs only)
   std::vector<std::string> notes_;
   std::uint32_t tmem_requester_ = ~0u;  // the warp executing tmem.alloc right now (see tmem_try_grant)
   std::vector<bool> noted_decl_;

@@ -106,6 +106,7 @@ TEST_CASE("run: --trace writes Chrome trace events with warp tracks, async slice
   CHECK(phases["X"] > 100);
   CHECK(phases["s"] > 0);
   CHECK(phases["s"] == phases["f"]);
+  CHECK(phases["C"] > 10);  // stage-occupancy counters
 }
 
 TEST_CASE("check --seeds reports schedules that break a rule, with the seed to rerun", "[cli][check]") {

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "support.hpp"
 
@@ -56,5 +57,20 @@ TEST_CASE("every example program produces the outcome it declares", "[examples]"
       if (e.line > 0) CHECK(r.out.find(fmt::format("{}:{}:", f, e.line)) != std::string::npos);
       for (const auto& t : e.texts) CHECK(r.out.find(t) != std::string::npos);
     }
+  }
+}
+
+TEST_CASE("the examples that finish use every op of the language", "[examples]") {
+  namespace fs = std::filesystem;
+  std::set<isa::OpKind> used;
+  for (const auto& e : fs::directory_iterator(test::examples_dir())) {
+    if (e.path().extension() != ".pipe" || read_expect(e.path().string()).exit != 0) continue;
+    isa::Program p = isa::compile(isa::parse(isa::load_source(e.path().string())), {});
+    for (const auto& r : p.roles)
+      for (const auto& op : r.ops) used.insert(op.kind);
+  }
+  for (const auto& spec : isa::all_ops()) {
+    INFO(spec.name);
+    CHECK(used.count(spec.kind) == 1);
   }
 }

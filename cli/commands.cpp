@@ -63,17 +63,18 @@ Loaded load(const RunArgs& a) {
     auto [name, value] = isa::parse_define(d);
     overrides[name] = value;
   }
-  isa::Program program = isa::compile(file, overrides, a.kernel);
+  // The machine comes first: the program may size its grid by SM_COUNT.
   std::string gpu = a.gpu;
-  if (gpu.empty()) gpu = program.gpu;
+  if (gpu.empty() && file.gpu) gpu = file.gpu->first;
   if (gpu.empty()) gpu = "h100-sxm";
   models::Machine machine;
   try {
     machine = models::load_machine(gpu);
   } catch (const isa::InputError& e) {
-    if (a.gpu.empty() && program.gpu_loc.file) throw isa::InputError(program.gpu_loc, e.message());
+    if (a.gpu.empty() && file.gpu) throw isa::InputError(file.gpu->second, e.message());
     throw;
   }
+  isa::Program program = isa::compile(file, overrides, a.kernel, models::predefined_constants(machine));
   models::check_fits(program, machine);
   return Loaded{std::move(program), std::move(machine)};
 }

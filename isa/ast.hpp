@@ -32,11 +32,11 @@ struct Stmt;
 using Block = std::vector<Stmt>;
 
 struct Stmt {
-  enum class Kind : std::uint8_t { kLet, kFor, kWhile, kIf, kBreak, kContinue, kExit, kElect, kOp };
+  enum class Kind : std::uint8_t { kLet, kFor, kWhile, kIf, kBreak, kContinue, kExit, kElect, kOp, kCall };
   Kind kind = Kind::kOp;
   SourceLoc loc;
-  std::string name;          // kLet / kFor: the variable; kOp: the op name
-  std::vector<Expr> exprs;   // kLet: [value]; kFor: [from, to, step?]; kWhile / kIf: [condition]
+  std::string name;          // kLet / kFor: the variable; kOp: the op name; kCall: the proc
+  std::vector<Expr> exprs;   // kLet: [value]; kFor: [from, to, step?]; kWhile / kIf: [condition]; kCall: arguments
   Block body;                // kFor / kWhile / kIf (then) / kElect
   Block else_body;           // kIf
   std::vector<Operand> operands;  // kOp
@@ -63,6 +63,14 @@ struct Role {
   SourceLoc loc;
 };
 
+// A procedure: a named block with parameters, inlined at every call (`proc name(a, b) { ... }`).
+struct Proc {
+  std::string name;
+  std::vector<std::string> params;
+  Block body;
+  SourceLoc loc;
+};
+
 struct Kernel {
   std::string name;
   SourceLoc loc;
@@ -71,6 +79,7 @@ struct Kernel {
   SourceLoc grid_loc, cluster_loc;
   std::vector<Decl> decls;
   std::vector<Role> roles;
+  std::vector<Proc> procs;
 };
 
 struct Definition {  // param / const

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <functional>
 #include <limits>
+#include <set>
 
 #include "isa/ast.hpp"
 #include "isa/program.hpp"
@@ -101,7 +102,14 @@ bool is_pow2(std::int64_t v) { return v > 0 && (v & (v - 1)) == 0; }
 
 class Compiler {
  public:
-  Compiler(const File& file, const ParamOverrides& overrides) : file_(file) { bind_definitions(overrides); }
+  Compiler(const File& file, const ParamOverrides& overrides, const std::map<std::string, std::int64_t>& predefined)
+      : file_(file) {
+    for (const auto& [name, value] : predefined) {
+      constants_[name] = value;
+      predefined_.insert(name);
+    }
+    bind_definitions(overrides);
+  }
 
   Program compile_kernel(const std::string& wanted) {
     if (file_.kernels.empty()) fail(SourceLoc{file_.source.get(), 1, 1}, "the file declares no kernel");
@@ -155,6 +163,12 @@ class Compiler {
       if (p.smem_extra < 0) fail(k->smem->loc, "smem= must not be negative");
     }
     compile_decls(*k, p);
+    for (const Proc& pr : k->procs) {
+      check_unique(pr.name, pr.loc);
+      if (procs_.count(pr.name)) fail(pr.loc, fmt::format("proc '{}' is defined twice", pr.name));
+      if (find_op(pr.name)) fail(pr.loc, fmt::format("'{}' is an op name", pr.name));
+      procs_[pr.name] = &pr;
+    }
     program_ = &p;
     p.warp_role.assign(p.warps, -1);
     for (const Role& r : k->roles) compile_role(r, p);
@@ -182,6 +196,7 @@ class Compiler {
       }
     }
     for (const auto& d : file_.definitions) {
+      if (predefined_.count(d.name)) fail(d.loc, fmt::format("'{}' is predefined (from the machine) and cannot be redefined", d.name));
       if (constants_.count(d.name)) fail(d.loc, fmt::format("'{}' is defined twice", d.name));
       auto it = overrides.find(d.name);
       std::int64_t v = it != overrides.end() && d.overridable ? it->second : const_expr(d.value);
@@ -251,7 +266,7 @@ class Compiler {
   int decl_size(const Decl& d) {
     if (!d.size) return 1;
     std::int64_t n = const_expr(*d.size);
-    if (n < 1 || n > 4096) fail(d.size->loc, fmt::format("array size {} out of range 1..4096", n));
+    if (n < 0 || n > 4096) fail(d.size->loc, fmt::format("array size {} out of range 0..4096", n));
     return static_cast<int>(n);
   }
 
@@ -459,7 +474,7 @@ class Compiler {
         compile_expr(s.exprs[0]);
         std::uint32_t var = declare_var(s.name, s.loc);
         emit(Opc::kStore, s.loc, var);
-        std::uint32_t end = hidden_slot(s.name + ".end");
+        std::uint32_t end = hidden_slot(fmt::format("{}.end", s.name));
         compile_expr(s.exprs[1]);
         emit(Opc::kStore, s.loc, end);
         std::optional<std::int64_t> step_const = std::int64_t{1};
@@ -468,7 +483,7 @@ class Compiler {
           step_const = fold(s.exprs[2]);
           if (step_const && *step_const <= 0) fail(s.exprs[2].loc, "the loop step must be positive");
           if (!step_const) {
-            step = hidden_slot(s.name + ".step");
+            step = hidden_slot(fmt::format("{}.step", s.name));
             compile_expr(s.exprs[2]);
             emit(Opc::kStore, s.loc, step);
           }
@@ -539,7 +554,44 @@ class Compiler {
       case Stmt::Kind::kOp:
         compile_op(s, lanes);
         return;
+      case Stmt::Kind::kCall:
+        compile_call(s, lanes);
+        return;
     }
+  }
+
+  // A proc call is inlined: the arguments are evaluated into fresh variables named like the parameters,
+  // and the body sees only those, its own lets, and the file's constants and declarations.
+  void compile_call(const Stmt& s, int lanes) {
+    auto it = procs_.find(s.name);
+    if (it == procs_.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, _] : procs_) names.push_back(n);
+      fail(s.loc, fmt::format("unknown proc '{}'{}", s.name, suggest(s.name, names)));
+    }
+    const Proc& pr = *it->second;
+    if (s.exprs.size() != pr.params.size())
+      fail(s.loc, fmt::format("proc '{}' takes {} argument(s), {} given", pr.name, pr.params.size(), s.exprs.size()));
+    if (std::find(proc_stack_.begin(), proc_stack_.end(), pr.name) != proc_stack_.end())
+      fail(s.loc, fmt::format("proc '{}' calls itself (procs are inlined: no recursion)", pr.name));
+    std::vector<std::uint32_t> arg_slots;
+    for (std::size_t i = 0; i < s.exprs.size(); ++i) {
+      compile_expr(s.exprs[i]);
+      std::uint32_t slot = hidden_slot(fmt::format("{}.{}", pr.name, pr.params[i]));
+      emit(Opc::kStore, s.loc, slot);
+      arg_slots.push_back(slot);
+    }
+    auto saved_scopes = std::move(scopes_);
+    auto saved_loops = std::move(loops_);
+    scopes_.clear();
+    loops_.clear();
+    scopes_.emplace_back();
+    for (std::size_t i = 0; i < pr.params.size(); ++i) scopes_.back().vars[pr.params[i]] = arg_slots[i];
+    proc_stack_.push_back(pr.name);
+    compile_block(pr.body, lanes);
+    proc_stack_.pop_back();
+    scopes_ = std::move(saved_scopes);
+    loops_ = std::move(saved_loops);
   }
 
   void finish_loop(std::size_t break_target, std::size_t continue_target) {
@@ -823,8 +875,8 @@ class Compiler {
         if (b && *b <= 0) fail(attr_loc(s, "bytes"), "bytes must be positive");
         break;
       }
-      case OpKind::kMmaSync: check_mma_sync(d, s); break;
-      case OpKind::kWgmma: check_wgmma(d, s); [[fallthrough]];
+      case OpKind::kMmaSync: resolve_shape(d, spec, s); check_mma_sync(d, s); break;
+      case OpKind::kWgmma: resolve_shape(d, spec, s); check_wgmma(d, s); [[fallthrough]];
       case OpKind::kWgmmaFence: case OpKind::kWgmmaCommit: case OpKind::kWgmmaWait:
         d.collective = true;
         if (d.kind == OpKind::kWgmmaWait) {
@@ -840,7 +892,7 @@ class Compiler {
         if (d.lanes != 32) fail(s.loc, fmt::format("'{}' is issued by a whole warp: it cannot stand inside elect", spec.name));
         break;
       }
-      case OpKind::kUmma: require_elect(); check_umma(d, spec, s); break;
+      case OpKind::kUmma: require_elect(); resolve_shape(d, spec, s); check_umma(d, spec, s); break;
       case OpKind::kUmmaCommit: case OpKind::kClcTryCancel: require_elect(); break;
       case OpKind::kTmemCp: require_elect(); check_tmem_cp(d, s); break;
       case OpKind::kTmemLd: case OpKind::kTmemSt: check_tmem_ldst(d, s); break;
@@ -909,6 +961,24 @@ class Compiler {
                                              inner_bits / 8, *swz, *swz));
     }
     d.bytes = elems * td.bits / 8;
+  }
+
+  // `m=.. n=.. k=..` (constant expressions) is the other way to write a shape word such as m64n128k16.
+  void resolve_shape(OpDesc& d, const OpSpec& spec, const Stmt& s) {
+    bool word = attr(d, spec, "shape").present;
+    bool parts = attr(d, spec, "m").present || attr(d, spec, "n").present || attr(d, spec, "k").present;
+    if (word && parts) fail(s.loc, fmt::format("'{}': give the shape either as a word or as m= n= k=, not both", spec.name));
+    if (word) return;
+    if (!parts) fail(s.loc, fmt::format("'{}' needs a shape (e.g. m64n128k16, or m=64 n=128 k=16)", spec.name));
+    std::int64_t v[3];
+    const char* names[3] = {"m", "n", "k"};
+    for (int i = 0; i < 3; ++i) {
+      if (!attr(d, spec, names[i]).present) fail(s.loc, fmt::format("'{}' needs {}= with the other shape parts", spec.name, names[i]));
+      auto c = const_attr(d, spec, names[i]);
+      if (!c) fail(attr_loc(s, names[i]), fmt::format("{}= must be a constant", names[i]));
+      v[i] = *c;
+    }
+    d.shape = fmt::format("m{}n{}k{}", v[0], v[1], v[2]);
   }
 
   void check_mma_sync(OpDesc& d, const Stmt& s) {
@@ -993,6 +1063,9 @@ class Compiler {
   Program* program_ = nullptr;
   RoleCode* role_ = nullptr;
   std::map<std::string, std::int64_t> constants_;
+  std::set<std::string> predefined_;
+  std::map<std::string, const Proc*> procs_;
+  std::vector<std::string> proc_stack_;
   std::vector<std::pair<std::string, std::int64_t>> param_values_;
   std::map<std::string, std::pair<AttrType, int>> decl_kind_;
   std::vector<Scope> scopes_;
@@ -1003,8 +1076,9 @@ class Compiler {
 
 }  // namespace
 
-Program compile(const File& file, const ParamOverrides& overrides, const std::string& kernel_name) {
-  Compiler c(file, overrides);
+Program compile(const File& file, const ParamOverrides& overrides, const std::string& kernel_name,
+                const std::map<std::string, std::int64_t>& predefined) {
+  Compiler c(file, overrides, predefined);
   return c.compile_kernel(kernel_name);
 }
 

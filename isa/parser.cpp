@@ -149,9 +149,11 @@ class Parser {
         k.decls.push_back(parse_decl());
       } else if (t.text == "warp" || t.text == "warps" || t.text == "warpgroup" || t.text == "warpgroups") {
         k.roles.push_back(parse_role());
+      } else if (t.text == "proc") {
+        k.procs.push_back(parse_proc());
       } else {
-        fail(t.loc, fmt::format("expected a declaration (mbarrier, smem, tensor, named_barrier) or a role "
-                                "(warp, warps, warpgroup, warpgroups), found '{}'",
+        fail(t.loc, fmt::format("expected a declaration (mbarrier, smem, tensor, named_barrier), a role "
+                                "(warp, warps, warpgroup, warpgroups) or a proc, found '{}'",
                                 t.text));
       }
       end_statement();
@@ -216,6 +218,23 @@ class Parser {
         break;
     }
     return d;
+  }
+
+  Proc parse_proc() {
+    Proc p;
+    p.loc = next().loc;
+    p.name = expect_ident("a proc name");
+    expect_punct("(");
+    if (!is_punct(")")) {
+      p.params.push_back(expect_ident("a parameter name"));
+      while (is_punct(",")) {
+        next();
+        p.params.push_back(expect_ident("a parameter name"));
+      }
+    }
+    expect_punct(")");
+    p.body = parse_block();
+    return p;
   }
 
   Role parse_role() {
@@ -301,6 +320,20 @@ class Parser {
       next();
       s.kind = Stmt::Kind::kElect;
       s.body = parse_block();
+    } else if (is_punct("(", 1) && peek(1).loc.line == t.loc.line &&
+               peek(1).loc.col == t.loc.col + static_cast<int>(t.text.size())) {
+      // NAME( directly after the name: a proc call.
+      s.kind = Stmt::Kind::kCall;
+      s.name = next().text;
+      next();
+      if (!is_punct(")")) {
+        s.exprs.push_back(parse_expr());
+        while (is_punct(",")) {
+          next();
+          s.exprs.push_back(parse_expr());
+        }
+      }
+      expect_punct(")");
     } else {
       s.kind = Stmt::Kind::kOp;
       s.name = next().text;

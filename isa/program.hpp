@@ -138,7 +138,10 @@ using ParamOverrides = std::map<std::string, std::int64_t>;
 
 // Binds parameters and compiles the kernel (the only one in the file, or the one named). Throws InputError.
 struct File;
-Program compile(const File& file, const ParamOverrides& overrides, const std::string& kernel_name = "");
+// `predefined` names constants that the environment provides (the CLI passes SM_COUNT, the machine's SM
+// count); a file may use them but not redefine them.
+Program compile(const File& file, const ParamOverrides& overrides, const std::string& kernel_name = "",
+                const std::map<std::string, std::int64_t>& predefined = {});
 
 // Parses "NAME=VALUE" (VALUE an integer with optional K/M suffix). Throws InputError.
 std::pair<std::string, std::int64_t> parse_define(const std::string& text);

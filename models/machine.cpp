@@ -93,6 +93,10 @@ std::int64_t Machine::tensor_rate(int operand_bits, bool tf32) const {
   return tensor_flops_per_cycle_tf32;
 }
 
+std::map<std::string, std::int64_t> predefined_constants(const Machine& machine) {
+  return {{"SM_COUNT", machine.sm_count}};
+}
+
 std::string machines_dir() {
   if (const char* env = std::getenv("SMPIPE_MACHINES")) return env;
   return std::string(SMPIPE_SOURCE_DIR) + "/models/machines";

@@ -72,6 +72,9 @@ struct MachineParam {
 };
 const std::vector<MachineParam>& machine_params();
 
+// Constants a .pipe file may use that come from the machine: SM_COUNT.
+std::map<std::string, std::int64_t> predefined_constants(const Machine& machine);
+
 // NAME (looked up in models/machines/) or a path to a .json file. Throws isa::InputError.
 Machine load_machine(const std::string& name_or_path);
 std::vector<std::string> builtin_machine_names();

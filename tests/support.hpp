@@ -18,12 +18,12 @@
 namespace smpipe::test {
 
 inline isa::Program compile_text(const std::string& text, const isa::ParamOverrides& params = {},
-                                 const std::string& name = "test.pipe") {
+                                 const std::string& name = "test.pipe", const std::string& machine = "h100-sxm") {
   auto src = std::make_shared<isa::SourceFile>(name, text);
   // Programs keep a pointer to their source: keep every source alive for the test binary's lifetime.
   static std::vector<std::shared_ptr<isa::SourceFile>> keep;
   keep.push_back(src);
-  return isa::compile(isa::parse(src), params);
+  return isa::compile(isa::parse(src), params, "", models::predefined_constants(models::load_machine(machine)));
 }
 
 // The message of the InputError that compiling `text` throws ("" if none).
@@ -38,7 +38,7 @@ inline std::string compile_error(const std::string& text) {
 
 inline models::RunResult run_text(const std::string& text, const std::string& machine = "h100-sxm",
                                   models::RunOptions options = {}) {
-  isa::Program p = compile_text(text);
+  isa::Program p = compile_text(text, {}, "test.pipe", machine);
   models::Machine m = models::load_machine(machine);
   return models::simulate(p, m, options);
 }

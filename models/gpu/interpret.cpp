@@ -145,7 +145,9 @@ std::uint32_t Simulator::flat_barrier(std::uint32_t warp, std::uint32_t op, cons
   const auto& decl = program_.mbarriers[s.decl];
   std::int64_t i = v[s.first];
   if (i < 0 || i >= decl.size)
-    ub(warp, op, "index out of range", fmt::format("{}[{}]: index out of range 0..{}", decl.name, i, decl.size - 1));
+    ub(warp, op, "index out of range",
+       decl.size == 0 ? fmt::format("{}[{}]: '{}' has no elements", decl.name, i, decl.name)
+                      : fmt::format("{}[{}]: index out of range 0..{}", decl.name, i, decl.size - 1));
   return barrier_base_[s.decl] + static_cast<std::uint32_t>(i);
 }
 
@@ -154,7 +156,9 @@ std::uint32_t Simulator::flat_smem(std::uint32_t warp, std::uint32_t op, const i
   const auto& decl = program_.smems[s.decl];
   std::int64_t i = v[s.first];
   if (i < 0 || i >= decl.size)
-    ub(warp, op, "index out of range", fmt::format("{}[{}]: index out of range 0..{}", decl.name, i, decl.size - 1));
+    ub(warp, op, "index out of range",
+       decl.size == 0 ? fmt::format("{}[{}]: '{}' has no elements", decl.name, i, decl.name)
+                      : fmt::format("{}[{}]: index out of range 0..{}", decl.name, i, decl.size - 1));
   return smem_base_[s.decl] + static_cast<std::uint32_t>(i);
 }
 

@@ -607,7 +607,7 @@ class Compiler {
     std::string t = line.substr(std::min<std::size_t>(line.size(), static_cast<std::size_t>(s.loc.col - 1)));
     auto hash = t.find('#');
     if (hash != std::string::npos) t = t.substr(0, hash);
-    auto semi = t.find(';');
+    auto semi = t.find_first_of(";}");
     if (semi != std::string::npos) t = t.substr(0, semi);
     while (!t.empty() && (t.back() == ' ' || t.back() == '\t' || t.back() == '\r')) t.pop_back();
     return t;

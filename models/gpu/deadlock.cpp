@@ -124,12 +124,20 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
     out[u].push_back(v);
     boost::add_edge(u, v, g);
   };
-  std::set<std::string> causes;
-  std::vector<std::string> never_started;  // barriers waited on in phase 0 with nothing arrived
+  // Likely causes, each with the stuck warp it was derived from; when the wait-for graph has cycles, only
+  // the causes of warps on a cycle are reported (the others wait downstream of them).
+  std::vector<std::pair<std::string, int>> cause_list;
+  struct CauseSink {
+    std::vector<std::pair<std::string, int>>* list;
+    int node = 0;
+    void insert(const std::string& c) { list->emplace_back(c, node); }
+  } causes{&cause_list};
+  std::vector<std::pair<std::string, int>> never_started;  // barriers waited on in phase 0 with nothing arrived
   for (std::size_t u = 0; u < stuck.size(); ++u) {
     const Warp& w = warps_[stuck[u]];
     const Cta& c = ctas_[w.cta];
     if (w.state != WarpState::kBlocked) continue;
+    causes.node = static_cast<int>(u);
     switch (w.wait) {
       case WaitKind::kBarrier: {
         int decl = static_cast<int>(barrier_decl(w.wait_obj));
@@ -158,9 +166,22 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
           causes.insert(fmt::format("{}: phase {} needs {} more arrival(s) but no live warp in the cluster arrives on {} "
                                     "(every warp that does has exited)",
                                     name, b.phase(), b.pending(), program_.mbarriers[decl].name));
-        } else if (b.phase() == 0 && b.arrivals_this_phase() == 0 && b.tx() == 0) {
+        } else if (b.phase() == 0 && b.arrivals_this_phase() == 0 && b.tx() == 0 && c.passed_waits[w.wait_obj] == 0) {
           std::string entry = fmt::format("{} (role {} waits with parity {})", name, program_.roles[w.role].name, w.wait_value & 1);
-          if (std::find(never_started.begin(), never_started.end(), entry) == never_started.end()) never_started.push_back(entry);
+          never_started.emplace_back(entry, static_cast<int>(u));
+        } else if (b.arrivals_this_phase() == 0 && b.pending() > 0) {
+          // Nothing arrived yet in this phase: say what the warps that would arrive are waiting for.
+          std::vector<std::string> blocked_on;
+          for (std::uint32_t wid : signalers) {
+            const Warp& x = warps_[wid];
+            if (x.state != WarpState::kBlocked) continue;
+            std::string d = fmt::format("{} ({})", program_.roles[x.role].name, describe_wait(x));
+            if (std::find(blocked_on.begin(), blocked_on.end(), d) == blocked_on.end()) blocked_on.push_back(d);
+            if (blocked_on.size() >= 3) break;
+          }
+          if (!blocked_on.empty())
+            causes.insert(fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: {}",
+                                      name, b.expected(), b.phase(), fmt::join(blocked_on, "; ")));
         } else if (b.arrivals_this_phase() > 0) {
           causes.insert(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing). If "
                                     "every warp that arrives per phase already did, the count is larger than the threads "
@@ -256,14 +277,27 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
       path.push_back(next);
     }
     rep.cycles.push_back(path);
-    if (rep.cycles.size() >= 8) break;
+    if (rep.cycles.size() >= 256) break;
   }
-  if (!never_started.empty())
-    causes.insert(fmt::format("nothing has arrived on {}: each side waits for the other before its first arrive. The side "
-                              "whose buffers start free must not wait for phase 0: CUTLASS producers start at phase 1 (their "
-                              "first wait on an 'empty' barrier uses parity 1 and passes at once)",
-                              fmt::join(never_started, ", ")));
-  rep.causes.assign(causes.begin(), causes.end());
+  std::vector<bool> on_cycle(stuck.size(), rep.cycles.empty());
+  for (int k = 0; k < ncomp; ++k) {
+    int size = static_cast<int>(std::count(comp.begin(), comp.end(), k));
+    if (size < 2) continue;
+    for (std::size_t i = 0; i < comp.size(); ++i)
+      if (comp[i] == k) on_cycle[i] = true;
+  }
+  std::vector<std::string> starts;
+  for (const auto& [entry, node] : never_started)
+    if (on_cycle[node] && std::find(starts.begin(), starts.end(), entry) == starts.end()) starts.push_back(entry);
+  std::set<std::string> kept;
+  for (const auto& [text, node] : cause_list)
+    if (on_cycle[node]) kept.insert(text);
+  if (!starts.empty())
+    kept.insert(fmt::format("nothing has arrived on {}: each side waits for the other before its first arrive. The side "
+                            "whose buffers start free must not wait for phase 0: CUTLASS producers start at phase 1 (their "
+                            "first wait on an 'empty' barrier uses parity 1 and passes at once)",
+                            fmt::join(starts, ", ")));
+  rep.causes.assign(kept.begin(), kept.end());
   if (rep.warps.empty() && rep.unlaunched_ctas > 0)
     rep.causes.push_back(fmt::format("{} CTAs were never launched", rep.unlaunched_ctas));
   return rep;

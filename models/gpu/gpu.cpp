@@ -234,6 +234,7 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, i
   c.barrier_last_arriver.assign(barrier_count_, -1);
   c.arrive_mask.assign(barrier_count_, 0);
   c.ready.assign(barrier_count_, 0);
+  c.passed_waits.assign(barrier_count_, 0);
   c.ready_count.assign(p.mbarriers.size(), 0);
   c.last_arrive_mask.assign(barrier_count_, 0);
   for (std::size_t d = 0; d < p.mbarriers.size(); ++d)
@@ -630,6 +631,7 @@ void Simulator::handle(const sim::Event& e) {
                          warp_label(w), w.wait_value, barrier_name(w.cta, w.wait_obj), w.wait_value + 1,
                          barrier_state(w.cta, w.wait_obj)));
         }
+        ctas_[w.cta].passed_waits[w.wait_obj] += 1;
         BarrierStats& bs = barrier_stats_[barrier_decl(w.wait_obj)];
         std::int64_t waited = (now() - w.wait_since).v;
         bs.wait_cycles += waited;

@@ -132,6 +132,7 @@ struct Cta {
   // Stage occupancy for the trace's counters: an element is "ready" from its phase completion until the
   // next arrival on it (a full stage not yet re-armed, a released slot not yet re-acquired).
   std::vector<std::uint8_t> ready;
+  std::vector<std::uint32_t> passed_waits;  // waits on the element that returned (for deadlock hints)
   std::vector<std::int32_t> ready_count;  // per mbarrier declaration
   NamedBarrier named[16];
   std::vector<WarpgroupState> warpgroups;

@@ -334,7 +334,10 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
         w.slots[d.result_slots[0]] = done ? 1 : 0;
         return busy(m.mbarrier_test_wait_cycles);
       }
-      if (done) return busy(m.mbarrier_test_wait_cycles);
+      if (done) {
+        cta.passed_waits[f] += 1;
+        return busy(m.mbarrier_test_wait_cycles);
+      }
       std::uint32_t decl = barrier_decl(f);
       barrier_stats_[decl].waits += 1;
       cta.barrier_waiters[f].push_back(id);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <set>
 
 namespace smpipe::models {
 
@@ -91,18 +92,48 @@ std::string format_problem(const RunResult& r) {
       out += fmt::format("deadlock at cycle {}: no event is left and {} warp(s) cannot proceed\n", r.cycles, rep.warps.size());
     else
       out += fmt::format("watchdog at cycle {}: {}\n", r.cycles, r.watchdog_reason);
+    // Warps in the same state (role, op, what they wait for) are listed once, with how many share it:
+    // a deadlock usually repeats in every CTA.
+    std::vector<std::pair<std::string, std::vector<const StuckWarp*>>> groups;
     for (const auto& w : rep.warps) {
+      std::string key = fmt::format("{}|{}|{}|{}", w.role, w.loc.str(), w.op_text, w.waits_for);
+      auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
+      if (it == groups.end()) {
+        groups.emplace_back(key, std::vector<const StuckWarp*>{&w});
+      } else {
+        it->second.push_back(&w);
+      }
+    }
+    for (const auto& [_, members] : groups) {
+      const StuckWarp& w = *members.front();
       out += fmt::format("  CTA {} warp {} ({}) at {}: `{}`\n", w.cta, w.warp, w.role, w.loc.file ? w.loc.str() : "?", w.op_text);
       out += fmt::format("      waits for {} (since cycle {})\n", w.waits_for, w.since);
+      if (members.size() > 1) {
+        std::set<std::int64_t> ctas;
+        for (const auto* m : members) ctas.insert(m->cta);
+        out += fmt::format("      (and {} more warp(s) in the same state, in {} CTA(s))\n", members.size() - 1, ctas.size());
+      }
     }
     if (!rep.cycles.empty()) {
       out += "wait-for cycle(s):\n";
+      std::vector<std::string> seen;
+      std::size_t repeats = 0;
       for (const auto& cyc : rep.cycles) {
-        std::vector<std::string> parts;
-        for (int i : cyc) parts.push_back(fmt::format("CTA {} warp {} ({})", rep.warps[i].cta, rep.warps[i].warp, rep.warps[i].role));
+        std::vector<std::string> parts, shape;
+        for (int i : cyc) {
+          parts.push_back(fmt::format("CTA {} warp {} ({})", rep.warps[i].cta, rep.warps[i].warp, rep.warps[i].role));
+          shape.push_back(fmt::format("{}/{}", rep.warps[i].warp, rep.warps[i].role));
+        }
+        std::string key = fmt::format("{}", fmt::join(shape, ","));
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+          ++repeats;
+          continue;
+        }
+        seen.push_back(key);
         parts.push_back(parts.front());
         out += fmt::format("  {}\n", fmt::join(parts, " -> "));
       }
+      if (repeats) out += fmt::format("  (the same cycle in {} more CTA(s))\n", repeats);
     }
     if (!rep.causes.empty()) {
       out += "likely cause:\n";

@@ -1,0 +1,374 @@
+#!/usr/bin/env python3
+"""Cross-check of the simulator against the H100 microbenchmarks.
+
+Every microbenchmark of validation/microbench that smpipe can express has a .pipe twin in
+validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
+each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
+benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json,
+prints a table and writes validation/results/h100/crosscheck.csv.
+
+    python3 validation/calibration/crosscheck.py [SMPIPE] [--csv OUT] [--results FILE] [--gpu NAME] [-j N]
+
+SMPIPE defaults to build-dev/smpipe, else build/smpipe. Standard library only. How a figure is derived:
+- "bracket": a region's cycles = (cycles(2N repetitions) - cycles(N)) / N, which cancels start-up and
+  drain; divided further as the benchmark divides (per barrier, per poll, per wgmma, round trip / 2).
+- "timed": the benchmark times only part of each repetition (e.g. after a __syncthreads); the twin has a
+  TIMED param, and the figure is bracket(TIMED=1) - bracket(TIMED=0).
+- "bandwidth": bytes of N more iterations / (cycles(2N) - cycles(N)).
+- "trace": for one-way latencies and timelines the benchmark reads clock64 at specific points; the script
+  reads the same points from the Chrome trace (--trace), converted back to cycles.
+A mismatch is a finding of the simulator's first-order model (docs/calibration.md), not something to tune.
+Exit status: 0 when every program ran (whatever the errors), 1 when a run failed or a measurement is missing.
+"""
+import argparse
+import concurrent.futures
+import csv
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+PIPES = os.path.join(ROOT, "validation", "calibration", "crosscheck")
+RESULTS = os.path.join(ROOT, "validation", "results", "h100", "microbench.json")
+CSV_OUT = os.path.join(ROOT, "validation", "results", "h100", "crosscheck.csv")
+
+
+class RunError(Exception):
+    pass
+
+
+class Runner:
+    """Runs smpipe, caching by (program, kernel, params, trace)."""
+
+    def __init__(self, smpipe, gpu, tmpdir):
+        self.smpipe, self.gpu, self.tmpdir = smpipe, gpu, tmpdir
+        self.cache = {}
+        self.count = 0
+
+    @staticmethod
+    def key(prog, defs, kernel=None, trace=False):
+        return (prog, kernel, tuple(sorted(defs.items())), trace)
+
+    def run_key(self, k):
+        if k in self.cache:
+            return self.cache[k]
+        prog, kernel, defs, trace = k
+        cmd = [self.smpipe, "run", os.path.join(PIPES, prog + ".pipe"), "--json", "--gpu", self.gpu]
+        if kernel:
+            cmd += ["--kernel", kernel]
+        for name, value in defs:
+            cmd += ["-D", f"{name}={value}"]
+        tpath = None
+        if trace:
+            fd, tpath = tempfile.mkstemp(suffix=".json", dir=self.tmpdir)
+            os.close(fd)
+            cmd += ["--trace", tpath, "--trace-ctas", "1"]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        if p.returncode != 0:
+            raise RunError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+        out = json.loads(p.stdout)
+        if trace:
+            with open(tpath) as f:
+                out["trace"] = json.load(f)
+            os.remove(tpath)
+        self.cache[k] = out
+        self.count += 1
+        return out
+
+    def run(self, prog, defs, kernel=None, trace=False):
+        return self.run_key(self.key(prog, defs, kernel, trace))
+
+
+# ---- derivations --------------------------------------------------------------------------------------------
+
+def cycles(r, prog, defs, kernel=None):
+    return r.run(prog, defs, kernel)["cycles"]
+
+
+def bracket(r, prog, param, n, defs, kernel=None):
+    """Cycles of one repetition: (cycles(2n) - cycles(n)) / n."""
+    a = cycles(r, prog, {**defs, param: n}, kernel)
+    b = cycles(r, prog, {**defs, param: 2 * n}, kernel)
+    return (b - a) / n
+
+
+def timed(r, prog, param, n, defs):
+    """Cycles of the timed part of one repetition: bracket with TIMED=1 minus bracket with TIMED=0."""
+    return bracket(r, prog, param, n, {**defs, "TIMED": 1}) - bracket(r, prog, param, n, {**defs, "TIMED": 0})
+
+
+def slices(run, pid=0, tid=0):
+    """The X slices of one warp as (name, op text, start cycle, end cycle), in start order."""
+    mhz = run["clock_mhz"]
+    out = []
+    for e in run["trace"]["traceEvents"]:
+        if e.get("ph") == "X" and e.get("pid") == pid and e.get("tid") == tid:
+            start = round(e["ts"] * mhz)
+            out.append((e["name"], e.get("args", {}).get("op", ""), start, start + round(e["dur"] * mhz)))
+    out.sort(key=lambda s: (s[2], s[3]))
+    return out
+
+
+def ops_starting(sl, prefix):
+    return [s for s in sl if s[1].startswith(prefix)]
+
+
+def one_way(r, defs, done_op):
+    """mbarrier one-way wake-up (k_mbar_pingpong modes 1/2): t0 = start of the signaler's completing op,
+    t1 = the waiter's first op after its wait returns (its `arrive B`). Median over repetitions 1.."""
+    run = r.run("mbar_pingpong", defs, trace=True)
+    t0 = [s[2] for s in ops_starting(slices(run, 0, 0), done_op)]
+    t1 = [s[2] for s in ops_starting(slices(run, 0, defs.get("WAITER", 1)), "arrive B")]
+    if len(t0) != len(t1) or len(t0) < 4:
+        raise RunError(f"mbar_pingpong {defs}: {len(t0)} signals, {len(t1)} wake-ups in the trace")
+    return statistics.median(b - a for a, b in list(zip(t0, t1))[1:])
+
+
+def tma_issue_cost(r):
+    """k_tma_load_lat: clock after the cp.async.bulk.tensor minus t0 (before the arrive.expect_tx)."""
+    sl = slices(r.run("tma_load_latency", {"ROWS": 8, "REPS": 32}, trace=True))
+    a = [s[2] for s in ops_starting(sl, "arrive.expect_tx")]
+    b = [s[3] for s in sl if s[0] == "tma.load"]
+    return statistics.median(y - x for x, y in zip(a, b))
+
+
+def burst(r, rows, nb, what):
+    """k_tma_burst, pass 1: median interval between consecutive issue ends or consecutive wait returns."""
+    sl = slices(r.run("tma_burst", {"ROWS": rows, "NB": nb}, trace=True))
+    if what == "issue":
+        t = [s[3] for s in sl if s[0] == "tma.load"]
+    else:  # a wait that blocked is a `wait: ...` slice, one that did not is the op's own slice
+        t = [s[3] for s in ops_starting(sl, "wait bars")]
+    if len(t) != 2 * nb:
+        raise RunError(f"tma_burst ROWS={rows} NB={nb}: {len(t)} {what} points in the trace, expected {2 * nb}")
+    t = t[nb:]
+    return statistics.median(b - a for a, b in zip(t, t[1:]))
+
+
+def ring_trace(r, what):
+    """k_tma_load_bw<0> with a trace (32 KB x 6 stages, 96 iterations; iterations 16..95): the stage wait
+    (before it -> after it), the issue (after the wait -> after the TMA) and the issue-to-issue interval."""
+    stages = 6
+    sl = slices(r.run("tma_ring", {"ROWS": 256, "STAGES": stages, "ITERS": 96}, trace=True))
+    loads = [s for s in sl if s[0] == "tma.load"]
+    arrives = ops_starting(sl, "arrive.expect_tx")
+    waits = ops_starting(sl, "wait full")[:96 - stages]   # the waits inside the loop (the drain follows)
+    ta, tb, tc = [], [], []
+    for i in range(96):
+        tb.append(arrives[i][2])
+        tc.append(loads[i][3])
+        ta.append(waits[i - stages][2] if i >= stages else arrives[i][2])
+    if what == "stage_wait":
+        v = [tb[i] - ta[i] for i in range(16, 96)]
+    elif what == "issue":
+        v = [tc[i] - tb[i] for i in range(16, 96)]
+    else:
+        v = [tc[i] - tc[i - 1] for i in range(16, 96)]
+    return statistics.median(v)
+
+
+def bandwidth(r, prog, n, bytes_per_iter, defs, param="ITERS"):
+    """bytes / cycle over the iterations between n and 2n."""
+    a = cycles(r, prog, {**defs, param: n})
+    b = cycles(r, prog, {**defs, param: 2 * n})
+    return bytes_per_iter * n / (b - a)
+
+
+# ---- the rows: (measurement name, simulated figure, program and how) -----------------------------------
+
+def rows():
+    R = []
+
+    def add(name, fn, how):
+        R.append((name, fn, how))
+
+    # mbarrier
+    add("mbar_wake_other_warp_same_wg", lambda r: one_way(r, {"MODE": 1, "WAITER": 1}, "arrive A"),
+        "mbar_pingpong MODE=1 WAITER=1, trace t1-t0")
+    add("mbar_wake_other_wg", lambda r: one_way(r, {"MODE": 1, "WAITER": 4}, "arrive A"),
+        "mbar_pingpong MODE=1 WAITER=4, trace t1-t0")
+    add("mbar_wake_other_warp_same_wg_test_wait_spin",
+        lambda r: one_way(r, {"MODE": 1, "WAITER": 1, "TEST_WAIT": 1}, "arrive A"),
+        "mbar_pingpong MODE=1 TEST_WAIT=1, trace t1-t0")
+    add("mbar_wake_complete_tx_other_warp", lambda r: one_way(r, {"MODE": 2, "WAITER": 1}, "complete_tx A"),
+        "mbar_pingpong MODE=2, trace t1-t0")
+    for w, sfx in ((1, "same_wg"), (4, "other_wg")):
+        add(f"mbar_pingpong_rtt_half_{sfx}",
+            lambda r, w=w: bracket(r, "mbar_pingpong", "REPS", 32, {"MODE": 0, "WAITER": w}) / 2,
+            f"mbar_pingpong MODE=0 WAITER={w}, bracket / 2")
+    for mode, nm in ((0, "mbar_same_warp_arrive_wait"), (1, "mbar_same_warp_arrive32_wait"),
+                     (2, "mbar_same_warp_expect_tx_complete_tx_wait")):
+        add(nm, lambda r, mode=mode: bracket(r, "mbar_same_warp", "REPS", 32, {"MODE": mode}),
+            f"mbar_same_warp MODE={mode}, bracket")
+    for kind, nm in ((0, "mbar_test_wait_completed_dependent"), (1, "mbar_try_wait_completed_dependent"),
+                     (2, "mbar_test_wait_completed_independent"), (3, "mbar_test_wait_pending_dependent")):
+        add(nm, lambda r, kind=kind: bracket(r, "mbar_poll", "SAMPLES", 8, {"KIND": kind}) / 64,
+            f"mbar_poll KIND={kind}, bracket / 64")
+    add("mbar_cluster_remote_arrive_rtt_half",
+        lambda r: bracket(r, "mbar_cluster", "REPS", 32, {"REMOTE": 1}) / 2, "mbar_cluster REMOTE=1, bracket / 2")
+    add("mbar_cluster_local_arrive_rtt_half",
+        lambda r: bracket(r, "mbar_cluster", "REPS", 32, {"REMOTE": 0}) / 2, "mbar_cluster REMOTE=0, bracket / 2")
+
+    # TMA loads
+    for kb in (1, 2, 4, 8, 16, 32):
+        add(f"tma_load_latency_l2_{kb}KB",
+            lambda r, kb=kb: bracket(r, "tma_load_latency", "REPS", 32, {"ROWS": kb * 8}),
+            f"tma_load_latency ROWS={kb * 8}, bracket")
+    add("tma_load_issue_cost", tma_issue_cost, "tma_load_latency ROWS=8, trace")
+    for kind, prog in (("ring", "tma_ring"), ("pipe", "tma_pipe")):
+        for kb, stages in ((32, 6), (8, 24)):
+            n = (32 << 20) // (kb * 1024)  # the benchmark's 32 MiB per CTA
+            add(f"tma_load_bw_{kind}_l2_one_sm_box{kb}KB_bytes_per_cycle",
+                lambda r, prog=prog, kb=kb, stages=stages, n=n: bandwidth(
+                    r, prog, n, kb * 1024, {"ROWS": kb * 8, "STAGES": stages}),
+                f"{prog} ROWS={kb * 8} STAGES={stages}, bandwidth over ITERS={n}")
+    add("tma_load_bw_ring_l2_all_sms_box32KB",
+        lambda r: bandwidth(r, "tma_ring", 512, 132 * 32768, {"ROWS": 256, "STAGES": 6, "CTAS": 132})
+        * r.run("tma_ring", {"ROWS": 256, "STAGES": 6, "CTAS": 132, "ITERS": 512})["clock_mhz"] / 1000,
+        "tma_ring CTAS=132 (16 MiB each), bandwidth over ITERS=512, GB/s at the machine clock")
+    for what in ("stage_wait", "issue", "interval"):
+        add(f"tma_ring_trace_{what}", lambda r, what=what: ring_trace(r, what),
+            "tma_ring ROWS=256 STAGES=6 ITERS=96, trace of iterations 16..95")
+    for kb, stages, warps in ((8, 4, 1), (8, 4, 2), (8, 4, 4), (8, 4, 6), (1, 8, 1), (1, 8, 4)):
+        n = (4 << 20) // (kb * 1024)
+        add(f"tma_load_bw_multi_producer_l2_box{kb}KB_{warps}warps",
+            lambda r, kb=kb, stages=stages, warps=warps, n=n: bandwidth(
+                r, "tma_multi", n, warps * kb * 1024, {"ROWS": kb * 8, "STAGES": stages, "WARPS": warps}),
+            f"tma_multi WARPS={warps} ROWS={kb * 8} STAGES={stages}, bandwidth over ITERS={n}")
+    for kb, nb in ((32, 6), (8, 24), (1, 48)):
+        for what in ("issue", "complete"):
+            add(f"tma_burst_{kb}KBx{nb}_{what}_interval", lambda r, kb=kb, nb=nb, what=what: burst(r, kb * 8, nb, what),
+                f"tma_burst ROWS={kb * 8} NB={nb}, trace of pass 1")
+
+    # TMA stores
+    for full, tag in ((0, "wait_group_read0"), (1, "wait_group0")):
+        for kb in (1, 2, 4, 8, 16, 32):
+            add(f"tma_store_latency_{tag}_{kb}KB",
+                lambda r, kb=kb, full=full: bracket(r, "tma_store", "REPS", 32, {"ROWS": kb * 8, "FULL": full}),
+                f"tma_store ROWS={kb * 8} FULL={full}, bracket")
+
+    # wgmma
+    for n in (8, 16, 32, 64, 128, 256):
+        add(f"wgmma_latency_m64n{n}k16_bf16", lambda r, n=n: timed(r, "wgmma", "REPS", 16, {"N": n}),
+            f"wgmma N={n} BATCH=1, timed bracket")
+    add("wgmma_latency_m64n256k32_e4m3", lambda r: timed(r, "wgmma", "REPS", 16, {"FP8": 1}),
+        "wgmma FP8=1 BATCH=1, timed bracket")
+    for n in (64, 128, 256):
+        for wgs in (1, 2):
+            add(f"wgmma_throughput_m64n{n}k16_bf16_{wgs}wg",
+                lambda r, n=n, wgs=wgs: timed(r, "wgmma", "REPS", 8, {"N": n, "WGS": wgs, "BATCH": 64}) / (64 * wgs),
+                f"wgmma N={n} WGS={wgs} BATCH=64, timed bracket / (64 x WGS)")
+    for wgs in (1, 2):
+        add(f"wgmma_throughput_m64n256k32_e4m3_{wgs}wg",
+            lambda r, wgs=wgs: timed(r, "wgmma", "REPS", 8, {"FP8": 1, "WGS": wgs, "BATCH": 64}) / (64 * wgs),
+            f"wgmma FP8=1 WGS={wgs} BATCH=64, timed bracket / (64 x WGS)")
+
+    # mma.sync
+    add("mma_sync_latency_m16n8k16_f16", lambda r: timed(r, "mma_sync", "REPS", 16, {"MODE": 0}) / 64,
+        "mma_sync MODE=0, timed bracket / 64")
+    for warps, nm in ((1, "per_warp"), (4, "4warps"), (8, "8warps")):
+        add(f"mma_sync_throughput_m16n8k16_f16_{nm}",
+            lambda r, warps=warps: timed(r, "mma_sync", "REPS", 16, {"MODE": 1, "WARPS": warps}) / (256 * warps),
+            f"mma_sync MODE=1 WARPS={warps}, timed bracket / (256 x WARPS)")
+
+    # named and cluster barriers
+    for w in (2, 4, 8, 12, 16, 32):
+        add(f"bar_sync_latency_{w}warps", lambda r, w=w: bracket(r, "bar_sync", "SAMPLES", 8, {"WARPS": w}) / 32,
+            f"bar_sync WARPS={w}, bracket / 32")
+    add("bar_arrive_to_sync_pingpong_half", lambda r: bracket(r, "bar_pingpong", "SAMPLES", 8, {}) / 64,
+        "bar_pingpong, bracket / 64")
+    for cs in (1, 2, 4):
+        add(f"cluster_barrier_latency_cs{cs}",
+            lambda r, cs=cs: bracket(r, "cluster_barrier", "SAMPLES", 8, {"CS": cs}) / 8,
+            f"cluster_barrier CS={cs}, bracket / 8")
+
+    # cp.async, global loads
+    add("cp_async_cg16_latency_l2", lambda r: bracket(r, "cp_async", "REPS", 32, {}, kernel="latency"),
+        "cp_async --kernel latency, bracket")
+    add("cp_async_cg16_throughput_one_sm_l2",
+        lambda r: (lambda a, b: 1024 * 8 * 4096 / (b - a))(
+            cycles(r, "cp_async", {"ITERS": 1024}, "throughput"), cycles(r, "cp_async", {"ITERS": 2048}, "throughput")),
+        "cp_async --kernel throughput, bandwidth over ITERS=1024")
+    add("load_latency_l2_hit", lambda r: bracket(r, "ld_global", "REPS", 32, {}), "ld_global, bracket")
+
+    # CTA launch
+    add("cta_wave_gap_same_sm",
+        lambda r: cycles(r, "cta_wave", {"WAVES": 2}, "wave") - cycles(r, "cta_wave", {"WAVES": 1}, "wave") - 20000,
+        "cta_wave --kernel wave, cycles(2 waves) - cycles(1 wave) - SPIN")
+    add("cta_dispatch_empty_per_sm",
+        lambda r: (lambda j: j["cycles"] / j["clock_mhz"] * 1000 / (52800 / 132))(
+            r.run("cta_wave", {"CTAS": 52800}, "empty")),
+        "cta_wave --kernel empty, ns / (CTAs per SM)")
+    return R
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("smpipe", nargs="?", help="the smpipe binary (default build-dev/smpipe, else build/smpipe)")
+    ap.add_argument("--csv", default=CSV_OUT, help="CSV to write (default validation/results/h100/crosscheck.csv)")
+    ap.add_argument("--results", default=RESULTS, help="microbenchmark results (default the committed H100 run)")
+    ap.add_argument("--gpu", default="h100-sxm", help="machine (default h100-sxm)")
+    ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel smpipe runs")
+    ap.add_argument("-v", "--verbose", action="store_true", help="print each row's program and derivation")
+    args = ap.parse_args()
+
+    smpipe = args.smpipe
+    if not smpipe:
+        for c in ("build-dev/smpipe", "build/smpipe"):
+            if os.path.exists(os.path.join(ROOT, c)):
+                smpipe = os.path.join(ROOT, c)
+                break
+    if not smpipe or not os.path.exists(smpipe):
+        sys.exit("crosscheck.py: no smpipe binary (build it, or pass its path)")
+    smpipe = os.path.abspath(smpipe)
+
+    with open(args.results) as f:
+        medians = {m["name"]: (m["median"], m["unit"]) for m in json.load(f)["measurements"] if m.get("median") is not None}
+
+    table, failed = [], []
+    with tempfile.TemporaryDirectory(prefix="smpipe-crosscheck-") as tmp:
+        runner = Runner(smpipe, args.gpu, tmp)
+        todo = rows()
+        # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
+        # a duplicate run at worst costs a few milliseconds).
+        with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+            futs = [pool.submit(fn, runner) for _, fn, _ in todo]
+            for (name, _, how), fut in zip(todo, futs):
+                if name not in medians:
+                    failed.append(f"{name}: no such measurement in {args.results}")
+                    continue
+                try:
+                    sim = fut.result()
+                except RunError as e:
+                    failed.append(f"{name}: {e}")
+                    continue
+                meas, unit = medians[name]
+                err = (sim - meas) / meas * 100
+                table.append((name, meas, sim, unit, err, abs(err) <= 10, how))
+
+    w = max(len(t[0]) for t in table) if table else 10
+    print(f"{'measurement':<{w}}  {'measured':>9}  {'simulated':>9}  {'unit':<12} {'error':>8}  within 10%")
+    for name, meas, sim, unit, err, ok, how in table:
+        print(f"{name:<{w}}  {meas:>9.4g}  {sim:>9.4g}  {unit:<12} {err:>+7.1f}%  {'yes' if ok else 'NO'}")
+        if args.verbose:
+            print(f"{'':<{w}}  ({how})")
+    n_ok = sum(1 for t in table if t[5])
+    print(f"{n_ok} of {len(table)} within 10% ({runner.count} smpipe runs, machine {args.gpu})")
+
+    os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
+    with open(args.csv, "w", newline="") as f:
+        cw = csv.writer(f, lineterminator="\n")
+        cw.writerow(["name", "measured", "simulated", "unit", "error_pct", "within_10pct"])
+        for name, meas, sim, unit, err, ok, _ in table:
+            cw.writerow([name, f"{meas:.6g}", f"{sim:.6g}", unit, f"{err:.1f}", "yes" if ok else "no"])
+    print(f"wrote {os.path.relpath(args.csv, os.getcwd())}")
+    for msg in failed:
+        print("FAILED " + msg, file=sys.stderr)
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

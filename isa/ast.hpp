@@ -32,12 +32,12 @@ struct Stmt;
 using Block = std::vector<Stmt>;
 
 struct Stmt {
-  enum class Kind : std::uint8_t { kLet, kFor, kWhile, kIf, kBreak, kContinue, kExit, kElect, kOp, kCall };
+  enum class Kind : std::uint8_t { kLet, kFor, kWhile, kIf, kBreak, kContinue, kExit, kElect, kOp, kCall, kRegion };
   Kind kind = Kind::kOp;
   SourceLoc loc;
   std::string name;          // kLet / kFor: the variable; kOp: the op name; kCall: the proc
   std::vector<Expr> exprs;   // kLet: [value]; kFor: [from, to, step?]; kWhile / kIf: [condition]; kCall: arguments
-  Block body;                // kFor / kWhile / kIf (then) / kElect
+  Block body;                // kFor / kWhile / kIf (then) / kElect / kRegion (name = the region)
   Block else_body;           // kIf
   std::vector<Operand> operands;  // kOp
   std::vector<std::pair<std::string, SourceLoc>> results;  // kOp: "-> a, b"

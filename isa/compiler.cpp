@@ -332,6 +332,7 @@ class Compiler {
   };
   struct LoopLabels {
     std::vector<std::size_t> breaks, continues;
+    int region_depth = 0;
   };
 
   void compile_role(const Role& r, Program& p) {
@@ -495,6 +496,7 @@ class Compiler {
         std::size_t exit_jump = here();
         emit(Opc::kJumpIfZero, s.loc);
         loops_.emplace_back();
+        loops_.back().region_depth = region_depth_;
         compile_block(s.body, lanes);
         std::size_t cont = here();
         emit(Opc::kLoad, s.loc, var);
@@ -517,6 +519,7 @@ class Compiler {
         std::size_t exit_jump = here();
         emit(Opc::kJumpIfZero, s.loc);
         loops_.emplace_back();
+        loops_.back().region_depth = region_depth_;
         compile_block(s.body, lanes);
         emit(Opc::kJump, s.loc, static_cast<std::uint32_t>(cond));
         finish_loop(here(), cond);
@@ -541,16 +544,32 @@ class Compiler {
       }
       case Stmt::Kind::kBreak:
       case Stmt::Kind::kContinue:
+        if (!loops_.empty() && loops_.back().region_depth != region_depth_)
+          fail(s.loc, fmt::format("'{}' would leave a region (regions must end where they are written)",
+                                  s.kind == Stmt::Kind::kBreak ? "break" : "continue"));
         if (loops_.empty()) fail(s.loc, fmt::format("'{}' outside a loop", s.kind == Stmt::Kind::kBreak ? "break" : "continue"));
         (s.kind == Stmt::Kind::kBreak ? loops_.back().breaks : loops_.back().continues).push_back(here());
         emit(Opc::kJump, s.loc);
         return;
       case Stmt::Kind::kExit:
+        if (region_depth_ > 0) fail(s.loc, "'exit' inside a region (regions must end where they are written)");
         emit(Opc::kExit, s.loc);
         return;
       case Stmt::Kind::kElect:
         compile_block(s.body, 1);
         return;
+      case Stmt::Kind::kRegion: {
+        auto& names = program_->regions;
+        auto it = std::find(names.begin(), names.end(), s.name);
+        auto index = static_cast<std::uint32_t>(it - names.begin());
+        if (it == names.end()) names.push_back(s.name);
+        emit(Opc::kRegionBegin, s.loc, index);
+        ++region_depth_;
+        compile_block(s.body, lanes);
+        --region_depth_;
+        emit(Opc::kRegionEnd, s.loc, index);
+        return;
+      }
       case Stmt::Kind::kOp:
         compile_op(s, lanes);
         return;
@@ -1072,6 +1091,7 @@ class Compiler {
   std::vector<LoopLabels> loops_;
   std::vector<const Expr*> pending_dynamic_;
   int stack_depth_ = 0;
+  int region_depth_ = 0;
 };
 
 }  // namespace

@@ -316,6 +316,11 @@ class Parser {
     } else if (t.text == "break" || t.text == "continue" || t.text == "exit") {
       next();
       s.kind = t.text == "break" ? Stmt::Kind::kBreak : t.text == "continue" ? Stmt::Kind::kContinue : Stmt::Kind::kExit;
+    } else if (t.text == "region") {
+      next();
+      s.kind = Stmt::Kind::kRegion;
+      s.name = expect_ident("a region name");
+      s.body = parse_block();
     } else if (t.text == "elect") {
       next();
       s.kind = Stmt::Kind::kElect;

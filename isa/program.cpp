@@ -33,6 +33,8 @@ const char* opc_name(Opc o) {
     case Opc::kJumpIfZero: return "jz";
     case Opc::kOp: return "op";
     case Opc::kExit: return "exit";
+    case Opc::kRegionBegin: return "region+";
+    case Opc::kRegionEnd: return "region-";
   }
   return "?";
 }
@@ -71,6 +73,7 @@ std::string Program::dump() const {
           break;
         }
         case Opc::kExit: break;
+        case Opc::kRegionBegin: case Opc::kRegionEnd: arg = regions[in.a]; break;
       }
       out += fmt::format("  {:4}  {:<8} {:<40} ; line {}\n", pc, opc_name(in.opc), arg, in.line);
     }

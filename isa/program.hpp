@@ -60,6 +60,8 @@ enum class Opc : std::uint8_t {
   kJumpIfZero,  // if pop == 0: pc = a
   kOp,          // run ops[a]
   kExit,        // the warp exits
+  kRegionBegin, // a = region index: time from here to kRegionEnd counts for the region
+  kRegionEnd,
 };
 
 enum class BinOp : std::uint8_t { kOr, kAnd, kBitOr, kBitXor, kBitAnd, kEq, kNe, kLt, kLe, kGt, kGe, kShl, kShr, kAdd, kSub, kMul, kDiv, kMod };
@@ -125,6 +127,7 @@ struct Program {
   std::vector<RoleCode> roles;
   std::vector<int> warp_role;  // role index per warp, -1 = idle warp
   std::vector<std::pair<std::string, std::int64_t>> params;  // final values, in declaration order
+  std::vector<std::string> regions;  // names of `region NAME { }` blocks, indexed by kRegionBegin/End
 
   std::int64_t num_ctas() const { return grid[0] * grid[1] * grid[2]; }
   std::int64_t cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }

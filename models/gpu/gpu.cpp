@@ -85,7 +85,11 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
   for (int id = 0; id < 16; ++id) causes_.push_back(fmt::format("named barrier {}", id));
   for (std::size_t d = 0; d < program_.mbarriers.size(); ++d)
     barrier_causes_.push_back(cause_id("mbarrier " + program_.mbarriers[d].name));
-  for (const auto& r : program_.roles) role_stats_.push_back(RoleStats{r.name, 0, 0, 0, 0, {}});
+  for (const auto& r : program_.roles) {
+    RoleStats rs;
+    rs.name = r.name;
+    role_stats_.push_back(rs);
+  }
   for (const auto& b : program_.mbarriers) barrier_stats_.push_back(BarrierStats{b.name, 0, 0, 0, 0});
   noted_decl_.assign(program_.mbarriers.size(), false);
 }
@@ -308,6 +312,10 @@ void Simulator::flush_warp_stats(Warp& w) {
   r.ops += w.ops;
   for (std::size_t i = 1; i < w.waiting.size() && i < causes_.size(); ++i)
     if (w.waiting[i]) r.waiting[causes_[i]] += w.waiting[i];
+  for (std::size_t i = 0; i < w.region_time.size(); ++i) {
+    std::int64_t t = w.region_time[i] + (w.region_start[i] >= 0 ? now().v - w.region_start[i] : 0);
+    if (t) r.regions[program_.regions[i]] += t;
+  }
 }
 
 void Simulator::warp_exit(std::uint32_t id) {
@@ -683,6 +691,25 @@ RunResult Simulator::run() {
   return result;
 }
 
+// The busiest unit if it is busy most of the time; otherwise the wait that costs the most warp time in the
+// role that waits most (latency or synchronisation bound).
+std::string bottleneck_in_words(const Stats& s) {
+  const UnitStats* top = nullptr;
+  for (const auto& u : s.units)
+    if (top == nullptr || u.utilisation > top->utilisation) top = &u;
+  if (top != nullptr && top->utilisation >= 0.7)
+    return fmt::format("{} ({:.0f}% busy): the run is bound by it", top->name, 100 * top->utilisation);
+  std::string role, cause;
+  std::int64_t worst = 0;
+  for (const auto& r : s.roles)
+    for (const auto& [c, cycles] : r.waiting)
+      if (cycles > worst) worst = cycles, role = r.name, cause = c;
+  if (worst == 0) return "none: warps are busy issuing";
+  return fmt::format("no unit is saturated (busiest: {} {:.0f}%); role {} spends most time waiting on {}: latency or "
+                     "synchronisation bound",
+                     top ? top->name : "-", top ? 100 * top->utilisation : 0.0, role, cause);
+}
+
 void Simulator::fill_stats(RunResult& r) {
   Stats& s = r.stats;
   // Warps still alive (deadlock, watchdog, diagnosis) contribute what they did so far.
@@ -715,7 +742,12 @@ void Simulator::fill_stats(RunResult& r) {
       UnitStats{"tensor pipe", tensor_busy_ / 4, static_cast<double>(tensor_busy_) / (4.0 * cap)},
       UnitStats{"TMA engine", tma_busy_, static_cast<double>(tma_busy_) / cap},
       UnitStats{"LSU (cp.async, global)", lsu_busy_, static_cast<double>(lsu_busy_) / cap},
+      UnitStats{"L2 bandwidth (whole GPU)",
+                static_cast<std::int64_t>(static_cast<double>(bytes_loaded_ + bytes_stored_) / machine_.l2_bytes_per_cycle),
+                static_cast<double>(bytes_loaded_ + bytes_stored_) /
+                    (machine_.l2_bytes_per_cycle * static_cast<double>(std::max<std::int64_t>(r.cycles, 1)))},
   };
+  s.bottleneck = bottleneck_in_words(s);
 }
 
 }  // namespace detail

@@ -87,6 +87,8 @@ struct Warp {
   std::int64_t busy = 0;
   std::int64_t ops = 0;
   std::vector<std::int64_t> waiting;  // by cause id
+  std::vector<std::int64_t> region_start;  // per region: cycle entered (-1 outside)
+  std::vector<std::int64_t> region_time;   // per region: cycles spent inside
   std::uint64_t instructions_since_time = 0;
 };
 

@@ -131,6 +131,17 @@ void Simulator::step(std::uint32_t id) {
         return;  // kBusy / kBlocked / kExited
       }
       case isa::Opc::kExit: warp_exit(id); return;
+      case isa::Opc::kRegionBegin:
+        if (w.region_start.empty()) {
+          w.region_start.assign(program_.regions.size(), -1);
+          w.region_time.assign(program_.regions.size(), 0);
+        }
+        w.region_start[in.a] = now().v;
+        break;
+      case isa::Opc::kRegionEnd:
+        w.region_time[in.a] += now().v - w.region_start[in.a];
+        w.region_start[in.a] = -1;
+        break;
     }
     if (++executed > static_cast<std::uint64_t>(options_.max_instructions_without_time))
       throw WatchdogStop{fmt::format("{} executed {} instructions at cycle {} without any op taking time: an endless loop "

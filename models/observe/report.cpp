@@ -51,6 +51,8 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
                        std::max(0.0, 100.0 - pct(role.busy, role.lifetime) - pct(waited, role.lifetime)));
     for (const auto& [cause, cycles] : sorted_waits(role))
       out += fmt::format("      waiting on {:<34} {:5.1f}%\n", cause, pct(cycles, role.lifetime));
+    for (const auto& [region, cycles] : role.regions)
+      out += fmt::format("      in region {:<35} {:5.1f}%\n", region, pct(cycles, role.lifetime));
   }
   bool any_barrier = false;
   for (const auto& b : s.barriers) any_barrier = any_barrier || b.phases > 0 || b.waits > 0;
@@ -62,6 +64,7 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
   }
   out += "units (utilisation over the SMs used):\n";
   for (const auto& u : s.units) out += fmt::format("  {:<24} {:5.1f}%\n", u.name, 100.0 * u.utilisation);
+  if (!s.bottleneck.empty() && r.outcome == Outcome::kFinished) out += fmt::format("bottleneck: {}\n", s.bottleneck);
   (void)p;
   return out;
 }
@@ -169,8 +172,10 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   for (const auto& role : s.roles) {
     json waits = json::object();
     for (const auto& [cause, cycles] : role.waiting) waits[cause] = cycles;
+    json regions = json::object();
+    for (const auto& [name, cycles] : role.regions) regions[name] = cycles;
     roles.push_back({{"name", role.name}, {"warps", role.warps}, {"lifetime_cycles", role.lifetime}, {"busy_cycles", role.busy},
-                     {"ops", role.ops}, {"waiting_cycles", waits}});
+                     {"ops", role.ops}, {"waiting_cycles", waits}, {"region_cycles", regions}});
   }
   j["roles"] = roles;
   json bars = json::array();
@@ -181,6 +186,7 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   json units = json::array();
   for (const auto& u : s.units) units.push_back({{"name", u.name}, {"busy_cycles", u.busy}, {"utilisation", u.utilisation}});
   j["units"] = units;
+  j["bottleneck"] = s.bottleneck;
   j["notes"] = r.notes;
   if (r.diagnosis) {
     const Diagnosis& d = *r.diagnosis;

@@ -15,6 +15,7 @@ struct RoleStats {
   std::int64_t busy = 0;       // cycles issuing ops
   std::int64_t ops = 0;        // pipeline ops executed
   std::map<std::string, std::int64_t> waiting;  // cause -> cycles
+  std::map<std::string, std::int64_t> regions;  // `region` name -> cycles spent inside (all warps)
 };
 
 struct BarrierStats {
@@ -47,6 +48,7 @@ struct Stats {
   std::vector<RoleStats> roles;
   std::vector<BarrierStats> barriers;
   std::vector<UnitStats> units;
+  std::string bottleneck;  // in words
 };
 
 }  // namespace smpipe::models

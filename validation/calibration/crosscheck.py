@@ -116,12 +116,13 @@ def ops_starting(sl, prefix):
     return [s for s in sl if s[1].startswith(prefix)]
 
 
-def one_way(r, defs, done_op):
-    """mbarrier one-way wake-up (k_mbar_pingpong modes 1/2): t0 = start of the signaler's completing op,
-    t1 = the waiter's first op after its wait returns (its `arrive B`). Median over repetitions 1.."""
+def one_way(r, defs):
+    """mbarrier one-way wake-up (k_mbar_pingpong modes 1/2): t0 = start of the signaler's store of t0 (the
+    clock read before it), t1 = the waiter's first op after its wait returns (its load of t0). Median over
+    repetitions 1.."""
     run = r.run("mbar_pingpong", defs, trace=True)
-    t0 = [s[2] for s in ops_starting(slices(run, 0, 0), done_op)]
-    t1 = [s[2] for s in ops_starting(slices(run, 0, defs.get("WAITER", 1)), "arrive B")]
+    t0 = [s[2] for s in ops_starting(slices(run, 0, 0), "st.shared")]
+    t1 = [s[2] for s in ops_starting(slices(run, 0, defs.get("WAITER", 1)), "ld.shared")]
     if len(t0) != len(t1) or len(t0) < 4:
         raise RunError(f"mbar_pingpong {defs}: {len(t0)} signals, {len(t1)} wake-ups in the trace")
     return statistics.median(b - a for a, b in list(zip(t0, t1))[1:])
@@ -152,7 +153,7 @@ def ring_trace(r, what):
     """k_tma_load_bw<0> with a trace (32 KB x 6 stages, 96 iterations; iterations 16..95): the stage wait
     (before it -> after it), the issue (after the wait -> after the TMA) and the issue-to-issue interval."""
     stages = 6
-    sl = slices(r.run("tma_ring", {"ROWS": 256, "STAGES": stages, "ITERS": 96}, trace=True))
+    sl = slices(r.run("tma_ring", {"ROWS": 256, "STAGES": stages, "ITERS": 96, "TRACE": 1}, trace=True))
     loads = [s for s in sl if s[0] == "tma.load"]
     arrives = ops_starting(sl, "arrive.expect_tx")
     waits = ops_starting(sl, "wait full")[:96 - stages]   # the waits inside the loop (the drain follows)
@@ -179,6 +180,15 @@ def bandwidth(r, prog, n, bytes_per_iter, defs, param="ITERS"):
 
 # ---- the rows: (measurement name, simulated figure, program and how) -----------------------------------
 
+SWEEPS = []  # (name, params) of the tma_load_bw_sweep_* measurements, filled from the result file
+
+
+def sweeps():
+    """The one-SM TMA sweep rows that the language can say: the single-thread ring (try_wait or test_wait spin)
+    and the producer/consumer pipe. The .relaxed ring variant has no form of its own in the language."""
+    return [(n, p) for n, p in SWEEPS if p.get("variant") in ("ring", "ring_testwait", "pipe")]
+
+
 def rows():
     R = []
 
@@ -186,14 +196,14 @@ def rows():
         R.append((name, fn, how))
 
     # mbarrier
-    add("mbar_wake_other_warp_same_wg", lambda r: one_way(r, {"MODE": 1, "WAITER": 1}, "arrive A"),
+    add("mbar_wake_other_warp_same_wg", lambda r: one_way(r, {"MODE": 1, "WAITER": 1}),
         "mbar_pingpong MODE=1 WAITER=1, trace t1-t0")
-    add("mbar_wake_other_wg", lambda r: one_way(r, {"MODE": 1, "WAITER": 4}, "arrive A"),
+    add("mbar_wake_other_wg", lambda r: one_way(r, {"MODE": 1, "WAITER": 4}),
         "mbar_pingpong MODE=1 WAITER=4, trace t1-t0")
     add("mbar_wake_other_warp_same_wg_test_wait_spin",
-        lambda r: one_way(r, {"MODE": 1, "WAITER": 1, "TEST_WAIT": 1}, "arrive A"),
+        lambda r: one_way(r, {"MODE": 1, "WAITER": 1, "TEST_WAIT": 1}),
         "mbar_pingpong MODE=1 TEST_WAIT=1, trace t1-t0")
-    add("mbar_wake_complete_tx_other_warp", lambda r: one_way(r, {"MODE": 2, "WAITER": 1}, "complete_tx A"),
+    add("mbar_wake_complete_tx_other_warp", lambda r: one_way(r, {"MODE": 2, "WAITER": 1}),
         "mbar_pingpong MODE=2, trace t1-t0")
     for w, sfx in ((1, "same_wg"), (4, "other_wg")):
         add(f"mbar_pingpong_rtt_half_{sfx}",
@@ -229,9 +239,19 @@ def rows():
         lambda r: bandwidth(r, "tma_ring", 512, 132 * 32768, {"ROWS": 256, "STAGES": 6, "CTAS": 132})
         * r.run("tma_ring", {"ROWS": 256, "STAGES": 6, "CTAS": 132, "ITERS": 512})["clock_mhz"] / 1000,
         "tma_ring CTAS=132 (16 MiB each), bandwidth over ITERS=512, GB/s at the machine clock")
+    for name, p in sweeps():
+        prog = "tma_pipe" if p["variant"] == "pipe" else "tma_ring"
+        bytes_ = p["box_bytes"]
+        n = (16 << 20) // bytes_  # the sweep's 16 MiB per run
+        defs = {"ROWS": p["box_rows"], "STAGES": p["stages"]}
+        if prog == "tma_ring":
+            defs.update({"COLS": p["box_cols"], "SWZ": 128 if p["swizzle128"] else 0,
+                         "TEST_WAIT": int(p["variant"] == "ring_testwait")})
+        add(name, lambda r, prog=prog, n=n, bytes_=bytes_, defs=defs: bandwidth(r, prog, n, bytes_, defs),
+            f"{prog} {' '.join(f'{k}={v}' for k, v in defs.items())}, bandwidth over ITERS={n}")
     for what in ("stage_wait", "issue", "interval"):
         add(f"tma_ring_trace_{what}", lambda r, what=what: ring_trace(r, what),
-            "tma_ring ROWS=256 STAGES=6 ITERS=96, trace of iterations 16..95")
+            "tma_ring ROWS=256 STAGES=6 ITERS=96 TRACE=1, trace of iterations 16..95")
     for kb, stages, warps in ((8, 4, 1), (8, 4, 2), (8, 4, 4), (8, 4, 6), (1, 8, 1), (1, 8, 4)):
         n = (4 << 20) // (kb * 1024)
         add(f"tma_load_bw_multi_producer_l2_box{kb}KB_{warps}warps",
@@ -313,6 +333,7 @@ def main():
     ap.add_argument("--gpu", default="h100-sxm", help="machine (default h100-sxm)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel smpipe runs")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each row's program and derivation")
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown (for docs/calibration.md)")
     args = ap.parse_args()
 
     smpipe = args.smpipe
@@ -326,7 +347,9 @@ def main():
     smpipe = os.path.abspath(smpipe)
 
     with open(args.results) as f:
-        medians = {m["name"]: (m["median"], m["unit"]) for m in json.load(f)["measurements"] if m.get("median") is not None}
+        measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
+    medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
+    SWEEPS.extend((m["name"], m["params"]) for m in measurements if m["name"].startswith("tma_load_bw_sweep_"))
 
     table, failed = [], []
     with tempfile.TemporaryDirectory(prefix="smpipe-crosscheck-") as tmp:
@@ -350,8 +373,15 @@ def main():
                 table.append((name, meas, sim, unit, err, abs(err) <= 10, how))
 
     w = max(len(t[0]) for t in table) if table else 10
-    print(f"{'measurement':<{w}}  {'measured':>9}  {'simulated':>9}  {'unit':<12} {'error':>8}  within 10%")
+    if args.markdown:
+        print("| measurement | measured | simulated | unit | error | within 10% | twin (crosscheck/*.pipe), derivation |")
+        print("|---|---:|---:|---|---:|---|---|")
+    else:
+        print(f"{'measurement':<{w}}  {'measured':>9}  {'simulated':>9}  {'unit':<12} {'error':>8}  within 10%")
     for name, meas, sim, unit, err, ok, how in table:
+        if args.markdown:
+            print(f"| `{name}` | {meas:.4g} | {sim:.4g} | {unit} | {err:+.1f}% | {'yes' if ok else '**no**'} | {how} |")
+            continue
         print(f"{name:<{w}}  {meas:>9.4g}  {sim:>9.4g}  {unit:<12} {err:>+7.1f}%  {'yes' if ok else 'NO'}")
         if args.verbose:
             print(f"{'':<{w}}  ({how})")

@@ -36,7 +36,9 @@ def est(value, why):
 
 
 clock = 1980
-l2_bw = MEDIAN["l2_read_bw_all_sms"] * 1e9 / (clock * 1e6)
+# The L2 queue of the model serves mostly TMA traffic: use the all-SM TMA figure (ld.global reaches less:
+# l2_read_bw_all_sms, 6.35 TB/s).
+l2_bw = MEDIAN["tma_load_bw_ring_l2_all_sms_box32KB"] * 1e9 / (clock * 1e6)
 tma_bw = MEDIAN["tma_load_bw_pipe_l2_one_sm_box32KB_bytes_per_cycle"]
 store_slope = (MEDIAN["tma_store_latency_wait_group_read0_32KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]) / (31 * 1024)
 store_bw = 1 / store_slope
@@ -73,7 +75,7 @@ h100 = {
                                      "tma_store_latency_wait_group_read0_1KB minus 1 KB at the store bandwidth"),
     "tma_store_latency_cycles": derived(round(MEDIAN["tma_store_latency_wait_group0_1KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]),
                                         "tma_store_latency_wait_group0 minus wait_group_read0 (11 cycles at every size)"),
-    "l2_bytes_per_cycle": derived(round(l2_bw, 3), "l2_read_bw_all_sms / the 1980 MHz clock"),
+    "l2_bytes_per_cycle": derived(round(l2_bw, 3), "tma_load_bw_ring_l2_all_sms_box32KB / the 1980 MHz clock (ld.global: l2_read_bw_all_sms, 6.35 TB/s)"),
     "cp_async_latency_cycles": measured("cp_async_cg16_latency_l2"),
     "lsu_bytes_per_cycle": measured("cp_async_cg16_throughput_one_sm_l2", integer=False),
     "smem_bytes_per_cycle": (128, "published: 32 banks x 4 bytes per cycle (CUDA C++ Programming Guide, shared memory)"),

@@ -282,7 +282,7 @@ class Compiler {
       check_unique(d.name, d.loc);
       switch (d.kind) {
         case Decl::Kind::kMbarrier: {
-          MbarrierDecl m{d.name, decl_size(d), std::nullopt, d.loc};
+          MbarrierDecl m{d.name, decl_size(d), d.size.has_value(), std::nullopt, d.loc};
           if (d.count) {
             std::int64_t c = const_expr(*d.count);
             if (c < 1 || c > kMaxArrivalCount)
@@ -294,7 +294,7 @@ class Compiler {
           break;
         }
         case Decl::Kind::kSmem: {
-          SmemDecl s{d.name, decl_size(d), const_expr(*d.count), d.loc};
+          SmemDecl s{d.name, decl_size(d), d.size.has_value(), const_expr(*d.count), d.loc};
           if (s.bytes < 1) fail(d.count->loc, "smem bytes must be positive");
           decl_kind_[d.name] = {AttrType::kSmem, static_cast<int>(p.smems.size())};
           p.smems.push_back(s);
@@ -780,8 +780,9 @@ class Compiler {
           fail(o.loc, fmt::format("expected a reference to {} here", a.type == AttrType::kBarrier ? "an mbarrier" : "an smem buffer"));
         slot.decl = lookup_decl(e.name, a.type, e.loc);
         int size = a.type == AttrType::kBarrier ? program_->mbarriers[slot.decl].size : program_->smems[slot.decl].size;
+        bool array = a.type == AttrType::kBarrier ? program_->mbarriers[slot.decl].array : program_->smems[slot.decl].array;
         if (e.kind == Expr::Kind::kName) {
-          if (size > 1) fail(e.loc, fmt::format("'{}' is an array of {}: write {}[i]", e.name, size, e.name));
+          if (array) fail(e.loc, fmt::format("'{}' is an array of {}: write {}[i]", e.name, size, e.name));
           d.base_values.push_back(0);
           return;
         }

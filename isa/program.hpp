@@ -19,6 +19,7 @@ namespace smpipe::isa {
 struct MbarrierDecl {
   std::string name;
   int size = 1;                        // array length (1 for a scalar)
+  bool array = false;                  // declared with [N] (elements are then named name[i])
   std::optional<std::int64_t> count;   // initialised at CTA start with this count when given
   SourceLoc loc;
 };
@@ -26,6 +27,7 @@ struct MbarrierDecl {
 struct SmemDecl {
   std::string name;
   int size = 1;
+  bool array = false;
   std::int64_t bytes = 0;  // per element
   SourceLoc loc;
 };

@@ -39,6 +39,8 @@ const std::vector<ParamDef>& param_defs() {
       {{"mbarrier_wake_cycles", "from the completing arrive to the waiting warp resuming"}, &Machine::mbarrier_wake_cycles},
       {{"remote_arrive_cycles", "an arrive on a peer CTA's barrier landing"}, &Machine::remote_arrive_cycles},
       {{"named_barrier_cycles", "from the last bar.sync arrival to the waiters resuming"}, &Machine::named_barrier_cycles},
+      {{"named_barrier_cycles_per_warp", "added to named_barrier_cycles per warp the barrier expects"},
+       &Machine::named_barrier_cycles_per_warp},
       {{"cluster_sync_cycles", "cluster barrier arrive+wait once all threads arrived"}, &Machine::cluster_sync_cycles},
       {{"tma_issue_cycles", "issue cost of a TMA instruction"}, &Machine::tma_issue_cycles},
       {{"tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time"}, &Machine::tma_load_latency_cycles},

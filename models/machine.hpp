@@ -33,6 +33,7 @@ struct Machine {
   std::int64_t mbarrier_wake_cycles = 0;
   std::int64_t remote_arrive_cycles = 0;
   std::int64_t named_barrier_cycles = 0;
+  double named_barrier_cycles_per_warp = 0;
   std::int64_t cluster_sync_cycles = 0;
   // data movement
   std::int64_t tma_issue_cycles = 0;

@@ -135,7 +135,7 @@ std::uint32_t Simulator::barrier_decl(std::uint32_t flat) const {
 std::string Simulator::barrier_name(std::uint32_t, std::uint32_t flat) const {
   std::uint32_t d = barrier_decl(flat);
   const auto& decl = program_.mbarriers[d];
-  if (decl.size == 1) return decl.name;
+  if (!decl.array) return decl.name;
   return fmt::format("{}[{}]", decl.name, flat - barrier_base_[d]);
 }
 
@@ -568,7 +568,10 @@ void Simulator::check_named_release(std::uint32_t cta, int id) {
 
 void Simulator::release_named(std::uint32_t cta, int id) {
   NamedBarrier& nb = ctas_[cta].named[id];
-  Cycle at = now() + jit(machine_.named_barrier_cycles);
+  // The release takes longer the more warps the barrier gathers (measured: bar_sync_latency_*warps).
+  auto latency = machine_.named_barrier_cycles +
+                 static_cast<std::int64_t>(machine_.named_barrier_cycles_per_warp * static_cast<double>(nb.expected / 32) + 0.5);
+  Cycle at = now() + jit(latency);
   for (std::uint32_t w : nb.waiters) wake_at(w, at);
   // Reset for the next use, keeping the vectors' storage.
   nb.expected = -1;

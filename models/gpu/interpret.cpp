@@ -182,7 +182,7 @@ void Simulator::check_async_read(std::uint32_t warp, std::uint32_t op, const isa
   if (dirty == 0) return;
   int writer = __builtin_ctz(dirty);
   const auto& decl = program_.smems[d.attrs[attr].decl];
-  std::string name = decl.size == 1 ? decl.name : fmt::format("{}[{}]", decl.name, f - smem_base_[d.attrs[attr].decl]);
+  std::string name = !decl.array ? decl.name : fmt::format("{}[{}]", decl.name, f - smem_base_[d.attrs[attr].decl]);
   ub(warp, op, "missing fence.proxy.async",
      fmt::format("the async proxy reads {} which warp {} wrote with st.shared and did not fence: a race (the TMA or tensor "
                  "core may read stale data). Put fence.proxy.async in the writing warp after its stores and before the "

@@ -66,14 +66,17 @@ class Runner:
             fd, tpath = tempfile.mkstemp(suffix=".json", dir=self.tmpdir)
             os.close(fd)
             cmd += ["--trace", tpath, "--trace-ctas", "1"]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            raise RunError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
-        out = json.loads(p.stdout)
-        if trace:
-            with open(tpath) as f:
-                out["trace"] = json.load(f)
-            os.remove(tpath)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            if p.returncode != 0:
+                raise RunError(f"{' '.join(cmd)}: exit {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+            out = json.loads(p.stdout)
+            if trace:
+                with open(tpath) as f:
+                    out["trace"] = json.load(f)
+                os.remove(tpath)
+        except (OSError, ValueError) as e:
+            raise RunError(f"{' '.join(cmd)}: {e}") from e
         self.cache[k] = out
         self.count += 1
         return out
@@ -312,7 +315,12 @@ def rows():
         lambda r: (lambda a, b: 1024 * 8 * 4096 / (b - a))(
             cycles(r, "cp_async", {"ITERS": 1024}, "throughput"), cycles(r, "cp_async", {"ITERS": 2048}, "throughput")),
         "cp_async --kernel throughput, bandwidth over ITERS=1024")
-    add("load_latency_l2_hit", lambda r: bracket(r, "ld_global", "REPS", 32, {}), "ld_global, bracket")
+    add("load_latency_l2_hit", lambda r: bracket(r, "ld_global", "REPS", 32, {}, kernel="chase"),
+        "ld_global --kernel chase, bracket")
+    add("l2_read_bw_all_sms",
+        lambda r: (16 << 20) / bracket(r, "ld_global", "PASSES", 40, {}, kernel="bandwidth")
+        * r.run("ld_global", {"PASSES": 40}, "bandwidth")["clock_mhz"] / 1000,
+        "ld_global --kernel bandwidth, bandwidth over PASSES=40, GB/s at the machine clock")
 
     # CTA launch
     add("cta_wave_gap_same_sm",
@@ -365,8 +373,8 @@ def main():
                     continue
                 try:
                     sim = fut.result()
-                except RunError as e:
-                    failed.append(f"{name}: {e}")
+                except (RunError, KeyError, IndexError, ValueError, ZeroDivisionError) as e:
+                    failed.append(f"{name}: {type(e).__name__}: {e}")
                     continue
                 meas, unit = medians[name]
                 err = (sim - meas) / meas * 100

@@ -36,6 +36,12 @@ def est(value, why):
 
 
 clock = 1980
+# Named barrier: latency grows with the warps it gathers; fit a line through the measured points.
+_nb = [(w, MEDIAN[f"bar_sync_latency_{w}warps"]) for w in (2, 4, 8, 12, 16, 32)]
+_mx = sum(w for w, _ in _nb) / len(_nb)
+_my = sum(v for _, v in _nb) / len(_nb)
+nb_slope = sum((w - _mx) * (v - _my) for w, v in _nb) / sum((w - _mx) ** 2 for w, _ in _nb)
+nb_base = _my - nb_slope * _mx
 # The L2 queue of the model serves mostly TMA traffic: use the all-SM TMA figure (ld.global reaches less:
 # l2_read_bw_all_sms, 6.35 TB/s).
 l2_bw = MEDIAN["tma_load_bw_ring_l2_all_sms_box32KB"] * 1e9 / (clock * 1e6)
@@ -61,18 +67,26 @@ h100 = {
     "mbarrier_arrive_cycles": est(4, "issue of a local arrive"),
     "mbarrier_test_wait_cycles": measured("mbar_test_wait_completed_dependent"),
     "mbarrier_wake_cycles": measured("mbar_wake_other_warp_same_wg"),
-    "remote_arrive_cycles": measured("mbar_cluster_remote_arrive_rtt_half"),
-    "named_barrier_cycles": derived(round(MEDIAN["bar_sync_latency_8warps"]),
-                                    "bar_sync_latency_8warps (27 cycles at 2 warps, 85 at 32)"),
+    "remote_arrive_cycles": derived(round(MEDIAN["mbar_cluster_remote_arrive_rtt_half"] - MEDIAN["mbar_wake_other_warp_same_wg"]),
+                                    "mbar_cluster_remote_arrive_rtt_half minus the wake-up the simulator adds "
+                                    "(mbar_wake_other_warp_same_wg)"),
+    "named_barrier_cycles": derived(round(nb_base), "intercept of a least-squares line through bar_sync_latency_{2,4,8,12,16,32}warps"),
+    "named_barrier_cycles_per_warp": derived(round(nb_slope, 3), "slope of that line (cycles per warp the barrier gathers)"),
     "cluster_sync_cycles": measured("cluster_barrier_latency_cs2"),
     "tma_issue_cycles": measured("tma_burst_8KBx24_issue_interval"),
-    "tma_load_latency_cycles": derived(round(MEDIAN["tma_load_latency_l2_1KB"] - 1024 / tma_bw),
-                                       "tma_load_latency_l2_1KB minus 1 KB at the one-SM TMA bandwidth"),
+    # The simulator composes a measured load latency as issue + transfer + latency + the waiter's wake-up,
+    # so the parameter is what remains of the measured total after the parts the model adds itself.
+    "tma_load_latency_cycles": derived(round(MEDIAN["tma_load_latency_l2_1KB"] - 1024 / tma_bw
+                                             - MEDIAN["tma_burst_8KBx24_issue_interval"] - MEDIAN["mbar_wake_other_warp_same_wg"]),
+                                       "tma_load_latency_l2_1KB minus 1 KB at the one-SM TMA bandwidth, the issue interval "
+                                       "(tma_burst_8KBx24_issue_interval) and the wake-up (mbar_wake_other_warp_same_wg)"),
     "tma_bytes_per_cycle": measured("tma_load_bw_pipe_l2_one_sm_box32KB_bytes_per_cycle", integer=False),
     "tma_store_bytes_per_cycle": derived(round(store_bw, 3),
                                          "slope of tma_store_latency_wait_group_read0 from 1 KB to 32 KB"),
-    "tma_store_read_cycles": derived(round(MEDIAN["tma_store_latency_wait_group_read0_1KB"] - 1024 / store_bw),
-                                     "tma_store_latency_wait_group_read0_1KB minus 1 KB at the store bandwidth"),
+    "tma_store_read_cycles": derived(max(0, round(MEDIAN["tma_store_latency_wait_group_read0_1KB"] - 1024 / store_bw
+                                                  - MEDIAN["tma_burst_8KBx24_issue_interval"])),
+                                     "tma_store_latency_wait_group_read0_1KB minus 1 KB at the store bandwidth and the "
+                                     "issue interval (tma_burst_8KBx24_issue_interval)"),
     "tma_store_latency_cycles": derived(round(MEDIAN["tma_store_latency_wait_group0_1KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]),
                                         "tma_store_latency_wait_group0 minus wait_group_read0 (11 cycles at every size)"),
     "l2_bytes_per_cycle": derived(round(l2_bw, 3), "tma_load_bw_ring_l2_all_sms_box32KB / the 1980 MHz clock (ld.global: l2_read_bw_all_sms, 6.35 TB/s)"),

@@ -1,0 +1,162 @@
+// The built-in kernel models (models/kernels/): they run at their defaults and across a sweep of knobs,
+// follow the CUTLASS builder rules, stay under the machine's tensor-core peak, and the known-bad
+// configurations of the seed kernels are found by simulation.
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+using namespace smpipe;
+using models::Outcome;
+
+namespace {
+
+struct ModelRun {
+  isa::Program program;
+  models::RunResult result;
+  std::string report;
+};
+
+isa::Program compile_model(const std::string& name, const isa::ParamOverrides& params, const std::string& machine) {
+  auto src = isa::load_source(models::kernels_dir() + "/" + name + ".pipe");
+  return isa::compile(isa::parse(src), params, "", models::predefined_constants(models::load_machine(machine)));
+}
+
+ModelRun run_model(const std::string& name, const isa::ParamOverrides& params, const std::string& machine = "h100-sxm") {
+  ModelRun m{compile_model(name, params, machine), {}, {}};
+  models::RunOptions o;
+  o.max_cycles = 50'000'000;
+  m.result = models::simulate(m.program, models::load_machine(machine), o);
+  m.report = models::format_problem(m.result);
+  return m;
+}
+
+std::int64_t value(const isa::Program& p, const std::string& name) {
+  for (const auto& [n, v] : p.params)
+    if (n == name) return v;
+  FAIL("no definition " << name);
+  return 0;
+}
+
+const isa::ParamOverrides kSmall = {{"M", 1024}, {"N", 1024}, {"K", 512}};
+
+isa::ParamOverrides with(isa::ParamOverrides base, const isa::ParamOverrides& extra) {
+  for (const auto& [k, v] : extra) base[k] = v;
+  return base;
+}
+
+}  // namespace
+
+TEST_CASE("sm90 models run at their defaults and stay under the tensor-core peak", "[kernels]") {
+  auto m = models::load_machine("h100-sxm");
+  double peak = static_cast<double>(m.sm_count) * m.tensor_flops_per_cycle_16bit * m.clock_mhz * 1e6;
+  for (const char* name : {"sm90/gemm_tma_ws", "sm90/gemm_tma_ws_cooperative", "sm90/gemm_tma_ws_pingpong"}) {
+    DYNAMIC_SECTION(name) {
+      auto r = run_model(name, {});
+      INFO(r.report);
+      REQUIRE(r.result.outcome == Outcome::kFinished);
+      CHECK(r.result.stats.flops == 2LL * 8192 * 8192 * 8192);
+      double flops_per_s = static_cast<double>(r.result.stats.flops) / (r.result.stats.time_us * 1e-6);
+      CHECK(flops_per_s <= peak);
+      CHECK(flops_per_s > 0.3 * peak);
+    }
+  }
+}
+
+TEST_CASE("sm90 models run across a sweep of sizes and knobs", "[kernels]") {
+  const std::vector<isa::ParamOverrides> sweep = {
+      {}, {{"TILE_N", 256}}, {{"TILE_N", 64}}, {{"CLUSTER_M", 2}}, {{"CLUSTER_N", 2}}, {{"C_VOID", 1}},
+      {{"REUSE_SMEM_C", 0}}, {{"DELAY_TMA_STORE", 1}, {"REUSE_SMEM_C", 0}}, {{"STAGES", 2}}, {{"EPI_N", 64}},
+      {{"RASTER_N", 1}}, {{"M", 1000}, {"N", 3000}, {"K", 300}}, {{"L", 3}}, {{"EPILOGUE", 0}},
+  };
+  for (const char* name : {"sm90/gemm_tma_ws", "sm90/gemm_tma_ws_cooperative", "sm90/gemm_tma_ws_pingpong"}) {
+    for (std::size_t i = 0; i < sweep.size(); ++i) {
+      DYNAMIC_SECTION(name << " variant " << i) {
+        auto r = run_model(name, with(kSmall, sweep[i]));
+        INFO(r.report);
+        CHECK(r.result.outcome == Outcome::kFinished);
+        std::int64_t m = value(r.program, "M"), n = value(r.program, "N"), k = value(r.program, "K");
+        std::int64_t tm = value(r.program, "TILE_M"), tn = value(r.program, "TILE_N"), tk = value(r.program, "TILE_K");
+        std::int64_t l = value(r.program, "L");
+        // Every tile is computed exactly once (padded to whole tiles).
+        std::int64_t cm = value(r.program, "CLUSTER_M"), cn = value(r.program, "CLUSTER_N");
+        std::int64_t tiles_m = (m + tm * cm - 1) / (tm * cm) * cm, tiles_n = (n + tn * cn - 1) / (tn * cn) * cn;
+        CHECK(r.result.stats.flops == 2 * tiles_m * tm * tiles_n * tn * ((k + tk - 1) / tk) * tk * l);
+      }
+    }
+  }
+}
+
+TEST_CASE("sm90 builder rules: epilogue defaults and StageCountAutoCarveout", "[kernels]") {
+  // kernels.md: 128x128 cooperative, 16-bit C and D: epilogue tile 128x32, StagesC 4, StagesD 2, reuse,
+  // no delay, 8 KB per C transaction, 32 KB of epilogue smem.
+  auto p = compile_model("sm90/gemm_tma_ws_cooperative", {}, "h100-sxm");
+  CHECK(value(p, "EM") == 128);
+  CHECK(value(p, "EN") == 32);
+  CHECK(value(p, "SC") == 4);
+  CHECK(value(p, "SD") == 2);
+  CHECK(value(p, "REUSE") == 1);
+  CHECK(value(p, "DELAY") == 0);
+  CHECK(value(p, "EPI_BYTES") == 8192);
+  CHECK(value(p, "EPI_SMEM") - value(p, "SC") * 16 == 32 * 1024);
+  // CUTLASS 4.x: stages = (227 KB - round_up(epilogue smem, 128)) / (round_up(A + B stage bytes, 128) + 16)
+  CHECK(value(p, "S") == (232448 - (32768 + 64 + 127) / 128 * 128) / (32768 + 16));  // 6
+  CHECK(value(p, "S") == 6);
+  auto wide = compile_model("sm90/gemm_tma_ws_cooperative", {{"TILE_N", 256}}, "h100-sxm");
+  CHECK(value(wide, "S") == 4);  // (232448 - 32896) / 49168
+  auto void_c = compile_model("sm90/gemm_tma_ws_cooperative", {{"C_VOID", 1}, {"TILE_N", 256}}, "h100-sxm");
+  CHECK(value(void_c, "DELAY") == 1);  // DelayTmaStore when C is void
+  CHECK(value(void_c, "REUSE") == 0);
+  CHECK(value(void_c, "S") == (232448 - 2 * 8192) / 49168);
+  auto pp = compile_model("sm90/gemm_tma_ws_pingpong", {}, "h100-sxm");
+  CHECK(value(pp, "EM") == 64);  // pingpong / basic: (min(64, M), 32)
+  CHECK(value(pp, "EMPTY") == 128);
+  CHECK(value(p, "EMPTY") == 256);
+  auto cl = compile_model("sm90/gemm_tma_ws_cooperative", {{"CLUSTER_M", 2}, {"CLUSTER_N", 2}}, "h100-sxm");
+  CHECK(value(cl, "EMPTY") == (2 + 2 - 1) * 2);  // (cluster_x + cluster_y - 1) * consumer warpgroups
+  // Every model's CTA fits the 227 KB a CTA may use.
+  for (const auto& prog : {p, wide, void_c, pp, cl}) CHECK(prog.smem_bytes() <= 232448);
+}
+
+TEST_CASE("known-bad sm90 configurations are found by simulation", "[kernels][diagnosis]") {
+  SECTION("transaction bytes that do not match the TMA boxes") {
+    auto r = run_model("sm90/gemm_tma_ws_cooperative", with(kSmall, {{"TX_BYTES", 49152}}));
+    CHECK(r.result.outcome == Outcome::kDeadlock);
+    CHECK_THAT(r.report, Catch::Contains("full[0]: all 1 arrivals came but the tx-count is stuck at 16384: 49152 bytes expected, "
+                                         "32768 delivered"));
+  }
+  SECTION("a pingpong pipeline built with the cooperative consumer count") {
+    auto r = run_model("sm90/gemm_tma_ws_pingpong", with(kSmall, {{"EMPTY_COUNT", 256}}));
+    CHECK(r.result.outcome == Outcome::kDeadlock);
+    CHECK_THAT(r.report, Catch::Contains("empty[0]: initialised with count 256 but only 128 arrival(s) came in phase 0"));
+    CHECK(run_model("sm90/gemm_tma_ws_pingpong", kSmall).result.outcome == Outcome::kFinished);
+  }
+  SECTION("DelayTmaStore with ReuseSmemC and StagesC <= StagesD hangs; StagesC = StagesD + 1 does not") {
+    for (int sc : {2, 1}) {
+      auto r = run_model("sm90/gemm_tma_ws_cooperative",
+                         with(kSmall, {{"DELAY_TMA_STORE", 1}, {"REUSE_SMEM_C", 1}, {"STAGES_C", sc}, {"STAGES_D", 2}}));
+      INFO("StagesC " << sc);
+      CHECK(r.result.outcome == Outcome::kDeadlock);
+      CHECK_THAT(r.report, Catch::Contains("CTA 0 warp 2 (epilogue_load) -> CTA 0 warp"));
+      CHECK_THAT(r.report, Catch::Contains("c_empty[0]: none of the 256 arrivals of phase 0 came"));
+    }
+    auto ok = run_model("sm90/gemm_tma_ws_cooperative",
+                        with(kSmall, {{"DELAY_TMA_STORE", 1}, {"REUSE_SMEM_C", 1}, {"STAGES_C", 3}, {"STAGES_D", 2}}));
+    CHECK(ok.result.outcome == Outcome::kFinished);
+  }
+  SECTION("a stage count that does not fit shared memory is an input error naming the bytes") {
+    auto p = compile_model("sm90/gemm_tma_ws_cooperative", {{"STAGES", 5}, {"TILE_N", 256}}, "h100-sxm");
+    CHECK_THROWS_WITH(models::check_fits(p, models::load_machine("h100-sxm")),
+                      Catch::Contains("needs 278680 bytes of shared memory per CTA (sA 5x16384 + sB 5x32768 + sC 4x8192"));
+    auto fits = compile_model("sm90/gemm_tma_ws_cooperative", {{"STAGES", 4}, {"TILE_N", 256}}, "h100-sxm");
+    CHECK_NOTHROW(models::check_fits(fits, models::load_machine("h100-sxm")));
+  }
+  SECTION("a missing producer tail in a cluster") {
+    auto bad = run_model("sm90/gemm_tma_ws_cooperative",
+                         with(kSmall, {{"CLUSTER_M", 2}, {"EPILOGUE", 0}, {"PRODUCER_TAIL", 0}}));
+    CHECK(bad.result.outcome == Outcome::kUndefined);
+    CHECK_THAT(bad.report, Catch::Contains("signal to an exited CTA"));
+    CHECK_THAT(bad.report, Catch::Contains("producer_tail"));
+    auto good = run_model("sm90/gemm_tma_ws_cooperative", with(kSmall, {{"CLUSTER_M", 2}, {"EPILOGUE", 0}}));
+    CHECK(good.result.outcome == Outcome::kFinished);
+  }
+}

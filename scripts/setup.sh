@@ -10,6 +10,7 @@ packages=(
   libcli11-dev                          # command-line parsing
   libfmt-dev                            # formatting
   catch2                                # tests (Catch2 v2, header-only)
+  python3                               # calibration scripts (standard library only)
 )
 
 missing=()

@@ -67,6 +67,7 @@ struct Role {
 struct Proc {
   std::string name;
   std::vector<std::string> params;
+  std::vector<std::string> results;  // `-> a, b`: variables of the body copied to the caller's `-> x, y`
   Block body;
   SourceLoc loc;
 };
@@ -89,9 +90,17 @@ struct Definition {  // param / const
   SourceLoc loc;
 };
 
+// `assert EXPR "message"`: a check on the parameters, like CUTLASS's static_asserts.
+struct Assertion {
+  Expr condition;
+  std::string message;
+  SourceLoc loc;
+};
+
 struct File {
   std::shared_ptr<SourceFile> source;
   std::vector<Definition> definitions;  // in order of appearance
+  std::vector<Assertion> assertions;
   std::optional<std::pair<std::string, SourceLoc>> gpu;
   std::vector<Kernel> kernels;
 };

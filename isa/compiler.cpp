@@ -203,6 +203,8 @@ class Compiler {
       constants_[d.name] = v;
       param_values_.emplace_back(d.name, v);
     }
+    for (const auto& a : file_.assertions)
+      if (const_expr(a.condition) == 0) fail(a.loc, fmt::format("assertion failed: {}", a.message));
   }
 
   std::int64_t const_expr(const Expr& e) {
@@ -604,13 +606,25 @@ class Compiler {
     auto saved_loops = std::move(loops_);
     scopes_.clear();
     loops_.clear();
+    if (s.results.size() != pr.results.size())
+      fail(s.loc, fmt::format("proc '{}' gives {} result(s): write '-> NAME' for each", pr.name, pr.results.size()));
     scopes_.emplace_back();
     for (std::size_t i = 0; i < pr.params.size(); ++i) scopes_.back().vars[pr.params[i]] = arg_slots[i];
+    std::vector<std::uint32_t> result_slots;
+    for (const auto& r : pr.results) {
+      std::uint32_t slot = hidden_slot(fmt::format("{}.{}", pr.name, r));
+      scopes_.back().vars[r] = slot;
+      result_slots.push_back(slot);
+    }
     proc_stack_.push_back(pr.name);
     compile_block(pr.body, lanes);
     proc_stack_.pop_back();
     scopes_ = std::move(saved_scopes);
     loops_ = std::move(saved_loops);
+    for (std::size_t i = 0; i < result_slots.size(); ++i) {
+      emit(Opc::kLoad, s.loc, result_slots[i]);
+      emit(Opc::kStore, s.loc, assign_target(s.results[i].first, s.results[i].second));
+    }
   }
 
   void finish_loop(std::size_t break_target, std::size_t continue_target) {

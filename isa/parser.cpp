@@ -24,6 +24,14 @@ class Parser {
         expect_punct("=");
         d.value = parse_expr();
         f.definitions.push_back(std::move(d));
+      } else if (is_ident("assert")) {
+        Assertion a;
+        a.loc = next().loc;
+        a.condition = parse_expr();
+        if (is_punct(",")) next();
+        if (peek().kind != Tok::kString) fail(peek().loc, "expected a message string after the assert condition");
+        a.message = next().text;
+        f.assertions.push_back(std::move(a));
       } else if (is_ident("gpu")) {
         next();
         const Token& g = peek();
@@ -38,7 +46,7 @@ class Parser {
       } else if (is_ident("kernel")) {
         f.kernels.push_back(parse_kernel());
       } else {
-        fail(t.loc, fmt::format("expected 'param', 'const', 'gpu' or 'kernel', found {}", describe(t)));
+        fail(t.loc, fmt::format("expected 'param', 'const', 'assert', 'gpu' or 'kernel', found {}", describe(t)));
       }
       end_statement();
     }
@@ -233,6 +241,14 @@ class Parser {
       }
     }
     expect_punct(")");
+    if (is_punct("->")) {
+      next();
+      p.results.push_back(expect_ident("a result name"));
+      while (is_punct(",")) {
+        next();
+        p.results.push_back(expect_ident("a result name"));
+      }
+    }
     p.body = parse_block();
     return p;
   }
@@ -339,6 +355,16 @@ class Parser {
         }
       }
       expect_punct(")");
+      if (is_punct("->")) {
+        next();
+        SourceLoc loc = peek().loc;
+        s.results.emplace_back(expect_ident("a variable name after '->'"), loc);
+        while (is_punct(",")) {
+          next();
+          loc = peek().loc;
+          s.results.emplace_back(expect_ident("a variable name"), loc);
+        }
+      }
     } else {
       s.kind = Stmt::Kind::kOp;
       s.name = next().text;

@@ -201,10 +201,11 @@ Cycle Simulator::l2_transfer(Cycle start, std::int64_t bytes) {
   return l2_free_;
 }
 
-Cycle Simulator::tensor_issue(Warp& w, const isa::OpDesc& d, std::int64_t count, bool whole_sm) {
+Cycle Simulator::tensor_issue(Warp& w, const isa::OpDesc& d, std::int64_t count, bool whole_sm, int sms) {
   Sm& sm = sms_[ctas_[w.cta].sm];
   std::int64_t flops = 2 * d.m * d.n * d.k * count;
   flops_ += flops;
+  flops /= sms;  // this SM's share
   std::int64_t rate = machine_.tensor_rate(d.operand_bits, d.dtype == "tf32");
   if (whole_sm) {
     // wgmma / tcgen05.mma use the tensor cores of all four SM sub-partitions.
@@ -389,6 +390,11 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       bytes_loaded_ += bytes;
       std::int64_t mask = present(6) ? val(6) : 0;
       Targets targets = multicast_targets(id, op, w.cta, mask);
+      // bar_cta=R (cta_group::2 loads): the data lands here, the completion on cluster rank R's barrier.
+      if (present(8)) {
+        if (mask != 0) ub(id, op, "bar_cta with multicast", "tma.load: give either multicast= or bar_cta=, not both");
+        targets.slot[0] = peer_cta(w, op, val(8));
+      }
       bool trace = traced(w.cta);
       for (std::uint32_t t : targets) {
         Async a;
@@ -641,9 +647,7 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       Cycle end;
       if (group == 2) {
         // cta_group::2: one MMA for the CTA pair; each SM of the pair computes half of M.
-        isa::OpDesc half = d;
-        half.m = d.m / 2;
-        end = tensor_issue(w, half, count, true);
+        end = tensor_issue(w, d, count, true, 2);
         const Cluster& cl = clusters_[cta.cluster];
         std::uint32_t peer = cl.ctas.size() > 1 ? cl.ctas[cta.rank ^ 1] : w.cta;
         Sm& psm = sms_[ctas_[peer].sm];

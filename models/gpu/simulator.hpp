@@ -61,7 +61,8 @@ class Simulator : public sim::Handler {
                   bool remote);
   void check_async_read(std::uint32_t warp, std::uint32_t op, const isa::OpDesc& d, int attr, const std::int64_t* v);
   Cycle l2_transfer(Cycle start, std::int64_t bytes);
-  Cycle tensor_issue(Warp& w, const isa::OpDesc& d, std::int64_t count, bool whole_sm);
+  // Occupies the tensor pipe for an MMA; `sms` > 1 when a CTA pair shares the work (cta_group::2).
+  Cycle tensor_issue(Warp& w, const isa::OpDesc& d, std::int64_t count, bool whole_sm, int sms = 1);
   // launch and lifecycle
   void try_launch();
   bool place_cluster(std::int64_t cluster_index);

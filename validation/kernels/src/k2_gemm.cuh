@@ -97,21 +97,16 @@ K2_DEVI unsigned long long gtime() {
   return t;
 }
 // Wait until the phase with parity `parity` has completed.  Bounded: a wait that lasts over ~4 s is a
-// hang (no legitimate wait in this kernel lasts a millisecond); it prints and traps so that the host
-// sees a launch error instead of a stuck GPU.
-__device__ __noinline__ void mbar_wait_slow(uint32_t bar, uint32_t parity, int tag) {
-  unsigned long long deadline = gtime() + 4000000000ull;
+// hang (no legitimate wait in this kernel lasts a millisecond); it traps so that the host sees a launch
+// error instead of a stuck GPU.  Everything stays inline: a function call between wgmma issue and wait
+// would make ptxas serialize the wgmma pipeline (C7510).
+K2_DEVI void mbar_wait(uint32_t bar, uint32_t parity) {
+  if (mbar_try_wait(bar, parity)) return;
+  const unsigned long long deadline = gtime() + 4000000000ull;
   uint32_t spins = 0;
   while (!mbar_try_wait(bar, parity)) {
-    if ((++spins & 1023u) == 0 && gtime() > deadline) {
-      printf("k2: mbarrier wait timed out (tag %d, block %d, thread %d, parity %u)\n", tag, blockIdx.x, threadIdx.x,
-             parity);
-      asm volatile("trap;");
-    }
+    if ((++spins & 1023u) == 0 && gtime() > deadline) asm volatile("trap;");
   }
-}
-K2_DEVI void mbar_wait(uint32_t bar, uint32_t parity, int tag) {
-  if (!mbar_try_wait(bar, parity)) mbar_wait_slow(bar, parity, tag);
 }
 
 K2_DEVI void named_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
@@ -255,7 +250,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
         int mb, nb;
         tile_coords(t, n_mblk, n_nblk, mb, nb);
         for (int kb = 0; kb < k_blocks; ++kb) {
-          mbar_wait(empty(s), ph, 0);                       // producer_acquire
+          mbar_wait(empty(s), ph);                       // producer_acquire
           mbar_arrive_expect_tx(full(s), C::STAGE_BYTES);   // expect the stage's bytes, arrive (count 1)
           tma_load_2d(sA + s * C::A_BYTES, &tmA, kb * BK, mb * BM, full(s));
           tma_load_2d(sB + s * C::B_BYTES, &tmB, kb * BK, nb * BN, full(s));
@@ -268,26 +263,26 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       }
       // producer_tail: wait until consumers released every stage once more.
       for (int i = 0; i < STAGES; ++i) {
-        mbar_wait(empty(s), ph, 1);
+        mbar_wait(empty(s), ph);
         if (++s == STAGES) { s = 0; ph ^= 1; }
       }
     } else if (warp == 2 && lane == 0 && use_c) {
       // Epilogue C loads (PipelineTransactionAsync<StagesC>; here one elected lane arrives, full count 1).
-      if (blockIdx.x < n_tiles) mbar_wait(load_order, 0, 2);
+      if (blockIdx.x < n_tiles) mbar_wait(load_order, 0);
       int s = 0;
       uint32_t ph = 1;
       for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
         int mb, nb;
         tile_coords(t, n_mblk, n_nblk, mb, nb);
         for (int i = 0; i < C::SUBTILES; ++i) {  // epi_n outer (epi_m has one step: EPI_M == BM)
-          mbar_wait(emptyC(s), ph, 3);
+          mbar_wait(emptyC(s), ph);
           mbar_arrive_expect_tx(fullC(s), C::EPI_BYTES);
           tma_load_2d(sC + s * C::EPI_BYTES, &tmC, nb * BN + i * EPI_N, mb * BM, fullC(s));
           if (++s == STAGES_C) { s = 0; ph ^= 1; }
         }
       }
       for (int i = 0; i < STAGES_C; ++i) {
-        mbar_wait(emptyC(s), ph, 4);
+        mbar_wait(emptyC(s), ph);
         if (++s == STAGES_C) { s = 0; ph ^= 1; }
       }
     }
@@ -316,7 +311,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       // ------------------------------ mainloop ------------------------------
       int prev = -1;
       for (int kb = 0; kb < k_blocks; ++kb) {
-        mbar_wait(full(s), ph, 5);
+        mbar_wait(full(s), ph);
         fence_regs(acc);
         wgmma_fence();
         const uint64_t da = desc_k128(sA + s * C::A_BYTES + a_off);
@@ -347,7 +342,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
 #pragma unroll
         for (int q = 0; q < 16; ++q) cv[q] = 0.f;
         if (use_c) {
-          mbar_wait(fullC(cs), cph, 6);
+          mbar_wait(fullC(cs), cph);
           const unsigned char* cb = base_ptr + (sC - base) + cs * C::EPI_BYTES;
 #pragma unroll
           for (int jj = 0; jj < 4; ++jj) {

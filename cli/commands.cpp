@@ -147,8 +147,12 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
                            ? fmt::format("{}: {}", r.diagnosis->hazard ? "hazard" : "undefined behaviour", r.diagnosis->title)
                        : r.outcome == models::Outcome::kDeadlock ? "deadlock"
                                                                  : "watchdog";
-    out << fmt::format("seed {}: {} at cycle {} (rerun: smpipe run {} --seed {} --jitter {})\n", opt.seed, what, r.cycles, a.file,
-                       opt.seed, jitter);
+    std::string options;
+    for (const auto& d : a.defines) options += " -D " + d;
+    if (!a.gpu.empty()) options += " --gpu " + a.gpu;
+    if (!a.kernel.empty()) options += " --kernel " + a.kernel;
+    out << fmt::format("seed {}: {} at cycle {} (rerun: smpipe run {}{} --seed {} --jitter {})\n", opt.seed, what, r.cycles,
+                       a.file, options, opt.seed, jitter);
     if (first_report.empty()) first_report = models::format_problem(r);
   }
   out << fmt::format("{} schedules with --jitter {}: {} finished, {} failed", a.seeds, jitter, a.seeds - failures, failures);

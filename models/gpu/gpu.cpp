@@ -492,10 +492,11 @@ void Simulator::run_async(std::uint32_t id) {
   Async a = asyncs_[id];
   free_asyncs_.push_back(id);
   Cta& c = ctas_[a.cta];
-  const char* action = a.kind == AsyncKind::kArrive       ? "arrive"
-                       : a.kind == AsyncKind::kArriveDrop ? "arrive.drop"
-                       : a.kind == AsyncKind::kExpectTx   ? "expect_tx"
-                                                          : "complete_tx";
+  const char* action = a.kind == AsyncKind::kArrive           ? "arrive"
+                       : a.kind == AsyncKind::kArriveDrop     ? "arrive.drop"
+                       : a.kind == AsyncKind::kExpectTx       ? "expect_tx"
+                       : a.kind == AsyncKind::kArriveExpectTx ? "arrive.expect_tx"
+                                                              : "complete_tx";
   if (c.exited) {
     const Warp& w = warps_[a.warp];
     ub(a.warp, a.op, "signal to an exited CTA",
@@ -519,6 +520,14 @@ void Simulator::run_async(std::uint32_t id) {
     case AsyncKind::kArrive: r = b.arrive(a.value); break;
     case AsyncKind::kArriveDrop: r = b.arrive_drop(a.value); break;
     case AsyncKind::kExpectTx: r = b.expect_tx(a.value); break;
+    case AsyncKind::kArriveExpectTx:
+      // One atomic op: expect the bytes, then arrive (value2 arrivals).
+      r = b.expect_tx(a.value);
+      if (r == MBarrier::Result::kOk) {
+        note_arrival(a.cta, a.barrier, warps_[a.warp].index);
+        r = b.arrive(a.value2);
+      }
+      break;
     default: r = b.complete_tx(a.value); break;
   }
   if (a.kind == AsyncKind::kArrive || a.kind == AsyncKind::kArriveDrop) note_arrival(a.cta, a.barrier, warps_[a.warp].index);

@@ -164,7 +164,7 @@ struct Cluster {
   std::vector<std::uint32_t> sync_waiters;
 };
 
-enum class AsyncKind : std::uint8_t { kArrive, kArriveDrop, kExpectTx, kCompleteTx, kClcResponse };
+enum class AsyncKind : std::uint8_t { kArrive, kArriveDrop, kExpectTx, kCompleteTx, kClcResponse, kArriveExpectTx };
 
 struct Async {
   AsyncKind kind = AsyncKind::kArrive;

@@ -320,6 +320,17 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       bool remote = target != w.cta;
       if (d.kind == OpKind::kCompleteTx) {
         barrier_op(id, op, target, f, kActCompleteTx, tx, remote);
+      } else if (d.kind == OpKind::kArriveExpectTx && remote) {
+        // Remote arrive.expect_tx lands as one atomic op (the expect can never trail the arrive).
+        Async a;
+        a.kind = AsyncKind::kArriveExpectTx;
+        a.cta = target;
+        a.barrier = f;
+        a.value = tx;
+        a.value2 = lanes;
+        a.warp = id;
+        a.op = op;
+        schedule_async(now() + jit(m.remote_arrive_cycles), a);
       } else {
         barrier_op(id, op, target, f, kActExpectTx, tx, remote);
         if (d.kind == OpKind::kArriveExpectTx) barrier_op(id, op, target, f, kActArrive, lanes, remote);

@@ -176,10 +176,15 @@ int cmd_models(std::ostream& out) {
     std::string params;
     try {
       isa::File f = isa::parse(source);
-      for (const auto& d : f.definitions)
-        if (d.overridable) params += fmt::format(" {}={}", d.name, d.value.kind == isa::Expr::Kind::kInt ? std::to_string(d.value.value) : "...");
+      models::Machine m = models::load_machine(f.gpu ? f.gpu->first : "h100-sxm");
+      isa::Program p = isa::compile(f, {}, "", models::predefined_constants(m));
+      for (const auto& d : f.definitions) {
+        if (!d.overridable) continue;
+        for (const auto& [name, v] : p.params)
+          if (name == d.name) params += fmt::format(" {}={}", name, v);
+      }
     } catch (const isa::InputError&) {
-      params = " (does not parse)";
+      params = " (does not compile)";
     }
     out << fmt::format("  {:<40}{}\n", n, params);
   }

@@ -160,3 +160,52 @@ TEST_CASE("known-bad sm90 configurations are found by simulation", "[kernels][di
     CHECK(good.result.outcome == Outcome::kFinished);
   }
 }
+
+TEST_CASE("sm80 models: multistage and b2b GEMM run and count their FLOPs", "[kernels]") {
+  auto ms = run_model("sm80/gemm_multistage", {{"M", 1024}, {"N", 1024}, {"K", 1024}});
+  INFO(ms.report);
+  REQUIRE(ms.result.outcome == Outcome::kFinished);
+  CHECK(ms.result.stats.flops == 2LL * 1024 * 1024 * 1024);
+  for (std::int64_t stages : {2, 3, 4}) {
+    auto r = run_model("sm80/gemm_multistage", {{"M", 512}, {"N", 512}, {"K", 512}, {"STAGES", stages}});
+    CHECK(r.result.outcome == Outcome::kFinished);
+  }
+  auto b2b = run_model("sm80/b2b_gemm_smem_accumulator", {});  // the reference problem of kernels.md
+  INFO(b2b.report);
+  REQUIRE(b2b.result.outcome == Outcome::kFinished);
+  CHECK(b2b.result.stats.ctas == 81920 / 64);
+  CHECK(b2b.result.stats.flops == 2LL * 81920 * 64 * 576 + 2LL * 81920 * 256 * 64);
+  const auto& roles = b2b.result.stats.roles;
+  REQUIRE(roles.size() == 1);
+  for (const char* region : {"gemm0", "epilogue0", "gemm1", "epilogue1"}) CHECK(roles[0].regions.count(region) == 1);
+}
+
+TEST_CASE("sm100 block-scaled model: 1-SM and 2-SM, CLC persistence, TMEM limits", "[kernels]") {
+  auto one = run_model("sm100/gemm_blockscaled_nvfp4", {}, "b200");
+  INFO(one.report);
+  REQUIRE(one.result.outcome == Outcome::kFinished);
+  CHECK(one.result.stats.flops == 2LL * 2048 * 2048 * 2048);
+  CHECK(one.result.stats.ctas == 148);  // 256 tiles: the CTAs that launched took the rest through CLC
+  auto two = run_model("sm100/gemm_blockscaled_nvfp4", {{"CTA_GROUP", 2}}, "b200");
+  INFO(two.report);
+  REQUIRE(two.result.outcome == Outcome::kFinished);
+  CHECK(two.result.stats.flops == 2LL * 2048 * 2048 * 2048);
+  for (const auto& extra : std::vector<isa::ParamOverrides>{{{"C_VOID", 0}}, {{"ACC_STAGES", 1}}, {{"SCHED_STAGES", 1}},
+                                                            {{"M", 1024}, {"N", 3072}, {"K", 1024}}}) {
+    auto r = run_model("sm100/gemm_blockscaled_nvfp4", extra, "b200");
+    CHECK(r.result.outcome == Outcome::kFinished);
+  }
+  // TMEM columns over 512 for the accumulator stages: the model's static check, and the alloc rule.
+  CHECK_THROWS_WITH(compile_model("sm100/gemm_blockscaled_nvfp4", {{"ACC_STAGES", 3}, {"TILE_N", 256}}, "b200"),
+                    Catch::Contains("assertion failed: the accumulator stages and scale factors need more tensor-memory columns"));
+  CHECK_THROWS_WITH(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TMEM_COLS", 1024}}, "b200"),
+                    Catch::Contains("tmem cols=1024 must be a power of 2 in 32..512"));
+  // Jittered schedules of the 2-SM model neither hang nor break a rule.
+  auto p = compile_model("sm100/gemm_blockscaled_nvfp4", {{"CTA_GROUP", 2}, {"M", 1024}, {"N", 1024}}, "b200");
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    models::RunOptions o;
+    o.seed = seed;
+    o.jitter_pct = 30;
+    CHECK(models::simulate(p, models::load_machine("b200"), o).outcome == Outcome::kFinished);
+  }
+}

@@ -97,10 +97,18 @@ struct Assertion {
   SourceLoc loc;
 };
 
+// `report NAME = EXPR`: a derived figure shown in the summary (e.g. the number of tiles).
+struct Report {
+  std::string name;
+  Expr value;
+  SourceLoc loc;
+};
+
 struct File {
   std::shared_ptr<SourceFile> source;
   std::vector<Definition> definitions;  // in order of appearance
   std::vector<Assertion> assertions;
+  std::vector<Report> reports;
   std::optional<std::pair<std::string, SourceLoc>> gpu;
   std::vector<Kernel> kernels;
 };

@@ -136,6 +136,7 @@ class Compiler {
       p.gpu_loc = file_.gpu->second;
     }
     p.params = param_values_;
+    for (const auto& r : file_.reports) p.reports.emplace_back(r.name, const_expr(r.value));
     auto tuple3 = [&](const std::vector<Expr>& v, const SourceLoc& loc, const char* what) {
       std::array<std::int64_t, 3> r{1, 1, 1};
       if (v.size() > 3) fail(loc, fmt::format("{} has at most 3 dimensions", what));

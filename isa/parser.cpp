@@ -24,6 +24,13 @@ class Parser {
         expect_punct("=");
         d.value = parse_expr();
         f.definitions.push_back(std::move(d));
+      } else if (is_ident("report")) {
+        Report r;
+        r.loc = next().loc;
+        r.name = expect_ident("a name after 'report'");
+        expect_punct("=");
+        r.value = parse_expr();
+        f.reports.push_back(std::move(r));
       } else if (is_ident("assert")) {
         Assertion a;
         a.loc = next().loc;
@@ -46,7 +53,7 @@ class Parser {
       } else if (is_ident("kernel")) {
         f.kernels.push_back(parse_kernel());
       } else {
-        fail(t.loc, fmt::format("expected 'param', 'const', 'assert', 'gpu' or 'kernel', found {}", describe(t)));
+        fail(t.loc, fmt::format("expected 'param', 'const', 'assert', 'report', 'gpu' or 'kernel', found {}", describe(t)));
       }
       end_statement();
     }

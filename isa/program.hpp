@@ -130,6 +130,7 @@ struct Program {
   std::vector<int> warp_role;  // role index per warp, -1 = idle warp
   std::vector<std::pair<std::string, std::int64_t>> params;  // final values, in declaration order
   std::vector<std::string> regions;  // names of `region NAME { }` blocks, indexed by kRegionBegin/End
+  std::vector<std::pair<std::string, std::int64_t>> reports;  // `report NAME = EXPR`, in file order
 
   std::int64_t num_ctas() const { return grid[0] * grid[1] * grid[2]; }
   std::int64_t cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }

@@ -252,6 +252,7 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, i
   sm.smem += p.smem_bytes() + machine_.smem_reserved_per_cta;
   sm_used_[sm_index] = true;
   ++live_ctas_;
+  peak_ctas_ = std::max(peak_ctas_, live_ctas_);
   ++ctas_run_;
   c.first_warp = static_cast<std::uint32_t>(warps_.size());
   std::int64_t gx = p.grid[0], gy = p.grid[1];
@@ -760,6 +761,8 @@ void Simulator::fill_stats(RunResult& r) {
                     (machine_.l2_bytes_per_cycle * static_cast<double>(std::max<std::int64_t>(r.cycles, 1)))},
   };
   s.bottleneck = bottleneck_in_words(s);
+  s.peak_resident_ctas = peak_ctas_;
+  s.reports = program_.reports;
 }
 
 }  // namespace detail

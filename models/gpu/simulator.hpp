@@ -128,6 +128,7 @@ class Simulator : public sim::Handler {
   std::int64_t num_clusters_ = 0;
   std::int64_t next_cluster_ = 0;  // next cluster to launch (or hand out through CLC)
   std::int64_t live_ctas_ = 0;
+  std::int64_t peak_ctas_ = 0;
   bool launch_pending_ = false;
   Cycle l2_free_{0};
   double l2_carry_ = 0;

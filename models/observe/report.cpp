@@ -41,6 +41,18 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
     out += fmt::format("  data         {:.1f} GB/s loaded, {:.1f} GB/s stored\n",
                        static_cast<double>(s.bytes_loaded) / (s.time_us * 1e3),
                        static_cast<double>(s.bytes_stored) / (s.time_us * 1e3));
+  if (!s.reports.empty()) {
+    std::vector<std::string> parts;
+    for (const auto& [name, v] : s.reports) {
+      std::string part = fmt::format("{} {}", name, v);
+      // Tiles: per SM used and in waves of the CTAs the GPU held at once.
+      if (name == "tiles" && s.sms_used > 0 && s.peak_resident_ctas > 0)
+        part += fmt::format(" ({:.1f} per SM, {:.2f} waves of {} resident CTAs)", static_cast<double>(v) / s.sms_used,
+                            static_cast<double>(v) / s.peak_resident_ctas, s.peak_resident_ctas);
+      parts.push_back(part);
+    }
+    out += fmt::format("  model        {}\n", fmt::join(parts, ", "));
+  }
   out += "roles (share of warp lifetime):\n";
   for (const auto& role : s.roles) {
     if (role.warps == 0) continue;
@@ -187,6 +199,10 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   for (const auto& u : s.units) units.push_back({{"name", u.name}, {"busy_cycles", u.busy}, {"utilisation", u.utilisation}});
   j["units"] = units;
   j["bottleneck"] = s.bottleneck;
+  j["peak_resident_ctas"] = s.peak_resident_ctas;
+  json reports = json::object();
+  for (const auto& [name, v] : s.reports) reports[name] = v;
+  j["reports"] = reports;
   j["notes"] = r.notes;
   if (r.diagnosis) {
     const Diagnosis& d = *r.diagnosis;

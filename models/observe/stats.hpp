@@ -49,6 +49,8 @@ struct Stats {
   std::vector<BarrierStats> barriers;
   std::vector<UnitStats> units;
   std::string bottleneck;  // in words
+  std::int64_t peak_resident_ctas = 0;
+  std::vector<std::pair<std::string, std::int64_t>> reports;  // the program's `report` figures
 };
 
 }  // namespace smpipe::models

@@ -362,16 +362,7 @@ class Parser {
         }
       }
       expect_punct(")");
-      if (is_punct("->")) {
-        next();
-        SourceLoc loc = peek().loc;
-        s.results.emplace_back(expect_ident("a variable name after '->'"), loc);
-        while (is_punct(",")) {
-          next();
-          loc = peek().loc;
-          s.results.emplace_back(expect_ident("a variable name"), loc);
-        }
-      }
+      parse_results(s);
     } else {
       s.kind = Stmt::Kind::kOp;
       s.name = next().text;
@@ -396,16 +387,18 @@ class Parser {
       }
       s.operands.push_back(std::move(o));
     }
-    if (is_punct("->")) {
-      next();
+    parse_results(s);
+  }
+
+  // "-> a, b" after an op or a proc call: the variables that receive its results.
+  void parse_results(Stmt& s) {
+    if (!is_punct("->")) return;
+    next();
+    do {
+      if (!s.results.empty()) next();
       SourceLoc loc = peek().loc;
-      s.results.emplace_back(expect_ident("a variable name after '->'"), loc);
-      while (is_punct(",")) {
-        next();
-        loc = peek().loc;
-        s.results.emplace_back(expect_ident("a variable name"), loc);
-      }
-    }
+      s.results.emplace_back(expect_ident(s.results.empty() ? "a variable name after '->'" : "a variable name"), loc);
+    } while (is_punct(","));
   }
 
   // Precedence climbing over the C operators of language.md.

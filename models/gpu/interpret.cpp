@@ -150,26 +150,31 @@ void Simulator::step(std::uint32_t id) {
   }
 }
 
+namespace {
+// The flat index of element v[attr] of an array declaration (mbarrier or smem), or a diagnosis.
+template <class Decl>
+std::int64_t checked_index(const Decl& decl, std::int64_t i, std::string& error) {
+  if (i >= 0 && i < decl.size) return i;
+  error = decl.size == 0 ? fmt::format("{}[{}]: '{}' has no elements", decl.name, i, decl.name)
+                         : fmt::format("{}[{}]: index out of range 0..{}", decl.name, i, decl.size - 1);
+  return -1;
+}
+}  // namespace
+
 std::uint32_t Simulator::flat_barrier(std::uint32_t warp, std::uint32_t op, const isa::OpDesc& d, int attr,
                                       const std::int64_t* v) {
   const isa::AttrSlot& s = d.attrs[attr];
-  const auto& decl = program_.mbarriers[s.decl];
-  std::int64_t i = v[s.first];
-  if (i < 0 || i >= decl.size)
-    ub(warp, op, "index out of range",
-       decl.size == 0 ? fmt::format("{}[{}]: '{}' has no elements", decl.name, i, decl.name)
-                      : fmt::format("{}[{}]: index out of range 0..{}", decl.name, i, decl.size - 1));
+  std::string error;
+  std::int64_t i = checked_index(program_.mbarriers[s.decl], v[s.first], error);
+  if (i < 0) ub(warp, op, "index out of range", error);
   return barrier_base_[s.decl] + static_cast<std::uint32_t>(i);
 }
 
 std::uint32_t Simulator::flat_smem(std::uint32_t warp, std::uint32_t op, const isa::OpDesc& d, int attr, const std::int64_t* v) {
   const isa::AttrSlot& s = d.attrs[attr];
-  const auto& decl = program_.smems[s.decl];
-  std::int64_t i = v[s.first];
-  if (i < 0 || i >= decl.size)
-    ub(warp, op, "index out of range",
-       decl.size == 0 ? fmt::format("{}[{}]: '{}' has no elements", decl.name, i, decl.name)
-                      : fmt::format("{}[{}]: index out of range 0..{}", decl.name, i, decl.size - 1));
+  std::string error;
+  std::int64_t i = checked_index(program_.smems[s.decl], v[s.first], error);
+  if (i < 0) ub(warp, op, "index out of range", error);
   return smem_base_[s.decl] + static_cast<std::uint32_t>(i);
 }
 

@@ -64,7 +64,11 @@ std::string Program::dump() const {
         case Opc::kLoad: case Opc::kStore: arg = r.slot_names[in.a]; break;
         case Opc::kBuiltin: arg = kBuiltinNames[in.a]; break;
         case Opc::kBinary: arg = kBinNames[in.sub]; break;
-        case Opc::kUnary: arg = in.sub == 0 ? "-" : in.sub == 1 ? "!" : "~"; break;
+        case Opc::kUnary: {
+          static constexpr const char* kUnNames[] = {"-", "!", "~"};
+          arg.assign(kUnNames[in.sub]);
+          break;
+        }
         case Opc::kCall: arg = fmt::format("{} args={}", in.sub == 0 ? "min" : in.sub == 1 ? "max" : "ceil_div", in.a); break;
         case Opc::kJump: case Opc::kJumpIfZero: arg = fmt::format("-> {}", in.a); break;
         case Opc::kOp: {

@@ -95,3 +95,56 @@ TEST_CASE("roles: ranges, overlaps and the warp count", "[isa]") {
   CHECK_THAT(compile_error("kernel k grid=(3,1,1) cluster=(2,1,1) { }\n"),
              Catch::Contains("grid dimension 0 (3) is not a multiple of the cluster dimension (2)"));
 }
+
+TEST_CASE("procs are inlined, see only their parameters, and return results", "[isa]") {
+  const char* text = R"(
+const N = 3
+kernel k warps=1 {
+  mbarrier b count=1
+  proc twice(x) -> y {
+    let y = 2 * x + N
+  }
+  warp 0 a {
+    let y = 100
+    twice(5) -> r
+    if r != 13 { exit }
+    if y != 100 { exit }       # the proc's y is its own
+    elect { arrive b }
+    wait b parity=0
+  }
+}
+)";
+  auto r = test::run_text(text);
+  CHECK(r.outcome == models::Outcome::kFinished);
+  CHECK(r.stats.ops == 2);  // the arrive and the wait ran: r was 13 and the caller's y untouched
+  CHECK_THAT(compile_error("kernel k {\n proc p(a) { q(a) }\n proc q(a) { p(a) }\n warp 0 w { p(1) }\n}\n"),
+             Catch::Contains("proc 'p' calls itself"));
+  CHECK_THAT(compile_error("kernel k {\n proc p(a) { }\n warp 0 w { p(1, 2) }\n}\n"), Catch::Contains("takes 1 argument(s), 2 given"));
+  CHECK_THAT(compile_error("kernel k {\n proc p(a) { let z = caller }\n warp 0 w { let caller = 1\n p(1) }\n}\n"),
+             Catch::Contains("unknown name 'caller'"));
+}
+
+TEST_CASE("regions, asserts and reports", "[isa]") {
+  const char* text = R"(
+param T = 4
+report tiles = T * 2
+assert T > 0, "T must be positive"
+kernel k warps=1 {
+  warp 0 a {
+    region busy { compute cycles=100 }
+    compute cycles=50
+  }
+}
+)";
+  auto p = compile_text(text);
+  REQUIRE(p.reports.size() == 1);
+  CHECK(p.reports[0] == std::make_pair(std::string("tiles"), std::int64_t{8}));
+  auto r = test::run_text(text);
+  CHECK(r.stats.roles[0].regions.at("busy") == 100);
+  CHECK_THAT(compile_error("param T = 0\nassert T > 0, \"T must be positive\"\nkernel k { }\n"),
+             Catch::Contains("test.pipe:2:1: error: assertion failed: T must be positive"));
+  CHECK_THAT(compile_error("kernel k {\n warp 0 a { for i in 0..2 { region r { break } } }\n}\n"),
+             Catch::Contains("'break' would leave a region"));
+  CHECK_THAT(compile_error("param SM_COUNT = 3\nkernel k { }\n"), Catch::Contains("'SM_COUNT' is predefined"));
+  CHECK(compile_text("kernel k grid=(SM_COUNT,1,1) { }\n").grid[0] == 132);
+}

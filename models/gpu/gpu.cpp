@@ -234,7 +234,7 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, i
   c.sm = sm_index;
   c.barriers.resize(barrier_count_);
   c.barrier_waiters.resize(barrier_count_);
-  c.barrier_last_complete.assign(barrier_count_, Cycle(0));
+  c.barrier_last_complete.assign(barrier_count_, Cycle(-(std::int64_t{1} << 40)));  // no completion yet
   c.barrier_last_arriver.assign(barrier_count_, -1);
   c.arrive_mask.assign(barrier_count_, 0);
   c.ready.assign(barrier_count_, 0);

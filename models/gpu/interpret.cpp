@@ -358,13 +358,23 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       std::int64_t parity = val(1);
       if (parity != 0 && parity != 1) ub(id, op, "bad parity", fmt::format("parity={} must be 0 or 1", parity));
       bool done = b.test_parity(parity);
+      // A completion becomes visible to observers mbarrier_wake_cycles after it happens, the same delay a
+      // blocked waiter sees (measured: an arrive followed by a wait in the same warp takes 117-177 cycles).
+      Cycle visible_at = cta.barrier_last_complete[f] + Cycle(m.mbarrier_wake_cycles);
+      bool visible = !done || now() >= visible_at;
       if (d.kind == OpKind::kTestWait) {
-        w.slots[d.result_slots[0]] = done ? 1 : 0;
+        w.slots[d.result_slots[0]] = done && visible ? 1 : 0;
         return busy(m.mbarrier_test_wait_cycles);
       }
-      if (done) {
+      if (done && visible) {
         cta.passed_waits[f] += 1;
         return busy(m.mbarrier_test_wait_cycles);
+      }
+      if (done) {  // completed, not visible yet: resume when it is (no further completion is involved)
+        cta.passed_waits[f] += 1;
+        block(w, WaitKind::kTimed, 0, 0, op, barrier_cause(barrier_decl(f)));
+        wake_at(id, visible_at);
+        return blocked;
       }
       std::uint32_t decl = barrier_decl(f);
       barrier_stats_[decl].waits += 1;

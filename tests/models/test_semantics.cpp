@@ -337,3 +337,19 @@ TEST_CASE("waves: CTAs beyond what fits launch as earlier ones exit", "[semantic
   CHECK(one.cycles == 1000);
   CHECK(two.cycles > 2000);
 }
+
+TEST_CASE("a completion becomes visible to test_wait after the wake-up latency", "[semantics][mbarrier]") {
+  auto m = models::load_machine("h100-sxm");
+  auto prog = [&](std::int64_t delay) {
+    // The warp completes the phase itself, waits `delay` cycles, then polls once: the poll's answer
+    // decides whether the second arrive (a marker) happens.
+    return fmt::format("kernel k warps=1 {{\n mbarrier b count=32\n mbarrier seen count=32\n warp 0 a {{\n arrive b\n"
+                       " sleep cycles={}\n test_wait b parity=0 -> v\n if v {{ arrive seen }}\n }}\n}}\n",
+                       delay);
+  };
+  // arrive at 0 (completes at 0, visible at wake); the poll runs after arrive cost + delay.
+  std::int64_t edge = m.mbarrier_wake_cycles - m.mbarrier_arrive_cycles;
+  auto before = run_text(prog(edge - 1)), at = run_text(prog(edge));
+  CHECK(before.stats.barriers[1].phases == 0);  // not visible yet: the marker never arrived
+  CHECK(at.stats.barriers[1].phases == 1);      // visible: the marker arrived
+}

@@ -31,7 +31,7 @@ void Engine::schedule(Cycle at, Priority priority, std::uint32_t kind, std::uint
     far_.push_back(e);
     std::push_heap(far_.begin(), far_.end(), later);
   }
-  peak_ = std::max(peak_, ++count_);
+  ++count_;
 }
 
 std::int64_t Engine::next_wheel_cycle() const {

@@ -62,7 +62,6 @@ class Engine {
 
   std::uint64_t events_processed() const { return processed_; }
   std::size_t pending() const { return count_; }
-  std::size_t peak_pending() const { return peak_; }
 
  private:
   static constexpr std::int64_t kWheelBits = 12;
@@ -90,7 +89,6 @@ class Engine {
   Cycle now_{0};
   std::uint64_t next_sequence_ = 0;
   std::uint64_t processed_ = 0;
-  std::size_t peak_ = 0;
   bool stop_requested_ = false;
 };
 

@@ -106,7 +106,6 @@ void Simulator::trace_stage(std::uint32_t cta, std::uint32_t flat, bool ready) {
 void Simulator::note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_index) {
   Cta& c = ctas_[cta];
   trace_stage(cta, flat, false);
-  c.barrier_last_arriver[flat] = warp_index;
   if (warp_index >= 0 && warp_index < 32) c.arrive_mask[flat] |= 1u << warp_index;
 }
 
@@ -235,7 +234,6 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, i
   c.barriers.resize(barrier_count_);
   c.barrier_waiters.resize(barrier_count_);
   c.barrier_last_complete.assign(barrier_count_, Cycle(-(std::int64_t{1} << 40)));  // no completion yet
-  c.barrier_last_arriver.assign(barrier_count_, -1);
   c.arrive_mask.assign(barrier_count_, 0);
   c.ready.assign(barrier_count_, 0);
   c.passed_waits.assign(barrier_count_, 0);

@@ -89,7 +89,6 @@ struct Warp {
   std::vector<std::int64_t> waiting;  // by cause id
   std::vector<std::int64_t> region_start;  // per region: cycle entered (-1 outside)
   std::vector<std::int64_t> region_time;   // per region: cycles spent inside
-  std::uint64_t instructions_since_time = 0;
 };
 
 struct NamedBarrier {
@@ -127,7 +126,6 @@ struct Cta {
   std::vector<MBarrier> barriers;  // flat: barrier_base[decl] + element
   std::vector<std::vector<std::uint32_t>> barrier_waiters;
   std::vector<Cycle> barrier_last_complete;
-  std::vector<std::int64_t> barrier_last_arriver;  // warp index that made the last arrival (-1 async)
   // Which warps arrived in the current and the previous phase: consecutive phases completed by disjoint
   // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
   std::vector<std::uint32_t> arrive_mask, last_arrive_mask;

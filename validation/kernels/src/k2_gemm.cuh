@@ -33,6 +33,7 @@
 #include <cstdio>
 
 #include "k2_wgmma.cuh"
+#include "probe.cuh"  // traces/probe.cuh: the capture probe; every SMPIPE_PROBE_* macro is empty unless SMPIPE_PROBE=1
 
 namespace k2 {
 
@@ -196,6 +197,27 @@ struct Params {
   float alpha, beta;
 };
 
+// Probe ids (traces/probe.cuh records; the driver's trace metadata names them, docs/trace-format.md).
+namespace probe_id {
+enum : uint32_t { FULL = 0, EMPTY = 1, C_FULL = 2, C_EMPTY = 3, LOAD_ORDER = 4, EPI = 5 };  // barriers
+enum : uint32_t { TA = 1, TB = 2, TC = 3, TD = 4 };                                        // tensors
+constexpr uint32_t NONE = smpipe_probe::kNone, NO_PHASE = smpipe_probe::kNoPhase;
+}  // namespace probe_id
+
+// The kernel is compiled once per probe setting; the inline namespace keeps the two instances apart when
+// both are linked into one program (the driver times the probe-off kernel against the probe-on one).
+#if SMPIPE_PROBE
+#define K2_KERNEL_NS probe_on
+#else
+#define K2_KERNEL_NS probe_off
+#endif
+inline namespace K2_KERNEL_NS {
+
+// Shorthands for this kernel's probe points (empty when the probe is off).
+#define K2P(op, bar, idx, ph, bytes, it) SMPIPE_PROBE_REC(pw, op, probe_id::bar, (idx), (ph), (bytes), (it))
+#define K2P_T(op, tensor, bar, idx, ph, bytes, it) \
+  SMPIPE_PROBE_REC_T(pw, op, probe_id::tensor, probe_id::bar, (idx), (ph), (bytes), (it))
+
 template <int BN, int STAGES>
 __global__ void __launch_bounds__(NUM_THREADS, 1)
     k2_gemm_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
@@ -215,6 +237,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   const int tid = threadIdx.x;
   const int warp = tid >> 5, lane = tid & 31;
   const bool use_c = p.beta != 0.0f;
+  SMPIPE_PROBE_INIT(pw);
 
   if (tid == 0) {
     prefetch_tmap(&tmA);
@@ -247,42 +270,64 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       uint32_t ph = 1;
       bool first = true;
       for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+        SMPIPE_PROBE_TILE(pw, t, (t - blockIdx.x) / gridDim.x);
         int mb, nb;
         tile_coords(t, n_mblk, n_nblk, mb, nb);
         for (int kb = 0; kb < k_blocks; ++kb) {
+          K2P(WAIT, EMPTY, s, ph, 0, kb);
           mbar_wait(empty(s), ph);                       // producer_acquire
-          mbar_arrive_expect_tx(full(s), C::STAGE_BYTES);   // expect the stage's bytes, arrive (count 1)
+          K2P(WAIT_END, EMPTY, s, ph, 0, kb);
+          K2P(ARRIVE_EXPECT_TX, FULL, s, ph ^ 1, C::STAGE_BYTES, kb);
+          mbar_arrive_expect_tx(full(s), C::STAGE_BYTES);  // expect the stage's bytes, arrive (count 1)
+          K2P_T(TMA_LOAD, TA, FULL, s, ph ^ 1, C::A_BYTES, kb);
           tma_load_2d(sA + s * C::A_BYTES, &tmA, kb * BK, mb * BM, full(s));
+          K2P_T(TMA_LOAD, TB, FULL, s, ph ^ 1, C::B_BYTES, kb);
           tma_load_2d(sB + s * C::B_BYTES, &tmB, kb * BK, nb * BN, full(s));
           if (++s == STAGES) { s = 0; ph ^= 1; }
         }
         if (first) {
+          K2P(ARRIVE, LOAD_ORDER, probe_id::NONE, 0, 0, -1);
           mbar_arrive(load_order);  // the epilogue load warp may start now
           first = false;
         }
       }
       // producer_tail: wait until consumers released every stage once more.
+      K2P(TAIL, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, -1);
       for (int i = 0; i < STAGES; ++i) {
+        K2P(WAIT, EMPTY, s, ph, 0, i);
         mbar_wait(empty(s), ph);
+        K2P(WAIT_END, EMPTY, s, ph, 0, i);
         if (++s == STAGES) { s = 0; ph ^= 1; }
       }
     } else if (warp == 2 && lane == 0 && use_c) {
       // Epilogue C loads (PipelineTransactionAsync<StagesC>; here one elected lane arrives, full count 1).
-      if (blockIdx.x < n_tiles) mbar_wait(load_order, 0);
+      if (blockIdx.x < n_tiles) {
+        K2P(WAIT, LOAD_ORDER, probe_id::NONE, 0, 0, -1);
+        mbar_wait(load_order, 0);
+        K2P(WAIT_END, LOAD_ORDER, probe_id::NONE, 0, 0, -1);
+      }
       int s = 0;
       uint32_t ph = 1;
       for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+        SMPIPE_PROBE_TILE(pw, t, (t - blockIdx.x) / gridDim.x);
         int mb, nb;
         tile_coords(t, n_mblk, n_nblk, mb, nb);
         for (int i = 0; i < C::SUBTILES; ++i) {  // epi_n outer (epi_m has one step: EPI_M == BM)
+          K2P(WAIT, C_EMPTY, s, ph, 0, i);
           mbar_wait(emptyC(s), ph);
+          K2P(WAIT_END, C_EMPTY, s, ph, 0, i);
+          K2P(ARRIVE_EXPECT_TX, C_FULL, s, ph ^ 1, C::EPI_BYTES, i);
           mbar_arrive_expect_tx(fullC(s), C::EPI_BYTES);
+          K2P_T(TMA_LOAD, TC, C_FULL, s, ph ^ 1, C::EPI_BYTES, i);
           tma_load_2d(sC + s * C::EPI_BYTES, &tmC, nb * BN + i * EPI_N, mb * BM, fullC(s));
           if (++s == STAGES_C) { s = 0; ph ^= 1; }
         }
       }
+      K2P(TAIL, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, -1);
       for (int i = 0; i < STAGES_C; ++i) {
+        K2P(WAIT, C_EMPTY, s, ph, 0, i);
         mbar_wait(emptyC(s), ph);
+        K2P(WAIT_END, C_EMPTY, s, ph, 0, i);
         if (++s == STAGES_C) { s = 0; ph ^= 1; }
       }
     }
@@ -305,14 +350,19 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
     const uint32_t a_off = g * 64 * 128;  // this warpgroup's 64 rows of A (8 swizzle atoms of 1024 B)
 
     for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
+      SMPIPE_PROBE_TILE(pw, t, (t - blockIdx.x) / gridDim.x);
       int mb, nb;
       tile_coords(t, n_mblk, n_nblk, mb, nb);
 
       // ------------------------------ mainloop ------------------------------
       int prev = -1;
       for (int kb = 0; kb < k_blocks; ++kb) {
+        K2P(WAIT, FULL, s, ph, 0, kb);
         mbar_wait(full(s), ph);
+        K2P(WAIT_END, FULL, s, ph, 0, kb);
         fence_regs(acc);
+        // no probe branch between wgmma.fence and wgmma.commit (traces/probe.cuh): fused records around them
+        K2P(WGMMA_FENCED, NONE, s, probe_id::NO_PHASE, 0, kb);  // index = the stage whose A and B it reads
         wgmma_fence();
         const uint64_t da = desc_k128(sA + s * C::A_BYTES + a_off);
         const uint64_t db = desc_k128(sB + s * C::B_BYTES);
@@ -322,15 +372,27 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
           wgmma_ss_bf16<BN>(acc, da + 2 * k, db + 2 * k, (kb | k) != 0);
         }
         wgmma_commit();
+        K2P(WGMMA_COMMIT_WAIT, NONE, 1, probe_id::NO_PHASE, 0, kb);
         wgmma_wait<1>();  // the previous k-block's wgmmas are done: its stage can be released
+        K2P(WGMMA_WAIT_END, NONE, 1, probe_id::NO_PHASE, 0, kb);
         fence_regs(acc);
-        if (prev >= 0) mbar_arrive(empty(prev));
+        if (prev >= 0) {
+          // phase of empty[prev] this release counts towards = the consumer phase of stage prev
+          K2P(ARRIVE, EMPTY, prev, s == 0 ? ph ^ 1u : ph, 0, kb);
+          mbar_arrive(empty(prev));
+        }
         prev = s;
         if (++s == STAGES) { s = 0; ph ^= 1; }
       }
+      K2P(WGMMA_WAIT, NONE, 0, probe_id::NO_PHASE, 0, k_blocks);
       wgmma_wait<0>();
+      K2P(WGMMA_WAIT_END, NONE, 0, probe_id::NO_PHASE, 0, k_blocks);
       fence_regs(acc);
-      if (prev >= 0) mbar_arrive(empty(prev));
+      if (prev >= 0) {
+        K2P(ARRIVE, EMPTY, prev, s == 0 ? ph ^ 1u : ph, 0, k_blocks);
+        mbar_arrive(empty(prev));
+      }
+      K2P(EPILOGUE, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, t);
 
       // ------------------------------ epilogue ------------------------------
       const int r0 = 64 * g + 16 * w + (l >> 2);  // rows r0 and r0 + 8 of the tile
@@ -342,7 +404,10 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
 #pragma unroll
         for (int q = 0; q < 16; ++q) cv[q] = 0.f;
         if (use_c) {
+          K2P(WAIT, C_FULL, cs, cph, 0, i);
           mbar_wait(fullC(cs), cph);
+          K2P(WAIT_END, C_FULL, cs, cph, 0, i);
+          K2P_T(LD_SHARED, TC, NONE, cs, probe_id::NO_PHASE, C::EPI_BYTES / 8, i);  // this warp's share of sC[cs]
           const unsigned char* cb = base_ptr + (sC - base) + cs * C::EPI_BYTES;
 #pragma unroll
           for (int jj = 0; jj < 4; ++jj) {
@@ -354,9 +419,11 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
             cv[4 * jj + 2] = hi.x;
             cv[4 * jj + 3] = hi.y;
           }
+          K2P(ARRIVE, C_EMPTY, cs, cph, 0, i);
           mbar_arrive(emptyC(cs));  // consumer_release of the C slot (reads are done: values in registers)
           if (++cs == STAGES_C) { cs = 0; cph ^= 1; }
         }
+        K2P_T(ST_SHARED, TD, NONE, epi_count & 1u, probe_id::NO_PHASE, C::EPI_BYTES / 8, i);  // math + sD writes
         unsigned char* db_ptr = base_ptr + (dbuf - base);
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj) {
@@ -369,19 +436,38 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
           *reinterpret_cast<uint32_t*>(db_ptr + swz64(r0, c)) = pack_bf16x2(v0, v1);
           *reinterpret_cast<uint32_t*>(db_ptr + swz64(r0 + 8, c)) = pack_bf16x2(v2, v3);
         }
+        K2P(FENCE_PROXY_ASYNC, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, i);
         fence_proxy_async_smem();           // generic-proxy smem writes -> visible to the TMA store
+        K2P(BAR_SYNC, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, i);
         named_bar_sync(1, CONSUMER_THREADS);
+        K2P(BAR_SYNC_END, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, i);
         if (ct == 0) {
+          K2P_T(TMA_STORE, TD, NONE, epi_count & 1u, probe_id::NO_PHASE, C::EPI_BYTES, i);
           tma_store_2d(&tmD, nb * BN + i * EPI_N, mb * BM, dbuf);
+          K2P(TMA_COMMIT, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, i);
           bulk_commit();
+          K2P(TMA_WAIT_READ, NONE, STAGES_D - 1, probe_id::NO_PHASE, 0, i);
           bulk_wait_read<STAGES_D - 1>();   // acquire: the other D buffer is no longer read
+          K2P(TMA_WAIT_READ_END, NONE, STAGES_D - 1, probe_id::NO_PHASE, 0, i);
         }
+        K2P(BAR_SYNC, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, i);
         named_bar_sync(1, CONSUMER_THREADS);
+        K2P(BAR_SYNC_END, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, i);
         ++epi_count;
       }
     }
-    if (ct == 0) bulk_wait_all();  // store_tail
+    if (ct == 0) {  // store_tail
+      K2P(TAIL, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, -1);
+      K2P(TMA_WAIT, NONE, 0, probe_id::NO_PHASE, 0, -1);
+      bulk_wait_all();
+      K2P(TMA_WAIT_END, NONE, 0, probe_id::NO_PHASE, 0, -1);
+    }
   }
+  SMPIPE_PROBE_FINISH(pw);
 }
+
+#undef K2P
+#undef K2P_T
+}  // inline namespace K2_KERNEL_NS
 
 }  // namespace k2

@@ -4,7 +4,16 @@
 // on the same inputs.  Writes one JSON file.
 //
 //   k2_gemm [--out FILE] [--shapes 4096x4096x4096,8192x8192x8192,...] [--reps N] [--variants all|256x4,...]
-//           [--quick]
+//           [--quick] [--skip-bench]
+//           [--trace PREFIX] [--trace-ctas N] [--trace-first C] [--trace-tiles T] [--trace-beta B,...]
+//           [--probe-overhead FILE]
+// --trace: runs the probe-on kernel (traces/probe.cuh, built when K2_PROBE is on) once per shape and beta,
+// recording CTAs [C, C+N) (default 0..3), the first T tiles of each (default 0: all), and writes the raw
+// buffer PREFIX_<shape>[_beta<B>].bin with its description PREFIX_<shape>[_beta<B>].meta.json
+// (traces/collect.py turns the pair into a trace file, docs/trace-format.md).
+// --probe-overhead: times the probe-off kernel against the probe-on kernel (recording the same CTAs, all
+// tiles; and with the tile window; and recording nothing), launches interleaved, and writes FILE.
+// --skip-bench: no cuBLAS comparison timing and no --out JSON (checks still run).
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -26,6 +35,12 @@
 #include <vector>
 
 #include "k2_gemm.cuh"
+#ifndef K2_WITH_PROBE
+#define K2_WITH_PROBE 0
+#endif
+#if K2_WITH_PROBE
+#include "k2_probe_api.h"
+#endif
 
 #define CK(call)                                                                                          \
   do {                                                                                                    \
@@ -272,6 +287,92 @@ double pct(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, size_t(q * (v.size() - 1) + 0.5))];
 }
 
+// Times several launchers round-robin: per round, each one's `pre` (stream-ordered setup, outside the
+// events) then its launch between its own pair of events.  Returns per-run times in ms, one vector each.
+struct Timed {
+  std::function<void()> pre, launch;
+};
+std::vector<std::vector<double>> time_round_robin(const std::vector<Timed>& fs, int warm, int reps) {
+  const size_t n = fs.size();
+  std::vector<cudaEvent_t> ev(2 * n * reps);
+  for (auto& e : ev) CK(cudaEventCreate(&e));
+  for (int i = 0; i < warm; ++i)
+    for (auto& f : fs) {
+      if (f.pre) f.pre();
+      f.launch();
+    }
+  CK(cudaGetLastError());
+  CK(cudaDeviceSynchronize());
+  for (int i = 0; i < reps; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      if (fs[j].pre) fs[j].pre();
+      CK(cudaEventRecord(ev[2 * (i * n + j)]));
+      fs[j].launch();
+      CK(cudaEventRecord(ev[2 * (i * n + j) + 1]));
+    }
+  CK(cudaDeviceSynchronize());
+  CK(cudaGetLastError());
+  std::vector<std::vector<double>> out(n);
+  for (int i = 0; i < reps; ++i)
+    for (size_t j = 0; j < n; ++j) {
+      float t = 0;
+      CK(cudaEventElapsedTime(&t, ev[2 * (i * n + j)], ev[2 * (i * n + j) + 1]));
+      out[j].push_back(t);
+    }
+  for (auto& e : ev) CK(cudaEventDestroy(e));
+  return out;
+}
+
+void write_file(const std::string& path, const void* data, size_t bytes) {
+  FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) throw std::runtime_error("cannot write " + path);
+  if (bytes && std::fwrite(data, 1, bytes, f) != bytes) throw std::runtime_error("short write " + path);
+  std::fclose(f);
+}
+
+// Probe raw-buffer summary (traces/probe.cuh layout): per recorded CTA, the SM clock measured as
+// clock64 ticks over globaltimer nanoseconds, records kept and dropped.
+struct RawSummary {
+  int ctas = 0;
+  uint64_t records = 0, dropped = 0, unwritten = 0;  // unwritten: kept slots still zero (a probe bug; expect 0)
+  std::vector<double> mhz;
+};
+RawSummary summarize_raw(const std::vector<unsigned char>& raw) {
+  RawSummary r;
+  if (raw.size() < 64) return r;
+  auto u32 = [&](size_t off) {
+    uint32_t v;
+    std::memcpy(&v, raw.data() + off, 4);
+    return v;
+  };
+  auto u64 = [&](size_t off) {
+    uint64_t v;
+    std::memcpy(&v, raw.data() + off, 8);
+    return v;
+  };
+  const uint32_t slots = u32(12), warps = u32(16), cap = u32(20);
+  const size_t slot_bytes = smpipe_probe::slot_bytes(warps, cap);
+  for (uint32_t s = 0; s < slots; ++s) {
+    const size_t base = 64 + s * slot_bytes;
+    if (u32(base) != 1) continue;
+    ++r.ctas;
+    uint64_t c0 = u64(base + 24), g0 = u64(base + 32), c1 = 0, g1 = 0;
+    for (uint32_t w = 0; w < warps; ++w) {
+      const size_t wh = base + 64 + w * 32;
+      if (u64(wh + 8) == 0) continue;  // the warp never reached its end
+      c1 = std::max(c1, u64(wh + 8));
+      g1 = std::max(g1, u64(wh + 16));
+      const uint32_t n = u32(wh + 24), kept = std::min(n, cap);
+      r.records += kept;
+      r.dropped += n > cap ? n - cap : 0;
+      const size_t rec0 = base + 64 + size_t(warps) * 32 + size_t(w) * cap * 16;
+      for (uint32_t i = 0; i < kept; ++i) r.unwritten += (u32(rec0 + 16 * i + 4) & 0xFF) == 0;
+    }
+    if (g1 > g0 && c1 > c0) r.mhz.push_back(double(c1 - c0) / double(g1 - g0) * 1e3);
+  }
+  return r;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -279,6 +380,9 @@ int main(int argc, char** argv) {
   std::string shapes_arg = "4096x4096x4096,8192x8192x8192,16384x4096x2048,2048x8192x16384,3000x5000x2040,3000x5000x2048,3072x5120x2048";
   std::string variants_arg = "all";
   int reps = 30, warm = 5;
+  bool skip_bench = false;
+  std::string trace_prefix, overhead_path, trace_beta_arg = "0";
+  int trace_ctas = 4, trace_first = 0, trace_tiles = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -290,6 +394,13 @@ int main(int argc, char** argv) {
     else if (a == "--reps") reps = std::atoi(next().c_str());
     else if (a == "--variants") variants_arg = next();
     else if (a == "--quick") { reps = 5; warm = 2; }
+    else if (a == "--skip-bench") skip_bench = true;
+    else if (a == "--trace") trace_prefix = next();
+    else if (a == "--trace-ctas") trace_ctas = std::atoi(next().c_str());
+    else if (a == "--trace-first") trace_first = std::atoi(next().c_str());
+    else if (a == "--trace-tiles") trace_tiles = std::atoi(next().c_str());
+    else if (a == "--trace-beta") trace_beta_arg = next();
+    else if (a == "--probe-overhead") overhead_path = next();
     else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
       return 2;
@@ -297,6 +408,22 @@ int main(int argc, char** argv) {
   }
   std::string cmdline;
   for (int i = 0; i < argc; ++i) cmdline += (i ? " " : "") + std::string(argv[i]);
+#if !K2_WITH_PROBE
+  if (!trace_prefix.empty() || !overhead_path.empty()) {
+    std::fprintf(stderr, "--trace / --probe-overhead need the probe build (cmake -DK2_PROBE=ON)\n");
+    return 2;
+  }
+#endif
+  std::vector<float> trace_betas;
+  {
+    std::stringstream ss(trace_beta_arg);
+    std::string item;
+    while (std::getline(ss, item, ',')) trace_betas.push_back(std::strtof(item.c_str(), nullptr));
+  }
+  if (trace_ctas < 1 || trace_first < 0 || trace_tiles < 0) {
+    std::fprintf(stderr, "bad --trace-ctas / --trace-first / --trace-tiles\n");
+    return 2;
+  }
 
   try {
     cudaDeviceProp prop{};
@@ -306,6 +433,11 @@ int main(int argc, char** argv) {
     const std::string smi_start = popen_all(kSmi);
 
     std::vector<Variant> all = {make_variant<256, 4>(), make_variant<128, 6>()};
+#if K2_WITH_PROBE
+    for (auto& v : all) CK(k2probe::prepare(v.bn, v.stages));
+#endif
+    std::ostringstream js_overhead;
+    bool first_overhead = true;
     std::vector<Variant> vars;
     for (auto& v : all)
       if (variants_arg == "all" || variants_arg.find(v.name) != std::string::npos ||
@@ -479,7 +611,7 @@ int main(int argc, char** argv) {
 
         // ---------------- timing (alpha = 1, beta = 0), ours / cuBLAS / ours again ----------------
         double t_ours = NAN, t_cub = NAN, o10 = NAN, o90 = NAN, c10 = NAN, c90 = NAN;
-        if (ok) {
+        if (ok && !skip_bench) {
           auto ab = time_interleaved([&] { ours(1.f, 0.f); }, [&] { cublas_bf16(1.f, 0.f); }, warm, reps);
           t_ours = median(ab.first);
           t_cub = median(ab.second);
@@ -516,6 +648,189 @@ int main(int argc, char** argv) {
                 << ", \"repeat_bitwise_same\": " << (repeat_ok ? "true" : "false")
                 << ", \"ok\": " << (ok ? "true" : "false") << "}";
         first_var = false;
+
+#if K2_WITH_PROBE
+        // ---------------- probe: trace capture and overhead ----------------
+        const int k_blocks = int((K + k2::BK - 1) / k2::BK);
+        const int subtiles = v.bn / k2::EPI_N;
+        const int tiles_cta_max = (tiles + grid - 1) / grid;
+        const uint32_t slots = uint32_t(std::max(0, std::min(trace_ctas, grid - trace_first)));
+        // records per warp: per tile at most 8 per k-block (consumers), 16 per subtile (store warp with C),
+        // 8 markers / tile ends; plus tails and EXIT
+        auto capacity_for = [&](int tile_limit) {
+          const int t = tile_limit ? std::min(tile_limit, tiles_cta_max) : tiles_cta_max;
+          return uint32_t(t * (k_blocks * 8 + subtiles * 16 + 8) + 64);
+        };
+        auto probe_launch = [&](float alpha, float beta) {
+          k2::Params p{(int)M, (int)N, (int)K, alpha, beta};
+          k2probe::launch(v.bn, v.stages, tA, tB, tC, tD, p, grid, 0);
+        };
+
+        const std::string vsuffix = vars.size() > 1 || v.bn != 256 ? "_" + v.name : "";
+        if (!trace_prefix.empty() && ok && slots > 0) {
+          for (float tb : trace_betas) {
+            const float ta = 1.0f;
+            char bsfx[32] = "";
+            if (tb != 0.f) std::snprintf(bsfx, sizeof bsfx, "_beta%g", tb);
+            const std::string stem = trace_prefix + "_" + shname + vsuffix + bsfx;
+            const uint32_t cap = capacity_for(trace_tiles);
+            fill(A, M * K);
+            fill(B, N * K);
+            fill(Cm, M * N);
+            CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, cap, trace_tiles));
+            CK(k2probe::select(0, 0));
+            for (int i = 0; i < 3; ++i) probe_launch(ta, tb);  // warm-up (recording, overwritten below)
+            CK(cudaGetLastError());
+            CK(cudaDeviceSynchronize());
+            CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, cap, trace_tiles));
+            CK(k2probe::select(0, 0));
+            poison(D, M * N);
+            cudaEvent_t e0, e1;
+            CK(cudaEventCreate(&e0));
+            CK(cudaEventCreate(&e1));
+            CK(cudaEventRecord(e0));
+            probe_launch(ta, tb);
+            CK(cudaEventRecord(e1));
+            CK(cudaGetLastError());
+            CK(cudaDeviceSynchronize());
+            float ms = 0;
+            CK(cudaEventElapsedTime(&ms, e0, e1));
+            CK(cudaEventDestroy(e0));
+            CK(cudaEventDestroy(e1));
+            std::vector<unsigned char> raw;
+            CK(k2probe::read(0, raw));
+            cublas_ref(ta, tb);
+            CK(cudaDeviceSynchronize());
+            unsigned long long nf = 0;
+            const double err = rel_err(D, &nf);
+            const bool tok = err < 1e-2 && nf == 0;
+            all_ok = all_ok && tok;
+            write_file(stem + ".bin", raw.data(), raw.size());
+            const RawSummary rs = summarize_raw(raw);
+            const std::string smi_now = popen_all(kSmi);
+            // the description traces/collect.py needs (docs/trace-format.md, "raw capture")
+            std::ostringstream m;
+            const int bn = v.bn;
+            m << "{\n  \"format\": \"smpipe-hwtrace-raw\", \"version\": 1,\n  \"kernel\": \"k2_gemm\", \"variant\": "
+              << jstr(v.name) << ",\n  \"gpu\": " << jstr(prop.name) << ", \"sm_count\": " << sms
+              << ", \"nvidia_smi\": " << jstr(smi_now) << ",\n  \"date\": " << jstr(utc_now())
+              << ",\n  \"command\": " << jstr(cmdline) << ",\n  \"kernel_ms\": " << jnum(ms)
+              << ", \"rel_err\": " << jnum(err) << ", \"nonfinite\": " << nf << ", \"check_ok\": "
+              << (tok ? "true" : "false") << ",\n  \"params\": {\"M\": " << M << ", \"N\": " << N << ", \"K\": " << K
+              << ", \"alpha\": " << jnum(ta) << ", \"beta\": " << jnum(tb) << ", \"dtype\": \"bf16\", \"accumulator\": \"f32\""
+              << ", \"layout\": \"TN (A MxK, B NxK, C/D MxN row-major)\""
+              << ", \"tile\": [" << k2::BM << ", " << bn << ", " << k2::BK << "], \"stages\": " << v.stages
+              << ", \"epilogue_tile\": [" << k2::EPI_M << ", " << k2::EPI_N << "], \"subtiles\": " << subtiles
+              << ", \"stages_c\": " << k2::STAGES_C << ", \"stages_d\": " << k2::STAGES_D
+              << ", \"k_blocks\": " << k_blocks << ", \"tiles\": " << tiles << ", \"grid\": [" << grid
+              << ", 1, 1], \"cluster\": [1, 1, 1], \"threads\": " << k2::NUM_THREADS << ", \"warps\": "
+              << k2::NUM_THREADS / 32 << ", \"smem_bytes\": " << v.smem << ", \"group_m\": " << k2::GROUP_M
+              << ", \"scheduler\": \"persistent: CTA b takes tiles b, b+grid, ...; tile -> (m block, n block) in groups "
+                 "of group_m m-blocks, m fastest\""
+              << ", \"wgmma\": {\"shape\": [64, " << bn << ", 16], \"dtype\": \"bf16\", \"per_event\": "
+              << k2::BK / 16 << ", \"a\": \"sA\", \"b\": \"sB\"}"
+              << ", \"uses_c\": " << (tb != 0.f ? "true" : "false") << "},\n"
+              << "  \"barriers\": [\n"
+              << "    {\"id\": 0, \"name\": \"full\", \"kind\": \"mbarrier\", \"size\": " << v.stages << ", \"count\": 1},\n"
+              << "    {\"id\": 1, \"name\": \"empty\", \"kind\": \"mbarrier\", \"size\": " << v.stages
+              << ", \"count\": " << k2::CONSUMER_THREADS << "},\n"
+              << "    {\"id\": 2, \"name\": \"c_full\", \"kind\": \"mbarrier\", \"size\": " << k2::STAGES_C
+              << ", \"count\": 1},\n"
+              << "    {\"id\": 3, \"name\": \"c_empty\", \"kind\": \"mbarrier\", \"size\": " << k2::STAGES_C
+              << ", \"count\": " << k2::CONSUMER_THREADS << "},\n"
+              << "    {\"id\": 4, \"name\": \"load_order\", \"kind\": \"mbarrier\", \"size\": null, \"count\": 1},\n"
+              << "    {\"id\": 5, \"name\": \"epi\", \"kind\": \"named\", \"named_id\": 1, \"size\": null, \"count\": "
+              << k2::CONSUMER_THREADS << "}\n  ],\n"
+              << "  \"tensors\": [\n"
+              << "    {\"id\": 1, \"name\": \"A\", \"dtype\": \"bf16\", \"shape\": [" << M << ", " << K
+              << "], \"box\": [" << k2::BM << ", " << k2::BK << "], \"swizzle\": 128, \"smem\": \"sA\", \"smem_size\": " << v.stages << "},\n"
+              << "    {\"id\": 2, \"name\": \"B\", \"dtype\": \"bf16\", \"shape\": [" << N << ", " << K
+              << "], \"box\": [" << bn << ", " << k2::BK << "], \"swizzle\": 128, \"smem\": \"sB\", \"smem_size\": " << v.stages << "},\n"
+              << "    {\"id\": 3, \"name\": \"C\", \"dtype\": \"bf16\", \"shape\": [" << M << ", " << N
+              << "], \"box\": [" << k2::EPI_M << ", " << k2::EPI_N << "], \"swizzle\": 64, \"smem\": \"sC\", \"smem_size\": " << k2::STAGES_C << "},\n"
+              << "    {\"id\": 4, \"name\": \"D\", \"dtype\": \"bf16\", \"shape\": [" << M << ", " << N
+              << "], \"box\": [" << k2::EPI_M << ", " << k2::EPI_N << "], \"swizzle\": 64, \"smem\": \"sD\", \"smem_size\": " << k2::STAGES_D << "}\n  ],\n"
+              << "  \"smem\": [{\"name\": \"sA\", \"size\": " << v.stages << ", \"bytes\": " << k2::BM * k2::BK * 2
+              << "}, {\"name\": \"sB\", \"size\": " << v.stages << ", \"bytes\": " << bn * k2::BK * 2
+              << "}, {\"name\": \"sC\", \"size\": " << k2::STAGES_C << ", \"bytes\": " << k2::EPI_M * k2::EPI_N * 2
+              << "}, {\"name\": \"sD\", \"size\": " << k2::STAGES_D << ", \"bytes\": " << k2::EPI_M * k2::EPI_N * 2 << "}],\n"
+              << "  \"warps\": [";
+            for (int w = 0; w < k2::NUM_THREADS / 32; ++w) {
+              const char* role = w == 0 ? "producer" : w == 2 ? "epilogue_load" : w < 4 ? "none" : "consumer";
+              const int lanes = (w == 0 || w == 2) ? 1 : 32;
+              m << (w ? ", " : "") << "{\"warp\": " << w << ", \"role\": \"" << role << "\", \"lanes\": " << lanes << "}";
+            }
+            m << "],\n  \"probe\": {\"slots\": " << slots << ", \"cta_first\": " << trace_first << ", \"capacity\": " << cap
+              << ", \"tile_limit\": " << trace_tiles << "}\n}\n";
+            const std::string ms_ = m.str();
+            write_file(stem + ".meta.json", ms_.data(), ms_.size());
+            std::printf("[%s] trace beta=%g: %s.bin (%zu bytes), %d CTAs, %llu records, %llu dropped, %llu unwritten, SM clock "
+                        "%.0f MHz, kernel %.3f ms, rel err %.3e -> %s\n",
+                        v.name.c_str(), tb, stem.c_str(), raw.size(), rs.ctas, (unsigned long long)rs.records,
+                        (unsigned long long)rs.dropped, (unsigned long long)rs.unwritten, rs.mhz.empty() ? 0.0 : median(rs.mhz), ms, err,
+                        tok ? "OK" : "FAIL");
+            std::fflush(stdout);
+          }
+        }
+        if (!overhead_path.empty() && ok && slots > 0) {
+          fill(A, M * K);
+          fill(B, N * K);
+          CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, capacity_for(0), 0));
+          const bool window = trace_tiles > 0 && trace_tiles < tiles_cta_max;
+          if (window) CK(k2probe::configure(1, slots, trace_first, k2::NUM_THREADS / 32, capacity_for(trace_tiles), trace_tiles));
+          std::vector<Timed> fs;
+          std::vector<std::string> names;
+          fs.push_back({nullptr, [&] { ours(1.f, 0.f); }});
+          names.push_back("probe_off");
+          fs.push_back({[&] { CK(k2probe::select(0, 0)); }, [&] { probe_launch(1.f, 0.f); }});
+          names.push_back("probe_on_recording_all_tiles");
+          if (window) {
+            fs.push_back({[&] { CK(k2probe::select(1, 0)); }, [&] { probe_launch(1.f, 0.f); }});
+            names.push_back("probe_on_recording_tile_window");
+          }
+          fs.push_back({[&] { CK(k2probe::select(-1, 0)); }, [&] { probe_launch(1.f, 0.f); }});
+          names.push_back("probe_on_recording_nothing");
+          const std::string smi0 = popen_all(kSmi);
+          auto ts = time_round_robin(fs, warm, reps);
+          const std::string smi1 = popen_all(kSmi);
+          std::vector<unsigned char> raw;
+          CK(k2probe::read(0, raw));
+          const RawSummary rs = summarize_raw(raw);
+          // correctness of the probe-on kernel's output (the last launch of the round)
+          cublas_ref(1.f, 0.f);
+          CK(cudaDeviceSynchronize());
+          unsigned long long onf = 0;
+          const double oerr = rel_err(D, &onf);
+          all_ok = all_ok && oerr < 1e-2 && onf == 0;
+          const double base_ms = median(ts[0]);
+          std::printf("[%s] probe overhead, median of %d interleaved runs (SM clock from the probe %.0f MHz, %llu records, "
+                      "%llu dropped, %llu unwritten; rel err after %.3e):\n", v.name.c_str(), reps,
+                      rs.mhz.empty() ? 0.0 : median(rs.mhz), (unsigned long long)rs.records,
+                      (unsigned long long)rs.dropped, (unsigned long long)rs.unwritten, oerr);
+          js_overhead << (first_overhead ? "" : ",") << "\n    {\"M\": " << M << ", \"N\": " << N << ", \"K\": " << K
+                      << ", \"variant\": " << jstr(v.name) << ", \"grid\": " << grid << ", \"tiles\": " << tiles
+                      << ", \"recorded_ctas\": " << slots << ", \"cta_first\": " << trace_first
+                      << ", \"tile_window\": " << (window ? trace_tiles : 0)
+                      << ", \"records_all_tiles\": " << rs.records << ", \"dropped_all_tiles\": " << rs.dropped
+                      << ", \"unwritten_all_tiles\": " << rs.unwritten
+                      << ", \"rel_err_after_timing\": " << jnum(oerr)
+                      << ", \"sm_clock_mhz_probe\": " << jnum(rs.mhz.empty() ? NAN : median(rs.mhz))
+                      << ",\n     \"nvidia_smi_before\": " << jstr(smi0) << ", \"nvidia_smi_after\": " << jstr(smi1)
+                      << ",\n     \"runs\": {";
+          for (size_t j = 0; j < fs.size(); ++j) {
+            const double md = median(ts[j]);
+            std::printf("    %-32s %.4f ms (p10-p90 %.4f-%.4f)  %+.2f %%\n", names[j].c_str(), md, pct(ts[j], 0.1),
+                        pct(ts[j], 0.9), (md / base_ms - 1) * 100);
+            js_overhead << (j ? "," : "") << "\n       " << jstr(names[j]) << ": {\"ms_median\": " << jnum(md)
+                        << ", \"ms_p10_p90\": [" << jnum(pct(ts[j], 0.1)) << ", " << jnum(pct(ts[j], 0.9))
+                        << "], \"ms_min\": " << jnum(pct(ts[j], 0.0)) << ", \"tflops\": " << jnum(flops / (md * 1e-3) / 1e12)
+                        << ", \"overhead_pct_vs_probe_off\": " << jnum((md / base_ms - 1) * 100) << "}";
+          }
+          js_overhead << "}}";
+          first_overhead = false;
+          std::fflush(stdout);
+        }
+#endif
       }
       js_shapes << (first_shape ? "" : ",") << "\n    {\"M\": " << M << ", \"N\": " << N << ", \"K\": " << K
                 << ", \"gflop\": " << jnum(flops / 1e9) << ", \"cublas_rel_err_bf16_out\": " << jnum(cub_err)
@@ -531,6 +846,36 @@ int main(int argc, char** argv) {
     }
     const std::string smi_end = popen_all(kSmi);
     CKB(cublasDestroy(h));
+#if K2_WITH_PROBE
+    k2probe::release();
+    if (!overhead_path.empty()) {
+      std::ostringstream jo;
+      jo << "{\n  \"schema\": \"smpipe.k2_probe_overhead.v1\",\n  \"date_utc\": " << jstr(utc_now())
+         << ",\n  \"command_line\": " << jstr(cmdline) << ",\n  \"gpu\": {\"name\": " << jstr(prop.name)
+         << ", \"sm_count\": " << sms << ", \"cc\": " << jstr(std::to_string(prop.major) + "." + std::to_string(prop.minor))
+         << "},\n  \"nvidia_smi\": {\"query\": "
+         << jstr("name,driver_version,pstate,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,"
+                 "temperature.gpu,clocks_throttle_reasons.active")
+         << ", \"at_start\": " << jstr(smi_start) << ", \"at_end\": " << jstr(smi_end) << "}"
+         << ",\n  \"method\": " << jstr("one process, all kernel builds linked in (k2::probe_off: SMPIPE_PROBE=0; "
+                                         "k2::probe_on: SMPIPE_PROBE=1), "
+                                         "alpha=1 beta=0, " + std::to_string(warm) +
+                                         " warm-up rounds, then " + std::to_string(reps) +
+                                         " rounds; each round launches every configuration once, each launch between its "
+                                         "own CUDA events (configurations interleaved: same clock/power state); medians. "
+                                         "The probe configuration is switched by a stream-ordered copy outside the events. "
+                                         "sm_clock_mhz_probe = clock64 ticks / globaltimer ns of the recorded CTAs in the "
+                                         "last all-tiles launch.")
+         << ",\n  \"shapes\": [" << js_overhead.str() << "\n  ]\n}\n";
+      const std::string s = jo.str();
+      write_file(overhead_path, s.data(), s.size());
+      std::printf("wrote %s\n", overhead_path.c_str());
+    }
+#endif
+    if (skip_bench) {
+      std::printf("%s\n", all_ok ? "all checks passed" : "SOME CHECKS FAILED");
+      return all_ok ? 0 : 1;
+    }
 
     std::ostringstream js;
     js << "{\n  \"schema\": \"smpipe.k2_gemm.v1\",\n  \"date_utc\": " << jstr(utc_now())

@@ -1,0 +1,72 @@
+// The K2 kernel built with the capture probe on (traces/probe.cuh), linked into the same driver as the
+// probe-off kernel so that both can be timed in one process, launches interleaved.
+#ifndef SMPIPE_PROBE
+#define SMPIPE_PROBE 1
+#endif
+#if !SMPIPE_PROBE
+#error "k2_probe.cu is the probe-on instance: compile it with SMPIPE_PROBE=1"
+#endif
+
+#include "k2_probe_api.h"
+
+#include <cuda_runtime.h>
+
+namespace k2probe {
+namespace {
+
+smpipe_probe::HostBuffer g_buf[2];
+smpipe_probe::Config* g_pinned = nullptr;  // [3]: set 0, set 1, off
+
+template <int BN, int ST>
+void launch_t(const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c, const CUtensorMap& d, k2::Params p,
+              int grid, cudaStream_t st) {
+  k2::k2_gemm_kernel<BN, ST><<<grid, k2::NUM_THREADS, k2::Cfg<BN, ST>::SMEM_BYTES, st>>>(a, b, c, d, p);
+}
+
+}  // namespace
+
+cudaError_t prepare(int bn, int stages) {
+  if (bn == 256 && stages == 4)
+    return cudaFuncSetAttribute(k2::k2_gemm_kernel<256, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                k2::Cfg<256, 4>::SMEM_BYTES);
+  if (bn == 128 && stages == 6)
+    return cudaFuncSetAttribute(k2::k2_gemm_kernel<128, 6>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                k2::Cfg<128, 6>::SMEM_BYTES);
+  return cudaErrorInvalidValue;
+}
+
+void launch(int bn, int stages, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c,
+            const CUtensorMap& d, k2::Params p, int grid, cudaStream_t st) {
+  if (bn == 256 && stages == 4) launch_t<256, 4>(a, b, c, d, p, grid, st);
+  if (bn == 128 && stages == 6) launch_t<128, 6>(a, b, c, d, p, grid, st);
+}
+
+cudaError_t configure(int set, uint32_t slots, uint32_t cta_first, uint32_t warps, uint32_t capacity,
+                      uint32_t tile_limit) {
+  if (!g_pinned) {
+    cudaError_t e = cudaMallocHost(&g_pinned, 3 * sizeof(smpipe_probe::Config));
+    if (e != cudaSuccess) return e;
+    g_pinned[2] = smpipe_probe::Config{};
+  }
+  cudaError_t e = smpipe_probe::host_setup(g_buf[set], slots, cta_first, warps, capacity, tile_limit);
+  if (e != cudaSuccess) return e;
+  g_pinned[set] = g_buf[set].cfg;
+  return cudaSuccess;
+}
+
+cudaError_t select(int set, cudaStream_t st) {
+  const smpipe_probe::Config* src = set >= 0 ? &g_pinned[set] : &g_pinned[2];
+  return cudaMemcpyToSymbolAsync(smpipe_probe::g_config, src, sizeof(smpipe_probe::Config), 0,
+                                 cudaMemcpyHostToDevice, st);
+}
+
+cudaError_t read(int set, std::vector<unsigned char>& out) { return smpipe_probe::host_read(g_buf[set], out); }
+
+void release() {
+  smpipe_probe::host_free(g_buf[0]);
+  smpipe_probe::host_free(g_buf[1]);
+  if (g_pinned) cudaFreeHost(g_pinned);
+  g_pinned = nullptr;
+}
+
+}  // namespace k2probe

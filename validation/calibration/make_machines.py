@@ -16,111 +16,118 @@ RESULTS = "validation/results/h100/microbench.json"
 SPEC = "published: shared/spec/machines.md"
 GUIDE = "published: CUDA C++ Programming Guide 13, compute capability 9.0 table"
 
-with open(os.path.join(ROOT, RESULTS)) as f:
-    run = json.load(f)
-MEDIAN = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
-WHO = f'{run["gpu"]["name"]}, {run["date_utc"][:10]}'
+def sm90(results):
+    """The parameters of an sm90 machine (H100, H200) from one microbenchmark result file."""
+    global RESULTS, MEDIAN, WHO
+    RESULTS = results
+    with open(os.path.join(ROOT, RESULTS)) as f:
+        run = json.load(f)
+    MEDIAN = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
+    WHO = f'{run["gpu"]["name"]}, {run["date_utc"][:10]}'
+    MEDIAN = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
+    WHO = f'{run["gpu"]["name"]}, {run["date_utc"][:10]}'
 
 
-def measured(name, integer=True):
-    v = MEDIAN[name]
-    return (round(v) if integer else round(v, 3)), f"measured: {RESULTS}#{name} ({WHO})"
+    def measured(name, integer=True):
+        v = MEDIAN[name]
+        return (round(v) if integer else round(v, 3)), f"measured: {RESULTS}#{name} ({WHO})"
 
 
-def derived(value, how):
-    return value, f"derived: {how} ({RESULTS}, {WHO})"
+    def derived(value, how):
+        return value, f"derived: {how} ({RESULTS}, {WHO})"
 
 
-def est(value, why):
-    return value, f"estimate: {why} (not measured yet)"
+    def est(value, why):
+        return value, f"estimate: {why} (not measured yet)"
 
 
-clock = 1980
-# Named barrier: latency grows with the warps it gathers; fit a line through the measured points.
-_nb = [(w, MEDIAN[f"bar_sync_latency_{w}warps"]) for w in (2, 4, 8, 12, 16, 32)]
-_mx = sum(w for w, _ in _nb) / len(_nb)
-_my = sum(v for _, v in _nb) / len(_nb)
-nb_slope = sum((w - _mx) * (v - _my) for w, v in _nb) / sum((w - _mx) ** 2 for w, _ in _nb)
-nb_base = _my - nb_slope * _mx
-# The L2 queue of the model serves mostly TMA traffic: use the all-SM TMA figure (ld.global reaches less:
-# l2_read_bw_all_sms, 6.35 TB/s).
-l2_bw = MEDIAN["tma_load_bw_ring_l2_all_sms_box32KB"] * 1e9 / (clock * 1e6)
-tma_bw = MEDIAN["tma_load_bw_pipe_l2_one_sm_box32KB_bytes_per_cycle"]
-store_slope = (MEDIAN["tma_store_latency_wait_group_read0_32KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]) / (31 * 1024)
-store_bw = 1 / store_slope
-mma_sync_cycles = MEDIAN["mma_sync_throughput_m16n8k16_f16_4warps"]
-mma_per_warp = MEDIAN["mma_sync_throughput_m16n8k16_f16_per_warp"]
+    clock = 1980
+    # Named barrier: latency grows with the warps it gathers; fit a line through the measured points.
+    _nb = [(w, MEDIAN[f"bar_sync_latency_{w}warps"]) for w in (2, 4, 8, 12, 16, 32)]
+    _mx = sum(w for w, _ in _nb) / len(_nb)
+    _my = sum(v for _, v in _nb) / len(_nb)
+    nb_slope = sum((w - _mx) * (v - _my) for w, v in _nb) / sum((w - _mx) ** 2 for w, _ in _nb)
+    nb_base = _my - nb_slope * _mx
+    # The L2 queue of the model serves mostly TMA traffic: use the all-SM TMA figure (ld.global reaches less:
+    # l2_read_bw_all_sms, 6.35 TB/s).
+    l2_bw = MEDIAN["tma_load_bw_ring_l2_all_sms_box32KB"] * 1e9 / (clock * 1e6)
+    tma_bw = MEDIAN["tma_load_bw_pipe_l2_one_sm_box32KB_bytes_per_cycle"]
+    store_slope = (MEDIAN["tma_store_latency_wait_group_read0_32KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]) / (31 * 1024)
+    store_bw = 1 / store_slope
+    mma_sync_cycles = MEDIAN["mma_sync_throughput_m16n8k16_f16_4warps"]
+    mma_per_warp = MEDIAN["mma_sync_throughput_m16n8k16_f16_per_warp"]
 
-h100 = {
-    "sm_count": (132, "published: NVIDIA H100 SXM5 datasheet (132 SMs); also read from the device in " + RESULTS),
-    "clock_mhz": (clock, f"measured: {RESULTS}#clocks (clock64 / %globaltimer: 1979-1980 MHz, nvidia-smi 1980 MHz; {WHO})"),
-    "max_warps_per_sm": (64, GUIDE),
-    "max_ctas_per_sm": (32, GUIDE),
-    "smem_per_sm": (233472, GUIDE + " (228 KB per SM; the device reports the same)"),
-    "smem_per_cta_max": (232448, GUIDE + " (227 KB per block opt-in; the device reports the same)"),
-    "smem_reserved_per_cta": (1024, GUIDE + " (1 KB reserved per block)"),
-    "max_cluster_size": (16, "published: CUDA C++ Programming Guide 13, thread block clusters (8 portable, 16 non-portable)"),
-    "tmem_columns": (0, "derived: Hopper has no tensor memory (tcgen05 is sm_100)"),
-    "has_wgmma": (1, "published: PTX ISA 9.7.15 (wgmma requires sm_90a)"),
-    "cta_launch_cycles": measured("cta_wave_gap_same_sm"),
-    "op_issue_cycles": est(2, "issue of a fence / commit / bar.arrive"),
-    "mbarrier_arrive_cycles": est(4, "issue of a local arrive"),
-    "mbarrier_test_wait_cycles": measured("mbar_test_wait_completed_dependent"),
-    "mbarrier_wake_cycles": measured("mbar_wake_other_warp_same_wg"),
-    "remote_arrive_cycles": derived(round(MEDIAN["mbar_cluster_remote_arrive_rtt_half"] - MEDIAN["mbar_wake_other_warp_same_wg"]),
-                                    "mbar_cluster_remote_arrive_rtt_half minus the wake-up the simulator adds "
-                                    "(mbar_wake_other_warp_same_wg)"),
-    "named_barrier_cycles": derived(round(nb_base), "intercept of a least-squares line through bar_sync_latency_{2,4,8,12,16,32}warps"),
-    "named_barrier_cycles_per_warp": derived(round(nb_slope, 3), "slope of that line (cycles per warp the barrier gathers)"),
-    "cluster_sync_cycles": measured("cluster_barrier_latency_cs2"),
-    "tma_issue_cycles": measured("tma_burst_8KBx24_issue_interval"),
-    # The simulator composes a measured load latency as issue + transfer + latency + the waiter's wake-up,
-    # so the parameter is what remains of the measured total after the parts the model adds itself.
-    "tma_load_latency_cycles": derived(round(MEDIAN["tma_load_latency_l2_1KB"] - 1024 / tma_bw
-                                             - MEDIAN["tma_burst_8KBx24_issue_interval"] - MEDIAN["mbar_wake_other_warp_same_wg"]),
-                                       "tma_load_latency_l2_1KB minus 1 KB at the one-SM TMA bandwidth, the issue interval "
-                                       "(tma_burst_8KBx24_issue_interval) and the wake-up (mbar_wake_other_warp_same_wg)"),
-    "tma_bytes_per_cycle": measured("tma_load_bw_pipe_l2_one_sm_box32KB_bytes_per_cycle", integer=False),
-    "tma_store_bytes_per_cycle": derived(round(store_bw, 3),
-                                         "slope of tma_store_latency_wait_group_read0 from 1 KB to 32 KB"),
-    "tma_store_read_cycles": derived(max(0, round(MEDIAN["tma_store_latency_wait_group_read0_1KB"] - 1024 / store_bw
-                                                  - MEDIAN["tma_burst_8KBx24_issue_interval"])),
-                                     "tma_store_latency_wait_group_read0_1KB minus 1 KB at the store bandwidth and the "
-                                     "issue interval (tma_burst_8KBx24_issue_interval)"),
-    "tma_store_latency_cycles": derived(round(MEDIAN["tma_store_latency_wait_group0_1KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]),
-                                        "tma_store_latency_wait_group0 minus wait_group_read0 (11 cycles at every size)"),
-    "l2_bytes_per_cycle": derived(round(l2_bw, 3), "tma_load_bw_ring_l2_all_sms_box32KB / the 1980 MHz clock (ld.global: l2_read_bw_all_sms, 6.35 TB/s)"),
-    "cp_async_latency_cycles": measured("cp_async_cg16_latency_l2"),
-    "lsu_bytes_per_cycle": measured("cp_async_cg16_throughput_one_sm_l2", integer=False),
-    "smem_bytes_per_cycle": (128, "published: 32 banks x 4 bytes per cycle (CUDA C++ Programming Guide, shared memory)"),
-    "global_load_latency_cycles": measured("load_latency_l2_hit"),
-    "tensor_flops_per_cycle_16bit": derived(round(2 * 64 * 256 * 16 / MEDIAN["wgmma_throughput_m64n256k16_bf16_2wg"]),
-                                            "2*64*256*16 FLOP / wgmma_throughput_m64n256k16_bf16_2wg (published: 4096)"),
-    "tensor_flops_per_cycle_8bit": derived(round(2 * 64 * 256 * 32 / MEDIAN["wgmma_throughput_m64n256k32_e4m3_2wg"]),
-                                           "2*64*256*32 FLOP / wgmma_throughput_m64n256k32_e4m3_2wg (published: 8192)"),
-    "tensor_flops_per_cycle_tf32": (2048, "derived: half the 16-bit rate (H100 datasheet: tf32 494.7 vs bf16 989.4 TFLOP/s dense)"),
-    "tensor_flops_per_cycle_4bit": (0, "derived: Hopper tensor cores have no 4-bit floating point"),
-    "wgmma_latency_cycles": derived(round(MEDIAN["wgmma_latency_m64n128k16_bf16"] - 64),
-                                    "wgmma_latency_m64n128k16_bf16 minus its 64-cycle occupancy (172-180 for N<=128, 217 at N=256)"),
-    "mma_sync_latency_cycles": derived(round(MEDIAN["mma_sync_latency_m16n8k16_f16"] - mma_per_warp),
-                                       "mma_sync_latency_m16n8k16_f16 minus mma_sync_throughput_m16n8k16_f16_per_warp"),
-    "mma_sync_flops_per_cycle_16bit": derived(round(4096 / mma_sync_cycles),
-                                              "4096 FLOP per m16n8k16 / mma_sync_throughput_m16n8k16_f16_4warps"),
-    "umma_latency_cycles": (0, "derived: no tcgen05 on sm_90"),
-    "tmem_ld_cycles": (0, "derived: no tcgen05 on sm_90"),
-    "tmem_cp_cycles": (0, "derived: no tcgen05 on sm_90"),
-    "tmem_alloc_cycles": (0, "derived: no tcgen05 on sm_90"),
-    "clc_latency_cycles": (0, "derived: no cluster launch control on sm_90"),
-}
+    params = {
+        "sm_count": (132, "published: NVIDIA H100 SXM5 datasheet (132 SMs); also read from the device in " + RESULTS),
+        "clock_mhz": (clock, f"measured: {RESULTS}#clocks (clock64 / %globaltimer: 1979-1980 MHz, nvidia-smi 1980 MHz; {WHO})"),
+        "max_warps_per_sm": (64, GUIDE),
+        "max_ctas_per_sm": (32, GUIDE),
+        "smem_per_sm": (233472, GUIDE + " (228 KB per SM; the device reports the same)"),
+        "smem_per_cta_max": (232448, GUIDE + " (227 KB per block opt-in; the device reports the same)"),
+        "smem_reserved_per_cta": (1024, GUIDE + " (1 KB reserved per block)"),
+        "max_cluster_size": (16, "published: CUDA C++ Programming Guide 13, thread block clusters (8 portable, 16 non-portable)"),
+        "tmem_columns": (0, "derived: Hopper has no tensor memory (tcgen05 is sm_100)"),
+        "has_wgmma": (1, "published: PTX ISA 9.7.15 (wgmma requires sm_90a)"),
+        "cta_launch_cycles": measured("cta_wave_gap_same_sm"),
+        "op_issue_cycles": est(2, "issue of a fence / commit / bar.arrive"),
+        "mbarrier_arrive_cycles": est(4, "issue of a local arrive"),
+        "mbarrier_test_wait_cycles": measured("mbar_test_wait_completed_dependent"),
+        "mbarrier_wake_cycles": measured("mbar_wake_other_warp_same_wg"),
+        "remote_arrive_cycles": derived(round(MEDIAN["mbar_cluster_remote_arrive_rtt_half"] - MEDIAN["mbar_wake_other_warp_same_wg"]),
+                                        "mbar_cluster_remote_arrive_rtt_half minus the wake-up the simulator adds "
+                                        "(mbar_wake_other_warp_same_wg)"),
+        "named_barrier_cycles": derived(round(nb_base), "intercept of a least-squares line through bar_sync_latency_{2,4,8,12,16,32}warps"),
+        "named_barrier_cycles_per_warp": derived(round(nb_slope, 3), "slope of that line (cycles per warp the barrier gathers)"),
+        "cluster_sync_cycles": measured("cluster_barrier_latency_cs2"),
+        "tma_issue_cycles": measured("tma_burst_8KBx24_issue_interval"),
+        # The simulator composes a measured load latency as issue + transfer + latency + the waiter's wake-up,
+        # so the parameter is what remains of the measured total after the parts the model adds itself.
+        "tma_load_latency_cycles": derived(round(MEDIAN["tma_load_latency_l2_1KB"] - 1024 / tma_bw
+                                                 - MEDIAN["tma_burst_8KBx24_issue_interval"] - MEDIAN["mbar_wake_other_warp_same_wg"]),
+                                           "tma_load_latency_l2_1KB minus 1 KB at the one-SM TMA bandwidth, the issue interval "
+                                           "(tma_burst_8KBx24_issue_interval) and the wake-up (mbar_wake_other_warp_same_wg)"),
+        "tma_bytes_per_cycle": measured("tma_load_bw_pipe_l2_one_sm_box32KB_bytes_per_cycle", integer=False),
+        "tma_store_bytes_per_cycle": derived(round(store_bw, 3),
+                                             "slope of tma_store_latency_wait_group_read0 from 1 KB to 32 KB"),
+        "tma_store_read_cycles": derived(max(0, round(MEDIAN["tma_store_latency_wait_group_read0_1KB"] - 1024 / store_bw
+                                                      - MEDIAN["tma_burst_8KBx24_issue_interval"])),
+                                         "tma_store_latency_wait_group_read0_1KB minus 1 KB at the store bandwidth and the "
+                                         "issue interval (tma_burst_8KBx24_issue_interval)"),
+        "tma_store_latency_cycles": derived(round(MEDIAN["tma_store_latency_wait_group0_1KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]),
+                                            "tma_store_latency_wait_group0 minus wait_group_read0 (11 cycles at every size)"),
+        "l2_bytes_per_cycle": derived(round(l2_bw, 3), "tma_load_bw_ring_l2_all_sms_box32KB / the 1980 MHz clock (ld.global: l2_read_bw_all_sms, 6.35 TB/s)"),
+        "cp_async_latency_cycles": measured("cp_async_cg16_latency_l2"),
+        "lsu_bytes_per_cycle": measured("cp_async_cg16_throughput_one_sm_l2", integer=False),
+        "smem_bytes_per_cycle": (128, "published: 32 banks x 4 bytes per cycle (CUDA C++ Programming Guide, shared memory)"),
+        "global_load_latency_cycles": measured("load_latency_l2_hit"),
+        "tensor_flops_per_cycle_16bit": derived(round(2 * 64 * 256 * 16 / MEDIAN["wgmma_throughput_m64n256k16_bf16_2wg"]),
+                                                "2*64*256*16 FLOP / wgmma_throughput_m64n256k16_bf16_2wg (published: 4096)"),
+        "tensor_flops_per_cycle_8bit": derived(round(2 * 64 * 256 * 32 / MEDIAN["wgmma_throughput_m64n256k32_e4m3_2wg"]),
+                                               "2*64*256*32 FLOP / wgmma_throughput_m64n256k32_e4m3_2wg (published: 8192)"),
+        "tensor_flops_per_cycle_tf32": (2048, "derived: half the 16-bit rate (H100 datasheet: tf32 494.7 vs bf16 989.4 TFLOP/s dense)"),
+        "tensor_flops_per_cycle_4bit": (0, "derived: Hopper tensor cores have no 4-bit floating point"),
+        "wgmma_latency_cycles": derived(round(MEDIAN["wgmma_latency_m64n128k16_bf16"] - 64),
+                                        "wgmma_latency_m64n128k16_bf16 minus its 64-cycle occupancy (172-180 for N<=128, 217 at N=256)"),
+        "mma_sync_latency_cycles": derived(round(MEDIAN["mma_sync_latency_m16n8k16_f16"] - mma_per_warp),
+                                           "mma_sync_latency_m16n8k16_f16 minus mma_sync_throughput_m16n8k16_f16_per_warp"),
+        "mma_sync_flops_per_cycle_16bit": derived(round(4096 / mma_sync_cycles),
+                                                  "4096 FLOP per m16n8k16 / mma_sync_throughput_m16n8k16_f16_4warps"),
+        "umma_latency_cycles": (0, "derived: no tcgen05 on sm_90"),
+        "tmem_ld_cycles": (0, "derived: no tcgen05 on sm_90"),
+        "tmem_cp_cycles": (0, "derived: no tcgen05 on sm_90"),
+        "tmem_alloc_cycles": (0, "derived: no tcgen05 on sm_90"),
+        "clc_latency_cycles": (0, "derived: no cluster launch control on sm_90"),
+    }
+    return params
 
-# The H200 has the H100's SM: SM-internal numbers carry over from the H100 measurement; memory numbers
-# wait for an H200 run.
-h200 = {}
-for k, (v, src) in h100.items():
-    if src.startswith("measured:") or src.startswith("derived:") and RESULTS in src:
-        src = "derived: the H100's SM; " + src
-    h200[k] = (v, src)
-h200["l2_bytes_per_cycle"] = (h100["l2_bytes_per_cycle"][0], "derived: assumed equal to the H100's (same L2 design, 60 MB); not measured on an H200")
+
+h100 = sm90("validation/results/h100/microbench.json")
+
+# The H200 (the H100's SM with more and faster HBM) from its own run.
+h200 = sm90("validation/results/h200/microbench.json")
+h200["sm_count"] = (132, "published: NVIDIA H200 datasheet (132 SMs); also read from the device in " + RESULTS)
+h100_results = "validation/results/h100/microbench.json"
+RESULTS = h100_results
 
 B = "published: shared/spec/machines.md (B200)"
 
@@ -155,8 +162,8 @@ for k, (v, src) in list(b200.items()):
 for name, desc, params in [
     ("h100-sxm", "NVIDIA H100 SXM5 80GB (sm_90a). SM-level numbers measured by validation/microbench on the project's H100; "
                  "the rest published. Regenerate with validation/calibration/make_machines.py.", h100),
-    ("h200", "NVIDIA H200 SXM 141GB (sm_90a): the H100's SM with more and faster HBM. SM-level numbers carried over from the "
-             "H100 measurement; not yet measured on an H200.", h200),
+    ("h200", "NVIDIA H200 SXM 141GB (sm_90a): the H100's SM with more and faster HBM. Numbers measured by "
+             "validation/microbench on the project's H200 (validation/results/h200/microbench.json), the rest published.", h200),
     ("b200", "NVIDIA B200 (sm_100a). Published and derived numbers only: no Blackwell GPU is available to the project.", b200),
 ]:
     j = {"name": name, "description": desc, "params": {k: {"value": v, "source": s} for k, (v, s) in params.items()}}

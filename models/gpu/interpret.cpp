@@ -13,9 +13,9 @@ namespace smpipe::models::detail {
 using isa::OpKind;
 
 namespace {
-enum BarrierAction { kActArrive, kActArriveDrop, kActExpectTx, kActCompleteTx, kActArriveNoComplete };
+enum BarrierAction { kActArrive, kActArriveDrop, kActExpectTx, kActCompleteTx, kActArriveNoComplete, kActArriveExpectTx };
 const char* action_name(int a) {
-  static const char* names[] = {"arrive", "arrive.drop", "expect_tx", "complete_tx", "arrive.noComplete"};
+  static const char* names[] = {"arrive", "arrive.drop", "expect_tx", "complete_tx", "arrive.noComplete", "arrive.expect_tx"};
   return names[a];
 }
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -233,20 +233,29 @@ Cycle Simulator::tensor_issue(Warp& w, const isa::OpDesc& d, std::int64_t count,
   return pipe;
 }
 
+// `value` is the count or the bytes; for arrive.expect_tx, `value2` is the arrival count (the bytes are
+// expected first, then the arrivals: one atomic op, also when it lands remotely).
 void Simulator::barrier_op(std::uint32_t warp, std::uint32_t op, std::uint32_t cta, std::uint32_t flat, int what,
-                           std::int64_t value, bool remote) {
+                           std::int64_t value, bool remote, std::int64_t value2) {
   if (remote) {
     Async a;
-    a.kind = what == kActArrive ? AsyncKind::kArrive
-             : what == kActArriveDrop ? AsyncKind::kArriveDrop
-             : what == kActExpectTx   ? AsyncKind::kExpectTx
-                                      : AsyncKind::kCompleteTx;
+    a.kind = what == kActArrive           ? AsyncKind::kArrive
+             : what == kActArriveDrop     ? AsyncKind::kArriveDrop
+             : what == kActExpectTx       ? AsyncKind::kExpectTx
+             : what == kActArriveExpectTx ? AsyncKind::kArriveExpectTx
+                                          : AsyncKind::kCompleteTx;
     a.cta = cta;
     a.barrier = flat;
     a.value = value;
+    a.value2 = value2;
     a.warp = warp;
     a.op = op;
     schedule_async(now() + jit(machine_.remote_arrive_cycles), a);
+    return;
+  }
+  if (what == kActArriveExpectTx) {
+    barrier_op(warp, op, cta, flat, kActExpectTx, value, false);
+    barrier_op(warp, op, cta, flat, kActArrive, value2, false);
     return;
   }
   Cta& c = ctas_[cta];
@@ -323,23 +332,8 @@ Simulator::OpResult Simulator::exec_op(std::uint32_t id, std::uint32_t op, const
       std::int64_t tx = val(1) * lanes;
       if (val(1) < 0) ub(id, op, "tx-count out of range", fmt::format("tx={} is negative", val(1)));
       bool remote = target != w.cta;
-      if (d.kind == OpKind::kCompleteTx) {
-        barrier_op(id, op, target, f, kActCompleteTx, tx, remote);
-      } else if (d.kind == OpKind::kArriveExpectTx && remote) {
-        // Remote arrive.expect_tx lands as one atomic op (the expect can never trail the arrive).
-        Async a;
-        a.kind = AsyncKind::kArriveExpectTx;
-        a.cta = target;
-        a.barrier = f;
-        a.value = tx;
-        a.value2 = lanes;
-        a.warp = id;
-        a.op = op;
-        schedule_async(now() + jit(m.remote_arrive_cycles), a);
-      } else {
-        barrier_op(id, op, target, f, kActExpectTx, tx, remote);
-        if (d.kind == OpKind::kArriveExpectTx) barrier_op(id, op, target, f, kActArrive, lanes, remote);
-      }
+      int what = d.kind == OpKind::kCompleteTx ? kActCompleteTx : d.kind == OpKind::kExpectTx ? kActExpectTx : kActArriveExpectTx;
+      barrier_op(id, op, target, f, what, tx, remote, lanes);
       return busy(m.mbarrier_arrive_cycles);
     }
     case OpKind::kWait:

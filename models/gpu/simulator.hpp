@@ -58,7 +58,7 @@ class Simulator : public sim::Handler {
   std::uint32_t flat_barrier(std::uint32_t warp, std::uint32_t op, const isa::OpDesc& d, int attr, const std::int64_t* v);
   std::uint32_t flat_smem(std::uint32_t warp, std::uint32_t op, const isa::OpDesc& d, int attr, const std::int64_t* v);
   void barrier_op(std::uint32_t warp, std::uint32_t op, std::uint32_t cta, std::uint32_t flat, int what, std::int64_t value,
-                  bool remote);
+                  bool remote, std::int64_t value2 = 0);
   void check_async_read(std::uint32_t warp, std::uint32_t op, const isa::OpDesc& d, int attr, const std::int64_t* v);
   Cycle l2_transfer(Cycle start, std::int64_t bytes);
   // Occupies the tensor pipe for an MMA; `sms` > 1 when a CTA pair shares the work (cta_group::2).

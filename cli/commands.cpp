@@ -11,7 +11,10 @@
 #include "models/gpu/gpu.hpp"
 #include "models/machine.hpp"
 #include "models/observe/report.hpp"
-#include "models/observe/trace_writer.hpp"
+#include "sim/trace_writer.hpp"
+#include "traces/compare.hpp"
+#include "traces/hwtrace.hpp"
+#include "traces/replay.hpp"
 
 namespace smpipe::cli {
 
@@ -99,9 +102,9 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   opt.seed = a.seed;
   opt.jitter_pct = a.jitter;
   opt.max_cycles = a.max_cycles;
-  std::unique_ptr<models::TraceWriter> trace;
+  std::unique_ptr<sim::TraceWriter> trace;
   if (!a.trace.empty()) {
-    trace = std::make_unique<models::TraceWriter>(l.machine.clock_mhz, a.trace_ctas);
+    trace = std::make_unique<sim::TraceWriter>(l.machine.clock_mhz, a.trace_ctas);
     opt.trace = trace.get();
   }
   models::RunResult r = models::simulate(l.program, l.machine, opt);
@@ -162,6 +165,131 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
   return worst;
 }
 
+struct ReplayArgs {
+  std::string trace_file;
+  std::string gpu;
+  bool recorded_only = false;
+  std::int64_t probe_cycles = -1;
+  double clock_mhz = -1;
+  std::string emit_pipe;
+  std::string trace;            // replay: Chrome trace of the simulation; compare: the combined trace
+  bool json = false;
+  std::uint64_t seed = 1;
+  std::int64_t max_cycles = 100'000'000;
+};
+
+void add_replay_options(CLI::App& app, ReplayArgs& a) {
+  app.add_option("trace_file", a.trace_file, "a hardware trace (smpipe-hwtrace v1, docs/trace-format.md)")->required();
+  app.add_option("--gpu", a.gpu, "machine description (default: from the trace's GPU name)");
+  app.add_flag("--recorded-only", a.recorded_only,
+               "launch only the recorded CTAs (default: the whole grid, unrecorded CTAs running copies of recorded ones)");
+  app.add_option("--probe-cycles", a.probe_cycles, "cycles per probe record (default: the trace's smallest event gap)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--clock-mhz", a.clock_mhz,
+                 "SM clock to simulate at (default: the trace's measured clock; 0: the machine file's)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--emit-pipe", a.emit_pipe, "write the generated .pipe program to this file");
+  app.add_option("--seed", a.seed, "random seed");
+  app.add_option("--max-cycles", a.max_cycles, "watchdog: stop after this many cycles")->check(CLI::PositiveNumber);
+}
+
+struct Replayed {
+  traces::HwTrace trace;
+  traces::Replay replay;
+  isa::Program program;
+  models::Machine machine;
+  std::string machine_name;
+  models::RunResult result;
+  std::vector<traces::LoggedOp> log;
+  std::unique_ptr<sim::TraceWriter> sim_trace;  // the simulation's own Chrome trace (replay --trace)
+};
+
+std::string machine_for(const traces::HwTrace& t) {
+  if (t.gpu.find("H100") != std::string::npos) return "h100-sxm";
+  if (t.gpu.find("H200") != std::string::npos) return "h200";
+  if (t.gpu.find("B200") != std::string::npos) return "b200";
+  throw isa::InputError(fmt::format("{}: no built-in machine for GPU '{}': name one with --gpu", t.path, t.gpu));
+}
+
+Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
+  Replayed r;
+  r.trace = traces::read_hwtrace(a.trace_file);
+  traces::ReplayOptions ro;
+  ro.full_grid = !a.recorded_only;
+  ro.probe_cycles = a.probe_cycles;
+  r.replay = traces::make_replay(r.trace, ro);
+  if (!a.emit_pipe.empty()) {
+    std::ofstream f(a.emit_pipe, std::ios::binary);
+    if (!f) throw isa::InputError(fmt::format("cannot write '{}'", a.emit_pipe));
+    f << r.replay.text;
+  }
+  r.machine_name = a.gpu.empty() ? machine_for(r.trace) : a.gpu;
+  r.machine = models::load_machine(r.machine_name);
+  double clock = a.clock_mhz >= 0 ? a.clock_mhz : r.trace.sm_clock_mhz;
+  if (clock > 0) r.machine = models::at_sm_clock(r.machine, clock);
+  auto source = std::make_shared<isa::SourceFile>(r.replay.source_name, r.replay.text);
+  isa::File file = isa::parse(source);
+  r.program = isa::compile(file, {}, "", models::predefined_constants(r.machine));
+  r.program.source = source;
+  models::check_fits(r.program, r.machine);
+  models::OpLog log;
+  log.first_cta = r.replay.slot_cta.front();
+  log.end_cta = r.replay.slot_cta.back() + 1;
+  models::RunOptions opt;
+  opt.seed = a.seed;
+  opt.max_cycles = a.max_cycles;
+  opt.op_log = &log;
+  if (with_sim_trace) {
+    r.sim_trace = std::make_unique<sim::TraceWriter>(r.machine.clock_mhz, r.replay.slot_cta.back() + 1);
+    opt.trace = r.sim_trace.get();
+  }
+  r.result = models::simulate(r.program, r.machine, opt);
+  for (const auto& e : log.entries)
+    r.log.push_back({e.cta, e.warp, e.op == models::OpLog::kExit ? 0 : r.program.roles[e.role].ops[e.op].loc.line, e.cycle});
+  return r;
+}
+
+int cmd_replay(const ReplayArgs& a, std::ostream& out) {
+  Replayed r = replay(a, !a.trace.empty());
+  if (a.json) {
+    out << models::to_json(r.result, r.program).dump(2) << "\n";
+  } else {
+    out << fmt::format("replay of {}: {} CTA(s) launched, {} recorded, {} cycles per probe record\n", r.trace.path, r.replay.ctas,
+                       r.trace.ctas.size(), r.replay.probe_cycles);
+    for (const auto& n : r.replay.notes) out << "note: " << n << "\n";
+    out << models::format_summary(r.result, r.program);
+    std::string problem = models::format_problem(r.result);
+    if (!problem.empty()) out << "\n" << problem;
+  }
+  if (r.sim_trace) {
+    std::ofstream f(a.trace, std::ios::binary);
+    if (!f) throw isa::InputError(fmt::format("cannot write trace file '{}'", a.trace));
+    r.sim_trace->write(f);
+  }
+  return exit_code(r.result.outcome);
+}
+
+int cmd_compare(const ReplayArgs& a, std::ostream& out) {
+  Replayed r = replay(a, false);
+  if (r.result.outcome != models::Outcome::kFinished) {
+    out << fmt::format("the replay of {} did not finish:\n", r.trace.path) << models::format_problem(r.result);
+    return exit_code(r.result.outcome);
+  }
+  traces::SimTimes times = traces::sim_times(r.trace, r.replay, r.log);
+  traces::Comparison c = traces::compare(r.trace, r.replay, times, r.machine_name, r.result.cycles, r.machine.clock_mhz);
+  if (a.json)
+    out << traces::to_json(c).dump(2) << "\n";
+  else
+    out << traces::format_comparison(c);
+  if (!a.trace.empty()) {
+    std::ofstream f(a.trace, std::ios::binary);
+    if (!f) throw isa::InputError(fmt::format("cannot write trace file '{}'", a.trace));
+    traces::write_combined_trace(r.trace, times, c.clock_mhz, f);
+    if (!a.json) out << fmt::format("\ncombined trace: {} (hardware and simulated tracks per warp; open in https://ui.perfetto.dev)\n", a.trace);
+  }
+  return kOk;
+}
+
 int cmd_models(std::ostream& out) {
   namespace fs = std::filesystem;
   std::vector<std::string> names;
@@ -208,6 +336,15 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   CLI::App* check = app.add_subcommand("check", "run many jittered schedules and report any that hangs or breaks a rule");
   add_run_options(*check, check_args);
   check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...)")->check(CLI::PositiveNumber);
+  ReplayArgs replay_args, compare_args;
+  CLI::App* rep = app.add_subcommand("replay", "simulate what a hardware trace's warps did (smpipe-hwtrace v1)");
+  add_replay_options(*rep, replay_args);
+  rep->add_option("--trace", replay_args.trace, "write a Chrome trace of the simulation");
+  rep->add_flag("--json", replay_args.json, "print the results as JSON");
+  CLI::App* cmp = app.add_subcommand("compare", "replay a hardware trace and compare the simulation with it, event by event");
+  add_replay_options(*cmp, compare_args);
+  cmp->add_option("--trace", compare_args.trace, "write one Chrome trace with hardware and simulated tracks side by side");
+  cmp->add_flag("--json", compare_args.json, "print the comparison as JSON");
   CLI::App* list = app.add_subcommand("models", "list the built-in models and machines");
   (void)list;
   try {
@@ -219,6 +356,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   try {
     if (run->parsed()) return cmd_run(run_args, out, err);
     if (check->parsed()) return cmd_check(check_args, out);
+    if (rep->parsed()) return cmd_replay(replay_args, out);
+    if (cmp->parsed()) return cmd_compare(compare_args, out);
     return cmd_models(out);
   } catch (const isa::InputError& e) {
     err << e.what() << "\n";

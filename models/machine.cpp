@@ -118,6 +118,16 @@ std::vector<std::string> builtin_machine_names() {
   return names;
 }
 
+Machine at_sm_clock(const Machine& machine, double mhz) {
+  if (!(mhz > 0)) throw isa::InputError(fmt::format("an SM clock of {} MHz is not positive", mhz));
+  Machine m = machine;
+  m.l2_bytes_per_cycle = machine.l2_bytes_per_cycle * machine.clock_mhz / mhz;
+  m.clock_mhz = mhz;
+  m.sources["clock_mhz"] = fmt::format("set: {} MHz (the machine file says {})", mhz, machine.clock_mhz);
+  m.sources["l2_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
+  return m;
+}
+
 Machine load_machine(const std::string& name_or_path) {
   namespace fs = std::filesystem;
   std::string path = name_or_path;

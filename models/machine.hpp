@@ -76,6 +76,12 @@ const std::vector<MachineParam>& machine_params();
 // Constants a .pipe file may use that come from the machine: SM_COUNT.
 std::map<std::string, std::int64_t> predefined_constants(const Machine& machine);
 
+// The machine with its SM clock set to `mhz` (a GPU that ran below its nominal clock, e.g. at its power
+// cap). Numbers counted in SM cycles keep their value; the GPU-wide L2 bandwidth, measured in bytes per
+// second, keeps its bytes per second (so its bytes per SM cycle grow as the clock drops). An assumption:
+// the L2 and the memory run on clocks of their own (docs/replay.md).
+Machine at_sm_clock(const Machine& machine, double mhz);
+
 // NAME (looked up in models/machines/) or a path to a .json file. Throws isa::InputError.
 Machine load_machine(const std::string& name_or_path);
 std::vector<std::string> builtin_machine_names();

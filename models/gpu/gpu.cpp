@@ -7,7 +7,7 @@
 #include <cmath>
 
 #include "models/gpu/simulator.hpp"
-#include "models/observe/trace_writer.hpp"
+#include "sim/trace_writer.hpp"
 
 namespace smpipe::models {
 
@@ -325,6 +325,8 @@ void Simulator::warp_exit(std::uint32_t id) {
   w.slots.shrink_to_fit();
   last_exit_ = std::max(last_exit_, now().v);
   Cta& c = ctas_[w.cta];
+  if (options_.op_log && options_.op_log->wants(c.id))
+    options_.op_log->entries.push_back({c.id, w.index, w.role, OpLog::kExit, now().v});
   c.live_warps--;
   c.exited_warps++;
   Cluster& cl = clusters_[c.cluster];
@@ -661,7 +663,7 @@ void Simulator::handle(const sim::Event& e) {
       w.waiting[w.wait_cause] += waited;
       if (traced(w.cta) && waited > 0)
         options_.trace->slice(ctas_[w.cta].id, w.index, "wait: " + causes_[w.wait_cause], "wait", w.wait_since.v, waited,
-                              fmt::format(R"({{"op":{}}})", json_quote(op_of(w, w.wait_op).text)));
+                              fmt::format(R"({{"op":{}}})", sim::json_quote(op_of(w, w.wait_op).text)));
       w.wait = WaitKind::kNone;
       w.state = WarpState::kReady;
       step(e.target);

@@ -17,9 +17,29 @@
 #include "sim/engine.hpp"
 #include "sim/rng.hpp"
 
+namespace smpipe::sim {
+class TraceWriter;
+}  // namespace smpipe::sim
+
 namespace smpipe::models {
 
-class TraceWriter;
+using sim::TraceWriter;
+
+// The start cycle of every op that warps of chosen CTAs execute, in execution order (smpipe compare sets
+// simulated times beside hardware ones with it). Entries with op == kExit mark a warp's exit.
+struct OpLog {
+  static constexpr std::uint32_t kExit = ~0u;
+  struct Entry {
+    std::int64_t cta = 0;   // linear CTA id
+    std::int32_t warp = 0;  // warp index in the CTA
+    std::int32_t role = 0;  // role index in the Program
+    std::uint32_t op = 0;   // op index in the role's RoleCode::ops, or kExit
+    std::int64_t cycle = 0;
+  };
+  std::int64_t first_cta = 0, end_cta = 0;  // CTAs [first_cta, end_cta) are logged
+  std::vector<Entry> entries;
+  bool wants(std::int64_t cta) const { return cta >= first_cta && cta < end_cta; }
+};
 
 struct RunOptions {
   std::uint64_t seed = 1;
@@ -27,6 +47,7 @@ struct RunOptions {
   std::int64_t max_cycles = 100'000'000;   // watchdog
   std::int64_t max_instructions_without_time = 1'000'000;  // a warp looping without any op taking time
   TraceWriter* trace = nullptr;
+  OpLog* op_log = nullptr;
 };
 
 struct RunResult {

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "models/gpu/simulator.hpp"
-#include "models/observe/trace_writer.hpp"
+#include "sim/trace_writer.hpp"
 
 namespace smpipe::models::detail {
 
@@ -113,6 +113,8 @@ void Simulator::step(std::uint32_t id) {
         break;
       case isa::Opc::kOp: {
         const isa::OpDesc& d = rc.ops[in.a];
+        if (options_.op_log && options_.op_log->wants(ctas_[w.cta].id))
+          options_.op_log->entries.push_back({ctas_[w.cta].id, w.index, w.role, in.a, now().v});
         std::int64_t v[48];
         std::copy(d.base_values.begin(), d.base_values.end(), v);
         for (auto it = d.dynamic_slots.rbegin(); it != d.dynamic_slots.rend(); ++it) v[*it] = st[--sp];
@@ -125,7 +127,7 @@ void Simulator::step(std::uint32_t id) {
           w.busy += r.cycles;
           if (traced(w.cta) && r.cycles > 0)
             options_.trace->slice(ctas_[w.cta].id, w.index, std::string(isa::op_spec(d.kind).name), "op", now().v, r.cycles,
-                                  fmt::format(R"({{"op":{},"line":{}}})", json_quote(d.text), d.loc.line));
+                                  fmt::format(R"({{"op":{},"line":{}}})", sim::json_quote(d.text), d.loc.line));
           engine_.schedule(now() + Cycle(r.cycles), sim::Priority::kWarpStep, kEvWarpStep, id);
         }
         return;  // kBusy / kBlocked / kExited

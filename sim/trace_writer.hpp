@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace smpipe::models {
+namespace smpipe::sim {
 
 // A string as a JSON string literal (quotes and escapes).
 std::string json_quote(const std::string& s);
@@ -41,4 +41,4 @@ class TraceWriter {
   std::vector<std::string> events_;
 };
 
-}  // namespace smpipe::models
+}  // namespace smpipe::sim

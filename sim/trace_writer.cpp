@@ -1,10 +1,10 @@
-#include "models/observe/trace_writer.hpp"
+#include "sim/trace_writer.hpp"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-namespace smpipe::models {
+namespace smpipe::sim {
 
 std::string json_quote(const std::string& s) { return nlohmann::json(s).dump(); }
 static std::string quote(const std::string& s) { return json_quote(s); }
@@ -56,4 +56,4 @@ void TraceWriter::write(std::ostream& out) const {
   out << "]}\n";
 }
 
-}  // namespace smpipe::models
+}  // namespace smpipe::sim

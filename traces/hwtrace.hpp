@@ -1,0 +1,103 @@
+// A hardware trace (`smpipe-hwtrace` version 1, docs/trace-format.md) read into memory: what a real kernel
+// did on a real GPU, warp by warp, in the .pipe op vocabulary. Written by traces/collect.py.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace smpipe::traces {
+
+struct HwEvent {
+  std::int64_t cycle = 0;  // SM cycles since the CTA's clock_start
+  std::string op;          // an op, "X.end" of a blocking op X, or a marker (tile, epilogue, tail, exit)
+  std::string barrier;     // "" = none
+  std::optional<std::int64_t> index;
+  std::optional<int> phase;
+  std::int64_t bytes = 0;
+  std::optional<std::int64_t> iteration;
+  std::string tensor;  // "" = none
+};
+
+struct HwWarp {
+  int warp = 0;
+  std::string role;
+  int lanes = 32;
+  std::int64_t dropped = 0;
+  bool window_cut = false;
+  std::int64_t end = 0;
+  std::vector<HwEvent> events;
+};
+
+struct HwCta {
+  std::int64_t cta = 0;
+  int sm = 0;
+  std::int64_t clock_start = 0, clock_end = 0;
+  std::int64_t globaltimer_start = 0, globaltimer_end = 0;
+  std::int64_t dropped = 0;
+  std::vector<HwWarp> warps;
+};
+
+struct HwBarrier {
+  std::string name;
+  bool named = false;         // a bar.sync id (else an mbarrier)
+  std::optional<int> size;    // array length; none for a scalar
+  std::int64_t count = 0;     // mbarrier arrivals per phase / named barrier threads
+  int named_id = 0;
+};
+
+struct HwTensor {
+  std::string name, dtype;
+  std::vector<std::int64_t> shape, box;
+  int swizzle = 0;
+  std::string smem;
+};
+
+struct HwSmem {
+  std::string name;
+  int size = 1;
+  std::int64_t bytes = 0;
+};
+
+struct HwTrace {
+  std::string path;
+  std::string kernel, variant, gpu, date, command;
+  double sm_clock_mhz = 0;  // 0: not measured
+  std::vector<HwBarrier> barriers;
+  std::vector<HwTensor> tensors;
+  std::vector<HwSmem> smem;
+  // params the replay uses (kernel-specific in the format; absent ones take the defaults)
+  std::array<std::int64_t, 3> grid{0, 0, 0};  // 0: unknown (params.grid absent)
+  std::array<std::int64_t, 3> cluster{1, 1, 1};
+  int warps = 0;                                // warps per CTA
+  std::string wgmma_shape;                      // "m64n256k16" (params.wgmma), "" if none
+  std::string wgmma_dtype = "bf16";
+  std::int64_t wgmma_per_event = 1;
+  std::string wgmma_a, wgmma_b;                 // smem arrays of the operands
+  // probe
+  std::int64_t cta_first = 0, slots = 0, tile_limit = 0;
+  bool truncated = false;
+  // run
+  double kernel_ms = -1;  // -1: not recorded
+  std::vector<HwCta> ctas;
+
+  const HwBarrier* barrier(const std::string& name) const;
+  const HwTensor* tensor(const std::string& name) const;
+  const HwSmem* smem_buffer(const std::string& name) const;
+};
+
+// Reads and checks a trace file: format and version, every event's op in the vocabulary, every barrier,
+// tensor and buffer it names declared, indices in range, cycles non-decreasing per warp, each blocking op
+// followed by its `.end`. Throws isa::InputError naming the file and the place (ctas[i].warps[j].events[k]).
+HwTrace read_hwtrace(const std::string& path);
+// The same from text (`name` is used in messages).
+HwTrace parse_hwtrace(const std::string& text, const std::string& name);
+
+// The ops of the format that block (each is followed by `X.end` in the trace).
+bool is_blocking_op(const std::string& op);
+// Markers: events that are not ops (tile, epilogue, tail, exit).
+bool is_marker(const std::string& op);
+
+}  // namespace smpipe::traces

@@ -15,6 +15,7 @@
 #include "traces/compare.hpp"
 #include "traces/hwtrace.hpp"
 #include "traces/replay.hpp"
+#include "cli/replay.hpp"
 
 namespace smpipe::cli {
 
@@ -165,19 +166,6 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
   return worst;
 }
 
-struct ReplayArgs {
-  std::string trace_file;
-  std::string gpu;
-  bool recorded_only = false;
-  std::int64_t probe_cycles = -1;
-  double clock_mhz = -1;
-  std::string emit_pipe;
-  std::string trace;            // replay: Chrome trace of the simulation; compare: the combined trace
-  bool json = false;
-  std::uint64_t seed = 1;
-  std::int64_t max_cycles = 100'000'000;
-};
-
 void add_replay_options(CLI::App& app, ReplayArgs& a) {
   app.add_option("trace_file", a.trace_file, "a hardware trace (smpipe-hwtrace v1, docs/trace-format.md)")->required();
   app.add_option("--gpu", a.gpu, "machine description (default: from the trace's GPU name)");
@@ -191,62 +179,6 @@ void add_replay_options(CLI::App& app, ReplayArgs& a) {
   app.add_option("--emit-pipe", a.emit_pipe, "write the generated .pipe program to this file");
   app.add_option("--seed", a.seed, "random seed");
   app.add_option("--max-cycles", a.max_cycles, "watchdog: stop after this many cycles")->check(CLI::PositiveNumber);
-}
-
-struct Replayed {
-  traces::HwTrace trace;
-  traces::Replay replay;
-  isa::Program program;
-  models::Machine machine;
-  std::string machine_name;
-  models::RunResult result;
-  std::vector<traces::LoggedOp> log;
-  std::unique_ptr<sim::TraceWriter> sim_trace;  // the simulation's own Chrome trace (replay --trace)
-};
-
-std::string machine_for(const traces::HwTrace& t) {
-  if (t.gpu.find("H100") != std::string::npos) return "h100-sxm";
-  if (t.gpu.find("H200") != std::string::npos) return "h200";
-  if (t.gpu.find("B200") != std::string::npos) return "b200";
-  throw isa::InputError(fmt::format("{}: no built-in machine for GPU '{}': name one with --gpu", t.path, t.gpu));
-}
-
-Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
-  Replayed r;
-  r.trace = traces::read_hwtrace(a.trace_file);
-  traces::ReplayOptions ro;
-  ro.full_grid = !a.recorded_only;
-  ro.probe_cycles = a.probe_cycles;
-  r.replay = traces::make_replay(r.trace, ro);
-  if (!a.emit_pipe.empty()) {
-    std::ofstream f(a.emit_pipe, std::ios::binary);
-    if (!f) throw isa::InputError(fmt::format("cannot write '{}'", a.emit_pipe));
-    f << r.replay.text;
-  }
-  r.machine_name = a.gpu.empty() ? machine_for(r.trace) : a.gpu;
-  r.machine = models::load_machine(r.machine_name);
-  double clock = a.clock_mhz >= 0 ? a.clock_mhz : r.trace.sm_clock_mhz;
-  if (clock > 0) r.machine = models::at_sm_clock(r.machine, clock);
-  auto source = std::make_shared<isa::SourceFile>(r.replay.source_name, r.replay.text);
-  isa::File file = isa::parse(source);
-  r.program = isa::compile(file, {}, "", models::predefined_constants(r.machine));
-  r.program.source = source;
-  models::check_fits(r.program, r.machine);
-  models::OpLog log;
-  log.first_cta = r.replay.slot_cta.front();
-  log.end_cta = r.replay.slot_cta.back() + 1;
-  models::RunOptions opt;
-  opt.seed = a.seed;
-  opt.max_cycles = a.max_cycles;
-  opt.op_log = &log;
-  if (with_sim_trace) {
-    r.sim_trace = std::make_unique<sim::TraceWriter>(r.machine.clock_mhz, r.replay.slot_cta.back() + 1);
-    opt.trace = r.sim_trace.get();
-  }
-  r.result = models::simulate(r.program, r.machine, opt);
-  for (const auto& e : log.entries)
-    r.log.push_back({e.cta, e.warp, e.op == models::OpLog::kExit ? 0 : r.program.roles[e.role].ops[e.op].loc.line, e.cycle});
-  return r;
 }
 
 int cmd_replay(const ReplayArgs& a, std::ostream& out) {

@@ -1,0 +1,56 @@
+#include "cli/replay.hpp"
+
+#include <fmt/format.h>
+
+#include <fstream>
+
+#include "isa/ast.hpp"
+
+namespace smpipe::cli {
+
+std::string machine_for(const traces::HwTrace& t) {
+  if (t.gpu.find("H100") != std::string::npos) return "h100-sxm";
+  if (t.gpu.find("H200") != std::string::npos) return "h200";
+  if (t.gpu.find("B200") != std::string::npos) return "b200";
+  throw isa::InputError(fmt::format("{}: no built-in machine for GPU '{}': name one with --gpu", t.path, t.gpu));
+}
+
+Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
+  Replayed r;
+  r.trace = traces::read_hwtrace(a.trace_file);
+  traces::ReplayOptions ro;
+  ro.full_grid = !a.recorded_only;
+  ro.probe_cycles = a.probe_cycles;
+  r.replay = traces::make_replay(r.trace, ro);
+  if (!a.emit_pipe.empty()) {
+    std::ofstream f(a.emit_pipe, std::ios::binary);
+    if (!f) throw isa::InputError(fmt::format("cannot write '{}'", a.emit_pipe));
+    f << r.replay.text;
+  }
+  r.machine_name = a.gpu.empty() ? machine_for(r.trace) : a.gpu;
+  r.machine = models::load_machine(r.machine_name);
+  double clock = a.clock_mhz >= 0 ? a.clock_mhz : r.trace.sm_clock_mhz;
+  if (clock > 0) r.machine = models::at_sm_clock(r.machine, clock);
+  auto source = std::make_shared<isa::SourceFile>(r.replay.source_name, r.replay.text);
+  isa::File file = isa::parse(source);
+  r.program = isa::compile(file, {}, "", models::predefined_constants(r.machine));
+  r.program.source = source;
+  models::check_fits(r.program, r.machine);
+  models::OpLog log;
+  log.first_cta = r.replay.slot_cta.front();
+  log.end_cta = r.replay.slot_cta.back() + 1;
+  models::RunOptions opt;
+  opt.seed = a.seed;
+  opt.max_cycles = a.max_cycles;
+  opt.op_log = &log;
+  if (with_sim_trace) {
+    r.sim_trace = std::make_unique<sim::TraceWriter>(r.machine.clock_mhz, r.replay.slot_cta.back() + 1);
+    opt.trace = r.sim_trace.get();
+  }
+  r.result = models::simulate(r.program, r.machine, opt);
+  for (const auto& e : log.entries)
+    r.log.push_back({e.cta, e.warp, e.op == models::OpLog::kExit ? 0 : r.program.roles[e.role].ops[e.op].loc.line, e.cycle});
+  return r;
+}
+
+}  // namespace smpipe::cli

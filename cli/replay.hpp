@@ -1,0 +1,51 @@
+// Replay of a hardware trace through the simulator: the trace read, turned into a program, run at the
+// trace's SM clock with the op log on, and the log turned into the replay's terms. Used by `smpipe replay`
+// and `smpipe compare` (and the tests).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "isa/program.hpp"
+#include "models/gpu/gpu.hpp"
+#include "models/machine.hpp"
+#include "sim/trace_writer.hpp"
+#include "traces/compare.hpp"
+#include "traces/hwtrace.hpp"
+#include "traces/replay.hpp"
+
+namespace smpipe::cli {
+
+struct ReplayArgs {
+  std::string trace_file;
+  std::string gpu;
+  bool recorded_only = false;
+  std::int64_t probe_cycles = -1;
+  double clock_mhz = -1;
+  std::string emit_pipe;
+  std::string trace;            // replay: Chrome trace of the simulation; compare: the combined trace
+  bool json = false;
+  std::uint64_t seed = 1;
+  std::int64_t max_cycles = 100'000'000;
+};
+
+struct Replayed {
+  traces::HwTrace trace;
+  traces::Replay replay;
+  isa::Program program;
+  models::Machine machine;
+  std::string machine_name;
+  models::RunResult result;
+  std::vector<traces::LoggedOp> log;
+  std::unique_ptr<sim::TraceWriter> sim_trace;  // the simulation's own Chrome trace (replay --trace)
+};
+
+// The built-in machine for a trace's GPU name (H100 -> h100-sxm, ...). Throws isa::InputError.
+std::string machine_for(const traces::HwTrace& trace);
+
+// Throws isa::InputError for a bad trace or one that cannot be replayed.
+Replayed replay(const ReplayArgs& args, bool with_sim_trace);
+
+}  // namespace smpipe::cli

@@ -32,6 +32,7 @@ struct RunArgs {
   std::uint64_t seed = 1;
   int jitter = 0;
   std::int64_t max_cycles = 100'000'000;
+  double clock_mhz = 0;
   bool dump_program = false;
   int seeds = 16;
 };
@@ -44,6 +45,9 @@ void add_run_options(CLI::App& app, RunArgs& a) {
   app.add_option("--seed", a.seed, "random seed (used by --jitter)");
   app.add_option("--jitter", a.jitter, "vary every latency uniformly by +-PCT percent")->check(CLI::Range(0, 100));
   app.add_option("--max-cycles", a.max_cycles, "watchdog: stop after this many cycles")->check(CLI::PositiveNumber);
+  app.add_option("--clock-mhz", a.clock_mhz,
+                 "run the machine at this SM clock (e.g. a power-capped GPU); the L2 keeps its bytes per second")
+      ->check(CLI::PositiveNumber);
 }
 
 std::string resolve_file(const std::string& f) {
@@ -78,6 +82,7 @@ Loaded load(const RunArgs& a) {
     if (a.gpu.empty() && file.gpu) throw isa::InputError(file.gpu->second, e.message());
     throw;
   }
+  if (a.clock_mhz > 0) machine = models::at_sm_clock(machine, a.clock_mhz);
   isa::Program program = isa::compile(file, overrides, a.kernel, models::predefined_constants(machine));
   models::check_fits(program, machine);
   return Loaded{std::move(program), std::move(machine)};

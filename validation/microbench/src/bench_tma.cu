@@ -169,10 +169,12 @@ __global__ void k_tma_load_bw(const __grid_constant__ CUtensorMap map, unsigned 
 
 // CUTLASS-style producer/consumer ring in one CTA: warp 0 lane 0 = producer (waits empty[s], then
 // arrive.expect_tx(full[s]) + TMA load), warp 1 = consumer (all lanes wait full[s]; lane 0 arrives on
-// empty[s]; data not read). Count-1 barriers. CTA k walks boxes from k*boxes_per_cta (mod nboxes, 2^n).
+// empty[s]; data not read). Count-1 barriers. CTA k walks boxes from k*boxes_per_cta (mod nboxes, 2^n); with
+// groups > 0 from (k mod groups)*boxes_per_cta, so that CTAs k, k+groups, ... read the same boxes at about the
+// same time (as the CTAs of one GEMM tile row read the same A tiles).
 __global__ void k_tma_pipe(const __grid_constant__ CUtensorMap map, unsigned long long* cyc, unsigned long long* gt0,
                            unsigned long long* gt1, int stages, int box_rows, int bytes, int iters,
-                           long long boxes_per_cta, long long nboxes, unsigned* err) {
+                           long long boxes_per_cta, long long nboxes, unsigned* err, int groups = 0) {
   extern __shared__ unsigned char dyn_raw[];
   __shared__ __align__(8) uint64_t full[32], empty[32];
   unsigned char* buf = align1024(dyn_raw);
@@ -190,7 +192,8 @@ __global__ void k_tma_pipe(const __grid_constant__ CUtensorMap map, unsigned lon
   const uint32_t full0 = smem_u32(&full[0]), empty0 = smem_u32(&empty[0]), buf0 = smem_u32(buf);
   if (warp == 0 && lane == 0) {
     const uint32_t mask = static_cast<uint32_t>(nboxes - 1);
-    uint32_t bidx = static_cast<uint32_t>(blockIdx.x * boxes_per_cta) & mask;
+    const long long start = groups > 0 ? static_cast<long long>(blockIdx.x % groups) : static_cast<long long>(blockIdx.x);
+    uint32_t bidx = static_cast<uint32_t>(start * boxes_per_cta) & mask;
     bool ok = true, first = true;
     int s = 0;
     uint32_t ph = 0;
@@ -471,6 +474,45 @@ void bench_tma(Ctx& c) {
                        "Same run as " + nm + ": bytes / clock64 cycles of the CTA.", p);
         }
       }
+    }
+  }
+
+  // --- all-SM L2 bandwidth when CTAs read the same boxes (GEMM-like sharing): 32 KB boxes, 6 stages, the
+  // producer/consumer pipeline, 16 MiB L2-resident tensor; CTAs in `groups` groups, each group walking the
+  // same boxes from its own start (groups = 1: every CTA reads the same box at about the same time).
+  {
+    const int box_rows = 256, stages = 6, bytes = box_rows * kRowBytes, dyn_bw = 192 * 1024 + 1024;
+    const long long rows_total = 4ll * l2_rows, nboxes = rows_total / box_rows;
+    long long per_cta = 16ll << 20;
+    if (c.quick) per_cta /= 4;
+    const int iters = static_cast<int>(per_cta / bytes);
+    CUtensorMap map = make_map(big.p, rows_total, box_rows);
+    DevBuf<unsigned long long> cyc(c.sm_count), g0(c.sm_count), g1(c.sm_count);
+    const int reps = c.reps(7, 2);
+    for (int groups : {1, 4, 16}) {
+      std::vector<double> gbs;
+      for (int r = 0; r < reps + 1; ++r) {
+        k_tma_pipe<<<c.sm_count, 64, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, iters, nboxes / groups, nboxes,
+                                               c.d_err, groups);
+        CK_LAUNCH();
+        auto h0 = g0.get(), h1 = g1.get();
+        unsigned long long mn = ~0ull, mx = 0;
+        for (int k = 0; k < c.sm_count; ++k) {
+          mn = std::min(mn, h0[k]);
+          mx = std::max(mx, h1[k]);
+        }
+        if (r > 0) gbs.push_back(double(iters) * bytes * c.sm_count / double(mx - mn));
+      }
+      JObj p;
+      p.num("box_bytes", bytes).num("stages", stages).num("ctas", c.sm_count).num("groups", groups).num("bytes_per_cta",
+                                                                                                       double(iters) * bytes);
+      record(c, "tma_load_bw_pipe_l2_all_sms_box32KB_shared" + std::to_string(groups), G, "GB/s", gbs,
+             "As tma_load_bw_pipe_l2_all_sms_box32KB (CUTLASS-style pipeline, 6 stages of 32 KB, one CTA per SM, 16 MiB "
+             "L2-resident tensor), but the CTAs form " + std::to_string(groups) +
+                 " group(s): CTA k starts at box (k mod groups) * (boxes / groups), so the CTAs of a group read the same "
+                 "boxes at about the same time (GEMM-like sharing; groups = 1: all CTAs read the same box). GB/s = all "
+                 "bytes delivered / (last CTA end - first CTA start) by %globaltimer.",
+             p);
     }
   }
 

@@ -1,5 +1,6 @@
-// K2: the project's own sm_90a warp-specialized persistent GEMM (cooperative), bf16 in, fp32 accumulate,
-// bf16 out:  D = alpha * A * B + beta * C.
+// K2: the project's own sm_90a warp-specialized persistent GEMM, bf16 in, fp32 accumulate, bf16 out:
+// D = alpha * A * B + beta * C.  Schedules: cooperative (default) and pingpong; 1x1 or 2x1 clusters with
+// TMA multicast of B; epilogue knobs ReuseSmemC / DelayTmaStore / StagesC / StagesD.
 //
 // Layouts (all row-major, "TN" in BLAS terms):  A is M x K (K contiguous), B is N x K (K contiguous),
 // C and D are M x N (N contiguous).  D[m][n] = alpha * sum_k A[m][k] * B[n][k] + beta * C[m][n].
@@ -9,20 +10,34 @@
 // Structure (shared/spec/kernels.md K2, semantics.md §1-5), written from the PTX ISA, no CUTLASS code:
 //   384 threads = 3 warpgroups.
 //   WG 0 (producer, setmaxnreg.dec 40):  warp 0 lane 0 = mainloop TMA loads of A and B into a STAGES-deep
-//        ring (full[s]: count 1, arrive.expect_tx(stage bytes) + TMA complete_tx; empty[s]: count 256,
-//        every consumer thread arrives).  Producer state starts at phase 1 (first pass does not wait).
-//        warp 2 lane 0 = epilogue C loads (only when beta != 0) into a StagesC ring fullC/emptyC,
-//        started after the mainloop warp issued the first tile's loads (load_order barrier).
-//        Both end with a producer tail (wait every empty barrier once more).
-//   WG 1, 2 (consumers, setmaxnreg.inc 232): both work on the same BM x BN CTA tile, split along M
-//        (WG g owns rows 64g .. 64g+63).  Per k-block: wait full[s] -> wgmma.fence -> BK/16 wgmma
-//        m64nBNk16 (A, B from 128B-swizzled smem descriptors) -> commit -> wait_group(1) -> release the
-//        *previous* stage (K_PIPE_MMAS = 1).  Epilogue per 128 x 32 subtile (EPI_M x EPI_N):
-//        [beta != 0: wait fullC, read C from smem, arrive emptyC] -> alpha*acc + beta*c -> bf16 ->
-//        smem D buffer (StagesD = 2, 64B swizzle) -> fence.proxy.async -> named barrier 1 (256) ->
-//        thread 0: TMA store + commit_group + wait_group.read(StagesD-1) -> named barrier 1 again.
-//   Persistent tile scheduler: grid = min(#SMs, #tiles); CTA b walks tiles b, b+grid, ...; tile index ->
-//   (m block, n block) in groups of GROUP_M m-blocks (m fastest inside a group) for L2 reuse.
+//        ring (full[s]: count 1, arrive.expect_tx(stage bytes) + TMA complete_tx; empty[s]: every consumer
+//        thread of the warpgroup(s) that consume the stage arrives (1x1 cluster), or, in a 2x1 cluster, one
+//        signalling thread per consuming warpgroup and CTA of the cluster).  Producer state starts at
+//        phase 1 (first pass does not wait).  warp 2 lane 0 = epilogue C loads (only when beta != 0) into
+//        a StagesC ring fullC/emptyC, started after the mainloop warp issued the first tile's loads
+//        (load_order barrier).  Both end with a producer tail (wait every empty barrier once more).
+//   WG 1, 2 (consumers, setmaxnreg.inc 232):
+//     cooperative: both work on the same 128 x BN CTA tile, split along M (WG g owns rows 64g .. 64g+63).
+//     pingpong: each works on its own 128 x BN tile (tiles of the CTA alternate: WG 0 takes the CTA's
+//        tiles 0, 2, 4, ..., WG 1 tiles 1, 3, ...; 2 x m64nBNk16 per k16 step), mainloops and epilogues
+//        ordered by an OrderedSequenceBarrier of depth 2 (order[stage][group], count 128: the mainloops
+//        alternate among themselves, the epilogues among themselves, so one warpgroup's epilogue runs
+//        under the other's MMAs); depth 1 (one ring: ML0, ML1, EPI0, EPI1, ...) is a runtime option.
+//     Mainloop per k-block: wait full[s] -> wgmma.fence -> wgmma m64nBNk16 (A, B from 128B-swizzled smem
+//        descriptors) -> commit -> wait_group(1) -> release the *previous* stage (K_PIPE_MMAS = 1).
+//     Epilogue per EPI_M x 32 subtile (cooperative 128 x 32, pingpong 64 x 32; epi_n outer, epi_m inner):
+//        [beta != 0: wait fullC, read C from smem, arrive emptyC unless ReuseSmemC] -> alpha*acc + beta*c
+//        -> [DelayTmaStore: store step of the previous subtile] -> bf16 -> smem D buffer (ReuseSmemC: the
+//        subtile's own C slot; 64B swizzle) -> [not delayed: store step].  Store step: fence.proxy.async ->
+//        named barrier -> one thread: TMA store + commit_group + wait_group.read(StagesD-1) -> named
+//        barrier -> ReuseSmemC: release the C slot of subtile i-(StagesD-1).  store_tail: cooperative once
+//        at kernel end, pingpong after every tile (before passing the epilogue turn).
+//   Persistent tile scheduler over clusters: a cluster tile is CLUSTER_M m-blocks x 1 n-block; grid =
+//   CLUSTER_M * min(#clusters that fit, #cluster tiles); cluster c walks cluster tiles c, c+#clusters, ...;
+//   cluster tile -> (m row, n block) in groups of GROUP_M/CLUSTER_M cluster rows (m fastest) for L2 reuse;
+//   CTA rank r of the cluster takes m-block CLUSTER_M*row + r.  2x1 cluster: the two CTAs share the B tile
+//   (same n-block): rank r loads B rows [r*BN/2, (r+1)*BN/2) of the tile with .multicast::cluster into both
+//   CTAs; each CTA's full[s] expects the whole stage (A + both B halves).
 #pragma once
 
 #include <cuda.h>  // CUtensorMap (the encoder is taken through cudaGetDriverEntryPointByVersion)
@@ -39,31 +54,43 @@ namespace k2 {
 
 #define K2_DEVI __device__ __forceinline__
 
-constexpr int BM = 128;  // CTA tile M (two consumer warpgroups x 64 rows)
+constexpr int BM = 128;  // CTA tile M (cooperative: two consumer warpgroups x 64 rows; pingpong: one warpgroup)
 constexpr int BK = 64;   // CTA tile K: 64 bf16 = 128 bytes = one 128B-swizzle row
-constexpr int EPI_M = 128, EPI_N = 32;  // epilogue subtile (CUTLASS cooperative default: min(128,BM) x min(32,BN))
-constexpr int STAGES_C = 2, STAGES_D = 2;
+constexpr int EPI_M = 128, EPI_N = 32;  // cooperative epilogue subtile (CUTLASS default: min(128,BM) x min(32,BN))
+constexpr int STAGES_C = 2, STAGES_D = 2;  // cooperative defaults (the 1x1 path and its traces)
 constexpr int GROUP_M = 8;  // scheduler raster group (m blocks)
 constexpr int NUM_THREADS = 384;
 constexpr int CONSUMER_THREADS = 256;
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // 128*40 + 256*232 = 64512 <= 65536
 
-template <int BN_, int STAGES_>
+template <int BN_, int STAGES_, bool PP_ = false>
 struct Cfg {
   static constexpr int BN = BN_;
   static constexpr int STAGES = STAGES_;
+  static constexpr bool PINGPONG = PP_;
   static_assert(BN == 128 || BN == 256, "wgmma N per consumer warpgroup");
+  static_assert(!PP_ || BN == 128, "pingpong: 128 x 128 per consumer warpgroup (128 accumulators per thread)");
+  static constexpr int MI = PP_ ? 2 : 1;                  // m64 wgmma rows per consumer warpgroup
+  static constexpr int EPI_M_ = PP_ ? 64 : 128;           // epilogue subtile rows (builder: min(64|128, tile M))
+  static constexpr int EPI_MS = BM / EPI_M_;              // subtiles along M
+  static constexpr int EPI_THREADS = PP_ ? 128 : 256;     // threads of one epilogue (named barrier count)
   static constexpr int A_BYTES = BM * BK * 2;
   static constexpr int B_BYTES = BN * BK * 2;
   static constexpr int STAGE_BYTES = A_BYTES + B_BYTES;  // expect_tx per stage (full boxes, OOB zero-fill counts)
-  static constexpr int EPI_BYTES = EPI_M * EPI_N * 2;     // one C or D subtile, bf16
-  static constexpr int SUBTILES = BN / EPI_N;             // epilogue subtiles per CTA tile (EPI_M == BM)
+  static constexpr int EPI_BYTES = EPI_M_ * EPI_N * 2;    // one C or D subtile, bf16
+  static constexpr int SUBTILES = EPI_MS * (BN / EPI_N);  // epilogue subtiles per tile
+  // Epilogue buffers: EPI_SLOTS slots; C slots [0, StagesC), D slots [StagesC, StagesC + StagesD) (ReuseSmemC:
+  // D written into the C slot of the same subtile).  Cooperative 4 x 8 KB, pingpong 6 x 4 KB.
+  static constexpr int EPI_SLOTS = PP_ ? 6 : 4;
+  static constexpr int MAX_SC = EPI_SLOTS;
   static constexpr int OFF_A = 0;
   static constexpr int OFF_B = OFF_A + STAGES * A_BYTES;
-  static constexpr int OFF_D = OFF_B + STAGES * B_BYTES;
-  static constexpr int OFF_C = OFF_D + STAGES_D * EPI_BYTES;
-  static constexpr int OFF_BAR = OFF_C + STAGES_C * EPI_BYTES;
-  static constexpr int NUM_BARS = 2 * STAGES + 2 * STAGES_C + 1;
+  static constexpr int OFF_EPI = OFF_B + STAGES * B_BYTES;
+  static constexpr int OFF_BAR = OFF_EPI + EPI_SLOTS * EPI_BYTES;
+  // full[STAGES], empty[STAGES], fullC[MAX_SC], emptyC[MAX_SC], load_order, order[2][2]
+  static constexpr int BAR_FULLC = 2 * STAGES, BAR_EMPTYC = BAR_FULLC + MAX_SC, BAR_LOAD_ORDER = BAR_EMPTYC + MAX_SC;
+  static constexpr int BAR_ORDER = BAR_LOAD_ORDER + 1;
+  static constexpr int NUM_BARS = BAR_ORDER + 4;
   static constexpr int SMEM_BYTES = OFF_BAR + NUM_BARS * 8 + 1024;  // + slack to align the base to 1024
   static_assert(SMEM_BYTES <= 232448, "exceeds the sm_90 opt-in shared memory per block");
 };
@@ -182,19 +209,67 @@ K2_DEVI float2 unpack_bf16x2(uint32_t u) {
   return __bfloat1622float2(v);
 }
 
-// Persistent tile scheduler: linear tile index -> (m block, n block), GROUP_M m-blocks per raster group.
-K2_DEVI void tile_coords(int t, int n_mblk, int n_nblk, int& mb, int& nb) {
-  const int per_group = GROUP_M * n_nblk;
+// wait_group.read with a runtime N (StagesD - 1, StagesD <= 4)
+K2_DEVI void bulk_wait_read_n(int n) {
+  if (n <= 0) bulk_wait_read<0>();
+  else if (n == 1) bulk_wait_read<1>();
+  else if (n == 2) bulk_wait_read<2>();
+  else bulk_wait_read<3>();
+}
+
+// ---- cluster ----
+K2_DEVI uint32_t cluster_ctarank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+  return r;
+}
+// All threads of all CTAs of the cluster (aligned: every thread of the CTA executes it).  Release/acquire:
+// the barrier inits (fence.mbarrier_init.release.cluster) are visible to the peers afterwards.
+K2_DEVI void cluster_sync() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// shared::cta address of this CTA -> shared::cluster address of the same offset in CTA `rank`.
+K2_DEVI uint32_t mapa_shared(uint32_t addr, uint32_t rank) {
+  uint32_t r;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
+  return r;
+}
+// Arrive (count 1) on an mbarrier of any CTA of the cluster (address from mapa_shared).  Default semantics
+// (.release, .cta scope): a consumer release only says that its wgmma reads of the stage are complete (done
+// before the arrive by wgmma.wait_group), there are no generic writes to publish to the peer.
+K2_DEVI void mbar_arrive_cluster(uint32_t cluster_addr) {
+  asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
+}
+// TMA tile load multicast to the CTAs of ctaMask: the box lands at the same CTA-relative offset `dst` in
+// each of them, and each gets complete_tx(box bytes) on its barrier at offset `bar`.
+K2_DEVI void tma_load_2d_mc(uint32_t dst, const CUtensorMap* map, int x, int y, uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(x), "r"(y), "r"(bar), "h"(mask)
+      : "memory");
+}
+
+// Persistent tile scheduler: linear (cluster) tile index -> (m row, n block), `group` m rows per raster group.
+K2_DEVI void tile_coords(int t, int n_mrow, int n_nblk, int group, int& mr, int& nb) {
+  const int per_group = group * n_nblk;
   const int g = t / per_group;
   const int r = t - g * per_group;
-  const int rows = min(GROUP_M, n_mblk - g * GROUP_M);
-  mb = g * GROUP_M + r % rows;
+  const int rows = min(group, n_mrow - g * group);
+  mr = g * group + r % rows;
   nb = r / rows;
 }
 
+// Runtime knobs: the defaults are the cooperative 1x1 path (the one the probe traces describe).
 struct Params {
   int M, N, K;
   float alpha, beta;
+  int cluster_m = 1;          // CTAs per cluster along M: 1, or 2 (B multicast; launch with a cluster dim)
+  int reuse_c = 0;            // ReuseSmemC: D written into the C slot of the same subtile
+  int delay_store = 0;        // DelayTmaStore: the store of subtile i is issued during subtile i+1
+  int stages_c = STAGES_C;    // C load pipeline depth (1..EPI_SLOTS)
+  int stages_d = STAGES_D;    // D buffers (1..4); <= stages_c with reuse; stages_c + stages_d <= EPI_SLOTS without
+  int order_depth = 2;        // pingpong OrderedSequenceBarrier depth: 2 (CUTLASS: mainloop / epilogue) or 1
 };
 
 // Probe ids (traces/probe.cuh records; the driver's trace metadata names them, docs/trace-format.md).
@@ -218,25 +293,37 @@ inline namespace K2_KERNEL_NS {
 #define K2P_T(op, tensor, bar, idx, ph, bytes, it) \
   SMPIPE_PROBE_REC_T(pw, op, probe_id::tensor, probe_id::bar, (idx), (ph), (bytes), (it))
 
-template <int BN, int STAGES>
+template <int MI, int R>
+K2_DEVI void fence_acc(float (&d)[MI][R]) {
+#pragma unroll
+  for (int m = 0; m < MI; ++m) fence_regs(d[m]);
+}
+
+template <int BN, int STAGES, bool PP = false>
 __global__ void __launch_bounds__(NUM_THREADS, 1)
     k2_gemm_kernel(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB,
                    const __grid_constant__ CUtensorMap tmC, const __grid_constant__ CUtensorMap tmD, Params p) {
-  using C = Cfg<BN, STAGES>;
+  using C = Cfg<BN, STAGES, PP>;
+  constexpr int MI = C::MI, EPI_MS = C::EPI_MS, EM = C::EPI_M_, SUBTILES = C::SUBTILES;
   extern __shared__ unsigned char smem_raw[];
   const uint32_t base = (smem_u32(smem_raw) + 1023u) & ~1023u;  // 1024-aligned for the 128B swizzle atoms
   unsigned char* base_ptr = smem_raw + (base - smem_u32(smem_raw));
-  const uint32_t sA = base + C::OFF_A, sB = base + C::OFF_B, sD = base + C::OFF_D, sC = base + C::OFF_C;
+  const uint32_t sA = base + C::OFF_A, sB = base + C::OFF_B, sEpi = base + C::OFF_EPI;
   const uint32_t bars = base + C::OFF_BAR;
   auto full = [&](int s) { return bars + 8u * s; };
   auto empty = [&](int s) { return bars + 8u * (STAGES + s); };
-  auto fullC = [&](int s) { return bars + 8u * (2 * STAGES + s); };
-  auto emptyC = [&](int s) { return bars + 8u * (2 * STAGES + STAGES_C + s); };
-  const uint32_t load_order = bars + 8u * (2 * STAGES + 2 * STAGES_C);
+  auto fullC = [&](int s) { return bars + 8u * (C::BAR_FULLC + s); };
+  auto emptyC = [&](int s) { return bars + 8u * (C::BAR_EMPTYC + s); };
+  const uint32_t load_order = bars + 8u * C::BAR_LOAD_ORDER;
+  auto order = [&](int stage, int group) { return bars + 8u * (C::BAR_ORDER + 2 * stage + group); };
 
   const int tid = threadIdx.x;
   const int warp = tid >> 5, lane = tid & 31;
   const bool use_c = p.beta != 0.0f;
+  const int SC = p.stages_c, SD = p.stages_d;
+  const bool reuse = p.reuse_c != 0, delay = p.delay_store != 0;
+  const int cl = p.cluster_m;                        // 1 or 2
+  const uint32_t crank = cl > 1 ? cluster_ctarank() : 0u;
   SMPIPE_PROBE_INIT(pw);
 
   if (tid == 0) {
@@ -244,45 +331,61 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
     prefetch_tmap(&tmB);
     prefetch_tmap(&tmD);
     if (use_c) prefetch_tmap(&tmC);
+    // empty: 1x1 cluster: every thread of the warpgroup(s) consuming a stage; 2x1: one signalling thread per
+    // consuming warpgroup of each CTA of the cluster (CLUSTER_M + CLUSTER_N - 1 CTAs multicast into this one).
+    const uint32_t empty_count = cl == 1 ? (PP ? 128u : 256u) : uint32_t(cl) * (PP ? 1u : 2u);
     for (int s = 0; s < STAGES; ++s) {
       mbar_init(full(s), 1);                   // one elected producer arrive.expect_tx per phase
-      mbar_init(empty(s), CONSUMER_THREADS);   // every consumer thread releases
+      mbar_init(empty(s), empty_count);
     }
-    for (int s = 0; s < STAGES_C; ++s) {
+    for (int s = 0; s < C::MAX_SC; ++s) {
       mbar_init(fullC(s), 1);
-      mbar_init(emptyC(s), CONSUMER_THREADS);
+      mbar_init(emptyC(s), C::EPI_THREADS);
     }
     mbar_init(load_order, 1);
+    for (int i = 0; i < 4; ++i) mbar_init(bars + 8u * (C::BAR_ORDER + i), 128);
     fence_mbar_init();
   }
-  __syncthreads();
+  if (cl > 1) cluster_sync();  // peers multicast into this CTA's smem and arrive on its barriers
+  else __syncthreads();
 
   const int n_mblk = (p.M + BM - 1) / BM, n_nblk = (p.N + BN - 1) / BN;
-  const int n_tiles = n_mblk * n_nblk;
+  const int n_mrow = (n_mblk + cl - 1) / cl;       // cluster rows
+  const int n_tiles = n_mrow * n_nblk;             // cluster tiles
+  const int unit0 = blockIdx.x / cl, unit_step = gridDim.x / cl;
+  const int group = GROUP_M / cl;
   const int k_blocks = (p.K + BK - 1) / BK;
 
   if (warp < 4) {
     // ================================ producer warpgroup ================================
     setmaxnreg_dec<PRODUCER_REGS>();
     if (warp == 0 && lane == 0) {
-      // Mainloop loads.  PipelineState producer start: index 0, phase 1.
+      // Mainloop loads, tiles in the CTA's sequence (pingpong: the order the warpgroups take them).
+      // PipelineState producer start: index 0, phase 1.
       int s = 0;
       uint32_t ph = 1;
       bool first = true;
-      for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
-        SMPIPE_PROBE_TILE(pw, t, (t - blockIdx.x) / gridDim.x);
-        int mb, nb;
-        tile_coords(t, n_mblk, n_nblk, mb, nb);
+      const uint16_t mc_mask = uint16_t((1u << cl) - 1u);
+      for (int t = unit0; t < n_tiles; t += unit_step) {
+        SMPIPE_PROBE_TILE(pw, t, (t - unit0) / unit_step);
+        int mr, nb;
+        tile_coords(t, n_mrow, n_nblk, group, mr, nb);
+        const int mb = mr * cl + int(crank);
         for (int kb = 0; kb < k_blocks; ++kb) {
           K2P(WAIT, EMPTY, s, ph, 0, kb);
           mbar_wait(empty(s), ph);                       // producer_acquire
           K2P(WAIT_END, EMPTY, s, ph, 0, kb);
           K2P(ARRIVE_EXPECT_TX, FULL, s, ph ^ 1, C::STAGE_BYTES, kb);
-          mbar_arrive_expect_tx(full(s), C::STAGE_BYTES);  // expect the stage's bytes, arrive (count 1)
+          mbar_arrive_expect_tx(full(s), C::STAGE_BYTES);  // the whole stage, peers' multicast part included
           K2P_T(TMA_LOAD, TA, FULL, s, ph ^ 1, C::A_BYTES, kb);
           tma_load_2d(sA + s * C::A_BYTES, &tmA, kb * BK, mb * BM, full(s));
-          K2P_T(TMA_LOAD, TB, FULL, s, ph ^ 1, C::B_BYTES, kb);
-          tma_load_2d(sB + s * C::B_BYTES, &tmB, kb * BK, nb * BN, full(s));
+          K2P_T(TMA_LOAD, TB, FULL, s, ph ^ 1, C::B_BYTES / cl, kb);
+          if (cl == 1) {
+            tma_load_2d(sB + s * C::B_BYTES, &tmB, kb * BK, nb * BN, full(s));
+          } else {  // this CTA's half of the shared B tile, to both CTAs
+            tma_load_2d_mc(sB + s * C::B_BYTES + crank * (C::B_BYTES / 2), &tmB, kb * BK,
+                           nb * BN + int(crank) * (BN / 2), full(s), mc_mask);
+          }
           if (++s == STAGES) { s = 0; ph ^= 1; }
         }
         if (first) {
@@ -291,7 +394,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
           first = false;
         }
       }
-      // producer_tail: wait until consumers released every stage once more.
+      // producer_tail: wait until consumers (of every CTA of the cluster) released every stage once more.
       K2P(TAIL, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, -1);
       for (int i = 0; i < STAGES; ++i) {
         K2P(WAIT, EMPTY, s, ph, 0, i);
@@ -301,66 +404,99 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       }
     } else if (warp == 2 && lane == 0 && use_c) {
       // Epilogue C loads (PipelineTransactionAsync<StagesC>; here one elected lane arrives, full count 1).
-      if (blockIdx.x < n_tiles) {
+      if (unit0 < n_tiles) {
         K2P(WAIT, LOAD_ORDER, probe_id::NONE, 0, 0, -1);
         mbar_wait(load_order, 0);
         K2P(WAIT_END, LOAD_ORDER, probe_id::NONE, 0, 0, -1);
       }
       int s = 0;
       uint32_t ph = 1;
-      for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
-        SMPIPE_PROBE_TILE(pw, t, (t - blockIdx.x) / gridDim.x);
-        int mb, nb;
-        tile_coords(t, n_mblk, n_nblk, mb, nb);
-        for (int i = 0; i < C::SUBTILES; ++i) {  // epi_n outer (epi_m has one step: EPI_M == BM)
+      for (int t = unit0; t < n_tiles; t += unit_step) {
+        SMPIPE_PROBE_TILE(pw, t, (t - unit0) / unit_step);
+        int mr, nb;
+        tile_coords(t, n_mrow, n_nblk, group, mr, nb);
+        const int mb = mr * cl + int(crank);
+#pragma unroll 1
+        for (int i = 0; i < SUBTILES; ++i) {  // epi_n outer, epi_m inner
+          const int en = i / EPI_MS, em = i % EPI_MS;
           K2P(WAIT, C_EMPTY, s, ph, 0, i);
           mbar_wait(emptyC(s), ph);
           K2P(WAIT_END, C_EMPTY, s, ph, 0, i);
           K2P(ARRIVE_EXPECT_TX, C_FULL, s, ph ^ 1, C::EPI_BYTES, i);
           mbar_arrive_expect_tx(fullC(s), C::EPI_BYTES);
           K2P_T(TMA_LOAD, TC, C_FULL, s, ph ^ 1, C::EPI_BYTES, i);
-          tma_load_2d(sC + s * C::EPI_BYTES, &tmC, nb * BN + i * EPI_N, mb * BM, fullC(s));
-          if (++s == STAGES_C) { s = 0; ph ^= 1; }
+          tma_load_2d(sEpi + s * C::EPI_BYTES, &tmC, nb * BN + en * EPI_N, mb * BM + em * EM, fullC(s));
+          if (++s == SC) { s = 0; ph ^= 1; }
         }
       }
       K2P(TAIL, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, -1);
-      for (int i = 0; i < STAGES_C; ++i) {
+      for (int i = 0; i < SC; ++i) {
         K2P(WAIT, C_EMPTY, s, ph, 0, i);
         mbar_wait(emptyC(s), ph);
         K2P(WAIT_END, C_EMPTY, s, ph, 0, i);
-        if (++s == STAGES_C) { s = 0; ph ^= 1; }
+        if (++s == SC) { s = 0; ph ^= 1; }
       }
     }
   } else {
     // ================================ consumer warpgroups ================================
     setmaxnreg_inc<CONSUMER_REGS>();
     const int ct = tid - 128;        // 0..255
-    const int g = ct >> 7;           // consumer warpgroup: rows 64g .. 64g+63 of the CTA tile
-    const int w = (ct >> 5) & 3;     // warp inside the warpgroup
+    const int g = ct >> 7;           // consumer warpgroup
+    const int wt = ct & 127;         // thread inside the warpgroup
+    const int w = wt >> 5;           // warp inside the warpgroup
     const int l = ct & 31;
-    float acc[BN / 2];
+    const int bar_id = PP ? 1 + g : 1;                 // epilogue named barrier (pingpong: one per warpgroup)
+    const bool st_thread = PP ? wt == 0 : ct == 0;     // issues the TMA stores of its epilogue
+    float acc[MI][BN / 2];
 #pragma unroll
-    for (int i = 0; i < BN / 2; ++i) acc[i] = 0.f;
+    for (int m = 0; m < MI; ++m)
+#pragma unroll
+      for (int i = 0; i < BN / 2; ++i) acc[m][i] = 0.f;
 
-    int s = 0;
-    uint32_t ph = 0;   // consumer start: phase 0
-    int cs = 0;
-    uint32_t cph = 0;
-    uint32_t epi_count = 0;  // global subtile counter: D buffer = epi_count % STAGES_D
-    const uint32_t a_off = g * 64 * 128;  // this warpgroup's 64 rows of A (8 swizzle atoms of 1024 B)
+    const uint32_t a_off = PP ? 0u : uint32_t(g) * 64u * 128u;  // cooperative: this warpgroup's 64 rows of A
+    const int r0 = (PP ? 0 : 64 * g) + 16 * w + (l >> 2);      // rows r0 and r0 + 8 of the epilogue subtile
+    const int c0 = 2 * (l & 3);                                // column pair inside each 8-column block
+    // OrderedSequenceBarrier (pingpong), state {stage, phase} derived from the warpgroup's tile count n (two
+    // turns per tile, group 0 starts unlocked: phase 1).  Depth 2: mainloop turn = stage 0, epilogue turn =
+    // stage 1, phase (g == 0) ^ (n & 1).  Depth 1: stage 0 for both, phase (g == 0) ^ (turn & 1).
+    const bool od2 = p.order_depth == 2;
+    const int jstep = PP ? 2 : 1;  // pingpong: this warpgroup's tiles are every other one of the CTA's
+    const int my_tiles = unit0 < n_tiles ? (n_tiles - unit0 + unit_step - 1) / unit_step : 0;
+    // pingpong: both warpgroups walk the same number of tile pairs; one without a tile of its own in the last
+    // pair passes its turns, so that the one-ring order (depth 1) never waits on a turn that is not taken.
+    const int j_end = PP ? (my_tiles + 1) / 2 * 2 : my_tiles;
+    uint32_t e_done = 0;           // cooperative: subtiles processed (the C / D pipelines run across tiles)
 
-    for (int t = blockIdx.x; t < n_tiles; t += gridDim.x) {
-      SMPIPE_PROBE_TILE(pw, t, (t - blockIdx.x) / gridDim.x);
-      int mb, nb;
-      tile_coords(t, n_mblk, n_nblk, mb, nb);
+    for (int j = PP ? g : 0; j < j_end; j += jstep) {  // j: position of the tile in the CTA's tile sequence
+      const int t = unit0 + j * unit_step;
+      if (PP && j >= my_tiles) {
+        const uint32_t ph_pass = uint32_t(g == 0) ^ (od2 ? (uint32_t(j >> 1) & 1u) : 0u);
+        mbar_wait(order(0, g), ph_pass);
+        mbar_arrive(order(0, g ^ 1));
+        mbar_wait(order(od2 ? 1 : 0, g), od2 ? ph_pass : ph_pass ^ 1u);
+        mbar_arrive(order(od2 ? 1 : 0, g ^ 1));
+        continue;
+      }
+      SMPIPE_PROBE_TILE(pw, t, j);
+      int mr, nb;
+      tile_coords(t, n_mrow, n_nblk, group, mr, nb);
+      const int mb = mr * cl + int(crank);
+      const int g0 = j * k_blocks;   // the producer loads tiles in sequence order: stage counter of this tile
+      int s = g0 % STAGES;
+      uint32_t ph = uint32_t(g0 / STAGES) & 1u;
 
+      const uint32_t n_mine = uint32_t(j >> 1);  // pingpong: tiles this warpgroup did before this one
+      const uint32_t ph_ml = uint32_t(g == 0) ^ (od2 ? (n_mine & 1u) : 0u);
+      if (PP) {  // mainloop turn
+        mbar_wait(order(0, g), ph_ml);
+      }
       // ------------------------------ mainloop ------------------------------
       int prev = -1;
       for (int kb = 0; kb < k_blocks; ++kb) {
         K2P(WAIT, FULL, s, ph, 0, kb);
         mbar_wait(full(s), ph);
         K2P(WAIT_END, FULL, s, ph, 0, kb);
-        fence_regs(acc);
+        fence_acc(acc);
         // no probe branch between wgmma.fence and wgmma.commit (traces/probe.cuh): fused records around them
         K2P(WGMMA_FENCED, NONE, s, probe_id::NO_PHASE, 0, kb);  // index = the stage whose A and B it reads
         wgmma_fence();
@@ -368,95 +504,152 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
         const uint64_t db = desc_k128(sB + s * C::B_BYTES);
 #pragma unroll
         for (int k = 0; k < BK / 16; ++k) {
-          // +32 bytes per k16 step = +2 in the descriptor's address field
-          wgmma_ss_bf16<BN>(acc, da + 2 * k, db + 2 * k, (kb | k) != 0);
+#pragma unroll
+          for (int m = 0; m < MI; ++m) {
+            // +32 bytes per k16 step = +2 in the descriptor's address field; +8 KB (64 rows) per m64 block
+            wgmma_ss_bf16<BN>(acc[m], da + 2 * k + m * (8192 >> 4), db + 2 * k, (kb | k) != 0);
+          }
         }
         wgmma_commit();
         K2P(WGMMA_COMMIT_WAIT, NONE, 1, probe_id::NO_PHASE, 0, kb);
         wgmma_wait<1>();  // the previous k-block's wgmmas are done: its stage can be released
         K2P(WGMMA_WAIT_END, NONE, 1, probe_id::NO_PHASE, 0, kb);
-        fence_regs(acc);
+        fence_acc(acc);
         if (prev >= 0) {
           // phase of empty[prev] this release counts towards = the consumer phase of stage prev
           K2P(ARRIVE, EMPTY, prev, s == 0 ? ph ^ 1u : ph, 0, kb);
-          mbar_arrive(empty(prev));
+          if (cl == 1) mbar_arrive(empty(prev));
+          else if (w == 0 && l < cl) mbar_arrive_cluster(mapa_shared(empty(prev), uint32_t(l)));
         }
         prev = s;
         if (++s == STAGES) { s = 0; ph ^= 1; }
       }
+      if (PP) {  // pass the mainloop turn: the other warpgroup may issue its MMAs
+        mbar_arrive(order(0, g ^ 1));
+      }
       K2P(WGMMA_WAIT, NONE, 0, probe_id::NO_PHASE, 0, k_blocks);
       wgmma_wait<0>();
       K2P(WGMMA_WAIT_END, NONE, 0, probe_id::NO_PHASE, 0, k_blocks);
-      fence_regs(acc);
+      fence_acc(acc);
       if (prev >= 0) {
         K2P(ARRIVE, EMPTY, prev, s == 0 ? ph ^ 1u : ph, 0, k_blocks);
-        mbar_arrive(empty(prev));
+        if (cl == 1) mbar_arrive(empty(prev));
+        else if (w == 0 && l < cl) mbar_arrive_cluster(mapa_shared(empty(prev), uint32_t(l)));
+      }
+      if (PP) {  // epilogue turn
+        mbar_wait(order(od2 ? 1 : 0, g), od2 ? ph_ml : ph_ml ^ 1u);
       }
       K2P(EPILOGUE, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, t);
 
       // ------------------------------ epilogue ------------------------------
-      const int r0 = 64 * g + 16 * w + (l >> 2);  // rows r0 and r0 + 8 of the tile
-      const int c0 = 2 * (l & 3);                 // column pair inside each 8-column block
+      // subtile counter e (C load pipe slot e % StagesC, D buffer e % StagesD): the CTA's subtiles in order
+      const uint32_t e0 = PP ? uint32_t(j) * SUBTILES : e_done;
+      const uint32_t rel_base = PP ? e0 : 0u;  // ReuseSmemC releases: per tile (pingpong) or across tiles
+      // The store step of subtile e (PipelineTmaStore): fence, sync, one thread stores + commits + acquires
+      // (<= StagesD-1 stores still reading smem), sync; ReuseSmemC: the C slot of e-(StagesD-1) is free.
+      auto store_step = [&](int it) {  // it: the subtile's index in the tile (compile-time after unrolling)
+        const uint32_t e = e0 + it;
+        const int x = nb * BN + (it / EPI_MS) * EPI_N, y = mb * BM + (it % EPI_MS) * EM;
+        const uint32_t buf = sEpi + (reuse ? e % uint32_t(SC) : uint32_t(SC) + e % uint32_t(SD)) * C::EPI_BYTES;
+        K2P(FENCE_PROXY_ASYNC, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, it);
+        fence_proxy_async_smem();           // generic-proxy smem writes -> visible to the TMA store
+        K2P(BAR_SYNC, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, it);
+        named_bar_sync(bar_id, C::EPI_THREADS);
+        K2P(BAR_SYNC_END, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, it);
+        if (st_thread) {
+          K2P_T(TMA_STORE, TD, NONE, e % uint32_t(SD), probe_id::NO_PHASE, C::EPI_BYTES, it);
+          tma_store_2d(&tmD, x, y, buf);
+          K2P(TMA_COMMIT, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, it);
+          bulk_commit();
+          K2P(TMA_WAIT_READ, NONE, SD - 1, probe_id::NO_PHASE, 0, it);
+          bulk_wait_read_n(SD - 1);         // acquire: the buffer StagesD-1 stores back is no longer read
+          K2P(TMA_WAIT_READ_END, NONE, SD - 1, probe_id::NO_PHASE, 0, it);
+        }
+        K2P(BAR_SYNC, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, it);
+        named_bar_sync(bar_id, C::EPI_THREADS);
+        K2P(BAR_SYNC_END, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, it);
+        if (reuse && use_c && e >= rel_base + uint32_t(SD - 1)) {
+          const uint32_t rs = (e - uint32_t(SD - 1)) % uint32_t(SC);
+          K2P(ARRIVE, C_EMPTY, rs, probe_id::NO_PHASE, 0, it);
+          mbar_arrive(emptyC(rs));
+        }
+      };
 #pragma unroll
-      for (int i = 0; i < C::SUBTILES; ++i) {
-        const uint32_t dbuf = sD + (epi_count & 1u) * C::EPI_BYTES;
-        float cv[16];
-#pragma unroll
-        for (int q = 0; q < 16; ++q) cv[q] = 0.f;
+      for (int i = 0; i < SUBTILES; ++i) {
+        const int en = i / EPI_MS, em = i % EPI_MS;
+        const int m = PP ? em : 0;          // accumulator block of the subtile's rows
+        const uint32_t e = e0 + i;
+        const uint32_t cs = e % uint32_t(SC);
+        const uint32_t cph = (e / uint32_t(SC)) & 1u;
+        // alpha * acc + beta * c -> bf16x2, one 8-column block at a time (few registers live besides acc)
+        uint32_t pk[8];
+        auto fuse = [&](int jj, float c00, float c01, float c10, float c11) {
+          const int jb = 4 * en + jj;  // 8-column block of the accumulator fragment
+          pk[2 * jj + 0] = pack_bf16x2(p.alpha * acc[m][4 * jb + 0] + p.beta * c00, p.alpha * acc[m][4 * jb + 1] + p.beta * c01);
+          pk[2 * jj + 1] = pack_bf16x2(p.alpha * acc[m][4 * jb + 2] + p.beta * c10, p.alpha * acc[m][4 * jb + 3] + p.beta * c11);
+        };
         if (use_c) {
           K2P(WAIT, C_FULL, cs, cph, 0, i);
           mbar_wait(fullC(cs), cph);
           K2P(WAIT_END, C_FULL, cs, cph, 0, i);
-          K2P_T(LD_SHARED, TC, NONE, cs, probe_id::NO_PHASE, C::EPI_BYTES / 8, i);  // this warp's share of sC[cs]
-          const unsigned char* cb = base_ptr + (sC - base) + cs * C::EPI_BYTES;
+          K2P_T(LD_SHARED, TC, NONE, cs, probe_id::NO_PHASE, C::EPI_BYTES / (C::EPI_THREADS / 32), i);  // this warp's share
+          const unsigned char* cb = base_ptr + (sEpi - base) + cs * C::EPI_BYTES;
 #pragma unroll
           for (int jj = 0; jj < 4; ++jj) {
             const uint32_t c = 8 * jj + c0;
-            float2 lo = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(cb + swz64(r0, c)));
-            float2 hi = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(cb + swz64(r0 + 8, c)));
-            cv[4 * jj + 0] = lo.x;
-            cv[4 * jj + 1] = lo.y;
-            cv[4 * jj + 2] = hi.x;
-            cv[4 * jj + 3] = hi.y;
+            const float2 lo = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(cb + swz64(r0, c)));
+            const float2 hi = unpack_bf16x2(*reinterpret_cast<const uint32_t*>(cb + swz64(r0 + 8, c)));
+            fuse(jj, lo.x, lo.y, hi.x, hi.y);
           }
-          K2P(ARRIVE, C_EMPTY, cs, cph, 0, i);
-          mbar_arrive(emptyC(cs));  // consumer_release of the C slot (reads are done: values in registers)
-          if (++cs == STAGES_C) { cs = 0; cph ^= 1; }
+          if (!reuse) {
+            K2P(ARRIVE, C_EMPTY, cs, cph, 0, i);
+            mbar_arrive(emptyC(cs));  // consumer_release of the C slot (reads are done: values in registers)
+          }
+        } else {
+#pragma unroll
+          for (int jj = 0; jj < 4; ++jj) fuse(jj, 0.f, 0.f, 0.f, 0.f);
         }
-        K2P_T(ST_SHARED, TD, NONE, epi_count & 1u, probe_id::NO_PHASE, C::EPI_BYTES / 8, i);  // math + sD writes
+        // D buffer: ReuseSmemC -> the subtile's own C slot (each thread overwrites exactly the C elements it
+        // read); otherwise D slot e % StagesD after the StagesC C slots.
+        const uint32_t dslot = reuse ? cs : uint32_t(SC) + e % uint32_t(SD);
+        const uint32_t dbuf = sEpi + dslot * C::EPI_BYTES;
+        if (delay && i > 0) store_step(i - 1);
+        K2P_T(ST_SHARED, TD, NONE, reuse ? cs : e % uint32_t(SD), probe_id::NO_PHASE, C::EPI_BYTES / (C::EPI_THREADS / 32), i);  // math + sD writes
         unsigned char* db_ptr = base_ptr + (dbuf - base);
 #pragma unroll
         for (int jj = 0; jj < 4; ++jj) {
-          const int j = 4 * i + jj;  // 8-column block of the accumulator fragment
           const uint32_t c = 8 * jj + c0;
-          const float v0 = p.alpha * acc[4 * j + 0] + p.beta * cv[4 * jj + 0];
-          const float v1 = p.alpha * acc[4 * j + 1] + p.beta * cv[4 * jj + 1];
-          const float v2 = p.alpha * acc[4 * j + 2] + p.beta * cv[4 * jj + 2];
-          const float v3 = p.alpha * acc[4 * j + 3] + p.beta * cv[4 * jj + 3];
-          *reinterpret_cast<uint32_t*>(db_ptr + swz64(r0, c)) = pack_bf16x2(v0, v1);
-          *reinterpret_cast<uint32_t*>(db_ptr + swz64(r0 + 8, c)) = pack_bf16x2(v2, v3);
+          *reinterpret_cast<uint32_t*>(db_ptr + swz64(r0, c)) = pk[2 * jj + 0];
+          *reinterpret_cast<uint32_t*>(db_ptr + swz64(r0 + 8, c)) = pk[2 * jj + 1];
         }
-        K2P(FENCE_PROXY_ASYNC, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, i);
-        fence_proxy_async_smem();           // generic-proxy smem writes -> visible to the TMA store
-        K2P(BAR_SYNC, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, i);
-        named_bar_sync(1, CONSUMER_THREADS);
-        K2P(BAR_SYNC_END, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, i);
-        if (ct == 0) {
-          K2P_T(TMA_STORE, TD, NONE, epi_count & 1u, probe_id::NO_PHASE, C::EPI_BYTES, i);
-          tma_store_2d(&tmD, nb * BN + i * EPI_N, mb * BM, dbuf);
-          K2P(TMA_COMMIT, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, i);
-          bulk_commit();
-          K2P(TMA_WAIT_READ, NONE, STAGES_D - 1, probe_id::NO_PHASE, 0, i);
-          bulk_wait_read<STAGES_D - 1>();   // acquire: the other D buffer is no longer read
-          K2P(TMA_WAIT_READ_END, NONE, STAGES_D - 1, probe_id::NO_PHASE, 0, i);
-        }
-        K2P(BAR_SYNC, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, i);
-        named_bar_sync(1, CONSUMER_THREADS);
-        K2P(BAR_SYNC_END, EPI, probe_id::NONE, probe_id::NO_PHASE, 0, i);
-        ++epi_count;
+        if (!delay) store_step(i);
       }
+      if (delay) store_step(SUBTILES - 1);
+      if (PP) {
+        // store_tail after every tile: the other warpgroup reuses the D buffers next
+        if (st_thread) {
+          K2P(TMA_WAIT_READ, NONE, 0, probe_id::NO_PHASE, 0, -1);
+          bulk_wait_read<0>();
+          K2P(TMA_WAIT_READ_END, NONE, 0, probe_id::NO_PHASE, 0, -1);
+        }
+        named_bar_sync(bar_id, C::EPI_THREADS);
+        if (reuse && use_c) {
+          const uint32_t e_end = e0 + SUBTILES;
+          for (uint32_t jj = e_end - uint32_t(SD - 1); jj < e_end; ++jj) mbar_arrive(emptyC(jj % uint32_t(SC)));
+        }
+        mbar_arrive(order(od2 ? 1 : 0, g ^ 1));  // pass the epilogue turn
+      }
+      e_done += SUBTILES;
     }
-    if (ct == 0) {  // store_tail
+    if (!PP && reuse && use_c) {
+      // cooperative store_tail (ReuseSmemC): wait until every store read its smem, give back the C slots
+      // still held (the last StagesD-1 subtiles)
+      if (st_thread) bulk_wait_read<0>();
+      named_bar_sync(bar_id, C::EPI_THREADS);
+      const uint32_t lo = e_done > uint32_t(SD - 1) ? e_done - uint32_t(SD - 1) : 0u;
+      for (uint32_t jj = lo; jj < e_done; ++jj) mbar_arrive(emptyC(jj % uint32_t(SC)));
+    }
+    if (st_thread) {  // store_tail: global writes complete before exit
       K2P(TAIL, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, -1);
       K2P(TMA_WAIT, NONE, 0, probe_id::NO_PHASE, 0, -1);
       bulk_wait_all();

@@ -3,8 +3,13 @@
 // elements, then timed with CUDA events (warm-up, median of --reps runs) next to cuBLAS bf16 (bf16 out)
 // on the same inputs.  Writes one JSON file.
 //
-//   k2_gemm [--out FILE] [--shapes 4096x4096x4096,8192x8192x8192,...] [--reps N] [--variants all|256x4,...]
-//           [--quick] [--skip-bench]
+//   k2_gemm [--out FILE] [--shapes 4096x4096x4096,8192x8192x8192,...] [--reps N]
+//           [--variants all|issue5|NAME,SPEC,...] [--bench-beta B] [--quick] [--skip-bench]
+// --variants: all (default) = the two original cooperative 1x1 variants 128x256x64_s4 (alias 256x4) and
+// 128x128x64_s6 (128x6); issue5 = the issue-5 set (kIssue5: pingpong, 2x1 clusters, epilogue knobs); or a list
+// of names and specs schedule:tile:stages[:knobs] (parse_spec), e.g. pp:128x128:s6:c2, coop:128x256:s4:reuse:delay.
+// A refused configuration (DelayTmaStore + ReuseSmemC with StagesC <= StagesD: a deadlock) stops the driver
+// with a message before anything runs on the GPU.  --bench-beta B: also time alpha=1, beta=B (C loaded).
 //           [--trace PREFIX] [--trace-ctas N] [--trace-first C] [--trace-tiles T] [--trace-beta B,...]
 //           [--probe-overhead FILE]
 // --trace: runs the probe-on kernel (traces/probe.cuh, built when K2_PROBE is on) once per shape and beta,
@@ -154,26 +159,173 @@ __global__ void k_err(const bf16* d, const float* ref, size_t n, double* acc, un
 // ---------------------------------------------------------------------------------------------
 struct Variant {
   std::string name;
-  int bn, stages, smem;
+  std::string schedule = "cooperative";  // "cooperative" | "pingpong"
+  int bn = 256, stages = 4, smem = 0;
+  int cluster_m = 1;                     // 2: 2x1 cluster along M, B multicast
+  int reuse = 0, delay = 0;              // ReuseSmemC, DelayTmaStore
+  int sc = k2::STAGES_C, sd = k2::STAGES_D;
+  int order_depth = 2;                   // pingpong OrderedSequenceBarrier depth
+  int epi_m = k2::EPI_M, epi_slots = 4;
+  bool legacy = false;   // one of the two original cooperative 1x1 variants (probe-on instance, traces)
+  int max_clusters = 0;  // clusters (or CTAs, 1x1) resident at once: the persistent grid
   std::function<void(const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, k2::Params, int,
                      cudaStream_t)>
       launch;
+  void apply(k2::Params& p) const {
+    p.cluster_m = cluster_m;
+    p.reuse_c = reuse;
+    p.delay_store = delay;
+    p.stages_c = sc;
+    p.stages_d = sd;
+    p.order_depth = order_depth;
+  }
 };
-template <int BN, int ST>
-Variant make_variant() {
-  using C = k2::Cfg<BN, ST>;
-  CK(cudaFuncSetAttribute(k2::k2_gemm_kernel<BN, ST>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
-  Variant v;
-  v.name = "128x" + std::to_string(BN) + "x64_s" + std::to_string(ST);
-  v.bn = BN;
-  v.stages = ST;
+
+// One compiled kernel instance (schedule, BN, stages); cluster and epilogue knobs are runtime parameters.
+template <int BN, int ST, bool PP>
+void launch_k(const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c, const CUtensorMap& d, k2::Params p,
+              int grid, cudaStream_t st) {
+  using C = k2::Cfg<BN, ST, PP>;
+  if (p.cluster_m == 1) {
+    k2::k2_gemm_kernel<BN, ST, PP><<<grid, k2::NUM_THREADS, C::SMEM_BYTES, st>>>(a, b, c, d, p);
+    return;
+  }
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid, 1, 1);
+  cfg.blockDim = dim3(k2::NUM_THREADS, 1, 1);
+  cfg.dynamicSmemBytes = C::SMEM_BYTES;
+  cfg.stream = st;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = p.cluster_m;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  CK(cudaLaunchKernelEx(&cfg, k2::k2_gemm_kernel<BN, ST, PP>, a, b, c, d, p));
+}
+// Sets the smem limit; returns how many clusters of cluster_m CTAs can be resident at once (1x1: #SMs).
+template <int BN, int ST, bool PP>
+int prepare_k(int cluster_m, int sms) {
+  using C = k2::Cfg<BN, ST, PP>;
+  CK(cudaFuncSetAttribute(k2::k2_gemm_kernel<BN, ST, PP>, cudaFuncAttributeMaxDynamicSharedMemorySize, C::SMEM_BYTES));
+  if (cluster_m == 1) return sms;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(cluster_m * 8, 1, 1);
+  cfg.blockDim = dim3(k2::NUM_THREADS, 1, 1);
+  cfg.dynamicSmemBytes = C::SMEM_BYTES;
+  cudaLaunchAttribute at[1];
+  at[0].id = cudaLaunchAttributeClusterDimension;
+  at[0].val.clusterDim.x = cluster_m;
+  at[0].val.clusterDim.y = 1;
+  at[0].val.clusterDim.z = 1;
+  cfg.attrs = at;
+  cfg.numAttrs = 1;
+  int n = 0;
+  CK(cudaOccupancyMaxActiveClusters(&n, k2::k2_gemm_kernel<BN, ST, PP>, &cfg));
+  if (n < 1) throw std::runtime_error("no cluster of this kernel fits on the device");
+  return n;
+}
+// The compiled instances: cooperative 128x256x64 4 stages, cooperative 128x128x64 6 stages, pingpong
+// 128x128x64 (per consumer warpgroup) 6 stages.  Fills smem, epi_m, epi_slots, launch; no CUDA call.
+template <int BN, int ST, bool PP>
+void bind(Variant& v) {
+  using C = k2::Cfg<BN, ST, PP>;
   v.smem = C::SMEM_BYTES;
-  v.launch = [](const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c, const CUtensorMap& d, k2::Params p,
-                int grid, cudaStream_t st) {
-    k2::k2_gemm_kernel<BN, ST><<<grid, k2::NUM_THREADS, C::SMEM_BYTES, st>>>(a, b, c, d, p);
-  };
+  v.epi_m = C::EPI_M_;
+  v.epi_slots = C::EPI_SLOTS;
+  v.launch = launch_k<BN, ST, PP>;
+}
+bool bind_instance(Variant& v) {
+  if (v.schedule == "cooperative" && v.bn == 256 && v.stages == 4) return bind<256, 4, false>(v), true;
+  if (v.schedule == "cooperative" && v.bn == 128 && v.stages == 6) return bind<128, 6, false>(v), true;
+  if (v.schedule == "pingpong" && v.bn == 128 && v.stages == 6) return bind<128, 6, true>(v), true;
+  return false;
+}
+int prepare_variant(const Variant& v, int sms) {
+  if (v.schedule == "cooperative" && v.bn == 256) return prepare_k<256, 4, false>(v.cluster_m, sms);
+  if (v.schedule == "cooperative" && v.bn == 128) return prepare_k<128, 6, false>(v.cluster_m, sms);
+  return prepare_k<128, 6, true>(v.cluster_m, sms);
+}
+
+// The two original variants (names kept: run_k2.sh, run_k2_trace.sh, k2_gemm.json select them by name).
+Variant legacy_variant(int bn, int st) {
+  Variant v;
+  v.name = "128x" + std::to_string(bn) + "x64_s" + std::to_string(st);
+  v.bn = bn;
+  v.stages = st;
+  v.legacy = true;
+  bind_instance(v);
   return v;
 }
+
+// Variant spec: schedule:tile:stages[:knob...], ':'-separated, e.g. "pp:128x128:s6:c2:reuse:delay:sc4:sd2".
+//   schedule  coop | pp;   tile  128x256 | 128x128 (pp: per consumer warpgroup);   stages  s4 | s6 (the
+//   compiled instances: coop 128x256 s4, coop 128x128 s6, pp 128x128 s6);   knobs: c1 | c2 (cluster 1x1 or
+//   2x1 along M, B multicast), reuse (ReuseSmemC), delay (DelayTmaStore), scN (StagesC), sdN (StagesD),
+//   odN (pingpong order-barrier depth, 2 = CUTLASS, 1 = one ring).  Defaults: cooperative StagesC 2 (4 with
+//   reuse), StagesD 2; pingpong StagesC 4, StagesD 2 (CUTLASS builder defaults where smem allows).
+// Throws with a message on a bad or refused spec (the refusal happens before anything runs on the GPU).
+Variant parse_spec(const std::string& spec) {
+  std::vector<std::string> tok;
+  {
+    std::stringstream ss(spec);
+    std::string t;
+    while (std::getline(ss, t, ':')) tok.push_back(t);
+  }
+  auto bad = [&](const std::string& why) { return std::runtime_error("variant '" + spec + "': " + why); };
+  if (tok.size() < 3) throw bad("expected schedule:tile:stages[:knobs]");
+  Variant v;
+  if (tok[0] == "coop") v.schedule = "cooperative";
+  else if (tok[0] == "pp") v.schedule = "pingpong";
+  else throw bad("schedule must be coop or pp");
+  int tm = 0, tn = 0;
+  if (std::sscanf(tok[1].c_str(), "%dx%d", &tm, &tn) != 2 || tm != k2::BM) throw bad("tile must be 128xN");
+  v.bn = tn;
+  if (tok[2].size() < 2 || tok[2][0] != 's') throw bad("stages must be sN");
+  v.stages = std::atoi(tok[2].c_str() + 1);
+  if (!bind_instance(v))
+    throw bad("no compiled instance for this schedule/tile/stages (compiled: coop:128x256:s4, coop:128x128:s6, "
+              "pp:128x128:s6)");
+  int sc = -1, sd = -1;
+  for (size_t i = 3; i < tok.size(); ++i) {
+    const std::string& t = tok[i];
+    if (t == "c1") v.cluster_m = 1;
+    else if (t == "c2") v.cluster_m = 2;
+    else if (t == "reuse") v.reuse = 1;
+    else if (t == "delay") v.delay = 1;
+    else if (t.size() > 2 && t.compare(0, 2, "sc") == 0) sc = std::atoi(t.c_str() + 2);
+    else if (t.size() > 2 && t.compare(0, 2, "sd") == 0) sd = std::atoi(t.c_str() + 2);
+    else if (t.size() > 2 && t.compare(0, 2, "od") == 0) v.order_depth = std::atoi(t.c_str() + 2);
+    else throw bad("unknown knob '" + t + "'");
+  }
+  const bool pp = v.schedule == "pingpong";
+  v.sd = sd > 0 ? sd : 2;
+  v.sc = sc > 0 ? sc : (pp || v.reuse ? 4 : 2);
+  if (v.sd < 1 || v.sd > 4) throw bad("StagesD must be 1..4");
+  if (v.sc < 1 || v.sc > v.epi_slots) throw bad("StagesC must be 1.." + std::to_string(v.epi_slots));
+  if (v.reuse && v.sd > v.sc) throw bad("ReuseSmemC needs StagesD <= StagesC");
+  if (!v.reuse && v.sc + v.sd > v.epi_slots)
+    throw bad("StagesC + StagesD must fit the " + std::to_string(v.epi_slots) + " epilogue smem slots");
+  if (v.order_depth != 1 && v.order_depth != 2) throw bad("order depth must be 1 or 2");
+  if (v.delay && v.reuse && v.sc <= v.sd)
+    throw bad("refused: DelayTmaStore + ReuseSmemC with StagesC (" + std::to_string(v.sc) + ") <= StagesD (" +
+              std::to_string(v.sd) + ") deadlocks: with ReuseSmemC the C slot of subtile i comes back once the store of subtile i+StagesD-1 has "
+              "read its smem, and a delayed store is issued only during the next subtile, after that subtile's C load "
+              "was waited for, so slot i is free only after the C load of subtile i+StagesD; the C load of subtile "
+              "i+StagesC needs slot i back first: a cycle when StagesC <= StagesD. CUTLASS rejects it statically; "
+              "not run");
+  char nm[160];
+  std::snprintf(nm, sizeof nm, "%s_128x%dx64_s%d_c%dx1_sc%d_sd%d%s%s%s", pp ? "pp" : "coop", v.bn, v.stages,
+                v.cluster_m, v.sc, v.sd, v.reuse ? "_reuse" : "", v.delay ? "_delay" : "",
+                pp ? (v.order_depth == 1 ? "_od1" : "_od2") : "");
+  v.name = nm;
+  return v;
+}
+// --variants issue5: the variants of issue 5 (pingpong, 2x1 clusters with multicast, epilogue knobs).
+const char* kIssue5 =
+    "coop:128x256:s4,coop:128x256:s4:c2,coop:128x256:s4:reuse,coop:128x256:s4:delay,coop:128x256:s4:reuse:delay,"
+    "pp:128x128:s6,pp:128x128:s6:od1,pp:128x128:s6:c2,pp:128x128:s6:reuse:delay";
 
 // ---------------------------------------------------------------------------------------------
 // Misc host helpers
@@ -381,6 +533,7 @@ int main(int argc, char** argv) {
   std::string variants_arg = "all";
   int reps = 30, warm = 5;
   bool skip_bench = false;
+  float bench_beta = 0.f;  // != 0: also time alpha=1, beta=B (C loaded) against cuBLAS with the same beta
   std::string trace_prefix, overhead_path, trace_beta_arg = "0";
   int trace_ctas = 4, trace_first = 0, trace_tiles = 0;
   for (int i = 1; i < argc; ++i) {
@@ -395,6 +548,7 @@ int main(int argc, char** argv) {
     else if (a == "--variants") variants_arg = next();
     else if (a == "--quick") { reps = 5; warm = 2; }
     else if (a == "--skip-bench") skip_bench = true;
+    else if (a == "--bench-beta") bench_beta = std::strtof(next().c_str(), nullptr);
     else if (a == "--trace") trace_prefix = next();
     else if (a == "--trace-ctas") trace_ctas = std::atoi(next().c_str());
     else if (a == "--trace-first") trace_first = std::atoi(next().c_str());
@@ -424,6 +578,40 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bad --trace-ctas / --trace-first / --trace-tiles\n");
     return 2;
   }
+  // Variants (parsed and checked before anything touches the GPU: a refused configuration never runs).
+  //   all (default): the two original cooperative 1x1 variants; issue5: the issue-5 set (kIssue5); otherwise a
+  //   comma-separated list of original names (128x256x64_s4, 256x4, ...) and specs (parse_spec).
+  std::vector<Variant> vars;
+  try {
+    std::string list = variants_arg == "issue5" ? std::string(kIssue5) : variants_arg;
+    std::stringstream ss(list);
+    std::string item;
+    while (std::getline(ss, item, ',')) {
+      if (item.empty()) continue;
+      if (item == "all") {
+        vars.push_back(legacy_variant(256, 4));
+        vars.push_back(legacy_variant(128, 6));
+      } else if (item == "issue5") {
+        throw std::runtime_error("issue5 must be the only --variants item");
+      } else if (item.compare(0, 5, "coop:") == 0 || item.compare(0, 3, "pp:") == 0) {
+        vars.push_back(parse_spec(item));
+      } else if (item == "128x256x64_s4" || item == "256x4") {
+        vars.push_back(legacy_variant(256, 4));
+      } else if (item == "128x128x64_s6" || item == "128x6") {
+        vars.push_back(legacy_variant(128, 6));
+      } else {
+        throw std::runtime_error("unknown variant '" + item + "'");
+      }
+    }
+    if (vars.empty()) throw std::runtime_error("no variant selected");
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 2;
+  }
+  for (const Variant& v : vars)
+    std::printf("variant %s: %s, tile 128x%dx64, %d stages, cluster %dx1, epilogue %dx32 StagesC %d StagesD %d%s%s, "
+                "smem %d B\n", v.name.c_str(), v.schedule.c_str(), v.bn, v.stages, v.cluster_m, v.epi_m, v.sc, v.sd,
+                v.reuse ? " ReuseSmemC" : "", v.delay ? " DelayTmaStore" : "", v.smem);
 
   try {
     cudaDeviceProp prop{};
@@ -432,18 +620,14 @@ int main(int argc, char** argv) {
     std::printf("device: %s, %d SMs, cc %d.%d\n", prop.name, sms, prop.major, prop.minor);
     const std::string smi_start = popen_all(kSmi);
 
-    std::vector<Variant> all = {make_variant<256, 4>(), make_variant<128, 6>()};
+    for (auto& v : vars) {
+      v.max_clusters = prepare_variant(v, sms);
 #if K2_WITH_PROBE
-    for (auto& v : all) CK(k2probe::prepare(v.bn, v.stages));
+      if (v.legacy) CK(k2probe::prepare(v.bn, v.stages));
 #endif
+    }
     std::ostringstream js_overhead;
     bool first_overhead = true;
-    std::vector<Variant> vars;
-    for (auto& v : all)
-      if (variants_arg == "all" || variants_arg.find(v.name) != std::string::npos ||
-          variants_arg.find(std::to_string(v.bn) + "x" + std::to_string(v.stages)) != std::string::npos)
-        vars.push_back(v);
-    if (vars.empty()) throw std::runtime_error("no variant selected");
 
     cublasHandle_t h;
     CKB(cublasCreate(&h));
@@ -545,8 +729,6 @@ int main(int argc, char** argv) {
       fill(B, N * K);
       fill(Cm, M * N);
       const CUtensorMap tA = make_map(A, M, K, k2::BM, k2::BK, CU_TENSOR_MAP_SWIZZLE_128B);
-      const CUtensorMap tC = make_map(Cm, M, N, k2::EPI_M, k2::EPI_N, CU_TENSOR_MAP_SWIZZLE_64B);
-      const CUtensorMap tD = make_map(D, M, N, k2::EPI_M, k2::EPI_N, CU_TENSOR_MAP_SWIZZLE_64B);
 
       std::ostringstream js_vars;
       bool first_var = true;
@@ -564,11 +746,18 @@ int main(int argc, char** argv) {
       }
 
       for (const Variant& v : vars) {
-        const CUtensorMap tB = make_map(B, N, K, v.bn, k2::BK, CU_TENSOR_MAP_SWIZZLE_128B);
-        const int tiles = int((M + k2::BM - 1) / k2::BM) * int((N + v.bn - 1) / v.bn);
-        const int grid = std::min(sms, tiles);
+        // B box: the whole BN x 64 tile, or (2x1 cluster) this CTA's half of it, multicast to both CTAs
+        const CUtensorMap tB = make_map(B, N, K, v.bn / v.cluster_m, k2::BK, CU_TENSOR_MAP_SWIZZLE_128B);
+        const CUtensorMap tC = make_map(Cm, M, N, v.epi_m, k2::EPI_N, CU_TENSOR_MAP_SWIZZLE_64B);
+        const CUtensorMap tD = make_map(D, M, N, v.epi_m, k2::EPI_N, CU_TENSOR_MAP_SWIZZLE_64B);
+        const int mblk = int((M + k2::BM - 1) / k2::BM), nblk = int((N + v.bn - 1) / v.bn);
+        const int tiles = mblk * nblk;
+        const int cluster_tiles = ((mblk + v.cluster_m - 1) / v.cluster_m) * nblk;
+        // persistent grid: one CTA per SM (1x1), or as many clusters as fit at once, at most one per cluster tile
+        const int grid = v.cluster_m == 1 ? std::min(sms, tiles) : v.cluster_m * std::min(v.max_clusters, cluster_tiles);
         auto ours = [&](float alpha, float beta) {
           k2::Params p{(int)M, (int)N, (int)K, alpha, beta};
+          v.apply(p);
           v.launch(tA, tB, tC, tD, p, grid, 0);
         };
         // check 1: beta = 0 (C is never read), fresh inputs drawn above
@@ -611,11 +800,20 @@ int main(int argc, char** argv) {
 
         // ---------------- timing (alpha = 1, beta = 0), ours / cuBLAS / ours again ----------------
         double t_ours = NAN, t_cub = NAN, o10 = NAN, o90 = NAN, c10 = NAN, c90 = NAN;
+        double tb_ours = NAN, tb_cub = NAN;  // --bench-beta: medians with C loaded (cuBLAS: C = its own D, in place)
         if (ok && !skip_bench) {
           auto ab = time_interleaved([&] { ours(1.f, 0.f); }, [&] { cublas_bf16(1.f, 0.f); }, warm, reps);
           t_ours = median(ab.first);
           t_cub = median(ab.second);
           o10 = pct(ab.first, 0.1), o90 = pct(ab.first, 0.9), c10 = pct(ab.second, 0.1), c90 = pct(ab.second, 0.9);
+          if (bench_beta != 0.f) {
+            auto bb = time_interleaved([&] { ours(1.f, bench_beta); }, [&] { cublas_bf16(1.f, bench_beta); }, warm, reps);
+            tb_ours = median(bb.first);
+            tb_cub = median(bb.second);
+            std::printf("[%s] beta=%g: ours %.3f ms (%.1f TFLOP/s) | cuBLAS %.3f ms (%.1f TFLOP/s) | ratio %.3f\n",
+                        v.name.c_str(), bench_beta, tb_ours, flops / (tb_ours * 1e-3) / 1e12, tb_cub,
+                        flops / (tb_cub * 1e-3) / 1e12, tb_cub / tb_ours);
+          }
           if (M * N * K >= 8192ull * 8192 * 8192 && smi_busy.empty()) {
             // nvidia-smi while our kernel runs back to back
             for (int i = 0; i < 200; ++i) ours(1.f, 0.f);
@@ -633,15 +831,31 @@ int main(int argc, char** argv) {
         table.push_back({shname, v.name, tf_ours, tf_cub, errs[0], errs[1]});
 
         js_vars << (first_var ? "" : ",") << "\n      {\"variant\": " << jstr(v.name)
-                << ", \"tile_m\": " << k2::BM << ", \"tile_n\": " << v.bn << ", \"tile_k\": " << k2::BK
-                << ", \"stages\": " << v.stages << ", \"epilogue_tile\": [" << k2::EPI_M << ", " << k2::EPI_N
-                << "], \"stages_c\": " << k2::STAGES_C << ", \"stages_d\": " << k2::STAGES_D
+                << ", \"schedule\": " << jstr(v.schedule)
+                << ", \"tile\": [" << k2::BM << ", " << v.bn << ", " << k2::BK << "]"
+                << (v.schedule == "pingpong" ? ", \"tile_per\": \"consumer warpgroup (2 tiles in flight per CTA)\""
+                                             : ", \"tile_per\": \"CTA (2 consumer warpgroups x 64 rows)\"")
+                << ", \"cluster\": [" << v.cluster_m << ", 1, 1]"
+                << ", \"multicast\": " << (v.cluster_m > 1 ? "\"B (half tile per CTA, .multicast::cluster to both)\"" : "null")
+                << ", \"epilogue\": {\"epi_tile\": [" << v.epi_m << ", " << k2::EPI_N << "], \"stages_c\": " << v.sc
+                << ", \"stages_d\": " << v.sd << ", \"reuse_smem_c\": " << (v.reuse ? "true" : "false")
+                << ", \"delay_tma_store\": " << (v.delay ? "true" : "false") << "}"
+                << (v.schedule == "pingpong" ? ", \"order_depth\": " + std::to_string(v.order_depth) : std::string())
+                << ",\n       \"tile_m\": " << k2::BM << ", \"tile_n\": " << v.bn << ", \"tile_k\": " << k2::BK
+                << ", \"stages\": " << v.stages << ", \"epilogue_tile\": [" << v.epi_m << ", " << k2::EPI_N
+                << "], \"stages_c\": " << v.sc << ", \"stages_d\": " << v.sd
                 << ", \"smem_bytes\": " << v.smem << ", \"grid\": " << grid << ", \"tiles\": " << tiles
                 << ",\n       \"ms_ours_median\": " << jnum(t_ours) << ", \"ms_ours_p10_p90\": [" << jnum(o10) << ", "
                 << jnum(o90) << "], \"ms_cublas_median\": " << jnum(t_cub) << ", \"ms_cublas_p10_p90\": ["
                 << jnum(c10) << ", " << jnum(c90) << "]"
                 << ", \"tflops_ours\": " << jnum(tf_ours) << ", \"tflops_cublas\": " << jnum(tf_cub)
                 << ", \"ratio_ours_over_cublas\": " << jnum(tf_ours / tf_cub)
+                << (bench_beta != 0.f
+                        ? ",\n       \"bench_beta\": " + jnum(bench_beta) + ", \"ms_ours_median_beta\": " + jnum(tb_ours) +
+                              ", \"ms_cublas_median_beta\": " + jnum(tb_cub) + ", \"tflops_ours_beta\": " +
+                              jnum(flops / (tb_ours * 1e-3) / 1e12) + ", \"tflops_cublas_beta\": " +
+                              jnum(flops / (tb_cub * 1e-3) / 1e12) + ", \"ratio_ours_over_cublas_beta\": " + jnum(tb_cub / tb_ours)
+                        : std::string())
                 << ",\n       \"rel_err_beta0\": " << jnum(errs[0]) << ", \"rel_err_alpha0.75_beta0.5\": "
                 << jnum(errs[1]) << ", \"nonfinite\": [" << nfs[0] << ", " << nfs[1] << "]"
                 << ", \"spot_err_f64\": [" << jnum(spots[0]) << ", " << jnum(spots[1]) << "]"
@@ -667,7 +881,7 @@ int main(int argc, char** argv) {
         };
 
         const std::string vsuffix = vars.size() > 1 || v.bn != 256 ? "_" + v.name : "";
-        if (!trace_prefix.empty() && ok && slots > 0) {
+        if (!trace_prefix.empty() && ok && slots > 0 && v.legacy) {
           for (float tb : trace_betas) {
             const float ta = 1.0f;
             char bsfx[32] = "";
@@ -772,7 +986,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
           }
         }
-        if (!overhead_path.empty() && ok && slots > 0) {
+        if (!overhead_path.empty() && ok && slots > 0 && v.legacy) {
           fill(A, M * K);
           fill(B, N * K);
           CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, capacity_for(0), 0));
@@ -886,8 +1100,11 @@ int main(int argc, char** argv) {
                "temperature.gpu,clocks_throttle_reasons.active")
        << ", \"idle_at_start\": " << jstr(smi_start) << ", \"while_k2_runs_8192\": " << jstr(smi_busy)
        << ", \"at_end\": " << jstr(smi_end) << "},\n  \"kernel\": "
-       << jstr("k2 cooperative warp-specialized persistent GEMM, sm_90a, TMA + wgmma m64nBNk16 (128B swizzle), "
-               "1 producer WG + 2 consumer WGs, K_PIPE_MMAS=1, TMA-store epilogue 128x32 subtiles")
+       << jstr("k2 warp-specialized persistent GEMM, sm_90a, TMA + wgmma m64nBNk16 (128B swizzle), "
+               "1 producer WG + 2 consumer WGs, K_PIPE_MMAS=1, TMA-store epilogue; per variant: schedule (cooperative: "
+               "both consumer WGs on one 128xBN tile split along M, epilogue subtiles 128x32; pingpong: each consumer WG "
+               "on its own 128x128 tile, OrderedSequenceBarrier ordering, subtiles 64x32, store tail per tile), cluster "
+               "(2x1 along M: B tile shared, each CTA loads half with .multicast::cluster), epilogue knobs")
        << ",\n  \"layout\": \"A MxK row-major, B NxK row-major (TN), C/D MxN row-major, bf16; fp32 accumulate\""
        << ",\n  \"timing\": " << jstr("CUDA events around each launch, " + std::to_string(warm) + " warm-up, median of " +
                                      std::to_string(reps) + " rounds, each round one launch of ours then one of cuBLAS back to back "
@@ -901,10 +1118,10 @@ int main(int argc, char** argv) {
     std::fputs(js.str().c_str(), f);
     std::fclose(f);
 
-    std::printf("\n%-20s %-16s %10s %10s %7s %10s %10s\n", "shape", "variant", "TFLOP/s", "cuBLAS", "ratio",
+    std::printf("\n%-16s %-46s %8s %8s %7s %10s %10s\n", "shape", "variant", "TFLOP/s", "cuBLAS", "ratio",
                 "err b=0", "err b=.5");
     for (auto& r : table)
-      std::printf("%-20s %-16s %10.1f %10.1f %7.3f %10.2e %10.2e\n", r.shape.c_str(), r.var.c_str(), r.ours, r.cub,
+      std::printf("%-16s %-46s %8.1f %8.1f %7.3f %10.2e %10.2e\n", r.shape.c_str(), r.var.c_str(), r.ours, r.cub,
                   r.ours / r.cub, r.err0, r.err1);
     std::printf("wrote %s (%s)\n", out_path.c_str(), all_ok ? "all checks passed" : "SOME CHECKS FAILED");
     return all_ok ? 0 : 1;

@@ -320,9 +320,19 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   const int tid = threadIdx.x;
   const int warp = tid >> 5, lane = tid & 31;
   const bool use_c = p.beta != 0.0f;
+#if SMPIPE_PROBE
+  // The probe-on instance records the cooperative 1x1 kernel without ReuseSmemC / DelayTmaStore only (traces,
+  // overhead): those knobs and the cluster size are constants here, so that they cost it no registers (with
+  // them as Params fields ptxas spilled 8 B / 24 B); any other setting is a driver bug and stops the kernel.
+  const int SC = p.stages_c, SD = p.stages_d;  // (as constants too, ptxas unrolls more and spills 144 B)
+  constexpr bool reuse = false, delay = false;
+  constexpr int cl = 1;
+  if (p.reuse_c != 0 || p.delay_store != 0 || p.cluster_m != 1) __trap();
+#else
   const int SC = p.stages_c, SD = p.stages_d;
   const bool reuse = p.reuse_c != 0, delay = p.delay_store != 0;
   const int cl = p.cluster_m;                        // 1 or 2
+#endif
   const uint32_t crank = cl > 1 ? cluster_ctarank() : 0u;
   SMPIPE_PROBE_INIT(pw);
 

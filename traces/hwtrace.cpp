@@ -84,7 +84,9 @@ const HwSmem* HwTrace::smem_buffer(const std::string& name) const {
   return nullptr;
 }
 
-HwTrace parse_hwtrace(const std::string& text, const std::string& name) {
+namespace {
+
+HwTrace parse_checked(const std::string& text, const std::string& name) {
   Reader r(name);
   json doc;
   try {
@@ -254,6 +256,17 @@ HwTrace parse_hwtrace(const std::string& text, const std::string& name) {
   if (t.ctas.empty()) r.fail("ctas", "the trace records no CTA");
   if (t.warps == 0) t.warps = static_cast<int>(t.ctas.front().warps.size());
   return t;
+}
+
+}  // namespace
+
+HwTrace parse_hwtrace(const std::string& text, const std::string& name) {
+  try {
+    return parse_checked(text, name);
+  } catch (const nlohmann::json::exception& e) {
+    // a value of the wrong JSON type somewhere the checks above do not look at it key by key
+    throw isa::InputError(fmt::format("{}: not a valid smpipe-hwtrace file: {}", name, e.what()));
+  }
 }
 
 HwTrace read_hwtrace(const std::string& path) {

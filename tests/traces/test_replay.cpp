@@ -112,6 +112,12 @@ TEST_CASE("hardware trace reader: a valid trace reads, every broken rule is name
   parity["ctas"][0]["warps"][1]["events"][0][4] = 2;
   CHECK_THAT(error_of(parity), Catch::Contains("2 is not a parity"));
   CHECK_THAT(error_of(json::parse("[1, 2]")), Catch::Contains("not an smpipe-hwtrace file"));
+  json types = t;
+  types["probe"]["truncated"] = "yes";  // a value of the wrong type is bad input, not an internal error
+  CHECK_THAT(error_of(types), Catch::Contains("not a valid smpipe-hwtrace file"));
+  json events = t;
+  events["ctas"][0]["warps"][0]["events"][0] = "arrive";
+  CHECK_THAT(error_of(events), Catch::Contains("an event is an array of 8 values"));
   try {
     traces::parse_hwtrace("{\"format\": ", "t.json");
     FAIL("no error");

@@ -28,11 +28,7 @@ smi() { nvidia-smi --query-gpu=name,driver_version,pstate,clocks.sm,clocks.max.s
 { echo "# before ($(date -u +%FT%TZ))"; smi; } > "$outdir/nvidia_smi.txt"
 if want k1; then
   echo "== K1: sm80 back-to-back GEMM"
-  if [ -x "$here/run_k1.sh" ]; then
-    "$here/run_k1.sh" "$outdir/k1_b2b.json"
-  else
-    echo "K1 skipped: validation/kernels/run_k1.sh does not exist yet"
-  fi
+  "$here/run_k1.sh" "$outdir/k1_b2b.json"
 fi
 if want k2; then
   echo "== K2: cooperative GEMM vs cuBLAS"

@@ -23,8 +23,10 @@
 
 #ifdef __CUDACC__
 #define K1_HD __host__ __device__ __forceinline__
+#define K1_UNROLL _Pragma("unroll")
 #else
 #define K1_HD inline
+#define K1_UNROLL
 #endif
 
 namespace k1 {
@@ -119,7 +121,7 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
   const uint16_t* a0_src[A0_PIECES];
   bool a0_ok[A0_PIECES];
   uint32_t a0_dst[A0_PIECES];
-#pragma unroll
+K1_UNROLL
   for (int j = 0; j < A0_PIECES; ++j) {
     const int id = tid + j * THREADS, r = id >> 2, c = id & 3;
     const int gm = m_base + r;
@@ -129,7 +131,7 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
   }
   const uint16_t* b0_src[B0_PIECES];
   uint32_t b0_dst[B0_PIECES];
-#pragma unroll
+K1_UNROLL
   for (int j = 0; j < B0_PIECES; ++j) {
     const int id = tid + j * THREADS, r = id >> 2, c = id & 3;
     b0_src[j] = p.B0 + size_t(r) * size_t(p.K0) + c * 8;
@@ -139,9 +141,9 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
   // the iterators' masks there; the stage is never read afterwards)
   auto copy0 = [&](int st, int kt, int ja0, int ja1, int jb0, int jb1) {
     if (kt >= ktiles0) return;
-#pragma unroll
+K1_UNROLL
     for (int j = ja0; j < ja1; ++j) o.cp_async16(a0_dst[j] + st * A0_STAGE_BYTES, a0_src[j] + kt * BK, a0_ok[j]);
-#pragma unroll
+K1_UNROLL
     for (int j = jb0; j < jb1; ++j) o.cp_async16(b0_dst[j] + st * B0_STAGE_BYTES, b0_src[j] + kt * BK, true);
   };
 
@@ -149,21 +151,21 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
   const int wm0 = warp >> 1, wn0 = warp & 1;
   uint32_t fa0[2][MT0][4], fb0[2][NT0][2];
   float acc0[MT0][NT0][4];
-#pragma unroll
+K1_UNROLL
   for (int i = 0; i < MT0; ++i)
-#pragma unroll
+K1_UNROLL
     for (int j = 0; j < NT0; ++j)
-#pragma unroll
+K1_UNROLL
       for (int e = 0; e < 4; ++e) acc0[i][j][e] = 0.f;
   // ldmatrix of k-group kg (k16 step inside the k-tile) of stage st.
   //   A (16x16 per mt): lanes 0-15 address rows 0-15 at k 0-7, lanes 16-31 rows 0-15 at k 8-15 -> a0..a3.
   //   B (2 n8 blocks x k16 per x4): lanes 0-7 rows n 0-7 k 0-7 (b0 of block 0), 8-15 n 0-7 k 8-15 (b1 of
   //   block 0), 16-23 n 8-15 k 0-7 (b0 of block 1), 24-31 n 8-15 k 8-15 (b1 of block 1).
   auto load_frag0 = [&](int buf, int st, int kg) {
-#pragma unroll
+K1_UNROLL
     for (int mt = 0; mt < MT0; ++mt)
       o.ldsm_x4(fa0[buf][mt], OFF_A0 + st * A0_STAGE_BYTES + sw64(wm0 * WM0 + mt * 16 + (lane & 15), kg * 2 + (lane >> 4)));
-#pragma unroll
+K1_UNROLL
     for (int np = 0; np < NT0 / 2; ++np) {
       uint32_t r[4];
       o.ldsm_x4(r, OFF_B0 + st * B0_STAGE_BYTES +
@@ -176,7 +178,7 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
   };
 
   // ---- prologue: Stages-1 k-tiles in flight, one commit each ----
-#pragma unroll
+K1_UNROLL
   for (int s = 0; s < STAGES - 1; ++s) {
     copy0(s, s, 0, A0_PIECES, 0, B0_PIECES);
     o.commit();
@@ -190,12 +192,12 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
   // the last k-group), mma of this one, this k-group's share of the cp.async of k-tile kt + Stages - 1; at the
   // second-to-last k-group the rest of it, commit, wait(Stages-2), __syncthreads, advance the stages ----
   for (int kt = 0; kt < ktiles0; ++kt) {
-#pragma unroll
+K1_UNROLL
     for (int wk = 0; wk < KGROUPS; ++wk) {
       load_frag0((wk + 1) & 1, rd, (wk + 1) % KGROUPS);
-#pragma unroll
+K1_UNROLL
       for (int mt = 0; mt < MT0; ++mt)
-#pragma unroll
+K1_UNROLL
         for (int nt = 0; nt < NT0; ++nt) o.mma(acc0[mt][nt], fa0[wk & 1][mt], fb0[wk & 1][nt]);
       if (wk < KGROUPS - 1)
         copy0(wr, kt_next, wk * A0_PER_GROUP, (wk + 1) * A0_PER_GROUP, wk * B0_PER_GROUP, (wk + 1) * B0_PER_GROUP);
@@ -217,7 +219,7 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
 
   // ---- epilogue 0: D1 = fp16(ReLU(alpha0 * acc0 + bias0)) into shared memory (swizzled, row-major) ----
   // accumulator element e of (mt, nt): row g + 8 * (e >> 1), column 2 * t + (e & 1), g = lane / 4, t = lane % 4
-#pragma unroll
+K1_UNROLL
   for (int nt = 0; nt < NT0; ++nt) {
     const int col = wn0 * WN0 + nt * 8 + 2 * (lane & 3);
     float b_lo = 0.f, b_hi = 0.f;
@@ -226,9 +228,9 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
       b_lo = o.lo(bb);
       b_hi = o.hi(bb);
     }
-#pragma unroll
+K1_UNROLL
     for (int mt = 0; mt < MT0; ++mt)
-#pragma unroll
+K1_UNROLL
       for (int h = 0; h < 2; ++h) {
         const int row = wm0 * WM0 + mt * 16 + (lane >> 2) + 8 * h;
         float v0 = p.alpha0 * acc0[mt][nt][2 * h] + b_lo;
@@ -247,7 +249,7 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
   for (int t = 0; t < n1_tiles; ++t) {
     const uint16_t* b1_src[B1_PIECES];
     uint32_t b1_dst[B1_PIECES];
-#pragma unroll
+K1_UNROLL
     for (int j = 0; j < B1_PIECES; ++j) {
       const int id = tid + j * THREADS, r = id >> 2, c = id & 3;
       b1_src[j] = p.B1 + size_t(t * BN1 + r) * size_t(K1) + c * 8;
@@ -255,24 +257,24 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
     }
     auto copy1 = [&](int st, int kt, int j0, int j1) {
       if (kt >= KT1) return;
-#pragma unroll
+K1_UNROLL
       for (int j = j0; j < j1; ++j) o.cp_async16(b1_dst[j] + st * B1_STAGE_BYTES, b1_src[j] + kt * BK, true);
     };
     uint32_t fa1[2][MT1][4], fb1[2][NT1][2];
     float acc1[MT1][NT1][4];
-#pragma unroll
+K1_UNROLL
     for (int i = 0; i < MT1; ++i)
-#pragma unroll
+K1_UNROLL
       for (int j = 0; j < NT1; ++j)
-#pragma unroll
+K1_UNROLL
         for (int e = 0; e < 4; ++e) acc1[i][j][e] = 0.f;
     // A1 fragments straight from the staged D1 (k16 step kk of 4; no ring), B1 from the cp.async ring
     auto load_a1 = [&](int buf, int kk) {
-#pragma unroll
+K1_UNROLL
       for (int mt = 0; mt < MT1; ++mt) o.ldsm_x4(fa1[buf][mt], OFF_D1 + sw128(mt * 16 + (lane & 15), kk * 2 + (lane >> 4)));
     };
     auto load_b1 = [&](int buf, int st, int kg) {
-#pragma unroll
+K1_UNROLL
       for (int np = 0; np < NT1 / 2; ++np) {
         uint32_t r[4];
         o.ldsm_x4(r, OFF_B1 + st * B1_STAGE_BYTES +
@@ -285,7 +287,7 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
     };
 
     // ---- prologue: only B1 is streamed ----
-#pragma unroll
+K1_UNROLL
     for (int s = 0; s < STAGES - 1; ++s) {
       copy1(s, s, 0, B1_PIECES);
       o.commit();
@@ -296,16 +298,16 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
     int rd1 = 0, wr1 = STAGES - 1, kt1_next = STAGES - 1;
     load_a1(0, 0);
     load_b1(0, rd1, 0);
-#pragma unroll
+K1_UNROLL
     for (int kt = 0; kt < KT1; ++kt) {
-#pragma unroll
+K1_UNROLL
       for (int wk = 0; wk < KGROUPS; ++wk) {
         const int kk = kt * KGROUPS + wk;
         if (kk + 1 < KK1) load_a1((wk + 1) & 1, kk + 1);  // CUTLASS skips the A1 load after the last k-group
         load_b1((wk + 1) & 1, rd1, (wk + 1) % KGROUPS);
-#pragma unroll
+K1_UNROLL
         for (int mt = 0; mt < MT1; ++mt)
-#pragma unroll
+K1_UNROLL
           for (int nt = 0; nt < NT1; ++nt) o.mma(acc1[mt][nt], fa1[wk & 1][mt], fb1[wk & 1][nt]);
         if (wk < KGROUPS - 1) copy1(wr1, kt1_next, wk * B1_PER_GROUP, (wk + 1) * B1_PER_GROUP);
         if (wk + 2 == KGROUPS) {
@@ -325,38 +327,39 @@ K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
 
     // ---- epilogue 1: D = fp16(ReLU(alpha1 * acc1 + beta1 * C1)), straight from the accumulator fragments
     // (4-byte stores, a quad of lanes covers 16 contiguous bytes of a row); C1 is not read when beta1 == 0.
-    // Per m16 block: all C1 loads first (16 in flight per thread), then the math and the stores. ----
+    // All 64 C1 words of the thread are loaded first (one memory round trip per n1 tile; the A1 / B1 fragment
+    // registers are dead here), then the math and the stores. ----
     const bool use_c = p.beta1 != 0.f;
-#pragma unroll
-    for (int mt = 0; mt < MT1; ++mt) {
-      uint32_t cv[NT1][2];
-      int grow[2];
-#pragma unroll
-      for (int h = 0; h < 2; ++h) grow[h] = m_base + mt * 16 + (lane >> 2) + 8 * h;
-#pragma unroll
-      for (int nt = 0; nt < NT1; ++nt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const int col = t * BN1 + wn1 * WN1 + nt * 8 + 2 * (lane & 3);
-          cv[nt][h] = (use_c && grow[h] < p.M) ? o.ldg32(p.C1 + size_t(grow[h]) * size_t(p.N1) + col) : 0u;
-        }
-#pragma unroll
-      for (int nt = 0; nt < NT1; ++nt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          if (grow[h] >= p.M) continue;
-          const int col = t * BN1 + wn1 * WN1 + nt * 8 + 2 * (lane & 3);
+    uint32_t cv[MT1][NT1][2];
+    K1_UNROLL
+    for (int mt = 0; mt < MT1; ++mt)
+      K1_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int grow = m_base + mt * 16 + (lane >> 2) + 8 * h;
+        const uint16_t* crow = p.C1 + size_t(grow) * size_t(p.N1) + t * BN1 + wn1 * WN1 + 2 * (lane & 3);
+        K1_UNROLL
+        for (int nt = 0; nt < NT1; ++nt) cv[mt][nt][h] = (use_c && grow < p.M) ? o.ldg32(crow + nt * 8) : 0u;
+      }
+    K1_UNROLL
+    for (int mt = 0; mt < MT1; ++mt)
+      K1_UNROLL
+      for (int h = 0; h < 2; ++h) {
+        const int grow = m_base + mt * 16 + (lane >> 2) + 8 * h;
+        if (grow >= p.M) continue;
+        uint16_t* drow = p.D + size_t(grow) * size_t(p.N1) + t * BN1 + wn1 * WN1 + 2 * (lane & 3);
+        K1_UNROLL
+        for (int nt = 0; nt < NT1; ++nt) {
           float v0 = p.alpha1 * acc1[mt][nt][2 * h];
           float v1 = p.alpha1 * acc1[mt][nt][2 * h + 1];
           if (use_c) {
-            v0 += p.beta1 * o.lo(cv[nt][h]);
-            v1 += p.beta1 * o.hi(cv[nt][h]);
+            v0 += p.beta1 * o.lo(cv[mt][nt][h]);
+            v1 += p.beta1 * o.hi(cv[mt][nt][h]);
           }
           v0 = v0 > 0.f ? v0 : 0.f;
           v1 = v1 > 0.f ? v1 : 0.f;
-          o.stg32(p.D + size_t(grow[h]) * size_t(p.N1) + col, o.pack(v0, v1));
+          o.stg32(drow + nt * 8, o.pack(v0, v1));
         }
-    }
+      }
   }
 }
 

@@ -43,29 +43,12 @@
 #include <string>
 #include <vector>
 
+#include "host_common.h"
 #include "k1_b2b.cuh"
 
-#define CK(call)                                                                                          \
-  do {                                                                                                    \
-    cudaError_t e_ = (call);                                                                              \
-    if (e_ != cudaSuccess) {                                                                              \
-      char b_[512];                                                                                       \
-      std::snprintf(b_, sizeof b_, "%s failed: %s (%s) at %s:%d", #call, cudaGetErrorName(e_),            \
-                    cudaGetErrorString(e_), __FILE__, __LINE__);                                          \
-      throw std::runtime_error(b_);                                                                       \
-    }                                                                                                     \
-  } while (0)
-#define CKB(call)                                                                                          \
-  do {                                                                                                     \
-    cublasStatus_t s_ = (call);                                                                            \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
-      char b_[512];                                                                                        \
-      std::snprintf(b_, sizeof b_, "%s failed: cublas status %d at %s:%d", #call, (int)s_, __FILE__, __LINE__); \
-      throw std::runtime_error(b_);                                                                        \
-    }                                                                                                      \
-  } while (0)
-
 namespace {
+
+using namespace khost;
 
 // ---------------------------------------------------------------------------------------------
 // Helper kernels
@@ -193,60 +176,13 @@ __global__ void k_err2(const __half* d, const float* ref, size_t n, float floor_
 // ---------------------------------------------------------------------------------------------
 // Misc host helpers (as in k2_main.cu)
 // ---------------------------------------------------------------------------------------------
-std::string popen_all(const std::string& cmd) {
-  std::string out;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, f)) out += buf;
-  pclose(f);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
 const char* kSmiFields =
     "name,driver_version,pstate,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,"
     "temperature.gpu,clocks_throttle_reasons.active";
 std::string smi_now() {
   return popen_all(std::string("nvidia-smi --query-gpu=") + kSmiFields + " --format=csv,noheader -i 0 2>/dev/null");
 }
-std::string jstr(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      o += '\\';
-      o += ch;
-    } else if (ch == '\n') {
-      o += "\\n";
-    } else if ((unsigned char)ch < 0x20) {
-      o += ' ';
-    } else {
-      o += ch;
-    }
-  }
-  return o + "\"";
-}
-std::string jnum(double v) {
-  if (!std::isfinite(v)) return "null";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
 std::string jbool(bool b) { return b ? "true" : "false"; }
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-double pct(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, size_t(q * (v.size() - 1) + 0.5))];
-}
 float h2f(uint16_t u) { return __half2float(__ushort_as_half(u)); }
 uint16_t f2h(float f) { return __half_as_ushort(__float2half_rn(f)); }
 

@@ -39,6 +39,7 @@
 #include <string>
 #include <vector>
 
+#include "host_common.h"
 #include "k2_gemm.cuh"
 #ifndef K2_WITH_PROBE
 #define K2_WITH_PROBE 0
@@ -47,46 +48,15 @@
 #include "k2_probe_api.h"
 #endif
 
-#define CK(call)                                                                                          \
-  do {                                                                                                    \
-    cudaError_t e_ = (call);                                                                              \
-    if (e_ != cudaSuccess) {                                                                              \
-      char b_[512];                                                                                       \
-      std::snprintf(b_, sizeof b_, "%s failed: %s (%s) at %s:%d", #call, cudaGetErrorName(e_),            \
-                    cudaGetErrorString(e_), __FILE__, __LINE__);                                          \
-      throw std::runtime_error(b_);                                                                       \
-    }                                                                                                     \
-  } while (0)
-#define CKB(call)                                                                                          \
-  do {                                                                                                     \
-    cublasStatus_t s_ = (call);                                                                            \
-    if (s_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
-      char b_[512];                                                                                        \
-      std::snprintf(b_, sizeof b_, "%s failed: cublas status %d at %s:%d", #call, (int)s_, __FILE__, __LINE__); \
-      throw std::runtime_error(b_);                                                                        \
-    }                                                                                                      \
-  } while (0)
-
 namespace {
+
+using namespace khost;
 
 using bf16 = __nv_bfloat16;
 
 // ---------------------------------------------------------------------------------------------
 // Tensor maps
 // ---------------------------------------------------------------------------------------------
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-EncodeTiledFn encoder() {
-  static EncodeTiledFn fn = nullptr;
-  if (fn) return fn;
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
-  if (q != cudaDriverEntryPointSuccess || !p) throw std::runtime_error("cuTensorMapEncodeTiled entry point not found");
-  fn = reinterpret_cast<EncodeTiledFn>(p);
-  return fn;
-}
 // Row-major bf16 matrix [rows][cols], box [box_rows][box_cols].
 CUtensorMap make_map(const void* base, uint64_t rows, uint64_t cols, uint32_t box_rows, uint32_t box_cols,
                      CUtensorMapSwizzle swz) {
@@ -330,52 +300,9 @@ const char* kIssue5 =
 // ---------------------------------------------------------------------------------------------
 // Misc host helpers
 // ---------------------------------------------------------------------------------------------
-std::string popen_all(const std::string& cmd) {
-  std::string out;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return out;
-  char buf[512];
-  while (fgets(buf, sizeof buf, f)) out += buf;
-  pclose(f);
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  return out;
-}
 const char* kSmi =
     "nvidia-smi --query-gpu=name,driver_version,pstate,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
     "power.draw,power.limit,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -i 0 2>/dev/null";
-std::string jstr(const std::string& s) {
-  std::string o = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      o += '\\';
-      o += ch;
-    } else if (ch == '\n') {
-      o += "\\n";
-    } else if ((unsigned char)ch < 0x20) {
-      o += ' ';
-    } else {
-      o += ch;
-    }
-  }
-  return o + "\"";
-}
-std::string jnum(double v) {
-  if (!std::isfinite(v)) return "null";
-  char b[64];
-  std::snprintf(b, sizeof b, "%.6g", v);
-  return b;
-}
-std::string utc_now() {
-  std::time_t t = std::time(nullptr);
-  char buf[64];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
-  return buf;
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 float bf2f(uint16_t u) {
   uint32_t x = uint32_t(u) << 16;
   float f;
@@ -433,10 +360,6 @@ std::pair<std::vector<double>, std::vector<double>> time_interleaved(FA fa, FB f
   }
   for (auto& e : ev) CK(cudaEventDestroy(e));
   return {a, b};
-}
-double pct(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, size_t(q * (v.size() - 1) + 0.5))];
 }
 
 // Times several launchers round-robin: per round, each one's `pre` (stream-ordered setup, outside the

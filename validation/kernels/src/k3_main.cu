@@ -35,38 +35,17 @@
 #include <thread>
 #include <vector>
 
+#include "host_common.h"
 #include "k3_gemm.cuh"
 #include "k3_reference.h"
 
-#define CK(call)                                                                                          \
-  do {                                                                                                    \
-    cudaError_t e_ = (call);                                                                              \
-    if (e_ != cudaSuccess) {                                                                              \
-      char b_[512];                                                                                       \
-      std::snprintf(b_, sizeof b_, "%s failed: %s (%s) at %s:%d", #call, cudaGetErrorName(e_),            \
-                    cudaGetErrorString(e_), __FILE__, __LINE__);                                          \
-      throw std::runtime_error(b_);                                                                       \
-    }                                                                                                     \
-  } while (0)
-
 namespace {
+
+using namespace khost;
 
 // ---------------------------------------------------------------------------------------------
 // Tensor maps (cuTensorMapEncodeTiled through cudaGetDriverEntryPointByVersion: no -lcuda)
 // ---------------------------------------------------------------------------------------------
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-EncodeTiledFn encoder() {
-  static EncodeTiledFn fn = nullptr;
-  if (fn) return fn;
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
-  if (q != cudaDriverEntryPointSuccess || !p) throw std::runtime_error("cuTensorMapEncodeTiled entry point not found");
-  fn = reinterpret_cast<EncodeTiledFn>(p);
-  return fn;
-}
 // 2-D row-major tensor [rows][cols] of `type` (element size es bytes), box [box_rows][box_cols].
 CUtensorMap make_map(const void* base, CUtensorMapDataType type, uint64_t es, uint64_t rows, uint64_t cols,
                      uint32_t box_rows, uint32_t box_cols, CUtensorMapSwizzle swz) {
@@ -108,11 +87,6 @@ float bf2f(uint16_t u) {
   float f;
   std::memcpy(&f, &x, 4);
   return f;
-}
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 struct Shape {

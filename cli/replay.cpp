@@ -34,7 +34,6 @@ Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
   auto source = std::make_shared<isa::SourceFile>(r.replay.source_name, r.replay.text);
   isa::File file = isa::parse(source);
   r.program = isa::compile(file, {}, "", models::predefined_constants(r.machine));
-  r.program.source = source;
   models::check_fits(r.program, r.machine);
   models::OpLog log;
   log.first_cta = r.replay.slot_cta.front();

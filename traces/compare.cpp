@@ -12,7 +12,6 @@ namespace smpipe::traces {
 
 namespace {
 
-bool is_end(const std::string& op) { return op.size() > 4 && op.compare(op.size() - 4, 4, ".end") == 0; }
 
 // What an event is, in words: "wait full[2]", "tma.load A", "bar.sync epi", "wgmma".
 std::string label(const HwEvent& e, bool with_index) {

@@ -56,11 +56,9 @@ class Reader {
   std::string name_;
 };
 
-std::string base_op(const std::string& op) {
-  return op.size() > 4 && op.compare(op.size() - 4, 4, ".end") == 0 ? op.substr(0, op.size() - 4) : op;
-}
-
 }  // namespace
+
+bool is_end(const std::string& op) { return op.size() > 4 && op.compare(op.size() - 4, 4, ".end") == 0; }
 
 bool is_blocking_op(const std::string& op) {
   return op == "wait" || op == "tma.wait" || op == "tma.wait.read" || op == "wgmma.wait" || op == "bar.sync";
@@ -224,9 +222,9 @@ HwTrace parse_checked(const std::string& text, const std::string& name) {
         if (!e[7].is_null()) he.tensor = r.string(e[7], ew + "[7] (tensor)");
         if (he.cycle < last) r.fail(ew, fmt::format("cycle {} is before the previous event's {}", he.cycle, last));
         last = he.cycle;
-        std::string base = base_op(he.op);
-        bool is_end = base != he.op;
-        if (is_end) {
+        const bool end = is_end(he.op);
+        const std::string base = end ? he.op.substr(0, he.op.size() - 4) : he.op;
+        if (end) {
           if (!is_blocking_op(base)) r.fail(ew, fmt::format("'{}': '{}' is not a blocking op", he.op, base));
           if (open != base) r.fail(ew, fmt::format("'{}' without its '{}' before it", he.op, base));
           open.clear();

@@ -99,5 +99,7 @@ HwTrace parse_hwtrace(const std::string& text, const std::string& name);
 bool is_blocking_op(const std::string& op);
 // Markers: events that are not ops (tile, epilogue, tail, exit).
 bool is_marker(const std::string& op);
+// "X.end": the return of the blocking op X.
+bool is_end(const std::string& op);
 
 }  // namespace smpipe::traces

@@ -14,7 +14,6 @@ namespace {
 
 constexpr int kMaxGroup = 4;  // warps in a warpgroup
 
-bool is_end(const std::string& op) { return op.size() > 4 && op.compare(op.size() - 4, 4, ".end") == 0; }
 bool is_collective(const std::string& op) { return op.rfind("wgmma", 0) == 0; }
 // Ops issued by one thread of a warp (`elect { }` in .pipe) when the warp's role runs on all its lanes.
 bool is_single_lane(const std::string& op) {

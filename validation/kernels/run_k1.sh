@@ -9,15 +9,4 @@ if [ $# -lt 1 ]; then
   echo "usage: $0 OUT.json [driver args...]" >&2
   exit 1
 fi
-out=$1
-shift
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-build=${BUILD_DIR:-$here/build}
-nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-bin=$build/k1_b2b
-if [ ! -x "$bin" ]; then
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$nvcc"
-  cmake --build "$build" -j "$(nproc)" --target k1_b2b
-fi
-mkdir -p "$(dirname "$out")"
-timeout --signal=KILL "${K1_TIMEOUT:-300}" "$bin" --out "$out" "$@"
+exec "$(dirname "${BASH_SOURCE[0]}")/run_driver.sh" k1_b2b "${K1_TIMEOUT:-300}" "$1" "${@:2}"

@@ -11,16 +11,5 @@ if [ $# -lt 1 ]; then
   echo "usage: $0 OUT.json [driver args...]" >&2
   exit 1
 fi
-out=$1
-shift
-here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-build=${BUILD_DIR:-$here/build}
-nvcc=${NVCC:-/usr/local/cuda/bin/nvcc}
-bin=$build/k2_gemm
-if [ ! -x "$bin" ]; then
-  cmake -S "$here" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_COMPILER="$nvcc"
-  cmake --build "$build" -j "$(nproc)" --target k2_gemm
-fi
-mkdir -p "$(dirname "$out")"
-timeout --signal=KILL "${K2_TIMEOUT:-300}" "$bin" --out "$out" --variants issue5 \
-  --shapes 8192x8192x8192,4096x4096x4096,2048x2048x2048 --bench-beta 0.5 "$@"
+exec "$(dirname "${BASH_SOURCE[0]}")/run_driver.sh" k2_gemm "${K2_TIMEOUT:-300}" "$1" --variants issue5 \
+  --shapes 8192x8192x8192,4096x4096x4096,2048x2048x2048 --bench-beta 0.5 "${@:2}"

@@ -7,9 +7,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
 #include <stdexcept>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -99,6 +102,29 @@ inline double median(std::vector<double> v) {
 inline double pct(std::vector<double> v, double q) {
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, size_t(q * (v.size() - 1) + 0.5))];
+}
+// bf16 bits -> float.
+inline float bf2f(uint16_t u) {
+  uint32_t x = uint32_t(u) << 16;
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+// "MxNxK,MxNxK,..." (--shapes).
+struct Shape {
+  int M, N, K;
+};
+inline std::vector<Shape> parse_shapes(const std::string& s) {
+  std::vector<Shape> v;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    Shape sh{};
+    if (std::sscanf(item.c_str(), "%dx%dx%d", &sh.M, &sh.N, &sh.K) != 3) throw std::runtime_error("bad shape " + item);
+    v.push_back(sh);
+  }
+  return v;
 }
 
 }  // namespace khost

@@ -303,27 +303,7 @@ const char* kIssue5 =
 const char* kSmi =
     "nvidia-smi --query-gpu=name,driver_version,pstate,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,"
     "power.draw,power.limit,temperature.gpu,clocks_throttle_reasons.active --format=csv,noheader -i 0 2>/dev/null";
-float bf2f(uint16_t u) {
-  uint32_t x = uint32_t(u) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
 
-struct Shape {
-  int M, N, K;
-};
-std::vector<Shape> parse_shapes(const std::string& s) {
-  std::vector<Shape> v;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    Shape sh{};
-    if (std::sscanf(item.c_str(), "%dx%dx%d", &sh.M, &sh.N, &sh.K) != 3) throw std::runtime_error("bad shape " + item);
-    v.push_back(sh);
-  }
-  return v;
-}
 
 // Times two GEMMs fairly: warm-up of each, then `reps` rounds, each round enqueues A then B back to back,
 // every launch between its own pair of events (no host sync inside, so launch gaps stay out).  Both

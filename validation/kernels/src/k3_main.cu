@@ -82,27 +82,14 @@ uint16_t f2bf(float f) {
   std::memcpy(&u, &b, 2);
   return u;
 }
-float bf2f(uint16_t u) {
-  uint32_t x = uint32_t(u) << 16;
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
-}
 
-struct Shape {
-  int M, N, K;
-};
-std::vector<Shape> parse_shapes(const std::string& s) {
-  std::vector<Shape> v;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    Shape sh{};
-    if (std::sscanf(item.c_str(), "%dx%dx%d", &sh.M, &sh.N, &sh.K) != 3) throw std::runtime_error("bad shape " + item);
+// K3's tiles must divide the problem (khost::parse_shapes reads the list).
+std::vector<Shape> parse_k3_shapes(const std::string& s) {
+  std::vector<Shape> v = parse_shapes(s);
+  for (const Shape& sh : v)
     if (sh.M <= 0 || sh.N <= 0 || sh.K <= 0 || sh.M % k3::BM || sh.N % k3::BN || sh.K % k3::BK)
-      throw std::runtime_error("shape " + item + ": M, N must be multiples of 128 and K of 256");
-    v.push_back(sh);
-  }
+      throw std::runtime_error("shape " + std::to_string(sh.M) + "x" + std::to_string(sh.N) + "x" + std::to_string(sh.K) +
+                               ": M, N must be multiples of 128 and K of 256");
   return v;
 }
 
@@ -176,7 +163,7 @@ int main(int argc, char** argv) {
     if (mode_arg != "random") modes.push_back("exact");
     if (mode_arg != "exact") modes.push_back("random");
 
-    for (const Shape& sh : parse_shapes(shapes_arg)) {
+    for (const Shape& sh : parse_k3_shapes(shapes_arg)) {
       const int M = sh.M, N = sh.N, K = sh.K;
       for (const std::string& mode : modes) {
         // ---------------- inputs ----------------

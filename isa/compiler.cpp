@@ -8,13 +8,14 @@
 #include <set>
 
 #include "isa/ast.hpp"
+#include "isa/eval.hpp"
+#include "isa/limits.hpp"
 #include "isa/program.hpp"
 
 namespace smpipe::isa {
 
 namespace {
 
-constexpr std::int64_t kMaxArrivalCount = (1 << 20) - 1;  // PTX mbarrier: count in 1 .. 2^20-1
 
 [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw InputError(loc, msg); }
 
@@ -43,30 +44,6 @@ std::string suggest(std::string_view name, const std::vector<std::string>& candi
   return best.empty() ? "" : fmt::format(" (did you mean '{}'?)", best);
 }
 
-std::optional<std::int64_t> apply_binary(const std::string& op, std::int64_t a, std::int64_t b, const SourceLoc& loc) {
-  if (op == "||") return (a || b) ? 1 : 0;
-  if (op == "&&") return (a && b) ? 1 : 0;
-  if (op == "|") return a | b;
-  if (op == "^") return a ^ b;
-  if (op == "&") return a & b;
-  if (op == "==") return a == b;
-  if (op == "!=") return a != b;
-  if (op == "<") return a < b;
-  if (op == "<=") return a <= b;
-  if (op == ">") return a > b;
-  if (op == ">=") return a >= b;
-  if (op == "<<") return (b < 0 || b > 63) ? 0 : static_cast<std::int64_t>(static_cast<std::uint64_t>(a) << b);
-  if (op == ">>") return (b < 0 || b > 63) ? (a < 0 ? -1 : 0) : a >> b;
-  if (op == "+") return a + b;
-  if (op == "-") return a - b;
-  if (op == "*") return a * b;
-  if (op == "/" || op == "%") {
-    if (b == 0) fail(loc, "division by zero");
-    return op == "/" ? a / b : a % b;
-  }
-  return std::nullopt;
-}
-
 BinOp bin_op(const std::string& op) {
   static const std::vector<std::pair<std::string, BinOp>> table = {
       {"||", BinOp::kOr},   {"&&", BinOp::kAnd}, {"|", BinOp::kBitOr}, {"^", BinOp::kBitXor}, {"&", BinOp::kBitAnd},
@@ -77,6 +54,15 @@ BinOp bin_op(const std::string& op) {
     if (s == op) return b;
   return BinOp::kAdd;
 }
+
+std::optional<std::int64_t> apply_binary(const std::string& op, std::int64_t a, std::int64_t b, const SourceLoc& loc) {
+  auto r = eval_binary(bin_op(op), a, b);
+  if (!r) fail(loc, "division by zero");
+  return r;
+}
+
+UnOp un_op(const std::string& op) { return op == "-" ? UnOp::kNeg : op == "!" ? UnOp::kNot : UnOp::kBitNot; }
+CallFn call_fn(const std::string& name) { return name == "min" ? CallFn::kMin : name == "max" ? CallFn::kMax : CallFn::kCeilDiv; }
 
 const std::vector<std::pair<std::string, Builtin>>& builtin_names() {
   static const std::vector<std::pair<std::string, Builtin>> b = {
@@ -152,7 +138,8 @@ class Compiler {
       if (p.grid[i] % p.cluster[i] != 0)
         fail(k->cluster_loc, fmt::format("grid dimension {} ({}) is not a multiple of the cluster dimension ({})", i,
                                          p.grid[i], p.cluster[i]));
-    if (p.cluster_size() > 16) fail(k->cluster_loc, fmt::format("cluster of {} CTAs: the most is 16", p.cluster_size()));
+    if (p.cluster_size() > kMaxClusterSize)
+      fail(k->cluster_loc, fmt::format("cluster of {} CTAs: the most is {}", p.cluster_size(), kMaxClusterSize));
     if (p.num_ctas() > (std::int64_t{1} << 31)) fail(k->grid_loc, "grid too large");
     if (k->warps) {
       std::int64_t w = const_expr(*k->warps);
@@ -173,6 +160,8 @@ class Compiler {
     program_ = &p;
     p.warp_role.assign(p.warps, -1);
     for (const Role& r : k->roles) compile_role(r, p);
+    p.mbarrier_layout = ElementLayout::of(p.mbarriers);
+    p.smem_layout = ElementLayout::of(p.smems);
     return p;
   }
 
@@ -228,9 +217,7 @@ class Compiler {
       case Expr::Kind::kUnary: {
         auto a = fold(e.args[0]);
         if (!a) return std::nullopt;
-        if (e.name == "-") return -*a;
-        if (e.name == "!") return *a == 0 ? 1 : 0;
-        return ~*a;
+        return eval_unary(un_op(e.name), *a);
       }
       case Expr::Kind::kBinary: {
         auto a = fold(e.args[0]);
@@ -246,10 +233,9 @@ class Compiler {
           if (!x) return std::nullopt;
           v.push_back(*x);
         }
-        if (e.name == "min") return *std::min_element(v.begin(), v.end());
-        if (e.name == "max") return *std::max_element(v.begin(), v.end());
-        if (v[1] <= 0) fail(e.loc, "ceil_div by a value that is not positive");
-        return (v[0] + v[1] - 1) / v[1];
+        auto r = eval_call(call_fn(e.name), v.data(), v.size());
+        if (!r) fail(e.loc, "ceil_div by a value that is not positive");
+        return r;
       }
     }
     return std::nullopt;
@@ -320,7 +306,8 @@ class Compiler {
         }
         case Decl::Kind::kNamedBarrier: {
           std::int64_t id = const_expr(*d.count);
-          if (id < 0 || id > 15) fail(d.count->loc, fmt::format("named barrier id {} out of range 0..15", id));
+          if (id < 0 || id >= kNamedBarriers)
+            fail(d.count->loc, fmt::format("named barrier id {} out of range 0..{}", id, kNamedBarriers - 1));
           decl_kind_[d.name] = {AttrType::kNamedBar, static_cast<int>(p.named_barriers.size())};
           p.named_barriers.push_back(NamedBarrierDecl{d.name, static_cast<int>(id), d.loc});
           break;
@@ -442,7 +429,7 @@ class Compiler {
       case Expr::Kind::kUnary:
         compile_expr(e.args[0]);
         emit(Opc::kUnary, e.loc, 0, 0,
-             static_cast<std::uint8_t>(e.name == "-" ? UnOp::kNeg : e.name == "!" ? UnOp::kNot : UnOp::kBitNot));
+             static_cast<std::uint8_t>(un_op(e.name)));
         return;
       case Expr::Kind::kBinary:
         compile_expr(e.args[0]);
@@ -452,7 +439,7 @@ class Compiler {
       case Expr::Kind::kCall: {
         check_call(e);
         for (const auto& a : e.args) compile_expr(a);
-        CallFn fn = e.name == "min" ? CallFn::kMin : e.name == "max" ? CallFn::kMax : CallFn::kCeilDiv;
+        CallFn fn = call_fn(e.name);
         emit(Opc::kCall, e.loc, static_cast<std::uint32_t>(e.args.size()), 0, static_cast<std::uint8_t>(fn));
         return;
       }
@@ -661,6 +648,8 @@ class Compiler {
     d.loc = s.loc;
     d.text = op_text(s);
     d.attrs.resize(spec.attrs.size());
+    d.attr_index.fill(-1);
+    for (std::size_t i = 0; i < spec.attrs.size(); ++i) d.attr_index[static_cast<int>(spec.attrs[i].attr)] = static_cast<std::int8_t>(i);
     std::vector<const Operand*> given(spec.attrs.size(), nullptr);
     auto attr_index = [&](std::string_view name) -> int {
       for (std::size_t i = 0; i < spec.attrs.size(); ++i)
@@ -717,6 +706,7 @@ class Compiler {
       fail(s.loc, fmt::format("'{}' produces {} value(s): write '-> NAME'", spec.name, spec.results));
     }
     check_op(d, spec, s);
+    if (d.base_values.size() > kMaxArgValues) throw std::logic_error(fmt::format("'{}' has more argument values than kMaxArgValues", spec.name));
     // Operand values are pushed in slot order; the interpreter pops them back into base_values.
     std::uint32_t index = static_cast<std::uint32_t>(role_->ops.size());
     for (const auto& [name, loc] : s.results) d.result_slots.push_back(assign_target(name, loc));
@@ -784,7 +774,7 @@ class Compiler {
         }
         auto v = fold(e);
         if (!v) fail(e.loc, "a named barrier id must be a constant or a declared named_barrier");
-        if (*v < 0 || *v > 15) fail(e.loc, fmt::format("named barrier id {} out of range 0..15", *v));
+        if (*v < 0 || *v >= kNamedBarriers) fail(e.loc, fmt::format("named barrier id {} out of range 0..{}", *v, kNamedBarriers - 1));
         d.base_values.push_back(*v);
         return;
       }

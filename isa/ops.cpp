@@ -1,112 +1,126 @@
 #include "isa/ops.hpp"
 
-#include <cassert>
+#include <stdexcept>
 
 namespace smpipe::isa {
 
 namespace {
 
 using T = AttrType;
+using A = Attr;
+constexpr BarrierUse kSig = BarrierUse::kSignal;
 constexpr bool kReq = true;
 constexpr bool kOpt = false;
 
 std::vector<OpSpec> build_table() {
   std::vector<OpSpec> t = {
-      {OpKind::kMbarrierInit, "mbarrier.init", {{"bar", T::kBarrier, kReq, 0}, {"count", T::kInt, kReq, 0}}, {"bar"}, 0,
+      {OpKind::kMbarrierInit, "mbarrier.init", {{A::kBar, T::kBarrier, kReq, 0}, {A::kCount, T::kInt, kReq, 0}}, {"bar"}, 0,
        "explicit in-kernel init"},
-      {OpKind::kMbarrierInval, "mbarrier.inval", {{"bar", T::kBarrier, kReq, 0}}, {"bar"}, 0, "invalidate"},
-      {OpKind::kArrive, "arrive", {{"bar", T::kBarrier, kReq, 0}, {"count", T::kInt, kOpt, -1}, {"cta", T::kInt, kOpt, -1}},
+      {OpKind::kMbarrierInval, "mbarrier.inval", {{A::kBar, T::kBarrier, kReq, 0}}, {"bar"}, 0, "invalidate"},
+      {OpKind::kArrive, "arrive", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kCount, T::kInt, kOpt, -1}, {A::kCta, T::kInt, kOpt, -1}},
        {"bar"}, 0, "arrive (count defaults to the executing lanes); cta= a peer's barrier by cluster rank"},
       {OpKind::kArriveExpectTx, "arrive.expect_tx",
-       {{"bar", T::kBarrier, kReq, 0}, {"tx", T::kInt, kReq, 0}, {"cta", T::kInt, kOpt, -1}}, {"bar"}, 0,
+       {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kTx, T::kInt, kReq, 0}, {A::kCta, T::kInt, kOpt, -1}}, {"bar"}, 0,
        "expect-tx then arrive(1)"},
-      {OpKind::kArriveNoComplete, "arrive.nocomplete", {{"bar", T::kBarrier, kReq, 0}, {"count", T::kInt, kOpt, -1}},
+      {OpKind::kArriveNoComplete, "arrive.nocomplete", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kCount, T::kInt, kOpt, -1}},
        {"bar"}, 0, "arrive that must not complete the phase (.noComplete)"},
-      {OpKind::kExpectTx, "expect_tx", {{"bar", T::kBarrier, kReq, 0}, {"tx", T::kInt, kReq, 0}, {"cta", T::kInt, kOpt, -1}},
+      {OpKind::kExpectTx, "expect_tx", {{A::kBar, T::kBarrier, kReq, 0}, {A::kTx, T::kInt, kReq, 0}, {A::kCta, T::kInt, kOpt, -1}},
        {"bar"}, 0, "raise the tx-count"},
-      {OpKind::kCompleteTx, "complete_tx", {{"bar", T::kBarrier, kReq, 0}, {"tx", T::kInt, kReq, 0}, {"cta", T::kInt, kOpt, -1}},
+      {OpKind::kCompleteTx, "complete_tx", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kTx, T::kInt, kReq, 0}, {A::kCta, T::kInt, kOpt, -1}},
        {"bar"}, 0, "lower the tx-count"},
-      {OpKind::kArriveDrop, "arrive.drop", {{"bar", T::kBarrier, kReq, 0}, {"count", T::kInt, kOpt, -1}, {"cta", T::kInt, kOpt, -1}},
+      {OpKind::kArriveDrop, "arrive.drop", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kCount, T::kInt, kOpt, -1}, {A::kCta, T::kInt, kOpt, -1}},
        {"bar"}, 0, "arrive and lower the expected count for later phases"},
-      {OpKind::kWait, "wait", {{"bar", T::kBarrier, kReq, 0}, {"parity", T::kInt, kReq, 0}, {"cta", T::kInt, kOpt, -1}},
+      {OpKind::kWait, "wait", {{A::kBar, T::kBarrier, kReq, 0}, {A::kParity, T::kInt, kReq, 0}, {A::kCta, T::kInt, kOpt, -1}},
        {"bar"}, 0, "block until the phase with parity P has completed"},
-      {OpKind::kTestWait, "test_wait", {{"bar", T::kBarrier, kReq, 0}, {"parity", T::kInt, kReq, 0}}, {"bar"}, 1,
+      {OpKind::kTestWait, "test_wait", {{A::kBar, T::kBarrier, kReq, 0}, {A::kParity, T::kInt, kReq, 0}}, {"bar"}, 1,
        "non-blocking; V = 1 if complete"},
-      {OpKind::kBarSync, "bar.sync", {{"id", T::kNamedBar, kReq, 0}, {"threads", T::kInt, kOpt, -1}}, {"id"}, 0,
+      {OpKind::kBarSync, "bar.sync", {{A::kId, T::kNamedBar, kReq, 0}, {A::kThreads, T::kInt, kOpt, -1}}, {"id"}, 0,
        "named barrier arrive and wait"},
-      {OpKind::kBarArrive, "bar.arrive", {{"id", T::kNamedBar, kReq, 0}, {"threads", T::kInt, kReq, 0}}, {"id"}, 0,
+      {OpKind::kBarArrive, "bar.arrive", {{A::kId, T::kNamedBar, kReq, 0}, {A::kThreads, T::kInt, kReq, 0}}, {"id"}, 0,
        "named barrier arrive without waiting"},
       {OpKind::kClusterSync, "cluster.sync", {}, {}, 0, "cluster-wide arrive + wait"},
       {OpKind::kFenceProxyAsync, "fence.proxy.async", {}, {}, 0, "generic -> async proxy ordering fence"},
       {OpKind::kFenceMbarrierInit, "fence.mbarrier_init", {}, {}, 0, "makes barrier inits visible to the cluster"},
       {OpKind::kTmaLoad, "tma.load",
-       {{"tensor", T::kTensor, kOpt, 0}, {"box", T::kTuple, kOpt, 0}, {"at", T::kTuple, kOpt, 0}, {"bytes", T::kInt, kOpt, -1},
-        {"dst", T::kSmem, kReq, 0}, {"bar", T::kBarrier, kReq, 0}, {"multicast", T::kInt, kOpt, 0}, {"swizzle", T::kInt, kOpt, 0},
-        {"bar_cta", T::kInt, kOpt, -1}},
+       {{A::kTensor, T::kTensor, kOpt, 0}, {A::kBox, T::kTuple, kOpt, 0}, {A::kAt, T::kTuple, kOpt, 0}, {A::kBytes, T::kInt, kOpt, -1},
+        {A::kDst, T::kSmem, kReq, 0}, {A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kMulticast, T::kInt, kOpt, 0}, {A::kSwizzle, T::kInt, kOpt, 0},
+        {A::kBarCta, T::kInt, kOpt, -1}},
        {"tensor"}, 0,
        "bulk tensor load; complete_tx(bytes) on bar (in every CTA of the multicast mask; bar_cta=R: on cluster rank R's barrier)"},
       {OpKind::kTmaStore, "tma.store",
-       {{"tensor", T::kTensor, kOpt, 0}, {"box", T::kTuple, kOpt, 0}, {"at", T::kTuple, kOpt, 0}, {"bytes", T::kInt, kOpt, -1},
-        {"src", T::kSmem, kReq, 0}, {"swizzle", T::kInt, kOpt, 0}},
+       {{A::kTensor, T::kTensor, kOpt, 0}, {A::kBox, T::kTuple, kOpt, 0}, {A::kAt, T::kTuple, kOpt, 0}, {A::kBytes, T::kInt, kOpt, -1},
+        {A::kSrc, T::kSmem, kReq, 0}, {A::kSwizzle, T::kInt, kOpt, 0}},
        {"tensor"}, 0, "bulk tensor store into the current bulk group"},
       {OpKind::kTmaCommit, "tma.commit", {}, {}, 0, "close the current bulk group"},
-      {OpKind::kTmaWait, "tma.wait", {{"n", T::kInt, kReq, 0}, {"read", T::kFlag, kOpt, 0}}, {"n", "read"}, 0,
+      {OpKind::kTmaWait, "tma.wait", {{A::kN, T::kInt, kReq, 0}, {A::kRead, T::kFlag, kOpt, 0}}, {"n", "read"}, 0,
        "wait until at most N bulk groups are pending (read: until their smem was read)"},
-      {OpKind::kTmaPrefetch, "tma.prefetch", {{"tensor", T::kTensor, kReq, 0}, {"box", T::kTuple, kReq, 0}, {"at", T::kTuple, kOpt, 0}},
+      {OpKind::kTmaPrefetch, "tma.prefetch", {{A::kTensor, T::kTensor, kReq, 0}, {A::kBox, T::kTuple, kReq, 0}, {A::kAt, T::kTuple, kOpt, 0}},
        {"tensor"}, 0, "L2 prefetch, no completion"},
       {OpKind::kCpAsync, "cp.async",
-       {{"bytes", T::kInt, kReq, 0}, {"dst", T::kSmem, kReq, 0}, {"src", T::kTensor, kOpt, 0}, {"size", T::kInt, kOpt, 16}},
+       {{A::kBytes, T::kInt, kReq, 0}, {A::kDst, T::kSmem, kReq, 0}, {A::kSrc, T::kTensor, kOpt, 0}, {A::kSize, T::kInt, kOpt, 16}},
        {}, 0, "sm80 async copy (bytes for the whole warp; size = bytes per thread per copy: 4, 8 or 16)"},
       {OpKind::kCpAsyncCommit, "cp.async.commit", {}, {}, 0, "close the current cp.async group"},
-      {OpKind::kCpAsyncWait, "cp.async.wait", {{"n", T::kInt, kReq, 0}}, {"n"}, 0,
+      {OpKind::kCpAsyncWait, "cp.async.wait", {{A::kN, T::kInt, kReq, 0}}, {"n"}, 0,
        "wait until at most N cp.async groups are pending"},
-      {OpKind::kCpAsyncArrive, "cp.async.arrive", {{"bar", T::kBarrier, kReq, 0}, {"noinc", T::kFlag, kOpt, 0}},
+      {OpKind::kCpAsyncArrive, "cp.async.arrive", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kNoinc, T::kFlag, kOpt, 0}},
        {"bar", "noinc"}, 0, "arrive on bar when this warp's prior cp.async complete"},
-      {OpKind::kLdShared, "ld.shared", {{"bytes", T::kInt, kReq, 0}, {"src", T::kSmem, kOpt, 0}}, {}, 0, "shared memory load"},
-      {OpKind::kStShared, "st.shared", {{"bytes", T::kInt, kReq, 0}, {"dst", T::kSmem, kOpt, 0}}, {}, 0, "shared memory store"},
-      {OpKind::kLdmatrix, "ldmatrix", {{"bytes", T::kInt, kReq, 0}, {"src", T::kSmem, kReq, 0}}, {}, 0, "ldmatrix"},
-      {OpKind::kLdGlobal, "ld.global", {{"bytes", T::kInt, kReq, 0}}, {}, 0, "global load (waits for the data)"},
-      {OpKind::kStGlobal, "st.global", {{"bytes", T::kInt, kReq, 0}}, {}, 0, "global store (fire and forget)"},
-      {OpKind::kMmaSync, "mma.sync", {{"shape", T::kShape, kOpt, 0}, {"dtype", T::kDtype, kReq, 0}, {"count", T::kInt, kOpt, 1},
-        {"m", T::kInt, kOpt, 0}, {"n", T::kInt, kOpt, 0}, {"k", T::kInt, kOpt, 0}},
+      {OpKind::kLdShared, "ld.shared", {{A::kBytes, T::kInt, kReq, 0}, {A::kSrc, T::kSmem, kOpt, 0}}, {}, 0, "shared memory load"},
+      {OpKind::kStShared, "st.shared", {{A::kBytes, T::kInt, kReq, 0}, {A::kDst, T::kSmem, kOpt, 0}}, {}, 0, "shared memory store"},
+      {OpKind::kLdmatrix, "ldmatrix", {{A::kBytes, T::kInt, kReq, 0}, {A::kSrc, T::kSmem, kReq, 0}}, {}, 0, "ldmatrix"},
+      {OpKind::kLdGlobal, "ld.global", {{A::kBytes, T::kInt, kReq, 0}}, {}, 0, "global load (waits for the data)"},
+      {OpKind::kStGlobal, "st.global", {{A::kBytes, T::kInt, kReq, 0}}, {}, 0, "global store (fire and forget)"},
+      {OpKind::kMmaSync, "mma.sync", {{A::kShape, T::kShape, kOpt, 0}, {A::kDtype, T::kDtype, kReq, 0}, {A::kCount, T::kInt, kOpt, 1},
+        {A::kM, T::kInt, kOpt, 0}, {A::kN, T::kInt, kOpt, 0}, {A::kK, T::kInt, kOpt, 0}},
        {"shape"}, 0, "sm80 warp MMA"},
       {OpKind::kWgmmaFence, "wgmma.fence", {}, {}, 0, "warpgroup register fence"},
       {OpKind::kWgmma, "wgmma",
-       {{"shape", T::kShape, kOpt, 0}, {"dtype", T::kDtype, kReq, 0}, {"a", T::kSmem, kOpt, 0}, {"b", T::kSmem, kOpt, 0},
-        {"count", T::kInt, kOpt, 1}, {"m", T::kInt, kOpt, 0}, {"n", T::kInt, kOpt, 0}, {"k", T::kInt, kOpt, 0}},
+       {{A::kShape, T::kShape, kOpt, 0}, {A::kDtype, T::kDtype, kReq, 0}, {A::kA, T::kSmem, kOpt, 0}, {A::kB, T::kSmem, kOpt, 0},
+        {A::kCount, T::kInt, kOpt, 1}, {A::kM, T::kInt, kOpt, 0}, {A::kN, T::kInt, kOpt, 0}, {A::kK, T::kInt, kOpt, 0}},
        {"shape"}, 0, "sm90 warpgroup MMA (async, warpgroup-collective)"},
       {OpKind::kWgmmaCommit, "wgmma.commit", {}, {}, 0, "commit the warpgroup's uncommitted wgmmas as a group"},
-      {OpKind::kWgmmaWait, "wgmma.wait", {{"n", T::kInt, kReq, 0}}, {"n"}, 0, "wait until at most N wgmma groups are pending"},
-      {OpKind::kTmemAlloc, "tmem.alloc", {{"cols", T::kInt, kReq, 0}}, {}, 1, "allocate TMEM columns (blocks until free)"},
-      {OpKind::kTmemDealloc, "tmem.dealloc", {{"addr", T::kInt, kReq, 0}, {"cols", T::kInt, kReq, 0}}, {"addr"}, 0,
+      {OpKind::kWgmmaWait, "wgmma.wait", {{A::kN, T::kInt, kReq, 0}}, {"n"}, 0, "wait until at most N wgmma groups are pending"},
+      {OpKind::kTmemAlloc, "tmem.alloc", {{A::kCols, T::kInt, kReq, 0}}, {}, 1, "allocate TMEM columns (blocks until free)"},
+      {OpKind::kTmemDealloc, "tmem.dealloc", {{A::kAddr, T::kInt, kReq, 0}, {A::kCols, T::kInt, kReq, 0}}, {"addr"}, 0,
        "free TMEM columns"},
       {OpKind::kTmemRelinquish, "tmem.relinquish", {}, {}, 0, "give up the right to allocate"},
       {OpKind::kUmma, "umma",
-       {{"shape", T::kShape, kOpt, 0}, {"kind", T::kDtype, kReq, 0}, {"a", T::kSmem, kOpt, 0}, {"b", T::kSmem, kOpt, 0},
-        {"count", T::kInt, kOpt, 1}, {"cta_group", T::kInt, kOpt, 1}, {"m", T::kInt, kOpt, 0}, {"n", T::kInt, kOpt, 0},
-        {"k", T::kInt, kOpt, 0}},
+       {{A::kShape, T::kShape, kOpt, 0}, {A::kKind, T::kDtype, kReq, 0}, {A::kA, T::kSmem, kOpt, 0}, {A::kB, T::kSmem, kOpt, 0},
+        {A::kCount, T::kInt, kOpt, 1}, {A::kCtaGroup, T::kInt, kOpt, 1}, {A::kM, T::kInt, kOpt, 0}, {A::kN, T::kInt, kOpt, 0},
+        {A::kK, T::kInt, kOpt, 0}},
        {"shape"}, 0, "tcgen05.mma (single thread)"},
-      {OpKind::kUmmaCommit, "umma.commit", {{"bar", T::kBarrier, kReq, 0}, {"multicast", T::kInt, kOpt, 0}}, {"bar"}, 0,
+      {OpKind::kUmmaCommit, "umma.commit", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kMulticast, T::kInt, kOpt, 0}}, {"bar"}, 0,
        "arrive(1) on bar when this thread's prior tcgen05 ops complete"},
-      {OpKind::kTmemLd, "tmem.ld", {{"shape", T::kShape, kReq, 0}}, {"shape"}, 0, "TMEM -> registers (async)"},
-      {OpKind::kTmemSt, "tmem.st", {{"shape", T::kShape, kReq, 0}}, {"shape"}, 0, "registers -> TMEM (async)"},
-      {OpKind::kTmemWait, "tmem.wait", {{"ld", T::kFlag, kOpt, 0}, {"st", T::kFlag, kOpt, 0}}, {"ld", "st"}, 0,
+      {OpKind::kTmemLd, "tmem.ld", {{A::kShape, T::kShape, kReq, 0}}, {"shape"}, 0, "TMEM -> registers (async)"},
+      {OpKind::kTmemSt, "tmem.st", {{A::kShape, T::kShape, kReq, 0}}, {"shape"}, 0, "registers -> TMEM (async)"},
+      {OpKind::kTmemWait, "tmem.wait", {{A::kLd, T::kFlag, kOpt, 0}, {A::kSt, T::kFlag, kOpt, 0}}, {"ld", "st"}, 0,
        "wait for this warp's tmem.ld or tmem.st"},
-      {OpKind::kTmemCp, "tmem.cp", {{"shape", T::kShape, kReq, 0}, {"src", T::kSmem, kOpt, 0}}, {"shape"}, 0,
+      {OpKind::kTmemCp, "tmem.cp", {{A::kShape, T::kShape, kReq, 0}, {A::kSrc, T::kSmem, kOpt, 0}}, {"shape"}, 0,
        "smem -> TMEM copy (tcgen05.cp)"},
-      {OpKind::kClcTryCancel, "clc.try_cancel", {{"bar", T::kBarrier, kReq, 0}, {"multicast", T::kFlag, kOpt, 0}}, {"multicast"}, 0,
+      {OpKind::kClcTryCancel, "clc.try_cancel", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kMulticast, T::kFlag, kOpt, 0}}, {"multicast"}, 0,
        "cluster launch control request; the 16-byte response lands with complete_tx(16) on bar"},
-      {OpKind::kClcQuery, "clc.query", {{"bar", T::kBarrier, kOpt, 0}}, {"bar"}, 1,
+      {OpKind::kClcQuery, "clc.query", {{A::kBar, T::kBarrier, kOpt, 0}}, {"bar"}, 1,
        "first CTA id of the cancelled cluster, or -1 (of the response that landed on bar, or the latest)"},
-      {OpKind::kCompute, "compute", {{"cycles", T::kInt, kReq, 0}}, {"cycles"}, 0, "modelled ALU work"},
-      {OpKind::kSleep, "sleep", {{"cycles", T::kInt, kReq, 0}}, {"cycles"}, 0, "idle time"},
+      {OpKind::kCompute, "compute", {{A::kCycles, T::kInt, kReq, 0}}, {"cycles"}, 0, "modelled ALU work"},
+      {OpKind::kSleep, "sleep", {{A::kCycles, T::kInt, kReq, 0}}, {"cycles"}, 0, "idle time"},
   };
-  for (std::size_t i = 0; i < t.size(); ++i) assert(static_cast<std::size_t>(t[i].kind) == i);
-  assert(t.size() == static_cast<std::size_t>(OpKind::kCount));
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (static_cast<std::size_t>(t[i].kind) != i) throw std::logic_error("op table out of OpKind order");
+    for (AttrSpec& a : t[i].attrs) a.name = attr_name(a.attr);
+  }
+  if (t.size() != static_cast<std::size_t>(OpKind::kCount)) throw std::logic_error("op table incomplete");
   return t;
 }
 
 }  // namespace
+
+std::string_view attr_name(Attr attr) {
+  static constexpr std::string_view kNames[] = {
+#define SMPIPE_ATTR_NAME(e, s) s,
+      SMPIPE_ATTRIBUTES(SMPIPE_ATTR_NAME)
+#undef SMPIPE_ATTR_NAME
+  };
+  return kNames[static_cast<int>(attr)];
+}
 
 const std::vector<OpSpec>& all_ops() {
   static const std::vector<OpSpec> table = build_table();

@@ -1,6 +1,7 @@
 // The op vocabulary of language.md: each op's name, attributes (name, type, required or default) and
 // which attributes a bare operand fills, in order. The compiler checks operands against this table; the
-// simulator reads arguments by the positions given here.
+// simulator reads an op's arguments by attribute name (Attr), through the index the compiler records
+// in each OpDesc.
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,24 @@ enum class OpKind : std::uint8_t {
   kCount
 };
 
+// Every attribute name of the vocabulary, once: X(enumerator, "name").
+#define SMPIPE_ATTRIBUTES(X)                                                                                          \
+  X(kBar, "bar") X(kCount, "count") X(kCta, "cta") X(kTx, "tx") X(kParity, "parity") X(kId, "id")                    \
+  X(kThreads, "threads") X(kTensor, "tensor") X(kBox, "box") X(kAt, "at") X(kBytes, "bytes") X(kDst, "dst")          \
+  X(kSrc, "src") X(kMulticast, "multicast") X(kSwizzle, "swizzle") X(kBarCta, "bar_cta") X(kN, "n") X(kRead, "read") \
+  X(kSize, "size") X(kNoinc, "noinc") X(kShape, "shape") X(kDtype, "dtype") X(kA, "a") X(kB, "b") X(kM, "m")          \
+  X(kK, "k") X(kCols, "cols") X(kAddr, "addr") X(kKind, "kind") X(kCtaGroup, "cta_group") X(kLd, "ld") X(kSt, "st")  \
+  X(kCycles, "cycles")
+
+enum class Attr : std::uint8_t {
+#define SMPIPE_ATTR_ENUM(e, s) e,
+  SMPIPE_ATTRIBUTES(SMPIPE_ATTR_ENUM)
+#undef SMPIPE_ATTR_ENUM
+      kCount_
+};
+inline constexpr int kAttrCount = static_cast<int>(Attr::kCount_);
+std::string_view attr_name(Attr attr);
+
 enum class AttrType : std::uint8_t {
   kInt,       // an integer expression
   kBarrier,   // reference to an mbarrier (element)
@@ -37,11 +56,19 @@ enum class AttrType : std::uint8_t {
   kDtype,     // a dtype or MMA kind name (bf16, e4m3, mxf4nvf4, ...)
 };
 
+// What an op does with an mbarrier it names (kBarrier attributes).
+enum class BarrierUse : std::uint8_t {
+  kNone,    // not a barrier, or only read (wait, test_wait, init, query)
+  kSignal,  // the op (or the async work it starts) arrives on it or moves its tx-count
+};
+
 struct AttrSpec {
-  std::string_view name;
+  Attr attr;
   AttrType type;
   bool required;
   std::int64_t default_value;  // for kInt / kFlag when absent; -1 = "not given" where the op says so
+  BarrierUse use = BarrierUse::kNone;
+  std::string_view name = {};  // attr_name(attr), filled in by the table
 };
 
 struct OpSpec {
@@ -52,6 +79,9 @@ struct OpSpec {
   int results;                               // number of "-> V" results the op produces
   std::string_view summary;
 };
+
+// Values one op's arguments occupy at most: every attribute a 5-tuple (the compiler checks each op).
+inline constexpr std::size_t kMaxArgValues = 48;
 
 const OpSpec& op_spec(OpKind kind);
 std::optional<OpKind> find_op(std::string_view name);

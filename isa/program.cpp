@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace smpipe::isa {
 
 std::int64_t Program::smem_bytes() const {
@@ -9,6 +11,18 @@ std::int64_t Program::smem_bytes() const {
   for (const auto& s : smems) total += s.bytes * s.size;
   for (const auto& b : mbarriers) total += 8 * b.size;  // one 64-bit object per barrier
   return total;
+}
+
+std::uint32_t ElementLayout::decl_of(std::uint32_t flat) const {
+  auto it = std::upper_bound(base.begin(), base.end(), flat);
+  return static_cast<std::uint32_t>(it - base.begin() - 1);
+}
+
+bool OpDesc::signals_barrier(int decl) const {
+  const auto& specs = op_spec(kind).attrs;
+  for (std::size_t i = 0; i < specs.size(); ++i)
+    if (specs[i].use == BarrierUse::kSignal && attrs[i].decl == decl) return true;
+  return false;
 }
 
 bool Program::uses(OpKind kind) const {

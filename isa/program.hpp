@@ -92,6 +92,7 @@ struct OpDesc {
   SourceLoc loc;
   std::string text;            // the op as written (for reports)
   std::vector<AttrSlot> attrs;  // indexed like op_spec(kind).attrs
+  std::array<std::int8_t, kAttrCount> attr_index{};  // Attr -> index into attrs; -1: the op has no such attribute
   std::vector<std::int64_t> base_values;     // constant values; dynamic positions filled at run time
   std::vector<std::uint8_t> dynamic_slots;   // positions popped from the stack, in push order
   std::vector<std::uint32_t> result_slots;   // variables written by "-> V"
@@ -101,6 +102,14 @@ struct OpDesc {
   std::int64_t m = 0, n = 0, k = 0;  // MMA shape
   int operand_bits = 16;        // MMA input element width
   bool collective = false;     // warpgroup-collective (wgmma family)
+
+  // The attribute named `a`, or nullptr when the op has none of that name.
+  const AttrSlot* slot(Attr a) const {
+    int i = attr_index[static_cast<int>(a)];
+    return i < 0 ? nullptr : &attrs[static_cast<std::size_t>(i)];
+  }
+  // True when the op (or the async work it starts) signals an element of mbarrier declaration `decl`.
+  bool signals_barrier(int decl) const;
 };
 
 struct RoleCode {
@@ -111,6 +120,29 @@ struct RoleCode {
   std::vector<OpDesc> ops;
   std::vector<std::string> slot_names;
   int max_stack = 0;
+};
+
+// Flat element indices of array declarations (mbarriers or smem buffers): element e of declaration d is
+// base[d] + e; a CTA holds `count` elements.
+struct ElementLayout {
+  std::vector<std::uint32_t> base;
+  std::uint32_t count = 0;
+  template <class Decl>
+  static ElementLayout of(const std::vector<Decl>& decls) {
+    ElementLayout l;
+    for (const auto& d : decls) {
+      l.base.push_back(l.count);
+      l.count += static_cast<std::uint32_t>(d.size);
+    }
+    return l;
+  }
+  std::uint32_t decl_of(std::uint32_t flat) const;
+  // "name" for a scalar, "name[i]" for an array element.
+  template <class Decl>
+  std::string element_name(const std::vector<Decl>& decls, std::uint32_t flat) const {
+    std::uint32_t d = decl_of(flat);
+    return decls[d].array ? decls[d].name + "[" + std::to_string(flat - base[d]) + "]" : decls[d].name;
+  }
 };
 
 struct Program {
@@ -126,6 +158,7 @@ struct Program {
   std::vector<SmemDecl> smems;
   std::vector<TensorDecl> tensors;
   std::vector<NamedBarrierDecl> named_barriers;
+  ElementLayout mbarrier_layout, smem_layout;  // flat element indices of mbarriers and smem buffers
   std::vector<RoleCode> roles;
   std::vector<int> warp_role;  // role index per warp, -1 = idle warp
   std::vector<std::pair<std::string, std::int64_t>> params;  // final values, in declaration order

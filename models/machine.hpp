@@ -62,6 +62,7 @@ struct Machine {
   std::int64_t clc_latency_cycles = 0;
 
   std::map<std::string, std::string> sources;  // parameter -> source tag
+  std::map<std::string, std::string> impls;    // unit -> the implementation the file names (absent: the default)
 
   // Dense tensor FLOP per SM per cycle for an MMA input element width.
   std::int64_t tensor_rate(int operand_bits, bool tf32) const;

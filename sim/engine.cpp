@@ -1,7 +1,8 @@
 #include "sim/engine.hpp"
 
 #include <algorithm>
-#include <cassert>
+
+#include "sim/check.hpp"
 
 namespace smpipe::sim {
 
@@ -23,7 +24,7 @@ void Engine::put_in_wheel(const Event& e) {
 
 void Engine::schedule(Cycle at, Priority priority, std::uint32_t kind, std::uint32_t target,
                       std::uint64_t payload) {
-  assert(at >= now_ && "an event may never be scheduled in the past");
+  SMPIPE_CHECK(at >= now_, "an event may never be scheduled in the past");
   Event e{at, priority, next_sequence_++, kind, target, payload};
   if (at.v - now_.v < kWheelSize) {
     put_in_wheel(e);

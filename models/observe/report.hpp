@@ -5,7 +5,7 @@
 #include <string>
 
 #include "isa/program.hpp"
-#include "models/gpu/gpu.hpp"
+#include "models/observe/result.hpp"
 
 namespace smpipe::models {
 

@@ -1,12 +1,15 @@
-// What a run that did not finish cleanly reports: an undefined behaviour or hazard at one op, a
-// deadlock (every stuck warp and the wait-for cycles), or the watchdog.
+// What a run gives back: how it ended, its statistics, and for a run that did not finish cleanly an
+// undefined behaviour or hazard at one op, a deadlock (every stuck warp and the wait-for cycles), or the
+// watchdog.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "isa/source.hpp"
+#include "models/observe/stats.hpp"
 
 namespace smpipe::models {
 
@@ -44,6 +47,16 @@ struct DeadlockReport {
   std::vector<std::vector<int>> cycles;  // indices into warps, each a cycle of the wait-for graph
   std::vector<std::string> causes;      // likely causes in words
   std::int64_t unlaunched_ctas = 0;
+};
+
+struct RunResult {
+  Outcome outcome = Outcome::kFinished;
+  std::int64_t cycles = 0;
+  std::optional<Diagnosis> diagnosis;  // kUndefined
+  DeadlockReport deadlock;             // kDeadlock / kWatchdog
+  std::string watchdog_reason;
+  std::vector<std::string> notes;  // suspicious patterns seen during the run (reported with a problem)
+  Stats stats;
 };
 
 }  // namespace smpipe::models

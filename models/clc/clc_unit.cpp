@@ -1,0 +1,102 @@
+#include "models/clc/clc_unit.hpp"
+
+#include <fmt/format.h>
+
+#include "models/gpu/simulator.hpp"
+#include "models/sync/mbarrier_unit.hpp"
+
+namespace smpipe::models {
+
+using isa::Attr;
+using isa::OpKind;
+
+std::span<const isa::OpKind> ClcUnit::accepted() {
+  static constexpr OpKind kOps[] = {OpKind::kClcTryCancel, OpKind::kClcQuery};
+  return kOps;
+}
+
+std::string ClcUnit::fits(const isa::OpDesc& op, const Machine& m) {
+  if (m.clc_latency_cycles == 0)
+    return fmt::format("'{}' needs cluster launch control (sm_100), which {} does not have", op.text, m.name);
+  return "";
+}
+
+void ClcUnit::connect() { mbar_ = &sim_.find<MbarrierUnit>(); }
+
+void ClcUnit::cta_started(std::uint32_t slot) {
+  if (slot >= ctas_.size()) ctas_.resize(slot + 1);
+  ctas_[slot] = CtaState{};
+  const Cta& c = sim_.cta(slot);
+  std::size_t end = c.first_warp + static_cast<std::size_t>(sim_.program().warps);
+  if (end > failure_seen_.size()) failure_seen_.resize(end);
+  for (std::size_t i = c.first_warp; i < end; ++i) failure_seen_[i] = 0;
+}
+
+OpResult ClcUnit::execute(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  CtaState& cs = ctas_[ctx.cta_slot()];
+  switch (ctx.desc.kind) {
+    case OpKind::kClcTryCancel: {
+      if (failure_seen_[ctx.warp_id])
+        ctx.ub("try_cancel after an observed failure",
+               "clusterlaunchcontrol.try_cancel issued after this warp observed a response saying the grid is exhausted "
+               "(query -1): undefined (PTX 9.7.13.17)");
+      std::uint32_t f = ctx.barrier(Attr::kBar);
+      // The cancelled cluster is the next one the hardware would launch; the answer is its first CTA (rank 0).
+      std::int64_t first = sim_.clusters_left() ? sim_.cta_id_of(sim_.take_cluster(), 0) : -1;
+      std::int64_t all = (std::int64_t{1} << sim_.cluster_of(ctx.cta()).ctas.size()) - 1;
+      Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.value(Attr::kMulticast) ? all : 0);
+      Cycle at = sim_.now() + sim_.jit(m.clc_latency_cycles);
+      for (std::uint32_t t : targets) {
+        Response r{t, sim_.cta(t).id, f, first, ctx.warp_id, ctx.op};
+        std::uint32_t id;
+        if (!free_.empty()) {
+          id = free_.back();
+          free_.pop_back();
+          in_flight_[id] = r;
+        } else {
+          id = static_cast<std::uint32_t>(in_flight_.size());
+          in_flight_.push_back(r);
+        }
+        sim_.schedule(*this, std::max(at, sim_.now()), sim::Priority::kCompletion, id);
+      }
+      return ctx.busy(m.op_issue_cycles);
+    }
+    case OpKind::kClcQuery: {
+      std::int64_t value = 0;
+      bool found = false;
+      if (ctx.present(Attr::kBar)) {
+        std::uint32_t f = ctx.barrier(Attr::kBar);
+        for (const auto& [bf, v] : cs.responses)
+          if (bf == f) value = v, found = true;
+      } else if (cs.any) {
+        value = cs.latest;
+        found = true;
+      }
+      if (!found) ctx.ub("query before a response", "clc.query reads a try_cancel response that has not landed (wait on its barrier first)");
+      if (value < 0) failure_seen_[ctx.warp_id] = 1;
+      ctx.warp.slots[ctx.desc.result_slots[0]] = value;
+      return ctx.busy(m.op_issue_cycles);
+    }
+    default: return Unit::execute(ctx);
+  }
+}
+
+// The response lands: written to the CTA's shared memory, then complete_tx(16) on its barrier.
+void ClcUnit::complete(std::uint32_t target, std::uint64_t) {
+  Response r = in_flight_[target];
+  free_.push_back(target);
+  Signal s = mbar_->signal_to(r.cta, SignalKind::kCompleteTx, r.barrier, 16, r.warp, r.op);
+  s.cta_id = r.cta_id;
+  mbar_->check_alive(s);
+  CtaState& cs = ctas_[r.cta];
+  bool found = false;
+  for (auto& [f, v] : cs.responses)
+    if (f == r.barrier) v = r.first, found = true;
+  if (!found) cs.responses.emplace_back(r.barrier, r.first);
+  cs.latest = r.first;
+  cs.any = true;
+  mbar_->land(s);
+}
+
+}  // namespace smpipe::models

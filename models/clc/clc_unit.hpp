@@ -1,0 +1,49 @@
+// Cluster launch control (sm_100, PTX ISA 9.7.13.17, clusterlaunchcontrol): try_cancel asks the
+// scheduler for a cluster that has not launched yet; the 16-byte response lands in shared memory with a
+// complete_tx(16) on an mbarrier (in every CTA of the cluster with .multicast); query_cancel reads the
+// first CTA id of the cancelled cluster, or says that the grid is exhausted.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "models/gpu/unit.hpp"
+
+namespace smpipe::models {
+
+class MbarrierUnit;
+
+class ClcUnit : public Unit {
+ public:
+  using Unit::Unit;
+  std::string_view name() const override { return "clc"; }
+  static std::span<const isa::OpKind> accepted();
+  std::span<const isa::OpKind> ops() const override { return accepted(); }
+  void connect() override;
+  OpResult execute(OpContext& ctx) override;
+  void complete(std::uint32_t target, std::uint64_t payload) override;
+  void cta_started(std::uint32_t slot) override;
+
+  static std::string fits(const isa::OpDesc& d, const Machine& m);
+
+ private:
+  struct CtaState {
+    std::vector<std::pair<std::uint32_t, std::int64_t>> responses;  // barrier flat -> first CTA id (-1: none)
+    std::int64_t latest = 0;
+    bool any = false;
+  };
+  struct Response {
+    std::uint32_t cta = 0;
+    std::int64_t cta_id = 0;
+    std::uint32_t barrier = 0;
+    std::int64_t first = -1;
+    std::uint32_t warp = 0, op = 0;
+  };
+  std::vector<CtaState> ctas_;       // by CTA slot
+  std::vector<std::uint8_t> failure_seen_;  // by warp id: the warp queried a response saying "exhausted"
+  std::vector<Response> in_flight_;
+  std::vector<std::uint32_t> free_;
+  MbarrierUnit* mbar_ = nullptr;
+};
+
+}  // namespace smpipe::models

@@ -1,0 +1,520 @@
+#include "models/gpu/simulator.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/gpu/registry.hpp"
+#include "models/observe/trace_observer.hpp"
+
+namespace smpipe::models {
+
+void check_fits(const isa::Program& p, const Machine& m) {
+  auto where = [&](const isa::SourceLoc& loc, const std::string& msg) {
+    return loc.file ? isa::InputError(loc, msg) : isa::InputError(msg);
+  };
+  std::int64_t smem = p.smem_bytes();
+  if (smem > m.smem_per_cta_max)
+    throw isa::InputError(fmt::format(
+        "kernel {} needs {} bytes of shared memory per CTA ({}), but {} allows at most {} bytes per CTA", p.kernel_name, smem,
+        [&] {
+          std::vector<std::string> parts;
+          for (const auto& s : p.smems) parts.push_back(fmt::format("{} {}x{}", s.name, s.size, s.bytes));
+          if (p.smem_extra) parts.push_back(fmt::format("smem= {}", p.smem_extra));
+          if (!p.mbarriers.empty()) parts.push_back("mbarriers");
+          return fmt::format("{}", fmt::join(parts, " + "));
+        }(),
+        m.name, m.smem_per_cta_max));
+  if (p.warps > m.max_warps_per_sm)
+    throw isa::InputError(fmt::format("kernel {} has {} warps per CTA; {} holds at most {} per SM", p.kernel_name, p.warps,
+                                      m.name, m.max_warps_per_sm));
+  if (p.cluster_size() > m.max_cluster_size)
+    throw isa::InputError(fmt::format("cluster of {} CTAs; {} allows at most {}", p.cluster_size(), m.name, m.max_cluster_size));
+  if (p.cluster_size() > m.sm_count)
+    throw isa::InputError(fmt::format("cluster of {} CTAs does not fit on {} SMs", p.cluster_size(), m.sm_count));
+  for (const auto& r : p.roles)
+    for (const auto& op : r.ops) {
+      std::string why = op_fits(op, m);
+      if (!why.empty()) throw where(op.loc, why);
+    }
+}
+
+RunResult simulate(const isa::Program& program, const Machine& machine, const RunOptions& options) {
+  check_fits(program, machine);
+  Simulator s(program, machine, options);
+  return s.run();
+}
+
+Simulator::Simulator(const isa::Program& program, const Machine& machine, const RunOptions& options)
+    : program_(program), machine_(machine), options_(options), engine_(*this), rng_(options.seed) {
+  causes_.emplace_back("(none)");
+  if (options_.trace) own_observers_.push_back(std::make_unique<TraceObserver>(*options_.trace));
+  if (options_.op_log) own_observers_.push_back(std::make_unique<OpLogObserver>(*options_.op_log));
+  for (auto& o : own_observers_) observers_.add(o.get());
+  for (Observer* o : options_.observers) observers_.add(o);
+  units_ = make_units(*this, machine_);
+  by_op_.assign(static_cast<std::size_t>(isa::OpKind::kCount), nullptr);
+  for (std::size_t i = 0; i < units_.size(); ++i) {
+    units_[i]->set_index(static_cast<std::int16_t>(i));
+    for (isa::OpKind k : units_[i]->ops()) {
+      SMPIPE_CHECK(by_op_[static_cast<int>(k)] == nullptr, fmt::format("op '{}' accepted by two units", isa::op_spec(k).name));
+      by_op_[static_cast<int>(k)] = units_[i].get();
+    }
+  }
+  for (std::size_t k = 0; k < by_op_.size(); ++k)
+    SMPIPE_CHECK(by_op_[k] != nullptr, fmt::format("no unit accepts op '{}'", isa::all_ops()[k].name));
+  for (auto& u : units_) u->connect();
+  sms_.resize(machine_.sm_count);
+  sm_used_.assign(machine_.sm_count, false);
+  num_clusters_ = program_.num_ctas() / program_.cluster_size();
+  for (const auto& r : program_.roles) {
+    RoleStats rs;
+    rs.name = r.name;
+    role_stats_.push_back(rs);
+  }
+}
+
+Simulator::~Simulator() = default;
+
+std::uint16_t Simulator::cause_id(const std::string& name) {
+  for (std::size_t i = 0; i < causes_.size(); ++i)
+    if (causes_[i] == name) return static_cast<std::uint16_t>(i);
+  causes_.push_back(name);
+  return static_cast<std::uint16_t>(causes_.size() - 1);
+}
+
+Cycle Simulator::jit(std::int64_t latency) {
+  if (options_.jitter_pct <= 0 || latency <= 0) return Cycle(latency);
+  std::int64_t spread = latency * options_.jitter_pct / 100;
+  return Cycle(std::max<std::int64_t>(0, latency + rng_.uniform(-spread, spread)));
+}
+
+void Simulator::schedule(const Unit& unit, Cycle at, sim::Priority priority, std::uint32_t target, std::uint64_t payload) {
+  engine_.schedule(at, priority, kEvFirstUnit + static_cast<std::uint32_t>(unit.index()), target, payload);
+}
+
+std::string Simulator::warp_label(const Warp& w) const {
+  return fmt::format("CTA {} warp {} ({})", ctas_[w.cta].id, w.index, w.role >= 0 ? program_.roles[w.role].name : "idle");
+}
+
+void Simulator::ub(std::uint32_t warp, std::uint32_t op, const std::string& title, const std::string& message, bool hazard) {
+  Diagnosis d;
+  d.title = title;
+  d.message = message;
+  d.cycle = now().v;
+  d.hazard = hazard;
+  if (warp < warps_.size()) {
+    const Warp& w = warps_[warp];
+    d.cta = ctas_[w.cta].id;
+    d.warp = w.index;
+    if (w.role >= 0) {
+      d.role = program_.roles[w.role].name;
+      const isa::OpDesc& o = op_of(w, op);
+      d.loc = o.loc;
+      d.op_text = o.text;
+    }
+  }
+  throw UndefinedBehaviour{d};
+}
+
+std::uint32_t Simulator::peer_cta(const Warp& w, std::uint32_t op, std::int64_t rank) {
+  if (rank < 0) return w.cta;
+  const Cluster& cl = cluster_of(ctas_[w.cta]);
+  if (rank >= static_cast<std::int64_t>(cl.ctas.size()))
+    ub(warp_id(w), op, "bad cluster rank",
+       fmt::format("cta={} but the cluster has {} CTAs (ranks 0..{})", rank, cl.ctas.size(), cl.ctas.size() - 1));
+  return cl.ctas[rank];
+}
+
+Simulator::Targets Simulator::multicast_targets(std::uint32_t warp, std::uint32_t op, std::uint32_t cta, std::int64_t mask) {
+  Targets t;
+  if (mask == 0) {
+    t.slot[t.count++] = cta;
+    return t;
+  }
+  const Cluster& cl = cluster_of(ctas_[cta]);
+  if (mask < 0 || mask >= (std::int64_t{1} << cl.ctas.size()))
+    ub(warp, op, "bad multicast mask",
+       fmt::format("multicast=0x{:x} names CTA ranks outside the cluster of {} CTAs", mask, cl.ctas.size()));
+  for (std::size_t r = 0; r < cl.ctas.size(); ++r)
+    if (mask & (std::int64_t{1} << r)) t.slot[t.count++] = cl.ctas[r];
+  return t;
+}
+
+std::int64_t Simulator::cta_id_of(std::int64_t ci, int rank) const {
+  // Cluster coordinates -> CTA ids (x fastest), ranks x fastest within the cluster.
+  const auto& p = program_;
+  std::int64_t ncx = p.grid[0] / p.cluster[0], ncy = p.grid[1] / p.cluster[1];
+  std::int64_t cx = ci % ncx, cy = (ci / ncx) % ncy, cz = ci / (ncx * ncy);
+  std::int64_t lx = rank % p.cluster[0], ly = (rank / p.cluster[0]) % p.cluster[1], lz = rank / (p.cluster[0] * p.cluster[1]);
+  std::int64_t x = cx * p.cluster[0] + lx, y = cy * p.cluster[1] + ly, z = cz * p.cluster[2] + lz;
+  return x + y * p.grid[0] + z * p.grid[0] * p.grid[1];
+}
+
+// ---- launch ----
+
+bool Simulator::place_cluster(std::int64_t ci) {
+  const auto& p = program_;
+  std::int64_t cs = p.cluster_size();
+  std::int64_t smem = p.smem_bytes() + machine_.smem_reserved_per_cta;
+  std::vector<int> chosen;
+  // Least-loaded SMs first, lowest index on ties: the first wave spreads one CTA per SM.
+  std::vector<int> order(sms_.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sms_[a].ctas < sms_[b].ctas; });
+  for (int s : order) {
+    const SmResources& sm = sms_[s];
+    if (sm.ctas + 1 > machine_.max_ctas_per_sm || sm.warps + p.warps > machine_.max_warps_per_sm ||
+        sm.smem + smem > machine_.smem_per_sm)
+      continue;
+    chosen.push_back(s);
+    if (static_cast<std::int64_t>(chosen.size()) == cs) break;
+  }
+  if (static_cast<std::int64_t>(chosen.size()) < cs) return false;
+  std::uint32_t cslot;
+  if (!free_clusters_.empty()) {
+    cslot = free_clusters_.back();
+    free_clusters_.pop_back();
+  } else {
+    cslot = static_cast<std::uint32_t>(clusters_.size());
+    clusters_.emplace_back();
+  }
+  {
+    Cluster& cl = clusters_[cslot];
+    cl.index = ci;
+    cl.ctas.clear();
+    cl.live_warps = 0;
+    cl.live_ctas = static_cast<int>(cs);
+  }
+  for (int rank = 0; rank < cs; ++rank) {
+    std::uint32_t slot = create_cta(cta_id_of(ci, rank), ci, cslot, rank, chosen[rank]);
+    clusters_[cslot].ctas.push_back(slot);
+  }
+  Cluster& cl = clusters_[cslot];
+  for (std::uint32_t slot : cl.ctas) cl.live_warps += ctas_[slot].live_warps;
+  for (auto& u : units_)
+    for (std::uint32_t slot : cl.ctas) u->cta_started(slot);
+  for (std::uint32_t slot : cl.ctas) {
+    const Cta& c = ctas_[slot];
+    if (observers_.wants(c.id)) {
+      CtaStart start{c.id, c.sm, c.cluster, c.rank, &program_, {}};
+      auto layout = isa::ElementLayout::of(program_.mbarriers);
+      for (std::uint32_t f = 0; f < layout.count; ++f) start.barrier_names.push_back(layout.element_name(program_.mbarriers, f));
+      observers_.each(c.id, [&](Observer& o) { o.cta_started(start); });
+    }
+  }
+  // Start the role warps in warp order, after all CTAs of the cluster exist (remote arrives need them).
+  for (std::uint32_t slot : cl.ctas) {
+    Cta& c = ctas_[slot];
+    for (int i = 0; i < p.warps; ++i)
+      if (warps_[c.first_warp + i].state == WarpState::kReady)
+        engine_.schedule(now(), sim::Priority::kWarpStep, kEvWarpStep, c.first_warp + i);
+  }
+  return true;
+}
+
+std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, std::uint32_t cluster_slot, int rank, int sm_index) {
+  const auto& p = program_;
+  std::uint32_t slot;
+  if (!free_ctas_.empty()) {
+    slot = free_ctas_.back();
+    free_ctas_.pop_back();
+  } else {
+    slot = static_cast<std::uint32_t>(ctas_.size());
+    ctas_.emplace_back();
+    warps_.resize(warps_.size() + static_cast<std::size_t>(p.warps));
+  }
+  Cta& c = ctas_[slot];
+  c = Cta{};
+  c.id = cta_id;
+  c.cluster = cluster;
+  c.cluster_slot = cluster_slot;
+  c.rank = rank;
+  c.sm = sm_index;
+  c.launch_seq = ctas_run_;
+  c.first_warp = slot * static_cast<std::uint32_t>(p.warps);
+  SmResources& sm = sms_[sm_index];
+  sm.ctas += 1;
+  sm.warps += p.warps;
+  sm.smem += p.smem_bytes() + machine_.smem_reserved_per_cta;
+  sm_used_[sm_index] = true;
+  ++live_ctas_;
+  peak_ctas_ = std::max(peak_ctas_, live_ctas_);
+  ++ctas_run_;
+  std::int64_t gx = p.grid[0], gy = p.grid[1];
+  for (int i = 0; i < p.warps; ++i) {
+    Warp& w = warps_[c.first_warp + i];
+    w = Warp{};
+    w.cta = slot;
+    w.index = i;
+    w.role = p.warp_role[i];
+    w.started = now();
+    using B = isa::Builtin;
+    auto set = [&](B b, std::int64_t v) { w.builtins[static_cast<int>(b)] = v; };
+    set(B::kWarp, i);
+    set(B::kWarpgroup, i / isa::kWarpsPerWarpgroup);
+    set(B::kCta, cta_id);
+    set(B::kCtaX, cta_id % gx);
+    set(B::kCtaY, (cta_id / gx) % gy);
+    set(B::kCtaZ, cta_id / (gx * gy));
+    set(B::kClusterRank, rank);
+    set(B::kNumCtas, p.num_ctas());
+    set(B::kSm, sm_index);
+    if (w.role < 0) {
+      w.state = WarpState::kDone;  // a warp with no role exits at once
+      c.exited_warps++;
+      continue;
+    }
+    const auto& rc = p.roles[w.role];
+    set(B::kWarpInRole, i - rc.first_warp);
+    w.slots.assign(rc.slot_names.size(), 0);
+    w.stack.assign(static_cast<std::size_t>(rc.max_stack) + 4, 0);
+    w.waiting.assign(causes_.size() + 8, 0);
+    c.live_warps++;
+  }
+  return slot;
+}
+
+void Simulator::try_launch() {
+  launch_pending_ = false;
+  while (next_cluster_ < num_clusters_) {
+    if (!place_cluster(next_cluster_)) break;
+    ++next_cluster_;
+  }
+}
+
+void Simulator::flush_warp_stats(Warp& w) {
+  RoleStats& r = role_stats_[w.role];
+  r.warps += 1;
+  r.lifetime += (now() - w.started).v;
+  r.busy += w.busy;
+  r.ops += w.ops;
+  for (std::size_t i = 1; i < w.waiting.size() && i < causes_.size(); ++i)
+    if (w.waiting[i]) r.waiting[causes_[i]] += w.waiting[i];
+  for (std::size_t i = 0; i < w.region_time.size(); ++i) {
+    std::int64_t t = w.region_time[i] + (w.region_start[i] >= 0 ? now().v - w.region_start[i] : 0);
+    if (t) r.regions[program_.regions[i]] += t;
+  }
+}
+
+void Simulator::warp_exit(std::uint32_t id) {
+  Warp& w = warps_[id];
+  w.state = WarpState::kDone;
+  flush_warp_stats(w);
+  w.slots.clear();
+  w.slots.shrink_to_fit();
+  last_exit_ = std::max(last_exit_, now().v);
+  Cta& c = ctas_[w.cta];
+  if (!observers_.empty()) observers_.each(c.id, [&](Observer& o) { o.warp_exited(c.id, w.index, w.role, now().v); });
+  c.live_warps--;
+  c.exited_warps++;
+  clusters_[c.cluster_slot].live_warps--;
+  for (auto& u : units_) u->warp_exited(id);
+  if (c.live_warps == 0) cta_exit(w.cta);
+}
+
+void Simulator::cta_exit(std::uint32_t slot) {
+  for (auto& u : units_) u->cta_exiting(slot);
+  Cta& c = ctas_[slot];
+  c.exited = true;
+  SmResources& sm = sms_[c.sm];
+  sm.ctas -= 1;
+  sm.warps -= program_.warps;
+  sm.smem -= program_.smem_bytes() + machine_.smem_reserved_per_cta;
+  --live_ctas_;
+  if (!observers_.empty()) observers_.each(c.id, [&](Observer& o) { o.cta_exited(c.id, now().v); });
+  // The slots of a cluster are reused once all its CTAs exited (peers may still name an exited CTA).
+  Cluster& cl = clusters_[c.cluster_slot];
+  if (--cl.live_ctas == 0) {
+    for (std::uint32_t s : cl.ctas) free_ctas_.push_back(s);
+    cl.index = -1;
+    free_clusters_.push_back(c.cluster_slot);
+  }
+  if (next_cluster_ < num_clusters_ && !launch_pending_) {
+    launch_pending_ = true;
+    engine_.schedule(now() + Cycle(machine_.cta_launch_cycles), sim::Priority::kLaunch, kEvLaunch, 0);
+  }
+}
+
+// ---- waiting and waking ----
+
+void Simulator::block(Warp& w, const Unit* owner, std::uint32_t obj, std::int64_t value, std::uint32_t op, std::uint16_t cause) {
+  w.state = WarpState::kBlocked;
+  w.wait_unit = owner ? owner->index() : kNoUnit;
+  w.wait_obj = obj;
+  w.wait_value = value;
+  w.wait_op = op;
+  w.wait_cause = cause;
+  w.wait_since = now();
+}
+
+void Simulator::wake_at(std::uint32_t warp_id, Cycle at) { engine_.schedule(at, sim::Priority::kWake, kEvWake, warp_id); }
+
+std::string Simulator::describe_wait(const Warp& w) const {
+  if (w.state != WarpState::kBlocked) return "nothing (running)";
+  if (w.wait_unit == kNoUnit) return causes_[w.wait_cause];
+  return units_[w.wait_unit]->describe_wait(w);
+}
+
+void Simulator::resume(std::uint32_t id) {
+  Warp& w = warps_[id];
+  if (w.wait_unit != kNoUnit) units_[w.wait_unit]->woken(id);
+  std::int64_t waited = (now() - w.wait_since).v;
+  if (w.wait_cause >= w.waiting.size()) w.waiting.resize(w.wait_cause + 8, 0);
+  w.waiting[w.wait_cause] += waited;
+  if (!observers_.empty()) {
+    std::int64_t cta = ctas_[w.cta].id;
+    observers_.each(cta, [&](Observer& o) {
+      o.wait_ended(cta, w.index, causes_[w.wait_cause], op_of(w, w.wait_op), w.wait_since.v, waited);
+    });
+  }
+  w.wait_unit = kNoUnit;
+  w.state = WarpState::kReady;
+  step(id);
+}
+
+// ---- events ----
+
+void Simulator::handle(const sim::Event& e) {
+  switch (e.kind) {
+    case kEvLaunch: try_launch(); break;
+    case kEvWarpStep: step(e.target); break;
+    case kEvWake: resume(e.target); break;
+    default:
+      SMPIPE_CHECK(e.kind >= kEvFirstUnit && e.kind - kEvFirstUnit < units_.size(), fmt::format("unknown event kind {}", e.kind));
+      units_[e.kind - kEvFirstUnit]->complete(e.target, e.payload);
+  }
+}
+
+// ---- the run ----
+
+RunResult Simulator::run() {
+  RunResult result;
+  engine_.schedule(Cycle(0), sim::Priority::kLaunch, kEvLaunch, 0);
+  try {
+    auto stop = engine_.run(Cycle(options_.max_cycles));
+    bool all_done = next_cluster_ >= num_clusters_ && live_ctas_ == 0;
+    if (stop == sim::Engine::StopReason::kCycleLimit) {
+      result.outcome = Outcome::kWatchdog;
+      result.watchdog_reason = fmt::format("--max-cycles {} reached with {} CTAs still running", options_.max_cycles, live_ctas_);
+      result.deadlock = analyse_stuck(true);
+    } else if (!all_done) {
+      result.outcome = Outcome::kDeadlock;
+      result.deadlock = analyse_stuck(false);
+    }
+  } catch (UndefinedBehaviour& u) {
+    result.outcome = Outcome::kUndefined;
+    result.diagnosis = u.diagnosis;
+  } catch (const WatchdogStop& w) {
+    result.outcome = Outcome::kWatchdog;
+    result.watchdog_reason = w.reason;
+    result.deadlock = analyse_stuck(true);
+  }
+  result.cycles = result.outcome == Outcome::kFinished ? last_exit_ : now().v;
+  for (const auto& u : units_) u->add_notes(result.notes);
+  fill_stats(result);
+  return result;
+}
+
+DeadlockReport Simulator::analyse_stuck(bool watchdog) {
+  // Stuck warps in launch order, then warp order.
+  std::vector<std::uint32_t> stuck;
+  for (std::uint32_t i = 0; i < warps_.size(); ++i) {
+    const Warp& w = warps_[i];
+    if (w.state == WarpState::kDone || w.role < 0) continue;
+    if (w.state != WarpState::kBlocked && !watchdog) continue;
+    stuck.push_back(i);
+  }
+  std::stable_sort(stuck.begin(), stuck.end(), [&](std::uint32_t a, std::uint32_t b) {
+    return ctas_[warps_[a].cta].launch_seq < ctas_[warps_[b].cta].launch_seq;
+  });
+  std::vector<int> node_of(warps_.size(), -1);
+  for (std::size_t n = 0; n < stuck.size(); ++n) node_of[stuck[n]] = static_cast<int>(n);
+  std::vector<StuckNode> nodes(stuck.size());
+  for (std::size_t n = 0; n < stuck.size(); ++n) {
+    const Warp& w = warps_[stuck[n]];
+    StuckWarp& s = nodes[n].warp;
+    s.cta = ctas_[w.cta].id;
+    s.warp = w.index;
+    s.role = program_.roles[w.role].name;
+    if (w.state == WarpState::kBlocked) {
+      const isa::OpDesc& d = op_of(w, w.wait_op);
+      s.loc = d.loc;
+      s.op_text = d.text;
+      s.waits_for = describe_wait(w);
+      s.since = w.wait_since.v;
+    } else if (w.last_op != ~0u) {
+      // Still running (watchdog): show the op it executed last, and what it polls, if anything.
+      const isa::OpDesc& d = op_of(w, w.last_op);
+      s.loc = d.loc;
+      s.op_text = d.text;
+      std::string poll = unit_for(d.kind).describe_poll(w, d);
+      s.waits_for = poll.empty() ? "nothing: it keeps running" : poll;
+      s.since = now().v;
+    } else {
+      s.loc = isa::SourceLoc{program_.source.get(), program_.roles[w.role].code[w.pc ? w.pc - 1 : 0].line, 1};
+      s.waits_for = "nothing: it keeps running (no op executed yet)";
+      s.since = now().v;
+    }
+  }
+  for (std::size_t n = 0; n < stuck.size(); ++n) {
+    const Warp& w = warps_[stuck[n]];
+    if (w.state != WarpState::kBlocked || w.wait_unit == kNoUnit) continue;
+    WaitExplanation e(nodes[n], node_of, static_cast<int>(n));
+    units_[w.wait_unit]->explain_wait(w, e);
+  }
+  return analyse_wait_graph(nodes, (num_clusters_ - next_cluster_) * program_.cluster_size());
+}
+
+// The busiest unit if it is busy most of the time; otherwise the wait that costs the most warp time in the
+// role that waits most (latency or synchronisation bound).
+static std::string bottleneck_in_words(const Stats& s) {
+  const UnitStats* top = nullptr;
+  for (const auto& u : s.units)
+    if (top == nullptr || u.utilisation > top->utilisation) top = &u;
+  if (top != nullptr && top->utilisation >= 0.7)
+    return fmt::format("{} ({:.0f}% busy): the run is bound by it", top->name, 100 * top->utilisation);
+  std::string role, cause;
+  std::int64_t worst = 0;
+  for (const auto& r : s.roles)
+    for (const auto& [c, cycles] : r.waiting)
+      if (cycles > worst) worst = cycles, role = r.name, cause = c;
+  if (worst == 0) return "none: warps are busy issuing";
+  return fmt::format("no unit is saturated (busiest: {} {:.0f}%); role {} spends most time waiting on {}: latency or "
+                     "synchronisation bound",
+                     top ? top->name : "-", top ? 100 * top->utilisation : 0.0, role, cause);
+}
+
+void Simulator::fill_stats(RunResult& r) {
+  Stats& s = r.stats;
+  // Warps still alive (deadlock, watchdog, diagnosis) contribute what they did so far.
+  for (auto& w : warps_)
+    if (w.state != WarpState::kDone && w.role >= 0) {
+      if (w.state == WarpState::kBlocked) {
+        if (w.wait_cause >= w.waiting.size()) w.waiting.resize(w.wait_cause + 8, 0);
+        w.waiting[w.wait_cause] += (now() - w.wait_since).v;
+        w.wait_since = now();
+      }
+      flush_warp_stats(w);
+      w.state = WarpState::kDone;
+    }
+  s.kernel = program_.kernel_name;
+  s.machine = machine_.name;
+  s.clock_mhz = machine_.clock_mhz;
+  s.cycles = r.cycles;
+  s.time_us = static_cast<double>(r.cycles) / machine_.clock_mhz;
+  s.ctas = ctas_run_;
+  s.sms_used = std::count(sm_used_.begin(), sm_used_.end(), true);
+  s.ops = ops_;
+  s.events = static_cast<std::int64_t>(engine_.events_processed());
+  s.flops = counters_.flops;
+  s.bytes_loaded = counters_.bytes_loaded;
+  s.bytes_stored = counters_.bytes_stored;
+  s.roles = role_stats_;
+  for (const auto& u : units_) u->add_stats(s, r.cycles, s.sms_used);
+  s.bottleneck = bottleneck_in_words(s);
+  s.peak_resident_ctas = peak_ctas_;
+  s.reports = program_.reports;
+}
+
+}  // namespace smpipe::models

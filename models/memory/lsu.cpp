@@ -1,0 +1,125 @@
+#include "models/memory/lsu.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "models/gpu/simulator.hpp"
+#include "models/memory/l2.hpp"
+#include "models/memory/proxy_fence.hpp"
+#include "models/memory/transfer.hpp"
+#include "models/sync/mbarrier_unit.hpp"
+
+namespace smpipe::models {
+
+using isa::Attr;
+using isa::OpKind;
+
+LsuUnit::LsuUnit(Simulator& sim)
+    : Unit(sim), cause_wait_(sim.cause_id("cp.async.wait")), cause_ld_global_(sim.cause_id("ld.global")) {
+  free_.assign(static_cast<std::size_t>(sim.machine().sm_count), Cycle(0));
+}
+
+std::span<const isa::OpKind> LsuUnit::accepted() {
+  static constexpr OpKind kOps[] = {OpKind::kCpAsync,  OpKind::kCpAsyncCommit, OpKind::kCpAsyncWait, OpKind::kCpAsyncArrive,
+                                    OpKind::kLdShared, OpKind::kStShared,      OpKind::kLdmatrix,    OpKind::kLdGlobal,
+                                    OpKind::kStGlobal};
+  return kOps;
+}
+
+void LsuUnit::connect() {
+  l2_ = &sim_.find<MemoryHierarchy>();
+  mbar_ = &sim_.find<MbarrierUnit>();
+  proxy_ = &sim_.find<ProxyFenceUnit>();
+}
+
+void LsuUnit::cta_started(std::uint32_t slot) {
+  const Cta& c = sim_.cta(slot);
+  std::size_t end = c.first_warp + static_cast<std::size_t>(sim_.program().warps);
+  if (end > warps_.size()) warps_.resize(end);
+  for (std::size_t i = c.first_warp; i < end; ++i) warps_[i] = WarpState{};
+}
+
+OpResult LsuUnit::execute(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  const isa::OpDesc& d = ctx.desc;
+  WarpState& w = warps_[ctx.warp_id];
+  Cycle now = sim_.now();
+  switch (d.kind) {
+    case OpKind::kCpAsync: {
+      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
+      if (bytes <= 0) ctx.ub("bad size", fmt::format("cp.async of {} bytes", bytes));
+      ctx.smem(Attr::kDst);
+      Cycle& lsu = free_[ctx.cta().sm];
+      Cycle start = sim::max(now + Cycle(m.op_issue_cycles), lsu);
+      std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
+      lsu = start + Cycle(occ);
+      busy_ += occ;
+      Cycle done = sim::max(start + Cycle(occ), l2_->transfer(start, bytes)) + sim_.jit(m.cp_async_latency_cycles);
+      sim_.counters().bytes_loaded += bytes;
+      w.open = sim::max(w.open, done);
+      w.all = sim::max(w.all, done);
+      return ctx.busy(m.op_issue_cycles);
+    }
+    case OpKind::kCpAsyncCommit:
+      w.groups.push_back(sim::max(w.open, now));
+      w.open = Cycle(0);
+      if (w.groups.size() > 64) w.groups.erase(w.groups.begin());  // long complete: a wait would not see them
+      return ctx.busy(m.op_issue_cycles);
+    case OpKind::kCpAsyncWait: {
+      std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - ctx.value(Attr::kN);
+      Cycle until = now;
+      for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, w.groups[i]);
+      if (older > 0) w.groups.erase(w.groups.begin(), w.groups.begin() + older);
+      if (until <= now) return ctx.busy(m.op_issue_cycles);
+      ctx.block(nullptr, 0, 0, cause_wait_);
+      sim_.wake_at(ctx.warp_id, until);
+      return ctx.blocked();
+    }
+    case OpKind::kCpAsyncArrive: {
+      std::uint32_t f = ctx.barrier(Attr::kBar);
+      std::int64_t lanes = ctx.lanes();
+      // Without .noinc the pending count is raised first, so the async arrive leaves it unchanged.
+      if (ctx.value(Attr::kNoinc) == 0) mbar_->raise_pending(ctx.cta_slot(), f, lanes, ctx.warp_id, ctx.op);
+      mbar_->send(sim::max(w.all, now), mbar_->signal_to(ctx.cta_slot(), SignalKind::kArrive, f, lanes, ctx.warp_id, ctx.op));
+      return ctx.busy(m.mbarrier_arrive_cycles);
+    }
+    case OpKind::kLdShared:
+    case OpKind::kStShared:
+    case OpKind::kLdmatrix: {
+      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
+      isa::Attr buffer = d.kind == OpKind::kStShared ? Attr::kDst : Attr::kSrc;
+      if (ctx.present(buffer)) {
+        std::uint32_t f = ctx.smem(buffer);
+        if (d.kind == OpKind::kStShared) proxy_->generic_write(ctx, f);
+      }
+      return ctx.busy(std::max<std::int64_t>(1, transfer_cycles(bytes, m.smem_bytes_per_cycle)));
+    }
+    case OpKind::kLdGlobal:
+    case OpKind::kStGlobal: {
+      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
+      Cycle& lsu = free_[ctx.cta().sm];
+      Cycle start = sim::max(now + Cycle(m.op_issue_cycles), lsu);
+      std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
+      lsu = start + Cycle(occ);
+      busy_ += occ;
+      Cycle done = sim::max(start + Cycle(occ), l2_->transfer(start, bytes));
+      if (d.kind == OpKind::kStGlobal) {
+        sim_.counters().bytes_stored += bytes;
+        return ctx.busy(m.op_issue_cycles);
+      }
+      sim_.counters().bytes_loaded += bytes;
+      ctx.block(nullptr, 0, 0, cause_ld_global_);
+      sim_.wake_at(ctx.warp_id, done + sim_.jit(m.global_load_latency_cycles));
+      return ctx.blocked();
+    }
+    default: return Unit::execute(ctx);
+  }
+}
+
+void LsuUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {
+  double cap = static_cast<double>(std::max<std::int64_t>(cycles, 1)) * static_cast<double>(std::max<std::int64_t>(sms_used, 1));
+  s.units.push_back(UnitStats{"LSU (cp.async, global)", busy_, static_cast<double>(busy_) / cap});
+}
+
+}  // namespace smpipe::models

@@ -1,0 +1,31 @@
+// The generic and async proxies of shared memory (PTX ISA 8.6, proxies; fence.proxy.async): a buffer
+// written with st.shared must be fenced by its writer before the async proxy (TMA store, wgmma / umma
+// operands, tcgen05.cp) reads it. Tracks, per CTA and smem element, the warps with unfenced writes.
+#pragma once
+
+#include <vector>
+
+#include "models/gpu/unit.hpp"
+
+namespace smpipe::models {
+
+class ProxyFenceUnit : public Unit {
+ public:
+  using Unit::Unit;
+  std::string_view name() const override { return "proxy_fence"; }
+  static std::span<const isa::OpKind> accepted();
+  std::span<const isa::OpKind> ops() const override { return accepted(); }
+  OpResult execute(OpContext& ctx) override;
+  void cta_started(std::uint32_t slot) override;
+
+  // The executing warp wrote smem element `flat` through the generic proxy.
+  void generic_write(const OpContext& ctx, std::uint32_t flat);
+  // The async proxy reads the smem element attribute `a` names (if the op names one): a hazard when a
+  // writer has not fenced.
+  void check_async_read(const OpContext& ctx, isa::Attr a);
+
+ private:
+  std::vector<std::vector<std::uint32_t>> dirty_;  // by CTA slot, per smem element: warps with unfenced writes
+};
+
+}  // namespace smpipe::models

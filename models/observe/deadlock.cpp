@@ -1,0 +1,73 @@
+#include "models/observe/deadlock.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/strong_components.hpp>
+#include <set>
+
+namespace smpipe::models {
+
+DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int64_t unlaunched_ctas) {
+  DeadlockReport rep;
+  rep.unlaunched_ctas = unlaunched_ctas;
+  for (const StuckNode& n : nodes) rep.warps.push_back(n.warp);
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  Graph g(nodes.size());
+  for (std::size_t u = 0; u < nodes.size(); ++u)
+    for (int v : nodes[u].waits_on) boost::add_edge(u, v, g);
+  // Cycles: strongly connected components with more than one warp.
+  std::vector<int> comp(nodes.size());
+  int ncomp = nodes.empty() ? 0
+                            : boost::strong_components(g, boost::make_iterator_property_map(comp.begin(), boost::get(boost::vertex_index, g)));
+  for (int k = 0; k < ncomp; ++k) {
+    std::vector<int> members;
+    for (std::size_t i = 0; i < comp.size(); ++i)
+      if (comp[i] == k) members.push_back(static_cast<int>(i));
+    if (members.size() < 2) continue;
+    // Walk one simple cycle inside the component, starting at its first member.
+    std::vector<int> path{members[0]};
+    std::vector<bool> seen(nodes.size(), false);
+    seen[members[0]] = true;
+    for (;;) {
+      int cur = path.back(), next = -1;
+      for (int v : nodes[cur].waits_on)
+        if (comp[v] == k && (v == path.front() || !seen[v])) {
+          next = v;
+          if (v == path.front()) break;
+        }
+      if (next < 0 || next == path.front()) break;
+      seen[next] = true;
+      path.push_back(next);
+    }
+    rep.cycles.push_back(path);
+    if (rep.cycles.size() >= 256) break;
+  }
+  std::vector<bool> on_cycle(nodes.size(), rep.cycles.empty());
+  for (int k = 0; k < ncomp; ++k) {
+    int size = static_cast<int>(std::count(comp.begin(), comp.end(), k));
+    if (size < 2) continue;
+    for (std::size_t i = 0; i < comp.size(); ++i)
+      if (comp[i] == k) on_cycle[i] = true;
+  }
+  std::vector<std::string> starts;
+  std::set<std::string> kept;
+  for (std::size_t u = 0; u < nodes.size(); ++u) {
+    if (!on_cycle[u]) continue;
+    for (const auto& entry : nodes[u].never_started)
+      if (std::find(starts.begin(), starts.end(), entry) == starts.end()) starts.push_back(entry);
+    kept.insert(nodes[u].causes.begin(), nodes[u].causes.end());
+  }
+  if (!starts.empty())
+    kept.insert(fmt::format("nothing has arrived on {}: each side waits for the other before its first arrive. The side "
+                            "whose buffers start free must not wait for phase 0: CUTLASS producers start at phase 1 (their "
+                            "first wait on an 'empty' barrier uses parity 1 and passes at once)",
+                            fmt::join(starts, ", ")));
+  rep.causes.assign(kept.begin(), kept.end());
+  if (rep.warps.empty() && rep.unlaunched_ctas > 0)
+    rep.causes.push_back(fmt::format("{} CTAs were never launched", rep.unlaunched_ctas));
+  return rep;
+}
+
+}  // namespace smpipe::models

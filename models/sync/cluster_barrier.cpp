@@ -1,0 +1,61 @@
+#include "models/sync/cluster_barrier.hpp"
+
+#include <fmt/format.h>
+
+#include "models/gpu/simulator.hpp"
+
+namespace smpipe::models {
+
+ClusterBarrierUnit::ClusterBarrierUnit(Simulator& sim) : Unit(sim), cause_(sim.cause_id("cluster.sync")) {}
+
+std::span<const isa::OpKind> ClusterBarrierUnit::accepted() {
+  static constexpr isa::OpKind kOps[] = {isa::OpKind::kClusterSync};
+  return kOps;
+}
+
+void ClusterBarrierUnit::cta_started(std::uint32_t slot) {
+  const Cta& c = sim_.cta(slot);
+  if (c.rank != 0) return;  // one state per cluster, reset by its first CTA
+  if (c.cluster_slot >= clusters_.size()) clusters_.resize(c.cluster_slot + 1);
+  clusters_[c.cluster_slot].arrived = 0;
+  clusters_[c.cluster_slot].waiters.clear();
+}
+
+OpResult ClusterBarrierUnit::execute(OpContext& ctx) {
+  std::uint32_t cs = ctx.cta().cluster_slot;
+  ClusterState& cl = clusters_[cs];
+  cl.arrived += 1;
+  cl.waiters.push_back(ctx.warp_id);
+  ctx.block(this, 0, 0, cause_);
+  check_release(cs);
+  return ctx.blocked();
+}
+
+void ClusterBarrierUnit::check_release(std::uint32_t cs) {
+  ClusterState& cl = clusters_[cs];
+  if (cl.waiters.empty() || cl.arrived < sim_.cluster(cs).live_warps) return;
+  Cycle at = sim_.now() + sim_.jit(sim_.machine().cluster_sync_cycles);
+  for (std::uint32_t w : cl.waiters) sim_.wake_at(w, at);
+  cl.waiters.clear();
+  cl.arrived = 0;
+}
+
+void ClusterBarrierUnit::warp_exited(std::uint32_t warp_id) { check_release(sim_.cta(sim_.warp(warp_id).cta).cluster_slot); }
+
+std::string ClusterBarrierUnit::describe_wait(const Warp& w) const {
+  const Cta& c = sim_.cta(w.cta);
+  return fmt::format("cluster.sync: {} of {} live warps of the cluster arrived", clusters_[c.cluster_slot].arrived,
+                     sim_.cluster_of(c).live_warps);
+}
+
+void ClusterBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
+  const Cta& c = sim_.cta(w.cta);
+  for (std::uint32_t peer : sim_.cluster_of(c).ctas)
+    for (int i = 0; i < sim_.program().warps; ++i) {
+      std::uint32_t wid = sim_.cta(peer).first_warp + i;
+      if (sim_.warp(wid).wait_unit != index()) e.waits_on(wid);
+    }
+  e.cause(fmt::format("cluster.sync in cluster {}: not every live warp of the cluster reaches it", c.cluster));
+}
+
+}  // namespace smpipe::models

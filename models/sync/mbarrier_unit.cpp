@@ -1,0 +1,471 @@
+#include "models/sync/mbarrier_unit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/gpu/simulator.hpp"
+
+namespace smpipe::models {
+
+using isa::Attr;
+using isa::OpKind;
+
+const char* signal_name(SignalKind k) {
+  switch (k) {
+    case SignalKind::kArrive: return "arrive";
+    case SignalKind::kArriveDrop: return "arrive.drop";
+    case SignalKind::kExpectTx: return "expect_tx";
+    case SignalKind::kCompleteTx: return "complete_tx";
+    case SignalKind::kArriveExpectTx: return "arrive.expect_tx";
+    case SignalKind::kArriveNoComplete: return "arrive.noComplete";
+  }
+  return "?";
+}
+
+MbarrierUnit::MbarrierUnit(Simulator& sim) : Unit(sim) {
+  const auto& p = sim.program();
+  for (const auto& b : p.mbarriers) {
+    causes_.push_back(sim.cause_id("mbarrier " + b.name));
+    stats_.push_back(BarrierStats{b.name, 0, 0, 0, 0});
+  }
+  noted_decl_.assign(p.mbarriers.size(), false);
+}
+
+std::span<const isa::OpKind> MbarrierUnit::accepted() {
+  static constexpr OpKind kOps[] = {OpKind::kMbarrierInit, OpKind::kMbarrierInval, OpKind::kArrive, OpKind::kArriveExpectTx,
+                                    OpKind::kArriveNoComplete, OpKind::kExpectTx, OpKind::kCompleteTx, OpKind::kArriveDrop,
+                                    OpKind::kWait, OpKind::kTestWait, OpKind::kFenceMbarrierInit};
+  return kOps;
+}
+
+const isa::ElementLayout& MbarrierUnit::layout() const { return sim_.program().mbarrier_layout; }
+
+std::string MbarrierUnit::barrier_name(std::uint32_t flat) const {
+  return layout().element_name(sim_.program().mbarriers, flat);
+}
+
+std::string MbarrierUnit::state_text(std::uint32_t cta, std::uint32_t flat) const {
+  const MBarrier& b = ctas_[cta].barriers[flat];
+  if (!b.valid()) return "not initialised";
+  return fmt::format("phase {} (parity {}), pending {}/{}, tx {}", b.phase(), b.phase() & 1, b.pending(), b.expected(), b.tx());
+}
+
+void MbarrierUnit::cta_started(std::uint32_t slot) {
+  if (slot >= ctas_.size()) ctas_.resize(slot + 1);
+  CtaBarriers& c = ctas_[slot];
+  const auto& p = sim_.program();
+  std::uint32_t n = layout().count;
+  c.barriers.assign(n, MBarrier{});
+  c.waiters.resize(n);
+  for (auto& w : c.waiters) w.clear();
+  c.last_complete.assign(n, Cycle(-(std::int64_t{1} << 40)));  // no completion yet
+  c.arrive_mask.assign(n, 0);
+  c.last_arrive_mask.assign(n, 0);
+  c.passed_waits.assign(n, 0);
+  for (std::size_t d = 0; d < p.mbarriers.size(); ++d)
+    if (p.mbarriers[d].count)
+      for (int e = 0; e < p.mbarriers[d].size; ++e) c.barriers[layout().base[d] + e].init(*p.mbarriers[d].count);
+}
+
+Signal MbarrierUnit::signal_to(std::uint32_t cta, SignalKind kind, std::uint32_t barrier, std::int64_t value, std::uint32_t warp,
+                               std::uint32_t op) const {
+  Signal s;
+  s.kind = kind;
+  s.cta = cta;
+  s.cta_id = sim_.cta(cta).id;
+  s.barrier = barrier;
+  s.value = value;
+  s.warp = warp;
+  s.op = op;
+  return s;
+}
+
+// ---- signals ----
+
+void MbarrierUnit::send(Cycle at, const Signal& s) {
+  std::uint32_t id;
+  if (!free_signals_.empty()) {
+    id = free_signals_.back();
+    free_signals_.pop_back();
+    signals_[id] = s;
+  } else {
+    id = static_cast<std::uint32_t>(signals_.size());
+    signals_.push_back(s);
+  }
+  sim_.schedule(*this, std::max(at, sim_.now()), sim::Priority::kCompletion, id);
+}
+
+void MbarrierUnit::complete(std::uint32_t target, std::uint64_t) {
+  Signal s = signals_[target];
+  free_signals_.push_back(target);
+  land(s);
+}
+
+void MbarrierUnit::check_alive(const Signal& s) {
+  const Cta& c = sim_.cta(s.cta);
+  if (!c.exited && c.id == s.cta_id) return;
+  const Warp& w = sim_.warp(s.warp);
+  sim_.ub(s.warp, s.op, "signal to an exited CTA",
+          fmt::format("{}({}) from {} lands on {} of CTA {}, which has already exited: a CTA must not exit while cluster peers "
+                      "may still signal its barriers (CUTLASS producer_tail waits on every empty barrier before exiting)",
+                      signal_name(s.kind), s.value, sim_.warp_label(w), barrier_name(s.barrier), s.cta_id));
+}
+
+void MbarrierUnit::land(const Signal& s) {
+  check_alive(s);
+  if (s.token != 0 && !sim_.observers().empty())
+    sim_.observers().each(s.cta_id, [&](Observer& o) { o.signal_landed(s.token, s.cta_id, s.barrier, sim_.now().v); });
+  MBarrier& b = ctas_[s.cta].barriers[s.barrier];
+  int index = sim_.warp(s.warp).index;
+  MBarrier::Result r = MBarrier::Result::kOk;
+  switch (s.kind) {
+    case SignalKind::kArriveExpectTx:
+      // One atomic op: expect the bytes, then arrive (value2 arrivals).
+      r = b.expect_tx(s.value);
+      if (r == MBarrier::Result::kOk) {
+        note_arrival(s.cta, s.barrier, index);
+        r = b.arrive(s.value2);
+      }
+      break;
+    case SignalKind::kArrive: r = b.arrive(s.value); break;
+    case SignalKind::kArriveDrop: r = b.arrive_drop(s.value); break;
+    case SignalKind::kExpectTx: r = b.expect_tx(s.value); break;
+    case SignalKind::kArriveNoComplete: r = b.arrive_no_complete(s.value); break;
+    case SignalKind::kCompleteTx: r = b.complete_tx(s.value); break;
+  }
+  if (s.kind == SignalKind::kArrive || s.kind == SignalKind::kArriveDrop) note_arrival(s.cta, s.barrier, index);
+  apply_result(r, s.cta, s.barrier, s.warp, s.op, s.value, signal_name(s.kind));
+}
+
+// A signal of the executing warp on its own CTA's barrier, applied at once. arrive.expect_tx is the
+// expect_tx followed by the arrive (value2 arrivals).
+void MbarrierUnit::apply(const Signal& s, const char* action) {
+  if (s.kind == SignalKind::kArriveExpectTx) {
+    Signal a = s;
+    a.kind = SignalKind::kExpectTx;
+    apply(a, signal_name(a.kind));
+    a.kind = SignalKind::kArrive;
+    a.value = s.value2;
+    apply(a, signal_name(a.kind));
+    return;
+  }
+  MBarrier& b = ctas_[s.cta].barriers[s.barrier];
+  MBarrier::Result r = MBarrier::Result::kOk;
+  switch (s.kind) {
+    case SignalKind::kArrive: r = b.arrive(s.value); break;
+    case SignalKind::kArriveDrop: r = b.arrive_drop(s.value); break;
+    case SignalKind::kExpectTx: r = b.expect_tx(s.value); break;
+    case SignalKind::kCompleteTx: r = b.complete_tx(s.value); break;
+    case SignalKind::kArriveNoComplete: r = b.arrive_no_complete(s.value); break;
+    case SignalKind::kArriveExpectTx: break;
+  }
+  if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) note_arrival(s.cta, s.barrier, sim_.warp(s.warp).index);
+  apply_result(r, s.cta, s.barrier, s.warp, s.op, s.value, action);
+}
+
+void MbarrierUnit::raise_pending(std::uint32_t cta, std::uint32_t barrier, std::int64_t count, std::uint32_t warp, std::uint32_t op) {
+  MBarrier::Result r = ctas_[cta].barriers[barrier].raise_pending(count);
+  apply_result(r, cta, barrier, warp, op, count, "cp.async.mbarrier.arrive");
+}
+
+void MbarrierUnit::note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_index) {
+  CtaBarriers& c = ctas_[cta];
+  if (!sim_.observers().empty()) {
+    std::int64_t id = sim_.cta(cta).id;
+    std::uint32_t decl = layout().decl_of(flat);
+    sim_.observers().each(id, [&](Observer& o) { o.stage_ready(id, flat, decl, sim_.program().mbarriers[decl].name, false, sim_.now().v); });
+  }
+  if (warp_index >= 0 && warp_index < 32) c.arrive_mask[flat] |= 1u << warp_index;
+}
+
+void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, const char* by) {
+  CtaBarriers& c = ctas_[cta];
+  std::int64_t id = sim_.cta(cta).id;
+  std::uint32_t decl = layout().decl_of(flat);
+  stats_[decl].phases += 1;
+  c.last_complete[flat] = sim_.now();
+  std::uint32_t mask = c.arrive_mask[flat], last = c.last_arrive_mask[flat];
+  if (mask && last && (mask & last) == 0 && !noted_decl_[decl]) {
+    noted_decl_[decl] = true;
+    auto warps_of = [](std::uint32_t m) {
+      std::vector<int> v;
+      for (int i = 0; i < 32; ++i)
+        if (m & (1u << i)) v.push_back(i);
+      return fmt::format("{}", fmt::join(v, ","));
+    };
+    notes_.push_back(fmt::format(
+        "{} of CTA {}: phases {} and {} completed back to back (cycle {}) by arrivals of different warps ({} then {}): "
+        "if those warps arrive in the same loop iteration, more threads arrive per phase than its count {}",
+        barrier_name(flat), id, c.barriers[flat].phase() - 2, c.barriers[flat].phase() - 1, sim_.now().v, warps_of(last),
+        warps_of(mask), c.barriers[flat].expected()));
+  }
+  c.last_arrive_mask[flat] = mask;
+  c.arrive_mask[flat] = 0;
+  Cycle now = sim_.now();
+  Cycle wake = now + sim_.jit(sim_.machine().mbarrier_wake_cycles);
+  auto& waiters = c.waiters[flat];
+  for (std::uint32_t w : waiters) sim_.wake_at(w, std::max(wake, now));
+  if (!sim_.observers().empty() && sim_.observers().wants(id)) {
+    std::vector<int> warps;
+    for (std::uint32_t w : waiters) warps.push_back(sim_.warp(w).index);
+    std::string name = barrier_name(flat);
+    std::int64_t phase = c.barriers[flat].phase() - 1;
+    sim_.observers().each(id, [&](Observer& o) {
+      o.stage_ready(id, flat, decl, sim_.program().mbarriers[decl].name, true, now.v);
+      o.phase_completed(id, flat, name, phase, by, warps, wake.v, now.v);
+    });
+  }
+  waiters.clear();
+}
+
+void MbarrierUnit::apply_result(MBarrier::Result r, std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op,
+                                std::int64_t count, const char* action) {
+  using R = MBarrier::Result;
+  if (r == R::kOk) return;
+  if (r == R::kPhaseCompleted) {
+    on_phase_completed(cta, flat, action);
+    return;
+  }
+  const MBarrier& b = ctas_[cta].barriers[flat];
+  std::string name = barrier_name(flat);
+  std::int64_t id = sim_.cta(cta).id;
+  std::string where = id == sim_.cta(sim_.warp(warp).cta).id ? "" : fmt::format(" of CTA {}", id);
+  switch (r) {
+    case R::kNotInitialised:
+      sim_.ub(warp, op, "barrier used before init",
+              fmt::format("{} on {}{}, which was never initialised (mbarrier.init) or was invalidated", action, name, where));
+    case R::kAlreadyValid:
+      sim_.ub(warp, op, "double init",
+              fmt::format("mbarrier.init of {}{}, which is already initialised ({}); invalidate it first (mbarrier.inval)", name,
+                          where, state_text(cta, flat)));
+    case R::kBadCount:
+      sim_.ub(warp, op, "count out of range",
+              fmt::format("{} on {} with count {} (valid 1..{})", action, name, count, isa::kMaxArrivalCount));
+    case R::kArrivalOverflow: {
+      std::string hint;
+      if (b.arrivals_last_phase() > 0)
+        hint = fmt::format("; the previous phase also completed by arrivals, so more than {} arrivals come per phase", b.expected());
+      sim_.ub(warp, op, "arrival overflow",
+              fmt::format("{}({}) on {}{} with only {} arrivals pending: {} arrivals on a barrier initialised with count {} in "
+                          "phase {}{}",
+                          action, count, name, where, b.pending(), b.arrivals_this_phase() + count, b.expected(), b.phase(), hint));
+    }
+    case R::kTxOutOfRange:
+      sim_.ub(warp, op, "tx-count out of range",
+              fmt::format("{}({}) on {}{} would move the tx-count from {} outside -(2^20-1)..2^20-1", action, count, name, where,
+                          b.tx()));
+    case R::kDropToZero:
+      sim_.ub(warp, op, "arrive.drop to zero",
+              fmt::format("arrive.drop({}) on {}{} would lower the expected count from {} to {}", count, name, where, b.expected(),
+                          b.expected() - count));
+    case R::kNoCompleteWouldComplete:
+      sim_.ub(warp, op, "arrive.noComplete completes the phase",
+              fmt::format("arrive.noComplete({}) on {}{} would complete phase {} ({} pending, tx {})", count, name, where, b.phase(),
+                          b.pending(), b.tx()));
+    default: break;
+  }
+}
+
+// ---- ops ----
+
+OpResult MbarrierUnit::execute(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  Warp& w = ctx.warp;
+  std::uint32_t cta = w.cta;
+  CtaBarriers& c = ctas_[cta];
+  const isa::OpDesc& d = ctx.desc;
+  std::int64_t lanes = ctx.lanes();
+  // A signal of this warp: applied now on its own CTA's barrier, landing later on a peer's.
+  auto signal = [&](std::uint32_t target, std::uint32_t f, SignalKind kind, std::int64_t value, std::int64_t value2 = 0) {
+    Signal s = signal_to(target, kind, f, value, ctx.warp_id, ctx.op);
+    s.value2 = value2;
+    if (target != cta)
+      send(sim_.now() + sim_.jit(m.remote_arrive_cycles), s);
+    else
+      apply(s, signal_name(kind));
+  };
+  switch (d.kind) {
+    case OpKind::kMbarrierInit: {
+      std::uint32_t f = ctx.barrier(Attr::kBar);
+      apply_result(c.barriers[f].init(ctx.value(Attr::kCount)), cta, f, ctx.warp_id, ctx.op, ctx.value(Attr::kCount), "mbarrier.init");
+      return ctx.busy(m.mbarrier_arrive_cycles);
+    }
+    case OpKind::kMbarrierInval: {
+      std::uint32_t f = ctx.barrier(Attr::kBar);
+      if (!c.waiters[f].empty())
+        ctx.ub("inval with waiters",
+               fmt::format("mbarrier.inval of {} while {} warp(s) wait on it", barrier_name(f), c.waiters[f].size()));
+      apply_result(c.barriers[f].inval(), cta, f, ctx.warp_id, ctx.op, 0, "mbarrier.inval");
+      return ctx.busy(m.mbarrier_arrive_cycles);
+    }
+    case OpKind::kArrive:
+    case OpKind::kArriveDrop:
+    case OpKind::kArriveNoComplete: {
+      std::uint32_t f = ctx.barrier(Attr::kBar);
+      bool has_count = ctx.present(Attr::kCount);
+      std::int64_t count = has_count ? ctx.value(Attr::kCount) : lanes;
+      if (has_count && lanes == isa::kWarpSize) count *= isa::kWarpSize;  // every lane arrives with count
+      bool has_cta = d.kind != OpKind::kArriveNoComplete && ctx.present(Attr::kCta);
+      std::uint32_t target = has_cta ? sim_.peer_cta(w, ctx.op, ctx.value(Attr::kCta)) : cta;
+      SignalKind kind = d.kind == OpKind::kArrive       ? SignalKind::kArrive
+                        : d.kind == OpKind::kArriveDrop ? SignalKind::kArriveDrop
+                                                        : SignalKind::kArriveNoComplete;
+      signal(target, f, kind, count);
+      return ctx.busy(m.mbarrier_arrive_cycles);
+    }
+    case OpKind::kArriveExpectTx:
+    case OpKind::kExpectTx:
+    case OpKind::kCompleteTx: {
+      std::uint32_t f = ctx.barrier(Attr::kBar);
+      std::uint32_t target = ctx.present(Attr::kCta) ? sim_.peer_cta(w, ctx.op, ctx.value(Attr::kCta)) : cta;
+      std::int64_t tx = ctx.value(Attr::kTx) * lanes;
+      if (ctx.value(Attr::kTx) < 0) ctx.ub("tx-count out of range", fmt::format("tx={} is negative", ctx.value(Attr::kTx)));
+      SignalKind kind = d.kind == OpKind::kCompleteTx ? SignalKind::kCompleteTx
+                        : d.kind == OpKind::kExpectTx ? SignalKind::kExpectTx
+                                                      : SignalKind::kArriveExpectTx;
+      signal(target, f, kind, tx, lanes);
+      return ctx.busy(m.mbarrier_arrive_cycles);
+    }
+    case OpKind::kWait:
+    case OpKind::kTestWait: {
+      std::uint32_t f = ctx.barrier(Attr::kBar);
+      if (d.kind == OpKind::kWait && ctx.present(Attr::kCta) && sim_.peer_cta(w, ctx.op, ctx.value(Attr::kCta)) != cta)
+        ctx.ub("wait on a remote barrier",
+               fmt::format("wait on {} of cluster rank {}: waits are only legal on the CTA's own barriers (PTX mbarrier.try_wait "
+                           "takes a shared::cta address)",
+                           barrier_name(f), ctx.value(Attr::kCta)));
+      MBarrier& b = c.barriers[f];
+      if (!b.valid())
+        ctx.ub("barrier used before init",
+               fmt::format("{} on {}, which was never initialised (mbarrier.init) or was invalidated",
+                           d.kind == OpKind::kWait ? "wait" : "test_wait", barrier_name(f)));
+      std::int64_t parity = ctx.value(Attr::kParity);
+      if (parity != 0 && parity != 1) ctx.ub("bad parity", fmt::format("parity={} must be 0 or 1", parity));
+      bool done = b.test_parity(parity);
+      // A completion becomes visible to observers mbarrier_wake_cycles after it happens, the same delay a
+      // blocked waiter sees (measured: an arrive followed by a wait in the same warp takes 117-177 cycles).
+      Cycle visible_at = c.last_complete[f] + Cycle(m.mbarrier_wake_cycles);
+      bool visible = !done || sim_.now() >= visible_at;
+      if (d.kind == OpKind::kTestWait) {
+        w.slots[d.result_slots[0]] = done && visible ? 1 : 0;
+        return ctx.busy(m.mbarrier_test_wait_cycles);
+      }
+      if (done && visible) {
+        c.passed_waits[f] += 1;
+        return ctx.busy(m.mbarrier_test_wait_cycles);
+      }
+      if (done) {  // completed, not visible yet: resume when it is (no further completion is involved)
+        c.passed_waits[f] += 1;
+        ctx.block(nullptr, 0, 0, cause_of(f));
+        sim_.wake_at(ctx.warp_id, visible_at);
+        return ctx.blocked();
+      }
+      stats_[layout().decl_of(f)].waits += 1;
+      c.waiters[f].push_back(ctx.warp_id);
+      ctx.block(this, f, b.phase(), cause_of(f));
+      return ctx.blocked();
+    }
+    case OpKind::kFenceMbarrierInit: return ctx.busy(m.op_issue_cycles);
+    default: return Unit::execute(ctx);
+  }
+}
+
+// ---- waking and deadlock reports ----
+
+void MbarrierUnit::woken(std::uint32_t id) {
+  const Warp& w = sim_.warp(id);
+  CtaBarriers& c = ctas_[w.cta];
+  const MBarrier& b = c.barriers[w.wait_obj];
+  if (b.phase() > w.wait_value + 1) {
+    sim_.ub(id, w.wait_op, "phase overrun",
+            fmt::format("{} waited for phase {} of {} to complete; before it observed that completion, phase {} completed too "
+                        "(now {}): the waited parity is current again, so on hardware this wait would block for another "
+                        "phase, often forever. Usually more arrivals come per phase than the barrier's count, or a producer "
+                        "runs two phases ahead",
+                        sim_.warp_label(w), w.wait_value, barrier_name(w.wait_obj), w.wait_value + 1, state_text(w.cta, w.wait_obj)));
+  }
+  c.passed_waits[w.wait_obj] += 1;
+  BarrierStats& bs = stats_[layout().decl_of(w.wait_obj)];
+  std::int64_t waited = (sim_.now() - w.wait_since).v;
+  bs.wait_cycles += waited;
+  bs.wait_max = std::max(bs.wait_max, waited);
+}
+
+std::string MbarrierUnit::describe_wait(const Warp& w) const {
+  const MBarrier& b = ctas_[w.cta].barriers[w.wait_obj];
+  std::int64_t parity = w.wait_value & 1;
+  return fmt::format("mbarrier {} to complete phase {} (waits with parity {}); barrier now: {}", barrier_name(w.wait_obj),
+                     w.wait_value, parity, state_text(w.cta, w.wait_obj)) +
+         (b.tx_expected_this_phase() || b.tx_completed_this_phase()
+              ? fmt::format(", {} bytes expected / {} delivered this phase", b.tx_expected_this_phase(), b.tx_completed_this_phase())
+              : "");
+}
+
+std::string MbarrierUnit::describe_poll(const Warp& w, const isa::OpDesc& d) const {
+  if (d.kind != OpKind::kTestWait && d.kind != OpKind::kWait) return "";
+  const isa::AttrSlot* bar = d.slot(Attr::kBar);
+  if (bar == nullptr || bar->decl < 0) return "";
+  std::vector<std::string> states;
+  for (int e = 0; e < sim_.program().mbarriers[bar->decl].size; ++e) {
+    std::uint32_t f = layout().base[bar->decl] + e;
+    states.push_back(fmt::format("{}: {}", barrier_name(f), state_text(w.cta, f)));
+  }
+  return fmt::format("nothing: it polls mbarrier {}", fmt::join(states, "; "));
+}
+
+void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
+  const auto& p = sim_.program();
+  const Cta& c = sim_.cta(w.cta);
+  int decl = static_cast<int>(layout().decl_of(w.wait_obj));
+  std::vector<std::uint32_t> signalers;
+  for (std::uint32_t peer : sim_.cluster_of(c).ctas) {
+    const Cta& pc = sim_.cta(peer);
+    for (int i = 0; i < p.warps; ++i) {
+      std::uint32_t wid = pc.first_warp + i;
+      const Warp& x = sim_.warp(wid);
+      if (x.role < 0) continue;
+      bool sig = false;
+      for (const auto& d : p.roles[x.role].ops) sig = sig || d.signals_barrier(decl);
+      if (!sig) continue;
+      if (x.state != WarpState::kDone) signalers.push_back(wid);
+      e.waits_on(wid);
+    }
+  }
+  const MBarrier& b = ctas_[w.cta].barriers[w.wait_obj];
+  std::string name = barrier_name(w.wait_obj);
+  if (b.pending() == 0 && b.tx() != 0) {
+    e.cause(fmt::format("{}: all {} arrivals came but the tx-count is stuck at {}: {} bytes expected, {} delivered in "
+                        "this phase. The transaction bytes do not match what the TMA copies deliver (check "
+                        "arrive.expect_tx tx= against the boxes, and multicast peers)",
+                        name, b.expected(), b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase()));
+  } else if (signalers.empty()) {
+    e.cause(fmt::format("{}: phase {} needs {} more arrival(s) but no live warp in the cluster arrives on {} "
+                        "(every warp that does has exited)",
+                        name, b.phase(), b.pending(), p.mbarriers[decl].name));
+  } else if (b.phase() == 0 && b.arrivals_this_phase() == 0 && b.tx() == 0 && ctas_[w.cta].passed_waits[w.wait_obj] == 0) {
+    e.never_started(fmt::format("{} (role {} waits with parity {})", name, p.roles[w.role].name, w.wait_value & 1));
+  } else if (b.arrivals_this_phase() == 0 && b.pending() > 0) {
+    // Nothing arrived yet in this phase: say what the warps that would arrive are waiting for.
+    std::vector<std::string> blocked_on;
+    for (std::uint32_t wid : signalers) {
+      const Warp& x = sim_.warp(wid);
+      if (x.state != WarpState::kBlocked) continue;
+      std::string d = fmt::format("{} ({})", p.roles[x.role].name, sim_.describe_wait(x));
+      if (std::find(blocked_on.begin(), blocked_on.end(), d) == blocked_on.end()) blocked_on.push_back(d);
+      if (blocked_on.size() >= 3) break;
+    }
+    if (!blocked_on.empty())
+      e.cause(fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: {}", name,
+                          b.expected(), b.phase(), fmt::join(blocked_on, "; ")));
+  } else if (b.arrivals_this_phase() > 0) {
+    e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing). If "
+                        "every warp that arrives per phase already did, the count is larger than the threads "
+                        "that arrive",
+                        name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending()));
+  }
+}
+
+void MbarrierUnit::add_stats(Stats& s, std::int64_t, std::int64_t) const { s.barriers = stats_; }
+
+}  // namespace smpipe::models

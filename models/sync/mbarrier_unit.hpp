@@ -1,0 +1,89 @@
+// The mbarrier unit: the ops on mbarrier objects (init, inval, arrive and its forms, expect_tx /
+// complete_tx, wait / test_wait, fence.mbarrier_init), the per-CTA barrier state (MBarrier, PTX ISA
+// 9.7.13.15), waking the warps that wait on a phase, and the signals other units send to barriers
+// (a TMA's complete_tx, a commit's arrive, a remote arrive), which land through this unit's events.
+#pragma once
+
+#include <vector>
+
+#include "models/gpu/unit.hpp"
+#include "models/sync/mbarrier.hpp"
+
+namespace smpipe::models {
+
+// A change to a barrier, done now (apply) or when it lands (send): arrivals, tx-count moves.
+enum class SignalKind : std::uint8_t { kArrive, kArriveDrop, kExpectTx, kCompleteTx, kArriveExpectTx, kArriveNoComplete };
+const char* signal_name(SignalKind k);
+
+struct Signal {
+  SignalKind kind = SignalKind::kArrive;
+  std::uint32_t cta = 0;       // target CTA slot
+  std::int64_t cta_id = 0;     // its linear id (a slot reused by a later CTA no longer matches)
+  std::uint32_t barrier = 0;   // flat index
+  std::int64_t value = 0;      // count or bytes
+  std::int64_t value2 = 0;     // arrive.expect_tx: the arrivals after the bytes
+  std::uint32_t warp = 0;      // issuer
+  std::uint32_t op = 0;        // issuer's op index
+  std::uint64_t token = 0;     // observers' token (Observers::signal_sent)
+};
+
+class MbarrierUnit : public Unit {
+ public:
+  explicit MbarrierUnit(Simulator& sim);
+  std::string_view name() const override { return "mbarrier"; }
+  static std::span<const isa::OpKind> accepted();
+  std::span<const isa::OpKind> ops() const override { return accepted(); }
+  OpResult execute(OpContext& ctx) override;
+  void complete(std::uint32_t target, std::uint64_t payload) override;
+  void cta_started(std::uint32_t slot) override;
+  void woken(std::uint32_t warp_id) override;
+  std::string describe_wait(const Warp& w) const override;
+  void explain_wait(const Warp& w, WaitExplanation& e) const override;
+  std::string describe_poll(const Warp& w, const isa::OpDesc& d) const override;
+  void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
+  void add_notes(std::vector<std::string>& notes) const override { notes.insert(notes.end(), notes_.begin(), notes_.end()); }
+
+  // ---- for other units ----
+  // A signal that lands at `at` (never earlier than now).
+  void send(Cycle at, const Signal& s);
+  // A signal applied now, by warp `s.warp` at its op `s.op` (target checked to be alive).
+  void land(const Signal& s);
+  // Diagnoses a signal whose target CTA has exited (its slot may hold a later CTA by now).
+  void check_alive(const Signal& s);
+  // A signal for slot `cta` (its current CTA).
+  Signal signal_to(std::uint32_t cta, SignalKind kind, std::uint32_t barrier, std::int64_t value, std::uint32_t warp,
+                   std::uint32_t op) const;
+  // cp.async.mbarrier.arrive without .noinc: pending += count now, the arrive lands later.
+  void raise_pending(std::uint32_t cta, std::uint32_t barrier, std::int64_t count, std::uint32_t warp, std::uint32_t op);
+  std::string barrier_name(std::uint32_t flat) const;
+
+ private:
+  struct CtaBarriers {
+    std::vector<MBarrier> barriers;  // flat: layout base[decl] + element
+    std::vector<std::vector<std::uint32_t>> waiters;
+    std::vector<Cycle> last_complete;
+    // Which warps arrived in the current and the previous phase: consecutive phases completed by disjoint
+    // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
+    std::vector<std::uint32_t> arrive_mask, last_arrive_mask;
+    std::vector<std::uint32_t> passed_waits;  // waits on the element that returned (for deadlock hints)
+  };
+
+  void apply(const Signal& s, const char* action);
+  void note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_index);
+  void on_phase_completed(std::uint32_t cta, std::uint32_t flat, const char* by);
+  void apply_result(MBarrier::Result r, std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op,
+                    std::int64_t count, const char* action);
+  std::string state_text(std::uint32_t cta, std::uint32_t flat) const;
+  std::uint16_t cause_of(std::uint32_t flat) const { return causes_[layout().decl_of(flat)]; }
+  const isa::ElementLayout& layout() const;
+
+  std::vector<CtaBarriers> ctas_;  // by CTA slot
+  std::vector<Signal> signals_;    // in flight, by event target
+  std::vector<std::uint32_t> free_signals_;
+  std::vector<std::uint16_t> causes_;  // per declaration
+  std::vector<BarrierStats> stats_;    // per declaration
+  std::vector<bool> noted_decl_;
+  std::vector<std::string> notes_;
+};
+
+}  // namespace smpipe::models

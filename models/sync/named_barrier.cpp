@@ -1,0 +1,139 @@
+#include "models/sync/named_barrier.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/gpu/simulator.hpp"
+
+namespace smpipe::models {
+
+using isa::Attr;
+using isa::OpKind;
+
+NamedBarrierUnit::NamedBarrierUnit(Simulator& sim) : Unit(sim) {
+  for (int id = 0; id < isa::kNamedBarriers; ++id) causes_[id] = sim.cause_id(fmt::format("named barrier {}", id));
+}
+
+std::span<const isa::OpKind> NamedBarrierUnit::accepted() {
+  static constexpr OpKind kOps[] = {OpKind::kBarSync, OpKind::kBarArrive};
+  return kOps;
+}
+
+void NamedBarrierUnit::cta_started(std::uint32_t slot) {
+  if (slot >= ctas_.size()) ctas_.resize(slot + 1);
+  for (Barrier& b : ctas_[slot].bar) {
+    b.expected = -1;
+    b.arrived = 0;
+    b.first_warp = -1;
+    b.waiters.clear();
+    b.arrivers.clear();
+  }
+}
+
+OpResult NamedBarrierUnit::execute(OpContext& ctx) {
+  bool sync = ctx.desc.kind == OpKind::kBarSync;
+  arrive(ctx, static_cast<int>(ctx.value(Attr::kId)), ctx.present(Attr::kThreads) ? ctx.value(Attr::kThreads) : -1, sync);
+  return sync ? ctx.blocked() : ctx.busy(sim_.machine().op_issue_cycles);
+}
+
+void NamedBarrierUnit::arrive(OpContext& ctx, int id, std::int64_t threads, bool wait) {
+  Warp& w = ctx.warp;
+  Barrier& nb = ctas_[w.cta].bar[id];
+  if (threads < 0) threads = static_cast<std::int64_t>(sim_.program().warps) * isa::kWarpSize;
+  if (threads <= 0 || threads % isa::kWarpSize != 0)
+    ctx.ub("named barrier thread count", fmt::format("bar {}: threads={} must be a positive multiple of 32", id, threads));
+  if (nb.expected < 0) {
+    nb.expected = threads;
+    nb.first_op = ctx.op;
+    nb.first_warp = w.index;
+  } else if (nb.expected != threads) {
+    const Warp& first = sim_.warp(sim_.cta(w.cta).first_warp + nb.first_warp);
+    ctx.ub("mismatched named-barrier counts",
+           fmt::format("bar {}: {} threads expected (set by warp {} at {}), {} arrived; warp {} arrives with threads={}: different "
+                       "counts in one use of a named barrier are undefined (often two roles share an id by accident)",
+                       id, nb.expected, nb.first_warp, sim_.op_of(first, nb.first_op).loc.str(), nb.arrived, w.index, threads));
+  }
+  nb.arrived += isa::kWarpSize;
+  nb.arrivers.push_back(w.index);
+  if (nb.arrived > nb.expected)
+    ctx.ub("named barrier overflow", fmt::format("bar {}: {} threads arrived but {} expected", id, nb.arrived, nb.expected));
+  if (wait) {
+    nb.waiters.push_back(ctx.warp_id);
+    ctx.block(this, static_cast<std::uint32_t>(id), threads, causes_[id]);
+  }
+  check_release(w.cta, id);
+}
+
+void NamedBarrierUnit::check_release(std::uint32_t cta, int id) {
+  const Cta& c = sim_.cta(cta);
+  Barrier& nb = ctas_[cta].bar[id];
+  if (nb.expected < 0) return;
+  bool full = nb.arrived >= nb.expected;
+  // A barrier waiting only on exited warps is released (semantics.md §2).
+  bool only_exited = c.exited_warps > 0 && !nb.waiters.empty() && static_cast<int>(nb.arrivers.size()) >= c.live_warps;
+  if (full || only_exited) release(cta, id);
+}
+
+void NamedBarrierUnit::release(std::uint32_t cta, int id) {
+  Barrier& nb = ctas_[cta].bar[id];
+  const Machine& m = sim_.machine();
+  // The release takes longer the more warps the barrier gathers (measured: bar_sync_latency_*warps).
+  auto latency =
+      m.named_barrier_cycles + static_cast<std::int64_t>(m.named_barrier_cycles_per_warp * static_cast<double>(nb.expected / 32) + 0.5);
+  Cycle at = sim_.now() + sim_.jit(latency);
+  for (std::uint32_t w : nb.waiters) sim_.wake_at(w, at);
+  // Reset for the next use, keeping the vectors' storage.
+  nb.expected = -1;
+  nb.arrived = 0;
+  nb.first_warp = -1;
+  nb.waiters.clear();
+  nb.arrivers.clear();
+}
+
+void NamedBarrierUnit::warp_exited(std::uint32_t warp_id) {
+  std::uint32_t cta = sim_.warp(warp_id).cta;
+  for (int id = 0; id < isa::kNamedBarriers; ++id)
+    if (!ctas_[cta].bar[id].waiters.empty()) check_release(cta, id);
+}
+
+std::string NamedBarrierUnit::describe_wait(const Warp& w) const {
+  const Barrier& nb = ctas_[w.cta].bar[w.wait_obj];
+  return fmt::format("named barrier {}: {}/{} threads arrived (warps {})", w.wait_obj, nb.arrived, nb.expected,
+                     fmt::join(nb.arrivers, ", "));
+}
+
+void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
+  const auto& p = sim_.program();
+  const Cta& c = sim_.cta(w.cta);
+  const Barrier& nb = ctas_[w.cta].bar[w.wait_obj];
+  auto uses = [&](const isa::OpDesc& d) {
+    return (d.kind == OpKind::kBarSync || d.kind == OpKind::kBarArrive) &&
+           d.base_values[d.slot(Attr::kId)->first] == static_cast<std::int64_t>(w.wait_obj);
+  };
+  std::vector<int> users;
+  for (int i = 0; i < p.warps; ++i) {
+    std::uint32_t wid = c.first_warp + i;
+    const Warp& x = sim_.warp(wid);
+    if (x.role < 0 || x.state == WarpState::kDone) continue;
+    if (std::find(nb.arrivers.begin(), nb.arrivers.end(), i) != nb.arrivers.end()) continue;
+    e.waits_on(wid);
+    for (const auto& d : p.roles[x.role].ops)
+      if (uses(d)) {
+        users.push_back(i);
+        break;
+      }
+  }
+  std::string others;
+  for (int i : users) {
+    const Warp& x = sim_.warp(c.first_warp + i);
+    if (x.state == WarpState::kBlocked && x.wait_unit != index())
+      others = fmt::format("; warp {} ({}), which also uses bar {}, waits on {}", i, p.roles[x.role].name, w.wait_obj,
+                           sim_.describe_wait(x));
+  }
+  e.cause(fmt::format("bar {}: {} threads expected, {} arrived (warps {}){}", w.wait_obj, nb.expected, nb.arrived,
+                      fmt::join(nb.arrivers, ", "),
+                      others.empty() ? " and no other live warp will arrive: the thread count is too high" : others));
+}
+
+}  // namespace smpipe::models

@@ -1,0 +1,43 @@
+// Named barriers (bar.sync / bar.arrive, PTX ISA 9.7.13.1): 16 per CTA, each gathering a thread count
+// per use; the last arrival releases the waiters after a latency that grows with the warps gathered.
+#pragma once
+
+#include <vector>
+
+#include "models/gpu/unit.hpp"
+
+namespace smpipe::models {
+
+class NamedBarrierUnit : public Unit {
+ public:
+  explicit NamedBarrierUnit(Simulator& sim);
+  std::string_view name() const override { return "named_barrier"; }
+  static std::span<const isa::OpKind> accepted();
+  std::span<const isa::OpKind> ops() const override { return accepted(); }
+  OpResult execute(OpContext& ctx) override;
+  void cta_started(std::uint32_t slot) override;
+  void warp_exited(std::uint32_t warp_id) override;
+  std::string describe_wait(const Warp& w) const override;
+  void explain_wait(const Warp& w, WaitExplanation& e) const override;
+
+ private:
+  struct Barrier {
+    std::int64_t expected = -1;  // threads of the current use (-1: not in use)
+    std::int64_t arrived = 0;
+    std::uint32_t first_op = 0;  // op that opened the use (for reports)
+    int first_warp = -1;
+    std::vector<std::uint32_t> waiters;  // warp ids
+    std::vector<int> arrivers;           // warp indices in the CTA
+  };
+  struct CtaState {
+    Barrier bar[isa::kNamedBarriers];
+  };
+  void arrive(OpContext& ctx, int id, std::int64_t threads, bool wait);
+  void check_release(std::uint32_t cta, int id);
+  void release(std::uint32_t cta, int id);
+
+  std::vector<CtaState> ctas_;  // by CTA slot
+  std::uint16_t causes_[isa::kNamedBarriers];
+};
+
+}  // namespace smpipe::models

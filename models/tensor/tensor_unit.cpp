@@ -1,0 +1,249 @@
+#include "models/tensor/tensor_unit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/gpu/simulator.hpp"
+#include "models/memory/proxy_fence.hpp"
+#include "models/memory/transfer.hpp"
+#include "models/sync/mbarrier_unit.hpp"
+
+namespace smpipe::models {
+
+using isa::Attr;
+using isa::OpKind;
+
+TensorUnit::TensorUnit(Simulator& sim)
+    : Unit(sim),
+      cause_mma_sync_(sim.cause_id("mma.sync")),
+      cause_wgmma_wait_(sim.cause_id("wgmma.wait")),
+      cause_convergence_(sim.cause_id("warpgroup convergence")) {
+  pipe_free_.assign(static_cast<std::size_t>(sim.machine().sm_count), {});
+}
+
+std::span<const isa::OpKind> TensorUnit::accepted() {
+  static constexpr OpKind kOps[] = {OpKind::kMmaSync,     OpKind::kWgmmaFence, OpKind::kWgmma,     OpKind::kWgmmaCommit,
+                                    OpKind::kWgmmaWait,   OpKind::kUmma,       OpKind::kUmmaCommit};
+  return kOps;
+}
+
+std::string TensorUnit::fits(const isa::OpDesc& op, const Machine& m) {
+  using K = OpKind;
+  if ((op.kind == K::kUmma || op.kind == K::kUmmaCommit) && m.tmem_columns == 0)
+    return fmt::format("'{}' needs tensor memory (tcgen05, sm_100), which {} does not have; try --gpu b200", op.text, m.name);
+  bool wg = op.kind == K::kWgmma || op.kind == K::kWgmmaFence || op.kind == K::kWgmmaCommit || op.kind == K::kWgmmaWait;
+  if (wg && m.has_wgmma == 0) return fmt::format("'{}' is sm_90a only; {} has no wgmma (use umma)", op.text, m.name);
+  if ((op.kind == K::kWgmma || op.kind == K::kMmaSync || op.kind == K::kUmma) && m.tensor_rate(op.operand_bits, op.dtype == "tf32") == 0)
+    return fmt::format("{} has no tensor-core rate for {}-bit operands ('{}')", m.name, op.operand_bits, op.text);
+  return "";
+}
+
+void TensorUnit::connect() {
+  mbar_ = &sim_.find<MbarrierUnit>();
+  proxy_ = &sim_.find<ProxyFenceUnit>();
+}
+
+void TensorUnit::cta_started(std::uint32_t slot) {
+  if (slot >= warpgroups_.size()) warpgroups_.resize(slot + 1);
+  int warps = sim_.program().warps;
+  warpgroups_[slot].assign(static_cast<std::size_t>((warps + isa::kWarpsPerWarpgroup - 1) / isa::kWarpsPerWarpgroup), Warpgroup{});
+  const Cta& c = sim_.cta(slot);
+  std::size_t end = c.first_warp + static_cast<std::size_t>(warps);
+  if (end > threads_.size()) threads_.resize(end);
+  for (std::size_t i = c.first_warp; i < end; ++i) threads_[i] = Tcgen05Thread{};
+}
+
+Cycle TensorUnit::issue(const OpContext& ctx, std::int64_t count, bool whole_sm, int sms) {
+  const Machine& m = sim_.machine();
+  const isa::OpDesc& d = ctx.desc;
+  auto& pipe = pipe_free_[ctx.cta().sm];
+  std::int64_t flops = 2 * d.m * d.n * d.k * count;
+  sim_.counters().flops += flops;
+  flops /= sms;  // this SM's share
+  std::int64_t rate = m.tensor_rate(d.operand_bits, d.dtype == "tf32");
+  if (whole_sm) {
+    // wgmma / tcgen05.mma use the tensor cores of all four SM sub-partitions.
+    std::int64_t occ = ceil_div(flops, rate);
+    Cycle start = sim_.now();
+    for (const Cycle& c : pipe) start = sim::max(start, c);
+    for (Cycle& c : pipe) c = start + Cycle(occ);
+    busy_ += 4 * occ;
+    return start + Cycle(occ);
+  }
+  // mma.sync runs on the warp's own sub-partition: a quarter of the SM's mma.sync rate (scaled from the
+  // 16-bit rate by the operand width like the wgmma rates).
+  std::int64_t sync_rate =
+      std::max<std::int64_t>(1, m.mma_sync_flops_per_cycle_16bit * rate / std::max<std::int64_t>(1, m.tensor_flops_per_cycle_16bit));
+  std::int64_t occ = ceil_div(flops * 4, sync_rate);
+  Cycle& sub = pipe[ctx.warp.index % 4];
+  Cycle start = sim::max(sim_.now(), sub);
+  sub = start + Cycle(occ);
+  busy_ += occ;
+  return sub;
+}
+
+OpResult TensorUnit::execute(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  switch (ctx.desc.kind) {
+    case OpKind::kMmaSync: {
+      std::int64_t count = ctx.value(Attr::kCount);
+      if (count < 1) ctx.ub("bad count", fmt::format("count={} must be positive", count));
+      Cycle done = issue(ctx, count, false) + sim_.jit(m.mma_sync_latency_cycles);
+      ctx.block(nullptr, 0, 0, cause_mma_sync_);
+      sim_.wake_at(ctx.warp_id, done);
+      return ctx.blocked();
+    }
+    case OpKind::kWgmmaFence:
+    case OpKind::kWgmma:
+    case OpKind::kWgmmaCommit:
+    case OpKind::kWgmmaWait: return warpgroup_op(ctx);
+    case OpKind::kUmma: return umma(ctx);
+    case OpKind::kUmmaCommit: return umma_commit(ctx);
+    default: return Unit::execute(ctx);
+  }
+}
+
+// Warpgroup-collective (.sync.aligned): the four warps of the warpgroup meet here.
+OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  const auto& p = sim_.program();
+  const isa::OpDesc& d = ctx.desc;
+  Warp& w = ctx.warp;
+  int wg_index = w.index / isa::kWarpsPerWarpgroup;
+  Warpgroup& wg = warpgroups_[w.cta][wg_index];
+  for (int i = 0; i < isa::kWarpsPerWarpgroup; ++i) {
+    int wi = wg_index * isa::kWarpsPerWarpgroup + i;
+    if (wi >= p.warps || p.warp_role[wi] != w.role)
+      ctx.ub("wgmma outside a whole warpgroup",
+             fmt::format("'{}' is warpgroup-collective: warps {}..{} must all run it, but warp {} {}", d.text, wg_index * 4,
+                         wg_index * 4 + 3, wi,
+                         wi >= p.warps           ? "does not exist"
+                         : p.warp_role[wi] < 0 ? "has no role"
+                                               : fmt::format("runs role '{}'", p.roles[p.warp_role[wi]].name)));
+  }
+  if (wg.arrived == 0) {
+    wg.op = ctx.op;
+  } else if (wg.op != ctx.op) {
+    const isa::OpDesc& first = sim_.op_of(w, wg.op);
+    ctx.ub("warpgroup divergence",
+           fmt::format("warps of warpgroup {} reach different warpgroup ops: '{}' (line {}) and '{}' (line {}); wgmma ops are "
+                       ".aligned: all four warps must execute the same one",
+                       wg_index, first.text, first.loc.line, d.text, d.loc.line));
+  }
+  wg.arrived += 1;
+  wg.waiting.push_back(ctx.warp_id);
+  ctx.block(this, static_cast<std::uint32_t>(wg_index), 0, d.kind == OpKind::kWgmmaWait ? cause_wgmma_wait_ : cause_convergence_);
+  if (wg.arrived < isa::kWarpsPerWarpgroup) return ctx.blocked();
+  Cycle now = sim_.now();
+  Cycle resume = now + Cycle(m.op_issue_cycles);
+  if (d.kind == OpKind::kWgmma) {
+    proxy_->check_async_read(ctx, Attr::kA);
+    proxy_->check_async_read(ctx, Attr::kB);
+    std::int64_t count = ctx.value(Attr::kCount);
+    if (count < 1) ctx.ub("bad count", fmt::format("count={} must be positive", count));
+    Cycle done = issue(ctx, count, true) + sim_.jit(m.wgmma_latency_cycles);
+    wg.open_done = sim::max(wg.open_done, done);
+    wg.open_nonempty = true;
+    resume = now + Cycle(m.op_issue_cycles * count);
+    std::int64_t cta_id = ctx.cta().id;
+    if (!sim_.observers().empty() && sim_.observers().wants(cta_id)) {
+      std::string label = fmt::format("wgmma {} x{} (wg {})", d.shape, count, wg_index);
+      sim_.observers().each(cta_id, [&](Observer& o) { o.async_work(cta_id, label, "mma", now.v, done.v); });
+    }
+  } else if (d.kind == OpKind::kWgmmaCommit) {
+    wg.groups.push_back(wg.open_nonempty ? wg.open_done : now);
+    wg.open_nonempty = false;
+    wg.open_done = Cycle(0);
+  } else if (d.kind == OpKind::kWgmmaWait) {
+    std::int64_t older = static_cast<std::int64_t>(wg.groups.size()) - ctx.value(Attr::kN);
+    for (std::int64_t i = 0; i < older; ++i) resume = sim::max(resume, wg.groups[i]);
+    if (older > 0) wg.groups.erase(wg.groups.begin(), wg.groups.begin() + older);
+  }
+  for (std::uint32_t wid : wg.waiting) sim_.wake_at(wid, resume);
+  wg.waiting.clear();
+  wg.arrived = 0;
+  return ctx.blocked();
+}
+
+OpResult TensorUnit::umma(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  const isa::OpDesc& d = ctx.desc;
+  proxy_->check_async_read(ctx, Attr::kA);
+  proxy_->check_async_read(ctx, Attr::kB);
+  std::int64_t count = ctx.value(Attr::kCount);
+  if (count < 1) ctx.ub("bad count", fmt::format("count={} must be positive", count));
+  const Cta& cta = ctx.cta();
+  Tcgen05Thread& t = threads_[ctx.warp_id];
+  // Ordered after this thread's earlier tcgen05.cp (scale factors) (semantics.md §6).
+  for (Cycle& c : pipe_free_[cta.sm]) c = sim::max(c, t.cp_done);
+  Cycle end;
+  if (ctx.value(Attr::kCtaGroup) == 2) {
+    // cta_group::2: one MMA for the CTA pair; each SM of the pair computes half of M.
+    end = issue(ctx, count, true, 2);
+    const Cluster& cl = sim_.cluster_of(cta);
+    std::uint32_t peer = cl.ctas.size() > 1 ? cl.ctas[cta.rank ^ 1] : ctx.cta_slot();
+    for (Cycle& c : pipe_free_[sim_.cta(peer).sm]) c = sim::max(c, end);
+  } else {
+    end = issue(ctx, count, true);
+  }
+  Cycle done = end + sim_.jit(m.umma_latency_cycles);
+  t.done = sim::max(t.done, done);
+  if (!sim_.observers().empty() && sim_.observers().wants(cta.id)) {
+    std::string label = fmt::format("umma {} x{}", d.shape, count);
+    Cycle now = sim_.now();
+    sim_.observers().each(cta.id, [&](Observer& o) { o.async_work(cta.id, label, "mma", now.v, done.v); });
+  }
+  return ctx.busy(m.op_issue_cycles);
+}
+
+OpResult TensorUnit::umma_commit(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  std::uint32_t f = ctx.barrier(Attr::kBar);
+  Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.value(Attr::kMulticast));
+  const Tcgen05Thread& t = threads_[ctx.warp_id];
+  Cycle now = sim_.now();
+  Cycle at = sim::max(sim::max(t.done, t.cp_done), now);
+  std::int64_t cta_id = ctx.cta().id;
+  for (std::uint32_t target : targets) {
+    Signal s = mbar_->signal_to(target, SignalKind::kArrive, f, 1, ctx.warp_id, ctx.op);
+    if (!sim_.observers().empty()) s.token = sim_.observers().signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
+    mbar_->send(target == ctx.cta_slot() ? at : at + sim_.jit(m.remote_arrive_cycles), s);
+  }
+  return ctx.busy(m.op_issue_cycles);
+}
+
+void TensorUnit::warp_exited(std::uint32_t warp_id) {
+  const Warp& w = sim_.warp(warp_id);
+  // A warpgroup-collective op waiting for this warp can never complete (.aligned).
+  const Warpgroup& wg = warpgroups_[w.cta][w.index / isa::kWarpsPerWarpgroup];
+  if (wg.arrived == 0) return;
+  std::uint32_t waiter = wg.waiting.front();
+  sim_.ub(waiter, wg.op, "warpgroup op without all its warps",
+          fmt::format("'{}' is warpgroup-collective (.sync.aligned) but warp {} of warpgroup {} exited (line {}) while warps "
+                      "of its warpgroup wait there",
+                      sim_.op_of(sim_.warp(waiter), wg.op).text, w.index, w.index / 4,
+                      sim_.program().roles[w.role].code[w.pc ? w.pc - 1 : 0].line));
+}
+
+std::string TensorUnit::describe_wait(const Warp& w) const {
+  const Warpgroup& wg = warpgroups_[w.cta][w.wait_obj];
+  return fmt::format("the other warps of warpgroup {} to reach this warpgroup op ({} of 4 arrived)", w.wait_obj, wg.arrived);
+}
+
+void TensorUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
+  const Cta& c = sim_.cta(w.cta);
+  for (int i = 0; i < isa::kWarpsPerWarpgroup; ++i) {
+    std::uint32_t wid = c.first_warp + w.wait_obj * isa::kWarpsPerWarpgroup + i;
+    if (sim_.warp(wid).wait_unit != index()) e.waits_on(wid);
+  }
+  e.cause(fmt::format("warpgroup {} of CTA {}: some warps wait at a warpgroup-collective op that the others do not reach", w.wait_obj,
+                      c.id));
+}
+
+void TensorUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {
+  double cap = static_cast<double>(std::max<std::int64_t>(cycles, 1)) * static_cast<double>(std::max<std::int64_t>(sms_used, 1));
+  s.units.push_back(UnitStats{"tensor pipe", busy_ / 4, static_cast<double>(busy_) / (4.0 * cap)});
+}
+
+}  // namespace smpipe::models

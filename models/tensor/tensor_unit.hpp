@@ -1,0 +1,64 @@
+// The tensor cores: sm80 mma.sync (per warp, on its SM sub-partition), sm90 wgmma (warpgroup-collective,
+// asynchronous, committed in groups and waited on with wait_group; PTX ISA 9.7.15) and sm100 tcgen05.mma
+// (one thread issues for the CTA or the CTA pair; completion signalled through tcgen05.commit on an
+// mbarrier; PTX ISA 9.7.16). The SM's tensor pipe is occupied by the FLOP at the machine's rate.
+#pragma once
+
+#include <array>
+#include <vector>
+
+#include "models/gpu/unit.hpp"
+
+namespace smpipe::models {
+
+class MbarrierUnit;
+class ProxyFenceUnit;
+
+class TensorUnit : public Unit {
+ public:
+  explicit TensorUnit(Simulator& sim);
+  std::string_view name() const override { return "tensor"; }
+  static std::span<const isa::OpKind> accepted();
+  std::span<const isa::OpKind> ops() const override { return accepted(); }
+  void connect() override;
+  OpResult execute(OpContext& ctx) override;
+  void cta_started(std::uint32_t slot) override;
+  void warp_exited(std::uint32_t warp_id) override;
+  std::string describe_wait(const Warp& w) const override;
+  void explain_wait(const Warp& w, WaitExplanation& e) const override;
+  void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
+
+  // The tcgen05 async ops of one thread (the warp's elected lane): all complete at `done`; its
+  // tcgen05.cp copies at `cp_done` (tcgen05.mma is ordered after them, PTX ISA 9.7.16.6).
+  struct Tcgen05Thread {
+    Cycle done{0}, cp_done{0};
+  };
+  Tcgen05Thread& tcgen05(std::uint32_t warp_id) { return threads_[warp_id]; }
+
+  static std::string fits(const isa::OpDesc& d, const Machine& m);
+
+ private:
+  struct Warpgroup {
+    int arrived = 0;
+    std::uint32_t op = 0;
+    std::vector<std::uint32_t> waiting;
+    std::vector<Cycle> groups;  // committed wgmma groups: completion
+    Cycle open_done{0};
+    bool open_nonempty = false;
+  };
+  OpResult warpgroup_op(OpContext& ctx);
+  OpResult umma(OpContext& ctx);
+  OpResult umma_commit(OpContext& ctx);
+  // Occupies the tensor pipe for an MMA; `sms` > 1 when a CTA pair shares the work (cta_group::2).
+  Cycle issue(const OpContext& ctx, std::int64_t count, bool whole_sm, int sms = 1);
+
+  std::vector<std::array<Cycle, 4>> pipe_free_;          // per SM, per sub-partition
+  std::vector<std::vector<Warpgroup>> warpgroups_;       // by CTA slot
+  std::vector<Tcgen05Thread> threads_;                   // by warp id
+  std::int64_t busy_ = 0;                                // sub-partition cycles
+  MbarrierUnit* mbar_ = nullptr;
+  ProxyFenceUnit* proxy_ = nullptr;
+  std::uint16_t cause_mma_sync_, cause_wgmma_wait_, cause_convergence_;
+};
+
+}  // namespace smpipe::models

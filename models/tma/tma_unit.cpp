@@ -1,0 +1,127 @@
+#include "models/tma/tma_unit.hpp"
+
+#include <fmt/format.h>
+
+#include "models/gpu/simulator.hpp"
+#include "models/memory/l2.hpp"
+#include "models/memory/proxy_fence.hpp"
+#include "models/memory/transfer.hpp"
+#include "models/sync/mbarrier_unit.hpp"
+
+namespace smpipe::models {
+
+using isa::Attr;
+using isa::OpKind;
+
+TmaUnit::TmaUnit(Simulator& sim)
+    : Unit(sim), cause_wait_read_(sim.cause_id("tma.wait read (bulk store smem)")), cause_wait_(sim.cause_id("tma.wait (bulk store)")) {
+  free_.assign(static_cast<std::size_t>(sim.machine().sm_count), Cycle(0));
+}
+
+std::span<const isa::OpKind> TmaUnit::accepted() {
+  static constexpr OpKind kOps[] = {OpKind::kTmaLoad, OpKind::kTmaStore, OpKind::kTmaCommit, OpKind::kTmaWait, OpKind::kTmaPrefetch};
+  return kOps;
+}
+
+void TmaUnit::connect() {
+  l2_ = &sim_.find<MemoryHierarchy>();
+  mbar_ = &sim_.find<MbarrierUnit>();
+  proxy_ = &sim_.find<ProxyFenceUnit>();
+}
+
+void TmaUnit::cta_started(std::uint32_t slot) {
+  const Cta& c = sim_.cta(slot);
+  std::size_t end = c.first_warp + static_cast<std::size_t>(sim_.program().warps);
+  if (end > warps_.size()) warps_.resize(end);
+  for (std::size_t i = c.first_warp; i < end; ++i) warps_[i] = WarpState{};
+}
+
+OpResult TmaUnit::execute(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  const isa::OpDesc& d = ctx.desc;
+  WarpState& w = warps_[ctx.warp_id];
+  Cycle now = sim_.now();
+  const Observers& obs = sim_.observers();
+  std::int64_t cta_id = ctx.cta().id;
+  switch (d.kind) {
+    case OpKind::kTmaLoad: {
+      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
+      if (bytes <= 0 || bytes % 16 != 0)
+        ctx.ub("bad bulk copy size", fmt::format("tma.load of {} bytes: must be a positive multiple of 16", bytes));
+      std::uint32_t f = ctx.barrier(Attr::kBar);
+      ctx.smem(Attr::kDst);
+      Cycle& engine = free_[ctx.cta().sm];
+      Cycle start = sim::max(now + Cycle(m.tma_issue_cycles), engine);
+      std::int64_t occ = transfer_cycles(bytes, m.tma_bytes_per_cycle);
+      engine = start + Cycle(occ);
+      busy_ += occ;
+      Cycle done = sim::max(start + Cycle(occ), l2_->transfer(start, bytes)) + sim_.jit(m.tma_load_latency_cycles);
+      sim_.counters().bytes_loaded += bytes;
+      std::int64_t mask = ctx.present(Attr::kMulticast) ? ctx.value(Attr::kMulticast) : 0;
+      Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), mask);
+      // bar_cta=R (cta_group::2 loads): the data lands here, the completion on cluster rank R's barrier.
+      if (ctx.present(Attr::kBarCta)) {
+        if (mask != 0) ctx.ub("bar_cta with multicast", "tma.load: give either multicast= or bar_cta=, not both");
+        targets.slot[0] = sim_.peer_cta(ctx.warp, ctx.op, ctx.value(Attr::kBarCta));
+      }
+      for (std::uint32_t t : targets) {
+        Signal s = mbar_->signal_to(t, SignalKind::kCompleteTx, f, bytes, ctx.warp_id, ctx.op);
+        if (!obs.empty()) s.token = obs.signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
+        mbar_->send(done, s);
+      }
+      if (!obs.empty() && obs.wants(cta_id)) {
+        std::string label = fmt::format("TMA load {} B -> {}", bytes, mbar_->barrier_name(f));
+        obs.each(cta_id, [&](Observer& o) { o.async_work(cta_id, label, "tma", now.v, done.v); });
+      }
+      return ctx.busy(m.tma_issue_cycles);
+    }
+    case OpKind::kTmaStore: {
+      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
+      if (bytes <= 0 || bytes % 16 != 0)
+        ctx.ub("bad bulk copy size", fmt::format("tma.store of {} bytes: must be a positive multiple of 16", bytes));
+      proxy_->check_async_read(ctx, Attr::kSrc);
+      Cycle& engine = free_[ctx.cta().sm];
+      Cycle start = sim::max(now + Cycle(m.tma_issue_cycles), engine);
+      std::int64_t occ = transfer_cycles(bytes, m.tma_store_bytes_per_cycle);
+      engine = start + Cycle(occ);
+      busy_ += occ;
+      Cycle read = start + Cycle(occ) + sim_.jit(m.tma_store_read_cycles);
+      Cycle write = sim::max(read, l2_->transfer(start, bytes)) + sim_.jit(m.tma_store_latency_cycles);
+      w.open_read = sim::max(w.open_read, read);
+      w.open_write = sim::max(w.open_write, write);
+      sim_.counters().bytes_stored += bytes;
+      if (!obs.empty() && obs.wants(cta_id)) {
+        std::string label = fmt::format("TMA store {} B", bytes);
+        obs.each(cta_id, [&](Observer& o) { o.async_work(cta_id, label, "tma", now.v, write.v); });
+      }
+      return ctx.busy(m.tma_issue_cycles);
+    }
+    case OpKind::kTmaCommit:
+      // Groups whose writes are complete can no longer be waited on: drop them (bounded memory).
+      std::erase_if(w.groups, [&](const auto& g) { return g.second <= now; });
+      w.groups.emplace_back(sim::max(w.open_read, now), sim::max(w.open_write, now));
+      w.open_read = w.open_write = Cycle(0);
+      return ctx.busy(m.op_issue_cycles);
+    case OpKind::kTmaWait: {
+      std::int64_t n = ctx.value(Attr::kN);
+      bool read = ctx.value(Attr::kRead) != 0;
+      Cycle until = now;
+      std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - n;
+      for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, read ? w.groups[i].first : w.groups[i].second);
+      if (!read && older > 0) w.groups.erase(w.groups.begin(), w.groups.begin() + older);
+      if (until <= now) return ctx.busy(m.op_issue_cycles);
+      ctx.block(nullptr, 0, 0, read ? cause_wait_read_ : cause_wait_);
+      sim_.wake_at(ctx.warp_id, until);
+      return ctx.blocked();
+    }
+    case OpKind::kTmaPrefetch: return ctx.busy(m.tma_issue_cycles);
+    default: return Unit::execute(ctx);
+  }
+}
+
+void TmaUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {
+  double cap = static_cast<double>(std::max<std::int64_t>(cycles, 1)) * static_cast<double>(std::max<std::int64_t>(sms_used, 1));
+  s.units.push_back(UnitStats{"TMA engine", busy_, static_cast<double>(busy_) / cap});
+}
+
+}  // namespace smpipe::models

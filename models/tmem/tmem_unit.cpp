@@ -1,0 +1,184 @@
+#include "models/tmem/tmem_unit.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/gpu/simulator.hpp"
+#include "models/memory/proxy_fence.hpp"
+#include "models/memory/transfer.hpp"
+#include "models/tensor/tensor_unit.hpp"
+
+namespace smpipe::models {
+
+using isa::Attr;
+using isa::OpKind;
+
+TmemUnit::TmemUnit(Simulator& sim) : Unit(sim), cause_alloc_(sim.cause_id("tmem.alloc")), cause_wait_(sim.cause_id("tmem.wait")) {
+  sms_.resize(static_cast<std::size_t>(sim.machine().sm_count));
+}
+
+std::span<const isa::OpKind> TmemUnit::accepted() {
+  static constexpr OpKind kOps[] = {OpKind::kTmemAlloc, OpKind::kTmemDealloc, OpKind::kTmemRelinquish, OpKind::kTmemLd,
+                                    OpKind::kTmemSt,    OpKind::kTmemWait,    OpKind::kTmemCp};
+  return kOps;
+}
+
+std::string TmemUnit::fits(const isa::OpDesc& op, const Machine& m) {
+  if (m.tmem_columns == 0)
+    return fmt::format("'{}' needs tensor memory (tcgen05, sm_100), which {} does not have; try --gpu b200", op.text, m.name);
+  return "";
+}
+
+void TmemUnit::connect() {
+  proxy_ = &sim_.find<ProxyFenceUnit>();
+  tensor_ = &sim_.find<TensorUnit>();
+}
+
+void TmemUnit::cta_started(std::uint32_t slot) {
+  if (slot >= ctas_.size()) ctas_.resize(slot + 1);
+  ctas_[slot].allocs.clear();
+  ctas_[slot].relinquished = false;
+  const Cta& c = sim_.cta(slot);
+  std::size_t end = c.first_warp + static_cast<std::size_t>(sim_.program().warps);
+  if (end > warps_.size()) warps_.resize(end);
+  for (std::size_t i = c.first_warp; i < end; ++i) warps_[i] = WarpState{};
+}
+
+void TmemUnit::cta_exiting(std::uint32_t slot) {
+  const CtaState& c = ctas_[slot];
+  if (c.allocs.empty()) return;
+  const Allocation& a = c.allocs.front();
+  std::int64_t id = sim_.cta(slot).id;
+  Diagnosis d;
+  d.title = "TMEM leak";
+  d.message = fmt::format("CTA {} exits holding {} tensor-memory columns (allocated at {}): every tcgen05.alloc must be "
+                          "freed with tcgen05.dealloc before the CTA exits",
+                          id, a.cols, a.loc.str());
+  d.cycle = sim_.now().v;
+  d.cta = id;
+  d.loc = a.loc;
+  sim_.diagnose(d);
+}
+
+OpResult TmemUnit::execute(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  const isa::OpDesc& d = ctx.desc;
+  Cta& cta = ctx.cta();
+  CtaState& cs = ctas_[ctx.cta_slot()];
+  WarpState& ws = warps_[ctx.warp_id];
+  Cycle now = sim_.now();
+  switch (d.kind) {
+    case OpKind::kTmemAlloc: {
+      std::int64_t cols = ctx.value(Attr::kCols);
+      if (cols < 32 || cols > 512 || (cols & (cols - 1)) != 0)
+        ctx.ub("bad TMEM column count", fmt::format("tmem.alloc cols={}: must be a power of 2 in 32..512", cols));
+      if (cs.relinquished)
+        ctx.ub("alloc after relinquish",
+               fmt::format("tmem.alloc after this CTA executed tmem.relinquish (tcgen05.relinquish_alloc_permit): illegal"));
+      sms_[cta.sm].waiters.push_back(ctx.warp_id);
+      ctx.block(this, static_cast<std::uint32_t>(cta.sm), cols, cause_alloc_);
+      requester_ = ctx.warp_id;
+      try_grant(cta.sm);
+      requester_ = ~0u;
+      if (ctx.warp.state == models::WarpState::kReady) return ctx.busy(m.tmem_alloc_cycles);  // granted at once
+      return ctx.blocked();
+    }
+    case OpKind::kTmemDealloc: {
+      std::int64_t addr = ctx.value(Attr::kAddr) & 0xFFFF, cols = ctx.value(Attr::kCols);
+      auto it = std::find_if(cs.allocs.begin(), cs.allocs.end(), [&](const Allocation& a) { return a.col == addr; });
+      if (it == cs.allocs.end() || it->cols != cols)
+        ctx.ub("dealloc of unallocated TMEM",
+               fmt::format("tmem.dealloc of {} columns at column {}, which this CTA did not allocate{}", cols, addr,
+                           it == cs.allocs.end() ? "" : fmt::format(" (it allocated {} columns there)", it->cols)));
+      std::int64_t chunks = cols / 32, start = addr / 32;
+      sms_[cta.sm].used &= static_cast<std::uint16_t>(~(((1u << chunks) - 1) << start));
+      cs.allocs.erase(it);
+      try_grant(cta.sm);
+      return ctx.busy(m.tmem_alloc_cycles);
+    }
+    case OpKind::kTmemRelinquish:
+      cs.relinquished = true;
+      return ctx.busy(m.op_issue_cycles);
+    case OpKind::kTmemLd:
+    case OpKind::kTmemSt: {
+      Cycle& done = d.kind == OpKind::kTmemLd ? ws.ld_done : ws.st_done;
+      done = sim::max(done, now) + Cycle(ceil_div(m.tmem_ld_cycles * d.bytes, 4096));
+      return ctx.busy(m.op_issue_cycles);
+    }
+    case OpKind::kTmemWait: {
+      Cycle until = ctx.value(Attr::kLd) ? ws.ld_done : ws.st_done;
+      if (until <= now) return ctx.busy(m.op_issue_cycles);
+      ctx.block(nullptr, 0, 0, cause_wait_);
+      sim_.wake_at(ctx.warp_id, until);
+      return ctx.blocked();
+    }
+    case OpKind::kTmemCp: {
+      proxy_->check_async_read(ctx, Attr::kSrc);
+      TensorUnit::Tcgen05Thread& t = tensor_->tcgen05(ctx.warp_id);
+      Cycle start = sim::max(now, t.cp_done);
+      t.cp_done = start + Cycle(ceil_div(m.tmem_cp_cycles * d.bytes, 4096));
+      t.done = sim::max(t.done, t.cp_done);
+      return ctx.busy(m.op_issue_cycles);
+    }
+    default: return Unit::execute(ctx);
+  }
+}
+
+void TmemUnit::try_grant(int sm_index) {
+  SmState& sm = sms_[sm_index];
+  const Machine& m = sim_.machine();
+  while (!sm.waiters.empty()) {
+    std::uint32_t wid = sm.waiters.front();
+    Warp& w = sim_.warp(wid);
+    std::int64_t chunks = w.wait_value / 32;
+    std::int64_t total = m.tmem_columns / 32;
+    std::int64_t found = -1;
+    for (std::int64_t start = 0; start + chunks <= total; start += chunks) {  // aligned to its size
+      std::uint16_t mask = static_cast<std::uint16_t>(((1u << chunks) - 1) << start);
+      if ((sm.used & mask) == 0) {
+        found = start;
+        break;
+      }
+    }
+    if (found < 0) return;  // FIFO: later requests wait behind the first
+    sm.used |= static_cast<std::uint16_t>(((1u << chunks) - 1) << found);
+    sm.waiters.erase(sm.waiters.begin());
+    const isa::OpDesc& d = sim_.op_of(w, w.wait_op);
+    ctas_[w.cta].allocs.push_back(Allocation{found * 32, w.wait_value, d.loc});
+    if (!d.result_slots.empty()) w.slots[d.result_slots[0]] = found * 32;  // address: lane 0 << 16 | column
+    if (wid == requester_) {
+      // Granted to the warp asking right now: no wait; execute charges the allocation as busy time.
+      w.state = models::WarpState::kReady;
+      w.wait_unit = kNoUnit;
+      continue;
+    }
+    sim_.wake_at(wid, sim_.now() + Cycle(m.tmem_alloc_cycles));
+  }
+}
+
+std::string TmemUnit::describe_wait(const Warp& w) const {
+  const SmState& sm = sms_[w.wait_obj];
+  int used = __builtin_popcount(sm.used) * 32;
+  return fmt::format("tmem.alloc of {} columns on SM {}: {} of {} columns are held", w.wait_value, w.wait_obj, used,
+                     sim_.machine().tmem_columns);
+}
+
+void TmemUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
+  std::int64_t holders = 0;
+  // CTAs in launch order (their slots may be reused out of order).
+  std::vector<std::uint32_t> slots;
+  for (std::uint32_t ci = 0; ci < sim_.cta_slots(); ++ci) slots.push_back(ci);
+  std::stable_sort(slots.begin(), slots.end(), [&](std::uint32_t a, std::uint32_t b) { return sim_.cta(a).launch_seq < sim_.cta(b).launch_seq; });
+  for (std::uint32_t ci : slots) {
+    const Cta& o = sim_.cta(ci);
+    if (o.exited || o.sm != static_cast<int>(w.wait_obj) || ci >= ctas_.size() || ctas_[ci].allocs.empty()) continue;
+    for (const auto& a : ctas_[ci].allocs) holders += a.cols;
+    for (int i = 0; i < sim_.program().warps; ++i) e.waits_on(o.first_warp + i);
+  }
+  e.cause(fmt::format("tmem.alloc of {} columns on SM {}: {} columns are held by CTAs that do not free them "
+                      "({} columns per SM)",
+                      w.wait_value, w.wait_obj, holders, sim_.machine().tmem_columns));
+}
+
+}  // namespace smpipe::models

@@ -1,0 +1,57 @@
+// Tensor memory (sm_100, PTX ISA 9.7.16.7): the per-SM column allocator (tcgen05.alloc / dealloc /
+// relinquish_alloc_permit; requests wait in FIFO order until enough aligned columns are free), and the
+// asynchronous moves in and out of it (tcgen05.ld / st and their wait, tcgen05.cp from smem).
+#pragma once
+
+#include <vector>
+
+#include "models/gpu/unit.hpp"
+
+namespace smpipe::models {
+
+class ProxyFenceUnit;
+class TensorUnit;
+
+class TmemUnit : public Unit {
+ public:
+  explicit TmemUnit(Simulator& sim);
+  std::string_view name() const override { return "tmem"; }
+  static std::span<const isa::OpKind> accepted();
+  std::span<const isa::OpKind> ops() const override { return accepted(); }
+  void connect() override;
+  OpResult execute(OpContext& ctx) override;
+  void cta_started(std::uint32_t slot) override;
+  void cta_exiting(std::uint32_t slot) override;
+  std::string describe_wait(const Warp& w) const override;
+  void explain_wait(const Warp& w, WaitExplanation& e) const override;
+
+  static std::string fits(const isa::OpDesc& d, const Machine& m);
+
+ private:
+  struct Allocation {
+    std::int64_t col = 0, cols = 0;
+    isa::SourceLoc loc;
+  };
+  struct CtaState {
+    std::vector<Allocation> allocs;
+    bool relinquished = false;
+  };
+  struct SmState {
+    std::uint16_t used = 0;                 // bitmap of 32-column chunks
+    std::vector<std::uint32_t> waiters;     // warp ids, FIFO
+  };
+  struct WarpState {
+    Cycle ld_done{0}, st_done{0};
+  };
+  void try_grant(int sm);
+
+  std::vector<SmState> sms_;
+  std::vector<CtaState> ctas_;    // by CTA slot
+  std::vector<WarpState> warps_;  // by warp id
+  std::uint32_t requester_ = ~0u;  // the warp executing tcgen05.alloc right now (see try_grant)
+  ProxyFenceUnit* proxy_ = nullptr;
+  TensorUnit* tensor_ = nullptr;
+  std::uint16_t cause_alloc_, cause_wait_;
+};
+
+}  // namespace smpipe::models

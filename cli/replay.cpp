@@ -9,9 +9,8 @@
 namespace smpipe::cli {
 
 std::string machine_for(const traces::HwTrace& t) {
-  if (t.gpu.find("H100") != std::string::npos) return "h100-sxm";
-  if (t.gpu.find("H200") != std::string::npos) return "h200";
-  if (t.gpu.find("B200") != std::string::npos) return "b200";
+  std::string name = models::machine_for_gpu(t.gpu);
+  if (!name.empty()) return name;
   throw isa::InputError(fmt::format("{}: no built-in machine for GPU '{}': name one with --gpu", t.path, t.gpu));
 }
 

@@ -6,8 +6,10 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <variant>
+#include <algorithm>
 
 #include "isa/source.hpp"
+#include "models/gpu/registry.hpp"
 
 namespace smpipe::models {
 
@@ -22,50 +24,50 @@ struct ParamDef {
 
 const std::vector<ParamDef>& param_defs() {
   static const std::vector<ParamDef> defs = {
-      {{"sm_count", "streaming multiprocessors on the GPU"}, &Machine::sm_count},
-      {{"clock_mhz", "SM clock used to convert cycles to time"}, &Machine::clock_mhz},
-      {{"max_warps_per_sm", "resident warps per SM"}, &Machine::max_warps_per_sm},
-      {{"max_ctas_per_sm", "resident CTAs per SM"}, &Machine::max_ctas_per_sm},
-      {{"smem_per_sm", "shared memory per SM, bytes"}, &Machine::smem_per_sm},
-      {{"smem_per_cta_max", "largest shared memory allocation of one CTA, bytes"}, &Machine::smem_per_cta_max},
-      {{"smem_reserved_per_cta", "shared memory the system reserves per CTA, bytes"}, &Machine::smem_reserved_per_cta},
-      {{"max_cluster_size", "largest cluster (CTAs)"}, &Machine::max_cluster_size},
-      {{"tmem_columns", "tensor memory columns per SM (0: none)"}, &Machine::tmem_columns},
-      {{"has_wgmma", "1 if wgmma (sm90a) exists"}, &Machine::has_wgmma},
-      {{"cta_launch_cycles", "from a CTA's exit to the next CTA starting on that SM"}, &Machine::cta_launch_cycles},
-      {{"op_issue_cycles", "issue cost of an op without its own number (fences, commits, bar.arrive)"}, &Machine::op_issue_cycles},
-      {{"mbarrier_arrive_cycles", "issue cost of a local mbarrier arrive / expect_tx"}, &Machine::mbarrier_arrive_cycles},
-      {{"mbarrier_test_wait_cycles", "one try_wait / test_wait on a barrier"}, &Machine::mbarrier_test_wait_cycles},
-      {{"mbarrier_wake_cycles", "from the completing arrive to the waiting warp resuming"}, &Machine::mbarrier_wake_cycles},
-      {{"remote_arrive_cycles", "an arrive on a peer CTA's barrier landing"}, &Machine::remote_arrive_cycles},
-      {{"named_barrier_cycles", "from the last bar.sync arrival to the waiters resuming"}, &Machine::named_barrier_cycles},
-      {{"named_barrier_cycles_per_warp", "added to named_barrier_cycles per warp the barrier expects"},
+      {{"sm", "sm_count", "streaming multiprocessors on the GPU"}, &Machine::sm_count},
+      {{"sm", "clock_mhz", "SM clock used to convert cycles to time"}, &Machine::clock_mhz},
+      {{"sm", "max_warps_per_sm", "resident warps per SM"}, &Machine::max_warps_per_sm},
+      {{"sm", "max_ctas_per_sm", "resident CTAs per SM"}, &Machine::max_ctas_per_sm},
+      {{"sm", "smem_per_sm", "shared memory per SM, bytes"}, &Machine::smem_per_sm},
+      {{"sm", "smem_per_cta_max", "largest shared memory allocation of one CTA, bytes"}, &Machine::smem_per_cta_max},
+      {{"sm", "smem_reserved_per_cta", "shared memory the system reserves per CTA, bytes"}, &Machine::smem_reserved_per_cta},
+      {{"sm", "max_cluster_size", "largest cluster (CTAs)"}, &Machine::max_cluster_size},
+      {{"tmem", "tmem_columns", "tensor memory columns per SM (0: none)"}, &Machine::tmem_columns},
+      {{"tensor", "has_wgmma", "1 if wgmma (sm90a) exists"}, &Machine::has_wgmma},
+      {{"sm", "cta_launch_cycles", "from a CTA's exit to the next CTA starting on that SM"}, &Machine::cta_launch_cycles},
+      {{"sm", "op_issue_cycles", "issue cost of an op without its own number (fences, commits, bar.arrive)"}, &Machine::op_issue_cycles},
+      {{"mbarrier", "mbarrier_arrive_cycles", "issue cost of a local mbarrier arrive / expect_tx"}, &Machine::mbarrier_arrive_cycles},
+      {{"mbarrier", "mbarrier_test_wait_cycles", "one try_wait / test_wait on a barrier"}, &Machine::mbarrier_test_wait_cycles},
+      {{"mbarrier", "mbarrier_wake_cycles", "from the completing arrive to the waiting warp resuming"}, &Machine::mbarrier_wake_cycles},
+      {{"mbarrier", "remote_arrive_cycles", "an arrive on a peer CTA's barrier landing"}, &Machine::remote_arrive_cycles},
+      {{"named_barrier", "named_barrier_cycles", "from the last bar.sync arrival to the waiters resuming"}, &Machine::named_barrier_cycles},
+      {{"named_barrier", "named_barrier_cycles_per_warp", "added to named_barrier_cycles per warp the barrier expects"},
        &Machine::named_barrier_cycles_per_warp},
-      {{"cluster_sync_cycles", "cluster barrier arrive+wait once all threads arrived"}, &Machine::cluster_sync_cycles},
-      {{"tma_issue_cycles", "issue cost of a TMA instruction"}, &Machine::tma_issue_cycles},
-      {{"tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time"}, &Machine::tma_load_latency_cycles},
-      {{"tma_bytes_per_cycle", "one SM's TMA engine bandwidth"}, &Machine::tma_bytes_per_cycle},
-      {{"tma_store_bytes_per_cycle", "one SM's TMA engine reading smem for bulk stores"}, &Machine::tma_store_bytes_per_cycle},
-      {{"tma_store_read_cycles", "TMA store: issue to smem read done, beyond the transfer"}, &Machine::tma_store_read_cycles},
-      {{"tma_store_latency_cycles", "TMA store: smem read to global writes complete"}, &Machine::tma_store_latency_cycles},
-      {{"l2_bytes_per_cycle", "whole-GPU L2 bandwidth shared by all SMs"}, &Machine::l2_bytes_per_cycle},
-      {{"cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer"}, &Machine::cp_async_latency_cycles},
-      {{"lsu_bytes_per_cycle", "one SM's global load/store path"}, &Machine::lsu_bytes_per_cycle},
-      {{"smem_bytes_per_cycle", "one SM's shared memory bandwidth"}, &Machine::smem_bytes_per_cycle},
-      {{"global_load_latency_cycles", "ld.global latency (L2 hit)"}, &Machine::global_load_latency_cycles},
-      {{"tensor_flops_per_cycle_16bit", "dense f16/bf16 FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_16bit},
-      {{"tensor_flops_per_cycle_8bit", "dense 8-bit FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_8bit},
-      {{"tensor_flops_per_cycle_tf32", "dense tf32 FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_tf32},
-      {{"tensor_flops_per_cycle_4bit", "dense 4-bit FLOP per SM per cycle (0: not supported)"}, &Machine::tensor_flops_per_cycle_4bit},
-      {{"wgmma_latency_cycles", "wgmma: end of its tensor-pipe occupancy to its group completing"}, &Machine::wgmma_latency_cycles},
-      {{"mma_sync_latency_cycles", "mma.sync: dependent-issue latency"}, &Machine::mma_sync_latency_cycles},
-      {{"mma_sync_flops_per_cycle_16bit", "mma.sync dense 16-bit FLOP per SM per cycle (all four sub-partitions)"},
+      {{"cluster_barrier", "cluster_sync_cycles", "cluster barrier arrive+wait once all threads arrived"}, &Machine::cluster_sync_cycles},
+      {{"tma", "tma_issue_cycles", "issue cost of a TMA instruction"}, &Machine::tma_issue_cycles},
+      {{"tma", "tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time"}, &Machine::tma_load_latency_cycles},
+      {{"tma", "tma_bytes_per_cycle", "one SM's TMA engine bandwidth"}, &Machine::tma_bytes_per_cycle},
+      {{"tma", "tma_store_bytes_per_cycle", "one SM's TMA engine reading smem for bulk stores"}, &Machine::tma_store_bytes_per_cycle},
+      {{"tma", "tma_store_read_cycles", "TMA store: issue to smem read done, beyond the transfer"}, &Machine::tma_store_read_cycles},
+      {{"tma", "tma_store_latency_cycles", "TMA store: smem read to global writes complete"}, &Machine::tma_store_latency_cycles},
+      {{"l2", "l2_bytes_per_cycle", "whole-GPU L2 bandwidth shared by all SMs"}, &Machine::l2_bytes_per_cycle},
+      {{"lsu", "cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer"}, &Machine::cp_async_latency_cycles},
+      {{"lsu", "lsu_bytes_per_cycle", "one SM's global load/store path"}, &Machine::lsu_bytes_per_cycle},
+      {{"lsu", "smem_bytes_per_cycle", "one SM's shared memory bandwidth"}, &Machine::smem_bytes_per_cycle},
+      {{"lsu", "global_load_latency_cycles", "ld.global latency (L2 hit)"}, &Machine::global_load_latency_cycles},
+      {{"tensor", "tensor_flops_per_cycle_16bit", "dense f16/bf16 FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_16bit},
+      {{"tensor", "tensor_flops_per_cycle_8bit", "dense 8-bit FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_8bit},
+      {{"tensor", "tensor_flops_per_cycle_tf32", "dense tf32 FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_tf32},
+      {{"tensor", "tensor_flops_per_cycle_4bit", "dense 4-bit FLOP per SM per cycle (0: not supported)"}, &Machine::tensor_flops_per_cycle_4bit},
+      {{"tensor", "wgmma_latency_cycles", "wgmma: end of its tensor-pipe occupancy to its group completing"}, &Machine::wgmma_latency_cycles},
+      {{"tensor", "mma_sync_latency_cycles", "mma.sync: dependent-issue latency"}, &Machine::mma_sync_latency_cycles},
+      {{"tensor", "mma_sync_flops_per_cycle_16bit", "mma.sync dense 16-bit FLOP per SM per cycle (all four sub-partitions)"},
        &Machine::mma_sync_flops_per_cycle_16bit},
-      {{"umma_latency_cycles", "tcgen05.mma: end of occupancy to completion"}, &Machine::umma_latency_cycles},
-      {{"tmem_ld_cycles", "tcgen05.ld/st of 32 lanes x 32 bit x 32 columns"}, &Machine::tmem_ld_cycles},
-      {{"tmem_cp_cycles", "tcgen05.cp of 128x256b"}, &Machine::tmem_cp_cycles},
-      {{"tmem_alloc_cycles", "tcgen05.alloc / dealloc when columns are free"}, &Machine::tmem_alloc_cycles},
-      {{"clc_latency_cycles", "try_cancel issue to the response landing"}, &Machine::clc_latency_cycles},
+      {{"tensor", "umma_latency_cycles", "tcgen05.mma: end of occupancy to completion"}, &Machine::umma_latency_cycles},
+      {{"tmem", "tmem_ld_cycles", "tcgen05.ld/st of 32 lanes x 32 bit x 32 columns"}, &Machine::tmem_ld_cycles},
+      {{"tmem", "tmem_cp_cycles", "tcgen05.cp of 128x256b"}, &Machine::tmem_cp_cycles},
+      {{"tmem", "tmem_alloc_cycles", "tcgen05.alloc / dealloc when columns are free"}, &Machine::tmem_alloc_cycles},
+      {{"clc", "clc_latency_cycles", "try_cancel issue to the response landing"}, &Machine::clc_latency_cycles},
   };
   return defs;
 }
@@ -97,6 +99,15 @@ std::int64_t Machine::tensor_rate(int operand_bits, bool tf32) const {
 
 std::map<std::string, std::int64_t> predefined_constants(const Machine& machine) {
   return {{"SM_COUNT", machine.sm_count}};
+}
+
+std::string machine_for_gpu(const std::string& device) {
+  for (const auto& n : builtin_machine_names()) {
+    Machine m = load_machine(n);
+    for (const auto& g : m.gpu_names)
+      if (device.find(g) != std::string::npos) return n;
+  }
+  return "";
 }
 
 std::string machines_dir() {
@@ -149,22 +160,60 @@ Machine load_machine(const std::string& name_or_path) {
   m.path = path;
   auto bad = [&](const std::string& msg) { return isa::InputError(fmt::format("{}: {}", path, msg)); };
   if (!j.is_object()) throw bad("expected a JSON object");
-  for (const auto& [key, value] : j.items()) {
-    if (key != "name" && key != "description" && key != "params") throw bad(fmt::format("unknown key '{}'", key));
-  }
+  for (const auto& [key, value] : j.items())
+    if (key != "name" && key != "description" && key != "gpu_names" && key != "units") throw bad(fmt::format("unknown key '{}'", key));
   if (!j.contains("name") || !j["name"].is_string()) throw bad("missing \"name\"");
   m.name = j["name"];
-  m.description = j.value("description", "");
-  if (!j.contains("params") || !j["params"].is_object()) throw bad("missing \"params\" object");
-  const auto& params = j["params"];
-  for (const auto& [key, value] : params.items()) {
-    bool known = false;
-    for (const auto& d : param_defs()) known = known || key == d.info.name;
-    if (!known) throw bad(fmt::format("unknown parameter '{}'", key));
+  if (j.contains("description")) {
+    if (!j["description"].is_string()) throw bad("\"description\" must be a string");
+    m.description = j["description"];
+  }
+  if (j.contains("gpu_names")) {
+    if (!j["gpu_names"].is_array()) throw bad("\"gpu_names\" must be a list of strings");
+    for (const auto& g : j["gpu_names"]) {
+      if (!g.is_string() || g.get<std::string>().empty()) throw bad("\"gpu_names\" must be a list of non-empty strings");
+      m.gpu_names.push_back(g);
+    }
+  }
+  if (!j.contains("units") || !j["units"].is_object()) throw bad("missing \"units\" object");
+  // Units and implementations come from the simulator's registry.
+  std::vector<std::string> unit_names;
+  for (const UnitKind& k : unit_registry())
+    if (std::find(unit_names.begin(), unit_names.end(), k.unit) == unit_names.end()) unit_names.emplace_back(k.unit);
+  const auto& units = j["units"];
+  for (const auto& [unit, section] : units.items()) {
+    if (std::find(unit_names.begin(), unit_names.end(), unit) == unit_names.end())
+      throw bad(fmt::format("unknown unit '{}' (units: {})", unit, fmt::join(unit_names, ", ")));
+    if (!section.is_object()) throw bad(fmt::format("unit '{}' must be an object", unit));
+    for (const auto& [k, v] : section.items())
+      if (k != "impl" && k != "params" && k != "note") throw bad(fmt::format("unit '{}': unknown key '{}'", unit, k));
+    if (section.contains("impl")) {
+      if (!section["impl"].is_string()) throw bad(fmt::format("unit '{}': \"impl\" must be a string", unit));
+      std::string impl = section["impl"];
+      std::vector<std::string> impls;
+      for (const UnitKind& k : unit_registry())
+        if (k.unit == unit) impls.emplace_back(k.impl);
+      if (std::find(impls.begin(), impls.end(), impl) == impls.end())
+        throw bad(fmt::format("unit '{}' has no implementation '{}' (known: {})", unit, impl, fmt::join(impls, ", ")));
+      m.impls[unit] = impl;
+    }
+    if (section.contains("params")) {
+      if (!section["params"].is_object()) throw bad(fmt::format("unit '{}': \"params\" must be an object", unit));
+      for (const auto& [key, value] : section["params"].items()) {
+        const ParamDef* def = nullptr;
+        for (const auto& d : param_defs())
+          if (key == d.info.name) def = &d;
+        if (def == nullptr) throw bad(fmt::format("unit '{}': unknown parameter '{}'", unit, key));
+        if (unit != def->info.unit)
+          throw bad(fmt::format("parameter '{}' belongs to unit '{}', not '{}'", key, def->info.unit, unit));
+      }
+    }
   }
   for (const auto& d : param_defs()) {
-    if (!params.contains(d.info.name)) throw bad(fmt::format("missing parameter '{}' ({})", d.info.name, d.info.meaning));
-    const auto& p = params[d.info.name];
+    const nlohmann::json* section = units.contains(d.info.unit) ? &units[d.info.unit] : nullptr;
+    if (section == nullptr || !section->contains("params") || !(*section)["params"].contains(d.info.name))
+      throw bad(fmt::format("missing parameter '{}' of unit '{}' ({})", d.info.name, d.info.unit, d.info.meaning));
+    const auto& p = (*section)["params"][d.info.name];
     if (!p.is_object() || !p.contains("value") || !p["value"].is_number() || !p.contains("source") || !p["source"].is_string())
       throw bad(fmt::format("parameter '{}' must be {{\"value\": number, \"source\": \"published|measured|derived|estimate: ...\"}}",
                             d.info.name));

@@ -1,5 +1,8 @@
-// A machine description: every number the simulator uses, with its source. Loaded from
-// models/machines/NAME.json; a key the simulator does not know, or a missing one, is an error.
+// A machine description: every number the simulator uses, with its source, grouped by the unit that uses
+// it, and the implementation of each unit where there is a choice. Loaded from models/machines/NAME.json:
+//   {"name": ..., "description": ..., "gpu_names": [...],
+//    "units": {"sm": {"params": {...}}, "l2": {"impl": "single_queue", "params": {...}}, ...}}
+// A unit, implementation or key the simulator does not know, or a missing parameter, is an error.
 #pragma once
 
 #include <cstdint>
@@ -63,12 +66,14 @@ struct Machine {
 
   std::map<std::string, std::string> sources;  // parameter -> source tag
   std::map<std::string, std::string> impls;    // unit -> the implementation the file names (absent: the default)
+  std::vector<std::string> gpu_names;          // device names it stands for ("H100"), matched in hardware traces
 
   // Dense tensor FLOP per SM per cycle for an MMA input element width.
   std::int64_t tensor_rate(int operand_bits, bool tf32) const;
 };
 
 struct MachineParam {
+  const char* unit;  // the machine-file section (a unit of the simulator) it belongs to
   const char* name;
   const char* meaning;
 };
@@ -86,6 +91,8 @@ Machine at_sm_clock(const Machine& machine, double mhz);
 // NAME (looked up in models/machines/) or a path to a .json file. Throws isa::InputError.
 Machine load_machine(const std::string& name_or_path);
 std::vector<std::string> builtin_machine_names();
+// The built-in machine whose gpu_names occur in a device name ("NVIDIA H100 80GB HBM3"), or "".
+std::string machine_for_gpu(const std::string& device);
 std::string machines_dir();
 std::string kernels_dir();
 

@@ -48,7 +48,7 @@ OpResult ClcUnit::execute(OpContext& ctx) {
       Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.value(Attr::kMulticast) ? all : 0);
       Cycle at = sim_.now() + sim_.jit(m.clc_latency_cycles);
       for (std::uint32_t t : targets) {
-        Response r{t, sim_.cta(t).id, f, first, ctx.warp_id, ctx.op};
+        Response r{mbar_->signal_to(t, SignalKind::kCompleteTx, f, 16, ctx.warp_id, ctx.op), first};
         std::uint32_t id;
         if (!free_.empty()) {
           id = free_.back();
@@ -86,14 +86,13 @@ OpResult ClcUnit::execute(OpContext& ctx) {
 void ClcUnit::complete(std::uint32_t target, std::uint64_t) {
   Response r = in_flight_[target];
   free_.push_back(target);
-  Signal s = mbar_->signal_to(r.cta, SignalKind::kCompleteTx, r.barrier, 16, r.warp, r.op);
-  s.cta_id = r.cta_id;
+  const Signal& s = r.signal;
   mbar_->check_alive(s);
-  CtaState& cs = ctas_[r.cta];
+  CtaState& cs = ctas_[s.cta];
   bool found = false;
   for (auto& [f, v] : cs.responses)
-    if (f == r.barrier) v = r.first, found = true;
-  if (!found) cs.responses.emplace_back(r.barrier, r.first);
+    if (f == s.barrier) v = r.first, found = true;
+  if (!found) cs.responses.emplace_back(s.barrier, r.first);
   cs.latest = r.first;
   cs.any = true;
   mbar_->land(s);

@@ -8,10 +8,9 @@
 #include <vector>
 
 #include "models/gpu/unit.hpp"
+#include "models/sync/mbarrier_unit.hpp"
 
 namespace smpipe::models {
-
-class MbarrierUnit;
 
 class ClcUnit : public Unit {
  public:
@@ -33,11 +32,8 @@ class ClcUnit : public Unit {
     bool any = false;
   };
   struct Response {
-    std::uint32_t cta = 0;
-    std::int64_t cta_id = 0;
-    std::uint32_t barrier = 0;
+    Signal signal;  // the complete_tx(16) on the target's barrier
     std::int64_t first = -1;
-    std::uint32_t warp = 0, op = 0;
   };
   std::vector<CtaState> ctas_;       // by CTA slot
   std::vector<std::uint8_t> failure_seen_;  // by warp id: the warp queried a response saying "exhausted"

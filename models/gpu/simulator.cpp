@@ -514,6 +514,7 @@ void Simulator::fill_stats(RunResult& r) {
   for (const auto& u : units_) u->add_stats(s, r.cycles, s.sms_used);
   s.bottleneck = bottleneck_in_words(s);
   s.peak_resident_ctas = peak_ctas_;
+  s.cta_slots = static_cast<std::int64_t>(ctas_.size());
   s.reports = program_.reports;
 }
 

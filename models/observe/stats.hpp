@@ -50,6 +50,7 @@ struct Stats {
   std::vector<UnitStats> units;
   std::string bottleneck;  // in words
   std::int64_t peak_resident_ctas = 0;
+  std::int64_t cta_slots = 0;  // CTA records the simulator held at most (reused once a cluster exits); not printed
   std::vector<std::pair<std::string, std::int64_t>> reports;  // the program's `report` figures
 };
 

@@ -77,6 +77,7 @@ Signal MbarrierUnit::signal_to(std::uint32_t cta, SignalKind kind, std::uint32_t
   s.barrier = barrier;
   s.value = value;
   s.warp = warp;
+  s.from_cta = sim_.cta(sim_.warp(warp).cta).id;
   s.op = op;
   return s;
 }
@@ -105,11 +106,24 @@ void MbarrierUnit::complete(std::uint32_t target, std::uint64_t) {
 void MbarrierUnit::check_alive(const Signal& s) {
   const Cta& c = sim_.cta(s.cta);
   if (!c.exited && c.id == s.cta_id) return;
-  const Warp& w = sim_.warp(s.warp);
-  sim_.ub(s.warp, s.op, "signal to an exited CTA",
-          fmt::format("{}({}) from {} lands on {} of CTA {}, which has already exited: a CTA must not exit while cluster peers "
-                      "may still signal its barriers (CUTLASS producer_tail waits on every empty barrier before exiting)",
-                      signal_name(s.kind), s.value, sim_.warp_label(w), barrier_name(s.barrier), s.cta_id));
+  // Named by who sent it: the issuer's own CTA may have exited since, and its slot hold a later CTA.
+  const auto& p = sim_.program();
+  int index = sim_.warp(s.warp).index;
+  int role = p.warp_role[index];
+  const isa::OpDesc& op = p.roles[role].ops[s.op];
+  Diagnosis d;
+  d.title = "signal to an exited CTA";
+  d.message = fmt::format("{}({}) from CTA {} warp {} ({}) lands on {} of CTA {}, which has already exited: a CTA must not exit "
+                          "while cluster peers may still signal its barriers (CUTLASS producer_tail waits on every empty "
+                          "barrier before exiting)",
+                          signal_name(s.kind), s.value, s.from_cta, index, p.roles[role].name, barrier_name(s.barrier), s.cta_id);
+  d.cycle = sim_.now().v;
+  d.cta = s.from_cta;
+  d.warp = index;
+  d.role = p.roles[role].name;
+  d.loc = op.loc;
+  d.op_text = op.text;
+  sim_.diagnose(d);
 }
 
 void MbarrierUnit::land(const Signal& s) {

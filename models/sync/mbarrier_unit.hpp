@@ -22,7 +22,8 @@ struct Signal {
   std::uint32_t barrier = 0;   // flat index
   std::int64_t value = 0;      // count or bytes
   std::int64_t value2 = 0;     // arrive.expect_tx: the arrivals after the bytes
-  std::uint32_t warp = 0;      // issuer
+  std::uint32_t warp = 0;      // issuer (its warp id; the slot may hold a later CTA when the signal lands)
+  std::int64_t from_cta = 0;   // the issuer's CTA id when it sent the signal
   std::uint32_t op = 0;        // issuer's op index
   std::uint64_t token = 0;     // observers' token (Observers::signal_sent)
 };

@@ -41,17 +41,40 @@ std::string write_variant(const std::function<void(nlohmann::json&)>& edit) {
 }  // namespace
 
 TEST_CASE("unknown, missing and untagged machine parameters are errors", "[machine]") {
-  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["params"]["sm_cnt"] = {{"value", 1}, {"source", "published: x"}}; })),
-                    Catch::Contains("unknown parameter 'sm_cnt'"));
-  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["params"].erase("sm_count"); })),
-                    Catch::Contains("missing parameter 'sm_count'"));
-  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["params"]["sm_count"]["source"] = "datasheet"; })),
+  auto sm = [](nlohmann::json& j) -> nlohmann::json& { return j["units"]["sm"]["params"]; };
+  CHECK_THROWS_WITH(models::load_machine(write_variant([&](auto& j) { sm(j)["sm_cnt"] = {{"value", 1}, {"source", "published: x"}}; })),
+                    Catch::Contains("unit 'sm': unknown parameter 'sm_cnt'"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([&](auto& j) { sm(j).erase("sm_count"); })),
+                    Catch::Contains("missing parameter 'sm_count' of unit 'sm'"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([&](auto& j) { sm(j)["sm_count"]["source"] = "datasheet"; })),
                     Catch::Contains("source must start with"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["extra"] = 1; })), Catch::Contains("unknown key 'extra'"));
-  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["params"]["sm_count"]["value"] = 1.5; })),
+  CHECK_THROWS_WITH(models::load_machine(write_variant([&](auto& j) { sm(j)["sm_count"]["value"] = 1.5; })),
                     Catch::Contains("must be an integer"));
+  // Units and implementations are those of the simulator's registry; a parameter sits in its own unit.
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["dram"] = nlohmann::json::object(); })),
+                    Catch::Contains("unknown unit 'dram' (units: sm, tensor, mbarrier"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["l2"]["impl"] = "ideal"; })),
+                    Catch::Contains("unit 'l2' has no implementation 'ideal' (known: single_queue)"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["l2"]["latency"] = 1; })),
+                    Catch::Contains("unit 'l2': unknown key 'latency'"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) {
+                      j["units"]["tma"]["params"]["l2_bytes_per_cycle"] = j["units"]["l2"]["params"]["l2_bytes_per_cycle"];
+                    })),
+                    Catch::Contains("parameter 'l2_bytes_per_cycle' belongs to unit 'l2', not 'tma'"));
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["description"] = 7; })),
+                    Catch::Contains("\"description\" must be a string"));
+  CHECK(models::load_machine(write_variant([](auto&) {})).impls.at("l2") == "single_queue");
+  CHECK(models::load_machine(write_variant([](auto& j) { j["units"]["l2"].erase("impl"); })).impls.count("l2") == 0);
   CHECK_THROWS_WITH(models::load_machine("h300"), Catch::Contains("unknown machine 'h300' (built-in: b200, h100-sxm, h200"));
   CHECK_NOTHROW(models::load_machine(write_variant([](auto&) {})));
+}
+
+TEST_CASE("machines are found by the device name a hardware trace records", "[machine]") {
+  CHECK(models::machine_for_gpu("NVIDIA H100 80GB HBM3") == "h100-sxm");
+  CHECK(models::machine_for_gpu("NVIDIA H200") == "h200");
+  CHECK(models::machine_for_gpu("NVIDIA B200") == "b200");
+  CHECK(models::machine_for_gpu("NVIDIA A100-SXM4-40GB").empty());
 }
 
 TEST_CASE("measured machine parameters equal the medians in the committed result files", "[machine]") {
@@ -60,7 +83,10 @@ TEST_CASE("measured machine parameters equal the medians in the committed result
     models::Machine m = models::load_machine(n);
     std::ifstream in(m.path);
     nlohmann::json j = nlohmann::json::parse(in);
-    for (const auto& [key, p] : j["params"].items()) {
+    nlohmann::json params;
+    for (const auto& [unit, section] : j["units"].items())
+      for (const auto& [key, p] : section["params"].items()) params[key] = p;
+    for (const auto& [key, p] : params.items()) {
       std::string src = p["source"];
       if (src.rfind("measured: ", 0) != 0) continue;
       auto hash = src.find('#');

@@ -159,6 +159,24 @@ for k, (v, src) in list(b200.items()):
     if src.startswith("measured:") or (src.startswith("derived:") and RESULTS in src):
         b200[k] = (v, "estimate: taken from the H100 measurement, assuming Blackwell's SM is no slower here; " + src)
 
+# The simulator unit each parameter belongs to (the sections of a machine file, models/machine.hpp).
+UNITS = {
+    "sm": ["sm_count", "clock_mhz", "max_warps_per_sm", "max_ctas_per_sm", "smem_per_sm", "smem_per_cta_max", "smem_reserved_per_cta", "max_cluster_size", "cta_launch_cycles", "op_issue_cycles"],
+    "tensor": ["has_wgmma", "tensor_flops_per_cycle_16bit", "tensor_flops_per_cycle_8bit", "tensor_flops_per_cycle_tf32", "tensor_flops_per_cycle_4bit", "wgmma_latency_cycles", "mma_sync_latency_cycles", "mma_sync_flops_per_cycle_16bit", "umma_latency_cycles"],
+    "mbarrier": ["mbarrier_arrive_cycles", "mbarrier_test_wait_cycles", "mbarrier_wake_cycles", "remote_arrive_cycles"],
+    "named_barrier": ["named_barrier_cycles", "named_barrier_cycles_per_warp"],
+    "cluster_barrier": ["cluster_sync_cycles"],
+    "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
+    "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "smem_bytes_per_cycle", "global_load_latency_cycles"],
+    "l2": ["l2_bytes_per_cycle"],
+    "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
+    "clc": ["clc_latency_cycles"],
+}
+# Units with a choice of implementation, and the one these machines use.
+IMPLS = {"l2": "single_queue"}
+# Device names (as CUDA reports them) each machine stands for: smpipe replay picks the machine by them.
+GPU_NAMES = {"h100-sxm": ["H100"], "h200": ["H200"], "b200": ["B200"]}
+
 for name, desc, params in [
     ("h100-sxm", "NVIDIA H100 SXM5 80GB (sm_90a). SM-level numbers measured by validation/microbench on the project's H100; "
                  "the rest published. Regenerate with validation/calibration/make_machines.py.", h100),
@@ -166,7 +184,14 @@ for name, desc, params in [
              "validation/microbench on the project's H200 (validation/results/h200/microbench.json), the rest published.", h200),
     ("b200", "NVIDIA B200 (sm_100a). Published and derived numbers only: no Blackwell GPU is available to the project.", b200),
 ]:
-    j = {"name": name, "description": desc, "params": {k: {"value": v, "source": s} for k, (v, s) in params.items()}}
+    unknown = set(params) - {p for ps in UNITS.values() for p in ps}
+    assert not unknown, f"parameters without a unit: {sorted(unknown)}"
+    units = {}
+    for unit, names in UNITS.items():
+        section = {"impl": IMPLS[unit]} if unit in IMPLS else {}
+        section["params"] = {k: {"value": params[k][0], "source": params[k][1]} for k in names}
+        units[unit] = section
+    j = {"name": name, "description": desc, "gpu_names": GPU_NAMES[name], "units": units}
     with open(os.path.join(ROOT, "models/machines", name + ".json"), "w") as f:
         f.write(json.dumps(j, indent=2) + "\n")
 print("wrote models/machines/{h100-sxm,h200,b200}.json")

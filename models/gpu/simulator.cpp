@@ -338,25 +338,13 @@ void Simulator::cta_exit(std::uint32_t slot) {
 
 // ---- waiting and waking ----
 
-void Simulator::block(Warp& w, const Unit* owner, std::uint32_t obj, std::int64_t value, std::uint32_t op, std::uint16_t cause) {
-  w.state = WarpState::kBlocked;
-  w.wait_unit = owner ? owner->index() : kNoUnit;
-  w.wait_obj = obj;
-  w.wait_value = value;
-  w.wait_op = op;
-  w.wait_cause = cause;
-  w.wait_since = now();
-}
-
-void Simulator::wake_at(std::uint32_t warp_id, Cycle at) { engine_.schedule(at, sim::Priority::kWake, kEvWake, warp_id); }
-
 std::string Simulator::describe_wait(const Warp& w) const {
   if (w.state != WarpState::kBlocked) return "nothing (running)";
   if (w.wait_unit == kNoUnit) return causes_[w.wait_cause];
   return units_[w.wait_unit]->describe_wait(w);
 }
 
-void Simulator::resume(std::uint32_t id) {
+inline void Simulator::resume(std::uint32_t id) {
   Warp& w = warps_[id];
   if (w.wait_unit != kNoUnit) units_[w.wait_unit]->woken(id);
   std::int64_t waited = (now() - w.wait_since).v;

@@ -39,8 +39,16 @@ class Simulator : public sim::Handler {
   Cycle jit(std::int64_t latency);
   // Schedules an event of `unit`: its complete(target, payload) runs at `at`.
   void schedule(const Unit& unit, Cycle at, sim::Priority priority, std::uint32_t target, std::uint64_t payload = 0);
-  void block(Warp& w, const Unit* owner, std::uint32_t obj, std::int64_t value, std::uint32_t op, std::uint16_t cause);
-  void wake_at(std::uint32_t warp_id, Cycle at);
+  void block(Warp& w, const Unit* owner, std::uint32_t obj, std::int64_t value, std::uint32_t op, std::uint16_t cause) {
+    w.state = WarpState::kBlocked;
+    w.wait_unit = owner ? owner->index() : kNoUnit;
+    w.wait_obj = obj;
+    w.wait_value = value;
+    w.wait_op = op;
+    w.wait_cause = cause;
+    w.wait_since = now();
+  }
+  void wake_at(std::uint32_t warp_id, Cycle at) { engine_.schedule(at, sim::Priority::kWake, kEvWake, warp_id); }
   // Ends the run with a diagnosis at warp `warp`'s op `op` (warp ~0u: no warp).
   [[noreturn]] void ub(std::uint32_t warp, std::uint32_t op, const std::string& title, const std::string& message,
                        bool hazard = false);
@@ -111,7 +119,7 @@ class Simulator : public sim::Handler {
   void warp_exit(std::uint32_t warp_id);
   void cta_exit(std::uint32_t cta_slot);
   void flush_warp_stats(Warp& w);
-  void resume(std::uint32_t warp_id);
+  [[gnu::always_inline]] inline void resume(std::uint32_t warp_id);
 
   DeadlockReport analyse_stuck(bool watchdog);
   void fill_stats(RunResult& r);
@@ -147,5 +155,14 @@ class Simulator : public sim::Handler {
   std::vector<bool> sm_used_;
   std::int64_t ctas_run_ = 0;
 };
+
+// ---- OpContext's small members, inline (they run for every op) ----
+inline OpContext::OpContext(Simulator& s, std::uint32_t id, std::uint32_t op_index, const isa::OpDesc& d, const std::int64_t* values)
+    : sim(s), warp_id(id), warp(s.warp(id)), op(op_index), desc(d), values_(values) {}
+inline Cta& OpContext::cta() const { return sim.cta(warp.cta); }
+inline Cycle OpContext::now() const { return sim.now(); }
+inline void OpContext::block(const Unit* owner, std::uint32_t obj, std::int64_t value, std::uint16_t cause) const {
+  sim.block(warp, owner, obj, value, op, cause);
+}
 
 }  // namespace smpipe::models

@@ -6,11 +6,6 @@
 
 namespace smpipe::models {
 
-OpContext::OpContext(Simulator& s, std::uint32_t id, std::uint32_t op_index, const isa::OpDesc& d, const std::int64_t* values)
-    : sim(s), warp_id(id), warp(s.warp(id)), op(op_index), desc(d), values_(values) {}
-
-Cta& OpContext::cta() const { return sim.cta(warp.cta); }
-Cycle OpContext::now() const { return sim.now(); }
 
 std::string OpContext::fmt_missing(isa::Attr a) const {
   return fmt::format("op '{}' read attribute '{}', which it does not have", isa::op_spec(desc.kind).name, isa::attr_name(a));
@@ -29,24 +24,26 @@ std::int64_t checked_index(const Decl& decl, std::int64_t i, std::string& error)
 
 std::uint32_t OpContext::barrier(isa::Attr a) const {
   const isa::AttrSlot& s = attr(a);
-  const auto& decls = sim.program().mbarriers;
-  std::string error;
-  std::int64_t i = checked_index(decls[s.decl], values_[s.first], error);
-  if (i < 0) ub("index out of range", error);
+  const auto& decl = sim.program().mbarriers[s.decl];
+  std::int64_t i = values_[s.first];
+  if (i < 0 || i >= decl.size) [[unlikely]] {
+    std::string error;
+    checked_index(decl, i, error);
+    ub("index out of range", error);
+  }
   return sim.program().mbarrier_layout.base[s.decl] + static_cast<std::uint32_t>(i);
 }
 
 std::uint32_t OpContext::smem(isa::Attr a) const {
   const isa::AttrSlot& s = attr(a);
-  const auto& decls = sim.program().smems;
-  std::string error;
-  std::int64_t i = checked_index(decls[s.decl], values_[s.first], error);
-  if (i < 0) ub("index out of range", error);
+  const auto& decl = sim.program().smems[s.decl];
+  std::int64_t i = values_[s.first];
+  if (i < 0 || i >= decl.size) [[unlikely]] {
+    std::string error;
+    checked_index(decl, i, error);
+    ub("index out of range", error);
+  }
   return sim.program().smem_layout.base[s.decl] + static_cast<std::uint32_t>(i);
-}
-
-void OpContext::block(const Unit* owner, std::uint32_t obj, std::int64_t value, std::uint16_t cause) const {
-  sim.block(warp, owner, obj, value, op, cause);
 }
 
 void OpContext::ub(const std::string& title, const std::string& message, bool hazard) const {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/gpu/simulator.hpp"
+#include "models/sync/mbarrier_unit.hpp"
 
 namespace smpipe::models {
 
@@ -12,6 +13,8 @@ std::span<const isa::OpKind> ClusterBarrierUnit::accepted() {
   static constexpr isa::OpKind kOps[] = {isa::OpKind::kClusterSync};
   return kOps;
 }
+
+void ClusterBarrierUnit::connect() { mbar_ = &sim_.find<MbarrierUnit>(); }
 
 void ClusterBarrierUnit::cta_started(std::uint32_t slot) {
   const Cta& c = sim_.cta(slot);
@@ -34,6 +37,7 @@ OpResult ClusterBarrierUnit::execute(OpContext& ctx) {
 void ClusterBarrierUnit::check_release(std::uint32_t cs) {
   ClusterState& cl = clusters_[cs];
   if (cl.waiters.empty() || cl.arrived < sim_.cluster(cs).live_warps) return;
+  mbar_->cluster_synced(cs);
   Cycle at = sim_.now() + sim_.jit(sim_.machine().cluster_sync_cycles);
   for (std::uint32_t w : cl.waiters) sim_.wake_at(w, at);
   cl.waiters.clear();

@@ -8,6 +8,8 @@
 
 namespace smpipe::models {
 
+class MbarrierUnit;
+
 class ClusterBarrierUnit : public Unit {
  public:
   explicit ClusterBarrierUnit(Simulator& sim);
@@ -26,9 +28,11 @@ class ClusterBarrierUnit : public Unit {
     std::vector<std::uint32_t> waiters;
   };
   void check_release(std::uint32_t cluster_slot);
+  void connect() override;
 
   std::vector<ClusterState> clusters_;  // by cluster slot
   std::uint16_t cause_;
+  MbarrierUnit* mbar_ = nullptr;
 };
 
 }  // namespace smpipe::models

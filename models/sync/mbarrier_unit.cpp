@@ -30,6 +30,7 @@ MbarrierUnit::MbarrierUnit(Simulator& sim) : Unit(sim) {
     stats_.push_back(BarrierStats{b.name, 0, 0, 0, 0});
   }
   noted_decl_.assign(p.mbarriers.size(), false);
+  for (std::uint32_t f = 0; f < p.mbarrier_layout.count; ++f) decl_.push_back(p.mbarrier_layout.decl_of(f));
 }
 
 std::span<const isa::OpKind> MbarrierUnit::accepted() {
@@ -63,6 +64,9 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.arrive_mask.assign(n, 0);
   c.last_arrive_mask.assign(n, 0);
   c.passed_waits.assign(n, 0);
+  c.visibility.assign(n, InitVisibility::kCluster);
+  c.init_warp.assign(n, -1);
+  c.init_op.assign(n, 0);
   for (std::size_t d = 0; d < p.mbarriers.size(); ++d)
     if (p.mbarriers[d].count)
       for (int e = 0; e < p.mbarriers[d].size; ++e) c.barriers[layout().base[d] + e].init(*p.mbarriers[d].count);
@@ -126,8 +130,34 @@ void MbarrierUnit::check_alive(const Signal& s) {
   sim_.diagnose(d);
 }
 
+void MbarrierUnit::check_visible(const Signal& s) {
+  const CtaBarriers& c = ctas_[s.cta];
+  InitVisibility v = c.visibility[s.barrier];
+  if (v == InitVisibility::kCluster) return;
+  const auto& p = sim_.program();
+  const Cta& target = sim_.cta(s.cta);
+  int init_warp = c.init_warp[s.barrier];
+  const isa::OpDesc& init = p.roles[p.warp_role[init_warp]].ops[c.init_op[s.barrier]];
+  sim_.ub(s.warp, s.op, "barrier init not visible to the cluster",
+          fmt::format("{}({}) from CTA {} lands on {} of CTA {}, which warp {} initialised with mbarrier.init at {}{}: peers may "
+                      "signal a barrier only after its init is visible to the cluster. Put fence.mbarrier_init in the "
+                      "initialising thread after its inits, then cluster.sync, before any peer arrives or multicasts to it "
+                      "(CUTLASS: fence_barrier_init() then cluster_sync())",
+                      signal_name(s.kind), s.value, s.from_cta, barrier_name(s.barrier), target.id, init_warp, init.loc.str(),
+                      v == InitVisibility::kLocal ? " and did not fence (fence.mbarrier_init)"
+                                                  : " and fenced, but no cluster.sync followed the fence yet"),
+          true);
+}
+
+void MbarrierUnit::cluster_synced(std::uint32_t cluster) {
+  for (std::uint32_t slot : sim_.cluster(cluster).ctas)
+    for (InitVisibility& v : ctas_[slot].visibility)
+      if (v == InitVisibility::kFenced) v = InitVisibility::kCluster;
+}
+
 void MbarrierUnit::land(const Signal& s) {
   check_alive(s);
+  if (s.from_cta != s.cta_id) check_visible(s);
   if (s.token != 0 && !sim_.observers().empty())
     sim_.observers().each(s.cta_id, [&](Observer& o) { o.signal_landed(s.token, s.cta_id, s.barrier, sim_.now().v); });
   MBarrier& b = ctas_[s.cta].barriers[s.barrier];
@@ -187,7 +217,7 @@ void MbarrierUnit::note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_
   CtaBarriers& c = ctas_[cta];
   if (!sim_.observers().empty()) {
     std::int64_t id = sim_.cta(cta).id;
-    std::uint32_t decl = layout().decl_of(flat);
+    std::uint32_t decl = decl_[flat];
     sim_.observers().each(id, [&](Observer& o) { o.stage_ready(id, flat, decl, sim_.program().mbarriers[decl].name, false, sim_.now().v); });
   }
   if (warp_index >= 0 && warp_index < 32) c.arrive_mask[flat] |= 1u << warp_index;
@@ -196,7 +226,7 @@ void MbarrierUnit::note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_
 void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, const char* by) {
   CtaBarriers& c = ctas_[cta];
   std::int64_t id = sim_.cta(cta).id;
-  std::uint32_t decl = layout().decl_of(flat);
+  std::uint32_t decl = decl_[flat];
   stats_[decl].phases += 1;
   c.last_complete[flat] = sim_.now();
   std::uint32_t mask = c.arrive_mask[flat], last = c.last_arrive_mask[flat];
@@ -303,6 +333,9 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
     case OpKind::kMbarrierInit: {
       std::uint32_t f = ctx.barrier(Attr::kBar);
       apply_result(c.barriers[f].init(ctx.value(Attr::kCount)), cta, f, ctx.warp_id, ctx.op, ctx.value(Attr::kCount), "mbarrier.init");
+      c.visibility[f] = InitVisibility::kLocal;
+      c.init_warp[f] = w.index;
+      c.init_op[f] = ctx.op;
       return ctx.busy(m.mbarrier_arrive_cycles);
     }
     case OpKind::kMbarrierInval: {
@@ -375,12 +408,16 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
         sim_.wake_at(ctx.warp_id, visible_at);
         return ctx.blocked();
       }
-      stats_[layout().decl_of(f)].waits += 1;
+      stats_[decl_[f]].waits += 1;
       c.waiters[f].push_back(ctx.warp_id);
       ctx.block(this, f, b.phase(), cause_of(f));
       return ctx.blocked();
     }
-    case OpKind::kFenceMbarrierInit: return ctx.busy(m.op_issue_cycles);
+    case OpKind::kFenceMbarrierInit:
+      // Releases this thread's earlier inits to the cluster; a cluster barrier then makes them visible.
+      for (std::size_t f = 0; f < c.visibility.size(); ++f)
+        if (c.visibility[f] == InitVisibility::kLocal && c.init_warp[f] == w.index) c.visibility[f] = InitVisibility::kFenced;
+      return ctx.busy(m.op_issue_cycles);
     default: return Unit::execute(ctx);
   }
 }
@@ -400,7 +437,7 @@ void MbarrierUnit::woken(std::uint32_t id) {
                         sim_.warp_label(w), w.wait_value, barrier_name(w.wait_obj), w.wait_value + 1, state_text(w.cta, w.wait_obj)));
   }
   c.passed_waits[w.wait_obj] += 1;
-  BarrierStats& bs = stats_[layout().decl_of(w.wait_obj)];
+  BarrierStats& bs = stats_[decl_[w.wait_obj]];
   std::int64_t waited = (sim_.now() - w.wait_since).v;
   bs.wait_cycles += waited;
   bs.wait_max = std::max(bs.wait_max, waited);
@@ -431,7 +468,7 @@ std::string MbarrierUnit::describe_poll(const Warp& w, const isa::OpDesc& d) con
 void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const auto& p = sim_.program();
   const Cta& c = sim_.cta(w.cta);
-  int decl = static_cast<int>(layout().decl_of(w.wait_obj));
+  int decl = static_cast<int>(decl_[w.wait_obj]);
   std::vector<std::uint32_t> signalers;
   for (std::uint32_t peer : sim_.cluster_of(c).ctas) {
     const Cta& pc = sim_.cta(peer);

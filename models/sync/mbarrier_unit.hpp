@@ -57,8 +57,19 @@ class MbarrierUnit : public Unit {
   // cp.async.mbarrier.arrive without .noinc: pending += count now, the arrive lands later.
   void raise_pending(std::uint32_t cta, std::uint32_t barrier, std::int64_t count, std::uint32_t warp, std::uint32_t op);
   std::string barrier_name(std::uint32_t flat) const;
+  // A cluster barrier completed in cluster slot `cluster`: inits fenced with fence.mbarrier_init before it
+  // are now visible to every CTA of the cluster.
+  void cluster_synced(std::uint32_t cluster);
 
  private:
+  // Whether peers of the cluster may signal a barrier yet (PTX ISA 9.7.13.15.4 mbarrier.init and 9.7.12.4
+  // fence.mbarrier_init: an init is made visible to the cluster by fence.mbarrier_init.release.cluster in
+  // the initialising thread, then a cluster barrier; CUTLASS: fence_barrier_init() then cluster_sync()).
+  enum class InitVisibility : std::uint8_t {
+    kCluster,  // declared with count= (initialised before the kernel starts), or published
+    kLocal,    // mbarrier.init, not fenced yet
+    kFenced,   // fenced by its initialising thread, not yet followed by a cluster barrier
+  };
   struct CtaBarriers {
     std::vector<MBarrier> barriers;  // flat: layout base[decl] + element
     std::vector<std::vector<std::uint32_t>> waiters;
@@ -67,7 +78,11 @@ class MbarrierUnit : public Unit {
     // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
     std::vector<std::uint32_t> arrive_mask, last_arrive_mask;
     std::vector<std::uint32_t> passed_waits;  // waits on the element that returned (for deadlock hints)
+    std::vector<InitVisibility> visibility;
+    std::vector<std::int32_t> init_warp;  // warp index that ran the latest mbarrier.init
+    std::vector<std::uint32_t> init_op;   // and its op (for the report)
   };
+  void check_visible(const Signal& s);
 
   void apply(const Signal& s, const char* action);
   void note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_index);
@@ -75,13 +90,14 @@ class MbarrierUnit : public Unit {
   void apply_result(MBarrier::Result r, std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op,
                     std::int64_t count, const char* action);
   std::string state_text(std::uint32_t cta, std::uint32_t flat) const;
-  std::uint16_t cause_of(std::uint32_t flat) const { return causes_[layout().decl_of(flat)]; }
+  std::uint16_t cause_of(std::uint32_t flat) const { return causes_[decl_[flat]]; }
   const isa::ElementLayout& layout() const;
 
   std::vector<CtaBarriers> ctas_;  // by CTA slot
   std::vector<Signal> signals_;    // in flight, by event target
   std::vector<std::uint32_t> free_signals_;
   std::vector<std::uint16_t> causes_;  // per declaration
+  std::vector<std::uint32_t> decl_;    // per flat element: its declaration
   std::vector<BarrierStats> stats_;    // per declaration
   std::vector<bool> noted_decl_;
   std::vector<std::string> notes_;

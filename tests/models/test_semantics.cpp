@@ -353,3 +353,52 @@ TEST_CASE("a completion becomes visible to test_wait after the wake-up latency",
   CHECK(before.stats.barriers[1].phases == 0);  // not visible yet: the marker never arrived
   CHECK(at.stats.barriers[1].phases == 1);      // visible: the marker arrived
 }
+
+TEST_CASE("fence.mbarrier_init + cluster.sync make an in-kernel init visible to peers; without either, a peer's "
+          "signal is a hazard", "[semantics][mbarrier][cluster]") {
+  auto prog = [](const char* after_init, const char* sync) {
+    return fmt::format(R"(
+kernel k grid=(2, 1, 1) cluster=(2, 1, 1) warps=1 {{
+  mbarrier b
+  warp 0 main {{
+    elect {{ mbarrier.init b count=1
+            {} }}
+    {}
+    if cluster_rank == 1 {{ elect {{ arrive b cta=0 }} }}
+    if cluster_rank == 0 {{ wait b parity=0 }}
+  }}
+}}
+)",
+                       after_init, sync);
+  };
+  auto fenced_synced = run_text(prog("fence.mbarrier_init", "cluster.sync"));
+  CHECK(fenced_synced.outcome == Outcome::kFinished);
+  auto unfenced = run_text(prog("", "cluster.sync"));
+  REQUIRE(unfenced.outcome == Outcome::kUndefined);
+  CHECK(unfenced.diagnosis->title == "barrier init not visible to the cluster");
+  CHECK(unfenced.diagnosis->hazard);
+  CHECK_THAT(unfenced.diagnosis->message, Catch::Contains("did not fence (fence.mbarrier_init)"));
+  // Fenced, but the peer signals without a cluster barrier in between (it only waits some time).
+  auto no_sync = run_text(prog("fence.mbarrier_init", "compute cycles=5000"));
+  REQUIRE(no_sync.outcome == Outcome::kUndefined);
+  CHECK_THAT(no_sync.diagnosis->message, Catch::Contains("no cluster.sync followed the fence"));
+  // A barrier declared with a count is initialised before the kernel starts: nothing to fence.
+  auto declared = run_text(R"(
+kernel k grid=(2, 1, 1) cluster=(2, 1, 1) warps=1 {
+  mbarrier b count=1
+  warp 0 main { if cluster_rank == 1 { elect { arrive b cta=0 } }
+                if cluster_rank == 0 { wait b parity=0 } }
+}
+)");
+  CHECK(declared.outcome == Outcome::kFinished);
+  // Signals from the CTA itself need no cluster visibility.
+  auto local = run_text(R"(
+kernel k grid=(2, 1, 1) cluster=(2, 1, 1) warps=1 {
+  mbarrier b
+  warp 0 main { elect { mbarrier.init b count=1
+                        arrive b }
+                wait b parity=0 }
+}
+)");
+  CHECK(local.outcome == Outcome::kFinished);
+}

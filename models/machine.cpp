@@ -9,7 +9,6 @@
 #include <algorithm>
 
 #include "isa/source.hpp"
-#include "models/gpu/registry.hpp"
 
 namespace smpipe::models {
 
@@ -178,7 +177,8 @@ Machine load_machine(const std::string& name_or_path) {
   if (!j.contains("units") || !j["units"].is_object()) throw bad("missing \"units\" object");
   // Units and implementations come from the simulator's registry.
   std::vector<std::string> unit_names;
-  for (const UnitKind& k : unit_registry())
+  const std::vector<UnitChoice> known = known_units();
+  for (const UnitChoice& k : known)
     if (std::find(unit_names.begin(), unit_names.end(), k.unit) == unit_names.end()) unit_names.emplace_back(k.unit);
   const auto& units = j["units"];
   for (const auto& [unit, section] : units.items()) {
@@ -191,7 +191,7 @@ Machine load_machine(const std::string& name_or_path) {
       if (!section["impl"].is_string()) throw bad(fmt::format("unit '{}': \"impl\" must be a string", unit));
       std::string impl = section["impl"];
       std::vector<std::string> impls;
-      for (const UnitKind& k : unit_registry())
+      for (const UnitChoice& k : known)
         if (k.unit == unit) impls.emplace_back(k.impl);
       if (std::find(impls.begin(), impls.end(), impl) == impls.end())
         throw bad(fmt::format("unit '{}' has no implementation '{}' (known: {})", unit, impl, fmt::join(impls, ", ")));

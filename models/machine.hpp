@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace smpipe::models {
@@ -71,6 +72,12 @@ struct Machine {
   // Dense tensor FLOP per SM per cycle for an MMA input element width.
   std::int64_t tensor_rate(int operand_bits, bool tf32) const;
 };
+
+// A section of a machine file (a unit of the simulator) and one of its implementations (models/units.cpp).
+struct UnitChoice {
+  std::string_view unit, impl;
+};
+std::vector<UnitChoice> known_units();
 
 struct MachineParam {
   const char* unit;  // the machine-file section (a unit of the simulator) it belongs to

@@ -13,7 +13,7 @@ class InternalError : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
-[[noreturn]] void internal_error(const char* file, int line, const char* condition, const std::string& message);
+[[noreturn, gnu::cold, gnu::noinline]] void internal_error(const char* file, int line, const char* condition, const std::string& message);
 
 }  // namespace smpipe::sim
 

@@ -77,7 +77,7 @@ void Simulator::step(std::uint32_t id) {
         ++w.ops;
         ++ops_;
         w.last_op = in.a;
-        OpContext ctx(*this, id, in.a, d, v.data());
+        OpContext ctx(*this, id, w, in.a, d, v.data());
         OpResult r = by_op_[static_cast<int>(d.kind)]->execute(ctx);
         if (r.kind == OpResult::kContinue) break;
         if (r.kind == OpResult::kBusy) {

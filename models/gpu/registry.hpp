@@ -26,6 +26,8 @@ struct UnitKind {
   std::string (*fits)(const isa::OpDesc& d, const Machine& m);
 };
 
+// Every unit, defined in models/units.cpp (the one file that knows them all); the order is the order of
+// their statistics and hooks (warp_exited, cta_started ...).
 const std::vector<UnitKind>& unit_registry();
 
 // One unit per section, as the machine chooses. Throws isa::InputError for an implementation that does

@@ -157,8 +157,9 @@ class Simulator : public sim::Handler {
 };
 
 // ---- OpContext's small members, inline (they run for every op) ----
-inline OpContext::OpContext(Simulator& s, std::uint32_t id, std::uint32_t op_index, const isa::OpDesc& d, const std::int64_t* values)
-    : sim(s), warp_id(id), warp(s.warp(id)), op(op_index), desc(d), values_(values) {}
+inline OpContext::OpContext(Simulator& s, std::uint32_t id, Warp& w, std::uint32_t op_index, const isa::OpDesc& d,
+                             const std::int64_t* values)
+    : sim(s), warp_id(id), warp(w), op(op_index), desc(d), values_(values) {}
 inline Cta& OpContext::cta() const { return sim.cta(warp.cta); }
 inline Cycle OpContext::now() const { return sim.now(); }
 inline void OpContext::block(const Unit* owner, std::uint32_t obj, std::int64_t value, std::uint16_t cause) const {

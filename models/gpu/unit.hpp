@@ -16,7 +16,7 @@
 #include "models/machine.hpp"
 #include "models/observe/deadlock.hpp"
 #include "models/observe/stats.hpp"
-#include "models/sm/state.hpp"
+#include "models/gpu/state.hpp"
 #include "sim/check.hpp"
 
 namespace smpipe::models {
@@ -33,7 +33,7 @@ struct OpResult {
 // attribute name.
 class OpContext {
  public:
-  OpContext(Simulator& sim, std::uint32_t warp_id, std::uint32_t op, const isa::OpDesc& desc, const std::int64_t* values);
+  OpContext(Simulator& sim, std::uint32_t warp_id, Warp& warp, std::uint32_t op, const isa::OpDesc& desc, const std::int64_t* values);
 
   Simulator& sim;
   const std::uint32_t warp_id;
@@ -47,14 +47,14 @@ class OpContext {
   // Lanes that execute the op: 32, or 1 inside elect.
   std::int64_t lanes() const { return desc.lanes; }
 
-  const isa::AttrSlot& attr(isa::Attr a) const {
+  [[gnu::always_inline]] const isa::AttrSlot& attr(isa::Attr a) const {
     const isa::AttrSlot* s = desc.slot(a);
     SMPIPE_CHECK(s != nullptr, fmt_missing(a));
     return *s;
   }
-  bool present(isa::Attr a) const { return attr(a).present; }
+  [[gnu::always_inline]] bool present(isa::Attr a) const { return attr(a).present; }
   // The value of attribute `a` (element `i` of a tuple).
-  std::int64_t value(isa::Attr a, int i = 0) const {
+  [[gnu::always_inline]] std::int64_t value(isa::Attr a, int i = 0) const {
     const isa::AttrSlot& s = attr(a);
     SMPIPE_CHECK(i >= 0 && i < s.length, fmt_missing(a));
     return values_[s.first + i];
@@ -72,7 +72,7 @@ class OpContext {
   [[noreturn]] void ub(const std::string& title, const std::string& message, bool hazard = false) const;
 
  private:
-  std::string fmt_missing(isa::Attr a) const;
+  [[gnu::cold, gnu::noinline]] std::string fmt_missing(isa::Attr a) const;
   const std::int64_t* values_;
 };
 

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 
+#include "isa/limits.hpp"
+
 namespace smpipe::models {
 
 class MBarrier {
  public:
-  static constexpr std::int64_t kMaxCount = (1 << 20) - 1;  // pending / expected: 0 .. 2^20-1
-  static constexpr std::int64_t kMaxTx = (1 << 20) - 1;     // tx: -(2^20-1) .. 2^20-1
+  static constexpr std::int64_t kMaxCount = isa::kMaxArrivalCount;  // pending / expected: 0 .. 2^20-1
+  static constexpr std::int64_t kMaxTx = isa::kMaxTxCount;          // tx: -(2^20-1) .. 2^20-1
 
   enum class Result : std::uint8_t {
     kOk,               // applied; the phase did not complete

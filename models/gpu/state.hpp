@@ -1,5 +1,5 @@
-// What an SM holds for the core: resident CTAs, their warps (each interpreting its role's bytecode) and
-// clusters, and the SM resources that decide where a CTA can be placed. The state of each primitive
+// The core's records of what the SMs hold: resident CTAs, their warps (each interpreting its role's
+// bytecode) and clusters, and the SM resources that decide where a CTA can be placed. The state of each primitive
 // (barriers, bulk groups, tensor memory, ...) lives in its unit, indexed by the same CTA slot and warp id.
 //
 // Slots are reused: a CTA slot (and the warp ids that belong to it) is freed when every CTA of its cluster

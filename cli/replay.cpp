@@ -30,9 +30,8 @@ Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
   r.machine = models::load_machine(r.machine_name);
   double clock = a.clock_mhz >= 0 ? a.clock_mhz : r.trace.sm_clock_mhz;
   if (clock > 0) r.machine = models::at_sm_clock(r.machine, clock);
-  auto source = std::make_shared<isa::SourceFile>(r.replay.source_name, r.replay.text);
-  isa::File file = isa::parse(source);
-  r.program = isa::compile(file, {}, "", models::predefined_constants(r.machine));
+  // The replay is a syntax tree already: compiled, not parsed.
+  r.program = isa::compile(r.replay.file, {}, "", models::predefined_constants(r.machine));
   models::check_fits(r.program, r.machine);
   models::OpLog log;
   log.first_cta = r.replay.slot_cta.front();
@@ -46,8 +45,11 @@ Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
     opt.trace = r.sim_trace.get();
   }
   r.result = models::simulate(r.program, r.machine, opt);
-  for (const auto& e : log.entries)
-    r.log.push_back({e.cta, e.warp, e.op == models::OpLog::kExit ? 0 : r.program.roles[e.role].ops[e.op].loc.line, e.cycle});
+  // Simulated ops are joined to hardware events by the op's origin (the probe record it stands for).
+  for (const auto& e : log.entries) {
+    bool exit = e.op == models::OpLog::kExit;
+    r.log.push_back({e.cta, e.warp, exit ? -1 : r.program.roles[e.role].ops[e.op].origin, exit, e.cycle});
+  }
   return r;
 }
 

@@ -41,6 +41,7 @@ struct Stmt {
   Block else_body;           // kIf
   std::vector<Operand> operands;  // kOp
   std::vector<std::pair<std::string, SourceLoc>> results;  // kOp: "-> a, b"
+  std::int32_t origin = -1;  // kOp: an id a program generator gives the op (OpDesc::origin); -1: none
 };
 
 struct Decl {

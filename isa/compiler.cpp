@@ -646,6 +646,7 @@ class Compiler {
     d.kind = *kind;
     d.lanes = static_cast<std::uint8_t>(lanes);
     d.loc = s.loc;
+    d.origin = s.origin;
     d.text = op_text(s);
     d.attrs.resize(spec.attrs.size());
     d.attr_index.fill(-1);

@@ -102,6 +102,7 @@ struct OpDesc {
   std::int64_t m = 0, n = 0, k = 0;  // MMA shape
   int operand_bits = 16;        // MMA input element width
   bool collective = false;     // warpgroup-collective (wgmma family)
+  std::int32_t origin = -1;    // the id its statement had (Stmt::origin): how generated programs find their ops
 
   // The attribute named `a`, or nullptr when the op has none of that name.
   const AttrSlot* slot(Attr a) const {

@@ -77,13 +77,12 @@ SimTimes sim_times(const HwTrace& trace, const Replay& replay, const std::vector
     std::size_t slot = it->second;
     std::int64_t rel = e.cycle - s.cta_start[slot];
     if (e.warp < 0 || static_cast<std::size_t>(e.warp) >= s.warp_end[slot].size()) continue;
-    if (e.line == 0) {
+    if (e.exit) {
       s.warp_end[slot][e.warp] = rel;
       continue;
     }
-    auto refs = replay.line_events.find(e.line);
-    if (refs == replay.line_events.end()) continue;
-    for (const EventRef& r : refs->second)
+    if (e.origin < 0 || static_cast<std::size_t>(e.origin) >= replay.origin_events.size()) continue;
+    for (const EventRef& r : replay.origin_events[e.origin])
       if (r.slot == static_cast<int>(slot) && r.warp_pos == e.warp) s.event[slot][e.warp][r.event] = rel;
   }
   return s;

@@ -21,7 +21,8 @@ namespace smpipe::traces {
 struct LoggedOp {
   std::int64_t cta = 0;
   int warp = 0;
-  int line = 0;
+  int origin = -1;    // the op's origin (Replay::origin_events); -1: not a probe record
+  bool exit = false;  // the warp's exit
   std::int64_t cycle = 0;
 };
 

@@ -119,7 +119,8 @@ std::vector<Item> merge_group(const std::vector<const HwWarp*>& group, const std
 
 class Generator {
  public:
-  Generator(const HwTrace& t, const ReplayOptions& o, Replay& r) : t_(t), o_(o), r_(r) {}
+  Generator(const HwTrace& t, const ReplayOptions& o, Replay& r)
+      : t_(t), o_(o), r_(r), src_(std::make_shared<isa::SourceFile>(r.source_name, "")) {}
 
   void run() {
     r_.probe_cycles = o_.probe_cycles >= 0 ? o_.probe_cycles : probe_cost(t_);
@@ -152,9 +153,71 @@ class Generator {
     decls();
     roles(slots);
     line("}");
+    // The text is complete: the positions of the tree's nodes point into it.
+    *src_ = isa::SourceFile(r_.source_name, r_.text);
+    r_.file.source = src_;
   }
 
  private:
+  // ---- the syntax tree, built beside the text: a node made just before line() stands on that line ----
+  isa::SourceLoc at(int col_offset = 0) const { return isa::SourceLoc{src_.get(), line_no_ + 1, indent_ * 2 + 1 + col_offset}; }
+  static isa::Expr num(std::int64_t v, const isa::SourceLoc& loc) {
+    isa::Expr e;
+    e.kind = isa::Expr::Kind::kInt;
+    e.value = v;
+    e.loc = loc;
+    return e;
+  }
+  static isa::Expr name(const std::string& n, const isa::SourceLoc& loc) {
+    isa::Expr e;
+    e.kind = isa::Expr::Kind::kName;
+    e.name = n;
+    e.loc = loc;
+    return e;
+  }
+  static isa::Expr bin(const char* op, isa::Expr a, isa::Expr b) {
+    isa::Expr e;
+    e.kind = isa::Expr::Kind::kBinary;
+    e.name = op;
+    e.loc = a.loc;
+    e.args.push_back(std::move(a));
+    e.args.push_back(std::move(b));
+    return e;
+  }
+  static isa::Expr element(const std::string& n, const std::optional<std::int64_t>& index, const isa::SourceLoc& loc) {
+    if (!index) return name(n, loc);
+    isa::Expr e = name(n, loc);
+    e.kind = isa::Expr::Kind::kIndex;
+    e.args.push_back(num(*index, loc));
+    return e;
+  }
+  static isa::Operand operand(std::optional<std::string> key, isa::Expr value) {
+    isa::Operand o;
+    o.loc = value.loc;
+    o.key = std::move(key);
+    o.values.push_back(std::move(value));
+    return o;
+  }
+  static isa::Operand tuple(const std::string& key, const std::vector<std::int64_t>& values, const isa::SourceLoc& loc) {
+    isa::Operand o;
+    o.loc = loc;
+    o.key = key;
+    o.tuple = true;
+    for (std::int64_t v : values) o.values.push_back(num(v, loc));
+    return o;
+  }
+  static isa::Stmt stmt(isa::Stmt::Kind kind, const isa::SourceLoc& loc) {
+    isa::Stmt st;
+    st.kind = kind;
+    st.loc = loc;
+    return st;
+  }
+  // Appends to the innermost open block; returns the statement (valid until that block grows again).
+  isa::Stmt& add(isa::Stmt st) {
+    blocks_.back()->push_back(std::move(st));
+    return blocks_.back()->back();
+  }
+
   void line(const std::string& s) {
     r_.text += (s.empty() ? std::string() : std::string(indent_ * 2, ' ') + s) + "\n";
     ++line_no_;
@@ -172,22 +235,54 @@ class Generator {
     else
       line("# Grid: the recorded CTAs only.");
     line("");
-    line(fmt::format("kernel replay_{} grid=({}, 1, 1) cluster=({}, {}, {}) warps={} {{", identifier(t_.kernel.empty() ? "trace" : t_.kernel),
-                     r_.ctas, t_.cluster[0], t_.cluster[1], t_.cluster[2], t_.warps));
+    isa::Kernel k;
+    k.name = "replay_" + identifier(t_.kernel.empty() ? "trace" : t_.kernel);
+    k.loc = k.grid_loc = k.cluster_loc = at();
+    k.grid = {num(r_.ctas, k.loc), num(1, k.loc), num(1, k.loc)};
+    k.cluster = {num(t_.cluster[0], k.loc), num(t_.cluster[1], k.loc), num(t_.cluster[2], k.loc)};
+    k.warps = num(t_.warps, k.loc);
+    r_.file.kernels.push_back(std::move(k));
+    line(fmt::format("kernel {} grid=({}, 1, 1) cluster=({}, {}, {}) warps={} {{", r_.file.kernels.back().name, r_.ctas, t_.cluster[0],
+                     t_.cluster[1], t_.cluster[2], t_.warps));
   }
 
   void decls() {
     ++indent_;
+    auto& decls = r_.file.kernels.back().decls;
+    auto decl = [&](isa::Decl::Kind kind, const std::string& n) -> isa::Decl& {
+      isa::Decl d;
+      d.kind = kind;
+      d.name = n;
+      d.loc = at();
+      decls.push_back(std::move(d));
+      return decls.back();
+    };
     for (const auto& b : t_.barriers) {
-      if (b.named)
+      if (b.named) {
+        decl(isa::Decl::Kind::kNamedBarrier, b.name).count = num(b.named_id, at());
         line(fmt::format("named_barrier {} id={}", b.name, b.named_id));
-      else if (b.size)
+        continue;
+      }
+      isa::Decl& d = decl(isa::Decl::Kind::kMbarrier, b.name);
+      d.count = num(b.count, at());
+      if (b.size) d.size = num(*b.size, at());
+      if (b.size)
         line(fmt::format("mbarrier {}[{}] count={}", b.name, *b.size, b.count));
       else
         line(fmt::format("mbarrier {} count={}", b.name, b.count));
     }
-    for (const auto& s : t_.smem) line(fmt::format("smem {}[{}] bytes={}", s.name, s.size, s.bytes));
-    for (const auto& x : t_.tensors) line(fmt::format("tensor {} dtype={} shape=({})", x.name, x.dtype, fmt::join(x.shape, ", ")));
+    for (const auto& s : t_.smem) {
+      isa::Decl& d = decl(isa::Decl::Kind::kSmem, s.name);
+      d.size = num(s.size, at());
+      d.count = num(s.bytes, at());
+      line(fmt::format("smem {}[{}] bytes={}", s.name, s.size, s.bytes));
+    }
+    for (const auto& x : t_.tensors) {
+      isa::Decl& d = decl(isa::Decl::Kind::kTensor, x.name);
+      d.dtype = x.dtype;
+      for (std::int64_t v : x.shape) d.shape.push_back(num(v, at()));
+      line(fmt::format("tensor {} dtype={} shape=({})", x.name, x.dtype, fmt::join(x.shape, ", ")));
+    }
     --indent_;
   }
 
@@ -232,33 +327,65 @@ class Generator {
                                         first_warp / kMaxGroup, w0.lanes));
     ++indent_;
     line("");
-    if (count == 1)
-      line(fmt::format("warp {} {}_w{} {{", first_warp, identifier(w0.role), first_warp));
-    else
-      line(fmt::format("warpgroup {} {}_wg{} {{", first_warp / kMaxGroup, identifier(w0.role), first_warp / kMaxGroup));
+    isa::Role role;
+    role.unit = count == 1 ? "warp" : "warpgroup";
+    role.loc = at();
+    role.from = num(count == 1 ? first_warp : first_warp / kMaxGroup, role.loc);
+    role.name = count == 1 ? fmt::format("{}_w{}", identifier(w0.role), first_warp)
+                           : fmt::format("{}_wg{}", identifier(w0.role), first_warp / kMaxGroup);
+    auto& roles = r_.file.kernels.back().roles;
+    roles.push_back(std::move(role));
+    blocks_ = {&roles.back().body};
+    line(fmt::format("{} {} {} {{", roles.back().unit, count == 1 ? first_warp : first_warp / kMaxGroup, roles.back().name));
     ++indent_;
-    if (slots > 1) line(fmt::format("let slot = ((cta - {}) % {} + {}) % {}", first_, slots, slots, slots));
+    if (slots > 1) {
+      isa::Stmt let = stmt(isa::Stmt::Kind::kLet, at());
+      let.name = "slot";
+      isa::SourceLoc l = let.loc;
+      let.exprs.push_back(bin("%", bin("+", bin("%", bin("-", name("cta", l), num(first_, l)), num(slots, l)), num(slots, l)), num(slots, l)));
+      add(std::move(let));
+      line(fmt::format("let slot = ((cta - {}) % {} + {}) % {}", first_, slots, slots, slots));
+    }
+    isa::Stmt* branch = nullptr;  // the `if slot == s` of the previous recorded CTA
     for (std::int64_t s = 0; s < slots; ++s) {
       const HwCta& c = t_.ctas[s];
       std::vector<const HwWarp*> group;
       for (int k = 0; k < count; ++k) group.push_back(&c.warps[first_warp + k]);
       std::string where = fmt::format("{}: CTA {} warps {}..{}", t_.path, c.cta, first_warp, first_warp + count - 1);
       std::vector<Item> items = merge_group(group, where);
-      if (slots > 1) line(fmt::format("{}if slot == {} {{", s == 0 ? "" : "} else ", s));
+      if (slots > 1) {
+        isa::Stmt cond = stmt(isa::Stmt::Kind::kIf, at(s == 0 ? 0 : 7));  // "} else if"
+        cond.exprs.push_back(bin("==", name("slot", cond.loc), num(s, cond.loc)));
+        if (branch == nullptr) {
+          branch = &add(std::move(cond));
+        } else {
+          blocks_.pop_back();
+          branch->else_body.push_back(std::move(cond));
+          branch = &branch->else_body.back();
+        }
+        blocks_.push_back(&branch->body);
+        line(fmt::format("{}if slot == {} {{", s == 0 ? "" : "} else ", s));
+      }
       if (slots > 1) ++indent_;
       bool elect_all = w0.lanes == 1;
       if (elect_all) {
+        blocks_.push_back(&add(stmt(isa::Stmt::Kind::kElect, at())).body);
         line("elect {");
         ++indent_;
       }
       body(static_cast<int>(s), group, items, !elect_all, first_warp);
       if (elect_all) {
         --indent_;
+        blocks_.pop_back();
         line("}");
       }
       if (slots > 1) --indent_;
     }
-    if (slots > 1) line("}");
+    if (slots > 1) {
+      blocks_.pop_back();
+      line("}");
+    }
+    blocks_.clear();
     --indent_;
     line("}");
     --indent_;
@@ -283,11 +410,20 @@ class Generator {
       if (want != open_subset) {
         if (!open_subset.empty()) {
           --indent_;
+          blocks_.pop_back();
           line("}");
         }
         if (!want.empty()) {
           std::vector<std::string> conds;
-          for (int w : want) conds.push_back(fmt::format("warp == {}", first_warp + w));
+          isa::Stmt cond = stmt(isa::Stmt::Kind::kIf, at());
+          std::optional<isa::Expr> e;
+          for (int w : want) {
+            conds.push_back(fmt::format("warp == {}", first_warp + w));
+            isa::Expr c = bin("==", name("warp", cond.loc), num(first_warp + w, cond.loc));
+            e = e ? bin("||", std::move(*e), std::move(c)) : std::move(c);
+          }
+          cond.exprs.push_back(std::move(*e));
+          blocks_.push_back(&add(std::move(cond)).body);
           line(fmt::format("if {} {{", fmt::join(conds, " || ")));
           ++indent_;
         }
@@ -318,6 +454,7 @@ class Generator {
     }
     if (!open_subset.empty()) {
       --indent_;
+      blocks_.pop_back();
       line("}");
     }
   }
@@ -341,22 +478,40 @@ class Generator {
     if (first) {
       // Each warp's own prologue: the cycles before its first record, as measured (not part of any event).
       std::string cycles = fmt::format("{}", before);
+      isa::SourceLoc l = at();
+      isa::Expr value = num(before, l);
       bool differ = false;
       for (int w : sub) differ = differ || started[w] || group[w]->events[recorded.front()->ev[w]].cycle != before;
       if (differ) {
         std::vector<std::string> terms;
+        std::optional<isa::Expr> sum;
         for (int w : sub)
-          if (!started[w])
-            terms.push_back(fmt::format("(warp == {}) * {}", group[w]->warp, group[w]->events[recorded.front()->ev[w]].cycle));
+          if (!started[w]) {
+            std::int64_t c = group[w]->events[recorded.front()->ev[w]].cycle;
+            terms.push_back(fmt::format("(warp == {}) * {}", group[w]->warp, c));
+            isa::Expr term = bin("*", bin("==", name("warp", l), num(group[w]->warp, l)), num(c, l));
+            sum = sum ? bin("+", std::move(*sum), std::move(term)) : std::move(term);
+          }
         cycles = fmt::format("{}", fmt::join(terms, " + "));
+        value = std::move(*sum);
       }
+      compute(std::move(value), -1);
       line(fmt::format("compute cycles={}  # the warp's time before its first record (measured)", cycles));
       for (int w : sub) started[w] = true;
     }
+    compute(num(r_.probe_cycles, at()), static_cast<std::int32_t>(r_.origin_events.size()));
     line(fmt::format("compute cycles={}  # probe: {}", r_.probe_cycles, what));
-    auto& refs = r_.line_events[line_no_];
+    auto& refs = r_.origin_events.emplace_back();
     for (const Item* it : recorded)
       for (int w : sub) refs.push_back(EventRef{slot, group[w]->warp, it->ev[w]});
+  }
+
+  void compute(isa::Expr cycles, std::int32_t origin) {
+    isa::Stmt c = stmt(isa::Stmt::Kind::kOp, at());
+    c.name = "compute";
+    c.operands.push_back(operand("cycles", std::move(cycles)));
+    c.origin = origin;
+    add(std::move(c));
   }
 
   std::string ref(const std::string& name, const std::optional<std::int64_t>& index) const {
@@ -370,47 +525,84 @@ class Generator {
 
   void op(const HwEvent& e, bool elect_single) {
     if (is_end(e.op) || is_marker(e.op) || e.op == "compute") return;  // the record is all there is
-    std::string text;
     const std::string& o = e.op;
+    bool elect = elect_single && is_single_lane(o);
+    isa::Stmt st = stmt(isa::Stmt::Kind::kOp, at(elect ? 8 : 0));  // "elect { "
+    st.name = o;
+    const isa::SourceLoc& l = st.loc;
+    auto bare = [&](isa::Expr v) { st.operands.push_back(operand(std::nullopt, std::move(v))); };
+    auto key = [&](const char* k, isa::Expr v) { st.operands.push_back(operand(std::string(k), std::move(v))); };
+    std::string text;
     if (o == "wait") {
       text = fmt::format("wait {} parity={}", ref(e.barrier, e.index), e.phase.value_or(0));
+      bare(element(e.barrier, e.index, l));
+      key("parity", num(e.phase.value_or(0), l));
     } else if (o == "arrive") {
       text = fmt::format("arrive {}", ref(e.barrier, e.index));
+      bare(element(e.barrier, e.index, l));
     } else if (o == "arrive.expect_tx" || o == "expect_tx") {
       text = fmt::format("{} {} tx={}", o, ref(e.barrier, e.index), e.bytes);
+      bare(element(e.barrier, e.index, l));
+      key("tx", num(e.bytes, l));
     } else if (o == "tma.load" || o == "tma.store") {
       const HwTensor* x = t_.tensor(e.tensor);
       if (!x) throw isa::InputError(fmt::format("{}: a {} without a tensor", t_.path, o));
       std::string box = fmt::format("box=({})", fmt::join(x->box, ", "));
       std::string sw = x->swizzle > 0 ? fmt::format(" swizzle={}", x->swizzle) : "";
-      if (o == "tma.load")
+      bare(name(x->name, l));
+      st.operands.push_back(tuple("box", x->box, l));
+      if (o == "tma.load") {
         text = fmt::format("tma.load {} {} dst={} bar={}{}", x->name, box, ref(x->smem, e.index), ref(e.barrier, e.index), sw);
-      else
+        key("dst", element(x->smem, e.index, l));
+        key("bar", element(e.barrier, e.index, l));
+      } else {
         text = fmt::format("tma.store {} {} src={}{}", x->name, box, ref(x->smem, e.index), sw);
+        key("src", element(x->smem, e.index, l));
+      }
+      if (x->swizzle > 0) key("swizzle", num(x->swizzle, l));
     } else if (o == "tma.commit" || o == "wgmma.fence" || o == "wgmma.commit" || o == "fence.proxy.async") {
       text = o;
     } else if (o == "tma.wait" || o == "tma.wait.read") {
       text = fmt::format("tma.wait {}{}", e.index.value_or(0), o == "tma.wait.read" ? " read" : "");
+      st.name = "tma.wait";
+      bare(num(e.index.value_or(0), l));
+      if (o == "tma.wait.read") bare(name("read", l));
     } else if (o == "wgmma") {
       if (t_.wgmma_shape.empty()) throw isa::InputError(fmt::format("{}: wgmma events need params.wgmma (shape, per_event)", t_.path));
       text = fmt::format("wgmma {} dtype={} a={} b={} count={}", t_.wgmma_shape, t_.wgmma_dtype, ref(t_.wgmma_a, e.index),
                          ref(t_.wgmma_b, e.index), t_.wgmma_per_event);
+      bare(name(t_.wgmma_shape, l));
+      key("dtype", name(t_.wgmma_dtype, l));
+      key("a", element(t_.wgmma_a, e.index, l));
+      key("b", element(t_.wgmma_b, e.index, l));
+      key("count", num(t_.wgmma_per_event, l));
     } else if (o == "wgmma.wait") {
       text = fmt::format("wgmma.wait {}", e.index.value_or(0));
+      bare(num(e.index.value_or(0), l));
     } else if (o == "bar.sync") {
       const HwBarrier* b = t_.barrier(e.barrier);
       text = fmt::format("bar.sync {} threads={}", e.barrier, b ? b->count : 0);
+      bare(name(e.barrier, l));
+      key("threads", num(b ? b->count : 0, l));
     } else if (o == "ld.shared" || o == "st.shared") {
       std::string s = smem_of(e);
       text = fmt::format("{} bytes={}", o, e.bytes);
-      if (!s.empty()) text += fmt::format(" {}={}", o == "ld.shared" ? "src" : "dst", ref(s, e.index));
+      key("bytes", num(e.bytes, l));
+      if (!s.empty()) {
+        text += fmt::format(" {}={}", o == "ld.shared" ? "src" : "dst", ref(s, e.index));
+        key(o == "ld.shared" ? "src" : "dst", element(s, e.index, l));
+      }
     } else {
       throw isa::InputError(fmt::format("{}: replay does not know op '{}'", t_.path, o));
     }
-    if (elect_single && is_single_lane(o))
+    if (elect) {
+      isa::Stmt& block = add(stmt(isa::Stmt::Kind::kElect, at()));
+      block.body.push_back(std::move(st));
       line("elect { " + text + " }");
-    else
+    } else {
+      add(std::move(st));
       line(text);
+    }
   }
 
   const HwTrace& t_;
@@ -419,6 +611,8 @@ class Generator {
   int indent_ = 0;
   int line_no_ = 0;
   std::int64_t first_ = 0;
+  std::shared_ptr<isa::SourceFile> src_;  // the text the tree's positions point into (filled in at the end)
+  std::vector<isa::Block*> blocks_;       // the open blocks of the role being written, innermost last
 };
 
 }  // namespace

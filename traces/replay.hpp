@@ -1,6 +1,10 @@
-// Replay: a hardware trace turned into a .pipe program that does what the traced warps did, op for op,
-// with their barrier, stage and buffer identities, so that the simulator can run it and its times can be
-// set beside the hardware's (traces/compare.hpp). docs/replay.md explains the rules.
+// Replay: a hardware trace turned into a program that does what the traced warps did, op for op, with
+// their barrier, stage and buffer identities, so that the simulator can run it and its times can be set
+// beside the hardware's (traces/compare.hpp). docs/replay.md explains the rules.
+//
+// The program is built directly as a syntax tree (compiled like any program, never parsed); its .pipe text
+// is written beside it, line for line, so that reports and --emit-pipe can show where an op stands. Each
+// probe record is an op whose `origin` indexes the hardware events it stands for.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "isa/ast.hpp"
 #include "traces/hwtrace.hpp"
 
 namespace smpipe::traces {
@@ -30,14 +35,15 @@ struct EventRef {
 };
 
 struct Replay {
-  std::string text;                     // the generated .pipe program
+  isa::File file;                       // the program (compile it with isa::compile)
+  std::string text;                     // the same program as .pipe text (file.source holds it)
   std::string source_name;              // name for messages: "TRACE (replay)"
   std::int64_t probe_cycles = 0;        // used
   std::int64_t ctas = 0;                // CTAs launched
   std::vector<std::int64_t> slot_cta;   // simulated CTA id of each recorded CTA (by slot)
-  // Each probe record of the program is a `compute` op on its own line; the line maps to the hardware
-  // events that record stands for (one per warp that runs it; two per warp for the fused pairs).
-  std::map<int, std::vector<EventRef>> line_events;
+  // Each probe record is a `compute` op with origin i: origin_events[i] are the hardware events it stands
+  // for (one per warp that runs it; two per warp for the fused pairs).
+  std::vector<std::vector<EventRef>> origin_events;
   std::vector<std::string> notes;       // what the replay could not reproduce exactly
 };
 

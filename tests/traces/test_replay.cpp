@@ -137,7 +137,7 @@ TEST_CASE("replay: the program does the traced ops and its probe records map bac
                          Catch::Contains("wait full[0] parity=0") && Catch::Contains("arrive empty[0]"));
   CHECK_THAT(r.text, Catch::Contains("compute cycles=300  # the warp's time before its first record"));
   std::size_t events = 0;
-  for (const auto& [line, refs] : r.line_events) events += refs.size();
+  for (const auto& refs : r.origin_events) events += refs.size();
   CHECK(events == 7);  // every event is one record
 
   std::string path = write_temp(small_trace(), "smpipe_toy_trace.json");
@@ -308,4 +308,31 @@ TEST_CASE("smpipe replay / compare on the command line", "[traces][replay][cli]"
   CHECK_THAT(bad.err, Catch::Contains("cannot read trace file '/nonexistent/trace.json'"));
   auto gpu = run_cli({"compare", path, "--gpu", "nope"});
   CHECK(gpu.code == cli::kBadInput);
+}
+
+TEST_CASE("replay builds its program directly: it equals the program its own .pipe text compiles to", "[traces][replay]") {
+  // The tree is compiled as it is; the text is what --emit-pipe writes and what reports point into. They
+  // must be the same program, op for op and line for line (the program dump lists both).
+  auto same = [](const traces::Replay& r) {
+    auto m = models::load_machine("h100-sxm");
+    isa::Program direct = isa::compile(r.file, {}, "", models::predefined_constants(m));
+    auto text = std::make_shared<isa::SourceFile>(r.source_name, r.text);
+    isa::Program parsed = isa::compile(isa::parse(text), {}, "", models::predefined_constants(m));
+    CHECK(direct.dump() == parsed.dump());
+    // each probe record is one op with its own origin; other ops have none
+    std::size_t records = 0;
+    for (const auto& role : direct.roles)
+      for (const auto& d : role.ops)
+        if (d.origin >= 0) {
+          ++records;
+          CHECK(d.kind == isa::OpKind::kCompute);
+          CHECK(static_cast<std::size_t>(d.origin) < r.origin_events.size());
+        }
+    CHECK(records == r.origin_events.size());
+  };
+  same(traces::make_replay(traces::parse_hwtrace(small_trace().dump(), "t.json"), {}));
+  for (const auto& path : committed_traces()) {
+    INFO(path);
+    same(traces::make_replay(traces::read_hwtrace(path), {}));
+  }
 }

@@ -67,7 +67,7 @@ void Simulator::step(std::uint32_t id) {
         break;
       case isa::Opc::kOp: {
         const isa::OpDesc& d = rc.ops[in.a];
-        if (!observers_.empty()) {
+        if (observed_) {
           std::int64_t cta = ctas_[w.cta].id;
           observers_.each(cta, [&](Observer& o) { o.op_started(cta, w.index, w.role, in.a, now().v); });
         }
@@ -82,7 +82,7 @@ void Simulator::step(std::uint32_t id) {
         if (r.kind == OpResult::kContinue) break;
         if (r.kind == OpResult::kBusy) {
           w.busy += r.cycles;
-          if (!observers_.empty()) {
+          if (observed_) {
             std::int64_t cta = ctas_[w.cta].id;
             observers_.each(cta, [&](Observer& o) { o.op_busy(cta, w.index, d, now().v, r.cycles); });
           }

@@ -52,6 +52,7 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
   if (options_.op_log) own_observers_.push_back(std::make_unique<OpLogObserver>(*options_.op_log));
   for (auto& o : own_observers_) observers_.add(o.get());
   for (Observer* o : options_.observers) observers_.add(o);
+  observed_ = !observers_.empty();
   units_ = make_units(*this, machine_);
   by_op_.assign(static_cast<std::size_t>(isa::OpKind::kCount), nullptr);
   for (std::size_t i = 0; i < units_.size(); ++i) {
@@ -350,7 +351,7 @@ inline void Simulator::resume(std::uint32_t id) {
   std::int64_t waited = (now() - w.wait_since).v;
   if (w.wait_cause >= w.waiting.size()) w.waiting.resize(w.wait_cause + 8, 0);
   w.waiting[w.wait_cause] += waited;
-  if (!observers_.empty()) {
+  if (observed_) {
     std::int64_t cta = ctas_[w.cta].id;
     observers_.each(cta, [&](Observer& o) {
       o.wait_ended(cta, w.index, causes_[w.wait_cause], op_of(w, w.wait_op), w.wait_since.v, waited);

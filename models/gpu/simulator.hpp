@@ -130,6 +130,7 @@ class Simulator : public sim::Handler {
   sim::Engine engine_;
   sim::Rng rng_;
   Observers observers_;
+  bool observed_ = false;  // any observer at all (checked for every op)
   std::vector<std::unique_ptr<Observer>> own_observers_;
 
   std::vector<std::unique_ptr<Unit>> units_;

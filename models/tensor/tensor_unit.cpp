@@ -20,6 +20,13 @@ TensorUnit::TensorUnit(Simulator& sim)
       cause_wgmma_wait_(sim.cause_id("wgmma.wait")),
       cause_convergence_(sim.cause_id("warpgroup convergence")) {
   pipe_free_.assign(static_cast<std::size_t>(sim.machine().sm_count), {});
+  const auto& p = sim.program();
+  for (int first = 0; first < p.warps; first += isa::kWarpsPerWarpgroup) {
+    int role = first + isa::kWarpsPerWarpgroup <= p.warps ? p.warp_role[first] : -1;
+    for (int i = 1; i < isa::kWarpsPerWarpgroup && role >= 0; ++i)
+      if (p.warp_role[first + i] != role) role = -1;
+    whole_role_.push_back(role);
+  }
 }
 
 std::span<const isa::OpKind> TensorUnit::accepted() {
@@ -112,7 +119,7 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
   Warp& w = ctx.warp;
   int wg_index = w.index / isa::kWarpsPerWarpgroup;
   Warpgroup& wg = warpgroups_[w.cta][wg_index];
-  for (int i = 0; i < isa::kWarpsPerWarpgroup; ++i) {
+  for (int i = 0; i < isa::kWarpsPerWarpgroup && whole_role_[wg_index] != w.role; ++i) {
     int wi = wg_index * isa::kWarpsPerWarpgroup + i;
     if (wi >= p.warps || p.warp_role[wi] != w.role)
       ctx.ub("wgmma outside a whole warpgroup",

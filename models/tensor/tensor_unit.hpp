@@ -55,6 +55,7 @@ class TensorUnit : public Unit {
   std::vector<std::array<Cycle, 4>> pipe_free_;          // per SM, per sub-partition
   std::vector<std::vector<Warpgroup>> warpgroups_;       // by CTA slot
   std::vector<Tcgen05Thread> threads_;                   // by warp id
+  std::vector<int> whole_role_;  // per warpgroup index: the role all four of its warps run (-1: none)
   std::int64_t busy_ = 0;                                // sub-partition cycles
   MbarrierUnit* mbar_ = nullptr;
   ProxyFenceUnit* proxy_ = nullptr;

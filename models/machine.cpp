@@ -159,6 +159,10 @@ Machine load_machine(const std::string& name_or_path) {
   m.path = path;
   auto bad = [&](const std::string& msg) { return isa::InputError(fmt::format("{}: {}", path, msg)); };
   if (!j.is_object()) throw bad("expected a JSON object");
+  if (j.contains("params") && !j.contains("units"))
+    throw bad("this machine file lists its parameters flat under \"params\" (the format before units): group them by unit "
+              "under \"units\", e.g. \"units\": {\"sm\": {\"params\": {\"sm_count\": ...}}, \"l2\": {\"impl\": \"single_queue\", "
+              "\"params\": {...}}} (docs/simulator.md, Machine files; the built-in machines show every unit)");
   for (const auto& [key, value] : j.items())
     if (key != "name" && key != "description" && key != "gpu_names" && key != "units") throw bad(fmt::format("unknown key '{}'", key));
   if (!j.contains("name") || !j["name"].is_string()) throw bad("missing \"name\"");

@@ -65,6 +65,15 @@ TEST_CASE("unknown, missing and untagged machine parameters are errors", "[machi
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["description"] = 7; })),
                     Catch::Contains("\"description\" must be a string"));
   CHECK(models::load_machine(write_variant([](auto&) {})).impls.at("l2") == "single_queue");
+  // A file in the flat format of before is told how to convert.
+  CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) {
+                      nlohmann::json flat;
+                      for (const auto& [u, section] : j["units"].items())
+                        for (const auto& [k, p] : section["params"].items()) flat[k] = p;
+                      j.erase("units");
+                      j["params"] = flat;
+                    })),
+                    Catch::Contains("group them by unit under \"units\""));
   CHECK(models::load_machine(write_variant([](auto& j) { j["units"]["l2"].erase("impl"); })).impls.count("l2") == 0);
   CHECK_THROWS_WITH(models::load_machine("h300"), Catch::Contains("unknown machine 'h300' (built-in: b200, h100-sxm, h200"));
   CHECK_NOTHROW(models::load_machine(write_variant([](auto&) {})));

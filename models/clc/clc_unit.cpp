@@ -26,10 +26,7 @@ void ClcUnit::connect() { mbar_ = &sim_.find<MbarrierUnit>(); }
 void ClcUnit::cta_started(std::uint32_t slot) {
   if (slot >= ctas_.size()) ctas_.resize(slot + 1);
   ctas_[slot] = CtaState{};
-  const Cta& c = sim_.cta(slot);
-  std::size_t end = c.first_warp + static_cast<std::size_t>(sim_.program().warps);
-  if (end > failure_seen_.size()) failure_seen_.resize(end);
-  for (std::size_t i = c.first_warp; i < end; ++i) failure_seen_[i] = 0;
+  sim_.reset_warps(failure_seen_, slot);
 }
 
 OpResult ClcUnit::execute(OpContext& ctx) {
@@ -49,16 +46,7 @@ OpResult ClcUnit::execute(OpContext& ctx) {
       Cycle at = sim_.now() + sim_.jit(m.clc_latency_cycles);
       for (std::uint32_t t : targets) {
         Response r{mbar_->signal_to(t, SignalKind::kCompleteTx, f, 16, ctx.warp_id, ctx.op), first};
-        std::uint32_t id;
-        if (!free_.empty()) {
-          id = free_.back();
-          free_.pop_back();
-          in_flight_[id] = r;
-        } else {
-          id = static_cast<std::uint32_t>(in_flight_.size());
-          in_flight_.push_back(r);
-        }
-        sim_.schedule(*this, std::max(at, sim_.now()), sim::Priority::kCompletion, id);
+        sim_.schedule(*this, std::max(at, sim_.now()), sim::Priority::kCompletion, in_flight_.put(r));
       }
       return ctx.busy(m.op_issue_cycles);
     }
@@ -84,8 +72,7 @@ OpResult ClcUnit::execute(OpContext& ctx) {
 
 // The response lands: written to the CTA's shared memory, then complete_tx(16) on its barrier.
 void ClcUnit::complete(std::uint32_t target, std::uint64_t) {
-  Response r = in_flight_[target];
-  free_.push_back(target);
+  Response r = in_flight_.take(target);
   const Signal& s = r.signal;
   mbar_->check_alive(s);
   CtaState& cs = ctas_[s.cta];

@@ -37,8 +37,7 @@ class ClcUnit : public Unit {
   };
   std::vector<CtaState> ctas_;       // by CTA slot
   std::vector<std::uint8_t> failure_seen_;  // by warp id: the warp queried a response saying "exhausted"
-  std::vector<Response> in_flight_;
-  std::vector<std::uint32_t> free_;
+  EventRecords<Response> in_flight_;
   MbarrierUnit* mbar_ = nullptr;
 };
 

@@ -405,18 +405,23 @@ RunResult Simulator::run() {
   return result;
 }
 
+std::vector<std::uint32_t> Simulator::slots_in_launch_order() const {
+  std::vector<std::uint32_t> slots;
+  for (std::uint32_t s = 0; s < ctas_.size(); ++s) slots.push_back(s);
+  std::stable_sort(slots.begin(), slots.end(), [&](std::uint32_t a, std::uint32_t b) { return ctas_[a].launch_seq < ctas_[b].launch_seq; });
+  return slots;
+}
+
 DeadlockReport Simulator::analyse_stuck(bool watchdog) {
   // Stuck warps in launch order, then warp order.
   std::vector<std::uint32_t> stuck;
-  for (std::uint32_t i = 0; i < warps_.size(); ++i) {
-    const Warp& w = warps_[i];
-    if (w.state == WarpState::kDone || w.role < 0) continue;
-    if (w.state != WarpState::kBlocked && !watchdog) continue;
-    stuck.push_back(i);
-  }
-  std::stable_sort(stuck.begin(), stuck.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return ctas_[warps_[a].cta].launch_seq < ctas_[warps_[b].cta].launch_seq;
-  });
+  for (std::uint32_t slot : slots_in_launch_order())
+    for (std::uint32_t i = ctas_[slot].first_warp; i < ctas_[slot].first_warp + static_cast<std::uint32_t>(program_.warps); ++i) {
+      const Warp& w = warps_[i];
+      if (w.state == WarpState::kDone || w.role < 0) continue;
+      if (w.state != WarpState::kBlocked && !watchdog) continue;
+      stuck.push_back(i);
+    }
   std::vector<int> node_of(warps_.size(), -1);
   for (std::size_t n = 0; n < stuck.size(); ++n) node_of[stuck[n]] = static_cast<int>(n);
   std::vector<StuckNode> nodes(stuck.size());

@@ -62,7 +62,6 @@ class Simulator : public sim::Handler {
   std::uint32_t warp_id(const Warp& w) const { return static_cast<std::uint32_t>(&w - warps_.data()); }
   Cta& cta(std::uint32_t slot) { return ctas_[slot]; }
   const Cta& cta(std::uint32_t slot) const { return ctas_[slot]; }
-  std::uint32_t cta_slots() const { return static_cast<std::uint32_t>(ctas_.size()); }
   std::uint32_t warp_ids() const { return static_cast<std::uint32_t>(warps_.size()); }
   const Cluster& cluster_of(const Cta& c) const { return clusters_[c.cluster_slot]; }
   const Cluster& cluster(std::uint32_t slot) const { return clusters_[slot]; }
@@ -100,6 +99,15 @@ class Simulator : public sim::Handler {
     SMPIPE_CHECK(false, "a unit looked for a unit that is not registered");
   }
   Unit& unit_for(isa::OpKind kind) { return *by_op_[static_cast<int>(kind)]; }
+  // Per-warp state of a unit (indexed by warp id): grown to hold slot `slot`'s warps, which are reset.
+  template <class T>
+  void reset_warps(std::vector<T>& per_warp, std::uint32_t slot) const {
+    std::size_t first = ctas_[slot].first_warp, end = first + static_cast<std::size_t>(program_.warps);
+    if (end > per_warp.size()) per_warp.resize(end);
+    std::fill(per_warp.begin() + static_cast<std::ptrdiff_t>(first), per_warp.begin() + static_cast<std::ptrdiff_t>(end), T{});
+  }
+  // The CTA slots in use, in launch order (reports list CTAs that way; slots are reused out of order).
+  std::vector<std::uint32_t> slots_in_launch_order() const;
 
   // ---- the interpreter (interpret.cpp) ----
   void step(std::uint32_t warp_id);

@@ -12,39 +12,29 @@ std::string OpContext::fmt_missing(isa::Attr a) const {
 }
 
 namespace {
-// The flat index of element i of an array declaration (mbarrier or smem), or "" and the error.
+// Why index i is not an element of an array declaration (mbarrier or smem).
 template <class Decl>
-std::int64_t checked_index(const Decl& decl, std::int64_t i, std::string& error) {
-  if (i >= 0 && i < decl.size) return i;
-  error = decl.size == 0 ? fmt::format("{}[{}]: '{}' has no elements", decl.name, i, decl.name)
-                         : fmt::format("{}[{}]: index out of range 0..{}", decl.name, i, decl.size - 1);
-  return -1;
+std::string index_error(const Decl& decl, std::int64_t i) {
+  return decl.size == 0 ? fmt::format("{}[{}]: '{}' has no elements", decl.name, i, decl.name)
+                        : fmt::format("{}[{}]: index out of range 0..{}", decl.name, i, decl.size - 1);
 }
 }  // namespace
 
-std::uint32_t OpContext::barrier(isa::Attr a) const {
+template <class Decl>
+std::uint32_t OpContext::element(isa::Attr a, const std::vector<Decl>& decls, const isa::ElementLayout& layout) const {
   const isa::AttrSlot& s = attr(a);
-  const auto& decl = sim.program().mbarriers[s.decl];
+  const Decl& decl = decls[s.decl];
   std::int64_t i = values_[s.first];
-  if (i < 0 || i >= decl.size) [[unlikely]] {
-    std::string error;
-    checked_index(decl, i, error);
-    ub("index out of range", error);
-  }
-  return sim.program().mbarrier_layout.base[s.decl] + static_cast<std::uint32_t>(i);
+  if (i < 0 || i >= decl.size) [[unlikely]]
+    ub("index out of range", index_error(decl, i));
+  return layout.base[s.decl] + static_cast<std::uint32_t>(i);
 }
 
-std::uint32_t OpContext::smem(isa::Attr a) const {
-  const isa::AttrSlot& s = attr(a);
-  const auto& decl = sim.program().smems[s.decl];
-  std::int64_t i = values_[s.first];
-  if (i < 0 || i >= decl.size) [[unlikely]] {
-    std::string error;
-    checked_index(decl, i, error);
-    ub("index out of range", error);
-  }
-  return sim.program().smem_layout.base[s.decl] + static_cast<std::uint32_t>(i);
+std::uint32_t OpContext::barrier(isa::Attr a) const {
+  return element(a, sim.program().mbarriers, sim.program().mbarrier_layout);
 }
+
+std::uint32_t OpContext::smem(isa::Attr a) const { return element(a, sim.program().smems, sim.program().smem_layout); }
 
 void OpContext::ub(const std::string& title, const std::string& message, bool hazard) const {
   sim.ub(warp_id, op, title, message, hazard);

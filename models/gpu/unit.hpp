@@ -73,6 +73,8 @@ class OpContext {
 
  private:
   [[gnu::cold, gnu::noinline]] std::string fmt_missing(isa::Attr a) const;
+  template <class Decl>
+  std::uint32_t element(isa::Attr a, const std::vector<Decl>& decls, const isa::ElementLayout& layout) const;
   const std::int64_t* values_;
 };
 
@@ -96,6 +98,30 @@ class WaitExplanation {
   StuckNode& node_;
   const std::vector<int>& node_of_;
   int self_;
+};
+
+// Records of events in flight, by an index the event carries; freed indices are reused.
+template <class T>
+class EventRecords {
+ public:
+  std::uint32_t put(const T& record) {
+    if (free_.empty()) {
+      records_.push_back(record);
+      return static_cast<std::uint32_t>(records_.size() - 1);
+    }
+    std::uint32_t id = free_.back();
+    free_.pop_back();
+    records_[id] = record;
+    return id;
+  }
+  T take(std::uint32_t id) {
+    free_.push_back(id);
+    return records_[id];
+  }
+
+ private:
+  std::vector<T> records_;
+  std::vector<std::uint32_t> free_;
 };
 
 class Unit {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -31,6 +32,12 @@ struct UnitStats {
   std::int64_t busy = 0;  // unit-cycles busy
   double utilisation = 0;  // busy / (capacity over the run)
 };
+
+// A unit with `lanes` parallel pipes on every SM used, busy `busy` pipe-cycles over a run of `cycles`.
+inline UnitStats per_sm_unit(std::string name, std::int64_t busy, std::int64_t cycles, std::int64_t sms_used, int lanes = 1) {
+  double cap = static_cast<double>(std::max<std::int64_t>(cycles, 1)) * static_cast<double>(std::max<std::int64_t>(sms_used, 1));
+  return UnitStats{std::move(name), busy / lanes, static_cast<double>(busy) / (lanes * cap)};
+}
 
 struct Stats {
   std::string kernel;

@@ -88,24 +88,26 @@ Signal MbarrierUnit::signal_to(std::uint32_t cta, SignalKind kind, std::uint32_t
 
 // ---- signals ----
 
-void MbarrierUnit::send(Cycle at, const Signal& s) {
-  std::uint32_t id;
-  if (!free_signals_.empty()) {
-    id = free_signals_.back();
-    free_signals_.pop_back();
-    signals_[id] = s;
-  } else {
-    id = static_cast<std::uint32_t>(signals_.size());
-    signals_.push_back(s);
+namespace {
+// One change of one kind (arrive.expect_tx is two: the caller applies its parts).
+MBarrier::Result change(MBarrier& b, SignalKind kind, std::int64_t value) {
+  switch (kind) {
+    case SignalKind::kArrive: return b.arrive(value);
+    case SignalKind::kArriveDrop: return b.arrive_drop(value);
+    case SignalKind::kExpectTx: return b.expect_tx(value);
+    case SignalKind::kCompleteTx: return b.complete_tx(value);
+    case SignalKind::kArriveNoComplete: return b.arrive_no_complete(value);
+    case SignalKind::kArriveExpectTx: break;
   }
-  sim_.schedule(*this, std::max(at, sim_.now()), sim::Priority::kCompletion, id);
+  SMPIPE_CHECK(false, "arrive.expect_tx is applied as its two parts");
+}
+}  // namespace
+
+void MbarrierUnit::send(Cycle at, const Signal& s) {
+  sim_.schedule(*this, std::max(at, sim_.now()), sim::Priority::kCompletion, signals_.put(s));
 }
 
-void MbarrierUnit::complete(std::uint32_t target, std::uint64_t) {
-  Signal s = signals_[target];
-  free_signals_.push_back(target);
-  land(s);
-}
+void MbarrierUnit::complete(std::uint32_t target, std::uint64_t) { land(signals_.take(target)); }
 
 void MbarrierUnit::check_alive(const Signal& s) {
   const Cta& c = sim_.cta(s.cta);
@@ -162,21 +164,16 @@ void MbarrierUnit::land(const Signal& s) {
     sim_.observers().each(s.cta_id, [&](Observer& o) { o.signal_landed(s.token, s.cta_id, s.barrier, sim_.now().v); });
   MBarrier& b = ctas_[s.cta].barriers[s.barrier];
   int index = sim_.warp(s.warp).index;
-  MBarrier::Result r = MBarrier::Result::kOk;
-  switch (s.kind) {
-    case SignalKind::kArriveExpectTx:
-      // One atomic op: expect the bytes, then arrive (value2 arrivals).
-      r = b.expect_tx(s.value);
-      if (r == MBarrier::Result::kOk) {
-        note_arrival(s.cta, s.barrier, index);
-        r = b.arrive(s.value2);
-      }
-      break;
-    case SignalKind::kArrive: r = b.arrive(s.value); break;
-    case SignalKind::kArriveDrop: r = b.arrive_drop(s.value); break;
-    case SignalKind::kExpectTx: r = b.expect_tx(s.value); break;
-    case SignalKind::kArriveNoComplete: r = b.arrive_no_complete(s.value); break;
-    case SignalKind::kCompleteTx: r = b.complete_tx(s.value); break;
+  MBarrier::Result r;
+  if (s.kind == SignalKind::kArriveExpectTx) {
+    // One atomic op: expect the bytes, then arrive (value2 arrivals).
+    r = b.expect_tx(s.value);
+    if (r == MBarrier::Result::kOk) {
+      note_arrival(s.cta, s.barrier, index);
+      r = b.arrive(s.value2);
+    }
+  } else {
+    r = change(b, s.kind, s.value);
   }
   if (s.kind == SignalKind::kArrive || s.kind == SignalKind::kArriveDrop) note_arrival(s.cta, s.barrier, index);
   apply_result(r, s.cta, s.barrier, s.warp, s.op, s.value, signal_name(s.kind));
@@ -194,16 +191,7 @@ void MbarrierUnit::apply(const Signal& s, const char* action) {
     apply(a, signal_name(a.kind));
     return;
   }
-  MBarrier& b = ctas_[s.cta].barriers[s.barrier];
-  MBarrier::Result r = MBarrier::Result::kOk;
-  switch (s.kind) {
-    case SignalKind::kArrive: r = b.arrive(s.value); break;
-    case SignalKind::kArriveDrop: r = b.arrive_drop(s.value); break;
-    case SignalKind::kExpectTx: r = b.expect_tx(s.value); break;
-    case SignalKind::kCompleteTx: r = b.complete_tx(s.value); break;
-    case SignalKind::kArriveNoComplete: r = b.arrive_no_complete(s.value); break;
-    case SignalKind::kArriveExpectTx: break;
-  }
+  MBarrier::Result r = change(ctas_[s.cta].barriers[s.barrier], s.kind, s.value);
   if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) note_arrival(s.cta, s.barrier, sim_.warp(s.warp).index);
   apply_result(r, s.cta, s.barrier, s.warp, s.op, s.value, action);
 }

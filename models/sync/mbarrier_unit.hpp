@@ -94,8 +94,7 @@ class MbarrierUnit : public Unit {
   const isa::ElementLayout& layout() const;
 
   std::vector<CtaBarriers> ctas_;  // by CTA slot
-  std::vector<Signal> signals_;    // in flight, by event target
-  std::vector<std::uint32_t> free_signals_;
+  EventRecords<Signal> signals_;   // in flight, by event target
   std::vector<std::uint16_t> causes_;  // per declaration
   std::vector<std::uint32_t> decl_;    // per flat element: its declaration
   std::vector<BarrierStats> stats_;    // per declaration

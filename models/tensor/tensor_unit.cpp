@@ -55,10 +55,7 @@ void TensorUnit::cta_started(std::uint32_t slot) {
   if (slot >= warpgroups_.size()) warpgroups_.resize(slot + 1);
   int warps = sim_.program().warps;
   warpgroups_[slot].assign(static_cast<std::size_t>((warps + isa::kWarpsPerWarpgroup - 1) / isa::kWarpsPerWarpgroup), Warpgroup{});
-  const Cta& c = sim_.cta(slot);
-  std::size_t end = c.first_warp + static_cast<std::size_t>(warps);
-  if (end > threads_.size()) threads_.resize(end);
-  for (std::size_t i = c.first_warp; i < end; ++i) threads_[i] = Tcgen05Thread{};
+  sim_.reset_warps(threads_, slot);
 }
 
 Cycle TensorUnit::issue(const OpContext& ctx, std::int64_t count, bool whole_sm, int sms) {
@@ -249,8 +246,7 @@ void TensorUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
 }
 
 void TensorUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {
-  double cap = static_cast<double>(std::max<std::int64_t>(cycles, 1)) * static_cast<double>(std::max<std::int64_t>(sms_used, 1));
-  s.units.push_back(UnitStats{"tensor pipe", busy_ / 4, static_cast<double>(busy_) / (4.0 * cap)});
+  s.units.push_back(per_sm_unit("tensor pipe", busy_, cycles, sms_used, 4));  // four sub-partition pipes
 }
 
 }  // namespace smpipe::models

@@ -30,10 +30,7 @@ void TmaUnit::connect() {
 }
 
 void TmaUnit::cta_started(std::uint32_t slot) {
-  const Cta& c = sim_.cta(slot);
-  std::size_t end = c.first_warp + static_cast<std::size_t>(sim_.program().warps);
-  if (end > warps_.size()) warps_.resize(end);
-  for (std::size_t i = c.first_warp; i < end; ++i) warps_[i] = WarpState{};
+  sim_.reset_warps(warps_, slot);
 }
 
 OpResult TmaUnit::execute(OpContext& ctx) {
@@ -120,8 +117,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
 }
 
 void TmaUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {
-  double cap = static_cast<double>(std::max<std::int64_t>(cycles, 1)) * static_cast<double>(std::max<std::int64_t>(sms_used, 1));
-  s.units.push_back(UnitStats{"TMA engine", busy_, static_cast<double>(busy_) / cap});
+  s.units.push_back(per_sm_unit("TMA engine", busy_, cycles, sms_used));
 }
 
 }  // namespace smpipe::models

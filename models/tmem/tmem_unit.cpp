@@ -39,10 +39,7 @@ void TmemUnit::cta_started(std::uint32_t slot) {
   if (slot >= ctas_.size()) ctas_.resize(slot + 1);
   ctas_[slot].allocs.clear();
   ctas_[slot].relinquished = false;
-  const Cta& c = sim_.cta(slot);
-  std::size_t end = c.first_warp + static_cast<std::size_t>(sim_.program().warps);
-  if (end > warps_.size()) warps_.resize(end);
-  for (std::size_t i = c.first_warp; i < end; ++i) warps_[i] = WarpState{};
+  sim_.reset_warps(warps_, slot);
 }
 
 void TmemUnit::cta_exiting(std::uint32_t slot) {
@@ -166,11 +163,7 @@ std::string TmemUnit::describe_wait(const Warp& w) const {
 
 void TmemUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   std::int64_t holders = 0;
-  // CTAs in launch order (their slots may be reused out of order).
-  std::vector<std::uint32_t> slots;
-  for (std::uint32_t ci = 0; ci < sim_.cta_slots(); ++ci) slots.push_back(ci);
-  std::stable_sort(slots.begin(), slots.end(), [&](std::uint32_t a, std::uint32_t b) { return sim_.cta(a).launch_seq < sim_.cta(b).launch_seq; });
-  for (std::uint32_t ci : slots) {
+  for (std::uint32_t ci : sim_.slots_in_launch_order()) {
     const Cta& o = sim_.cta(ci);
     if (o.exited || o.sm != static_cast<int>(w.wait_obj) || ci >= ctas_.size() || ctas_[ci].allocs.empty()) continue;
     for (const auto& a : ctas_[ci].allocs) holders += a.cols;

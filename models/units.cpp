@@ -3,6 +3,7 @@
 #include "models/clc/clc_unit.hpp"
 #include "models/gpu/registry.hpp"
 #include "models/gpu/simulator.hpp"
+#include "models/memory/hazards.hpp"
 #include "models/memory/l2.hpp"
 #include "models/memory/lsu.hpp"
 #include "models/memory/proxy_fence.hpp"
@@ -28,6 +29,7 @@ std::span<const isa::OpKind> no_ops() { return {}; }
 const std::vector<UnitKind>& unit_registry() {
   static const std::vector<UnitKind> r = {
       {"sm", "basic", IssueUnit::accepted, make<IssueUnit>, fits_anywhere},
+      {"hazards", "happens_before", no_ops, make<HazardUnit>, fits_anywhere},
       {"tensor", "basic", TensorUnit::accepted, make<TensorUnit>, TensorUnit::fits},
       {"mbarrier", "basic", MbarrierUnit::accepted, make<MbarrierUnit>, fits_anywhere},
       {"named_barrier", "basic", NamedBarrierUnit::accepted, make<NamedBarrierUnit>, fits_anywhere},

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/hazards.hpp"
 #include "models/sync/mbarrier_unit.hpp"
 
 namespace smpipe::models {
@@ -21,7 +22,10 @@ std::string ClcUnit::fits(const isa::OpDesc& op, const Machine& m) {
   return "";
 }
 
-void ClcUnit::connect() { mbar_ = &sim_.find<MbarrierUnit>(); }
+void ClcUnit::connect() {
+  mbar_ = &sim_.find<MbarrierUnit>();
+  hazards_ = &sim_.find<HazardUnit>();
+}
 
 void ClcUnit::cta_started(std::uint32_t slot) {
   if (slot >= ctas_.size()) ctas_.resize(slot + 1);
@@ -46,6 +50,8 @@ OpResult ClcUnit::execute(OpContext& ctx) {
       Cycle at = sim_.now() + sim_.jit(m.clc_latency_cycles);
       for (std::uint32_t t : targets) {
         Response r{mbar_->signal_to(t, SignalKind::kCompleteTx, f, 16, ctx.warp_id, ctx.op), first};
+        // The response is written into CTA t's slot and completes with its barrier's phase.
+        r.signal.hb = hazards_->async_access(ctx.warp_id, ctx.op, t, hazards_->clc_slot(f), true, HazardUnit::Via::kClcResponse, t, f);
         sim_.schedule(*this, std::max(at, sim_.now()), sim::Priority::kCompletion, in_flight_.put(r));
       }
       return ctx.busy(m.op_issue_cycles);
@@ -55,6 +61,7 @@ OpResult ClcUnit::execute(OpContext& ctx) {
       bool found = false;
       if (ctx.present(Attr::kBar)) {
         std::uint32_t f = ctx.barrier(Attr::kBar);
+        hazards_->generic(ctx, hazards_->clc_slot(f), false);
         for (const auto& [bf, v] : cs.responses)
           if (bf == f) value = v, found = true;
       } else if (cs.any) {

@@ -12,6 +12,8 @@
 
 namespace smpipe::models {
 
+class HazardUnit;
+
 class ClcUnit : public Unit {
  public:
   using Unit::Unit;
@@ -39,6 +41,7 @@ class ClcUnit : public Unit {
   std::vector<std::uint8_t> failure_seen_;  // by warp id: the warp queried a response saying "exhausted"
   EventRecords<Response> in_flight_;
   MbarrierUnit* mbar_ = nullptr;
+  HazardUnit* hazards_ = nullptr;
 };
 
 }  // namespace smpipe::models

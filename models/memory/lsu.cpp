@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/hazards.hpp"
 #include "models/memory/l2.hpp"
 #include "models/memory/proxy_fence.hpp"
 #include "models/memory/transfer.hpp"
@@ -31,6 +32,7 @@ void LsuUnit::connect() {
   l2_ = &sim_.find<MemoryHierarchy>();
   mbar_ = &sim_.find<MbarrierUnit>();
   proxy_ = &sim_.find<ProxyFenceUnit>();
+  hazards_ = &sim_.find<HazardUnit>();
 }
 
 void LsuUnit::cta_started(std::uint32_t slot) {
@@ -46,7 +48,9 @@ OpResult LsuUnit::execute(OpContext& ctx) {
     case OpKind::kCpAsync: {
       std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
       if (bytes <= 0) ctx.ub("bad size", fmt::format("cp.async of {} bytes", bytes));
-      ctx.smem(Attr::kDst);
+      if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.smem(Attr::kDst), true,
+                                                      HazardUnit::Via::kCpAsync))
+        w.open_parts.push_back(part);
       Cycle& lsu = free_[ctx.cta().sm];
       Cycle start = sim::max(now + Cycle(m.op_issue_cycles), lsu);
       std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
@@ -62,12 +66,18 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       w.groups.push_back(sim::max(w.open, now));
       w.open = Cycle(0);
       if (w.groups.size() > 64) w.groups.erase(w.groups.begin());  // long complete: a wait would not see them
+      w.parts.push_back(std::move(w.open_parts));
+      w.open_parts.clear();
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kCpAsyncWait: {
       std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - ctx.value(Attr::kN);
       Cycle until = now;
       for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, w.groups[i]);
       if (older > 0) w.groups.erase(w.groups.begin(), w.groups.begin() + older);
+      std::int64_t covered = static_cast<std::int64_t>(w.parts.size()) - ctx.value(Attr::kN);
+      for (std::int64_t i = 0; i < covered; ++i)
+        for (std::uint64_t part : w.parts[i]) hazards_->retire(part, ctx.warp_id);
+      if (covered > 0) w.parts.erase(w.parts.begin(), w.parts.begin() + covered);
       if (until <= now) return ctx.busy(m.op_issue_cycles);
       ctx.block(nullptr, 0, 0, cause_wait_);
       sim_.wake_at(ctx.warp_id, until);
@@ -78,7 +88,13 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       std::int64_t lanes = ctx.lanes();
       // Without .noinc the pending count is raised first, so the async arrive leaves it unchanged.
       if (ctx.value(Attr::kNoinc) == 0) mbar_->raise_pending(ctx.cta_slot(), f, lanes, ctx.warp_id, ctx.op);
-      mbar_->send(sim::max(w.all, now), mbar_->signal_to(ctx.cta_slot(), SignalKind::kArrive, f, lanes, ctx.warp_id, ctx.op));
+      Signal s = mbar_->signal_to(ctx.cta_slot(), SignalKind::kArrive, f, lanes, ctx.warp_id, ctx.op);
+      // The arrive comes when all this warp's earlier copies have landed: it completes them.
+      s.hb = hazards_->release(ctx.warp_id);
+      for (const auto& g : w.parts)
+        for (std::uint64_t part : g) hazards_->adopt(s.hb, part);
+      for (std::uint64_t part : w.open_parts) hazards_->adopt(s.hb, part);
+      mbar_->send(sim::max(w.all, now), s);
       return ctx.busy(m.mbarrier_arrive_cycles);
     }
     case OpKind::kLdShared:
@@ -89,6 +105,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       if (ctx.present(buffer)) {
         std::uint32_t f = ctx.smem(buffer);
         if (d.kind == OpKind::kStShared) proxy_->generic_write(ctx, f);
+        hazards_->generic(ctx, f, d.kind == OpKind::kStShared);
       }
       return ctx.busy(std::max<std::int64_t>(1, transfer_cycles(bytes, m.smem_bytes_per_cycle)));
     }

@@ -12,6 +12,7 @@ namespace smpipe::models {
 class MemoryHierarchy;
 class MbarrierUnit;
 class ProxyFenceUnit;
+class HazardUnit;
 
 class LsuUnit : public Unit {
  public:
@@ -28,6 +29,9 @@ class LsuUnit : public Unit {
   struct WarpState {
     std::vector<Cycle> groups;  // committed cp.async groups: completion
     Cycle open{0}, all{0};      // the open group's completion; all this warp's copies
+    // The copies' writes in flight (hazard checks), per committed group and in the open one.
+    std::vector<std::vector<std::uint64_t>> parts;
+    std::vector<std::uint64_t> open_parts;
   };
   std::vector<Cycle> free_;       // per SM: the LSU is free from
   std::vector<WarpState> warps_;  // by warp id
@@ -35,6 +39,7 @@ class LsuUnit : public Unit {
   MemoryHierarchy* l2_ = nullptr;
   MbarrierUnit* mbar_ = nullptr;
   ProxyFenceUnit* proxy_ = nullptr;
+  HazardUnit* hazards_ = nullptr;
   std::uint16_t cause_wait_, cause_ld_global_;
 };
 

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/hazards.hpp"
 #include "models/sync/mbarrier_unit.hpp"
 
 namespace smpipe::models {
@@ -14,7 +15,10 @@ std::span<const isa::OpKind> ClusterBarrierUnit::accepted() {
   return kOps;
 }
 
-void ClusterBarrierUnit::connect() { mbar_ = &sim_.find<MbarrierUnit>(); }
+void ClusterBarrierUnit::connect() {
+  mbar_ = &sim_.find<MbarrierUnit>();
+  hazards_ = &sim_.find<HazardUnit>();
+}
 
 void ClusterBarrierUnit::cta_started(std::uint32_t slot) {
   const Cta& c = sim_.cta(slot);
@@ -29,6 +33,7 @@ OpResult ClusterBarrierUnit::execute(OpContext& ctx) {
   ClusterState& cl = clusters_[cs];
   cl.arrived += 1;
   cl.waiters.push_back(ctx.warp_id);
+  hazards_->cluster_arrive(ctx.warp_id);
   ctx.block(this, 0, 0, cause_);
   check_release(cs);
   return ctx.blocked();
@@ -38,6 +43,7 @@ void ClusterBarrierUnit::check_release(std::uint32_t cs) {
   ClusterState& cl = clusters_[cs];
   if (cl.waiters.empty() || cl.arrived < sim_.cluster(cs).live_warps) return;
   mbar_->cluster_synced(cs);
+  hazards_->cluster_release(cs, cl.waiters);
   Cycle at = sim_.now() + sim_.jit(sim_.machine().cluster_sync_cycles);
   for (std::uint32_t w : cl.waiters) sim_.wake_at(w, at);
   cl.waiters.clear();

@@ -8,6 +8,8 @@
 
 namespace smpipe::models {
 
+class HazardUnit;
+
 class MbarrierUnit;
 
 class ClusterBarrierUnit : public Unit {
@@ -33,6 +35,7 @@ class ClusterBarrierUnit : public Unit {
   std::vector<ClusterState> clusters_;  // by cluster slot
   std::uint16_t cause_;
   MbarrierUnit* mbar_ = nullptr;
+  HazardUnit* hazards_ = nullptr;
 };
 
 }  // namespace smpipe::models

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/hazards.hpp"
 
 namespace smpipe::models {
 
@@ -32,6 +33,8 @@ MbarrierUnit::MbarrierUnit(Simulator& sim) : Unit(sim) {
   noted_decl_.assign(p.mbarriers.size(), false);
   for (std::uint32_t f = 0; f < p.mbarrier_layout.count; ++f) decl_.push_back(p.mbarrier_layout.decl_of(f));
 }
+
+void MbarrierUnit::connect() { hazards_ = &sim_.find<HazardUnit>(); }
 
 std::span<const isa::OpKind> MbarrierUnit::accepted() {
   static constexpr OpKind kOps[] = {OpKind::kMbarrierInit, OpKind::kMbarrierInval, OpKind::kArrive, OpKind::kArriveExpectTx,
@@ -74,6 +77,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
 
 Signal MbarrierUnit::signal_to(std::uint32_t cta, SignalKind kind, std::uint32_t barrier, std::int64_t value, std::uint32_t warp,
                                std::uint32_t op) const {
+  if (sim_.warp(warp).cta == cta) hazards_->check_init(warp, op, cta, barrier);
   Signal s;
   s.kind = kind;
   s.cta = cta;
@@ -162,6 +166,7 @@ void MbarrierUnit::land(const Signal& s) {
   if (s.from_cta != s.cta_id) check_visible(s);
   if (s.token != 0 && !sim_.observers().empty())
     sim_.observers().each(s.cta_id, [&](Observer& o) { o.signal_landed(s.token, s.cta_id, s.barrier, sim_.now().v); });
+  if (s.hb != 0) hazards_->land(s.hb, s.cta, s.barrier);
   MBarrier& b = ctas_[s.cta].barriers[s.barrier];
   int index = sim_.warp(s.warp).index;
   MBarrier::Result r;
@@ -215,6 +220,7 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   CtaBarriers& c = ctas_[cta];
   std::int64_t id = sim_.cta(cta).id;
   std::uint32_t decl = decl_[flat];
+  hazards_->phase_completed(cta, flat);
   stats_[decl].phases += 1;
   c.last_complete[flat] = sim_.now();
   std::uint32_t mask = c.arrive_mask[flat], last = c.last_arrive_mask[flat];
@@ -312,16 +318,22 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
   auto signal = [&](std::uint32_t target, std::uint32_t f, SignalKind kind, std::int64_t value, std::int64_t value2 = 0) {
     Signal s = signal_to(target, kind, f, value, ctx.warp_id, ctx.op);
     s.value2 = value2;
-    if (target != cta)
+    // Arrivals release (expect_tx and complete_tx by a thread are relaxed: PTX ISA 9.7.13.15).
+    bool releases = kind != SignalKind::kExpectTx && kind != SignalKind::kCompleteTx;
+    if (target != cta) {
+      if (releases) s.hb = hazards_->release(ctx.warp_id);
       send(sim_.now() + sim_.jit(m.remote_arrive_cycles), s);
-    else
+    } else {
+      if (releases) hazards_->arrive(ctx.warp_id, cta, f);
       apply(s, signal_name(kind));
+    }
   };
   switch (d.kind) {
     case OpKind::kMbarrierInit: {
       std::uint32_t f = ctx.barrier(Attr::kBar);
       apply_result(c.barriers[f].init(ctx.value(Attr::kCount)), cta, f, ctx.warp_id, ctx.op, ctx.value(Attr::kCount), "mbarrier.init");
       c.visibility[f] = InitVisibility::kLocal;
+      hazards_->init(ctx.warp_id, ctx.op, cta, f);
       c.init_warp[f] = w.index;
       c.init_op[f] = ctx.op;
       return ctx.busy(m.mbarrier_arrive_cycles);
@@ -375,6 +387,7 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
         ctx.ub("barrier used before init",
                fmt::format("{} on {}, which was never initialised (mbarrier.init) or was invalidated",
                            d.kind == OpKind::kWait ? "wait" : "test_wait", barrier_name(f)));
+      hazards_->check_init(ctx.warp_id, ctx.op, cta, f);
       std::int64_t parity = ctx.value(Attr::kParity);
       if (parity != 0 && parity != 1) ctx.ub("bad parity", fmt::format("parity={} must be 0 or 1", parity));
       bool done = b.test_parity(parity);
@@ -384,14 +397,17 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
       bool visible = !done || sim_.now() >= visible_at;
       if (d.kind == OpKind::kTestWait) {
         w.slots[d.result_slots[0]] = done && visible ? 1 : 0;
+        if (done && visible) hazards_->acquire(ctx.warp_id, cta, f);
         return ctx.busy(m.mbarrier_test_wait_cycles);
       }
       if (done && visible) {
         c.passed_waits[f] += 1;
+        hazards_->acquire(ctx.warp_id, cta, f);
         return ctx.busy(m.mbarrier_test_wait_cycles);
       }
       if (done) {  // completed, not visible yet: resume when it is (no further completion is involved)
         c.passed_waits[f] += 1;
+        hazards_->acquire(ctx.warp_id, cta, f);
         ctx.block(nullptr, 0, 0, cause_of(f));
         sim_.wake_at(ctx.warp_id, visible_at);
         return ctx.blocked();
@@ -425,6 +441,7 @@ void MbarrierUnit::woken(std::uint32_t id) {
                         sim_.warp_label(w), w.wait_value, barrier_name(w.wait_obj), w.wait_value + 1, state_text(w.cta, w.wait_obj)));
   }
   c.passed_waits[w.wait_obj] += 1;
+  hazards_->acquire(id, w.cta, w.wait_obj);
   BarrierStats& bs = stats_[decl_[w.wait_obj]];
   std::int64_t waited = (sim_.now() - w.wait_since).v;
   bs.wait_cycles += waited;

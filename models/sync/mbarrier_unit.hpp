@@ -26,7 +26,10 @@ struct Signal {
   std::int64_t from_cta = 0;   // the issuer's CTA id when it sent the signal
   std::uint32_t op = 0;        // issuer's op index
   std::uint64_t token = 0;     // observers' token (Observers::signal_sent)
+  std::uint64_t hb = 0;        // what it releases when it lands (HazardUnit::Part; 0: nothing)
 };
+
+class HazardUnit;
 
 class MbarrierUnit : public Unit {
  public:
@@ -34,6 +37,7 @@ class MbarrierUnit : public Unit {
   std::string_view name() const override { return "mbarrier"; }
   static std::span<const isa::OpKind> accepted();
   std::span<const isa::OpKind> ops() const override { return accepted(); }
+  void connect() override;
   OpResult execute(OpContext& ctx) override;
   void complete(std::uint32_t target, std::uint64_t payload) override;
   void cta_started(std::uint32_t slot) override;
@@ -51,7 +55,8 @@ class MbarrierUnit : public Unit {
   void land(const Signal& s);
   // Diagnoses a signal whose target CTA has exited (its slot may hold a later CTA by now).
   void check_alive(const Signal& s);
-  // A signal for slot `cta` (its current CTA).
+  // A signal for slot `cta` (its current CTA); a use of the warp's own CTA's barrier must be ordered after
+  // its in-kernel init.
   Signal signal_to(std::uint32_t cta, SignalKind kind, std::uint32_t barrier, std::int64_t value, std::uint32_t warp,
                    std::uint32_t op) const;
   // cp.async.mbarrier.arrive without .noinc: pending += count now, the arrive lands later.
@@ -100,6 +105,7 @@ class MbarrierUnit : public Unit {
   std::vector<BarrierStats> stats_;    // per declaration
   std::vector<bool> noted_decl_;
   std::vector<std::string> notes_;
+  HazardUnit* hazards_ = nullptr;
 };
 
 }  // namespace smpipe::models

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/hazards.hpp"
 
 namespace smpipe::models {
 
@@ -14,6 +15,8 @@ using isa::OpKind;
 NamedBarrierUnit::NamedBarrierUnit(Simulator& sim) : Unit(sim) {
   for (int id = 0; id < isa::kNamedBarriers; ++id) causes_[id] = sim.cause_id(fmt::format("named barrier {}", id));
 }
+
+void NamedBarrierUnit::connect() { hazards_ = &sim_.find<HazardUnit>(); }
 
 std::span<const isa::OpKind> NamedBarrierUnit::accepted() {
   static constexpr OpKind kOps[] = {OpKind::kBarSync, OpKind::kBarArrive};
@@ -56,6 +59,7 @@ void NamedBarrierUnit::arrive(OpContext& ctx, int id, std::int64_t threads, bool
   }
   nb.arrived += isa::kWarpSize;
   nb.arrivers.push_back(w.index);
+  hazards_->named_arrive(ctx.warp_id, w.cta, id);
   if (nb.arrived > nb.expected)
     ctx.ub("named barrier overflow", fmt::format("bar {}: {} threads arrived but {} expected", id, nb.arrived, nb.expected));
   if (wait) {
@@ -82,6 +86,7 @@ void NamedBarrierUnit::release(std::uint32_t cta, int id) {
   auto latency =
       m.named_barrier_cycles + static_cast<std::int64_t>(m.named_barrier_cycles_per_warp * static_cast<double>(nb.expected / 32) + 0.5);
   Cycle at = sim_.now() + sim_.jit(latency);
+  hazards_->named_release(cta, id, nb.waiters);
   for (std::uint32_t w : nb.waiters) sim_.wake_at(w, at);
   // Reset for the next use, keeping the vectors' storage.
   nb.expected = -1;

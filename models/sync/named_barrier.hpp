@@ -8,12 +8,15 @@
 
 namespace smpipe::models {
 
+class HazardUnit;
+
 class NamedBarrierUnit : public Unit {
  public:
   explicit NamedBarrierUnit(Simulator& sim);
   std::string_view name() const override { return "named_barrier"; }
   static std::span<const isa::OpKind> accepted();
   std::span<const isa::OpKind> ops() const override { return accepted(); }
+  void connect() override;
   OpResult execute(OpContext& ctx) override;
   void cta_started(std::uint32_t slot) override;
   void warp_exited(std::uint32_t warp_id) override;
@@ -38,6 +41,7 @@ class NamedBarrierUnit : public Unit {
 
   std::vector<CtaState> ctas_;  // by CTA slot
   std::uint16_t causes_[isa::kNamedBarriers];
+  HazardUnit* hazards_ = nullptr;
 };
 
 }  // namespace smpipe::models

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/hazards.hpp"
 #include "models/memory/proxy_fence.hpp"
 #include "models/memory/transfer.hpp"
 #include "models/sync/mbarrier_unit.hpp"
@@ -49,6 +50,7 @@ std::string TensorUnit::fits(const isa::OpDesc& op, const Machine& m) {
 void TensorUnit::connect() {
   mbar_ = &sim_.find<MbarrierUnit>();
   proxy_ = &sim_.find<ProxyFenceUnit>();
+  hazards_ = &sim_.find<HazardUnit>();
 }
 
 void TensorUnit::cta_started(std::uint32_t slot) {
@@ -144,6 +146,11 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
   if (d.kind == OpKind::kWgmma) {
     proxy_->check_async_read(ctx, Attr::kA);
     proxy_->check_async_read(ctx, Attr::kB);
+    // One MMA of the warpgroup reads the operands until a covering wgmma.wait (of any of its warps).
+    for (isa::Attr a : {Attr::kA, Attr::kB})
+      if (std::uint64_t part = hazards_->group_access(wg.waiting, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, a), false,
+                                                      HazardUnit::Via::kWgmma))
+        wg.open_parts.push_back(part);
     std::int64_t count = ctx.value(Attr::kCount);
     if (count < 1) ctx.ub("bad count", fmt::format("count={} must be positive", count));
     Cycle done = issue(ctx, count, true) + sim_.jit(m.wgmma_latency_cycles);
@@ -159,10 +166,16 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
     wg.groups.push_back(wg.open_nonempty ? wg.open_done : now);
     wg.open_nonempty = false;
     wg.open_done = Cycle(0);
+    wg.parts.push_back(std::move(wg.open_parts));
+    wg.open_parts.clear();
   } else if (d.kind == OpKind::kWgmmaWait) {
     std::int64_t older = static_cast<std::int64_t>(wg.groups.size()) - ctx.value(Attr::kN);
     for (std::int64_t i = 0; i < older; ++i) resume = sim::max(resume, wg.groups[i]);
     if (older > 0) wg.groups.erase(wg.groups.begin(), wg.groups.begin() + older);
+    std::int64_t covered = static_cast<std::int64_t>(wg.parts.size()) - ctx.value(Attr::kN);
+    for (std::int64_t i = 0; i < covered; ++i)
+      for (std::uint64_t part : wg.parts[i]) hazards_->retire_any(part, wg.waiting);
+    if (covered > 0) wg.parts.erase(wg.parts.begin(), wg.parts.begin() + covered);
   }
   for (std::uint32_t wid : wg.waiting) sim_.wake_at(wid, resume);
   wg.waiting.clear();
@@ -179,6 +192,10 @@ OpResult TensorUnit::umma(OpContext& ctx) {
   if (count < 1) ctx.ub("bad count", fmt::format("count={} must be positive", count));
   const Cta& cta = ctx.cta();
   Tcgen05Thread& t = threads_[ctx.warp_id];
+  for (isa::Attr a : {Attr::kA, Attr::kB})
+    if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, a), false,
+                                                    HazardUnit::Via::kUmma))
+      t.reads.push_back(part);
   // Ordered after this thread's earlier tcgen05.cp (scale factors) (semantics.md §6).
   for (Cycle& c : pipe_free_[cta.sm]) c = sim::max(c, t.cp_done);
   Cycle end;
@@ -205,12 +222,21 @@ OpResult TensorUnit::umma_commit(OpContext& ctx) {
   const Machine& m = sim_.machine();
   std::uint32_t f = ctx.barrier(Attr::kBar);
   Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.value(Attr::kMulticast));
-  const Tcgen05Thread& t = threads_[ctx.warp_id];
+  Tcgen05Thread& t = threads_[ctx.warp_id];
   Cycle now = sim_.now();
   Cycle at = sim::max(sim::max(t.done, t.cp_done), now);
   std::int64_t cta_id = ctx.cta().id;
+  bool adopted = false;
   for (std::uint32_t target : targets) {
     Signal s = mbar_->signal_to(target, SignalKind::kArrive, f, 1, ctx.warp_id, ctx.op);
+    // The arrive releases, and completes this thread's operand reads in flight (with the first signal
+    // to its own CTA, else the first one).
+    s.hb = hazards_->release(ctx.warp_id);
+    if (!adopted && (target == ctx.cta_slot() || target == targets.slot[targets.count - 1])) {
+      for (std::uint64_t part : t.reads) hazards_->adopt(s.hb, part);
+      t.reads.clear();
+      adopted = true;
+    }
     if (!sim_.observers().empty()) s.token = sim_.observers().signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
     mbar_->send(target == ctx.cta_slot() ? at : at + sim_.jit(m.remote_arrive_cycles), s);
   }

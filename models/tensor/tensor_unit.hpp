@@ -13,6 +13,7 @@ namespace smpipe::models {
 
 class MbarrierUnit;
 class ProxyFenceUnit;
+class HazardUnit;
 
 class TensorUnit : public Unit {
  public:
@@ -32,6 +33,7 @@ class TensorUnit : public Unit {
   // tcgen05.cp copies at `cp_done` (tcgen05.mma is ordered after them, PTX ISA 9.7.16.6).
   struct Tcgen05Thread {
     Cycle done{0}, cp_done{0};
+    std::vector<std::uint64_t> reads;  // smem operand reads in flight, not yet tracked by a commit (hazards)
   };
   Tcgen05Thread& tcgen05(std::uint32_t warp_id) { return threads_[warp_id]; }
 
@@ -45,6 +47,9 @@ class TensorUnit : public Unit {
     std::vector<Cycle> groups;  // committed wgmma groups: completion
     Cycle open_done{0};
     bool open_nonempty = false;
+    // The operand reads in flight (hazard checks): (warp id, part), per committed group and in the open one.
+    std::vector<std::vector<std::uint64_t>> parts;
+    std::vector<std::uint64_t> open_parts;
   };
   OpResult warpgroup_op(OpContext& ctx);
   OpResult umma(OpContext& ctx);
@@ -59,6 +64,7 @@ class TensorUnit : public Unit {
   std::int64_t busy_ = 0;                                // sub-partition cycles
   MbarrierUnit* mbar_ = nullptr;
   ProxyFenceUnit* proxy_ = nullptr;
+  HazardUnit* hazards_ = nullptr;
   std::uint16_t cause_mma_sync_, cause_wgmma_wait_, cause_convergence_;
 };
 

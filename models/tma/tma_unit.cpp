@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/hazards.hpp"
 #include "models/memory/l2.hpp"
 #include "models/memory/proxy_fence.hpp"
 #include "models/memory/transfer.hpp"
@@ -27,6 +28,7 @@ void TmaUnit::connect() {
   l2_ = &sim_.find<MemoryHierarchy>();
   mbar_ = &sim_.find<MbarrierUnit>();
   proxy_ = &sim_.find<ProxyFenceUnit>();
+  hazards_ = &sim_.find<HazardUnit>();
 }
 
 void TmaUnit::cta_started(std::uint32_t slot) {
@@ -46,7 +48,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       if (bytes <= 0 || bytes % 16 != 0)
         ctx.ub("bad bulk copy size", fmt::format("tma.load of {} bytes: must be a positive multiple of 16", bytes));
       std::uint32_t f = ctx.barrier(Attr::kBar);
-      ctx.smem(Attr::kDst);
+      std::uint32_t dst = ctx.smem(Attr::kDst);
       Cycle& engine = free_[ctx.cta().sm];
       Cycle start = sim::max(now + Cycle(m.tma_issue_cycles), engine);
       std::int64_t occ = transfer_cycles(bytes, m.tma_bytes_per_cycle);
@@ -63,6 +65,9 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       }
       for (std::uint32_t t : targets) {
         Signal s = mbar_->signal_to(t, SignalKind::kCompleteTx, f, bytes, ctx.warp_id, ctx.op);
+        // The box lands in CTA t (in this CTA with bar_cta=) and completes with t's barrier phase.
+        std::uint32_t lands_in = ctx.present(Attr::kBarCta) ? ctx.cta_slot() : t;
+        s.hb = hazards_->async_access(ctx.warp_id, ctx.op, lands_in, dst, true, HazardUnit::Via::kTmaLoad, t, f);
         if (!obs.empty()) s.token = obs.signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
         mbar_->send(done, s);
       }
@@ -77,6 +82,9 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       if (bytes <= 0 || bytes % 16 != 0)
         ctx.ub("bad bulk copy size", fmt::format("tma.store of {} bytes: must be a positive multiple of 16", bytes));
       proxy_->check_async_read(ctx, Attr::kSrc);
+      if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.smem(Attr::kSrc), false,
+                                                      HazardUnit::Via::kTmaStore))
+        w.open_parts.push_back(part);
       Cycle& engine = free_[ctx.cta().sm];
       Cycle start = sim::max(now + Cycle(m.tma_issue_cycles), engine);
       std::int64_t occ = transfer_cycles(bytes, m.tma_store_bytes_per_cycle);
@@ -98,6 +106,8 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       std::erase_if(w.groups, [&](const auto& g) { return g.second <= now; });
       w.groups.emplace_back(sim::max(w.open_read, now), sim::max(w.open_write, now));
       w.open_read = w.open_write = Cycle(0);
+      w.read_parts.push_back(std::move(w.open_parts));
+      w.open_parts.clear();
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kTmaWait: {
       std::int64_t n = ctx.value(Attr::kN);
@@ -106,6 +116,11 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - n;
       for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, read ? w.groups[i].first : w.groups[i].second);
       if (!read && older > 0) w.groups.erase(w.groups.begin(), w.groups.begin() + older);
+      // Whatever the timing, the stores of every group but the newest n have now read their source.
+      std::int64_t covered = static_cast<std::int64_t>(w.read_parts.size()) - n;
+      for (std::int64_t i = 0; i < covered; ++i)
+        for (std::uint64_t part : w.read_parts[i]) hazards_->retire(part, ctx.warp_id);
+      if (covered > 0) w.read_parts.erase(w.read_parts.begin(), w.read_parts.begin() + covered);
       if (until <= now) return ctx.busy(m.op_issue_cycles);
       ctx.block(nullptr, 0, 0, read ? cause_wait_read_ : cause_wait_);
       sim_.wake_at(ctx.warp_id, until);

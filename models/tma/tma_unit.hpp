@@ -14,6 +14,7 @@ namespace smpipe::models {
 class MemoryHierarchy;
 class MbarrierUnit;
 class ProxyFenceUnit;
+class HazardUnit;
 
 class TmaUnit : public Unit {
  public:
@@ -30,6 +31,10 @@ class TmaUnit : public Unit {
   struct WarpState {
     std::vector<std::pair<Cycle, Cycle>> groups;  // committed bulk store groups: (smem read done, writes done)
     Cycle open_read{0}, open_write{0};            // the open group's
+    // The stores' source reads in flight, per committed group and in the open one (hazard checks); these
+    // complete only by a covering wait, whatever the timing.
+    std::vector<std::vector<std::uint64_t>> read_parts;
+    std::vector<std::uint64_t> open_parts;
   };
   std::vector<Cycle> free_;       // per SM: the engine is free from
   std::vector<WarpState> warps_;  // by warp id
@@ -37,6 +42,7 @@ class TmaUnit : public Unit {
   MemoryHierarchy* l2_ = nullptr;
   MbarrierUnit* mbar_ = nullptr;
   ProxyFenceUnit* proxy_ = nullptr;
+  HazardUnit* hazards_ = nullptr;
   std::uint16_t cause_wait_read_, cause_wait_;
 };
 

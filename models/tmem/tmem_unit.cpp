@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/hazards.hpp"
 #include "models/memory/proxy_fence.hpp"
 #include "models/memory/transfer.hpp"
 #include "models/tensor/tensor_unit.hpp"
@@ -33,6 +34,7 @@ std::string TmemUnit::fits(const isa::OpDesc& op, const Machine& m) {
 void TmemUnit::connect() {
   proxy_ = &sim_.find<ProxyFenceUnit>();
   tensor_ = &sim_.find<TensorUnit>();
+  hazards_ = &sim_.find<HazardUnit>();
 }
 
 void TmemUnit::cta_started(std::uint32_t slot) {
@@ -113,6 +115,9 @@ OpResult TmemUnit::execute(OpContext& ctx) {
     case OpKind::kTmemCp: {
       proxy_->check_async_read(ctx, Attr::kSrc);
       TensorUnit::Tcgen05Thread& t = tensor_->tcgen05(ctx.warp_id);
+      if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, Attr::kSrc), false,
+                                                      HazardUnit::Via::kTmemCp))
+        t.reads.push_back(part);
       Cycle start = sim::max(now, t.cp_done);
       t.cp_done = start + Cycle(ceil_div(m.tmem_cp_cycles * d.bytes, 4096));
       t.done = sim::max(t.done, t.cp_done);

@@ -10,6 +10,7 @@
 namespace smpipe::models {
 
 class ProxyFenceUnit;
+class HazardUnit;
 class TensorUnit;
 
 class TmemUnit : public Unit {
@@ -50,6 +51,7 @@ class TmemUnit : public Unit {
   std::vector<WarpState> warps_;  // by warp id
   std::uint32_t requester_ = ~0u;  // the warp executing tcgen05.alloc right now (see try_grant)
   ProxyFenceUnit* proxy_ = nullptr;
+  HazardUnit* hazards_ = nullptr;
   TensorUnit* tensor_ = nullptr;
   std::uint16_t cause_alloc_, cause_wait_;
 };

@@ -53,7 +53,7 @@ TEST_CASE("unknown, missing and untagged machine parameters are errors", "[machi
                     Catch::Contains("must be an integer"));
   // Units and implementations are those of the simulator's registry; a parameter sits in its own unit.
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["dram"] = nlohmann::json::object(); })),
-                    Catch::Contains("unknown unit 'dram' (units: sm, tensor, mbarrier"));
+                    Catch::Contains("unknown unit 'dram' (units: sm, hazards, tensor, mbarrier"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["l2"]["impl"] = "ideal"; })),
                     Catch::Contains("unit 'l2' has no implementation 'ideal' (known: single_queue)"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["l2"]["latency"] = 1; })),

@@ -1,0 +1,457 @@
+#include "models/memory/hazards.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "models/gpu/simulator.hpp"
+
+namespace smpipe::models {
+
+namespace {
+constexpr std::uint32_t kNone = ~0u;
+constexpr std::size_t kMaxRecords = 256;  // unordered accesses kept per buffer and kind (bounded memory)
+}  // namespace
+
+HazardUnit::HazardUnit(Simulator& sim) : Unit(sim) {
+  const isa::Program& p = sim.program();
+  warps_ = p.warps;
+  bars_ = static_cast<int>(p.mbarrier_layout.count);
+  cluster_size_ = static_cast<int>(p.cluster_size());
+  dim_ = static_cast<std::size_t>(cluster_size_) * static_cast<std::size_t>(warps_ + bars_);
+  smem_count_ = p.smem_layout.count;
+  for (const auto& role : p.roles)
+    for (const auto& d : role.ops) {
+      if (d.kind == isa::OpKind::kClcTryCancel || d.kind == isa::OpKind::kClcQuery) tracks_ = true;
+      for (const isa::AttrSpec& a : isa::op_spec(d.kind).attrs) {
+        const isa::AttrSlot* s = d.slot(a.attr);
+        if (a.type == isa::AttrType::kSmem && s != nullptr && s->decl >= 0) tracks_ = true;
+      }
+    }
+}
+
+// ---- clocks ----
+
+void HazardUnit::join(Clock* into, const Clock* from, std::size_t n) {
+  for (std::size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
+}
+
+std::vector<HazardUnit::Clock>& HazardUnit::row(std::vector<std::vector<Clock>>& rows, std::size_t i) {
+  if (rows[i].size() != dim_) rows[i].assign(dim_, 0);
+  return rows[i];
+}
+
+HazardUnit::Domain& HazardUnit::domain_of_cta(std::uint32_t cta) { return domains_[sim_.cta(cta).cluster_slot]; }
+
+HazardUnit::Clock* HazardUnit::vc_of(std::uint32_t warp_id) {
+  const Warp& w = sim_.warp(warp_id);
+  const Cta& c = sim_.cta(w.cta);
+  return domains_[c.cluster_slot].warps.data() + comp_warp(c.rank, w.index) * dim_;
+}
+
+std::uint32_t HazardUnit::comp_of(std::uint32_t warp_id) const {
+  const Warp& w = sim_.warp(warp_id);
+  return comp_warp(sim_.cta(w.cta).rank, w.index);
+}
+
+std::uint32_t HazardUnit::barrier_index(std::uint32_t cta, std::uint32_t bar) const {
+  return static_cast<std::uint32_t>(sim_.cta(cta).rank * bars_) + bar;
+}
+
+void HazardUnit::cta_started(std::uint32_t slot) {
+  const Cta& c = sim_.cta(slot);
+  if (slot >= buffers_.size()) buffers_.resize(slot + 1);
+  buffers_[slot].assign(tracks_ ? smem_count_ + static_cast<std::uint32_t>(bars_) : 0, Buffer{});
+  if (c.rank != 0) return;  // one domain per cluster, reset by its first CTA
+  if (c.cluster_slot >= domains_.size()) domains_.resize(c.cluster_slot + 1);
+  Domain& d = domains_[c.cluster_slot];
+  std::size_t nw = static_cast<std::size_t>(cluster_size_ * warps_), nb = static_cast<std::size_t>(cluster_size_ * bars_);
+  d.warps.assign(nw * dim_, 0);
+  for (std::size_t i = 0; i < nw; ++i) d.warps[i * dim_ + i] = 1;  // each warp's own epoch starts at 1
+  d.acc.resize(nb);
+  d.snap.resize(nb);
+  d.bound.resize(nb);
+  for (std::size_t i = 0; i < nb; ++i) {
+    d.acc[i].clear();
+    d.snap[i].clear();
+    d.bound[i].clear();
+  }
+  d.named.resize(static_cast<std::size_t>(cluster_size_ * isa::kNamedBarriers));
+  for (auto& r : d.named) r.clear();
+  d.cluster.assign(dim_, 0);
+  d.init.assign(nb, 0);
+  d.init_warp.assign(nb, -1);
+  d.init_op.assign(nb, 0);
+  // Parts of the cluster that ran in this slot before are gone with it.
+  for (std::size_t i = 0; i < parts_.size(); ++i)
+    if (parts_[i].live && parts_[i].cluster == c.cluster_slot) free_part((Part{parts_[i].gen} << 32) | i);
+}
+
+// ---- parts in flight ----
+
+HazardUnit::PartState* HazardUnit::state(Part p) {
+  if (p == 0) return nullptr;
+  std::size_t i = static_cast<std::uint32_t>(p);
+  if (i >= parts_.size() || !parts_[i].live || parts_[i].gen != static_cast<std::uint32_t>(p >> 32)) return nullptr;
+  return &parts_[i];
+}
+
+HazardUnit::Part HazardUnit::new_part(std::uint32_t warp_id) {
+  std::uint32_t i;
+  if (parts_free_.empty()) {
+    i = static_cast<std::uint32_t>(parts_.size());
+    parts_.emplace_back();
+  } else {
+    i = parts_free_.back();
+    parts_free_.pop_back();
+  }
+  PartState& s = parts_[i];
+  s.gen += 1;
+  s.live = true;
+  s.cluster = sim_.cta(sim_.warp(warp_id).cta).cluster_slot;
+  s.cta = s.buffer = kNone;
+  s.children.clear();
+  if (pool_free_.empty()) {
+    s.vc = static_cast<std::uint32_t>(pool_.size() / std::max<std::size_t>(dim_, 1));
+    pool_.resize(pool_.size() + dim_);
+  } else {
+    s.vc = pool_free_.back();
+    pool_free_.pop_back();
+  }
+  Clock* vc = vc_of(warp_id);
+  std::copy(vc, vc + dim_, pool_.data() + s.vc * dim_);
+  vc[comp_of(warp_id)] += 1;  // what the warp does next is not part of this release
+  return (Part{s.gen} << 32) | i;
+}
+
+void HazardUnit::free_part(Part p) {
+  PartState* s = state(p);
+  if (s == nullptr) return;
+  s->live = false;
+  pool_free_.push_back(s->vc);
+  parts_free_.push_back(static_cast<std::uint32_t>(p));
+}
+
+HazardUnit::Part HazardUnit::release(std::uint32_t warp_id) { return new_part(warp_id); }
+
+void HazardUnit::adopt(Part parent, Part child) {
+  PartState* s = state(parent);
+  if (s != nullptr && state(child) != nullptr) s->children.push_back(child);
+}
+
+HazardUnit::Rec* HazardUnit::find_rec(std::uint32_t cta, std::uint32_t buffer, Part p) {
+  if (cta >= buffers_.size() || buffer >= buffers_[cta].size()) return nullptr;
+  Buffer& b = buffers_[cta][buffer];
+  for (Rec& r : b.writes)
+    if (r.part == p) return &r;
+  for (Rec& r : b.reads)
+    if (r.part == p) return &r;
+  return nullptr;
+}
+
+void HazardUnit::complete(Part p, std::span<const std::uint32_t> comps, std::span<const Clock> clocks, std::int64_t phase) {
+  PartState* s = state(p);
+  if (s == nullptr) return;
+  if (s->buffer != kNone)
+    if (Rec* r = find_rec(s->cta, s->buffer, p)) {
+      r->part = 0;
+      r->epochs = static_cast<std::uint8_t>(std::min<std::size_t>(comps.size(), kMaxEpochs));
+      for (int i = 0; i < r->epochs; ++i) r->comp[i] = comps[i], r->clock[i] = clocks[i];
+      r->done_phase = phase;
+    }
+  std::vector<Part> children = std::move(s->children);
+  free_part(p);
+  for (Part c : children) complete(c, comps, clocks, phase);
+}
+
+void HazardUnit::land(Part p, std::uint32_t cta, std::uint32_t bar) {
+  PartState* s = state(p);
+  if (s == nullptr) return;
+  Domain& d = domain_of_cta(cta);
+  std::uint32_t bi = barrier_index(cta, bar);
+  join(row(d.acc, bi).data(), pool_.data() + s->vc * dim_, dim_);
+  if (s->buffer == kNone && s->children.empty()) {
+    free_part(p);
+    return;
+  }
+  d.bound[bi].push_back(p);
+}
+
+void HazardUnit::retire(Part p, std::uint32_t warp_id) { retire_any(p, {&warp_id, 1}); }
+
+void HazardUnit::retire_any(Part p, std::span<const std::uint32_t> warp_ids) {
+  if (state(p) == nullptr) return;
+  std::uint32_t comps[kMaxEpochs];
+  Clock clocks[kMaxEpochs];
+  std::size_t n = std::min<std::size_t>(warp_ids.size(), kMaxEpochs);
+  for (std::size_t i = 0; i < n; ++i) {
+    comps[i] = comp_of(warp_ids[i]);
+    clocks[i] = vc_of(warp_ids[i])[comps[i]];
+  }
+  complete(p, {comps, n}, {clocks, n}, -1);
+}
+
+void HazardUnit::drop(Part p) { free_part(p); }
+
+// ---- mbarriers ----
+
+void HazardUnit::arrive(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar) {
+  Domain& d = domain_of_cta(cta);
+  Clock* vc = vc_of(warp_id);
+  join(row(d.acc, barrier_index(cta, bar)).data(), vc, dim_);
+  vc[comp_of(warp_id)] += 1;
+}
+
+void HazardUnit::phase_completed(std::uint32_t cta, std::uint32_t bar) {
+  Domain& d = domain_of_cta(cta);
+  std::uint32_t bi = barrier_index(cta, bar);
+  std::uint32_t comp = comp_bar(sim_.cta(cta).rank, bar);
+  std::vector<Clock>& acc = row(d.acc, bi);
+  acc[comp] += 1;
+  d.snap[bi] = acc;
+  std::vector<Part> bound = std::move(d.bound[bi]);
+  d.bound[bi].clear();
+  Clock clock = acc[comp];
+  for (Part p : bound) complete(p, {&comp, 1}, {&clock, 1}, static_cast<std::int64_t>(clock) - 1);
+}
+
+void HazardUnit::acquire(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar) {
+  Domain& d = domain_of_cta(cta);
+  const std::vector<Clock>& snap = d.snap[barrier_index(cta, bar)];
+  if (snap.size() == dim_) join(vc_of(warp_id), snap.data(), dim_);
+}
+
+void HazardUnit::init(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t bar) {
+  Domain& d = domain_of_cta(cta);
+  std::uint32_t bi = barrier_index(cta, bar);
+  const Warp& w = sim_.warp(warp_id);
+  d.init[bi] = vc_of(warp_id)[comp_of(warp_id)];
+  d.init_warp[bi] = w.index;
+  d.init_op[bi] = op;
+}
+
+void HazardUnit::check_init(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t bar) {
+  const Warp& w = sim_.warp(warp_id);
+  if (cta != w.cta) return;  // peers: the init must be visible to the cluster (mbarrier unit)
+  Domain& d = domain_of_cta(cta);
+  std::uint32_t bi = barrier_index(cta, bar);
+  int iw = d.init_warp[bi];
+  if (iw < 0 || iw == w.index) return;
+  const Cta& c = sim_.cta(cta);
+  if (vc_of(warp_id)[comp_warp(c.rank, iw)] >= d.init[bi]) return;
+  const auto& p = sim_.program();
+  const isa::OpDesc& init = sim_.op_of(sim_.warp(c.first_warp + iw), d.init_op[bi]);
+  sim_.ub(warp_id, op, "barrier init not ordered before its use",
+         fmt::format("warp {} uses {} (at {}), which warp {} initialised with mbarrier.init at {}, but nothing orders that init "
+                     "before this use: the other threads (and the TMA or tensor cores they start) may see the barrier "
+                     "uninitialised. After the inits, synchronise the CTA (bar.sync 0, i.e. __syncthreads) before any other "
+                     "warp uses the barrier (CUTLASS: fence_barrier_init(), then __syncthreads or cluster_sync)",
+                     w.index, p.mbarrier_layout.element_name(p.mbarriers, bar), sim_.op_of(w, op).loc.str(), iw, init.loc.str()),
+         true);
+}
+
+// ---- named barriers and the cluster barrier ----
+
+void HazardUnit::named_arrive(std::uint32_t warp_id, std::uint32_t cta, int id) {
+  Domain& d = domain_of_cta(cta);
+  Clock* vc = vc_of(warp_id);
+  join(row(d.named, static_cast<std::size_t>(sim_.cta(cta).rank * isa::kNamedBarriers + id)).data(), vc, dim_);
+  vc[comp_of(warp_id)] += 1;
+}
+
+void HazardUnit::named_release(std::uint32_t cta, int id, const std::vector<std::uint32_t>& waiters) {
+  Domain& d = domain_of_cta(cta);
+  std::vector<Clock>& acc = row(d.named, static_cast<std::size_t>(sim_.cta(cta).rank * isa::kNamedBarriers + id));
+  for (std::uint32_t w : waiters) join(vc_of(w), acc.data(), dim_);
+  std::fill(acc.begin(), acc.end(), 0);
+}
+
+void HazardUnit::cluster_arrive(std::uint32_t warp_id) {
+  Domain& d = domain_of_cta(sim_.warp(warp_id).cta);
+  Clock* vc = vc_of(warp_id);
+  join(d.cluster.data(), vc, dim_);
+  vc[comp_of(warp_id)] += 1;
+}
+
+void HazardUnit::cluster_release(std::uint32_t cluster_slot, const std::vector<std::uint32_t>& waiters) {
+  Domain& d = domains_[cluster_slot];
+  for (std::uint32_t w : waiters) join(vc_of(w), d.cluster.data(), dim_);
+  std::fill(d.cluster.begin(), d.cluster.end(), 0);
+}
+
+// ---- accesses ----
+
+std::uint32_t HazardUnit::named(const OpContext& ctx, isa::Attr a) {
+  const isa::AttrSlot* s = ctx.desc.slot(a);
+  if (s == nullptr || !s->present || s->decl < 0) return kNone;
+  return ctx.smem(a);
+}
+
+void HazardUnit::generic(const OpContext& ctx, std::uint32_t buffer, bool write) {
+  if (buffer == kNone || !tracks_) return;
+  Rec r;
+  r.comp[0] = comp_of(ctx.warp_id);
+  Clock* vc = vc_of(ctx.warp_id);
+  r.clock[0] = vc[r.comp[0]];
+  r.warp = ctx.warp_id;
+  r.op = ctx.op;
+  r.cta_id = ctx.cta().id;
+  r.write = write;
+  access(ctx.cta_slot(), buffer, r, vc);
+}
+
+HazardUnit::Part HazardUnit::async_access(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer,
+                                          bool write, Via via, std::uint32_t bar_cta, std::uint32_t bar) {
+  if (buffer == kNone || !tracks_) return 0;
+  Part p = new_part(warp_id);
+  PartState& s = *state(p);
+  s.cta = cta;
+  s.buffer = buffer;
+  Rec r;
+  r.part = p;
+  r.warp = warp_id;
+  r.op = op;
+  r.cta_id = sim_.cta(sim_.warp(warp_id).cta).id;
+  r.bar_cta = bar_cta;
+  r.bar = bar;
+  r.via = via;
+  r.write = write;
+  access(cta, buffer, r, pool_.data() + s.vc * dim_);
+  return p;
+}
+
+HazardUnit::Part HazardUnit::group_access(std::span<const std::uint32_t> warp_ids, std::uint32_t op, std::uint32_t cta,
+                                          std::uint32_t buffer, bool write, Via via) {
+  if (buffer == kNone || !tracks_ || warp_ids.empty()) return 0;
+  // The part's clock: the join of every issuing warp's, each of which moves on.
+  Part p = new_part(warp_ids[0]);
+  Clock* vc = pool_.data() + state(p)->vc * dim_;
+  for (std::size_t i = 1; i < warp_ids.size(); ++i) {
+    Clock* w = vc_of(warp_ids[i]);
+    join(vc, w, dim_);
+    w[comp_of(warp_ids[i])] += 1;
+  }
+  PartState& s = *state(p);
+  s.cta = cta;
+  s.buffer = buffer;
+  Rec r;
+  r.part = p;
+  r.warp = warp_ids.back();
+  r.op = op;
+  r.cta_id = sim_.cta(sim_.warp(warp_ids[0]).cta).id;
+  r.via = via;
+  r.write = write;
+  access(cta, buffer, r, vc);
+  return p;
+}
+
+void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec, const Clock* vc) {
+  Buffer& b = buffers_[cta][buffer];
+  // Which unordered pairs are hazards: every pair with a side the TMA or the tensor cores perform (they
+  // move whole buffers), except the parts of one transfer in flight (writes completing on the same
+  // barrier: boxes of one stage, multicast halves). Accesses by threads (ld/st.shared, ldmatrix, cp.async)
+  // mostly are not: the language names buffers, not offsets, and threads touch disjoint fragments of one
+  // buffer; generic reads of a buffer that cp.async copies may still be writing are.
+  auto thread_level = [](const Rec& r) { return r.via == Via::kGeneric || r.via == Via::kCpAsync; };
+  auto conflicts = [&](const Rec& prior) {
+    if (thread_level(prior) && thread_level(rec)) {
+      // Threads: only a generic read of what a cp.async may still be writing (ldmatrix of a tile the warps
+      // copied together, or a warp's own copy before its wait) is a hazard; writes of fragments are not.
+      bool read_of_copy = (!rec.write && prior.via == Via::kCpAsync) || (!prior.write && rec.via == Via::kCpAsync);
+      if (!read_of_copy) return false;
+    }
+    return !(rec.write && prior.write && rec.part != 0 && prior.part != 0 && rec.bar != kNone && prior.bar == rec.bar &&
+             prior.bar_cta == rec.bar_cta);
+  };
+  for (const Rec& w : b.writes)
+    if (!ordered(w, vc) && conflicts(w)) report(cta, buffer, w, rec, vc);
+  if (rec.write)
+    for (const Rec& r : b.reads)
+      if (!ordered(r, vc) && conflicts(r)) report(cta, buffer, r, rec, vc);
+  // An access ordered before this one of the same kind needs no record any more: whatever is ordered
+  // after this one is ordered after it too. The others stay (unordered, but not in conflict).
+  std::vector<Rec>& same = rec.write ? b.writes : b.reads;
+  std::erase_if(same, [&](const Rec& r) { return ordered(r, vc); });
+  if (rec.write) std::erase_if(b.reads, [&](const Rec& r) { return ordered(r, vc); });
+  if (same.size() >= kMaxRecords) same.erase(same.begin());
+  same.push_back(rec);
+}
+
+// ---- reports ----
+
+std::string HazardUnit::buffer_name(std::uint32_t buffer) const {
+  const auto& p = sim_.program();
+  if (buffer < smem_count_) return p.smem_layout.element_name(p.smems, buffer);
+  return fmt::format("the CLC response of {}", p.mbarrier_layout.element_name(p.mbarriers, buffer - smem_count_));
+}
+
+std::string HazardUnit::op_words(const Rec& r) const {
+  const Warp& w = sim_.warp(r.warp);
+  const isa::OpDesc& d = sim_.op_of(w, r.op);
+  return fmt::format("'{}' at line {} (CTA {} warp {}, {})", d.text, d.loc.line, r.cta_id, w.index, sim_.program().roles[w.role].name);
+}
+
+std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& now, const Clock* vc) const {
+  const auto& p = sim_.program();
+  const Warp& pw = sim_.warp(prior.warp);
+  int now_index = sim_.warp(now.warp).index;
+  if (prior.part != 0) {
+    switch (prior.via) {
+      case Via::kTmaLoad:
+      case Via::kClcResponse:
+        return fmt::format("that write is still in flight: it completes with the phase of {}{} its complete_tx lands in, and "
+                           "warp {} must wait on that barrier for that phase before touching the buffer",
+                           p.mbarrier_layout.element_name(p.mbarriers, prior.bar),
+                           prior.bar_cta == cta || prior.bar_cta == kNone ? "" : " (of another CTA)", now_index);
+      case Via::kTmaStore:
+        return fmt::format("the TMA store reads its source until warp {} waits for its bulk group: a `tma.commit` and then a "
+                           "`tma.wait N read` that covers that group must come first (in warp {}, ordered before this op)",
+                           pw.index, pw.index);
+      case Via::kWgmma:
+        return fmt::format("the tensor cores read the operand until warp {} waits for its wgmma group: `wgmma.commit` then a "
+                           "`wgmma.wait N` that covers it must come before the barrier arrive that releases the buffer (a wgmma "
+                           "never committed is covered by no wait)",
+                           pw.index);
+      case Via::kUmma:
+      case Via::kTmemCp:
+        return fmt::format("the tensor cores read the operand until a later `umma.commit` of warp {} arrives on a barrier; "
+                           "this op must be ordered after a wait on that barrier",
+                           pw.index);
+      case Via::kCpAsync:
+        return fmt::format("the copy is in flight until warp {} waits for it (`cp.async.commit` then `cp.async.wait N` "
+                           "covering its group, or `cp.async.arrive` on a barrier that is waited for)",
+                           pw.index);
+      case Via::kGeneric: break;
+    }
+  }
+  if (prior.done_phase >= 0) {
+    std::uint32_t rank = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) / static_cast<std::uint32_t>(bars_);
+    std::uint32_t flat = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) % static_cast<std::uint32_t>(bars_);
+    std::string where = rank == static_cast<std::uint32_t>(sim_.cta(cta).rank) ? "" : fmt::format(" of cluster rank {}", rank);
+    return fmt::format("it completed phase {} of {}{}, which warp {} has not observed (no wait on that phase by it, or by a "
+                       "warp that then synchronised with it): wait on {} with parity {} first",
+                       prior.done_phase, p.mbarrier_layout.element_name(p.mbarriers, flat), where, now_index,
+                       p.mbarrier_layout.element_name(p.mbarriers, flat), prior.done_phase & 1);
+  }
+  (void)vc;
+  std::string after = prior.via == Via::kGeneric ? "its access" : "its covering wait";
+  return fmt::format("nothing orders warp {}'s op before this one: warp {} must arrive on a barrier after {} (an mbarrier "
+                     "that warp {} then waits on, or a named barrier both use)",
+                     pw.index, pw.index, after, now_index);
+}
+
+void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) {
+  std::string buf = buffer_name(buffer);
+  std::string kind = now.write && prior.write ? "WAW" : now.write ? "WAR" : "RAW";
+  std::string title = kind == "RAW"   ? "read before the write is complete (RAW)"
+                      : kind == "WAR" ? "buffer overwritten while still read (WAR)"
+                                      : "unordered writes (WAW)";
+  std::string what = kind == "RAW"   ? fmt::format("{} reads {} while {} may still write it", op_words(now), buf, op_words(prior))
+                     : kind == "WAR" ? fmt::format("{} is overwritten by {} while {} may still read it", buf, op_words(now),
+                                                   op_words(prior))
+                                     : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now),
+                                                   op_words(prior));
+  sim_.ub(now.warp, now.op, title, fmt::format("{}; {}", what, missing(cta, prior, now, vc)), true);
+}
+
+}  // namespace smpipe::models

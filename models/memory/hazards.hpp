@@ -1,0 +1,180 @@
+// Data hazards on the buffers the pipelines protect: shared-memory buffers and CLC response slots, with
+// an exact happens-before relation (vector clocks), not timing. A race is reported when two accesses to
+// one buffer, at least one a write, are not ordered by synchronisation, even when the simulated timing
+// happens to be benign.
+//
+// The clocks. Per cluster (the only scope smem and its barriers reach) one vector clock per warp, with a
+// component per warp and one per mbarrier. An arrive releases the warp's clock into its barrier (a running
+// join: every arrive on an mbarrier is a read-modify-write, so a wait that observes a completion
+// synchronises with all earlier arrivals, PTX ISA memory model, release sequences); a phase completion
+// ticks the barrier's own component and snapshots the join; a wait or test_wait that observes it acquires
+// the snapshot. Named barriers and cluster.sync join their participants' clocks per use.
+//
+// The accesses. A generic access (ld/st.shared, ldmatrix, clc.query) is an epoch of its warp. An
+// asynchronous one (a TMA load or store, cp.async, wgmma and umma operands, tcgen05.cp, a CLC response)
+// is "in flight" from its issue until what completes it: the phase of the mbarrier its complete_tx or
+// commit lands on (epoch: that barrier's component), or the issuing warp's covering wait (tma.wait,
+// cp.async.wait, wgmma.wait: epoch of that warp at the wait). While in flight it is ordered before nothing.
+// Units report the accesses and the synchronisation; this unit keeps the clocks and the per-buffer records
+// and turns a conflict into a hazard diagnosis naming both ops, the buffer and the synchronisation that is
+// missing.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "models/gpu/unit.hpp"
+
+namespace smpipe::models {
+
+class HazardUnit : public Unit {
+ public:
+  using Clock = std::uint32_t;
+  using Part = std::uint64_t;  // an asynchronous access or release in flight (0: none)
+
+  // How an access reaches the buffer (the words of the report and of the missing synchronisation).
+  enum class Via : std::uint8_t { kGeneric, kTmaLoad, kTmaStore, kCpAsync, kWgmma, kUmma, kTmemCp, kClcResponse };
+
+  explicit HazardUnit(Simulator& sim);
+  std::string_view name() const override { return "hazards"; }
+  void cta_started(std::uint32_t slot) override;
+
+  // ---- buffers: smem elements, then one CLC response slot per mbarrier element ----
+  std::uint32_t clc_slot(std::uint32_t barrier_flat) const { return smem_count_ + barrier_flat; }
+
+  // A generic access by the executing warp; a hazard (never returns) when it races.
+  void generic(const OpContext& ctx, std::uint32_t buffer, bool write);
+  // The buffer an op names through attribute `a`, if it names one (else ~0u).
+  static std::uint32_t named(const OpContext& ctx, isa::Attr a);
+
+  // An asynchronous access by warp `warp_id` at its op `op` to `buffer` of CTA slot `cta`, checked now
+  // against the buffer's records with the warp's clock at issue. `bar_cta`/`bar` (when not ~0u): the
+  // mbarrier its completion lands on (two in-flight writes completing on one barrier are parts of one
+  // transfer, e.g. multicast halves of a stage, and do not race each other).
+  Part async_access(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer, bool write, Via via,
+                    std::uint32_t bar_cta = ~0u, std::uint32_t bar = ~0u);
+  // One asynchronous access that several warps issue together (a wgmma of a warpgroup): ordered after what
+  // any of them did before.
+  Part group_access(std::span<const std::uint32_t> warp_ids, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer, bool write,
+                    Via via);
+  // A release in flight: the warp's clock now, carried by a signal that lands later (a remote arrive, an
+  // async op's completion). Its children are async accesses it completes when it lands.
+  Part release(std::uint32_t warp_id);
+  void adopt(Part parent, Part child);
+  // Part `p` lands on mbarrier `bar` of CTA slot `cta`: its clock joins the barrier's; its access (and its
+  // children's) completes with the barrier's current phase.
+  void land(Part p, std::uint32_t cta, std::uint32_t bar);
+  // The warp's own covering wait completed the access (its epoch becomes the warp's now).
+  void retire(Part p, std::uint32_t warp_id);
+  // The covering wait of a warpgroup: the access is ordered before what any of these warps does next.
+  void retire_any(Part p, std::span<const std::uint32_t> warp_ids);
+  // A part that will never land (its target exited): forget it.
+  void drop(Part p);
+
+  // ---- synchronisation ----
+  // A local arrive: the warp releases its clock into the barrier now.
+  void arrive(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar);
+  void phase_completed(std::uint32_t cta, std::uint32_t bar);
+  // A wait or test_wait observed the latest completed phase.
+  void acquire(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar);
+  // mbarrier.init: later uses by other warps must be ordered after it.
+  void init(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t bar);
+  // A use of a barrier of its own CTA by warp `warp_id` at op `op` (or by an async op it issues): a hazard
+  // when not ordered after an in-kernel init by another warp.
+  void check_init(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t bar);
+  // Named barriers (per CTA, per id) and the cluster barrier: arrivals release, a completed use makes
+  // every waiter acquire what all its arrivals released.
+  void named_arrive(std::uint32_t warp_id, std::uint32_t cta, int id);
+  void named_release(std::uint32_t cta, int id, const std::vector<std::uint32_t>& waiters);
+  void cluster_arrive(std::uint32_t warp_id);
+  void cluster_release(std::uint32_t cluster_slot, const std::vector<std::uint32_t>& waiters);
+
+  // Whether the program names any buffer in an op (otherwise only synchronisation is tracked).
+  bool tracks_buffers() const { return tracks_; }
+
+ private:
+  static constexpr int kMaxEpochs = isa::kWarpsPerWarpgroup;
+  struct Rec {
+    Part part = 0;             // in flight (not ordered before anything) while non-zero
+    // Epochs (component, clock): ordered before a clock that covers any of them (one unless a warpgroup's
+    // wait completed it: then each of its warps' own).
+    std::uint8_t epochs = 1;
+    std::uint32_t comp[kMaxEpochs] = {};
+    Clock clock[kMaxEpochs] = {};
+    std::uint32_t warp = 0;    // who issued it (warp id) and at which op
+    std::uint32_t op = 0;
+    std::int64_t cta_id = 0;   // the issuer's CTA (report)
+    std::uint32_t bar_cta = ~0u, bar = ~0u;  // async: the barrier its completion lands on
+    Via via = Via::kGeneric;
+    bool write = false;
+    std::int64_t done_phase = -1;  // retired by a barrier phase: which (report)
+  };
+  struct Buffer {
+    std::vector<Rec> writes;  // writes not ordered before a later write
+    std::vector<Rec> reads;   // reads not ordered before a later access
+  };
+  struct PartState {
+    std::uint32_t gen = 0;
+    bool live = false;
+    std::uint32_t cluster = 0;
+    std::uint32_t vc = ~0u;                // row in the clock pool
+    std::uint32_t cta = ~0u, buffer = ~0u;  // its access (~0u: a pure release)
+    std::vector<Part> children;
+  };
+  struct Domain {  // one cluster
+    std::vector<Clock> warps;                // [rank * W + warp][D]
+    std::vector<std::vector<Clock>> acc;     // per barrier (rank * NB + flat): running join (lazy)
+    std::vector<std::vector<Clock>> snap;    // per barrier: the join at its latest completion
+    std::vector<std::vector<Part>> bound;    // per barrier: in-flight accesses its next completion ends
+    std::vector<std::vector<Clock>> named;   // per (rank * 16 + id): this use's join
+    std::vector<Clock> cluster;              // the cluster barrier's join
+    std::vector<Clock> init;                 // per barrier: init epoch clock (0: none)
+    std::vector<std::int32_t> init_warp;     // per barrier: initialising warp index (-1: none)
+    std::vector<std::uint32_t> init_op;
+  };
+
+  std::uint32_t comp_warp(int rank, int index) const { return static_cast<std::uint32_t>(rank * warps_ + index); }
+  std::uint32_t comp_bar(int rank, std::uint32_t flat) const {
+    return static_cast<std::uint32_t>(cluster_size_ * warps_ + rank * bars_ + static_cast<int>(flat));
+  }
+  Domain& domain_of_cta(std::uint32_t cta);
+  Clock* vc_of(std::uint32_t warp_id);
+  std::uint32_t comp_of(std::uint32_t warp_id) const;
+  std::vector<Clock>& row(std::vector<std::vector<Clock>>& rows, std::size_t i);
+  static void join(Clock* into, const Clock* from, std::size_t n);
+  std::uint32_t barrier_index(std::uint32_t cta, std::uint32_t bar) const;
+
+  PartState* state(Part p);
+  Part new_part(std::uint32_t warp_id);
+  void free_part(Part p);
+  void complete(Part p, std::span<const std::uint32_t> comps, std::span<const Clock> clocks, std::int64_t phase);
+  Rec* find_rec(std::uint32_t cta, std::uint32_t buffer, Part p);
+
+  static bool ordered(const Rec& r, const Clock* vc) {
+    if (r.part != 0) return false;
+    for (int i = 0; i < r.epochs; ++i)
+      if (vc[r.comp[i]] >= r.clock[i]) return true;
+    return false;
+  }
+  // Checks an access against the buffer's records and installs it; a hazard at (warp, op) on conflict.
+  void access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec, const Clock* vc);
+  [[noreturn]] void report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc);
+  std::string buffer_name(std::uint32_t buffer) const;
+  std::string op_words(const Rec& r) const;
+  std::string missing(std::uint32_t cta, const Rec& prior, const Rec& now, const Clock* vc) const;
+
+  int warps_ = 0, bars_ = 0, cluster_size_ = 1;
+  std::size_t dim_ = 0;
+  std::uint32_t smem_count_ = 0;
+  bool tracks_ = false;
+  std::vector<Domain> domains_;                // by cluster slot
+  std::vector<std::vector<Buffer>> buffers_;   // by CTA slot
+  std::vector<Clock> pool_;                    // rows of dim_ clocks
+  std::vector<std::uint32_t> pool_free_;
+  std::vector<PartState> parts_;
+  std::vector<std::uint32_t> parts_free_;
+};
+
+}  // namespace smpipe::models

@@ -434,10 +434,18 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
                        p.mbarrier_layout.element_name(p.mbarriers, flat), prior.done_phase & 1);
   }
   (void)vc;
-  std::string after = prior.via == Via::kGeneric ? "its access" : "its covering wait";
-  return fmt::format("nothing orders warp {}'s op before this one: warp {} must arrive on a barrier after {} (an mbarrier "
-                     "that warp {} then waits on, or a named barrier both use)",
-                     pw.index, pw.index, after, now_index);
+  std::string wait = prior.via == Via::kWgmma      ? "`wgmma.wait N`"
+                     : prior.via == Via::kTmaStore ? "`tma.wait N read`"
+                     : prior.via == Via::kCpAsync  ? "`cp.async.wait N`"
+                                                   : "";
+  if (!wait.empty())
+    return fmt::format("its access ended at the covering {} of warp {}, and nothing orders that wait before this op: warp {} "
+                       "must release the buffer (arrive on a barrier that warp {} waits on, or a named barrier both use) "
+                       "after that wait, not before it",
+                       wait, pw.index, pw.index, now_index);
+  return fmt::format("nothing orders warp {}'s op before this one: warp {} must arrive on a barrier after its access (an "
+                     "mbarrier that warp {} then waits on, or a named barrier both use)",
+                     pw.index, pw.index, now_index);
 }
 
 void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) {

@@ -7,6 +7,7 @@
 #include <fstream>
 #include <regex>
 #include <set>
+#include <sstream>
 
 #include "support.hpp"
 
@@ -73,4 +74,40 @@ TEST_CASE("the examples that finish use every op of the language", "[examples]")
     INFO(spec.name);
     CHECK(used.count(spec.kind) == 1);
   }
+}
+
+// A bug example may name its fixed twin: `# twin: -D NAME=VALUE ...` on its second line. The twin must
+// finish, and no schedule of `check --seeds` may flag it (a fixed program is never reported).
+TEST_CASE("the fixed twin of every bug example is clean under run and check", "[examples][hazards]") {
+  namespace fs = std::filesystem;
+  int twins = 0;
+  for (const auto& e : fs::directory_iterator(test::examples_dir())) {
+    if (e.path().extension() != ".pipe") continue;
+    std::ifstream in(e.path());
+    std::string l;
+    std::vector<std::string> args;
+    for (int i = 0; i < 3 && std::getline(in, l); ++i)
+      if (l.rfind("# twin:", 0) == 0) {
+        std::istringstream words(l.substr(7));
+        for (std::string w; words >> w;) args.push_back(w);
+      }
+    if (args.empty()) continue;
+    ++twins;
+    std::string f = e.path().string();
+    DYNAMIC_SECTION(e.path().filename().string()) {
+      CHECK(read_expect(f).exit != 0);  // the bug side is reported (the examples test checks how)
+      std::vector<std::string> run = {"run", f};
+      run.insert(run.end(), args.begin(), args.end());
+      auto r = test::run_cli(run);
+      INFO(r.out << r.err);
+      CHECK(r.code == 0);
+      std::vector<std::string> check = {"check", f, "--seeds", "30"};
+      check.insert(check.end(), args.begin(), args.end());
+      auto c = test::run_cli(check);
+      INFO(c.out << c.err);
+      CHECK(c.code == 0);
+      CHECK(c.out.find("30 finished, 0 failed") != std::string::npos);
+    }
+  }
+  CHECK(twins >= 7);
 }

@@ -1,0 +1,227 @@
+// The happens-before hazard checker (models/memory/hazards): each ordering rule on both sides, in small
+// programs: the synchronised version finishes, the one without the synchronisation is a hazard.
+#include <catch2/catch.hpp>
+
+#include "support.hpp"
+
+using namespace smpipe;
+using models::Outcome;
+using test::run_text;
+
+namespace {
+std::string title(const models::RunResult& r) { return r.diagnosis ? r.diagnosis->title : ""; }
+bool hazard(const models::RunResult& r) { return r.outcome == Outcome::kUndefined && r.diagnosis && r.diagnosis->hazard; }
+}  // namespace
+
+TEST_CASE("hazards: two TMA boxes completing on one barrier fill one stage; on two barriers they race", "[hazards][tma]") {
+  auto prog = [](const char* second_bar) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  mbarrier full count=1
+  mbarrier other count=1
+  smem s bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{
+    elect {{
+      arrive.expect_tx full tx=4K
+      tma.load T box=(32, 64) at=(0, 0) dst=s bar=full
+      expect_tx {0} tx=4K
+      tma.load T box=(32, 64) at=(32, 0) dst=s bar={0}
+    }}
+    wait full parity=0
+    ld.shared bytes=128 src=s
+  }}
+}}
+)",
+                       second_bar);
+  };
+  auto one = run_text(prog("full"));
+  INFO((one.diagnosis ? one.diagnosis->message : std::string()));
+  CHECK(one.outcome == Outcome::kFinished);
+  auto two = run_text(prog("other"));
+  CHECK(hazard(two));
+  CHECK(title(two) == "unordered writes (WAW)");
+}
+
+TEST_CASE("hazards: a TMA load is complete for a warp that waited on its barrier's phase, not before", "[hazards][tma]") {
+  auto prog = [](bool wait) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full count=1
+  smem s bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{ elect {{ arrive.expect_tx full tx=8K
+                       tma.load T box=(64, 64) at=(0, 0) dst=s bar=full }} }}
+  warp 1 c {{ {}
+             sleep cycles=5000
+             ld.shared bytes=128 src=s }}
+}}
+)",
+                       wait ? "wait full parity=0" : "");
+  };
+  CHECK(run_text(prog(true)).outcome == Outcome::kFinished);
+  auto r = run_text(prog(false));  // the load landed long before (5000 cycles), but nothing orders it
+  CHECK(hazard(r));
+  CHECK(title(r) == "read before the write is complete (RAW)");
+}
+
+TEST_CASE("hazards: test_wait acquires only when it returns 1", "[hazards][mbarrier]") {
+  auto prog = [](int spins) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full count=1
+  smem s bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{ elect {{ arrive.expect_tx full tx=8K
+                       tma.load T box=(64, 64) at=(0, 0) dst=s bar=full }} }}
+  warp 1 c {{
+    let done = 0
+    let n = 0
+    while done == 0 && n < {} {{
+      test_wait full parity=0 -> done
+      let n = n + 1
+    }}
+    sleep cycles=5000
+    ld.shared bytes=128 src=s
+  }}
+}}
+)",
+                       spins);
+  };
+  CHECK(run_text(prog(1000000)).outcome == Outcome::kFinished);  // spins until it sees the phase
+  CHECK(hazard(run_text(prog(1))));                               // one early test_wait (0): no order
+}
+
+TEST_CASE("hazards: named barriers order their participants; bar.arrive releases but does not acquire", "[hazards][named]") {
+  auto prog = [](const char* reader_sync) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  smem s bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 w {{ st.shared bytes=128 dst=s
+             fence.proxy.async
+             bar.arrive 1 threads=64 }}
+  warp 1 r {{ {} 1 threads=64
+             sleep cycles=100
+             elect {{ tma.store T box=(64, 64) at=(0, 0) src=s
+                     tma.commit
+                     tma.wait 0 read }}
+             st.shared bytes=128 dst=s }}
+}}
+)",
+                       reader_sync);
+  };
+  CHECK(run_text(prog("bar.sync")).outcome == Outcome::kFinished);
+  // The writer releases, the storing warp must acquire: with bar.arrive it does not (and never waits).
+  auto r = run_text(prog("bar.arrive"));
+  CHECK(hazard(r));
+  CHECK(title(r) == "read before the write is complete (RAW)");
+}
+
+TEST_CASE("hazards: a TMA store reads its source until a covering tma.wait; wait N leaves the newest N", "[hazards][tma]") {
+  auto prog = [](int n) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  smem s[2] bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 e {{
+    elect {{
+      tma.store T box=(64, 64) at=(0, 0) src=s[0]
+      tma.commit
+      tma.store T box=(64, 64) at=(0, 64) src=s[1]
+      tma.commit
+      tma.wait {} read
+    }}
+    st.shared bytes=128 dst=s[0]
+  }}
+}}
+)",
+                       n);
+  };
+  CHECK(run_text(prog(1)).outcome == Outcome::kFinished);  // the older group (s[0]) is covered
+  auto r = run_text(prog(2));
+  CHECK(hazard(r));
+  CHECK(title(r) == "buffer overwritten while still read (WAR)");
+}
+
+TEST_CASE("hazards: cp.async copies complete by a covering wait or by cp.async.arrive on a waited barrier", "[hazards][cp.async]") {
+  auto prog = [](const char* complete) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  mbarrier b count=32
+  smem s bytes=4K
+  warp 0 w {{
+    cp.async bytes=512 dst=s
+    cp.async.commit
+    {}
+    ldmatrix bytes=512 src=s
+  }}
+}}
+)",
+                       complete);
+  };
+  CHECK(run_text(prog("cp.async.wait 0")).outcome == Outcome::kFinished);
+  CHECK(run_text(prog("cp.async.arrive b noinc\n wait b parity=0")).outcome == Outcome::kFinished);
+  CHECK(hazard(run_text(prog("cp.async.wait 1"))));  // the only group stays pending
+  CHECK(hazard(run_text(prog("sleep cycles=100000"))));
+}
+
+TEST_CASE("hazards: umma operands are read until its umma.commit's barrier completes", "[hazards][tcgen05]") {
+  auto prog = [](bool wait) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  mbarrier done count=1
+  smem s bytes=32K
+  warp 0 m {{
+    tmem.alloc cols=256 -> t
+    elect {{ umma m128n256k16 kind=f16 a=s b=s count=2
+            umma.commit done }}
+    {}
+    st.shared bytes=128 dst=s
+    tmem.relinquish
+    tmem.dealloc t cols=256
+  }}
+}}
+)",
+                       wait ? "wait done parity=0" : "");
+  };
+  CHECK(run_text(prog(true), "b200").outcome == Outcome::kFinished);
+  auto r = run_text(prog(false), "b200");
+  CHECK(hazard(r));
+  CHECK(title(r) == "buffer overwritten while still read (WAR)");
+}
+
+TEST_CASE("hazards: cluster.sync orders the warps of the cluster", "[hazards][cluster]") {
+  auto prog = [](const char* sync) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {{
+  mbarrier full count=1
+  smem s bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{ elect {{ arrive.expect_tx full tx=8K
+                       tma.load T box=(64, 64) at=(0, 0) dst=s bar=full }}
+             wait full parity=0
+             {} }}
+  warp 1 c {{ {}
+             ld.shared bytes=128 src=s }}
+}}
+)",
+                       sync, sync);
+  };
+  CHECK(run_text(prog("cluster.sync")).outcome == Outcome::kFinished);
+  CHECK(hazard(run_text(prog("sleep cycles=1"))));
+}
+
+TEST_CASE("hazards: accesses by threads to fragments of one buffer do not race each other", "[hazards][generic]") {
+  // Four warps write their parts of sD and read them back with no barrier: the language names buffers,
+  // not offsets, so generic accesses are only checked against the async proxy.
+  const char* text = R"(
+kernel k warps=4 {
+  smem sD bytes=8K
+  warps 0..4 e { st.shared bytes=2K dst=sD
+                 ld.shared bytes=2K src=sD
+                 st.shared bytes=2K dst=sD }
+}
+)";
+  CHECK(run_text(text).outcome == Outcome::kFinished);
+}

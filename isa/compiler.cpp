@@ -870,11 +870,6 @@ class Compiler {
           fail(attr_loc(s, "tx"), fmt::format("tx={} out of range 0..{} (PTX mbarrier tx-count)", *tx, kMaxArrivalCount));
         break;
       }
-      case OpKind::kWait: case OpKind::kTestWait: {
-        auto p = const_attr(d, spec, "parity");
-        if (p && *p != 0 && *p != 1) fail(attr_loc(s, "parity"), fmt::format("parity={} must be 0 or 1", *p));
-        break;
-      }
       case OpKind::kBarSync: case OpKind::kBarArrive: {
         auto n = const_attr(d, spec, "threads");
         if (attr(d, spec, "threads").present && n && (*n <= 0 || *n % 32 != 0 || *n > program_->warps * 32))

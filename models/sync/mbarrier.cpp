@@ -66,7 +66,9 @@ Result MBarrier::expect_tx(std::int64_t bytes) {
   if (bytes < 0 || tx_ + bytes > kMaxTx) return Result::kTxOutOfRange;
   tx_ += bytes;
   tx_expected_this_phase_ += bytes;
-  return Result::kOk;  // raising tx never completes a phase
+  // Bytes that landed before their expect_tx left tx negative: the expect that brings it back to 0 with
+  // every arrival in completes the phase (PTX ISA 9.7.13.15.1: the phase completes when both are 0).
+  return maybe_complete();
 }
 
 Result MBarrier::complete_tx(std::int64_t bytes) {

@@ -70,6 +70,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.visibility.assign(n, InitVisibility::kCluster);
   c.init_warp.assign(n, -1);
   c.init_op.assign(n, 0);
+  sim_.reset_warps(remote_sent_, slot);
   for (std::size_t d = 0; d < p.mbarriers.size(); ++d)
     if (p.mbarriers[d].count)
       for (int e = 0; e < p.mbarriers[d].size; ++e) c.barriers[layout().base[d] + e].init(*p.mbarriers[d].count);
@@ -322,7 +323,11 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
     bool releases = kind != SignalKind::kExpectTx && kind != SignalKind::kCompleteTx;
     if (target != cta) {
       if (releases) s.hb = hazards_->release(ctx.warp_id);
-      send(sim_.now() + sim_.jit(m.remote_arrive_cycles), s);
+      // One thread's remote signals land in its program order, whatever their jitter (an arrive must not
+      // overtake the expect_tx issued before it).
+      Cycle at = sim::max(sim_.now() + sim_.jit(m.remote_arrive_cycles), remote_sent_[ctx.warp_id]);
+      remote_sent_[ctx.warp_id] = at;
+      send(at, s);
     } else {
       if (releases) hazards_->arrive(ctx.warp_id, cta, f);
       apply(s, signal_name(kind));
@@ -388,8 +393,8 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
                fmt::format("{} on {}, which was never initialised (mbarrier.init) or was invalidated",
                            d.kind == OpKind::kWait ? "wait" : "test_wait", barrier_name(f)));
       hazards_->check_init(ctx.warp_id, ctx.op, cta, f);
-      std::int64_t parity = ctx.value(Attr::kParity);
-      if (parity != 0 && parity != 1) ctx.ub("bad parity", fmt::format("parity={} must be 0 or 1", parity));
+      // The operand's parity is what counts (PTX: phaseParity is the parity of the phase; an integer's low bit).
+      std::int64_t parity = ctx.value(Attr::kParity) & 1;
       bool done = b.test_parity(parity);
       // A completion becomes visible to observers mbarrier_wake_cycles after it happens, the same delay a
       // blocked waiter sees (measured: an arrive followed by a wait in the same warp takes 117-177 cycles).
@@ -405,10 +410,10 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
         hazards_->acquire(ctx.warp_id, cta, f);
         return ctx.busy(m.mbarrier_test_wait_cycles);
       }
-      if (done) {  // completed, not visible yet: resume when it is (no further completion is involved)
-        c.passed_waits[f] += 1;
-        hazards_->acquire(ctx.warp_id, cta, f);
-        ctx.block(nullptr, 0, 0, cause_of(f));
+      if (done) {
+        // Completed, not visible yet: resume when it is; if the next phase completes meanwhile, that is a
+        // phase overrun too (woken checks it).
+        ctx.block(this, f, b.phase() - 1, cause_of(f));
         sim_.wake_at(ctx.warp_id, visible_at);
         return ctx.blocked();
       }

@@ -105,6 +105,7 @@ class MbarrierUnit : public Unit {
   std::vector<BarrierStats> stats_;    // per declaration
   std::vector<bool> noted_decl_;
   std::vector<std::string> notes_;
+  std::vector<Cycle> remote_sent_;  // per warp id: when its latest remote signal lands (program order)
   HazardUnit* hazards_ = nullptr;
 };
 

@@ -43,11 +43,13 @@ OpResult NamedBarrierUnit::execute(OpContext& ctx) {
 void NamedBarrierUnit::arrive(OpContext& ctx, int id, std::int64_t threads, bool wait) {
   Warp& w = ctx.warp;
   Barrier& nb = ctas_[w.cta].bar[id];
-  if (threads < 0) threads = static_cast<std::int64_t>(sim_.program().warps) * isa::kWarpSize;
+  bool all = threads < 0;
+  if (all) threads = static_cast<std::int64_t>(sim_.program().warps) * isa::kWarpSize;
   if (threads <= 0 || threads % isa::kWarpSize != 0)
     ctx.ub("named barrier thread count", fmt::format("bar {}: threads={} must be a positive multiple of 32", id, threads));
   if (nb.expected < 0) {
     nb.expected = threads;
+    nb.all = all;
     nb.first_op = ctx.op;
     nb.first_warp = w.index;
   } else if (nb.expected != threads) {
@@ -74,8 +76,11 @@ void NamedBarrierUnit::check_release(std::uint32_t cta, int id) {
   Barrier& nb = ctas_[cta].bar[id];
   if (nb.expected < 0) return;
   bool full = nb.arrived >= nb.expected;
-  // A barrier waiting only on exited warps is released (semantics.md §2).
-  bool only_exited = c.exited_warps > 0 && !nb.waiters.empty() && static_cast<int>(nb.arrivers.size()) >= c.live_warps;
+  // A barrier for all threads of the CTA (no thread count) waiting only on exited warps is released; one
+  // with a thread count still needs that many arrivals (PTX ISA 9.7.8 exit: exiting threads release
+  // only "a barrier{.cta} for all threads in the CTA").
+  bool only_exited =
+      nb.all && c.exited_warps > 0 && !nb.waiters.empty() && static_cast<int>(nb.arrivers.size()) >= c.live_warps;
   if (full || only_exited) release(cta, id);
 }
 
@@ -91,6 +96,7 @@ void NamedBarrierUnit::release(std::uint32_t cta, int id) {
   // Reset for the next use, keeping the vectors' storage.
   nb.expected = -1;
   nb.arrived = 0;
+  nb.all = false;
   nb.first_warp = -1;
   nb.waiters.clear();
   nb.arrivers.clear();

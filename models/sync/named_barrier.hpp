@@ -29,6 +29,7 @@ class NamedBarrierUnit : public Unit {
     std::int64_t arrived = 0;
     std::uint32_t first_op = 0;  // op that opened the use (for reports)
     int first_warp = -1;
+    bool all = false;  // a barrier for all threads of the CTA (no thread count): exits release it
     std::vector<std::uint32_t> waiters;  // warp ids
     std::vector<int> arrivers;           // warp indices in the CTA
   };

@@ -121,9 +121,13 @@ TEST_CASE("named barriers: release at the count; mismatched counts; exited warps
   auto r = run_text(mismatch);
   CHECK(title(r) == "mismatched named-barrier counts");
   CHECK(r.diagnosis->warp == 4);
-  // Waiting only on warps that exited: released (semantics.md §2) ...
-  const char* exited = "kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { compute cycles=5 }\n}\n";
+  // Waiting only on warps that exited: a barrier for all threads (no count) is released ...
+  const char* exited = "kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 }\n warpgroup 1 b { compute cycles=5 }\n}\n";
   CHECK(run_text(exited).outcome == Outcome::kFinished);
+  // ... one with a thread count is not: exited warps do not arrive (PTX bar: exit counts for all-thread barriers).
+  const char* counted = "kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { compute cycles=5 }\n}\n";
+  auto stuck = run_text(counted);
+  CHECK(stuck.outcome == Outcome::kDeadlock);
   // ... but not while a live warp could still arrive.
   const char* live = "kernel k warps=8 {\n mbarrier x count=1\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { wait x parity=0 }\n}\n";
   CHECK(run_text(live).outcome == Outcome::kDeadlock);
@@ -401,4 +405,72 @@ kernel k grid=(2, 1, 1) cluster=(2, 1, 1) warps=1 {
 }
 )");
   CHECK(local.outcome == Outcome::kFinished);
+}
+
+TEST_CASE("expect_tx that brings a negative tx-count back to 0 with no arrival pending completes the phase", "[semantics][mbarrier]") {
+  // complete_tx lands first (tx -16), the arrival comes (pending 0), then the expect_tx: both are 0.
+  auto prog = [](int expect) {
+    return fmt::format("kernel k warps=2 {{\n mbarrier b count=1\n warp 0 p {{ elect {{ complete_tx b tx=16\n arrive b\n"
+                       " expect_tx b tx={} }} }}\n warp 1 w {{ wait b parity=0 }}\n}}\n",
+                       expect);
+  };
+  CHECK(run_text(prog(16)).outcome == Outcome::kFinished);
+  CHECK(run_text(prog(32)).outcome == Outcome::kDeadlock);  // tx 16 still expected
+}
+
+TEST_CASE("a parity operand counts by its low bit", "[semantics][mbarrier]") {
+  auto prog = [](int parity) {
+    return fmt::format("kernel k warps=1 {{\n mbarrier b count=1\n warp 0 p {{ elect {{ arrive b }}\n wait b parity={} }}\n}}\n",
+                       parity);
+  };
+  CHECK(run_text(prog(0)).outcome == Outcome::kFinished);  // phase 0 completed
+  CHECK(run_text(prog(2)).outcome == Outcome::kFinished);  // 2 is parity 0
+  CHECK(run_text(prog(3)).outcome == Outcome::kDeadlock);  // 3 is parity 1: waits for phase 1
+}
+
+TEST_CASE("one thread's remote signals land in program order under jitter", "[semantics][mbarrier][cluster]") {
+  // Rank 0 expects 16 bytes on rank 1's barrier, then arrives on it; rank 1 delivers the bytes late. Were
+  // the arrive to overtake the expect_tx, the phase would complete without the bytes (caught below).
+  const char* text = R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {
+  mbarrier b count=1
+  mbarrier never count=1
+  warp 0 w {
+    if cluster_rank == 0 {
+      elect { expect_tx b tx=16 cta=1
+              arrive b cta=1 }
+    } else {
+      sleep cycles=2000
+      test_wait b parity=0 -> early
+      if early { wait never parity=0 }
+      elect { complete_tx b tx=16 }
+      wait b parity=0
+    }
+    cluster.sync
+  }
+}
+)";
+  for (std::uint64_t seed = 1; seed <= 40; ++seed) {
+    models::RunOptions o;
+    o.seed = seed;
+    o.jitter_pct = 50;
+    auto r = run_text(text, "h100-sxm", o);
+    INFO("seed " << seed);
+    CHECK(r.outcome == Outcome::kFinished);
+  }
+}
+
+TEST_CASE("phase overrun is found also for a wait that saw the completion before it was visible", "[semantics][mbarrier]") {
+  auto m = models::load_machine("h100-sxm");
+  // Warp 1 waits after phase 0 completed but before the completion is visible (mbarrier_wake_cycles);
+  // phase 1 completes before it resumes when the second arrive comes early.
+  auto prog = [](std::int64_t gap) {
+    return fmt::format("kernel k warps=2 {{\n mbarrier b count=1\n warp 0 p {{ elect {{ arrive b }}\n sleep cycles={}\n"
+                       " elect {{ arrive b }} }}\n warp 1 w {{ sleep cycles=5\n wait b parity=0 }}\n}}\n",
+                       gap);
+  };
+  auto early = run_text(prog(20));
+  REQUIRE(early.outcome == Outcome::kUndefined);
+  CHECK(title(early) == "phase overrun");
+  CHECK(run_text(prog(m.mbarrier_wake_cycles * 4)).outcome == Outcome::kFinished);
 }

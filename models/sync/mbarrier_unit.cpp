@@ -67,6 +67,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.arrive_mask.assign(n, 0);
   c.last_arrive_mask.assign(n, 0);
   c.passed_waits.assign(n, 0);
+  c.observed.assign(n, 1);
   c.visibility.assign(n, InitVisibility::kCluster);
   c.init_warp.assign(n, -1);
   c.init_op.assign(n, 0);
@@ -156,6 +157,20 @@ void MbarrierUnit::check_visible(const Signal& s) {
           true);
 }
 
+void MbarrierUnit::check_observed(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op, const char* action) {
+  const CtaBarriers& c = ctas_[cta];
+  const MBarrier& b = c.barriers[flat];
+  if (c.observed[flat] || !b.valid() || b.phase() == 0) return;
+  std::int64_t id = sim_.cta(cta).id;
+  std::string where = id == sim_.cta(sim_.warp(warp).cta).id ? "" : fmt::format(" of CTA {}", id);
+  sim_.ub(warp, op, "arrive before the previous phase was observed",
+          fmt::format("{} on {}{} in phase {}, but no wait or test_wait observed the completion of phase {}: PTX requires at "
+                      "least one successful test_wait/try_wait per phase before an arrive of the next phase "
+                      "(mbarrier.test_wait). Usually the arriving side runs a phase ahead (its own wait uses the wrong "
+                      "parity or is missing), or no one waits on this barrier",
+                      action, barrier_name(flat), where, b.phase(), b.phase() - 1));
+}
+
 void MbarrierUnit::cluster_synced(std::uint32_t cluster) {
   for (std::uint32_t slot : sim_.cluster(cluster).ctas)
     for (InitVisibility& v : ctas_[slot].visibility)
@@ -168,6 +183,7 @@ void MbarrierUnit::land(const Signal& s) {
   if (s.token != 0 && !sim_.observers().empty())
     sim_.observers().each(s.cta_id, [&](Observer& o) { o.signal_landed(s.token, s.cta_id, s.barrier, sim_.now().v); });
   if (s.hb != 0) hazards_->land(s.hb, s.cta, s.barrier);
+  if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) check_observed(s.cta, s.barrier, s.warp, s.op, signal_name(s.kind));
   MBarrier& b = ctas_[s.cta].barriers[s.barrier];
   int index = sim_.warp(s.warp).index;
   MBarrier::Result r;
@@ -197,6 +213,7 @@ void MbarrierUnit::apply(const Signal& s, const char* action) {
     apply(a, signal_name(a.kind));
     return;
   }
+  if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) check_observed(s.cta, s.barrier, s.warp, s.op, action);
   MBarrier::Result r = change(ctas_[s.cta].barriers[s.barrier], s.kind, s.value);
   if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) note_arrival(s.cta, s.barrier, sim_.warp(s.warp).index);
   apply_result(r, s.cta, s.barrier, s.warp, s.op, s.value, action);
@@ -244,6 +261,7 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   Cycle now = sim_.now();
   Cycle wake = now + sim_.jit(sim_.machine().mbarrier_wake_cycles);
   auto& waiters = c.waiters[flat];
+  c.observed[flat] = waiters.empty() ? 0 : 1;  // blocked waiters observe it when they resume
   for (std::uint32_t w : waiters) sim_.wake_at(w, std::max(wake, now));
   if (!sim_.observers().empty() && sim_.observers().wants(id)) {
     std::vector<int> warps;
@@ -402,17 +420,22 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
       bool visible = !done || sim_.now() >= visible_at;
       if (d.kind == OpKind::kTestWait) {
         w.slots[d.result_slots[0]] = done && visible ? 1 : 0;
-        if (done && visible) hazards_->acquire(ctx.warp_id, cta, f);
+        if (done && visible) {
+          hazards_->acquire(ctx.warp_id, cta, f);
+          c.observed[f] = 1;
+        }
         return ctx.busy(m.mbarrier_test_wait_cycles);
       }
       if (done && visible) {
         c.passed_waits[f] += 1;
+        c.observed[f] = 1;
         hazards_->acquire(ctx.warp_id, cta, f);
         return ctx.busy(m.mbarrier_test_wait_cycles);
       }
       if (done) {
         // Completed, not visible yet: resume when it is; if the next phase completes meanwhile, that is a
         // phase overrun too (woken checks it).
+        c.observed[f] = 1;
         ctx.block(this, f, b.phase() - 1, cause_of(f));
         sim_.wake_at(ctx.warp_id, visible_at);
         return ctx.blocked();

@@ -83,11 +83,16 @@ class MbarrierUnit : public Unit {
     // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
     std::vector<std::uint32_t> arrive_mask, last_arrive_mask;
     std::vector<std::uint32_t> passed_waits;  // waits on the element that returned (for deadlock hints)
+    // Whether a wait or test_wait observed the latest completed phase (or warps were blocked on it).
+    std::vector<std::uint8_t> observed;
     std::vector<InitVisibility> visibility;
     std::vector<std::int32_t> init_warp;  // warp index that ran the latest mbarrier.init
     std::vector<std::uint32_t> init_op;   // and its op (for the report)
   };
   void check_visible(const Signal& s);
+  // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive
+  // of the next phase.
+  void check_observed(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op, const char* action);
 
   void apply(const Signal& s, const char* action);
   void note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_index);

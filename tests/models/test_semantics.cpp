@@ -474,3 +474,18 @@ TEST_CASE("phase overrun is found also for a wait that saw the completion before
   CHECK(title(early) == "phase overrun");
   CHECK(run_text(prog(m.mbarrier_wake_cycles * 4)).outcome == Outcome::kFinished);
 }
+
+TEST_CASE("a phase must be observed by a successful wait before an arrive of the next phase", "[semantics][mbarrier]") {
+  auto prog = [](const char* between) {
+    return fmt::format("kernel k warps=2 {{\n mbarrier b count=1\n warp 0 p {{ elect {{ arrive b }}\n {}\n elect {{ arrive b }} }}\n"
+                       " warp 1 w {{ sleep cycles=5000\n wait b parity=1 }}\n}}\n",
+                       between);
+  };
+  // The producer runs a phase ahead: nothing observed phase 0 when it arrives for phase 1.
+  auto ahead = run_text(prog("sleep cycles=10"));
+  REQUIRE(ahead.outcome == Outcome::kUndefined);
+  CHECK(title(ahead) == "arrive before the previous phase was observed");
+  CHECK_THAT(ahead.diagnosis->message, Catch::Contains("completion of phase 0"));
+  CHECK(run_text(prog("wait b parity=0")).outcome == Outcome::kFinished);        // it observes phase 0 itself
+  CHECK(run_text(prog("test_wait b parity=0 -> x\n sleep cycles=200\n test_wait b parity=0 -> y")).outcome == Outcome::kFinished);
+}

@@ -503,6 +503,7 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const Cta& c = sim_.cta(w.cta);
   int decl = static_cast<int>(decl_[w.wait_obj]);
   std::vector<std::uint32_t> signalers;
+  std::vector<std::string> exited;  // warps that could signal it but exited
   for (std::uint32_t peer : sim_.cluster_of(c).ctas) {
     const Cta& pc = sim_.cta(peer);
     for (int i = 0; i < p.warps; ++i) {
@@ -512,7 +513,10 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       bool sig = false;
       for (const auto& d : p.roles[x.role].ops) sig = sig || d.signals_barrier(decl);
       if (!sig) continue;
-      if (x.state != WarpState::kDone) signalers.push_back(wid);
+      if (x.state != WarpState::kDone)
+        signalers.push_back(wid);
+      else if (exited.size() < 4)
+        exited.push_back(fmt::format("CTA {} warp {} ({})", pc.id, x.index, p.roles[x.role].name));
       e.waits_on(wid);
     }
   }
@@ -523,10 +527,15 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         "this phase. The transaction bytes do not match what the TMA copies deliver (check "
                         "arrive.expect_tx tx= against the boxes, and multicast peers)",
                         name, b.expected(), b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase()));
-  } else if (signalers.empty()) {
-    e.cause(fmt::format("{}: phase {} needs {} more arrival(s) but no live warp in the cluster arrives on {} "
-                        "(every warp that does has exited)",
+  } else if (signalers.empty() && exited.empty()) {
+    e.cause(fmt::format("{}: phase {} needs {} more arrival(s) but no op of any role arrives on {} (or signals it through a "
+                        "TMA, commit or cp.async.arrive): nothing can ever complete it",
                         name, b.phase(), b.pending(), p.mbarriers[decl].name));
+  } else if (signalers.empty()) {
+    e.cause(fmt::format("{}: phase {} needs {} more arrival(s) ({} came in this phase) but every warp that signals {} has "
+                        "exited: {}. They left the loop that arrives before this phase's arrivals (a trip count that "
+                        "differs between the roles?)",
+                        name, b.phase(), b.pending(), b.arrivals_this_phase(), p.mbarriers[decl].name, fmt::join(exited, ", ")));
   } else if (b.phase() == 0 && b.arrivals_this_phase() == 0 && b.tx() == 0 && ctas_[w.cta].passed_waits[w.wait_obj] == 0) {
     e.never_started(fmt::format("{} (role {} waits with parity {})", name, p.roles[w.role].name, w.wait_value & 1));
   } else if (b.arrivals_this_phase() == 0 && b.pending() > 0) {

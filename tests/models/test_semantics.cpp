@@ -489,3 +489,21 @@ TEST_CASE("a phase must be observed by a successful wait before an arrive of the
   CHECK(run_text(prog("wait b parity=0")).outcome == Outcome::kFinished);        // it observes phase 0 itself
   CHECK(run_text(prog("test_wait b parity=0 -> x\n sleep cycles=200\n test_wait b parity=0 -> y")).outcome == Outcome::kFinished);
 }
+
+TEST_CASE("deadlock causes say whether the arrivers exited or never existed", "[semantics][deadlock]") {
+  auto cause = [](const models::RunResult& r) {
+    std::string all;
+    for (const auto& c : r.deadlock.causes) all += c + "\n";
+    return all;
+  };
+  // Nobody signals the barrier at all.
+  auto none = run_text("kernel k warps=2 {\n mbarrier b count=1\n mbarrier x count=1\n warp 0 p { elect { arrive x } }\n"
+                       " warp 1 w { wait b parity=0 }\n}\n");
+  REQUIRE(none.outcome == Outcome::kDeadlock);
+  CHECK_THAT(cause(none), Catch::Contains("no op of any role arrives on b"));
+  // The producer arrives twice, the consumer waits for three phases: the producer exited.
+  auto gone = run_text("kernel k warps=2 {\n mbarrier b count=1\n warp 0 p { for i in 0..2 { elect { arrive b }\n"
+                       " wait b parity=i & 1 } }\n warp 1 w { for i in 0..3 { wait b parity=i & 1 } }\n}\n");
+  REQUIRE(gone.outcome == Outcome::kDeadlock);
+  CHECK_THAT(cause(gone), Catch::Contains("every warp that signals b has exited: CTA 0 warp 0 (p)"));
+}

@@ -44,7 +44,7 @@ kernel synthetic grid=(CTAS,1,1) warps=12 {
     for k in 0..ITERS {
       compute cycles=20
       bar.sync 8 threads=96
-      ld.shared bytes=512 src=sA[k % STAGES]
+      ld.shared bytes=512                # its own data (no buffer named: the TMA fills sA unsynchronised)
       compute cycles=20
       bar.arrive 9 threads=96
       bar.sync 9 threads=96
@@ -86,7 +86,7 @@ Figures run(std::int64_t ctas, std::int64_t iters) {
   models::RunResult r = models::simulate(p, m, o);
   double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (r.outcome != models::Outcome::kFinished) {
-    fmt::print("synthetic pipeline did not finish\n");
+    fmt::print("synthetic pipeline did not finish: {}\n", r.diagnosis ? r.diagnosis->title + ": " + r.diagnosis->message : "");
     std::exit(1);
   }
   return Figures{s, r.stats.ops, r.stats.events, r.cycles, peak_rss_kb()};

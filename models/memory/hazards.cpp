@@ -23,6 +23,7 @@ HazardUnit::HazardUnit(Simulator& sim) : Unit(sim) {
   for (const auto& role : p.roles)
     for (const auto& d : role.ops) {
       if (d.kind == isa::OpKind::kClcTryCancel || d.kind == isa::OpKind::kClcQuery) tracks_ = true;
+      if (d.kind == isa::OpKind::kMbarrierInit) inits_ = true;
       for (const isa::AttrSpec& a : isa::op_spec(d.kind).attrs) {
         const isa::AttrSlot* s = d.slot(a.attr);
         if (a.type == isa::AttrType::kSmem && s != nullptr && s->decl >= 0) tracks_ = true;
@@ -209,10 +210,12 @@ void HazardUnit::phase_completed(std::uint32_t cta, std::uint32_t bar) {
   std::vector<Clock>& acc = row(d.acc, bi);
   acc[comp] += 1;
   d.snap[bi] = acc;
-  std::vector<Part> bound = std::move(d.bound[bi]);
+  if (d.bound[bi].empty()) return;
+  completing_.swap(d.bound[bi]);  // both keep their storage
   d.bound[bi].clear();
   Clock clock = acc[comp];
-  for (Part p : bound) complete(p, {&comp, 1}, {&clock, 1}, static_cast<std::int64_t>(clock) - 1);
+  for (Part p : completing_) complete(p, {&comp, 1}, {&clock, 1}, static_cast<std::int64_t>(clock) - 1);
+  completing_.clear();
 }
 
 void HazardUnit::acquire(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar) {
@@ -232,7 +235,7 @@ void HazardUnit::init(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta
 
 void HazardUnit::check_init(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t bar) {
   const Warp& w = sim_.warp(warp_id);
-  if (cta != w.cta) return;  // peers: the init must be visible to the cluster (mbarrier unit)
+  if (!inits_ || cta != w.cta) return;  // peers: the init must be visible to the cluster (mbarrier unit)
   Domain& d = domain_of_cta(cta);
   std::uint32_t bi = barrier_index(cta, bar);
   int iw = d.init_warp[bi];

@@ -169,6 +169,8 @@ class HazardUnit : public Unit {
   std::size_t dim_ = 0;
   std::uint32_t smem_count_ = 0;
   bool tracks_ = false;
+  bool inits_ = false;  // the program runs mbarrier.init (otherwise no use needs an init check)
+  std::vector<Part> completing_;  // scratch: the parts a phase completion ends
   std::vector<Domain> domains_;                // by cluster slot
   std::vector<std::vector<Buffer>> buffers_;   // by CTA slot
   std::vector<Clock> pool_;                    // rows of dim_ clocks

@@ -30,7 +30,6 @@ void ClcUnit::connect() {
 void ClcUnit::cta_started(std::uint32_t slot) {
   if (slot >= ctas_.size()) ctas_.resize(slot + 1);
   ctas_[slot] = CtaState{};
-  sim_.reset_warps(failure_seen_, slot);
 }
 
 OpResult ClcUnit::execute(OpContext& ctx) {
@@ -38,10 +37,12 @@ OpResult ClcUnit::execute(OpContext& ctx) {
   CtaState& cs = ctas_[ctx.cta_slot()];
   switch (ctx.desc.kind) {
     case OpKind::kClcTryCancel: {
-      if (failure_seen_[ctx.warp_id])
+      if (cs.failure_warp >= 0)
         ctx.ub("try_cancel after an observed failure",
-               "clusterlaunchcontrol.try_cancel issued after this warp observed a response saying the grid is exhausted "
-               "(query -1): undefined (PTX 9.7.13.17)");
+               fmt::format("clusterlaunchcontrol.try_cancel issued after warp {} of this CTA observed a response saying the "
+                           "grid is exhausted (query -1): undefined for the whole CTA, not only for the warp that saw it "
+                           "(PTX 9.7.13.17); stop the scheduler loop of every warp once a failed response is seen",
+                           cs.failure_warp));
       std::uint32_t f = ctx.barrier(Attr::kBar);
       // The cancelled cluster is the next one the hardware would launch; the answer is its first CTA (rank 0).
       std::int64_t first = sim_.clusters_left() ? sim_.cta_id_of(sim_.take_cluster(), 0) : -1;
@@ -69,7 +70,7 @@ OpResult ClcUnit::execute(OpContext& ctx) {
         found = true;
       }
       if (!found) ctx.ub("query before a response", "clc.query reads a try_cancel response that has not landed (wait on its barrier first)");
-      if (value < 0) failure_seen_[ctx.warp_id] = 1;
+      if (value < 0 && cs.failure_warp < 0) cs.failure_warp = ctx.warp.index;
       ctx.warp.slots[ctx.desc.result_slots[0]] = value;
       return ctx.busy(m.op_issue_cycles);
     }

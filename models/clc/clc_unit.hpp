@@ -32,13 +32,13 @@ class ClcUnit : public Unit {
     std::vector<std::pair<std::uint32_t, std::int64_t>> responses;  // barrier flat -> first CTA id (-1: none)
     std::int64_t latest = 0;
     bool any = false;
+    int failure_warp = -1;  // a warp of the CTA queried a response saying "exhausted" (PTX: undefined per CTA after it)
   };
   struct Response {
     Signal signal;  // the complete_tx(16) on the target's barrier
     std::int64_t first = -1;
   };
   std::vector<CtaState> ctas_;       // by CTA slot
-  std::vector<std::uint8_t> failure_seen_;  // by warp id: the warp queried a response saying "exhausted"
   EventRecords<Response> in_flight_;
   MbarrierUnit* mbar_ = nullptr;
   HazardUnit* hazards_ = nullptr;

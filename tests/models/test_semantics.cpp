@@ -282,6 +282,31 @@ kernel k warps=1 {
 }
 )", "b200");
   CHECK(title(after) == "try_cancel after an observed failure");
+  // Per CTA: another warp's observation counts; a try_cancel issued before anyone observed it does not.
+  auto other = [](int delay) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier f count=1
+  mbarrier g count=1
+  warp 0 s {{
+    elect {{ arrive.expect_tx f tx=16
+            clc.try_cancel bar=f }}
+    sleep cycles={}
+    elect {{ arrive.expect_tx g tx=16
+            clc.try_cancel bar=g }}
+    wait g parity=0
+  }}
+  warp 1 r {{
+    wait f parity=0
+    clc.query bar=f -> v
+  }}
+}}
+)",
+                       delay);
+  };
+  auto by_other = run_text(other(20000), "b200");
+  CHECK(title(by_other) == "try_cancel after an observed failure");
+  CHECK(run_text(other(1), "b200").outcome == Outcome::kFinished);
   auto early = run_text("kernel k warps=1 {\n warp 0 s { clc.query -> v }\n}\n", "b200");
   CHECK(title(early) == "query before a response");
 }

@@ -303,28 +303,8 @@ void HazardUnit::generic(const OpContext& ctx, std::uint32_t buffer, bool write)
   access(ctx.cta_slot(), buffer, r, vc);
 }
 
-HazardUnit::Part HazardUnit::async_access(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer,
-                                          bool write, Via via, std::uint32_t bar_cta, std::uint32_t bar) {
-  if (buffer == kNone || !tracks_) return 0;
-  Part p = new_part(warp_id);
-  PartState& s = *state(p);
-  s.cta = cta;
-  s.buffer = buffer;
-  Rec r;
-  r.part = p;
-  r.warp = warp_id;
-  r.op = op;
-  r.cta_id = sim_.cta(sim_.warp(warp_id).cta).id;
-  r.bar_cta = bar_cta;
-  r.bar = bar;
-  r.via = via;
-  r.write = write;
-  access(cta, buffer, r, pool_.data() + s.vc * dim_);
-  return p;
-}
-
 HazardUnit::Part HazardUnit::group_access(std::span<const std::uint32_t> warp_ids, std::uint32_t op, std::uint32_t cta,
-                                          std::uint32_t buffer, bool write, Via via) {
+                                          std::uint32_t buffer, bool write, Via via, std::uint32_t bar_cta, std::uint32_t bar) {
   if (buffer == kNone || !tracks_ || warp_ids.empty()) return 0;
   // The part's clock: the join of every issuing warp's, each of which moves on.
   Part p = new_part(warp_ids[0]);
@@ -342,6 +322,8 @@ HazardUnit::Part HazardUnit::group_access(std::span<const std::uint32_t> warp_id
   r.warp = warp_ids.back();
   r.op = op;
   r.cta_id = sim_.cta(sim_.warp(warp_ids[0]).cta).id;
+  r.bar_cta = bar_cta;
+  r.bar = bar;
   r.via = via;
   r.write = write;
   access(cta, buffer, r, vc);

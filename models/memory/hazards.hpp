@@ -37,6 +37,35 @@ class HazardUnit : public Unit {
   // How an access reaches the buffer (the words of the report and of the missing synchronisation).
   enum class Via : std::uint8_t { kGeneric, kTmaLoad, kTmaStore, kCpAsync, kWgmma, kUmma, kTmemCp, kClcResponse };
 
+  // The accesses in flight of one waiter's commit groups (bulk groups, cp.async groups, wgmma groups), in
+  // commit order, and of the open group: what a `wait N` completes.
+  struct Groups {
+    std::vector<std::vector<Part>> committed;
+    std::vector<Part> open;
+    void add(Part p) {
+      if (p != 0) open.push_back(p);
+    }
+    void commit() {
+      committed.push_back(std::move(open));
+      open.clear();
+    }
+    // Every group but the newest n is complete: f(part) for each of their parts.
+    template <class F>
+    void complete_older(std::int64_t n, F&& f) {
+      std::int64_t older = static_cast<std::int64_t>(committed.size()) - n;
+      if (older <= 0) return;
+      for (std::int64_t i = 0; i < older; ++i)
+        for (Part p : committed[i]) f(p);
+      committed.erase(committed.begin(), committed.begin() + older);
+    }
+    template <class F>
+    void each(F&& f) const {
+      for (const auto& g : committed)
+        for (Part p : g) f(p);
+      for (Part p : open) f(p);
+    }
+  };
+
   explicit HazardUnit(Simulator& sim);
   std::string_view name() const override { return "hazards"; }
   void cta_started(std::uint32_t slot) override;
@@ -54,11 +83,13 @@ class HazardUnit : public Unit {
   // mbarrier its completion lands on (two in-flight writes completing on one barrier are parts of one
   // transfer, e.g. multicast halves of a stage, and do not race each other).
   Part async_access(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer, bool write, Via via,
-                    std::uint32_t bar_cta = ~0u, std::uint32_t bar = ~0u);
+                    std::uint32_t bar_cta = ~0u, std::uint32_t bar = ~0u) {
+    return group_access({&warp_id, 1}, op, cta, buffer, write, via, bar_cta, bar);
+  }
   // One asynchronous access that several warps issue together (a wgmma of a warpgroup): ordered after what
   // any of them did before.
   Part group_access(std::span<const std::uint32_t> warp_ids, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer, bool write,
-                    Via via);
+                    Via via, std::uint32_t bar_cta = ~0u, std::uint32_t bar = ~0u);
   // A release in flight: the warp's clock now, carried by a signal that lands later (a remote arrive, an
   // async op's completion). Its children are async accesses it completes when it lands.
   Part release(std::uint32_t warp_id);

@@ -48,9 +48,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
     case OpKind::kCpAsync: {
       std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
       if (bytes <= 0) ctx.ub("bad size", fmt::format("cp.async of {} bytes", bytes));
-      if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.smem(Attr::kDst), true,
-                                                      HazardUnit::Via::kCpAsync))
-        w.open_parts.push_back(part);
+      w.copies.add(hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.smem(Attr::kDst), true, HazardUnit::Via::kCpAsync));
       Cycle& lsu = free_[ctx.cta().sm];
       Cycle start = sim::max(now + Cycle(m.op_issue_cycles), lsu);
       std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
@@ -66,18 +64,14 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       w.groups.push_back(sim::max(w.open, now));
       w.open = Cycle(0);
       if (w.groups.size() > 64) w.groups.erase(w.groups.begin());  // long complete: a wait would not see them
-      w.parts.push_back(std::move(w.open_parts));
-      w.open_parts.clear();
+      w.copies.commit();
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kCpAsyncWait: {
       std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - ctx.value(Attr::kN);
       Cycle until = now;
       for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, w.groups[i]);
       if (older > 0) w.groups.erase(w.groups.begin(), w.groups.begin() + older);
-      std::int64_t covered = static_cast<std::int64_t>(w.parts.size()) - ctx.value(Attr::kN);
-      for (std::int64_t i = 0; i < covered; ++i)
-        for (std::uint64_t part : w.parts[i]) hazards_->retire(part, ctx.warp_id);
-      if (covered > 0) w.parts.erase(w.parts.begin(), w.parts.begin() + covered);
+      w.copies.complete_older(ctx.value(Attr::kN), [&](HazardUnit::Part p) { hazards_->retire(p, ctx.warp_id); });
       if (until <= now) return ctx.busy(m.op_issue_cycles);
       ctx.block(nullptr, 0, 0, cause_wait_);
       sim_.wake_at(ctx.warp_id, until);
@@ -91,9 +85,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       Signal s = mbar_->signal_to(ctx.cta_slot(), SignalKind::kArrive, f, lanes, ctx.warp_id, ctx.op);
       // The arrive comes when all this warp's earlier copies have landed: it completes them.
       s.hb = hazards_->release(ctx.warp_id);
-      for (const auto& g : w.parts)
-        for (std::uint64_t part : g) hazards_->adopt(s.hb, part);
-      for (std::uint64_t part : w.open_parts) hazards_->adopt(s.hb, part);
+      w.copies.each([&](HazardUnit::Part p) { hazards_->adopt(s.hb, p); });
       mbar_->send(sim::max(w.all, now), s);
       return ctx.busy(m.mbarrier_arrive_cycles);
     }

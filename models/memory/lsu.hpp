@@ -6,13 +6,13 @@
 #include <vector>
 
 #include "models/gpu/unit.hpp"
+#include "models/memory/hazards.hpp"
 
 namespace smpipe::models {
 
 class MemoryHierarchy;
 class MbarrierUnit;
 class ProxyFenceUnit;
-class HazardUnit;
 
 class LsuUnit : public Unit {
  public:
@@ -30,8 +30,7 @@ class LsuUnit : public Unit {
     std::vector<Cycle> groups;  // committed cp.async groups: completion
     Cycle open{0}, all{0};      // the open group's completion; all this warp's copies
     // The copies' writes in flight (hazard checks), per committed group and in the open one.
-    std::vector<std::vector<std::uint64_t>> parts;
-    std::vector<std::uint64_t> open_parts;
+    HazardUnit::Groups copies;
   };
   std::vector<Cycle> free_;       // per SM: the LSU is free from
   std::vector<WarpState> warps_;  // by warp id

@@ -148,9 +148,7 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
     proxy_->check_async_read(ctx, Attr::kB);
     // One MMA of the warpgroup reads the operands until a covering wgmma.wait (of any of its warps).
     for (isa::Attr a : {Attr::kA, Attr::kB})
-      if (std::uint64_t part = hazards_->group_access(wg.waiting, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, a), false,
-                                                      HazardUnit::Via::kWgmma))
-        wg.open_parts.push_back(part);
+      wg.reads.add(hazards_->group_access(wg.waiting, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, a), false, HazardUnit::Via::kWgmma));
     std::int64_t count = ctx.value(Attr::kCount);
     if (count < 1) ctx.ub("bad count", fmt::format("count={} must be positive", count));
     Cycle done = issue(ctx, count, true) + sim_.jit(m.wgmma_latency_cycles);
@@ -166,16 +164,12 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
     wg.groups.push_back(wg.open_nonempty ? wg.open_done : now);
     wg.open_nonempty = false;
     wg.open_done = Cycle(0);
-    wg.parts.push_back(std::move(wg.open_parts));
-    wg.open_parts.clear();
+    wg.reads.commit();
   } else if (d.kind == OpKind::kWgmmaWait) {
     std::int64_t older = static_cast<std::int64_t>(wg.groups.size()) - ctx.value(Attr::kN);
     for (std::int64_t i = 0; i < older; ++i) resume = sim::max(resume, wg.groups[i]);
     if (older > 0) wg.groups.erase(wg.groups.begin(), wg.groups.begin() + older);
-    std::int64_t covered = static_cast<std::int64_t>(wg.parts.size()) - ctx.value(Attr::kN);
-    for (std::int64_t i = 0; i < covered; ++i)
-      for (std::uint64_t part : wg.parts[i]) hazards_->retire_any(part, wg.waiting);
-    if (covered > 0) wg.parts.erase(wg.parts.begin(), wg.parts.begin() + covered);
+    wg.reads.complete_older(ctx.value(Attr::kN), [&](HazardUnit::Part p) { hazards_->retire_any(p, wg.waiting); });
   }
   for (std::uint32_t wid : wg.waiting) sim_.wake_at(wid, resume);
   wg.waiting.clear();

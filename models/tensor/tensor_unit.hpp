@@ -8,12 +8,12 @@
 #include <vector>
 
 #include "models/gpu/unit.hpp"
+#include "models/memory/hazards.hpp"
 
 namespace smpipe::models {
 
 class MbarrierUnit;
 class ProxyFenceUnit;
-class HazardUnit;
 
 class TensorUnit : public Unit {
  public:
@@ -48,8 +48,7 @@ class TensorUnit : public Unit {
     Cycle open_done{0};
     bool open_nonempty = false;
     // The operand reads in flight (hazard checks): (warp id, part), per committed group and in the open one.
-    std::vector<std::vector<std::uint64_t>> parts;
-    std::vector<std::uint64_t> open_parts;
+    HazardUnit::Groups reads;
   };
   OpResult warpgroup_op(OpContext& ctx);
   OpResult umma(OpContext& ctx);

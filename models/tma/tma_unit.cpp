@@ -82,9 +82,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       if (bytes <= 0 || bytes % 16 != 0)
         ctx.ub("bad bulk copy size", fmt::format("tma.store of {} bytes: must be a positive multiple of 16", bytes));
       proxy_->check_async_read(ctx, Attr::kSrc);
-      if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.smem(Attr::kSrc), false,
-                                                      HazardUnit::Via::kTmaStore))
-        w.open_parts.push_back(part);
+      w.reads.add(hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.smem(Attr::kSrc), false, HazardUnit::Via::kTmaStore));
       Cycle& engine = free_[ctx.cta().sm];
       Cycle start = sim::max(now + Cycle(m.tma_issue_cycles), engine);
       std::int64_t occ = transfer_cycles(bytes, m.tma_store_bytes_per_cycle);
@@ -106,8 +104,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       std::erase_if(w.groups, [&](const auto& g) { return g.second <= now; });
       w.groups.emplace_back(sim::max(w.open_read, now), sim::max(w.open_write, now));
       w.open_read = w.open_write = Cycle(0);
-      w.read_parts.push_back(std::move(w.open_parts));
-      w.open_parts.clear();
+      w.reads.commit();
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kTmaWait: {
       std::int64_t n = ctx.value(Attr::kN);
@@ -117,10 +114,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, read ? w.groups[i].first : w.groups[i].second);
       if (!read && older > 0) w.groups.erase(w.groups.begin(), w.groups.begin() + older);
       // Whatever the timing, the stores of every group but the newest n have now read their source.
-      std::int64_t covered = static_cast<std::int64_t>(w.read_parts.size()) - n;
-      for (std::int64_t i = 0; i < covered; ++i)
-        for (std::uint64_t part : w.read_parts[i]) hazards_->retire(part, ctx.warp_id);
-      if (covered > 0) w.read_parts.erase(w.read_parts.begin(), w.read_parts.begin() + covered);
+      w.reads.complete_older(n, [&](HazardUnit::Part p) { hazards_->retire(p, ctx.warp_id); });
       if (until <= now) return ctx.busy(m.op_issue_cycles);
       ctx.block(nullptr, 0, 0, read ? cause_wait_read_ : cause_wait_);
       sim_.wake_at(ctx.warp_id, until);

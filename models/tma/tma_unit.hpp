@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "models/gpu/unit.hpp"
+#include "models/memory/hazards.hpp"
 
 namespace smpipe::models {
 
 class MemoryHierarchy;
 class MbarrierUnit;
 class ProxyFenceUnit;
-class HazardUnit;
 
 class TmaUnit : public Unit {
  public:
@@ -33,8 +33,7 @@ class TmaUnit : public Unit {
     Cycle open_read{0}, open_write{0};            // the open group's
     // The stores' source reads in flight, per committed group and in the open one (hazard checks); these
     // complete only by a covering wait, whatever the timing.
-    std::vector<std::vector<std::uint64_t>> read_parts;
-    std::vector<std::uint64_t> open_parts;
+    HazardUnit::Groups reads;
   };
   std::vector<Cycle> free_;       // per SM: the engine is free from
   std::vector<WarpState> warps_;  // by warp id

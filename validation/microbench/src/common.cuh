@@ -124,6 +124,7 @@ void bench_wgmma(Ctx& c);
 void bench_sync(Ctx& c);
 void bench_memory(Ctx& c);
 void bench_launch(Ctx& c);
+void bench_atomics(Ctx& c);
 
 // Flushes L2 by reading (and writing) a buffer larger than L2. Defined in bench_memory.cu.
 void flush_l2(Ctx& c);

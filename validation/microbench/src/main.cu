@@ -2,7 +2,7 @@
 //
 //   smpipe_microbench [--out FILE] [--quick] [--only GROUP[,GROUP...]]
 //
-// Groups (in run order): mbarrier, tma, wgmma, sync, memory, launch.
+// Groups (in run order): mbarrier, tma, wgmma, sync, memory, launch, atomics.
 #include <unistd.h>
 
 #include <chrono>
@@ -92,7 +92,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch]\n", argv[0]);
+      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics]\n", argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -198,6 +198,7 @@ int main(int argc, char** argv) {
   } groups[] = {
       {"mbarrier", bench_mbarrier}, {"tma", bench_tma},       {"wgmma", bench_wgmma},
       {"sync", bench_sync},         {"memory", bench_memory}, {"launch", bench_launch},
+      {"atomics", bench_atomics},
   };
   bool dead = false;
   for (auto& g : groups) {

@@ -45,11 +45,11 @@ struct Stmt {
 };
 
 struct Decl {
-  enum class Kind : std::uint8_t { kMbarrier, kSmem, kTensor, kNamedBarrier };
+  enum class Kind : std::uint8_t { kMbarrier, kSmem, kTensor, kNamedBarrier, kGlobal };
   Kind kind = Kind::kMbarrier;
   std::string name;
   std::optional<Expr> size;  // array length
-  std::optional<Expr> count;  // mbarrier count / smem bytes / named barrier id
+  std::optional<Expr> count;  // mbarrier count / smem bytes / named barrier id / global init
   std::string dtype;          // tensor
   std::vector<Expr> shape;    // tensor
   SourceLoc loc;

@@ -162,6 +162,7 @@ class Compiler {
     for (const Role& r : k->roles) compile_role(r, p);
     p.mbarrier_layout = ElementLayout::of(p.mbarriers);
     p.smem_layout = ElementLayout::of(p.smems);
+    p.global_layout = ElementLayout::of(p.globals);
     return p;
   }
 
@@ -252,10 +253,10 @@ class Compiler {
   }
 
   // ---- declarations ----
-  int decl_size(const Decl& d) {
+  int decl_size(const Decl& d, std::int64_t max = 4096) {
     if (!d.size) return 1;
     std::int64_t n = const_expr(*d.size);
-    if (n < 0 || n > 4096) fail(d.size->loc, fmt::format("array size {} out of range 0..4096", n));
+    if (n < 0 || n > max) fail(d.size->loc, fmt::format("array size {} out of range 0..{}", n, max));
     return static_cast<int>(n);
   }
 
@@ -310,6 +311,12 @@ class Compiler {
             fail(d.count->loc, fmt::format("named barrier id {} out of range 0..{}", id, kNamedBarriers - 1));
           decl_kind_[d.name] = {AttrType::kNamedBar, static_cast<int>(p.named_barriers.size())};
           p.named_barriers.push_back(NamedBarrierDecl{d.name, static_cast<int>(id), d.loc});
+          break;
+        }
+        case Decl::Kind::kGlobal: {
+          GlobalDecl g{d.name, decl_size(d, kMaxGlobalWords), d.size.has_value(), d.count ? const_expr(*d.count) : 0, d.loc};
+          decl_kind_[d.name] = {AttrType::kGlobal, static_cast<int>(p.globals.size())};
+          p.globals.push_back(g);
           break;
         }
       }
@@ -779,14 +786,26 @@ class Compiler {
         d.base_values.push_back(*v);
         return;
       }
+      case AttrType::kSem: {
+        std::string w = word_of(o, "a memory order (relaxed, acquire, release, acq_rel)");
+        auto m = mem_order(w);
+        if (!m) fail(o.loc, fmt::format("unknown memory order '{}' (relaxed, acquire, release, acq_rel)", w));
+        d.base_values.push_back(static_cast<std::int64_t>(*m));
+        return;
+      }
       case AttrType::kBarrier:
-      case AttrType::kSmem: {
+      case AttrType::kSmem:
+      case AttrType::kGlobal: {
         const Expr& e = o.values[0];
         if (o.tuple || (e.kind != Expr::Kind::kName && e.kind != Expr::Kind::kIndex))
-          fail(o.loc, fmt::format("expected a reference to {} here", a.type == AttrType::kBarrier ? "an mbarrier" : "an smem buffer"));
+          fail(o.loc, fmt::format("expected a reference to {} here", decl_what(a.type)));
         slot.decl = lookup_decl(e.name, a.type, e.loc);
-        int size = a.type == AttrType::kBarrier ? program_->mbarriers[slot.decl].size : program_->smems[slot.decl].size;
-        bool array = a.type == AttrType::kBarrier ? program_->mbarriers[slot.decl].array : program_->smems[slot.decl].array;
+        int size = a.type == AttrType::kBarrier ? program_->mbarriers[slot.decl].size
+                   : a.type == AttrType::kSmem  ? program_->smems[slot.decl].size
+                                                : program_->globals[slot.decl].size;
+        bool array = a.type == AttrType::kBarrier ? program_->mbarriers[slot.decl].array
+                     : a.type == AttrType::kSmem  ? program_->smems[slot.decl].array
+                                                  : program_->globals[slot.decl].array;
         if (e.kind == Expr::Kind::kName) {
           if (array) fail(e.loc, fmt::format("'{}' is an array of {}: write {}[i]", e.name, size, e.name));
           d.base_values.push_back(0);
@@ -802,16 +821,19 @@ class Compiler {
     }
   }
 
+  static const char* decl_what(AttrType t) {
+    switch (t) {
+      case AttrType::kBarrier: return "an mbarrier";
+      case AttrType::kSmem: return "an smem buffer";
+      case AttrType::kTensor: return "a tensor";
+      case AttrType::kNamedBar: return "a named_barrier";
+      case AttrType::kGlobal: return "a global word";
+      default: return "a declaration";
+    }
+  }
+
   int lookup_decl(const std::string& name, AttrType want, const SourceLoc& loc) {
-    static const auto what = [](AttrType t) {
-      switch (t) {
-        case AttrType::kBarrier: return "an mbarrier";
-        case AttrType::kSmem: return "an smem buffer";
-        case AttrType::kTensor: return "a tensor";
-        case AttrType::kNamedBar: return "a named_barrier";
-        default: return "a declaration";
-      }
-    };
+    const auto what = decl_what;
     auto it = decl_kind_.find(name);
     if (it == decl_kind_.end()) {
       std::vector<std::string> names;
@@ -927,6 +949,26 @@ class Compiler {
         if (n && (*n < 0 || *n > 63)) fail(s.loc, fmt::format("wait count {} out of range 0..63", *n));
         break;
       }
+      case OpKind::kAtomAdd: case OpKind::kAtomExch: case OpKind::kAtomCas: case OpKind::kAtomMax:
+        if (d.lanes != 1)
+          fail(s.loc, fmt::format("'{}' returns the value before the update: put it inside elect {{ }} (each of 32 lanes would "
+                                  "read a different value); use red.add for an update without a result",
+                                  spec.name));
+        break;
+      case OpKind::kRedAdd: {
+        auto m = static_cast<MemOrder>(const_attr(d, spec, "sem").value_or(0));
+        if (acquires(m)) fail(attr_loc(s, "sem"), "red has no acquire semantics (PTX red: .relaxed or .release)");
+        break;
+      }
+      case OpKind::kSpin: {
+        int given = 0;
+        for (const char* c : {"eq", "ne", "ge", "gt", "le", "lt"}) given += attr(d, spec, c).present ? 1 : 0;
+        if (given != 1) fail(s.loc, "spin needs exactly one condition: eq=, ne=, ge=, gt=, le= or lt=");
+        break;
+      }
+      case OpKind::kGridSync:
+        if (d.lanes != 32) fail(s.loc, "grid.sync is a barrier of every thread: it cannot stand inside elect");
+        break;
       case OpKind::kCompute: case OpKind::kSleep: {
         auto c = const_attr(d, spec, "cycles");
         if (c && *c < 0) fail(s.loc, "cycles must not be negative");

@@ -11,6 +11,7 @@ using A = Attr;
 constexpr BarrierUse kSig = BarrierUse::kSignal;
 constexpr bool kReq = true;
 constexpr bool kOpt = false;
+constexpr std::int64_t kRelaxed = static_cast<std::int64_t>(MemOrder::kRelaxed);
 
 std::vector<OpSpec> build_table() {
   std::vector<OpSpec> t = {
@@ -102,6 +103,30 @@ std::vector<OpSpec> build_table() {
        "first CTA id of the cancelled cluster, or -1 (of the response that landed on bar, or the latest)"},
       {OpKind::kCompute, "compute", {{A::kCycles, T::kInt, kReq, 0}}, {"cycles"}, 0, "modelled ALU work"},
       {OpKind::kSleep, "sleep", {{A::kCycles, T::kInt, kReq, 0}}, {"cycles"}, 0, "idle time"},
+      {OpKind::kAtomAdd, "atom.add", {{A::kAddr, T::kGlobal, kReq, 0}, {A::kVal, T::kInt, kReq, 0}, {A::kSem, T::kSem, kOpt, kRelaxed}},
+       {"addr"}, 1, "atomic add on a global word; V = the value before"},
+      {OpKind::kAtomExch, "atom.exch", {{A::kAddr, T::kGlobal, kReq, 0}, {A::kVal, T::kInt, kReq, 0}, {A::kSem, T::kSem, kOpt, kRelaxed}},
+       {"addr"}, 1, "atomic exchange; V = the value before"},
+      {OpKind::kAtomCas, "atom.cas",
+       {{A::kAddr, T::kGlobal, kReq, 0}, {A::kCmp, T::kInt, kReq, 0}, {A::kVal, T::kInt, kReq, 0}, {A::kSem, T::kSem, kOpt, kRelaxed}},
+       {"addr"}, 1, "atomic compare-and-swap (val is written when the word equals cmp); V = the value before"},
+      {OpKind::kAtomMax, "atom.max", {{A::kAddr, T::kGlobal, kReq, 0}, {A::kVal, T::kInt, kReq, 0}, {A::kSem, T::kSem, kOpt, kRelaxed}},
+       {"addr"}, 1, "atomic maximum; V = the value before"},
+      {OpKind::kRedAdd, "red.add", {{A::kAddr, T::kGlobal, kReq, 0}, {A::kVal, T::kInt, kReq, 0}, {A::kSem, T::kSem, kOpt, kRelaxed}},
+       {"addr"}, 0, "atomic add without a result (fire and forget)"},
+      {OpKind::kLdAcquire, "ld.acquire", {{A::kAddr, T::kGlobal, kReq, 0}}, {"addr"}, 1, "load a global word with acquire semantics"},
+      {OpKind::kLdRelaxed, "ld.relaxed", {{A::kAddr, T::kGlobal, kReq, 0}}, {"addr"}, 1, "load a global word (relaxed, gpu scope)"},
+      {OpKind::kStRelease, "st.release", {{A::kAddr, T::kGlobal, kReq, 0}, {A::kVal, T::kInt, kReq, 0}}, {"addr"}, 0,
+       "store a global word with release semantics"},
+      {OpKind::kStRelaxed, "st.relaxed", {{A::kAddr, T::kGlobal, kReq, 0}, {A::kVal, T::kInt, kReq, 0}}, {"addr"}, 0,
+       "store a global word (relaxed, gpu scope)"},
+      {OpKind::kSpin, "spin",
+       {{A::kAddr, T::kGlobal, kReq, 0}, {A::kEq, T::kInt, kOpt, 0}, {A::kNe, T::kInt, kOpt, 0}, {A::kGe, T::kInt, kOpt, 0},
+        {A::kGt, T::kInt, kOpt, 0}, {A::kLe, T::kInt, kOpt, 0}, {A::kLt, T::kInt, kOpt, 0}},
+       {"addr"}, 0, "poll a global word with acquire loads until it compares (eq= ne= ge= gt= le= lt=) with the value"},
+      {OpKind::kFenceGpu, "fence.gpu", {}, {}, 0,
+       "fence.acq_rel.gpu (__threadfence): relaxed writes after it release, relaxed reads before it acquire"},
+      {OpKind::kGridSync, "grid.sync", {}, {}, 0, "barrier of every thread of the grid (cooperative launch: all CTAs resident)"},
   };
   for (std::size_t i = 0; i < t.size(); ++i) {
     if (static_cast<std::size_t>(t[i].kind) != i) throw std::logic_error("op table out of OpKind order");
@@ -132,6 +157,14 @@ const OpSpec& op_spec(OpKind kind) { return all_ops()[static_cast<std::size_t>(k
 std::optional<OpKind> find_op(std::string_view name) {
   for (const OpSpec& s : all_ops())
     if (s.name == name) return s.kind;
+  return std::nullopt;
+}
+
+std::optional<MemOrder> mem_order(std::string_view w) {
+  if (w == "relaxed") return MemOrder::kRelaxed;
+  if (w == "acquire") return MemOrder::kAcquire;
+  if (w == "release") return MemOrder::kRelease;
+  if (w == "acq_rel") return MemOrder::kAcqRel;
   return std::nullopt;
 }
 

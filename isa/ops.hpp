@@ -23,6 +23,8 @@ enum class OpKind : std::uint8_t {
   kUmmaCommit, kTmemLd, kTmemSt, kTmemWait, kTmemCp,
   // scheduling and time
   kClcTryCancel, kClcQuery, kCompute, kSleep,
+  // synchronisation through global memory (flags, counters, grid barriers)
+  kAtomAdd, kAtomExch, kAtomCas, kAtomMax, kRedAdd, kLdAcquire, kLdRelaxed, kStRelease, kStRelaxed, kSpin, kFenceGpu, kGridSync,
   kCount
 };
 
@@ -33,7 +35,8 @@ enum class OpKind : std::uint8_t {
   X(kSrc, "src") X(kMulticast, "multicast") X(kSwizzle, "swizzle") X(kBarCta, "bar_cta") X(kN, "n") X(kRead, "read") \
   X(kSize, "size") X(kNoinc, "noinc") X(kShape, "shape") X(kDtype, "dtype") X(kA, "a") X(kB, "b") X(kM, "m")          \
   X(kK, "k") X(kCols, "cols") X(kAddr, "addr") X(kKind, "kind") X(kCtaGroup, "cta_group") X(kLd, "ld") X(kSt, "st")  \
-  X(kCycles, "cycles")
+  X(kCycles, "cycles") X(kVal, "val") X(kCmp, "cmp") X(kSem, "sem") X(kEq, "eq") X(kNe, "ne") X(kGe, "ge") X(kGt, "gt") \
+  X(kLe, "le") X(kLt, "lt")
 
 enum class Attr : std::uint8_t {
 #define SMPIPE_ATTR_ENUM(e, s) e,
@@ -54,7 +57,15 @@ enum class AttrType : std::uint8_t {
   kFlag,      // a bare word; present or absent (value 1 / 0); `flag=expr` also accepted
   kShape,     // a shape word (m64n128k16, 32x32b.x64, ...) checked per op
   kDtype,     // a dtype or MMA kind name (bf16, e4m3, mxf4nvf4, ...)
+  kGlobal,    // reference to a global-memory word (element)
+  kSem,       // a memory-order word: relaxed, acquire, release, acq_rel (values of MemOrder)
 };
+
+// The memory order of an op on a global word (PTX memory model: .relaxed, .acquire, .release, .acq_rel).
+enum class MemOrder : std::uint8_t { kRelaxed, kAcquire, kRelease, kAcqRel };
+std::optional<MemOrder> mem_order(std::string_view word);
+inline bool acquires(MemOrder m) { return m == MemOrder::kAcquire || m == MemOrder::kAcqRel; }
+inline bool releases(MemOrder m) { return m == MemOrder::kRelease || m == MemOrder::kAcqRel; }
 
 // What an op does with an mbarrier it names (kBarrier attributes).
 enum class BarrierUse : std::uint8_t {

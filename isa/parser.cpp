@@ -160,14 +160,14 @@ class Parser {
       if (at_end()) fail(peek().loc, "missing '}' at the end of kernel '" + k.name + "'");
       const Token& t = peek();
       if (t.kind != Tok::kIdent) fail(t.loc, fmt::format("expected a declaration or a role, found {}", describe(t)));
-      if (t.text == "mbarrier" || t.text == "smem" || t.text == "tensor" || t.text == "named_barrier") {
+      if (t.text == "mbarrier" || t.text == "smem" || t.text == "tensor" || t.text == "named_barrier" || t.text == "global") {
         k.decls.push_back(parse_decl());
       } else if (t.text == "warp" || t.text == "warps" || t.text == "warpgroup" || t.text == "warpgroups") {
         k.roles.push_back(parse_role());
       } else if (t.text == "proc") {
         k.procs.push_back(parse_proc());
       } else {
-        fail(t.loc, fmt::format("expected a declaration (mbarrier, smem, tensor, named_barrier), a role "
+        fail(t.loc, fmt::format("expected a declaration (mbarrier, smem, tensor, named_barrier, global), a role "
                                 "(warp, warps, warpgroup, warpgroups) or a proc, found '{}'",
                                 t.text));
       }
@@ -186,6 +186,7 @@ class Parser {
     if (kw.text == "smem") d.kind = Decl::Kind::kSmem;
     if (kw.text == "tensor") d.kind = Decl::Kind::kTensor;
     if (kw.text == "named_barrier") d.kind = Decl::Kind::kNamedBarrier;
+    if (kw.text == "global") d.kind = Decl::Kind::kGlobal;
     if (is_punct("[")) {
       if (d.kind == Decl::Kind::kTensor || d.kind == Decl::Kind::kNamedBarrier)
         fail(peek().loc, fmt::format("a {} cannot be an array", kw.text));
@@ -230,6 +231,12 @@ class Parser {
       case Decl::Kind::kNamedBarrier:
         attr("id");
         d.count = parse_expr();
+        break;
+      case Decl::Kind::kGlobal:
+        if (is_ident("init")) {
+          attr("init");
+          d.count = parse_expr();
+        }
         break;
     }
     return d;

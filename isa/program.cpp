@@ -67,6 +67,7 @@ std::string Program::dump() const {
   for (const auto& s : smems) out += fmt::format("  smem {}[{}] bytes={}\n", s.name, s.size, s.bytes);
   for (const auto& t : tensors) out += fmt::format("  tensor {} dtype={} rank={}\n", t.name, t.dtype, t.shape.size());
   for (const auto& n : named_barriers) out += fmt::format("  named_barrier {} id={}\n", n.name, n.id);
+  for (const auto& g : globals) out += fmt::format("  global {}[{}] init={}\n", g.name, g.size, g.init);
   for (const auto& r : roles) {
     out += fmt::format("role {} warps {}..{} ({} slots, stack {})\n", r.name, r.first_warp, r.end_warp, r.slot_names.size(),
                        r.max_stack);

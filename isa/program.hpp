@@ -40,6 +40,16 @@ struct TensorDecl {
   SourceLoc loc;
 };
 
+// Words in global memory that CTAs synchronise through (flags, counters, locks): 64-bit integers shared by
+// the whole grid, `init` at launch.
+struct GlobalDecl {
+  std::string name;
+  int size = 1;
+  bool array = false;
+  std::int64_t init = 0;
+  SourceLoc loc;
+};
+
 struct NamedBarrierDecl {
   std::string name;
   int id = 0;
@@ -159,7 +169,8 @@ struct Program {
   std::vector<SmemDecl> smems;
   std::vector<TensorDecl> tensors;
   std::vector<NamedBarrierDecl> named_barriers;
-  ElementLayout mbarrier_layout, smem_layout;  // flat element indices of mbarriers and smem buffers
+  std::vector<GlobalDecl> globals;
+  ElementLayout mbarrier_layout, smem_layout, global_layout;  // flat element indices of mbarriers, smem buffers, global words
   std::vector<RoleCode> roles;
   std::vector<int> warp_role;  // role index per warp, -1 = idle warp
   std::vector<std::pair<std::string, std::int64_t>> params;  // final values, in declaration order

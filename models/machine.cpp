@@ -67,6 +67,17 @@ const std::vector<ParamDef>& param_defs() {
       {{"tmem", "tmem_cp_cycles", "tcgen05.cp of 128x256b"}, &Machine::tmem_cp_cycles},
       {{"tmem", "tmem_alloc_cycles", "tcgen05.alloc / dealloc when columns are free"}, &Machine::tmem_alloc_cycles},
       {{"clc", "clc_latency_cycles", "try_cancel issue to the response landing"}, &Machine::clc_latency_cycles},
+      {{"atomics", "atomic_latency_cycles", "atom on a global word (L2): issue to the result back (the word changes halfway)"},
+       &Machine::atomic_latency_cycles},
+      {{"atomics", "acquire_load_latency_cycles", "ld.acquire/ld.relaxed of a global word (L2): round trip; also a spin's poll period"},
+       &Machine::acquire_load_latency_cycles},
+      {{"atomics", "atomic_issue_cycles", "red / st.relaxed: cycles before the warp issues again"}, &Machine::atomic_issue_cycles},
+      {{"atomics", "release_issue_cycles", "the release fence of red/st/atom .release: cycles before the request leaves and the warp issues again"},
+       &Machine::release_issue_cycles},
+      {{"atomics", "atomic_same_address_per_cycle", "thread-level atomics on one word the L2 applies per cycle (they go one after another)"},
+       &Machine::atomic_same_address_per_cycle},
+      {{"atomics", "spin_poll_cycles", "a spin loop of ld.acquire: cycles from one poll to the next"}, &Machine::spin_poll_cycles},
+      {{"atomics", "fence_cycles", "fence.acq_rel.gpu (__threadfence): cycles before the warp issues again"}, &Machine::fence_cycles},
   };
   return defs;
 }

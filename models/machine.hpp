@@ -64,6 +64,14 @@ struct Machine {
   std::int64_t tmem_cp_cycles = 0;
   std::int64_t tmem_alloc_cycles = 0;
   std::int64_t clc_latency_cycles = 0;
+  // global-memory synchronisation (atomics unit)
+  std::int64_t atomic_latency_cycles = 0;
+  std::int64_t acquire_load_latency_cycles = 0;
+  std::int64_t atomic_issue_cycles = 0;
+  std::int64_t release_issue_cycles = 0;
+  double atomic_same_address_per_cycle = 0;  // thread-level atomics on one word the L2 applies per cycle
+  std::int64_t fence_cycles = 0;
+  std::int64_t spin_poll_cycles = 0;
 
   std::map<std::string, std::string> sources;  // parameter -> source tag
   std::map<std::string, std::string> impls;    // unit -> the implementation the file names (absent: the default)

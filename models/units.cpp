@@ -3,6 +3,7 @@
 #include "models/clc/clc_unit.hpp"
 #include "models/gpu/registry.hpp"
 #include "models/gpu/simulator.hpp"
+#include "models/memory/atomics.hpp"
 #include "models/memory/hazards.hpp"
 #include "models/memory/l2.hpp"
 #include "models/memory/lsu.hpp"
@@ -40,6 +41,7 @@ const std::vector<UnitKind>& unit_registry() {
       {"l2", "single_queue", no_ops, make<SingleQueueL2>, fits_anywhere},
       {"tmem", "basic", TmemUnit::accepted, make<TmemUnit>, TmemUnit::fits},
       {"clc", "basic", ClcUnit::accepted, make<ClcUnit>, ClcUnit::fits},
+      {"atomics", "l2_serial", AtomicsUnit::accepted, make<AtomicsUnit>, fits_anywhere},
   };
   return r;
 }

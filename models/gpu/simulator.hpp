@@ -79,6 +79,9 @@ class Simulator : public sim::Handler {
   Targets multicast_targets(std::uint32_t warp, std::uint32_t op, std::uint32_t cta, std::int64_t mask);
   // Clusters not launched yet are handed out by launch and by cluster launch control, in order.
   bool clusters_left() const { return next_cluster_ < num_clusters_; }
+  // CTAs launched so far, and resident now.
+  std::int64_t ctas_started() const { return ctas_run_; }
+  std::int64_t live_ctas() const { return live_ctas_; }
   std::int64_t take_cluster() { return next_cluster_++; }
   // The linear id of the CTA of cluster `cluster` with rank `rank` (ranks x fastest within the cluster).
   std::int64_t cta_id_of(std::int64_t cluster, int rank) const;

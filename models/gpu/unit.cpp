@@ -36,6 +36,8 @@ std::uint32_t OpContext::barrier(isa::Attr a) const {
 
 std::uint32_t OpContext::smem(isa::Attr a) const { return element(a, sim.program().smems, sim.program().smem_layout); }
 
+std::uint32_t OpContext::global(isa::Attr a) const { return element(a, sim.program().globals, sim.program().global_layout); }
+
 void OpContext::ub(const std::string& title, const std::string& message, bool hazard) const {
   sim.ub(warp_id, op, title, message, hazard);
 }

@@ -63,6 +63,7 @@ class OpContext {
   // array is undefined behaviour.
   std::uint32_t barrier(isa::Attr a) const;
   std::uint32_t smem(isa::Attr a) const;
+  std::uint32_t global(isa::Attr a) const;  // a global word (flat index in the grid's words)
 
   OpResult busy(std::int64_t cycles) const { return OpResult{OpResult::kBusy, cycles}; }
   OpResult blocked() const { return OpResult{OpResult::kBlocked, 0}; }

@@ -83,6 +83,7 @@ void HazardUnit::cta_started(std::uint32_t slot) {
   d.init.assign(nb, 0);
   d.init_warp.assign(nb, -1);
   d.init_op.assign(nb, 0);
+  d.globals.clear();
   // Parts of the cluster that ran in this slot before are gone with it.
   for (std::size_t i = 0; i < parts_.size(); ++i)
     if (parts_[i].live && parts_[i].cluster == c.cluster_slot) free_part((Part{parts_[i].gen} << 32) | i);
@@ -280,6 +281,23 @@ void HazardUnit::cluster_release(std::uint32_t cluster_slot, const std::vector<s
   Domain& d = domains_[cluster_slot];
   for (std::uint32_t w : waiters) join(vc_of(w), d.cluster.data(), dim_);
   std::fill(d.cluster.begin(), d.cluster.end(), 0);
+}
+
+void HazardUnit::global_write(Part release, std::uint32_t word, bool store) {
+  if (store)
+    for (Domain& d : domains_) d.globals.erase(word);
+  PartState* s = state(release);
+  if (s == nullptr) return;
+  std::vector<Clock>& acc = domains_[s->cluster].globals[word];
+  if (acc.size() != dim_) acc.assign(dim_, 0);
+  join(acc.data(), pool_.data() + s->vc * dim_, dim_);
+  free_part(release);
+}
+
+void HazardUnit::global_acquire(std::uint32_t warp_id, std::uint32_t word) {
+  Domain& d = domain_of_cta(sim_.warp(warp_id).cta);
+  auto it = d.globals.find(word);
+  if (it != d.globals.end()) join(vc_of(warp_id), it->second.data(), dim_);
 }
 
 // ---- accesses ----

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "models/gpu/unit.hpp"
@@ -122,6 +123,13 @@ class HazardUnit : public Unit {
   void cluster_arrive(std::uint32_t warp_id);
   void cluster_release(std::uint32_t cluster_slot, const std::vector<std::uint32_t>& waiters);
 
+  // Global words (flags, counters): a write reaches the L2 carrying `release` (a part from release(), or 0
+  // for a relaxed write). A read-modify-write continues the word's release sequence; a store starts a new
+  // one (PTX ISA memory model). An acquire that reads the word joins every release of the sequence made
+  // by warps of its cluster (ordering through other clusters' warps is not followed).
+  void global_write(Part release, std::uint32_t word, bool store);
+  void global_acquire(std::uint32_t warp_id, std::uint32_t word);
+
   // Whether the program names any buffer in an op (otherwise only synchronisation is tracked).
   bool tracks_buffers() const { return tracks_; }
 
@@ -164,6 +172,7 @@ class HazardUnit : public Unit {
     std::vector<Clock> init;                 // per barrier: init epoch clock (0: none)
     std::vector<std::int32_t> init_warp;     // per barrier: initialising warp index (-1: none)
     std::vector<std::uint32_t> init_op;
+    std::unordered_map<std::uint32_t, std::vector<Clock>> globals;  // per global word: its release sequence's join
   };
 
   std::uint32_t comp_warp(int rank, int index) const { return static_cast<std::uint32_t>(rank * warps_ + index); }

@@ -123,9 +123,38 @@ def sm90(results):
 
 h100 = sm90("validation/results/h100/microbench.json")
 
+
+def atomics(results, who_note=""):
+    """The atomics unit (global words, grid.sync) from the `atomics` group of the microbenchmarks."""
+    with open(os.path.join(ROOT, results)) as f:
+        run = json.load(f)
+    med = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
+    who = f'{run["gpu"]["name"]}, {run["date_utc"][:10]}'
+
+    def measured(name, integer=True):
+        v = med[name]
+        return (round(v) if integer else round(v, 3)), f"measured: {results}#{name} ({who}){who_note}"
+
+    return {
+        "atomic_latency_cycles": measured("atom_add_relaxed_gpu_latency"),
+        "acquire_load_latency_cycles": measured("ld_acquire_gpu_latency"),
+        "atomic_issue_cycles": measured("red_relaxed_gpu_issue"),
+        "release_issue_cycles": measured("st_release_gpu_issue"),
+        "atomic_same_address_per_cycle": measured("atom_add_same_address_throughput_132ctas", integer=False),
+        "fence_cycles": measured("fence_acq_rel_gpu_cost"),
+        "spin_poll_cycles": measured("spin_poll_period"),
+    }
+
+
+ATOMICS = "validation/results/h100/atomics.json"
+h100.update(atomics(ATOMICS))
+
 # The H200 (the H100's SM with more and faster HBM) from its own run.
 h200 = sm90("validation/results/h200/microbench.json")
 h200["sm_count"] = (132, "published: NVIDIA H200 datasheet (132 SMs); also read from the device in " + RESULTS)
+# No atomics run on the H200 yet: its SM and L2 design are the H100's.
+for k, (v, src) in atomics(ATOMICS).items():
+    h200[k] = (v, "estimate: taken from the H100 measurement (the H200 has the H100's SM and L2); " + src)
 h100_results = "validation/results/h100/microbench.json"
 RESULTS = h100_results
 
@@ -171,9 +200,11 @@ UNITS = {
     "l2": ["l2_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
+    "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",
+                "atomic_same_address_per_cycle", "fence_cycles", "spin_poll_cycles"],
 }
 # Units with a choice of implementation, and the one these machines use.
-IMPLS = {"l2": "single_queue"}
+IMPLS = {"l2": "single_queue", "atomics": "l2_serial"}
 # Device names (as CUDA reports them) each machine stands for: smpipe replay picks the machine by them.
 GPU_NAMES = {"h100-sxm": ["H100"], "h200": ["H200"], "b200": ["B200"]}
 

@@ -1,0 +1,404 @@
+#include "models/memory/atomics.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "models/gpu/simulator.hpp"
+
+namespace smpipe::models {
+
+using isa::Attr;
+using isa::OpKind;
+
+namespace {
+bool is_write(OpKind k) {
+  switch (k) {
+    case OpKind::kAtomAdd: case OpKind::kAtomExch: case OpKind::kAtomCas: case OpKind::kAtomMax: case OpKind::kRedAdd:
+    case OpKind::kStRelease: case OpKind::kStRelaxed:
+      return true;
+    default: return false;
+  }
+}
+bool returns_value(OpKind k) {
+  switch (k) {
+    case OpKind::kAtomAdd: case OpKind::kAtomExch: case OpKind::kAtomCas: case OpKind::kAtomMax: case OpKind::kLdAcquire:
+    case OpKind::kLdRelaxed:
+      return true;
+    default: return false;
+  }
+}
+}  // namespace
+
+AtomicsUnit::AtomicsUnit(Simulator& sim)
+    : Unit(sim),
+      cause_spin_(sim.cause_id("spin on a global word")),
+      cause_atom_(sim.cause_id("atomic")),
+      cause_load_(sim.cause_id("ld.acquire / ld.relaxed")),
+      cause_grid_(sim.cause_id("grid.sync")) {
+  const isa::Program& p = sim.program();
+  words_.resize(p.global_layout.count);
+  for (std::size_t d = 0; d < p.globals.size(); ++d)
+    std::fill_n(words_.begin() + p.global_layout.base[d], p.globals[d].size, p.globals[d].init);
+  writers_.resize(words_.size());
+  writes_decl_.assign(p.globals.size(), false);
+  role_writes_.assign(p.roles.size(), std::vector<bool>(p.globals.size(), false));
+  for (std::size_t r = 0; r < p.roles.size(); ++r)
+    for (const isa::OpDesc& d : p.roles[r].ops)
+      if (is_write(d.kind)) {
+        int decl = d.slot(Attr::kAddr)->decl;
+        role_writes_[r][decl] = true;
+        writes_decl_[decl] = true;
+      }
+}
+
+std::span<const isa::OpKind> AtomicsUnit::accepted() {
+  static constexpr OpKind kOps[] = {OpKind::kAtomAdd,   OpKind::kAtomExch, OpKind::kAtomCas,   OpKind::kAtomMax,
+                                    OpKind::kRedAdd,    OpKind::kLdAcquire, OpKind::kLdRelaxed, OpKind::kStRelease,
+                                    OpKind::kStRelaxed, OpKind::kSpin,     OpKind::kFenceGpu,  OpKind::kGridSync};
+  return kOps;
+}
+
+void AtomicsUnit::connect() { hazards_ = &sim_.find<HazardUnit>(); }
+
+void AtomicsUnit::cta_started(std::uint32_t slot) {
+  sim_.reset_warps(spins_, slot);
+  sim_.reset_warps(last_word_, slot);
+  sim_.reset_warps(relaxed_reads_, slot);
+  std::size_t end = sim_.cta(slot).first_warp + static_cast<std::size_t>(sim_.program().warps);
+  if (fenced_.size() < end) fenced_.resize(end);
+  std::fill(fenced_.begin() + sim_.cta(slot).first_warp, fenced_.begin() + static_cast<std::ptrdiff_t>(end), false);
+  if (slot >= grid_ctas_.size()) grid_ctas_.resize(slot + 1);
+  grid_ctas_[slot] = GridCta{};
+}
+
+void AtomicsUnit::cta_exiting(std::uint32_t slot) {
+  if (sim_.program().uses(OpKind::kGridSync) && grid_exited_.size() < 8) grid_exited_.push_back(sim_.cta(slot).id);
+}
+
+bool AtomicsUnit::holds(Cond c, std::int64_t v, std::int64_t x) {
+  switch (c) {
+    case Cond::kEq: return v == x;
+    case Cond::kNe: return v != x;
+    case Cond::kGe: return v >= x;
+    case Cond::kGt: return v > x;
+    case Cond::kLe: return v <= x;
+    case Cond::kLt: return v < x;
+  }
+  return false;
+}
+
+std::string AtomicsUnit::word_name(std::uint32_t word) const {
+  const isa::Program& p = sim_.program();
+  return p.global_layout.element_name(p.globals, word);
+}
+
+std::string AtomicsUnit::cond_words(Cond c, std::int64_t x) const {
+  static constexpr const char* kOps[] = {"==", "!=", ">=", ">", "<=", "<"};
+  return fmt::format("{} {}", kOps[static_cast<int>(c)], x);
+}
+
+Cycle AtomicsUnit::half(std::int64_t round_trip) { return Cycle(round_trip / 2); }
+
+OpResult AtomicsUnit::execute(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  const isa::OpDesc& d = ctx.desc;
+  if (d.kind == OpKind::kGridSync) {
+    GridCta& g = grid_ctas_[ctx.cta_slot()];
+    g.arrived += 1;
+    hazards_->cluster_arrive(ctx.warp_id);
+    ctx.block(this, 0, 0, cause_grid_);
+    if (g.arrived >= ctx.cta().live_warps) grid_cta_ready(ctx.cta_slot());
+    return ctx.blocked();
+  }
+  if (d.kind == OpKind::kFenceGpu) {
+    // The fence orders the warp's relaxed reads before it (acquire) and its later relaxed writes (release).
+    if (hazards_->tracks_buffers()) {
+      for (std::uint32_t word : relaxed_reads_[ctx.warp_id]) hazards_->global_acquire(ctx.warp_id, word);
+      fenced_[ctx.warp_id] = true;
+    }
+    relaxed_reads_[ctx.warp_id].clear();
+    return ctx.busy(m.fence_cycles);
+  }
+  Request r;
+  r.kind = d.kind;
+  r.word = ctx.global(Attr::kAddr);
+  r.warp = ctx.warp_id;
+  r.op = ctx.op;
+  r.lanes = static_cast<int>(ctx.lanes());
+  if (d.slot(Attr::kVal) != nullptr) r.val = ctx.value(Attr::kVal) * (d.kind == OpKind::kRedAdd ? ctx.lanes() : 1);
+  if (d.kind == OpKind::kAtomCas) r.cmp = ctx.value(Attr::kCmp);
+  if (d.slot(Attr::kSem) != nullptr) r.order = static_cast<isa::MemOrder>(ctx.value(Attr::kSem));
+  if (d.kind == OpKind::kLdAcquire) r.order = isa::MemOrder::kAcquire;
+  if (d.kind == OpKind::kStRelease) r.order = isa::MemOrder::kRelease;
+  bool fence_release = isa::releases(r.order);  // a release op starts with its own fence
+  if (hazards_->tracks_buffers() && (fence_release || (fenced_[ctx.warp_id] && is_write(d.kind))))
+    r.release = hazards_->release(ctx.warp_id);
+  Cycle now = sim_.now();
+  Cycle depart = now + Cycle(fence_release ? m.release_issue_cycles : 0);
+  switch (d.kind) {
+    case OpKind::kSpin: {
+      Spin& s = spins_[ctx.warp_id];
+      static constexpr Attr kConds[] = {Attr::kEq, Attr::kNe, Attr::kGe, Attr::kGt, Attr::kLe, Attr::kLt};
+      for (int i = 0; i < 6; ++i)
+        if (ctx.present(kConds[i])) s.cond = static_cast<Cond>(i), s.value = ctx.value(kConds[i]);
+      s.active = true;
+      s.word = r.word;
+      s.period = std::max<std::int64_t>(1, sim_.jit(m.spin_poll_cycles).v);
+      s.load = std::max<std::int64_t>(1, sim_.jit(m.acquire_load_latency_cycles).v);
+      s.first_poll = now + half(s.load);
+      s.poll_pending = true;
+      last_word_[ctx.warp_id] = r.word;
+      spinners_[r.word].push_back(ctx.warp_id);
+      sim_.schedule(*this, s.first_poll, sim::Priority::kCompletion, ctx.warp_id, kPoll);
+      ctx.block(this, r.word, 0, cause_spin_);
+      return ctx.blocked();
+    }
+    case OpKind::kLdAcquire: case OpKind::kLdRelaxed: {
+      Cycle rt = sim_.jit(m.acquire_load_latency_cycles);
+      r.back = now + rt;
+      last_word_[ctx.warp_id] = r.word;
+      if (d.kind == OpKind::kLdRelaxed && hazards_->tracks_buffers()) relaxed_reads_[ctx.warp_id].push_back(r.word);
+      send(r, now + half(rt.v));
+      ctx.block(this, r.word, 0, cause_load_);
+      return ctx.blocked();
+    }
+    case OpKind::kStRelease: case OpKind::kStRelaxed: case OpKind::kRedAdd: {
+      Cycle rt = sim_.jit(m.atomic_latency_cycles);
+      send(r, depart + half(rt.v));
+      return ctx.busy(fence_release ? m.release_issue_cycles : m.atomic_issue_cycles);
+    }
+    default: {  // atom.*: the warp waits for the value before the update
+      Cycle rt = sim_.jit(m.atomic_latency_cycles);
+      r.back = depart + rt;
+      if (!isa::acquires(r.order) && hazards_->tracks_buffers()) relaxed_reads_[ctx.warp_id].push_back(r.word);
+      send(r, depart + half(rt.v));
+      ctx.block(this, r.word, 0, cause_atom_);
+      return ctx.blocked();
+    }
+  }
+}
+
+void AtomicsUnit::send(const Request& r, Cycle at) {
+  if (r.kind != OpKind::kLdAcquire && r.kind != OpKind::kLdRelaxed) {
+    // The L2 applies the atomics and stores of one word one after another (a warp's lanes at once).
+    double& busy = busy_until_[r.word];
+    double start = std::max(static_cast<double>(at.v), busy);
+    busy = start + r.lanes / sim_.machine().atomic_same_address_per_cycle;
+    at = Cycle(static_cast<std::int64_t>(std::ceil(start)));
+  }
+  sim_.schedule(*this, at, sim::Priority::kCompletion, in_flight_.put(r), kApply);
+}
+
+void AtomicsUnit::complete(std::uint32_t target, std::uint64_t payload) {
+  switch (payload) {
+    case kApply: apply(in_flight_.take(target)); return;
+    case kPoll: poll(target); return;
+    case kGridApply: grid_counted(target); return;
+    default: SMPIPE_CHECK(false, "unknown atomics event");
+  }
+}
+
+// The request is at the L2: the word changes (or is read) now.
+void AtomicsUnit::apply(const Request& r) {
+  std::int64_t& w = words_[r.word];
+  std::int64_t before = w;
+  bool write = is_write(r.kind);
+  switch (r.kind) {
+    case OpKind::kAtomAdd: case OpKind::kRedAdd: w += r.val; break;
+    case OpKind::kAtomExch: case OpKind::kStRelease: case OpKind::kStRelaxed: w = r.val; break;
+    case OpKind::kAtomCas: if (w == r.cmp) w = r.val; break;
+    case OpKind::kAtomMax: w = std::max(w, r.val); break;
+    default: break;
+  }
+  if (write) {
+    bool store = r.kind == OpKind::kStRelease || r.kind == OpKind::kStRelaxed;
+    hazards_->global_write(r.release, r.word, store);
+    const Warp& x = sim_.warp(r.warp);
+    writers_[r.word] = Writer{sim_.cta(x.cta).id, x.index, x.role, r.op, sim_.now().v};
+  }
+  if (returns_value(r.kind)) {
+    Warp& x = sim_.warp(r.warp);
+    x.slots[sim_.op_of(x, r.op).result_slots[0]] = before;
+    if (isa::acquires(r.order) && hazards_->tracks_buffers()) hazards_->global_acquire(r.warp, r.word);
+    sim_.wake_at(r.warp, sim::max(r.back, sim_.now()));
+  }
+  if (write && w != before) changed(r.word);
+}
+
+// Word `word` changed: each warp spinning on it whose condition now holds sees it at its next poll.
+void AtomicsUnit::changed(std::uint32_t word) {
+  auto it = spinners_.find(word);
+  if (it == spinners_.end()) return;
+  Cycle now = sim_.now();
+  for (std::uint32_t wid : it->second) {
+    Spin& s = spins_[wid];
+    if (s.poll_pending || !holds(s.cond, words_[word], s.value)) continue;
+    std::int64_t k = (now - s.first_poll).v <= 0 ? 0 : ((now - s.first_poll).v + s.period - 1) / s.period;
+    s.poll_pending = true;
+    sim_.schedule(*this, s.first_poll + Cycle(k * s.period), sim::Priority::kCompletion, wid, kPoll);
+  }
+}
+
+void AtomicsUnit::poll(std::uint32_t wid) {
+  Spin& s = spins_[wid];
+  s.poll_pending = false;
+  if (!s.active || !holds(s.cond, words_[s.word], s.value)) return;
+  s.active = false;
+  auto& list = spinners_[s.word];
+  list.erase(std::find(list.begin(), list.end(), wid));
+  if (list.empty()) spinners_.erase(s.word);
+  if (hazards_->tracks_buffers()) hazards_->global_acquire(wid, s.word);
+  sim_.wake_at(wid, sim_.now() + Cycle(s.load - s.load / 2));
+}
+
+// ---- grid.sync ----
+
+// Every live warp of CTA `slot` is at grid.sync: after the CTA barrier, one thread adds 1 to the counter.
+void AtomicsUnit::grid_cta_ready(std::uint32_t slot) {
+  const Machine& m = sim_.machine();
+  GridCta& g = grid_ctas_[slot];
+  if (g.counted) return;
+  g.counted = true;
+  auto bar = static_cast<std::int64_t>(static_cast<double>(m.named_barrier_cycles) +
+                                       m.named_barrier_cycles_per_warp * sim_.program().warps);
+  // CTA barrier, then one thread: a fence (__threadfence), the atomic on the counter, polls of the counter.
+  Cycle rt = sim_.jit(m.atomic_latency_cycles);
+  double start = std::max(static_cast<double>((sim_.now() + Cycle(bar + m.fence_cycles) + half(rt.v)).v), grid_counter_busy_);
+  grid_counter_busy_ = start + 1 / m.atomic_same_address_per_cycle;
+  Cycle at(static_cast<std::int64_t>(std::ceil(start)));
+  g.period = std::max<std::int64_t>(1, sim_.jit(m.spin_poll_cycles).v);
+  g.load = std::max<std::int64_t>(1, sim_.jit(m.acquire_load_latency_cycles).v);
+  g.first_poll = at + Cycle(rt.v - rt.v / 2) + half(g.load);
+  sim_.schedule(*this, at, sim::Priority::kCompletion, slot, kGridApply);
+}
+
+void AtomicsUnit::grid_counted(std::uint32_t slot) {
+  grid_waiting_slots_.push_back(slot);
+  if (++grid_counted_ < sim_.program().num_ctas()) return;
+  // The last CTA arrived: every CTA sees the count at its next poll, then passes its CTA barrier.
+  const Machine& m = sim_.machine();
+  auto bar = static_cast<std::int64_t>(static_cast<double>(m.named_barrier_cycles) +
+                                       m.named_barrier_cycles_per_warp * sim_.program().warps);
+  Cycle now = sim_.now();
+  std::vector<std::vector<std::uint32_t>> by_cluster;
+  std::vector<std::uint32_t> cluster_slots;
+  for (std::uint32_t s : grid_waiting_slots_) {
+    GridCta& g = grid_ctas_[s];
+    std::int64_t k = (now - g.first_poll).v <= 0 ? 0 : ((now - g.first_poll).v + g.period - 1) / g.period;
+    Cycle seen = g.first_poll + Cycle(k * g.period) + Cycle(g.load - g.load / 2);
+    const Cta& c = sim_.cta(s);
+    std::size_t ci = std::find(cluster_slots.begin(), cluster_slots.end(), c.cluster_slot) - cluster_slots.begin();
+    if (ci == cluster_slots.size()) cluster_slots.push_back(c.cluster_slot), by_cluster.emplace_back();
+    for (int i = 0; i < sim_.program().warps; ++i) {
+      std::uint32_t wid = c.first_warp + i;
+      const Warp& x = sim_.warp(wid);
+      if (x.state == WarpState::kBlocked && x.wait_unit == index()) {
+        by_cluster[ci].push_back(wid);
+        sim_.wake_at(wid, seen + Cycle(m.fence_cycles + bar));  // a fence, then the CTA barrier
+      }
+    }
+    g = GridCta{};
+  }
+  for (std::size_t i = 0; i < cluster_slots.size(); ++i) hazards_->cluster_release(cluster_slots[i], by_cluster[i]);
+  grid_waiting_slots_.clear();
+  grid_counted_ = 0;
+}
+
+void AtomicsUnit::warp_exited(std::uint32_t warp_id) {
+  std::uint32_t slot = sim_.warp(warp_id).cta;
+  const GridCta& g = grid_ctas_[slot];
+  if (g.arrived > 0 && g.arrived >= sim_.cta(slot).live_warps) grid_cta_ready(slot);
+}
+
+// ---- reports ----
+
+std::string AtomicsUnit::describe_wait(const Warp& w) const {
+  const isa::OpDesc& d = sim_.op_of(w, w.wait_op);
+  if (d.kind == OpKind::kGridSync) {
+    const GridCta& g = grid_ctas_[w.cta];
+    return fmt::format("grid.sync: {} of {} CTAs of the grid arrived; {} of this CTA's {} live warps are here", grid_counted_,
+                       sim_.program().num_ctas(), g.arrived, sim_.cta(w.cta).live_warps);
+  }
+  std::uint32_t word = w.wait_obj;
+  std::string last = writers_[word].cycle < 0
+                         ? "never written"
+                         : fmt::format("last written at cycle {} by CTA {} warp {}, line {}", writers_[word].cycle, writers_[word].cta,
+                                       writers_[word].warp,
+                                       sim_.program().roles[writers_[word].role].ops[writers_[word].op].loc.line);
+  if (d.kind == OpKind::kSpin) {
+    const Spin& s = spins_[sim_.warp_id(w)];
+    return fmt::format("spins on {} until it is {} (now {}; {})", word_name(word), cond_words(s.cond, s.value), words_[word], last);
+  }
+  return fmt::format("{} of {} (now {})", d.kind == OpKind::kLdAcquire || d.kind == OpKind::kLdRelaxed ? "a load" : "an atomic",
+                     word_name(word), words_[word]);
+}
+
+void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
+  const isa::Program& p = sim_.program();
+  const isa::OpDesc& d = sim_.op_of(w, w.wait_op);
+  std::int64_t unlaunched = sim_.clusters_left() ? p.num_ctas() - sim_.ctas_started() : 0;
+  std::string residency =
+      unlaunched > 0
+          ? fmt::format("{} of the grid's {} CTAs have not started: the GPU held {} CTAs at once and every one of them now "
+                        "waits, so no SM frees up for the rest",
+                        unlaunched, p.num_ctas(), sim_.live_ctas())
+          : "";
+  if (d.kind == OpKind::kGridSync) {
+    for (std::uint32_t slot : sim_.slots_in_launch_order()) {
+      const Cta& c = sim_.cta(slot);
+      if (c.id < 0 || c.exited) continue;
+      for (int i = 0; i < p.warps; ++i) {
+        std::uint32_t wid = c.first_warp + i;
+        const Warp& x = sim_.warp(wid);
+        if (x.state != WarpState::kDone && !(x.state == WarpState::kBlocked && x.wait_unit == index())) e.waits_on(wid);
+      }
+    }
+    if (unlaunched > 0)
+      e.cause(fmt::format("grid.sync waits for every CTA of the grid, but {}. A grid-wide barrier needs all CTAs resident at "
+                          "once: cudaLaunchCooperativeKernel refuses such a grid (cudaErrorCooperativeLaunchTooLarge); size "
+                          "the grid to what fits (SM_COUNT x CTAs per SM) and loop over the work",
+                          residency));
+    if (!grid_exited_.empty())
+      e.cause(fmt::format("CTA(s) {} exited, so they never reach this grid.sync: every CTA must call grid.sync the same "
+                          "number of times",
+                          fmt::join(grid_exited_, ", ")));
+    return;
+  }
+  std::uint32_t word = w.wait_obj;
+  int decl = static_cast<int>(p.global_layout.decl_of(word));
+  int live_writers = 0;
+  for (std::uint32_t slot : sim_.slots_in_launch_order()) {
+    const Cta& c = sim_.cta(slot);
+    if (c.id < 0 || c.exited) continue;
+    for (int i = 0; i < p.warps; ++i) {
+      std::uint32_t wid = c.first_warp + i;
+      const Warp& x = sim_.warp(wid);
+      if (x.role < 0 || x.state == WarpState::kDone || !role_writes_[x.role][decl] || wid == sim_.warp_id(w)) continue;
+      ++live_writers;
+      e.waits_on(wid);
+    }
+  }
+  std::string what = d.kind == OpKind::kSpin
+                         ? fmt::format("{} {} (it is {})", word_name(word), cond_words(spins_[sim_.warp_id(w)].cond, spins_[sim_.warp_id(w)].value),
+                                       words_[word])
+                         : word_name(word);
+  if (!writes_decl_[decl]) {
+    e.cause(fmt::format("no op of the kernel writes {}: the spin for {} never ends", p.globals[decl].name, what));
+  } else if (unlaunched > 0) {
+    e.cause(fmt::format("the spin for {} may wait on a CTA that never started: {}. A CTA may only wait for CTAs that are "
+                        "resident with it or finished (stream-K and split-K fix-ups wait on earlier tiles only; a "
+                        "persistent grid no larger than what fits)",
+                        what, residency));
+  } else if (live_writers == 0) {
+    e.cause(fmt::format("every warp that writes {} has exited and {} did not happen", p.globals[decl].name, what));
+  }
+}
+
+std::string AtomicsUnit::describe_poll(const Warp& w, const isa::OpDesc& d) const {
+  if (d.kind != OpKind::kLdAcquire && d.kind != OpKind::kLdRelaxed) return "";
+  std::uint32_t word = last_word_[sim_.warp_id(w)];
+  return fmt::format("polls {} with {} (it is {})", word_name(word), isa::op_spec(d.kind).name, words_[word]);
+}
+
+}  // namespace smpipe::models

@@ -1,0 +1,112 @@
+// Synchronisation through global memory: words that CTAs share (flags, counters, locks), read and written
+// at the L2 by atomics (atom, red), strong loads and stores (ld.acquire/relaxed, st.release/relaxed),
+// spin-waits on a word, and grid.sync (the barrier of every thread of the grid, cooperative launch).
+//
+// Timing follows the mechanism: a request reaches the L2 half a round trip after its issue, where words
+// change in the order requests arrive (same-word atomics one after another); a result comes back in the
+// other half. A spinning warp polls back to back: its polls reach the L2 one round trip apart, and it
+// sees a new value at its first poll after the change. grid.sync is what CUDA's cooperative groups do: a
+// CTA barrier, one atomic per CTA on a counter, a spin on the counter, a CTA barrier.
+//
+// Ordering (for the hazard checker): an acquire that reads a value written by a release, or by a
+// read-modify-write after it (a release sequence, PTX ISA memory model), orders the releasing warp's
+// earlier accesses before the acquiring warp's later ones. Relaxed operations order nothing.
+#pragma once
+
+#include <unordered_map>
+#include <vector>
+
+#include "models/gpu/unit.hpp"
+#include "models/memory/hazards.hpp"
+
+namespace smpipe::models {
+
+class AtomicsUnit : public Unit {
+ public:
+  explicit AtomicsUnit(Simulator& sim);
+  std::string_view name() const override { return "atomics"; }
+  static std::span<const isa::OpKind> accepted();
+  std::span<const isa::OpKind> ops() const override { return accepted(); }
+  void connect() override;
+  OpResult execute(OpContext& ctx) override;
+  void complete(std::uint32_t target, std::uint64_t payload) override;
+  void cta_started(std::uint32_t slot) override;
+  void cta_exiting(std::uint32_t slot) override;
+  void warp_exited(std::uint32_t warp_id) override;
+  std::string describe_wait(const Warp& w) const override;
+  void explain_wait(const Warp& w, WaitExplanation& e) const override;
+  std::string describe_poll(const Warp& w, const isa::OpDesc& d) const override;
+
+ private:
+  enum Event : std::uint64_t { kApply, kPoll, kGridApply };
+  enum class Cond : std::uint8_t { kEq, kNe, kGe, kGt, kLe, kLt };
+  // A request on its way to the L2.
+  struct Request {
+    isa::OpKind kind;
+    std::uint32_t word = 0;
+    std::uint32_t warp = 0;  // warp id of the issuer
+    std::uint32_t op = 0;
+    int lanes = 1;
+    std::int64_t val = 0, cmp = 0;
+    isa::MemOrder order = isa::MemOrder::kRelaxed;
+    HazardUnit::Part release = 0;  // the issuer's clock at issue, for a release
+    Cycle back{0};                  // when a result reaches the warp (ops that return one)
+  };
+  struct Spin {
+    bool active = false, poll_pending = false;
+    std::uint32_t word = 0;
+    Cond cond = Cond::kEq;
+    std::int64_t value = 0;
+    Cycle first_poll{0};      // when its first poll reached the L2
+    std::int64_t period = 1;  // cycles between polls
+    std::int64_t load = 1;    // a poll's round trip
+  };
+  struct Writer {  // the last write of a word (reports)
+    std::int64_t cta = -1;
+    int warp = -1;
+    int role = -1;
+    std::uint32_t op = 0;
+    std::int64_t cycle = -1;
+  };
+  struct GridCta {
+    int arrived = 0;           // warps waiting at grid.sync in this CTA
+    bool counted = false;      // its atomic on the counter was sent
+    Cycle first_poll{0};       // when its first poll of the counter reached the L2
+    std::int64_t period = 1, load = 1;
+  };
+
+  static bool holds(Cond c, std::int64_t v, std::int64_t x);
+  std::string word_name(std::uint32_t word) const;
+  std::string cond_words(Cond c, std::int64_t x) const;
+  // The request reaches the L2 at `at` (with same-word atomics one after another).
+  void send(const Request& r, Cycle at);
+  void apply(const Request& r);
+  void changed(std::uint32_t word);
+  void poll(std::uint32_t warp_id);
+  void grid_cta_ready(std::uint32_t slot);
+  void grid_counted(std::uint32_t slot);
+  Cycle half(std::int64_t round_trip);
+
+  std::vector<std::int64_t> words_;   // by flat word index
+  std::vector<Writer> writers_;       // by flat word index
+  std::unordered_map<std::uint32_t, double> busy_until_;  // per word: the L2 serialises atomics on one word
+  std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> spinners_;  // word -> warps spinning on it
+  std::vector<Spin> spins_;           // by warp id
+  std::vector<std::uint32_t> last_word_;  // by warp id: the word its last load read (watchdog reports)
+  // By warp id (hazard checks): words read relaxed since its last fence.gpu, and whether it has fenced.
+  std::vector<std::vector<std::uint32_t>> relaxed_reads_;
+  std::vector<bool> fenced_;
+  EventRecords<Request> in_flight_;
+  std::vector<bool> writes_decl_;      // per global declaration: some op writes it
+  std::vector<std::vector<bool>> role_writes_;  // [role][decl]
+  // grid.sync
+  std::vector<GridCta> grid_ctas_;    // by CTA slot
+  std::int64_t grid_counted_ = 0;     // CTAs whose atomic reached the counter in this use
+  std::vector<std::uint32_t> grid_waiting_slots_;
+  std::vector<std::int64_t> grid_exited_;  // CTA ids that exited (they never arrive again)
+  double grid_counter_busy_ = 0;
+  HazardUnit* hazards_ = nullptr;
+  std::uint16_t cause_spin_, cause_atom_, cause_load_, cause_grid_;
+};
+
+}  // namespace smpipe::models

@@ -1,0 +1,327 @@
+// Synchronisation through global memory (models/memory/atomics): the value semantics of each op, spins,
+// grid.sync, the deadlock causes that follow global words, the ordering they give the hazard checker
+// (both sides of each rule), and the timing against the H100 measurements it was not fitted to.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "support.hpp"
+
+using namespace smpipe;
+using models::Outcome;
+using test::compile_error;
+using test::problem;
+using test::run_text;
+
+namespace {
+bool hazard(const models::RunResult& r) { return r.outcome == Outcome::kUndefined && r.diagnosis && r.diagnosis->hazard; }
+std::string causes(const models::RunResult& r) {
+  std::string s;
+  for (const auto& c : r.deadlock.causes) s += c + "\n";
+  return s;
+}
+}  // namespace
+
+TEST_CASE("atomics: atom ops return the value before and update the word; a spin sees the result", "[atomics]") {
+  // 8 CTAs each add 1 and take the old value; CTA 0 spins until all arrived, then checks each op's value by
+  // spinning on words whose expected value it writes only when its own results are right.
+  const char* text = R"(
+kernel k grid=(8,1,1) warps=1 {
+  global ctr
+  global x init=5
+  global ok
+  warp 0 w {
+    let old = 0
+    elect { atom.add ctr val=1 -> old }
+    if old < 0 || old > 7 { exit }           # an impossible old value: the final spin would hang
+    if cta == 0 {
+      spin ctr eq=8
+      let a = 0
+      elect { atom.exch x val=9 -> a }       # 5 -> 9, a = 5
+      let b = 0
+      elect { atom.cas x cmp=9 val=11 -> b } # equal: 9 -> 11, b = 9
+      let c = 0
+      elect { atom.cas x cmp=9 val=13 -> c } # not equal: stays 11, c = 11
+      let d = 0
+      elect { atom.max x val=7 -> d }        # stays 11, d = 11
+      let e = 0
+      elect { atom.max x val=20 -> e }       # 11 -> 20, e = 11
+      let f = 0
+      elect { ld.acquire x -> f }
+      if a == 5 && b == 9 && c == 11 && d == 11 && e == 11 && f == 20 { elect { st.relaxed ok val=1 } }
+      spin ok eq=1
+    }
+  }
+}
+)";
+  auto r = run_text(text);
+  INFO(problem(r));
+  CHECK(r.outcome == Outcome::kFinished);
+}
+
+TEST_CASE("atomics: red.add outside elect adds for each of the 32 lanes", "[atomics]") {
+  auto prog = [](int expect) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  global c
+  warp 0 a {{ red.add c val=2 }}
+  warp 1 b {{ spin c eq={} }}
+}}
+)",
+                       expect);
+  };
+  CHECK(run_text(prog(64)).outcome == Outcome::kFinished);
+  auto wrong = run_text(prog(2));
+  CHECK(wrong.outcome == Outcome::kDeadlock);
+  CHECK(problem(wrong).find("spins on c until it is == 2 (now 64") != std::string::npos);
+}
+
+TEST_CASE("atomics: compile-time rules for global words", "[atomics][compiler]") {
+  CHECK(compile_error("kernel k warps=1 { global g\n warp 0 w { atom.add g val=1 -> v } }").find("inside elect") != std::string::npos);
+  CHECK(compile_error("kernel k warps=1 { global g\n warp 0 w { spin g eq=1 ge=2 } }").find("exactly one condition") !=
+        std::string::npos);
+  CHECK(compile_error("kernel k warps=1 { global g\n warp 0 w { spin g } }").find("exactly one condition") != std::string::npos);
+  CHECK(compile_error("kernel k warps=1 { global g\n warp 0 w { red.add g val=1 sem=acquire } }").find("no acquire") !=
+        std::string::npos);
+  CHECK(compile_error("kernel k warps=1 { global g\n warp 0 w { elect { grid.sync } } }").find("cannot stand inside elect") !=
+        std::string::npos);
+  CHECK(compile_error("kernel k warps=1 { global g[4]\n warp 0 w { st.relaxed g[4] val=1 } }").find("out of range") !=
+        std::string::npos);
+  CHECK(compile_error("kernel k warps=1 { global g\n warp 0 w { st.relaxed g val=1 sem=release } }").find("unknown attribute") !=
+        std::string::npos);
+  CHECK(compile_error("kernel k warps=1 { global g\n warp 0 w { elect { atom.add g val=1 sem=strong -> v } } }")
+            .find("unknown memory order") != std::string::npos);
+  CHECK(compile_error("kernel k warps=1 { global g\n warp 0 w { elect { atom.add g val=1 sem=acq_rel -> v } } }").empty());
+  CHECK(compile_error("kernel k warps=1 { global g[2]\n warp 0 w { let i = 2\n st.relaxed g[i] val=1 } }").empty());
+  auto r = run_text("kernel k warps=1 { global g[2]\n warp 0 w { let i = 2\n st.relaxed g[i] val=1 } }");
+  CHECK(r.outcome == Outcome::kUndefined);
+  CHECK(r.diagnosis->message.find("g[2]: index out of range 0..1") != std::string::npos);
+}
+
+TEST_CASE("atomics: a spin on a word no op writes, or whose writers exited, is a deadlock that says so", "[atomics][deadlock]") {
+  auto none = run_text("kernel k warps=1 { global g\n global h\n warp 0 w { st.relaxed h val=1\n spin g ge=1 } }");
+  REQUIRE(none.outcome == Outcome::kDeadlock);
+  CHECK(causes(none).find("no op of the kernel writes g") != std::string::npos);
+  auto exited = run_text(R"(
+kernel k warps=2 {
+  global g
+  warp 0 w { elect { st.release g val=1 } }
+  warp 1 s { spin g ge=2 }
+}
+)");
+  REQUIRE(exited.outcome == Outcome::kDeadlock);
+  CHECK(causes(exited).find("every warp that writes g has exited and g >= 2 (it is 1) did not happen") != std::string::npos);
+  CHECK(problem(exited).find("last written at cycle") != std::string::npos);
+}
+
+TEST_CASE("atomics: a CTA that waits for a CTA launched after it deadlocks once the grid exceeds what is resident",
+          "[atomics][deadlock]") {
+  auto prog = [](int ctas, bool forward) {
+    return fmt::format(R"(
+kernel k grid=({0},1,1) warps=4 smem=200K {{
+  global done[{0}]
+  warp 0 w {{
+    let other = {1}
+    if other >= 0 && other < num_ctas {{ spin done[other] eq=1 }}
+    compute cycles=1000
+    elect {{ st.release done[cta] val=1 }}
+  }}
+}}
+)",
+                       ctas, forward ? "cta - 1" : "cta + 1");
+  };
+  CHECK(run_text(prog(300, true)).outcome == Outcome::kFinished);
+  CHECK(run_text(prog(100, false)).outcome == Outcome::kFinished);  // everything resident: waiting forward is fine
+  auto r = run_text(prog(300, false));
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  CHECK(causes(r).find("may wait on a CTA that never started: 168 of the grid's 300 CTAs have not started: the GPU held 132 "
+                       "CTAs at once") != std::string::npos);
+}
+
+TEST_CASE("atomics: grid.sync passes once every CTA arrived; a grid too large or a CTA that exits never passes",
+          "[atomics][deadlock]") {
+  auto prog = [](int ctas, const char* before) {
+    return fmt::format(R"(
+kernel k grid=({},1,1) warps=2 smem=200K {{
+  global g
+  warps 0..2 w {{
+    {}
+    compute cycles=100
+    grid.sync
+    if warp == 0 {{ elect {{ red.add g val=1 }} }}
+    grid.sync
+    if cta == 0 && warp == 0 {{ spin g eq=num_ctas }}
+  }}
+}}
+)",
+                       ctas, before);
+  };
+  auto ok = run_text(prog(132, ""));
+  INFO(problem(ok));
+  CHECK(ok.outcome == Outcome::kFinished);
+  // A warp of a CTA that exits before the barrier counts as arrived (its CTA's other warp passes).
+  CHECK(run_text(prog(8, "if warp == 1 { exit }")).outcome == Outcome::kFinished);
+  auto big = run_text(prog(133, ""));
+  REQUIRE(big.outcome == Outcome::kDeadlock);
+  CHECK(causes(big).find("cudaErrorCooperativeLaunchTooLarge") != std::string::npos);
+  CHECK(causes(big).find("1 of the grid's 133 CTAs have not started") != std::string::npos);
+  auto quit = run_text(prog(8, "if cta == 3 { exit }"));
+  REQUIRE(quit.outcome == Outcome::kDeadlock);
+  CHECK(causes(quit).find("CTA(s) 3 exited, so they never reach this grid.sync") != std::string::npos);
+}
+
+TEST_CASE("atomics: release/acquire through a global word orders a buffer for the hazard checker; relaxed does not",
+          "[atomics][hazards]") {
+  // Warp 0 waits for a TMA load, then signals warp 1 through a global flag; warp 1 reads the buffer.
+  auto prog = [](const char* signal, const char* observe) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full count=1
+  smem s bytes=8K
+  global flag
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{
+    elect {{ arrive.expect_tx full tx=8K
+            tma.load T box=(64, 64) at=(0, 0) dst=s bar=full }}
+    wait full parity=0
+    {}
+  }}
+  warp 1 c {{
+    {}
+    ld.shared bytes=128 src=s
+  }}
+}}
+)",
+                       signal, observe);
+  };
+  auto release = run_text(prog("elect { st.release flag val=1 }", "spin flag eq=1"));
+  INFO(problem(release));
+  CHECK(release.outcome == Outcome::kFinished);
+  // An RMW continues the release sequence: a relaxed atomic after the release still carries it.
+  CHECK(run_text(prog("elect { st.release flag val=1 }\n elect { red.add flag val=1 }", "spin flag eq=2")).outcome ==
+        Outcome::kFinished);
+  auto relaxed = run_text(prog("elect { st.relaxed flag val=1 }", "spin flag eq=1"));
+  CHECK(hazard(relaxed));
+  CHECK(relaxed.diagnosis->title == "read before the write is complete (RAW)");
+  // A relaxed load observes the flag but orders nothing; a fence.gpu after it makes it an acquire.
+  const char* poll = "let v = 0\n while v == 0 { ld.relaxed flag -> v }";
+  CHECK(hazard(run_text(prog("elect { st.release flag val=1 }", poll))));
+  std::string poll_fence = std::string(poll) + "\n fence.gpu";
+  CHECK(run_text(prog("elect { st.release flag val=1 }", poll_fence.c_str())).outcome == Outcome::kFinished);
+  // A fence before a relaxed store makes it a release.
+  CHECK(run_text(prog("fence.gpu\n elect { st.relaxed flag val=1 }", "spin flag eq=1")).outcome == Outcome::kFinished);
+  // A plain store by another warp starts a new release sequence: the first release no longer reaches.
+  auto broken = run_text(R"(
+kernel k warps=3 {
+  mbarrier full count=1
+  smem s bytes=8K
+  global flag
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {
+    elect { arrive.expect_tx full tx=8K
+            tma.load T box=(64, 64) at=(0, 0) dst=s bar=full }
+    wait full parity=0
+    elect { st.release flag val=1 }
+  }
+  warp 2 q { spin flag eq=1
+             elect { st.relaxed flag val=2 } }
+  warp 1 c { spin flag eq=2
+             ld.shared bytes=128 src=s }
+}
+)");
+  CHECK(hazard(broken));
+}
+
+TEST_CASE("atomics: grid.sync orders the accesses before it in every CTA before those after it", "[atomics][hazards]") {
+  auto prog = [](const char* sync) {
+    return fmt::format(R"(
+kernel k grid=(4,1,1) warps=2 {{
+  mbarrier full count=1
+  smem s bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warps 0..2 w {{
+    if warp == 0 {{
+      elect {{ arrive.expect_tx full tx=8K
+              tma.load T box=(64, 64) at=(0, 0) dst=s bar=full }}
+      wait full parity=0
+    }}
+    {}
+    if warp == 1 {{ ld.shared bytes=128 src=s }}
+  }}
+}}
+)",
+                       sync);
+  };
+  CHECK(run_text(prog("grid.sync")).outcome == Outcome::kFinished);
+  CHECK(hazard(run_text(prog("compute cycles=5000"))));
+}
+
+TEST_CASE("atomics: timing follows the measured H100 round trips; a flag hand-off between SMs matches the hardware",
+          "[atomics][timing]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  // One atom: issue to the result (the warp then exits at once).
+  auto one = run_text("kernel k warps=1 { global g\n warp 0 w { elect { atom.add g val=1 -> v } } }");
+  CHECK(one.cycles == m.atomic_latency_cycles);
+  auto rel = run_text("kernel k warps=1 { global g\n warp 0 w { elect { atom.add g val=1 sem=acq_rel -> v } } }");
+  CHECK(rel.cycles == m.release_issue_cycles + m.atomic_latency_cycles);
+  // Ping-pong between two CTAs (validation/microbench flag_handoff_one_way): st.release, spin with ld.acquire.
+  // The model was not fitted to it: it follows from the release fence, the atomic and load round trips.
+  // Without jitter both loops keep one phase relation to each other's polls; with a little jitter the phases
+  // vary, as on hardware, and the mean over runs is the model's expectation.
+  const char* pingpong = R"(
+kernel k grid=(2,1,1) warps=1 {
+  global a
+  global b
+  warp 0 w {
+    elect {
+      for j in 1..65 {
+        if cta == 0 { st.release a val=j
+                      spin b ge=j }
+        else { spin a ge=j
+               st.release b val=j }
+      }
+    }
+  }
+}
+)";
+  double total = 0;
+  for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+    models::RunOptions o;
+    o.jitter_pct = 5;
+    o.seed = seed;
+    auto pp = run_text(pingpong, "h100-sxm", o);
+    REQUIRE(pp.outcome == Outcome::kFinished);
+    total += static_cast<double>(pp.cycles);
+  }
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/atomics.json");
+  REQUIRE(f.good());
+  nlohmann::json j = nlohmann::json::parse(f);
+  double hw = 0;
+  for (const auto& meas : j["measurements"])
+    if (meas["name"] == "flag_handoff_one_way") hw = meas["median"];
+  REQUIRE(hw > 0);
+  double sim = total / 8 / 128;
+  INFO("simulated one-way hand-off " << sim << " cycles, H100 " << hw);
+  CHECK(std::abs(sim - hw) / hw < 0.10);
+}
+
+TEST_CASE("atomics: grid.sync of 132 CTAs costs what cooperative groups' grid sync costs on the H100", "[atomics][timing]") {
+  // Not fitted: the model is a CTA barrier, a fence, one atomic per CTA, polls of the counter, a fence and
+  // a CTA barrier, each with its own measured cost (validation/microbench cg_grid_sync_latency_132ctas).
+  auto r = run_text(R"(
+kernel k grid=(132,1,1) warps=4 smem=160K {
+  warps 0..4 w { for i in 0..32 { grid.sync } }
+}
+)");
+  REQUIRE(r.outcome == Outcome::kFinished);
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/atomics.json");
+  nlohmann::json j = nlohmann::json::parse(f);
+  double hw = 0;
+  for (const auto& meas : j["measurements"])
+    if (meas["name"] == "cg_grid_sync_latency_132ctas") hw = meas["median"];
+  REQUIRE(hw > 0);
+  double sim = static_cast<double>(r.cycles) / 32;
+  INFO("simulated grid.sync " << sim << " cycles, H100 " << hw);
+  CHECK(std::abs(sim - hw) / hw < 0.10);
+}

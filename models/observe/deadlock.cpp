@@ -5,9 +5,21 @@
 #include <algorithm>
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/strong_components.hpp>
-#include <set>
+#include <cctype>
 
 namespace smpipe::models {
+
+std::string number_shape(const std::string& text) {
+  std::string out;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(text[i]))) {
+      if (out.empty() || out.back() != '#') out += '#';
+    } else {
+      out += text[i];
+    }
+  }
+  return out;
+}
 
 DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int64_t unlaunched_ctas) {
   DeadlockReport rep;
@@ -52,19 +64,36 @@ DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int6
       if (comp[i] == k) on_cycle[i] = true;
   }
   std::vector<std::string> starts;
-  std::set<std::string> kept;
+  // Causes in the order the warps were found (CTA launch order); causes that differ only in their numbers
+  // (the same mistake in every CTA: flags[0], flags[1] ...) are given once, with how many there were.
+  std::vector<std::string> kept;
+  std::vector<std::string> shapes;
+  std::vector<int> alike;
   for (std::size_t u = 0; u < nodes.size(); ++u) {
     if (!on_cycle[u]) continue;
     for (const auto& entry : nodes[u].never_started)
       if (std::find(starts.begin(), starts.end(), entry) == starts.end()) starts.push_back(entry);
-    kept.insert(nodes[u].causes.begin(), nodes[u].causes.end());
+    for (const auto& c : nodes[u].causes) {
+      if (std::find(kept.begin(), kept.end(), c) != kept.end()) continue;
+      std::string shape = number_shape(c);
+      auto it = std::find(shapes.begin(), shapes.end(), shape);
+      if (it != shapes.end()) {
+        alike[it - shapes.begin()] += 1;
+        continue;
+      }
+      kept.push_back(c);
+      shapes.push_back(shape);
+      alike.push_back(0);
+    }
   }
+  for (std::size_t i = 0; i < kept.size(); ++i)
+    if (alike[i] > 0) kept[i] += fmt::format(" (and {} more of the same form, with other numbers)", alike[i]);
   if (!starts.empty())
-    kept.insert(fmt::format("nothing has arrived on {}: each side waits for the other before its first arrive. The side "
+    kept.push_back(fmt::format("nothing has arrived on {}: each side waits for the other before its first arrive. The side "
                             "whose buffers start free must not wait for phase 0: CUTLASS producers start at phase 1 (their "
                             "first wait on an 'empty' barrier uses parity 1 and passes at once)",
                             fmt::join(starts, ", ")));
-  rep.causes.assign(kept.begin(), kept.end());
+  rep.causes = std::move(kept);
   if (rep.warps.empty() && rep.unlaunched_ctas > 0)
     rep.causes.push_back(fmt::format("{} CTAs were never launched", rep.unlaunched_ctas));
   return rep;

@@ -19,6 +19,10 @@ struct StuckNode {
   std::vector<std::string> never_started;  // barriers it waits on in phase 0 with nothing arrived ever
 };
 
+// The text with every run of digits replaced by '#': texts that differ only in their numbers (CTA, index,
+// cycle) have the same shape.
+std::string number_shape(const std::string& text);
+
 DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int64_t unlaunched_ctas);
 
 }  // namespace smpipe::models

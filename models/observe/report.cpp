@@ -1,5 +1,7 @@
 #include "models/observe/report.hpp"
 
+#include "models/observe/deadlock.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -107,11 +109,11 @@ std::string format_problem(const RunResult& r) {
       out += fmt::format("deadlock at cycle {}: no event is left and {} warp(s) cannot proceed\n", r.cycles, rep.warps.size());
     else
       out += fmt::format("watchdog at cycle {}: {}\n", r.cycles, r.watchdog_reason);
-    // Warps in the same state (role, op, what they wait for) are listed once, with how many share it:
-    // a deadlock usually repeats in every CTA.
+    // Warps in the same state (role, op, what they wait for, up to its numbers: the barrier index, the CTA)
+    // are listed once, with how many share it: a deadlock usually repeats in every CTA.
     std::vector<std::pair<std::string, std::vector<const StuckWarp*>>> groups;
     for (const auto& w : rep.warps) {
-      std::string key = fmt::format("{}|{}|{}|{}", w.role, w.loc.str(), w.op_text, w.waits_for);
+      std::string key = fmt::format("{}|{}|{}|{}", w.role, w.loc.str(), w.op_text, number_shape(w.waits_for));
       auto it = std::find_if(groups.begin(), groups.end(), [&](const auto& g) { return g.first == key; });
       if (it == groups.end()) {
         groups.emplace_back(key, std::vector<const StuckWarp*>{&w});
@@ -119,16 +121,26 @@ std::string format_problem(const RunResult& r) {
         it->second.push_back(&w);
       }
     }
-    for (const auto& [_, members] : groups) {
+    constexpr std::size_t kShownGroups = 24;
+    for (std::size_t g = 0; g < groups.size() && g < kShownGroups; ++g) {
+      const auto& members = groups[g].second;
       const StuckWarp& w = *members.front();
       out += fmt::format("  CTA {} warp {} ({}) at {}: `{}`\n", w.cta, w.warp, w.role, w.loc.file ? w.loc.str() : "?", w.op_text);
       out += fmt::format("      waits for {} (since cycle {})\n", w.waits_for, w.since);
       if (members.size() > 1) {
         std::set<std::int64_t> ctas;
         for (const auto* m : members) ctas.insert(m->cta);
-        out += fmt::format("      (and {} more warp(s) in the same state, in {} CTA(s))\n", members.size() - 1, ctas.size());
+        std::vector<std::int64_t> some(ctas.begin(), ctas.end());
+        std::string list = ctas.size() <= 6 ? fmt::format("{}", fmt::join(some, ", "))
+                                            : fmt::format("{}, {}, {} ... {}", some[0], some[1], some[2], some.back());
+        if (ctas.size() == 1)
+          out += fmt::format("      (and {} more warp(s) in the same state, in 1 CTA(s))\n", members.size() - 1);
+        else
+          out += fmt::format("      (and {} more warp(s) in the same state, in {} CTA(s): {})\n", members.size() - 1, ctas.size(), list);
       }
     }
+    if (groups.size() > kShownGroups)
+      out += fmt::format("  ... and {} more groups of stuck warps (smpipe run --json lists every warp)\n", groups.size() - kShownGroups);
     if (!rep.cycles.empty()) {
       out += "wait-for cycle(s):\n";
       std::vector<std::string> seen;

@@ -893,6 +893,10 @@ class Compiler {
         break;
       }
       case OpKind::kBarSync: case OpKind::kBarArrive: {
+        if (d.lanes != 32)
+          fail(s.loc, fmt::format("'{}' is .aligned (barrier.{}.aligned): every thread of the warp must execute it, and "
+                                  "inside elect only one lane does (PTX ISA, bar/barrier); put it outside elect",
+                                  spec.name, d.kind == OpKind::kBarSync ? "sync" : "arrive"));
         auto n = const_attr(d, spec, "threads");
         if (attr(d, spec, "threads").present && n && (*n <= 0 || *n % 32 != 0 || *n > program_->warps * 32))
           fail(attr_loc(s, "threads"),
@@ -935,7 +939,22 @@ class Compiler {
         if (d.lanes != 32) fail(s.loc, fmt::format("'{}' is issued by a whole warp: it cannot stand inside elect", spec.name));
         break;
       }
-      case OpKind::kUmma: require_elect(); resolve_shape(d, spec, s); check_umma(d, spec, s); break;
+      case OpKind::kUmma: {
+        require_elect();
+        resolve_shape(d, spec, s);
+        check_umma(d, spec, s);
+        // One kernel uses one cta_group: ptxas rejects tcgen05 ops with cta_group::1 and ::2 in one kernel (LLVM
+        // NVPTX tests were split for it, llvm-project PR 162597; CCCL PR 8297).
+        auto g = const_attr(d, spec, "cta_group");
+        if (g) {
+          if (cta_group_ && *cta_group_ != *g)
+            fail(attr_loc(s, "cta_group"), fmt::format("cta_group={} here, but an earlier tcgen05 op of this kernel uses "
+                                                       "cta_group={}: one kernel uses one cta_group",
+                                                       *g, *cta_group_));
+          cta_group_ = *g;
+        }
+        break;
+      }
       case OpKind::kUmmaCommit: case OpKind::kClcTryCancel: require_elect(); break;
       case OpKind::kTmemCp: require_elect(); check_tmem_cp(d, s); break;
       case OpKind::kTmemLd: case OpKind::kTmemSt: check_tmem_ldst(d, s); break;
@@ -995,6 +1014,13 @@ class Compiler {
     }
     if (!box.present) fail(s.loc, fmt::format("'{}' of a tensor needs box=(...)", spec.name));
     const TensorDecl& td = program_->tensors[t.decl];
+    // A tensor map's global strides (bytes between rows, planes ...) are multiples of 16
+    // (cuTensorMapEncodeTiled: globalStrides); the innermost dimension's bytes is the smallest of them.
+    if (td.shape.size() > 1 && (td.shape.back() * td.bits) % 128 != 0)
+      fail(attr_loc(s, "tensor"), fmt::format("tensor '{}': a row of {} x {} bits is not a multiple of 16 bytes, so its "
+                                               "global strides cannot be encoded in a tensor map (cuTensorMapEncodeTiled "
+                                               "needs every global stride a multiple of 16 bytes)",
+                                               td.name, td.shape.back(), td.bits));
     if (box.length != td.shape.size())
       fail(attr_loc(s, "box"), fmt::format("box has {} dimensions but tensor '{}' has rank {}", box.length, td.name, td.shape.size()));
     const AttrSlot& at = attr(d, spec, "at");
@@ -1134,6 +1160,7 @@ class Compiler {
   std::vector<Scope> scopes_;
   std::vector<LoopLabels> loops_;
   std::vector<const Expr*> pending_dynamic_;
+  std::optional<std::int64_t> cta_group_;  // the cta_group of the kernel's first tcgen05 op with one
   int stack_depth_ = 0;
   int region_depth_ = 0;
 };

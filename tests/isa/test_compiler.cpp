@@ -103,3 +103,33 @@ TEST_CASE("other attribute checks", "[isa][boundary]") {
   CHECK_THAT(with_op(d, "let warp = 3"), Catch::Contains("'warp' is a built-in value"));
   CHECK_THAT(with_op(d, "compute cycles=b"), Catch::Contains("'b' is a declaration, not a value"));
 }
+
+TEST_CASE("bar.sync and bar.arrive are .aligned: not inside elect", "[isa][boundary]") {
+  CHECK(with_op("", "bar.sync 1 threads=128").empty());
+  CHECK(with_op("", "bar.arrive 1 threads=128").empty());
+  CHECK_THAT(with_op("", "bar.sync 1 threads=128", 4, true), Catch::Contains("'bar.sync' is .aligned"));
+  CHECK_THAT(with_op("", "bar.arrive 1 threads=128", 4, true), Catch::Contains("'bar.arrive' is .aligned"));
+}
+
+TEST_CASE("one kernel uses one tcgen05 cta_group", "[isa][boundary]") {
+  const char* decls = "smem a bytes=32K\n smem b bytes=32K";
+  auto two = [&](int g1, int g2) {
+    return with_op(decls, fmt::format("umma m128n128k16 kind=f16 a=a b=b cta_group={}\n umma m128n128k16 kind=f16 a=a b=b cta_group={}", g1, g2),
+                   4, true);
+  };
+  CHECK(two(1, 1).empty());
+  CHECK(two(2, 2).empty());
+  CHECK_THAT(two(1, 2), Catch::Contains("cta_group=2 here, but an earlier tcgen05 op of this kernel uses cta_group=1"));
+}
+
+TEST_CASE("a TMA tensor's rows are a multiple of 16 bytes (tensor-map global strides)", "[isa][boundary]") {
+  auto load = [](const char* shape, const char* dtype, const char* box) {
+    return with_op(fmt::format("mbarrier f count=1\n smem s bytes=64K\n tensor T dtype={} shape={}", dtype, shape),
+                   fmt::format("tma.load T box={} dst=s bar=f", box), 4, true);
+  };
+  CHECK(load("(64, 8)", "bf16", "(64, 8)").empty());        // 16-byte rows
+  CHECK_THAT(load("(64, 12)", "bf16", "(64, 8)"), Catch::Contains("a row of 12 x 16 bits is not a multiple of 16 bytes"));
+  CHECK(load("(64, 32)", "e2m1", "(64, 32)").empty());      // 32 fp4 = 16 bytes
+  CHECK_THAT(load("(64, 40)", "e2m1", "(64, 32)"), Catch::Contains("not a multiple of 16 bytes"));
+  CHECK(load("(100)", "bf16", "(8)").empty());              // rank 1: no stride
+}

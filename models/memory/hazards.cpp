@@ -20,8 +20,11 @@ HazardUnit::HazardUnit(Simulator& sim) : Unit(sim) {
   cluster_size_ = static_cast<int>(p.cluster_size());
   dim_ = static_cast<std::size_t>(cluster_size_) * static_cast<std::size_t>(warps_ + bars_);
   smem_count_ = p.smem_layout.count;
+  tmem_base_ = smem_count_ + static_cast<std::uint32_t>(bars_);
   for (const auto& role : p.roles)
     for (const auto& d : role.ops) {
+      const isa::AttrSlot* t = d.slot(isa::Attr::kTmem);
+      if (t != nullptr && t->present) tracks_ = tracks_tmem_ = true;
       if (d.kind == isa::OpKind::kClcTryCancel || d.kind == isa::OpKind::kClcQuery) tracks_ = true;
       if (d.kind == isa::OpKind::kMbarrierInit) inits_ = true;
       for (const isa::AttrSpec& a : isa::op_spec(d.kind).attrs) {
@@ -62,7 +65,7 @@ std::uint32_t HazardUnit::barrier_index(std::uint32_t cta, std::uint32_t bar) co
 void HazardUnit::cta_started(std::uint32_t slot) {
   const Cta& c = sim_.cta(slot);
   if (slot >= buffers_.size()) buffers_.resize(slot + 1);
-  buffers_[slot].assign(tracks_ ? smem_count_ + static_cast<std::uint32_t>(bars_) : 0, Buffer{});
+  buffers_[slot].assign(tracks_ ? tmem_base_ + (tracks_tmem_ ? kTmemChunks : 0) : 0, Buffer{});
   if (c.rank != 0) return;  // one domain per cluster, reset by its first CTA
   if (c.cluster_slot >= domains_.size()) domains_.resize(c.cluster_slot + 1);
   Domain& d = domains_[c.cluster_slot];
@@ -112,6 +115,7 @@ HazardUnit::Part HazardUnit::new_part(std::uint32_t warp_id) {
   s.live = true;
   s.cluster = sim_.cta(sim_.warp(warp_id).cta).cluster_slot;
   s.cta = s.buffer = kNone;
+  s.sticky = false;
   s.children.clear();
   if (pool_free_.empty()) {
     s.vc = static_cast<std::uint32_t>(pool_.size() / std::max<std::size_t>(dim_, 1));
@@ -154,6 +158,17 @@ HazardUnit::Rec* HazardUnit::find_rec(std::uint32_t cta, std::uint32_t buffer, P
 void HazardUnit::complete(Part p, std::span<const std::uint32_t> comps, std::span<const Clock> clocks, std::int64_t phase) {
   PartState* s = state(p);
   if (s == nullptr) return;
+  if (s->sticky) {
+    // An accumulator write: this commit (and every later one of its thread) orders it.
+    if (Rec* r = find_rec(s->cta, s->buffer, p)) {
+      r->landed = true;
+      for (std::size_t i = 0; i < comps.size(); ++i)
+        if (std::none_of(r->commits.begin(), r->commits.end(), [&](const auto& e) { return e.first == comps[i]; }))
+          r->commits.emplace_back(comps[i], clocks[i]);
+      r->done_phase = phase;
+    }
+    return;
+  }
   if (s->buffer != kNone)
     if (Rec* r = find_rec(s->cta, s->buffer, p)) {
       r->part = 0;
@@ -194,6 +209,30 @@ void HazardUnit::retire_any(Part p, std::span<const std::uint32_t> warp_ids) {
 }
 
 void HazardUnit::drop(Part p) { free_part(p); }
+
+std::pair<std::uint32_t, std::uint32_t> HazardUnit::tmem_buffers(std::int64_t column, std::int64_t width) const {
+  if (!tracks_tmem_ || width <= 0) return {0, 0};
+  std::int64_t first = std::clamp<std::int64_t>(column / kTmemChunk, 0, kTmemChunks);
+  std::int64_t end = std::clamp<std::int64_t>((column + width + kTmemChunk - 1) / kTmemChunk, first, kTmemChunks);
+  return {tmem_base_ + static_cast<std::uint32_t>(first), tmem_base_ + static_cast<std::uint32_t>(end)};
+}
+
+HazardUnit::Part HazardUnit::tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer) {
+  Part p = async_access(warp_id, op, cta, buffer, true, Via::kTmemMma);
+  if (PartState* s = state(p)) {
+    s->sticky = true;
+    if (Rec* r = find_rec(cta, buffer, p)) r->sticky = true;
+  }
+  return p;
+}
+
+void HazardUnit::forget(Part p) {
+  PartState* s = state(p);
+  if (s == nullptr) return;
+  if (s->cta < buffers_.size() && s->buffer < buffers_[s->cta].size())
+    std::erase_if(buffers_[s->cta][s->buffer].writes, [&](const Rec& r) { return r.part == p; });
+  free_part(p);
+}
 
 // ---- mbarriers ----
 
@@ -355,7 +394,10 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   // barrier: boxes of one stage, multicast halves). Accesses by threads (ld/st.shared, ldmatrix, cp.async)
   // mostly are not: the language names buffers, not offsets, and threads touch disjoint fragments of one
   // buffer; generic reads of a buffer that cp.async copies may still be writing are.
-  auto thread_level = [](const Rec& r) { return r.via == Via::kGeneric || r.via == Via::kCpAsync; };
+  // TMEM loads and stores of different warps touch different lanes.
+  auto thread_level = [](const Rec& r) {
+    return r.via == Via::kGeneric || r.via == Via::kCpAsync || r.via == Via::kTmemLd || r.via == Via::kTmemSt;
+  };
   auto conflicts = [&](const Rec& prior) {
     if (thread_level(prior) && thread_level(rec)) {
       // Threads: only a generic read of what a cp.async may still be writing (ldmatrix of a tile the warps
@@ -363,6 +405,8 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
       bool read_of_copy = (!rec.write && prior.via == Via::kCpAsync) || (!prior.write && rec.via == Via::kCpAsync);
       if (!read_of_copy) return false;
     }
+    // One thread's tcgen05.mma ops run in issue order: their accumulator writes do not race each other.
+    if (prior.via == Via::kTmemMma && rec.via == Via::kTmemMma && prior.warp == rec.warp) return false;
     return !(rec.write && prior.write && rec.part != 0 && prior.part != 0 && rec.bar != kNone && prior.bar == rec.bar &&
              prior.bar_cta == rec.bar_cta);
   };
@@ -385,6 +429,10 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
 std::string HazardUnit::buffer_name(std::uint32_t buffer) const {
   const auto& p = sim_.program();
   if (buffer < smem_count_) return p.smem_layout.element_name(p.smems, buffer);
+  if (buffer >= tmem_base_) {
+    std::uint32_t c = (buffer - tmem_base_) * kTmemChunk;
+    return fmt::format("the TMEM chunk of columns {}..{}", c, c + kTmemChunk - 1);
+  }
   return fmt::format("the CLC response of {}", p.mbarrier_layout.element_name(p.mbarriers, buffer - smem_count_));
 }
 
@@ -398,7 +446,7 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
   const auto& p = sim_.program();
   const Warp& pw = sim_.warp(prior.warp);
   int now_index = sim_.warp(now.warp).index;
-  if (prior.part != 0) {
+  if (prior.part != 0 && !prior.landed) {
     switch (prior.via) {
       case Via::kTmaLoad:
       case Via::kClcResponse:
@@ -424,8 +472,28 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
         return fmt::format("the copy is in flight until warp {} waits for it (`cp.async.commit` then `cp.async.wait N` "
                            "covering its group, or `cp.async.arrive` on a barrier that is waited for)",
                            pw.index);
+      case Via::kTmemMma:
+        return fmt::format("the tensor cores write the accumulator until a later `umma.commit` of warp {} lands on a "
+                           "barrier (tcgen05.commit); warp {} must wait on that barrier's phase (the accumulator's 'full' "
+                           "barrier) before touching these columns",
+                           pw.index, now_index);
+      case Via::kTmemLd:
+      case Via::kTmemSt:
+        return fmt::format("warp {}'s tcgen05.{} is asynchronous until its `tmem.wait {}` (tcgen05.wait::{}); that wait must "
+                           "come before the arrive that hands the columns back (CUTLASS waits for the load before "
+                           "releasing the accumulator stage)",
+                           pw.index, prior.via == Via::kTmemLd ? "ld" : "st", prior.via == Via::kTmemLd ? "ld" : "st",
+                           prior.via == Via::kTmemLd ? "ld" : "st");
       case Via::kGeneric: break;
     }
+  }
+  if (prior.sticky && prior.landed) {
+    std::uint32_t last = prior.commits.back().first - static_cast<std::uint32_t>(cluster_size_ * warps_);
+    return fmt::format("the accumulator that warp {}'s tcgen05.mma writes is complete only for a warp that observed a "
+                       "barrier phase a later `umma.commit` of warp {} arrived on (the latest: {}), and warp {} observed "
+                       "none: wait on the accumulator's 'full' barrier (the one the MMA warp commits each tile to) first",
+                       pw.index, pw.index, p.mbarrier_layout.element_name(p.mbarriers, last % static_cast<std::uint32_t>(bars_)),
+                       now_index);
   }
   if (prior.done_phase >= 0) {
     std::uint32_t rank = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) / static_cast<std::uint32_t>(bars_);
@@ -440,6 +508,8 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
   std::string wait = prior.via == Via::kWgmma      ? "`wgmma.wait N`"
                      : prior.via == Via::kTmaStore ? "`tma.wait N read`"
                      : prior.via == Via::kCpAsync  ? "`cp.async.wait N`"
+                     : prior.via == Via::kTmemLd   ? "`tmem.wait ld`"
+                     : prior.via == Via::kTmemSt   ? "`tmem.wait st`"
                                                    : "";
   if (!wait.empty())
     return fmt::format("its access ended at the covering {} of warp {}, and nothing orders that wait before this op: warp {} "

@@ -36,7 +36,12 @@ class HazardUnit : public Unit {
   using Part = std::uint64_t;  // an asynchronous access or release in flight (0: none)
 
   // How an access reaches the buffer (the words of the report and of the missing synchronisation).
-  enum class Via : std::uint8_t { kGeneric, kTmaLoad, kTmaStore, kCpAsync, kWgmma, kUmma, kTmemCp, kClcResponse };
+  enum class Via : std::uint8_t {
+    kGeneric, kTmaLoad, kTmaStore, kCpAsync, kWgmma, kUmma, kTmemCp, kClcResponse,
+    kTmemMma,  // a tcgen05.mma writing its accumulator in TMEM
+    kTmemLd,   // tcgen05.ld / st of a warp (its own 32 lanes)
+    kTmemSt
+  };
 
   // The accesses in flight of one waiter's commit groups (bulk groups, cp.async groups, wgmma groups), in
   // commit order, and of the open group: what a `wait N` completes.
@@ -71,8 +76,19 @@ class HazardUnit : public Unit {
   std::string_view name() const override { return "hazards"; }
   void cta_started(std::uint32_t slot) override;
 
-  // ---- buffers: smem elements, then one CLC response slot per mbarrier element ----
+  // ---- buffers: smem elements, then one CLC response slot per mbarrier element, then TMEM in 32-column
+  // chunks (the allocation granule) ----
   std::uint32_t clc_slot(std::uint32_t barrier_flat) const { return smem_count_ + barrier_flat; }
+  static constexpr std::uint32_t kTmemChunk = 32, kTmemChunks = 16;
+  // The buffers of TMEM columns [column, column + width): [first, end), empty when the program names no
+  // TMEM address.
+  std::pair<std::uint32_t, std::uint32_t> tmem_buffers(std::int64_t column, std::int64_t width) const;
+  // A tcgen05.mma's accumulator write to one chunk: in flight until a umma.commit of its thread lands, and
+  // then ordered before whoever observes that commit or any later one of the thread (every commit tracks
+  // all the thread's earlier tcgen05 ops). The caller keeps the part (adopting it into each later commit)
+  // until the thread's next accumulator write to the chunk supersedes it: then forget() it.
+  Part tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer);
+  void forget(Part p);
 
   // A generic access by the executing warp; a hazard (never returns) when it races.
   void generic(const OpContext& ctx, std::uint32_t buffer, bool write);
@@ -136,7 +152,12 @@ class HazardUnit : public Unit {
  private:
   static constexpr int kMaxEpochs = isa::kWarpsPerWarpgroup;
   struct Rec {
-    Part part = 0;             // in flight (not ordered before anything) while non-zero
+    Part part = 0;             // in flight (not ordered before anything) while non-zero and not landed
+    bool sticky = false;       // a tcgen05.mma accumulator write: later commits add epochs
+    bool landed = false;       // sticky: a commit landed (its part stays, for later commits)
+    // Sticky: the epoch of every barrier a commit landed on (the earliest per barrier: a later phase of the
+    // same barrier orders nothing more).
+    std::vector<std::pair<std::uint32_t, Clock>> commits;
     // Epochs (component, clock): ordered before a clock that covers any of them (one unless a warpgroup's
     // wait completed it: then each of its warps' own).
     std::uint8_t epochs = 1;
@@ -160,6 +181,7 @@ class HazardUnit : public Unit {
     std::uint32_t cluster = 0;
     std::uint32_t vc = ~0u;                // row in the clock pool
     std::uint32_t cta = ~0u, buffer = ~0u;  // its access (~0u: a pure release)
+    bool sticky = false;
     std::vector<Part> children;
   };
   struct Domain {  // one cluster
@@ -193,6 +215,11 @@ class HazardUnit : public Unit {
   Rec* find_rec(std::uint32_t cta, std::uint32_t buffer, Part p);
 
   static bool ordered(const Rec& r, const Clock* vc) {
+    if (r.sticky) {
+      for (const auto& [comp, clock] : r.commits)
+        if (vc[comp] >= clock) return true;
+      return false;
+    }
     if (r.part != 0) return false;
     for (int i = 0; i < r.epochs; ++i)
       if (vc[r.comp[i]] >= r.clock[i]) return true;
@@ -208,7 +235,9 @@ class HazardUnit : public Unit {
   int warps_ = 0, bars_ = 0, cluster_size_ = 1;
   std::size_t dim_ = 0;
   std::uint32_t smem_count_ = 0;
+  std::uint32_t tmem_base_ = 0;  // the first TMEM chunk's buffer index
   bool tracks_ = false;
+  bool tracks_tmem_ = false;  // some op names a TMEM address
   bool inits_ = false;  // the program runs mbarrier.init (otherwise no use needs an init check)
   std::vector<Part> completing_;  // scratch: the parts a phase completion ends
   std::vector<Domain> domains_;                // by cluster slot

@@ -190,6 +190,26 @@ OpResult TensorUnit::umma(OpContext& ctx) {
     if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, a), false,
                                                     HazardUnit::Via::kUmma))
       t.reads.push_back(part);
+  // The accumulator's TMEM columns (tmem=, in this CTA, and in the peer's for cta_group::2).
+  if (ctx.present(Attr::kTmem)) {
+    auto [first, end] = hazards_->tmem_buffers(ctx.value(Attr::kTmem) & 0xffff, d.n);
+    std::uint32_t ctas[2] = {ctx.cta_slot(), ctx.cta_slot()};
+    int nctas = 1;
+    if (ctx.value(Attr::kCtaGroup) == 2 && sim_.cluster_of(ctx.cta()).ctas.size() > 1)
+      ctas[nctas++] = sim_.cluster_of(ctx.cta()).ctas[ctx.cta().rank ^ 1];
+    for (int c = 0; c < nctas; ++c)
+      for (std::uint32_t b = first; b < end; ++b) {
+        std::uint64_t key = (std::uint64_t{ctas[c]} << 32) | b;
+        std::uint64_t part = hazards_->tmem_mma_write(ctx.warp_id, ctx.op, ctas[c], b);
+        auto it = std::find_if(t.d_writes.begin(), t.d_writes.end(), [&](const auto& e) { return e.first == key; });
+        if (it == t.d_writes.end()) {
+          t.d_writes.emplace_back(key, part);
+        } else {
+          hazards_->forget(it->second);  // the thread's newer write to the chunk orders after it
+          it->second = part;
+        }
+      }
+  }
   // Ordered after this thread's earlier tcgen05.cp (scale factors) (semantics.md §6).
   for (Cycle& c : pipe_free_[cta.sm]) c = sim::max(c, t.cp_done);
   Cycle end;
@@ -230,6 +250,13 @@ OpResult TensorUnit::umma_commit(OpContext& ctx) {
       for (std::uint64_t part : t.reads) hazards_->adopt(s.hb, part);
       t.reads.clear();
       adopted = true;
+    }
+    // Accumulator writes complete with the signal that reaches their CTA (any one, if none does): every
+    // commit tracks all the thread's earlier tcgen05 ops.
+    for (const auto& [key, part] : t.d_writes) {
+      auto cta = static_cast<std::uint32_t>(key >> 32);
+      bool reaches = std::find(targets.begin(), targets.end(), cta) != targets.end();
+      if (cta == target || (!reaches && target == targets.slot[0])) hazards_->adopt(s.hb, part);
     }
     if (!sim_.observers().empty()) s.token = sim_.observers().signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
     mbar_->send(target == ctx.cta_slot() ? at : at + sim_.jit(m.remote_arrive_cycles), s);

@@ -34,6 +34,8 @@ class TensorUnit : public Unit {
   struct Tcgen05Thread {
     Cycle done{0}, cp_done{0};
     std::vector<std::uint64_t> reads;  // smem operand reads in flight, not yet tracked by a commit (hazards)
+    // Accumulator writes (hazards): the latest per (CTA slot << 32 | TMEM chunk buffer), adopted by every commit.
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> d_writes;
   };
   Tcgen05Thread& tcgen05(std::uint32_t warp_id) { return threads_[warp_id]; }
 

@@ -101,11 +101,24 @@ OpResult TmemUnit::execute(OpContext& ctx) {
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kTmemLd:
     case OpKind::kTmemSt: {
-      Cycle& done = d.kind == OpKind::kTmemLd ? ws.ld_done : ws.st_done;
+      bool ld = d.kind == OpKind::kTmemLd;
+      Cycle& done = ld ? ws.ld_done : ws.st_done;
       done = sim::max(done, now) + Cycle(ceil_div(m.tmem_ld_cycles * d.bytes, 4096));
+      if (ctx.present(Attr::kTmem)) {
+        // Columns: 32 bits per register per thread; a 16-lane shape spreads a warp's registers over twice the columns.
+        std::int64_t cols = d.bytes / (isa::kWarpSize * 4) * (d.shape[0] == '1' ? 2 : 1);
+        auto [first, end] = hazards_->tmem_buffers(ctx.value(Attr::kTmem) & 0xffff, cols);
+        for (std::uint32_t b = first; b < end; ++b)
+          (ld ? ws.ld_parts : ws.st_parts)
+              .push_back(hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), b, !ld,
+                                                ld ? HazardUnit::Via::kTmemLd : HazardUnit::Via::kTmemSt));
+      }
       return ctx.busy(m.op_issue_cycles);
     }
     case OpKind::kTmemWait: {
+      std::vector<std::uint64_t>& parts = ctx.value(Attr::kLd) ? ws.ld_parts : ws.st_parts;
+      for (std::uint64_t p : parts) hazards_->retire(p, ctx.warp_id);
+      parts.clear();
       Cycle until = ctx.value(Attr::kLd) ? ws.ld_done : ws.st_done;
       if (until <= now) return ctx.busy(m.op_issue_cycles);
       ctx.block(nullptr, 0, 0, cause_wait_);

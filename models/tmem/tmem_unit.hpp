@@ -43,6 +43,7 @@ class TmemUnit : public Unit {
   };
   struct WarpState {
     Cycle ld_done{0}, st_done{0};
+    std::vector<std::uint64_t> ld_parts, st_parts;  // loads / stores in flight until tmem.wait (hazards)
   };
   void try_grant(int sm);
 

@@ -225,3 +225,106 @@ kernel k warps=4 {
 )";
   CHECK(run_text(text).outcome == Outcome::kFinished);
 }
+
+TEST_CASE("hazards: TMEM accumulators: read after the commit is observed, handed back after tmem.wait ld", "[hazards][tmem]") {
+  // An MMA warp accumulates into columns 0..255 over k-blocks, each committed to empty[s] (which the MMA
+  // warp never waits on), then commits acc_full; the epilogue reads the columns and hands them back.
+  auto prog = [](const char* before_read, bool wait_before_arrive) {
+    return fmt::format(R"(
+kernel k warps=8 {{
+  mbarrier full[2] count=1
+  mbarrier empty[2] count=1
+  mbarrier acc_full count=1
+  mbarrier acc_empty count=128
+  smem sA[2] bytes=16K
+  smem sB[2] bytes=16K
+  warp 0 p {{
+    for i in 0..8 {{
+      let s = i % 2
+      wait empty[s] parity=((i / 2) & 1) ^ 1
+      elect {{ arrive.expect_tx full[s] tx=32K
+              tma.load bytes=16K dst=sA[s] bar=full[s]
+              tma.load bytes=16K dst=sB[s] bar=full[s] }}
+    }}
+  }}
+  warp 1 mma {{
+    tmem.alloc cols=256 -> base
+    let kt = 0
+    for t in 0..2 {{
+      wait acc_empty parity=(t & 1) ^ 1
+      for k in 0..4 {{
+        let s = kt % 2
+        wait full[s] parity=(kt / 2) & 1
+        elect {{ umma m128n256k16 kind=f16 a=sA[s] b=sB[s] tmem=base
+                umma.commit empty[s] }}
+        let kt = kt + 1
+      }}
+      elect {{ umma.commit acc_full }}
+    }}
+    wait acc_empty parity=0
+    tmem.dealloc base cols=256
+  }}
+  warpgroup 1 epi {{
+    for t in 0..2 {{
+      {}
+      tmem.ld 32x32b.x32 tmem=96
+      {}
+      arrive acc_empty
+      tmem.wait ld
+      sleep cycles=2000
+    }}
+  }}
+}}
+)",
+                       before_read, wait_before_arrive ? "tmem.wait ld" : "");
+  };
+  auto ok = run_text(prog("wait acc_full parity=t & 1", true), "b200");
+  INFO(test::problem(ok));
+  CHECK(ok.outcome == Outcome::kFinished);
+  // Reading before acc_full is observed: the MMAs may still be writing (the epilogue starts late enough
+  // for the first MMA to have begun).
+  auto early = run_text(prog("sleep cycles=3000", true), "b200");
+  CHECK(hazard(early));
+  CHECK(title(early) == "read before the write is complete (RAW)");
+  CHECK(early.diagnosis->message.find("the TMEM chunk of columns 96..127") != std::string::npos);
+  INFO(early.diagnosis->message);
+  CHECK(early.diagnosis->message.find("umma.commit") != std::string::npos);
+  // Handing the stage back before the load finished: the next tile's MMA overwrites what it may still read.
+  auto late = run_text(prog("wait acc_full parity=t & 1", false), "b200");
+  CHECK(hazard(late));
+  CHECK(title(late) == "buffer overwritten while still read (WAR)");
+  CHECK(late.diagnosis->message.find("tmem.wait ld") != std::string::npos);
+}
+
+TEST_CASE("hazards: TMEM columns outside the accumulator's are not in conflict; without tmem= nothing is checked",
+          "[hazards][tmem]") {
+  auto prog = [](const char* ld) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full count=1
+  mbarrier done count=1
+  smem sA bytes=16K
+  smem sB bytes=16K
+  warp 0 mma {{
+    tmem.alloc cols=512 -> base
+    elect {{ arrive.expect_tx full tx=32K
+            tma.load bytes=16K dst=sA bar=full
+            tma.load bytes=16K dst=sB bar=full }}
+    wait full parity=0
+    elect {{ umma m128n128k16 kind=f16 a=sA b=sB tmem=base + 256
+            umma.commit done }}
+    wait done parity=0
+    tmem.dealloc base cols=512
+  }}
+  warp 1 epi {{ sleep cycles=1000
+               {}
+               tmem.wait ld }}
+}}
+)",
+                       ld);
+  };
+  CHECK(run_text(prog("tmem.ld 32x32b.x32 tmem=224"), "b200").outcome == Outcome::kFinished);  // columns 224..255
+  CHECK(hazard(run_text(prog("tmem.ld 32x32b.x32 tmem=256"), "b200")));
+  CHECK(hazard(run_text(prog("tmem.ld 16x256b.x4 tmem=352"), "b200")));  // 16x256b.x4 spans 32 columns: 352..383
+  CHECK(run_text(prog("tmem.ld 32x32b.x32"), "b200").outcome == Outcome::kFinished);
+}

@@ -315,6 +315,9 @@ class Compiler {
         }
         case Decl::Kind::kGlobal: {
           GlobalDecl g{d.name, decl_size(d, kMaxGlobalWords), d.size.has_value(), d.count ? const_expr(*d.count) : 0, d.loc};
+          global_words_ += g.size;
+          if (global_words_ > kMaxGlobalWords)
+            fail(d.loc, fmt::format("the kernel's global words add up to {}, more than {} (2^20)", global_words_, kMaxGlobalWords));
           decl_kind_[d.name] = {AttrType::kGlobal, static_cast<int>(p.globals.size())};
           p.globals.push_back(g);
           break;
@@ -1161,6 +1164,7 @@ class Compiler {
   std::vector<LoopLabels> loops_;
   std::vector<const Expr*> pending_dynamic_;
   std::optional<std::int64_t> cta_group_;  // the cta_group of the kernel's first tcgen05 op with one
+  std::int64_t global_words_ = 0;          // words of every `global` declaration
   int stack_depth_ = 0;
   int region_depth_ = 0;
 };

@@ -17,7 +17,7 @@ inline constexpr int kMaxClusterSize = 16;
 // Threads per warp and warps per warpgroup (PTX ISA 9.7.15, wgmma: a warpgroup is 4 contiguous warps).
 inline constexpr int kWarpSize = 32;
 inline constexpr int kWarpsPerWarpgroup = 4;
-// Words of one `global` array (a simulator limit, not a hardware one: 8 bytes each are held per run).
+// Words of all `global` declarations of a kernel (a simulator limit, not a hardware one: each costs ~40 bytes per run).
 inline constexpr std::int64_t kMaxGlobalWords = std::int64_t{1} << 20;
 
 }  // namespace smpipe::isa

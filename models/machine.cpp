@@ -69,7 +69,7 @@ const std::vector<ParamDef>& param_defs() {
       {{"clc", "clc_latency_cycles", "try_cancel issue to the response landing"}, &Machine::clc_latency_cycles},
       {{"atomics", "atomic_latency_cycles", "atom on a global word (L2): issue to the result back (the word changes halfway)"},
        &Machine::atomic_latency_cycles},
-      {{"atomics", "acquire_load_latency_cycles", "ld.acquire/ld.relaxed of a global word (L2): round trip; also a spin's poll period"},
+      {{"atomics", "acquire_load_latency_cycles", "ld.acquire/ld.relaxed of a global word (L2): round trip (also each poll's, in a spin)"},
        &Machine::acquire_load_latency_cycles},
       {{"atomics", "atomic_issue_cycles", "red / st.relaxed: cycles before the warp issues again"}, &Machine::atomic_issue_cycles},
       {{"atomics", "release_issue_cycles", "the release fence of red/st/atom .release: cycles before the request leaves and the warp issues again"},

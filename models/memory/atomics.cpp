@@ -41,6 +41,7 @@ AtomicsUnit::AtomicsUnit(Simulator& sim)
   for (std::size_t d = 0; d < p.globals.size(); ++d)
     std::fill_n(words_.begin() + p.global_layout.base[d], p.globals[d].size, p.globals[d].init);
   writers_.resize(words_.size());
+  uses_grid_sync_ = p.uses(OpKind::kGridSync);
   writes_decl_.assign(p.globals.size(), false);
   role_writes_.assign(p.roles.size(), std::vector<bool>(p.globals.size(), false));
   for (std::size_t r = 0; r < p.roles.size(); ++r)
@@ -64,16 +65,17 @@ void AtomicsUnit::connect() { hazards_ = &sim_.find<HazardUnit>(); }
 void AtomicsUnit::cta_started(std::uint32_t slot) {
   sim_.reset_warps(spins_, slot);
   sim_.reset_warps(last_word_, slot);
-  sim_.reset_warps(relaxed_reads_, slot);
-  std::size_t end = sim_.cta(slot).first_warp + static_cast<std::size_t>(sim_.program().warps);
-  if (fenced_.size() < end) fenced_.resize(end);
-  std::fill(fenced_.begin() + sim_.cta(slot).first_warp, fenced_.begin() + static_cast<std::ptrdiff_t>(end), false);
+  sim_.reset_warps(fence_, slot);  // the hazard unit drops the parts of a cluster that is gone
+  if (slot >= pending_writes_.size()) pending_writes_.resize(slot + 1);
+  pending_writes_[slot].clear();
   if (slot >= grid_ctas_.size()) grid_ctas_.resize(slot + 1);
   grid_ctas_[slot] = GridCta{};
 }
 
 void AtomicsUnit::cta_exiting(std::uint32_t slot) {
-  if (sim_.program().uses(OpKind::kGridSync) && grid_exited_.size() < 8) grid_exited_.push_back(sim_.cta(slot).id);
+  if (!uses_grid_sync_) return;
+  ++grid_exited_count_;
+  if (grid_exited_.size() < 8) grid_exited_.push_back(sim_.cta(slot).id);
 }
 
 bool AtomicsUnit::holds(Cond c, std::int64_t v, std::int64_t x) {
@@ -103,6 +105,7 @@ Cycle AtomicsUnit::half(std::int64_t round_trip) { return Cycle(round_trip / 2);
 OpResult AtomicsUnit::execute(OpContext& ctx) {
   const Machine& m = sim_.machine();
   const isa::OpDesc& d = ctx.desc;
+  bool hb = hazards_->tracks_buffers();
   if (d.kind == OpKind::kGridSync) {
     GridCta& g = grid_ctas_[ctx.cta_slot()];
     g.arrived += 1;
@@ -112,28 +115,34 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
     return ctx.blocked();
   }
   if (d.kind == OpKind::kFenceGpu) {
-    // The fence orders the warp's relaxed reads before it (acquire) and its later relaxed writes (release).
-    if (hazards_->tracks_buffers()) {
-      for (std::uint32_t word : relaxed_reads_[ctx.warp_id]) hazards_->global_acquire(ctx.warp_id, word);
-      fenced_[ctx.warp_id] = true;
+    // What the warp's relaxed reads saw is acquired; its relaxed writes after this carry its clock now.
+    if (hb) {
+      hazards_->fence_acquire(ctx.warp_id);
+      hazards_->drop(fence_[ctx.warp_id]);
+      fence_[ctx.warp_id] = hazards_->release(ctx.warp_id);
     }
-    relaxed_reads_[ctx.warp_id].clear();
     return ctx.busy(m.fence_cycles);
   }
+  const Warp& w = ctx.warp;
   Request r;
   r.kind = d.kind;
   r.word = ctx.global(Attr::kAddr);
   r.warp = ctx.warp_id;
   r.op = ctx.op;
+  r.cta_id = ctx.cta().id;
+  r.warp_index = w.index;
+  r.role = w.role;
   r.lanes = static_cast<int>(ctx.lanes());
-  if (d.slot(Attr::kVal) != nullptr) r.val = ctx.value(Attr::kVal) * (d.kind == OpKind::kRedAdd ? ctx.lanes() : 1);
+  // 64-bit words wrap on overflow, as the hardware's do.
+  if (d.slot(Attr::kVal) != nullptr)
+    r.val = static_cast<std::int64_t>(static_cast<std::uint64_t>(ctx.value(Attr::kVal)) *
+                                      static_cast<std::uint64_t>(d.kind == OpKind::kRedAdd ? ctx.lanes() : 1));
   if (d.kind == OpKind::kAtomCas) r.cmp = ctx.value(Attr::kCmp);
   if (d.slot(Attr::kSem) != nullptr) r.order = static_cast<isa::MemOrder>(ctx.value(Attr::kSem));
   if (d.kind == OpKind::kLdAcquire) r.order = isa::MemOrder::kAcquire;
   if (d.kind == OpKind::kStRelease) r.order = isa::MemOrder::kRelease;
   bool fence_release = isa::releases(r.order);  // a release op starts with its own fence
-  if (hazards_->tracks_buffers() && (fence_release || (fenced_[ctx.warp_id] && is_write(d.kind))))
-    r.release = hazards_->release(ctx.warp_id);
+  if (hb && is_write(d.kind)) r.release = fence_release ? hazards_->release(ctx.warp_id) : hazards_->clone(fence_[ctx.warp_id]);
   Cycle now = sim_.now();
   Cycle depart = now + Cycle(fence_release ? m.release_issue_cycles : 0);
   switch (d.kind) {
@@ -146,7 +155,7 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
       s.word = r.word;
       s.period = std::max<std::int64_t>(1, sim_.jit(m.spin_poll_cycles).v);
       s.load = std::max<std::int64_t>(1, sim_.jit(m.acquire_load_latency_cycles).v);
-      s.first_poll = now + half(s.load);
+      s.first_poll = sim::max(now + half(s.load), after_writes(ctx.cta_slot(), r.word));
       s.poll_pending = true;
       last_word_[ctx.warp_id] = r.word;
       spinners_[r.word].push_back(ctx.warp_id);
@@ -158,7 +167,6 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
       Cycle rt = sim_.jit(m.acquire_load_latency_cycles);
       r.back = now + rt;
       last_word_[ctx.warp_id] = r.word;
-      if (d.kind == OpKind::kLdRelaxed && hazards_->tracks_buffers()) relaxed_reads_[ctx.warp_id].push_back(r.word);
       send(r, now + half(rt.v));
       ctx.block(this, r.word, 0, cause_load_);
       return ctx.blocked();
@@ -171,7 +179,6 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
     default: {  // atom.*: the warp waits for the value before the update
       Cycle rt = sim_.jit(m.atomic_latency_cycles);
       r.back = depart + rt;
-      if (!isa::acquires(r.order) && hazards_->tracks_buffers()) relaxed_reads_[ctx.warp_id].push_back(r.word);
       send(r, depart + half(rt.v));
       ctx.block(this, r.word, 0, cause_atom_);
       return ctx.blocked();
@@ -179,51 +186,97 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
   }
 }
 
+Cycle AtomicsUnit::after_writes(std::uint32_t slot, std::uint32_t word) const {
+  for (const auto& [x, at] : pending_writes_[slot])
+    if (x == word) return at;
+  return Cycle(0);
+}
+
 void AtomicsUnit::send(const Request& r, Cycle at) {
-  if (r.kind != OpKind::kLdAcquire && r.kind != OpKind::kLdRelaxed) {
-    // The L2 applies the atomics and stores of one word one after another (a warp's lanes at once).
-    double& busy = busy_until_[r.word];
-    double start = std::max(static_cast<double>(at.v), busy);
-    busy = start + r.lanes / sim_.machine().atomic_same_address_per_cycle;
-    at = Cycle(static_cast<std::int64_t>(std::ceil(start)));
+  std::uint32_t slot = sim_.warp(r.warp).cta;
+  at = sim::max(at, after_writes(slot, r.word));
+  if (is_write(r.kind)) {
+    auto& pending = pending_writes_[slot];
+    std::erase_if(pending, [&](const auto& e) { return e.second < sim_.now(); });  // landed already
+    auto it = std::find_if(pending.begin(), pending.end(), [&](const auto& e) { return e.first == r.word; });
+    if (it == pending.end()) {
+      pending.emplace_back(r.word, at);
+    } else {
+      it->second = sim::max(it->second, at);
+    }
   }
-  sim_.schedule(*this, at, sim::Priority::kCompletion, in_flight_.put(r), kApply);
+  sim_.schedule(*this, at, sim::Priority::kCompletion, in_flight_.put(r), kArrive);
 }
 
 void AtomicsUnit::complete(std::uint32_t target, std::uint64_t payload) {
   switch (payload) {
+    case kArrive: arrive(target); return;
     case kApply: apply(in_flight_.take(target)); return;
     case kPoll: poll(target); return;
+    case kGridArrive: grid_arrive(target); return;
     case kGridApply: grid_counted(target); return;
     default: SMPIPE_CHECK(false, "unknown atomics event");
   }
 }
 
-// The request is at the L2: the word changes (or is read) now.
+// The request reaches the L2: loads are served at once; atomics and stores of one word are applied one
+// after another, in the order they arrive (a warp's lanes at once).
+void AtomicsUnit::arrive(std::uint32_t record) {
+  Request r = in_flight_.take(record);
+  if (r.kind == OpKind::kLdAcquire || r.kind == OpKind::kLdRelaxed) {
+    apply(r);
+    return;
+  }
+  double& busy = busy_until_[r.word];
+  double start = std::max(static_cast<double>(sim_.now().v), busy);
+  busy = start + r.lanes / sim_.machine().atomic_same_address_per_cycle;
+  Cycle at(static_cast<std::int64_t>(std::ceil(start)));
+  if (at <= sim_.now()) {
+    apply(r);
+  } else {
+    sim_.schedule(*this, at, sim::Priority::kCompletion, in_flight_.put(r), kApply);
+  }
+}
+
+// The request is applied at the L2: the word changes (or is read) now.
 void AtomicsUnit::apply(const Request& r) {
   std::int64_t& w = words_[r.word];
   std::int64_t before = w;
-  bool write = is_write(r.kind);
+  auto wrap_add = [](std::int64_t a, std::int64_t b) {
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+  };
+  bool wrote = is_write(r.kind);
   switch (r.kind) {
-    case OpKind::kAtomAdd: case OpKind::kRedAdd: w += r.val; break;
+    case OpKind::kAtomAdd: case OpKind::kRedAdd: w = wrap_add(w, r.val); break;
     case OpKind::kAtomExch: case OpKind::kStRelease: case OpKind::kStRelaxed: w = r.val; break;
-    case OpKind::kAtomCas: if (w == r.cmp) w = r.val; break;
+    case OpKind::kAtomCas:
+      wrote = w == r.cmp;  // a failed compare-and-swap writes nothing
+      if (wrote) w = r.val;
+      break;
     case OpKind::kAtomMax: w = std::max(w, r.val); break;
     default: break;
   }
-  if (write) {
+  bool hb = hazards_->tracks_buffers();
+  if (wrote) {
     bool store = r.kind == OpKind::kStRelease || r.kind == OpKind::kStRelaxed;
-    hazards_->global_write(r.release, r.word, store);
-    const Warp& x = sim_.warp(r.warp);
-    writers_[r.word] = Writer{sim_.cta(x.cta).id, x.index, x.role, r.op, sim_.now().v};
+    if (hb) hazards_->global_write(r.release, r.word, store);
+    writers_[r.word] = Writer{r.cta_id, r.warp_index, r.role, r.op, sim_.now().v};
+  } else if (hb) {
+    hazards_->drop(r.release);
   }
   if (returns_value(r.kind)) {
     Warp& x = sim_.warp(r.warp);
     x.slots[sim_.op_of(x, r.op).result_slots[0]] = before;
-    if (isa::acquires(r.order) && hazards_->tracks_buffers()) hazards_->global_acquire(r.warp, r.word);
+    if (hb) {
+      if (isa::acquires(r.order)) {
+        hazards_->global_acquire(r.warp, r.word);
+      } else {
+        hazards_->global_observe(r.warp, r.word);  // a later fence.gpu acquires it
+      }
+    }
     sim_.wake_at(r.warp, sim::max(r.back, sim_.now()));
   }
-  if (write && w != before) changed(r.word);
+  if (wrote && w != before) changed(r.word);
 }
 
 // Word `word` changed: each warp spinning on it whose condition now holds sees it at its next poll.
@@ -263,14 +316,24 @@ void AtomicsUnit::grid_cta_ready(std::uint32_t slot) {
   auto bar = static_cast<std::int64_t>(static_cast<double>(m.named_barrier_cycles) +
                                        m.named_barrier_cycles_per_warp * sim_.program().warps);
   // CTA barrier, then one thread: a fence (__threadfence), the atomic on the counter, polls of the counter.
-  Cycle rt = sim_.jit(m.atomic_latency_cycles);
-  double start = std::max(static_cast<double>((sim_.now() + Cycle(bar + m.fence_cycles) + half(rt.v)).v), grid_counter_busy_);
-  grid_counter_busy_ = start + 1 / m.atomic_same_address_per_cycle;
-  Cycle at(static_cast<std::int64_t>(std::ceil(start)));
+  g.rt = sim_.jit(m.atomic_latency_cycles);
   g.period = std::max<std::int64_t>(1, sim_.jit(m.spin_poll_cycles).v);
   g.load = std::max<std::int64_t>(1, sim_.jit(m.acquire_load_latency_cycles).v);
-  g.first_poll = at + Cycle(rt.v - rt.v / 2) + half(g.load);
-  sim_.schedule(*this, at, sim::Priority::kCompletion, slot, kGridApply);
+  sim_.schedule(*this, sim_.now() + Cycle(bar + m.fence_cycles) + half(g.rt.v), sim::Priority::kCompletion, slot, kGridArrive);
+}
+
+// A CTA's atomic reaches the counter: applied after the ones that arrived before it.
+void AtomicsUnit::grid_arrive(std::uint32_t slot) {
+  double start = std::max(static_cast<double>(sim_.now().v), grid_counter_busy_);
+  grid_counter_busy_ = start + 1 / sim_.machine().atomic_same_address_per_cycle;
+  Cycle at(static_cast<std::int64_t>(std::ceil(start)));
+  GridCta& g = grid_ctas_[slot];
+  g.first_poll = at + Cycle(g.rt.v - g.rt.v / 2) + half(g.load);  // the atomic returns, then the thread polls
+  if (at <= sim_.now()) {
+    grid_counted(slot);
+  } else {
+    sim_.schedule(*this, at, sim::Priority::kCompletion, slot, kGridApply);
+  }
 }
 
 void AtomicsUnit::grid_counted(std::uint32_t slot) {
@@ -345,44 +408,58 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         unlaunched, p.num_ctas(), sim_.live_ctas())
           : "";
   if (d.kind == OpKind::kGridSync) {
+    int missing = 0;
+    std::string example;
     for (std::uint32_t slot : sim_.slots_in_launch_order()) {
       const Cta& c = sim_.cta(slot);
       if (c.id < 0 || c.exited) continue;
       for (int i = 0; i < p.warps; ++i) {
         std::uint32_t wid = c.first_warp + i;
         const Warp& x = sim_.warp(wid);
-        if (x.state != WarpState::kDone && !(x.state == WarpState::kBlocked && x.wait_unit == index())) e.waits_on(wid);
+        bool at_grid_sync = x.state == WarpState::kBlocked && x.wait_unit == index() && sim_.op_of(x, x.wait_op).kind == OpKind::kGridSync;
+        if (x.state == WarpState::kDone || x.role < 0 || at_grid_sync) continue;
+        e.waits_on(wid);
+        if (++missing == 1)
+          example = fmt::format("CTA {} warp {} ({}) {}", c.id, x.index, p.roles[x.role].name,
+                                x.state == WarpState::kBlocked ? "waits for " + sim_.describe_wait(x) : "still runs");
       }
     }
+    if (missing > 0)
+      e.cause(fmt::format("grid.sync: {} live warp(s) of the grid have not reached it; {}", missing, example));
     if (unlaunched > 0)
       e.cause(fmt::format("grid.sync waits for every CTA of the grid, but {}. A grid-wide barrier needs all CTAs resident at "
                           "once: cudaLaunchCooperativeKernel refuses such a grid (cudaErrorCooperativeLaunchTooLarge); size "
                           "the grid to what fits (SM_COUNT x CTAs per SM) and loop over the work",
                           residency));
-    if (!grid_exited_.empty())
-      e.cause(fmt::format("CTA(s) {} exited, so they never reach this grid.sync: every CTA must call grid.sync the same "
+    if (grid_exited_count_ > 0)
+      e.cause(fmt::format("{} CTA(s) exited ({}{}), so they never reach this grid.sync: every CTA must call grid.sync the same "
                           "number of times",
-                          fmt::join(grid_exited_, ", ")));
+                          grid_exited_count_, fmt::join(grid_exited_, ", "),
+                          grid_exited_count_ > static_cast<std::int64_t>(grid_exited_.size()) ? " ..." : ""));
     return;
   }
+  if (d.kind != OpKind::kSpin) return;  // a load or an atom in flight ends by itself (a watchdog stop)
   std::uint32_t word = w.wait_obj;
+  const Spin& s = spins_[sim_.warp_id(w)];
   int decl = static_cast<int>(p.global_layout.decl_of(word));
+  // Wait-for edges go to the live warps whose code writes the word: in the spinner's CTA, and in every CTA
+  // when the word is not an array element (which element a warp writes is known only when it runs, so
+  // warps of other CTAs writing the array are named in the causes, not drawn as edges).
   int live_writers = 0;
+  bool self_writes = role_writes_[w.role][decl];
+  bool scalar = !p.globals[decl].array;
   for (std::uint32_t slot : sim_.slots_in_launch_order()) {
     const Cta& c = sim_.cta(slot);
     if (c.id < 0 || c.exited) continue;
     for (int i = 0; i < p.warps; ++i) {
       std::uint32_t wid = c.first_warp + i;
       const Warp& x = sim_.warp(wid);
-      if (x.role < 0 || x.state == WarpState::kDone || !role_writes_[x.role][decl] || wid == sim_.warp_id(w)) continue;
+      if (x.role < 0 || x.state == WarpState::kDone || !role_writes_[x.role][decl]) continue;
       ++live_writers;
-      e.waits_on(wid);
+      if (wid != sim_.warp_id(w) && (scalar || slot == w.cta)) e.waits_on(wid);
     }
   }
-  std::string what = d.kind == OpKind::kSpin
-                         ? fmt::format("{} {} (it is {})", word_name(word), cond_words(spins_[sim_.warp_id(w)].cond, spins_[sim_.warp_id(w)].value),
-                                       words_[word])
-                         : word_name(word);
+  std::string what = fmt::format("{} {} (it is {})", word_name(word), cond_words(s.cond, s.value), words_[word]);
   if (!writes_decl_[decl]) {
     e.cause(fmt::format("no op of the kernel writes {}: the spin for {} never ends", p.globals[decl].name, what));
   } else if (unlaunched > 0) {
@@ -392,6 +469,9 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         what, residency));
   } else if (live_writers == 0) {
     e.cause(fmt::format("every warp that writes {} has exited and {} did not happen", p.globals[decl].name, what));
+  } else if (live_writers == 1 && self_writes) {
+    e.cause(fmt::format("no live warp but the spinning one has code that writes {}: nothing else can end the spin for {}",
+                        p.globals[decl].name, what));
   }
 }
 

@@ -38,7 +38,7 @@ class AtomicsUnit : public Unit {
   std::string describe_poll(const Warp& w, const isa::OpDesc& d) const override;
 
  private:
-  enum Event : std::uint64_t { kApply, kPoll, kGridApply };
+  enum Event : std::uint64_t { kArrive, kApply, kPoll, kGridArrive, kGridApply };
   enum class Cond : std::uint8_t { kEq, kNe, kGe, kGt, kLe, kLt };
   // A request on its way to the L2.
   struct Request {
@@ -46,10 +46,12 @@ class AtomicsUnit : public Unit {
     std::uint32_t word = 0;
     std::uint32_t warp = 0;  // warp id of the issuer
     std::uint32_t op = 0;
+    std::int64_t cta_id = 0;  // the issuer, for reports (its slot may be reused before the request lands)
+    int warp_index = 0, role = 0;
     int lanes = 1;
     std::int64_t val = 0, cmp = 0;
     isa::MemOrder order = isa::MemOrder::kRelaxed;
-    HazardUnit::Part release = 0;  // the issuer's clock at issue, for a release
+    HazardUnit::Part release = 0;  // the issuer's clock at issue (or at its fence), for a release
     Cycle back{0};                  // when a result reaches the warp (ops that return one)
   };
   struct Spin {
@@ -73,29 +75,34 @@ class AtomicsUnit : public Unit {
     bool counted = false;      // its atomic on the counter was sent
     Cycle first_poll{0};       // when its first poll of the counter reached the L2
     std::int64_t period = 1, load = 1;
+    Cycle rt{0};               // the atomic's round trip
   };
 
   static bool holds(Cond c, std::int64_t v, std::int64_t x);
   std::string word_name(std::uint32_t word) const;
   std::string cond_words(Cond c, std::int64_t x) const;
-  // The request reaches the L2 at `at` (with same-word atomics one after another).
+  // The request reaches the L2 at `at`, no earlier than the CTA's earlier writes to the word (a thread sees
+  // its own writes, and the CTA's once a CTA barrier ordered them).
   void send(const Request& r, Cycle at);
+  void arrive(std::uint32_t record);
   void apply(const Request& r);
   void changed(std::uint32_t word);
   void poll(std::uint32_t warp_id);
   void grid_cta_ready(std::uint32_t slot);
+  void grid_arrive(std::uint32_t slot);
   void grid_counted(std::uint32_t slot);
   Cycle half(std::int64_t round_trip);
+  // The earliest a request of CTA slot `slot` to `word` may reach the L2 (after the CTA's pending writes).
+  Cycle after_writes(std::uint32_t slot, std::uint32_t word) const;
 
   std::vector<std::int64_t> words_;   // by flat word index
   std::vector<Writer> writers_;       // by flat word index
-  std::unordered_map<std::uint32_t, double> busy_until_;  // per word: the L2 serialises atomics on one word
+  std::unordered_map<std::uint32_t, double> busy_until_;  // per word: the L2 applies atomics on one word in turn
   std::unordered_map<std::uint32_t, std::vector<std::uint32_t>> spinners_;  // word -> warps spinning on it
+  std::vector<std::vector<std::pair<std::uint32_t, Cycle>>> pending_writes_;  // by CTA slot: word -> arrival at the L2
   std::vector<Spin> spins_;           // by warp id
   std::vector<std::uint32_t> last_word_;  // by warp id: the word its last load read (watchdog reports)
-  // By warp id (hazard checks): words read relaxed since its last fence.gpu, and whether it has fenced.
-  std::vector<std::vector<std::uint32_t>> relaxed_reads_;
-  std::vector<bool> fenced_;
+  std::vector<HazardUnit::Part> fence_;   // by warp id: the clock of its last fence.gpu (hazard checks)
   EventRecords<Request> in_flight_;
   std::vector<bool> writes_decl_;      // per global declaration: some op writes it
   std::vector<std::vector<bool>> role_writes_;  // [role][decl]
@@ -103,7 +110,9 @@ class AtomicsUnit : public Unit {
   std::vector<GridCta> grid_ctas_;    // by CTA slot
   std::int64_t grid_counted_ = 0;     // CTAs whose atomic reached the counter in this use
   std::vector<std::uint32_t> grid_waiting_slots_;
-  std::vector<std::int64_t> grid_exited_;  // CTA ids that exited (they never arrive again)
+  std::vector<std::int64_t> grid_exited_;  // CTA ids that exited (they never arrive again): the first few
+  std::int64_t grid_exited_count_ = 0;
+  bool uses_grid_sync_ = false;
   double grid_counter_busy_ = 0;
   HazardUnit* hazards_ = nullptr;
   std::uint16_t cause_spin_, cause_atom_, cause_load_, cause_grid_;

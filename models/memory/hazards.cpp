@@ -66,6 +66,8 @@ void HazardUnit::cta_started(std::uint32_t slot) {
   const Cta& c = sim_.cta(slot);
   if (slot >= buffers_.size()) buffers_.resize(slot + 1);
   buffers_[slot].assign(tracks_ ? tmem_base_ + (tracks_tmem_ ? kTmemChunks : 0) : 0, Buffer{});
+  for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(warps_) && w < observed_.size(); ++w)
+    observed_[w].clear();
   if (c.rank != 0) return;  // one domain per cluster, reset by its first CTA
   if (c.cluster_slot >= domains_.size()) domains_.resize(c.cluster_slot + 1);
   Domain& d = domains_[c.cluster_slot];
@@ -331,6 +333,53 @@ void HazardUnit::global_write(Part release, std::uint32_t word, bool store) {
   if (acc.size() != dim_) acc.assign(dim_, 0);
   join(acc.data(), pool_.data() + s->vc * dim_, dim_);
   free_part(release);
+}
+
+void HazardUnit::global_observe(std::uint32_t warp_id, std::uint32_t word) {
+  Domain& d = domain_of_cta(sim_.warp(warp_id).cta);
+  auto it = d.globals.find(word);
+  if (it == d.globals.end()) return;
+  if (warp_id >= observed_.size()) observed_.resize(warp_id + 1);
+  if (observed_[warp_id].size() != dim_) observed_[warp_id].assign(dim_, 0);
+  join(observed_[warp_id].data(), it->second.data(), dim_);
+}
+
+void HazardUnit::fence_acquire(std::uint32_t warp_id) {
+  if (warp_id >= observed_.size() || observed_[warp_id].size() != dim_) return;
+  join(vc_of(warp_id), observed_[warp_id].data(), dim_);
+  observed_[warp_id].clear();
+}
+
+HazardUnit::Part HazardUnit::clone(Part p) {
+  PartState* s = state(p);
+  if (s == nullptr) return 0;
+  std::uint32_t i;
+  if (parts_free_.empty()) {
+    i = static_cast<std::uint32_t>(parts_.size());
+    parts_.emplace_back();
+  } else {
+    i = parts_free_.back();
+    parts_free_.pop_back();
+  }
+  std::uint32_t vc;
+  if (pool_free_.empty()) {
+    vc = static_cast<std::uint32_t>(pool_.size() / std::max<std::size_t>(dim_, 1));
+    pool_.resize(pool_.size() + dim_);
+  } else {
+    vc = pool_free_.back();
+    pool_free_.pop_back();
+  }
+  s = state(p);  // parts_ may have grown
+  std::copy(pool_.data() + s->vc * dim_, pool_.data() + (s->vc + 1) * dim_, pool_.data() + vc * dim_);
+  PartState& c = parts_[i];
+  c.gen += 1;
+  c.live = true;
+  c.cluster = s->cluster;
+  c.vc = vc;
+  c.cta = c.buffer = kNone;
+  c.sticky = false;
+  c.children.clear();
+  return (Part{c.gen} << 32) | i;
 }
 
 void HazardUnit::global_acquire(std::uint32_t warp_id, std::uint32_t word) {

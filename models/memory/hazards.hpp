@@ -145,6 +145,11 @@ class HazardUnit : public Unit {
   // by warps of its cluster (ordering through other clusters' warps is not followed).
   void global_write(Part release, std::uint32_t word, bool store);
   void global_acquire(std::uint32_t warp_id, std::uint32_t word);
+  // A relaxed read of the word by the warp: what it saw is acquired by the warp's next fence.gpu.
+  void global_observe(std::uint32_t warp_id, std::uint32_t word);
+  void fence_acquire(std::uint32_t warp_id);
+  // A copy of a release in flight (the clock of a fence.gpu, carried by each relaxed write after it).
+  Part clone(Part p);
 
   // Whether the program names any buffer in an op (otherwise only synchronisation is tracked).
   bool tracks_buffers() const { return tracks_; }
@@ -245,6 +250,7 @@ class HazardUnit : public Unit {
   std::vector<Clock> pool_;                    // rows of dim_ clocks
   std::vector<std::uint32_t> pool_free_;
   std::vector<PartState> parts_;
+  std::vector<std::vector<Clock>> observed_;  // by warp id: what its relaxed reads saw since its last fence.gpu
   std::vector<std::uint32_t> parts_free_;
 };
 

@@ -6,6 +6,7 @@
 #include <boost/graph/adjacency_list.hpp>
 #include <boost/graph/strong_components.hpp>
 #include <cctype>
+#include <set>
 
 namespace smpipe::models {
 
@@ -68,7 +69,7 @@ DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int6
   // (the same mistake in every CTA: flags[0], flags[1] ...) are given once, with how many there were.
   std::vector<std::string> kept;
   std::vector<std::string> shapes;
-  std::vector<int> alike;
+  std::vector<std::set<std::string>> alike;  // per kept cause: the other texts of its shape
   for (std::size_t u = 0; u < nodes.size(); ++u) {
     if (!on_cycle[u]) continue;
     for (const auto& entry : nodes[u].never_started)
@@ -78,16 +79,16 @@ DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int6
       std::string shape = number_shape(c);
       auto it = std::find(shapes.begin(), shapes.end(), shape);
       if (it != shapes.end()) {
-        alike[it - shapes.begin()] += 1;
+        alike[it - shapes.begin()].insert(c);
         continue;
       }
       kept.push_back(c);
       shapes.push_back(shape);
-      alike.push_back(0);
+      alike.emplace_back();
     }
   }
   for (std::size_t i = 0; i < kept.size(); ++i)
-    if (alike[i] > 0) kept[i] += fmt::format(" (and {} more of the same form, with other numbers)", alike[i]);
+    if (!alike[i].empty()) kept[i] += fmt::format(" (and {} more of the same form, with other numbers)", alike[i].size());
   if (!starts.empty())
     kept.push_back(fmt::format("nothing has arrived on {}: each side waits for the other before its first arrive. The side "
                             "whose buffers start free must not wait for phase 0: CUTLASS producers start at phase 1 (their "

@@ -168,7 +168,7 @@ kernel k grid=({},1,1) warps=2 smem=200K {{
   CHECK(causes(big).find("1 of the grid's 133 CTAs have not started") != std::string::npos);
   auto quit = run_text(prog(8, "if cta == 3 { exit }"));
   REQUIRE(quit.outcome == Outcome::kDeadlock);
-  CHECK(causes(quit).find("CTA(s) 3 exited, so they never reach this grid.sync") != std::string::npos);
+  CHECK(causes(quit).find("1 CTA(s) exited (3), so they never reach this grid.sync") != std::string::npos);
 }
 
 TEST_CASE("atomics: release/acquire through a global word orders a buffer for the hazard checker; relaxed does not",
@@ -324,4 +324,145 @@ kernel k grid=(132,1,1) warps=4 smem=160K {
   double sim = static_cast<double>(r.cycles) / 32;
   INFO("simulated grid.sync " << sim << " cycles, H100 " << hw);
   CHECK(std::abs(sim - hw) / hw < 0.10);
+}
+
+TEST_CASE("atomics: a thread reads its own earlier write, and a CTA's after a barrier (same-word coherence)", "[atomics]") {
+  // Loads are faster than stores to reach the L2; they still come after the CTA's earlier writes.
+  auto own = [](const char* write, const char* read) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  global x
+  global never
+  warp 0 w {{
+    let v = 0
+    elect {{ {} }}
+    elect {{ {} }}
+    if v != 1 {{ spin never eq=1 }}
+  }}
+}}
+)",
+                       write, read);
+  };
+  CHECK(run_text(own("st.relaxed x val=1", "ld.relaxed x -> v")).outcome == Outcome::kFinished);
+  CHECK(run_text(own("red.add x val=1 sem=release", "ld.acquire x -> v")).outcome == Outcome::kFinished);
+  CHECK(run_text(own("st.release x val=1", "atom.add x val=0 -> v")).outcome == Outcome::kFinished);
+  auto cta = run_text(R"(
+kernel k warps=2 {
+  global x
+  global never
+  warp 0 a { elect { st.relaxed x val=1 }
+             bar.sync 1 threads=64 }
+  warp 1 b { let v = 0
+             bar.sync 1 threads=64
+             elect { ld.acquire x -> v }
+             if v != 1 { spin never eq=1 } }
+}
+)");
+  CHECK(cta.outcome == Outcome::kFinished);
+  // A spin on a word the warp itself just wrote sees the write.
+  auto lock = run_text("kernel k warps=1 { global x\n warp 0 w { elect { st.relaxed x val=1 }\n spin x eq=0 } }");
+  CHECK(lock.outcome == Outcome::kDeadlock);
+}
+
+TEST_CASE("atomics: the L2 applies atomics on one word in the order they arrive, not the order they were issued",
+          "[atomics]") {
+  // CTA 0's release store leaves after its ~670-cycle release fence; CTA 1's atom, issued later, arrives first.
+  auto r = run_text(R"(
+kernel k grid=(2,1,1) warps=1 {
+  global x
+  global seen
+  warp 0 w {
+    let old = 9
+    if cta == 0 { elect { st.release x val=5 } }
+    if cta == 1 { compute cycles=20
+                  elect { atom.add x val=1 -> old }
+                  elect { st.relaxed seen val=old + 100 } }
+    if cta == 0 { spin seen eq=100 }
+  }
+}
+)");
+  INFO(problem(r));
+  CHECK(r.outcome == Outcome::kFinished);
+  models::Machine m = models::load_machine("h100-sxm");
+  CHECK(r.cycles < 20 + m.atomic_latency_cycles + m.release_issue_cycles + 2 * m.spin_poll_cycles + m.acquire_load_latency_cycles);
+}
+
+TEST_CASE("atomics: fences and failed compare-and-swaps order exactly what the PTX memory model says", "[atomics][hazards]") {
+  auto prog = [](const char* producer, const char* consumer, const char* third = "") {
+    return fmt::format(R"(
+kernel k warps=3 {{
+  mbarrier full count=1
+  smem s bytes=8K
+  global flag
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{
+    {}
+  }}
+  warp 1 c {{
+    {}
+    ld.shared bytes=128 src=s
+  }}
+  warp 2 q {{
+    {}
+  }}
+}}
+)",
+                       producer, consumer, third);
+  };
+  const char* load = "elect { arrive.expect_tx full tx=8K\n tma.load T box=(64, 64) at=(0, 0) dst=s bar=full }\n wait full parity=0";
+  // A fence releases what came before it: a TMA load waited for after the fence is not released by it.
+  auto after = run_text(prog(fmt::format("fence.gpu\n {}\n elect {{ st.relaxed flag val=1 }}", load).c_str(), "spin flag eq=1"));
+  CHECK(hazard(after));
+  CHECK(run_text(prog(fmt::format("{}\n fence.gpu\n elect {{ st.relaxed flag val=1 }}", load).c_str(), "spin flag eq=1")).outcome ==
+        Outcome::kFinished);
+  // A fence acquires what the relaxed reads before it saw, not what the word holds when the fence runs.
+  auto stale = run_text(prog(fmt::format("{}\n elect {{ st.release flag val=1 }}", load).c_str(),
+                             "let v = 0\n elect { ld.relaxed flag -> v }\n compute cycles=8000\n fence.gpu"));
+  CHECK(hazard(stale));
+  // A failed compare-and-swap writes nothing, so it releases nothing into the word's release sequence.
+  const char* later_red = "compute cycles=5000\n elect { red.add flag val=1 }";
+  auto failed = run_text(prog(fmt::format("{}\n let old = 0\n elect {{ atom.cas flag cmp=7 val=1 sem=release -> old }}", load).c_str(),
+                              "spin flag eq=1", later_red));
+  CHECK(hazard(failed));
+  auto succeeded = run_text(prog(fmt::format("{}\n let old = 0\n elect {{ atom.cas flag cmp=0 val=1 sem=release -> old }}", load).c_str(),
+                                 "spin flag eq=2", later_red));
+  INFO(problem(succeeded));
+  CHECK(succeeded.outcome == Outcome::kFinished);
+}
+
+TEST_CASE("atomics: deadlock reports follow global words across CTAs without inventing edges", "[atomics][deadlock]") {
+  // CTA 1 spins on a flag that CTA 0 sets only after a grid.sync CTA 1 never reaches: a true cycle, explained.
+  auto gs = run_text(R"(
+kernel k grid=(2,1,1) warps=1 {
+  global flag
+  warp 0 w {
+    if cta == 1 { spin flag eq=1 }
+    grid.sync
+    if cta == 0 { elect { st.release flag val=1 } }
+  }
+}
+)");
+  REQUIRE(gs.outcome == Outcome::kDeadlock);
+  CHECK(gs.deadlock.cycles.size() == 1);
+  CHECK(causes(gs).find("grid.sync: 1 live warp(s) of the grid have not reached it; CTA 1 warp 0 (w) waits for spins on flag") !=
+        std::string::npos);
+  // A warp whose own code is the only writer left.
+  auto self = run_text("kernel k warps=1 { global f\n warp 0 w { spin f eq=1\n elect { st.release f val=1 } } }");
+  CHECK(causes(self).find("no live warp but the spinning one has code that writes f") != std::string::npos);
+  // A load in flight at the watchdog is not explained as a spin that never ends.
+  models::RunOptions o;
+  o.max_cycles = 1000;
+  auto wd = run_text(R"(
+kernel k warps=2 {
+  global cfg init=5
+  warp 0 a { while 1 { compute cycles=10 } }
+  warp 1 b { let v = 0
+             compute cycles=900
+             elect { ld.acquire cfg -> v } }
+}
+)",
+                     "h100-sxm", o);
+  CHECK(wd.outcome == Outcome::kWatchdog);
+  CHECK(causes(wd).find("cfg") == std::string::npos);
+  CHECK(compile_error("kernel k warps=1 { global a[1048576]\n global b\n warp 0 w { } }").find("add up to 1048577") != std::string::npos);
 }

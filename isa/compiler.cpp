@@ -935,29 +935,21 @@ class Compiler {
         }
         if (d.lanes != 32) fail(s.loc, fmt::format("'{}' is warpgroup-collective: it cannot stand inside elect", spec.name));
         break;
+      case OpKind::kTmemRelinquish: check_cta_group(d, spec, s); break;
       case OpKind::kTmemAlloc: case OpKind::kTmemDealloc: {
+        check_cta_group(d, spec, s);
         auto c = const_attr(d, spec, "cols");
         if (c && (!is_pow2(*c) || *c < 32 || *c > 512))
           fail(attr_loc(s, "cols"), fmt::format("tmem cols={} must be a power of 2 in 32..512", *c));
         if (d.lanes != 32) fail(s.loc, fmt::format("'{}' is issued by a whole warp: it cannot stand inside elect", spec.name));
         break;
       }
-      case OpKind::kUmma: {
+      case OpKind::kUmma:
         require_elect();
         resolve_shape(d, spec, s);
         check_umma(d, spec, s);
-        // One kernel uses one cta_group: ptxas rejects tcgen05 ops with cta_group::1 and ::2 in one kernel (LLVM
-        // NVPTX tests were split for it, llvm-project PR 162597; CCCL PR 8297).
-        auto g = const_attr(d, spec, "cta_group");
-        if (g) {
-          if (cta_group_ && *cta_group_ != *g)
-            fail(attr_loc(s, "cta_group"), fmt::format("cta_group={} here, but an earlier tcgen05 op of this kernel uses "
-                                                       "cta_group={}: one kernel uses one cta_group",
-                                                       *g, *cta_group_));
-          cta_group_ = *g;
-        }
+        check_cta_group(d, spec, s);
         break;
-      }
       case OpKind::kUmmaCommit: case OpKind::kClcTryCancel: require_elect(); break;
       case OpKind::kTmemCp: require_elect(); check_tmem_cp(d, s); break;
       case OpKind::kTmemLd: case OpKind::kTmemSt: check_tmem_ldst(d, s); break;
@@ -998,6 +990,19 @@ class Compiler {
       }
       default: break;
     }
+  }
+
+  // One kernel uses one cta_group: ptxas rejects tcgen05 ops with cta_group::1 and ::2 in one kernel (the LLVM
+  // NVPTX tests were split for it, llvm-project PR 162597; CCCL PR 8297). An op without cta_group= is ::1.
+  void check_cta_group(const OpDesc& d, const OpSpec& spec, const Stmt& s) {
+    auto g = const_attr(d, spec, "cta_group");
+    if (!g) fail(attr_loc(s, "cta_group"), "cta_group= must be a constant (1 or 2)");
+    if (*g != 1 && *g != 2) fail(attr_loc(s, "cta_group"), fmt::format("cta_group={} must be 1 or 2", *g));
+    if (cta_group_ && cta_group_->first != *g)
+      fail(attr_loc(s, "cta_group"), fmt::format("cta_group={} here, but the tcgen05 op at line {} uses cta_group={}: one "
+                                                 "kernel uses one cta_group (tcgen05.alloc, dealloc, relinquish and mma alike)",
+                                                 *g, cta_group_->second, cta_group_->first));
+    if (!cta_group_) cta_group_ = std::make_pair(*g, s.loc.line);
   }
 
   void check_tma(OpDesc& d, const OpSpec& spec, const Stmt& s) {
@@ -1163,7 +1168,7 @@ class Compiler {
   std::vector<Scope> scopes_;
   std::vector<LoopLabels> loops_;
   std::vector<const Expr*> pending_dynamic_;
-  std::optional<std::int64_t> cta_group_;  // the cta_group of the kernel's first tcgen05 op with one
+  std::optional<std::pair<std::int64_t, int>> cta_group_;  // the cta_group of the kernel's first tcgen05 op, and its line
   std::int64_t global_words_ = 0;          // words of every `global` declaration
   int stack_depth_ = 0;
   int region_depth_ = 0;

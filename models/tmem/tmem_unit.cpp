@@ -15,7 +15,11 @@ namespace smpipe::models {
 using isa::Attr;
 using isa::OpKind;
 
-TmemUnit::TmemUnit(Simulator& sim) : Unit(sim), cause_alloc_(sim.cause_id("tmem.alloc")), cause_wait_(sim.cause_id("tmem.wait")) {
+TmemUnit::TmemUnit(Simulator& sim)
+    : Unit(sim),
+      cause_alloc_(sim.cause_id("tmem.alloc")),
+      cause_wait_(sim.cause_id("tmem.wait")),
+      cause_peer_(sim.cause_id("tcgen05 cta_group::2 peer")) {
   sms_.resize(static_cast<std::size_t>(sim.machine().sm_count));
 }
 
@@ -42,6 +46,8 @@ void TmemUnit::cta_started(std::uint32_t slot) {
   ctas_[slot].allocs.clear();
   ctas_[slot].relinquished = false;
   sim_.reset_warps(warps_, slot);
+  if (slot >= rendezvous_.size()) rendezvous_.resize(slot + 1);
+  rendezvous_[slot] = Rendezvous{};
 }
 
 void TmemUnit::cta_exiting(std::uint32_t slot) {
@@ -67,6 +73,8 @@ OpResult TmemUnit::execute(OpContext& ctx) {
   CtaState& cs = ctas_[ctx.cta_slot()];
   WarpState& ws = warps_[ctx.warp_id];
   Cycle now = sim_.now();
+  const isa::AttrSlot* group = d.slot(Attr::kCtaGroup);
+  if (group != nullptr && ctx.value(Attr::kCtaGroup) == 2) return pair_op(ctx);
   switch (d.kind) {
     case OpKind::kTmemAlloc: {
       std::int64_t cols = ctx.value(Attr::kCols);
@@ -83,19 +91,10 @@ OpResult TmemUnit::execute(OpContext& ctx) {
       if (ctx.warp.state == models::WarpState::kReady) return ctx.busy(m.tmem_alloc_cycles);  // granted at once
       return ctx.blocked();
     }
-    case OpKind::kTmemDealloc: {
-      std::int64_t addr = ctx.value(Attr::kAddr) & 0xFFFF, cols = ctx.value(Attr::kCols);
-      auto it = std::find_if(cs.allocs.begin(), cs.allocs.end(), [&](const Allocation& a) { return a.col == addr; });
-      if (it == cs.allocs.end() || it->cols != cols)
-        ctx.ub("dealloc of unallocated TMEM",
-               fmt::format("tmem.dealloc of {} columns at column {}, which this CTA did not allocate{}", cols, addr,
-                           it == cs.allocs.end() ? "" : fmt::format(" (it allocated {} columns there)", it->cols)));
-      std::int64_t chunks = cols / 32, start = addr / 32;
-      sms_[cta.sm].used &= static_cast<std::uint16_t>(~(((1u << chunks) - 1) << start));
-      cs.allocs.erase(it);
+    case OpKind::kTmemDealloc:
+      dealloc(ctx, ctx.cta_slot(), ctx.value(Attr::kAddr) & 0xFFFF, ctx.value(Attr::kCols));
       try_grant(cta.sm);
       return ctx.busy(m.tmem_alloc_cycles);
-    }
     case OpKind::kTmemRelinquish:
       cs.relinquished = true;
       return ctx.busy(m.op_issue_cycles);
@@ -140,6 +139,122 @@ OpResult TmemUnit::execute(OpContext& ctx) {
   }
 }
 
+void TmemUnit::dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, std::int64_t cols) {
+  CtaState& cs = ctas_[slot];
+  auto it = std::find_if(cs.allocs.begin(), cs.allocs.end(), [&](const Allocation& a) { return a.col == addr; });
+  if (it == cs.allocs.end() || it->cols != cols)
+    ctx.ub("dealloc of unallocated TMEM",
+           fmt::format("tmem.dealloc of {} columns at column {}, which {} did not allocate{}", cols, addr,
+                       slot == ctx.cta_slot() ? "this CTA" : "the peer CTA",
+                       it == cs.allocs.end() ? "" : fmt::format(" (it allocated {} columns there)", it->cols)));
+  std::int64_t chunks = cols / 32, start = addr / 32;
+  sms_[sim_.cta(slot).sm].used &= static_cast<std::uint16_t>(~(((1u << chunks) - 1) << start));
+  cs.allocs.erase(it);
+}
+
+std::uint32_t TmemUnit::pair_peer(const OpContext& ctx) const {
+  const Cluster& cl = sim_.cluster_of(ctx.cta());
+  std::uint32_t peer_rank = static_cast<std::uint32_t>(ctx.cta().rank ^ 1);
+  if (peer_rank >= cl.ctas.size())
+    ctx.ub("cta_group::2 without a peer CTA",
+           fmt::format("'{}' with cta_group=2 needs the CTA pair (cluster ranks 2k and 2k+1), but cluster rank {} has no "
+                       "peer in a cluster of {} CTA(s)",
+                       ctx.desc.text, ctx.cta().rank, cl.ctas.size()));
+  return cl.ctas[peer_rank];
+}
+
+TmemUnit::Rendezvous& TmemUnit::rendezvous(std::uint32_t slot, std::uint32_t peer) {
+  return rendezvous_[sim_.cta(slot).rank % 2 == 0 ? slot : peer];
+}
+
+// A cta_group::2 alloc, dealloc or relinquish: the first warp of the pair waits for the second; then the
+// operation is done for both CTAs.
+OpResult TmemUnit::pair_op(OpContext& ctx) {
+  const Machine& m = sim_.machine();
+  const isa::OpDesc& d = ctx.desc;
+  std::uint32_t peer = pair_peer(ctx);
+  Rendezvous& rv = rendezvous(ctx.cta_slot(), peer);
+  if (d.kind == OpKind::kTmemAlloc) {
+    std::int64_t cols = ctx.value(Attr::kCols);
+    if (cols < 32 || cols > 512 || (cols & (cols - 1)) != 0)
+      ctx.ub("bad TMEM column count", fmt::format("tmem.alloc cols={}: must be a power of 2 in 32..512", cols));
+    if (ctas_[ctx.cta_slot()].relinquished)
+      ctx.ub("alloc after relinquish", "tmem.alloc after this CTA executed tmem.relinquish (tcgen05.relinquish_alloc_permit): illegal");
+  }
+  if (rv.warp == ~0u || sim_.warp(rv.warp).cta == ctx.cta_slot()) {
+    if (rv.warp != ~0u)
+      ctx.ub("cta_group::2 op issued twice by one CTA",
+             fmt::format("'{}': warp {} of this CTA already waits in a cta_group::2 tcgen05 op for the peer CTA; one warp of "
+                         "each CTA of the pair performs it",
+                         d.text, sim_.warp(rv.warp).index));
+    rv = Rendezvous{ctx.warp_id, d.kind};
+    ctx.block(this, kPeerWait | peer, ctx.desc.kind == OpKind::kTmemAlloc ? ctx.value(Attr::kCols) : 0, cause_peer_);
+    return ctx.blocked();
+  }
+  std::uint32_t first = rv.warp;
+  Warp& fw = sim_.warp(first);
+  const isa::OpDesc& fd = sim_.op_of(fw, fw.wait_op);
+  if (rv.kind != d.kind || (d.kind == OpKind::kTmemAlloc && fw.wait_value != ctx.value(Attr::kCols)))
+    ctx.ub("cta_group::2 peers disagree",
+           fmt::format("'{}' meets '{}' of the peer CTA (warp {}, line {}): the two warps of a cta_group::2 tcgen05 op must "
+                       "perform the same operation",
+                       d.text, fd.text, fw.index, fd.loc.line));
+  rv = Rendezvous{};
+  switch (d.kind) {
+    case OpKind::kTmemAlloc: {
+      pair_waiters_.push_back(PairRequest{{first, ctx.warp_id}, ctx.value(Attr::kCols)});
+      ctx.block(this, kPairWait | static_cast<std::uint32_t>(ctx.cta().sm), ctx.value(Attr::kCols), cause_alloc_);
+      requester_ = ctx.warp_id;
+      try_grant_pairs();
+      requester_ = ~0u;
+      if (ctx.warp.state == models::WarpState::kReady) return ctx.busy(m.tmem_alloc_cycles);
+      return ctx.blocked();
+    }
+    case OpKind::kTmemDealloc: {
+      std::int64_t cols = ctx.value(Attr::kCols);
+      dealloc(ctx, ctx.cta_slot(), ctx.value(Attr::kAddr) & 0xFFFF, cols);
+      dealloc(ctx, fw.cta, ctx.value(Attr::kAddr) & 0xFFFF, cols);
+      sim_.wake_at(first, sim_.now() + Cycle(m.tmem_alloc_cycles));
+      try_grant_pairs();
+      return ctx.busy(m.tmem_alloc_cycles);
+    }
+    default:  // relinquish
+      ctas_[ctx.cta_slot()].relinquished = ctas_[fw.cta].relinquished = true;
+      sim_.wake_at(first, sim_.now() + Cycle(m.op_issue_cycles));
+      return ctx.busy(m.op_issue_cycles);
+  }
+}
+
+// Pair allocations in FIFO order: the same aligned columns must be free in both CTAs' SMs.
+void TmemUnit::try_grant_pairs() {
+  const Machine& m = sim_.machine();
+  while (!pair_waiters_.empty()) {
+    const PairRequest& req = pair_waiters_.front();
+    std::int64_t chunks = req.cols / 32, total = m.tmem_columns / 32, found = -1;
+    int sm[2] = {sim_.cta(sim_.warp(req.warps[0]).cta).sm, sim_.cta(sim_.warp(req.warps[1]).cta).sm};
+    for (std::int64_t start = 0; start + chunks <= total && found < 0; start += chunks) {
+      auto mask = static_cast<std::uint16_t>(((1u << chunks) - 1) << start);
+      if ((sms_[sm[0]].used & mask) == 0 && (sms_[sm[1]].used & mask) == 0) found = start;
+    }
+    if (found < 0) return;
+    PairRequest r = req;
+    pair_waiters_.erase(pair_waiters_.begin());
+    for (int i = 0; i < 2; ++i) {
+      sms_[sm[i]].used |= static_cast<std::uint16_t>(((1u << chunks) - 1) << found);
+      Warp& w = sim_.warp(r.warps[i]);
+      const isa::OpDesc& d = sim_.op_of(w, w.wait_op);
+      ctas_[w.cta].allocs.push_back(Allocation{found * 32, r.cols, d.loc});
+      if (!d.result_slots.empty()) w.slots[d.result_slots[0]] = found * 32;
+      if (r.warps[i] == requester_) {
+        w.state = models::WarpState::kReady;
+        w.wait_unit = kNoUnit;
+      } else {
+        sim_.wake_at(r.warps[i], sim_.now() + Cycle(m.tmem_alloc_cycles));
+      }
+    }
+  }
+}
+
 void TmemUnit::try_grant(int sm_index) {
   SmState& sm = sms_[sm_index];
   const Machine& m = sim_.machine();
@@ -173,6 +288,14 @@ void TmemUnit::try_grant(int sm_index) {
 }
 
 std::string TmemUnit::describe_wait(const Warp& w) const {
+  if (w.wait_obj & kPeerWait) {
+    const Cta& peer = sim_.cta(w.wait_obj & ~kPeerWait);
+    return fmt::format("'{}' (cta_group::2) waits for a warp of the peer CTA {} to perform it too",
+                       sim_.op_of(w, w.wait_op).text, peer.id);
+  }
+  if (w.wait_obj & kPairWait)
+    return fmt::format("tmem.alloc of {} columns (cta_group::2): the same columns must be free in both CTAs of the pair",
+                       w.wait_value);
   const SmState& sm = sms_[w.wait_obj];
   int used = __builtin_popcount(sm.used) * 32;
   return fmt::format("tmem.alloc of {} columns on SM {}: {} of {} columns are held", w.wait_value, w.wait_obj, used,
@@ -180,6 +303,17 @@ std::string TmemUnit::describe_wait(const Warp& w) const {
 }
 
 void TmemUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
+  if (w.wait_obj & kPeerWait) {
+    std::uint32_t slot = w.wait_obj & ~kPeerWait;
+    const Cta& peer = sim_.cta(slot);
+    for (int i = 0; i < sim_.program().warps; ++i) e.waits_on(peer.first_warp + i);
+    e.cause(fmt::format("'{}' with cta_group=2 is performed by one warp in each CTA of the pair together (PTX ISA 9.7.16.5), "
+                        "and no warp of the peer CTA {} {}",
+                        sim_.op_of(w, w.wait_op).text, peer.id,
+                        peer.exited ? "did it before that CTA exited" : "reached it"));
+    return;
+  }
+  if (w.wait_obj & kPairWait) return;
   std::int64_t holders = 0;
   for (std::uint32_t ci : sim_.slots_in_launch_order()) {
     const Cta& o = sim_.cta(ci);

@@ -41,20 +41,41 @@ class TmemUnit : public Unit {
     std::uint16_t used = 0;                 // bitmap of 32-column chunks
     std::vector<std::uint32_t> waiters;     // warp ids, FIFO
   };
+  // cta_group::2 (PTX ISA 9.7.16.5): alloc, dealloc and relinquish are performed by one warp in each CTA
+  // of the pair together; the first to come waits for the other. A pair's allocation takes the same
+  // columns in both CTAs' tensor memory.
+  struct Rendezvous {
+    std::uint32_t warp = ~0u;  // the warp waiting for its peer (~0u: none)
+    isa::OpKind kind = isa::OpKind::kTmemAlloc;
+  };
+  struct PairRequest {
+    std::uint32_t warps[2];
+    std::int64_t cols;
+  };
   struct WarpState {
     Cycle ld_done{0}, st_done{0};
     std::vector<std::uint64_t> ld_parts, st_parts;  // loads / stores in flight until tmem.wait (hazards)
   };
   void try_grant(int sm);
+  void try_grant_pairs();
+  // The peer CTA slot of a cta_group::2 op (UB without one); the pair's rendezvous record.
+  std::uint32_t pair_peer(const OpContext& ctx) const;
+  Rendezvous& rendezvous(std::uint32_t slot, std::uint32_t peer);
+  OpResult pair_op(OpContext& ctx);
+  void dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, std::int64_t cols);
+  static constexpr std::uint32_t kPeerWait = 0x80000000u;  // wait_obj flag: waiting for the peer CTA's warp
+  static constexpr std::uint32_t kPairWait = 0x40000000u;  // wait_obj flag: a pair allocation waits for columns
 
   std::vector<SmState> sms_;
   std::vector<CtaState> ctas_;    // by CTA slot
   std::vector<WarpState> warps_;  // by warp id
+  std::vector<Rendezvous> rendezvous_;        // by the pair's even-rank CTA slot
+  std::vector<PairRequest> pair_waiters_;     // pair allocations waiting for columns, FIFO
   std::uint32_t requester_ = ~0u;  // the warp executing tcgen05.alloc right now (see try_grant)
   ProxyFenceUnit* proxy_ = nullptr;
   HazardUnit* hazards_ = nullptr;
   TensorUnit* tensor_ = nullptr;
-  std::uint16_t cause_alloc_, cause_wait_;
+  std::uint16_t cause_alloc_, cause_wait_, cause_peer_;
 };
 
 }  // namespace smpipe::models

@@ -119,7 +119,7 @@ TEST_CASE("one kernel uses one tcgen05 cta_group", "[isa][boundary]") {
   };
   CHECK(two(1, 1).empty());
   CHECK(two(2, 2).empty());
-  CHECK_THAT(two(1, 2), Catch::Contains("cta_group=2 here, but an earlier tcgen05 op of this kernel uses cta_group=1"));
+  CHECK_THAT(two(1, 2), Catch::Contains("cta_group=2 here, but the tcgen05 op at line 5 uses cta_group=1"));
 }
 
 TEST_CASE("a TMA tensor's rows are a multiple of 16 bytes (tensor-map global strides)", "[isa][boundary]") {

@@ -532,3 +532,51 @@ TEST_CASE("deadlock causes say whether the arrivers exited or never existed", "[
   REQUIRE(gone.outcome == Outcome::kDeadlock);
   CHECK_THAT(cause(gone), Catch::Contains("every warp that signals b has exited: CTA 0 warp 0 (p)"));
 }
+
+TEST_CASE("TMEM cta_group::2: one warp of each CTA of the pair allocates together, the same columns in both",
+          "[semantics][tmem]") {
+  auto prog = [](const char* rank0, const char* rank1, int cluster = 2) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) cluster=({},1,1) warps=1 {{
+  global seen[2]
+  warp 0 w {{
+    if cluster_rank == 0 {{ {} }} else {{ {} }}
+  }}
+}}
+)",
+                       cluster, rank0, rank1);
+  };
+  // Two pair allocations and their deallocations; both CTAs get the same address (checked through a global
+  // word: rank 1 waits until rank 0 published its address and hangs unless its own is the same).
+  const char* both0 = R"(tmem.alloc cols=64 cta_group=2 -> a
+                         tmem.alloc cols=128 cta_group=2 -> b
+                         elect { st.relaxed seen[0] val=b + 1 }
+                         tmem.dealloc b cols=128 cta_group=2
+                         tmem.dealloc a cols=64 cta_group=2)";
+  const char* both1 = R"(tmem.alloc cols=64 cta_group=2 -> a
+                         tmem.alloc cols=128 cta_group=2 -> b
+                         spin seen[0] eq=b + 1
+                         tmem.dealloc b cols=128 cta_group=2
+                         tmem.dealloc a cols=64 cta_group=2)";
+  auto ok = run_text(prog(both0, both1), "b200");
+  INFO(test::problem(ok));
+  CHECK(ok.outcome == Outcome::kFinished);
+  // Only one CTA of the pair allocates: it waits for its peer, which exits.
+  auto alone = run_text(prog("tmem.alloc cols=64 cta_group=2 -> a", "sleep cycles=10"), "b200");
+  REQUIRE(alone.outcome == Outcome::kDeadlock);
+  CHECK(test::problem(alone).find("waits for a warp of the peer CTA 1 to perform it too") != std::string::npos);
+  CHECK(test::problem(alone).find("no warp of the peer CTA 1 did it before that CTA exited") != std::string::npos);
+  // The two warps must do the same thing.
+  auto mixed = run_text(prog("tmem.alloc cols=64 cta_group=2 -> a", "tmem.relinquish cta_group=2"), "b200");
+  CHECK(mixed.outcome == Outcome::kUndefined);
+  CHECK(mixed.diagnosis->title == "cta_group::2 peers disagree");
+  auto sizes = run_text(prog("tmem.alloc cols=64 cta_group=2 -> a", "tmem.alloc cols=128 cta_group=2 -> a"), "b200");
+  CHECK(sizes.outcome == Outcome::kUndefined);
+  // No pair: a cluster of one CTA.
+  auto single = run_text(prog("tmem.alloc cols=64 cta_group=2 -> a", "tmem.alloc cols=64 cta_group=2 -> a", 1), "b200");
+  CHECK(single.outcome == Outcome::kUndefined);
+  CHECK(single.diagnosis->title == "cta_group::2 without a peer CTA");
+  // A kernel uses one cta_group for every tcgen05 op.
+  CHECK(test::compile_error("kernel k warps=1 { warp 0 w { tmem.alloc cols=64 cta_group=2 -> a\n tmem.dealloc a cols=64 } }")
+            .find("one kernel uses one cta_group") != std::string::npos);
+}

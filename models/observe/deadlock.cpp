@@ -70,8 +70,10 @@ DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int6
   std::vector<std::string> kept;
   std::vector<std::string> shapes;
   std::vector<std::set<std::string>> alike;  // per kept cause: the other texts of its shape
+  // Causes of the warps on a cycle, and of the warps that wait on no live warp at all (what they wait for
+  // can never come: a root of the stall, not downstream of another stuck warp).
   for (std::size_t u = 0; u < nodes.size(); ++u) {
-    if (!on_cycle[u]) continue;
+    if (!on_cycle[u] && !nodes[u].waits_on.empty()) continue;
     for (const auto& entry : nodes[u].never_started)
       if (std::find(starts.begin(), starts.end(), entry) == starts.end()) starts.push_back(entry);
     for (const auto& c : nodes[u].causes) {

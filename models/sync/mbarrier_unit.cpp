@@ -498,6 +498,29 @@ std::string MbarrierUnit::describe_poll(const Warp& w, const isa::OpDesc& d) con
   return fmt::format("nothing: it polls mbarrier {}", fmt::join(states, "; "));
 }
 
+// Whether op `d` of a warp in cluster rank `from` can signal the barrier of rank `to`, as far as its constant
+// targets tell (cta=, bar_cta=, a multicast mask); a target computed at run time may be any rank.
+bool MbarrierUnit::reaches(const isa::OpDesc& d, int from, int to) {
+  auto constant = [&](isa::Attr a, std::int64_t& v) {
+    const isa::AttrSlot* s = d.slot(a);
+    if (s == nullptr || !s->present) return false;
+    if (std::find(d.dynamic_slots.begin(), d.dynamic_slots.end(), s->first) != d.dynamic_slots.end()) {
+      v = -2;  // dynamic
+      return true;
+    }
+    v = d.base_values[s->first];
+    return true;
+  };
+  std::int64_t v = 0;
+  if (constant(isa::Attr::kBarCta, v) || constant(isa::Attr::kCta, v)) return v == -2 || v == to;
+  if (constant(isa::Attr::kMulticast, v)) {
+    if (v == -2) return true;
+    if (d.kind == isa::OpKind::kClcTryCancel) return v != 0 || from == to;  // a flag: every CTA of the cluster
+    return v == 0 ? from == to : ((v >> to) & 1) != 0;
+  }
+  return from == to;
+}
+
 void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const auto& p = sim_.program();
   const Cta& c = sim_.cta(w.cta);
@@ -511,7 +534,7 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       const Warp& x = sim_.warp(wid);
       if (x.role < 0) continue;
       bool sig = false;
-      for (const auto& d : p.roles[x.role].ops) sig = sig || d.signals_barrier(decl);
+      for (const auto& d : p.roles[x.role].ops) sig = sig || (d.signals_barrier(decl) && reaches(d, pc.rank, c.rank));
       if (!sig) continue;
       if (x.state != WarpState::kDone)
         signalers.push_back(wid);

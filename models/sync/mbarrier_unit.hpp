@@ -44,6 +44,7 @@ class MbarrierUnit : public Unit {
   void woken(std::uint32_t warp_id) override;
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
+  static bool reaches(const isa::OpDesc& d, int from, int to);
   std::string describe_poll(const Warp& w, const isa::OpDesc& d) const override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
   void add_notes(std::vector<std::string>& notes) const override { notes.insert(notes.end(), notes_.begin(), notes_.end()); }

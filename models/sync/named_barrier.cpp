@@ -142,7 +142,11 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       others = fmt::format("; warp {} ({}), which also uses bar {}, waits on {}", i, p.roles[x.role].name, w.wait_obj,
                            sim_.describe_wait(x));
   }
-  e.cause(fmt::format("bar {}: {} threads expected, {} arrived (warps {}){}", w.wait_obj, nb.expected, nb.arrived,
+  const Warp& setter = sim_.warp(c.first_warp + nb.first_warp);
+  std::string set_by = nb.all ? "every thread of the CTA: no thread count"
+                              : fmt::format("the count set by warp {}'s `{}` at line {}", nb.first_warp,
+                                            sim_.op_of(setter, nb.first_op).text, sim_.op_of(setter, nb.first_op).loc.line);
+  e.cause(fmt::format("bar {}: {} threads expected ({}), {} arrived (warps {}){}", w.wait_obj, nb.expected, set_by, nb.arrived,
                       fmt::join(nb.arrivers, ", "),
                       others.empty() ? " and no other live warp will arrive: the thread count is too high" : others));
 }

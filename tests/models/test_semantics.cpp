@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "support.hpp"
+#include "models/sync/mbarrier_unit.hpp"
 
 using namespace smpipe;
 using models::Outcome;
@@ -579,4 +580,50 @@ kernel k grid=(2,1,1) cluster=({},1,1) warps=1 {{
   // A kernel uses one cta_group for every tcgen05 op.
   CHECK(test::compile_error("kernel k warps=1 { warp 0 w { tmem.alloc cols=64 cta_group=2 -> a\n tmem.dealloc a cols=64 } }")
             .find("one kernel uses one cta_group") != std::string::npos);
+}
+
+TEST_CASE("deadlock wait-for edges respect where a signal can land (local, cta=, multicast masks)", "[semantics][deadlock]") {
+  // CTA 0's consumer waits on its own b, which only its own producer signals (a local arrive), and that
+  // producer exited: the root cause. CTA 1's producer arriving on its own b cannot help CTA 0.
+  auto r = run_text(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {
+  mbarrier b count=1
+  mbarrier x count=1
+  warp 0 producer {
+    if cluster_rank == 1 { wait x parity=0 }
+    if cluster_rank == 1 { elect { arrive b } }
+  }
+  warp 1 consumer {
+    wait b parity=0
+    if cluster_rank == 0 { elect { arrive x cta=1 } }
+  }
+}
+)");
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  for (const auto& cyc : r.deadlock.cycles)
+    for (int n : cyc) CHECK(r.deadlock.warps[n].cta == 1);
+  bool root = false;
+  for (const auto& c : r.deadlock.causes) root = root || c.find("every warp that signals b has exited: CTA 0 warp 0 (producer)") != std::string::npos;
+  CHECK(root);
+  // A multicast mask names the CTAs it reaches.
+  auto p = test::compile_text(R"(
+kernel k grid=(4,1,1) cluster=(4,1,1) warps=1 {
+  mbarrier f count=1
+  smem s bytes=1K
+  warp 0 w { elect { tma.load bytes=1K dst=s bar=f multicast=5
+                     umma.commit f multicast=2
+                     arrive f cta=3
+                     arrive f } }
+}
+)");
+  const auto& ops = p.roles[0].ops;
+  CHECK(models::MbarrierUnit::reaches(ops[0], 1, 0));
+  CHECK(models::MbarrierUnit::reaches(ops[0], 1, 2));
+  CHECK_FALSE(models::MbarrierUnit::reaches(ops[0], 0, 1));
+  CHECK(models::MbarrierUnit::reaches(ops[1], 0, 1));
+  CHECK_FALSE(models::MbarrierUnit::reaches(ops[1], 0, 0));
+  CHECK(models::MbarrierUnit::reaches(ops[2], 0, 3));
+  CHECK_FALSE(models::MbarrierUnit::reaches(ops[2], 3, 0));
+  CHECK(models::MbarrierUnit::reaches(ops[3], 2, 2));
+  CHECK_FALSE(models::MbarrierUnit::reaches(ops[3], 2, 1));
 }

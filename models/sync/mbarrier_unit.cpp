@@ -55,6 +55,8 @@ std::string MbarrierUnit::state_text(std::uint32_t cta, std::uint32_t flat) cons
   return fmt::format("phase {} (parity {}), pending {}/{}, tx {}", b.phase(), b.phase() & 1, b.pending(), b.expected(), b.tx());
 }
 
+void MbarrierUnit::warp_exited(std::uint32_t warp_id) { exit_cycle_[warp_id] = sim_.now().v; }
+
 void MbarrierUnit::cta_started(std::uint32_t slot) {
   if (slot >= ctas_.size()) ctas_.resize(slot + 1);
   CtaBarriers& c = ctas_[slot];
@@ -68,6 +70,8 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.last_arrive_mask.assign(n, 0);
   c.passed_waits.assign(n, 0);
   c.observed.assign(n, 1);
+  sim_.reset_warps(exit_cycle_, slot);
+  for (int i = 0; i < p.warps; ++i) exit_cycle_[sim_.cta(slot).first_warp + i] = -1;
   c.visibility.assign(n, InitVisibility::kCluster);
   c.init_warp.assign(n, -1);
   c.init_op.assign(n, 0);
@@ -546,10 +550,33 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const MBarrier& b = ctas_[w.cta].barriers[w.wait_obj];
   std::string name = barrier_name(w.wait_obj);
   if (b.pending() == 0 && b.tx() != 0) {
+    // Peers whose TMA copies can deliver into this CTA (multicast, bar_cta): where are they?
+    std::vector<std::string> peers;
+    for (std::uint32_t peer : sim_.cluster_of(c).ctas) {
+      const Cta& pc = sim_.cta(peer);
+      if (peer == w.cta) continue;
+      // Its warps whose code loads into this barrier: exited (when), or waiting (on what).
+      std::vector<std::string> states;
+      for (int i = 0; i < p.warps; ++i) {
+        std::uint32_t wid = pc.first_warp + i;
+        const Warp& x = sim_.warp(wid);
+        if (x.role < 0) continue;
+        bool loads = false;
+        for (const auto& d : p.roles[x.role].ops)
+          loads = loads || (d.kind == isa::OpKind::kTmaLoad && d.signals_barrier(decl) && reaches(d, pc.rank, c.rank));
+        if (!loads) continue;
+        if (x.state == WarpState::kDone)
+          states.push_back(fmt::format("warp {} exited at cycle {}", x.index, exit_cycle_[wid]));
+        else if (x.state == WarpState::kBlocked)
+          states.push_back(fmt::format("warp {} waits for {}", x.index, sim_.describe_wait(x)));
+      }
+      if (!states.empty()) peers.push_back(fmt::format("CTA {} (rank {}): {}", pc.id, pc.rank, fmt::join(states, ", ")));
+    }
     e.cause(fmt::format("{}: all {} arrivals came but the tx-count is stuck at {}: {} bytes expected, {} delivered in "
                         "this phase. The transaction bytes do not match what the TMA copies deliver (check "
-                        "arrive.expect_tx tx= against the boxes, and multicast peers)",
-                        name, b.expected(), b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase()));
+                        "arrive.expect_tx tx= against the boxes, and multicast peers){}",
+                        name, b.expected(), b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase(),
+                        peers.empty() ? "" : fmt::format(". Peers whose multicast copies land here: {}", fmt::join(peers, "; "))));
   } else if (signalers.empty() && exited.empty()) {
     e.cause(fmt::format("{}: phase {} needs {} more arrival(s) but no op of any role arrives on {} (or signals it through a "
                         "TMA, commit or cp.async.arrive): nothing can ever complete it",

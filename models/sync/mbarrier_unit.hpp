@@ -41,6 +41,7 @@ class MbarrierUnit : public Unit {
   OpResult execute(OpContext& ctx) override;
   void complete(std::uint32_t target, std::uint64_t payload) override;
   void cta_started(std::uint32_t slot) override;
+  void warp_exited(std::uint32_t warp_id) override;
   void woken(std::uint32_t warp_id) override;
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
@@ -90,6 +91,7 @@ class MbarrierUnit : public Unit {
     std::vector<std::int32_t> init_warp;  // warp index that ran the latest mbarrier.init
     std::vector<std::uint32_t> init_op;   // and its op (for the report)
   };
+  std::vector<std::int64_t> exit_cycle_;  // by warp id: when it exited (-1: alive), for deadlock reports
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive
   // of the next phase.

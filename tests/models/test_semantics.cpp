@@ -627,3 +627,26 @@ kernel k grid=(4,1,1) cluster=(4,1,1) warps=1 {
   CHECK(models::MbarrierUnit::reaches(ops[3], 2, 2));
   CHECK_FALSE(models::MbarrierUnit::reaches(ops[3], 2, 1));
 }
+
+TEST_CASE("deadlock: a tx-count stuck for want of a peer's multicast bytes names the peer and when it exited",
+          "[semantics][deadlock]") {
+  auto r = run_text(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {
+  mbarrier full count=1
+  smem s bytes=2K
+  warp 0 producer {
+    cluster.sync
+    elect { arrive.expect_tx full tx=2K }
+    if cluster_rank == 0 { elect { tma.load bytes=1K dst=s bar=full multicast=3 } }   # rank 1 forgot its half
+  }
+  warp 1 consumer { cluster.sync
+                    wait full parity=0 }
+}
+)");
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  std::string all;
+  for (const auto& c : r.deadlock.causes) all += c + "\n";
+  INFO(all);
+  CHECK(all.find("tx-count is stuck at 1024") != std::string::npos);
+  CHECK(all.find("Peers whose multicast copies land here: CTA 1 (rank 1): warp 0 exited at cycle") != std::string::npos);
+}

@@ -58,11 +58,12 @@ DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int6
     if (rep.cycles.size() >= 256) break;
   }
   std::vector<bool> on_cycle(nodes.size(), rep.cycles.empty());
+  std::vector<bool> in_cycle(nodes.size(), false);  // on a real cycle of the wait-for graph
   for (int k = 0; k < ncomp; ++k) {
     int size = static_cast<int>(std::count(comp.begin(), comp.end(), k));
     if (size < 2) continue;
     for (std::size_t i = 0; i < comp.size(); ++i)
-      if (comp[i] == k) on_cycle[i] = true;
+      if (comp[i] == k) on_cycle[i] = in_cycle[i] = true;
   }
   std::vector<std::string> starts;
   // Causes in the order the warps were found (CTA launch order); causes that differ only in their numbers
@@ -74,8 +75,10 @@ DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int6
   // can never come: a root of the stall, not downstream of another stuck warp).
   for (std::size_t u = 0; u < nodes.size(); ++u) {
     if (!on_cycle[u] && !nodes[u].waits_on.empty()) continue;
-    for (const auto& entry : nodes[u].never_started)
-      if (std::find(starts.begin(), starts.end(), entry) == starts.end()) starts.push_back(entry);
+    // "Each side waits for the other" is only true of barriers waited on inside a cycle.
+    if (in_cycle[u])
+      for (const auto& entry : nodes[u].never_started)
+        if (std::find(starts.begin(), starts.end(), entry) == starts.end()) starts.push_back(entry);
     for (const auto& c : nodes[u].causes) {
       if (std::find(kept.begin(), kept.end(), c) != kept.end()) continue;
       std::string shape = number_shape(c);

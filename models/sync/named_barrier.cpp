@@ -31,6 +31,8 @@ void NamedBarrierUnit::cta_started(std::uint32_t slot) {
     b.first_warp = -1;
     b.waiters.clear();
     b.arrivers.clear();
+    b.last_arrivers.clear();
+    b.uses_done = 0;
   }
 }
 
@@ -93,6 +95,8 @@ void NamedBarrierUnit::release(std::uint32_t cta, int id) {
   Cycle at = sim_.now() + sim_.jit(latency);
   hazards_->named_release(cta, id, nb.waiters);
   for (std::uint32_t w : nb.waiters) sim_.wake_at(w, at);
+  nb.last_arrivers = nb.arrivers;
+  nb.uses_done += 1;
   // Reset for the next use, keeping the vectors' storage.
   nb.expected = -1;
   nb.arrived = 0;
@@ -122,18 +126,19 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     return (d.kind == OpKind::kBarSync || d.kind == OpKind::kBarArrive) &&
            d.base_values[d.slot(Attr::kId)->first] == static_cast<std::int64_t>(w.wait_obj);
   };
+  // Edges to the live warps that have not arrived and whose code uses this barrier (every live warp, for a
+  // barrier of all the CTA's threads).
   std::vector<int> users;
   for (int i = 0; i < p.warps; ++i) {
     std::uint32_t wid = c.first_warp + i;
     const Warp& x = sim_.warp(wid);
     if (x.role < 0 || x.state == WarpState::kDone) continue;
     if (std::find(nb.arrivers.begin(), nb.arrivers.end(), i) != nb.arrivers.end()) continue;
+    bool user = nb.all;
+    for (const auto& d : p.roles[x.role].ops) user = user || uses(d);
+    if (!user) continue;
     e.waits_on(wid);
-    for (const auto& d : p.roles[x.role].ops)
-      if (uses(d)) {
-        users.push_back(i);
-        break;
-      }
+    users.push_back(i);
   }
   std::string others;
   for (int i : users) {
@@ -146,9 +151,36 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   std::string set_by = nb.all ? "every thread of the CTA: no thread count"
                               : fmt::format("the count set by warp {}'s `{}` at line {}", nb.first_warp,
                                             sim_.op_of(setter, nb.first_op).text, sim_.op_of(setter, nb.first_op).loc.line);
+  auto twice = [](const std::vector<int>& v) {
+    std::vector<int> dup;
+    for (std::size_t i = 0; i < v.size(); ++i)
+      if (std::count(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v[i]) == 1) dup.push_back(v[i]);
+    return dup;
+  };
+  std::string why;
+  if (!others.empty()) {
+    why = others;
+  } else {
+    why = " and no other live warp will arrive";
+    std::vector<int> now_twice = twice(nb.arrivers), before_twice = twice(nb.last_arrivers);
+    if (!now_twice.empty())
+      why += fmt::format(". Warp(s) {} arrived twice in this use (a bar.arrive on one path and another bar op on the next, "
+                         "before the use completed)",
+                         fmt::join(now_twice, ", "));
+    if (!before_twice.empty())
+      why += fmt::format(". The previous use completed with warp(s) {} arriving twice (warps {}): their extra arrivals "
+                         "stood in for warps that then arrived in this use",
+                         fmt::join(before_twice, ", "), fmt::join(nb.last_arrivers, ", "));
+    else if (nb.uses_done > 0)
+      why += fmt::format(". Either the count is larger than the threads that still come, or earlier uses completed without "
+                         "some of the warps that use this barrier and their arrivals spilled into this one (the previous "
+                         "use, number {}, completed with warps {})",
+                         nb.uses_done, fmt::join(nb.last_arrivers, ", "));
+    else if (now_twice.empty())
+      why += ": the thread count is larger than the threads that arrive";
+  }
   e.cause(fmt::format("bar {}: {} threads expected ({}), {} arrived (warps {}){}", w.wait_obj, nb.expected, set_by, nb.arrived,
-                      fmt::join(nb.arrivers, ", "),
-                      others.empty() ? " and no other live warp will arrive: the thread count is too high" : others));
+                      fmt::join(nb.arrivers, ", "), why));
 }
 
 }  // namespace smpipe::models

@@ -32,6 +32,8 @@ class NamedBarrierUnit : public Unit {
     bool all = false;  // a barrier for all threads of the CTA (no thread count): exits release it
     std::vector<std::uint32_t> waiters;  // warp ids
     std::vector<int> arrivers;           // warp indices in the CTA
+    std::vector<int> last_arrivers;      // the warps that completed the previous use (deadlock reports)
+    std::int64_t uses_done = 0;
   };
   struct CtaState {
     Barrier bar[isa::kNamedBarriers];

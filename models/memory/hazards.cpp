@@ -547,7 +547,7 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
   if (prior.done_phase >= 0) {
     std::uint32_t rank = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) / static_cast<std::uint32_t>(bars_);
     std::uint32_t flat = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) % static_cast<std::uint32_t>(bars_);
-    std::string where = rank == static_cast<std::uint32_t>(sim_.cta(cta).rank) ? "" : fmt::format(" of cluster rank {}", rank);
+    std::string where = rank == static_cast<std::uint32_t>(sim_.cta(sim_.warp(now.warp).cta).rank) ? "" : fmt::format(" of cluster rank {} (another CTA: its completion must reach this one, e.g. bar_cta=, a remote arrive, or a cluster barrier)", rank);
     return fmt::format("it completed phase {} of {}{}, which warp {} has not observed (no wait on that phase by it, or by a "
                        "warp that then synchronised with it): wait on {} with parity {} first",
                        prior.done_phase, p.mbarrier_layout.element_name(p.mbarriers, flat), where, now_index,

@@ -186,10 +186,15 @@ OpResult TensorUnit::umma(OpContext& ctx) {
   if (count < 1) ctx.ub("bad count", fmt::format("count={} must be positive", count));
   const Cta& cta = ctx.cta();
   Tcgen05Thread& t = threads_[ctx.warp_id];
-  for (isa::Attr a : {Attr::kA, Attr::kB})
-    if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, a), false,
-                                                    HazardUnit::Via::kUmma))
-      t.reads.push_back(part);
+  std::uint32_t pair[2] = {ctx.cta_slot(), ctx.cta_slot()};
+  int ctas = 1;
+  if (ctx.value(Attr::kCtaGroup) == 2 && sim_.cluster_of(ctx.cta()).ctas.size() > 1)
+    pair[ctas++] = sim_.cluster_of(ctx.cta()).ctas[ctx.cta().rank ^ 1];
+  for (int c = 0; c < ctas; ++c)
+    for (isa::Attr a : {Attr::kA, Attr::kB})
+      if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, pair[c], HazardUnit::named(ctx, a), false,
+                                                      HazardUnit::Via::kUmma))
+        t.reads.emplace_back(pair[c], part);
   // The accumulator's TMEM columns (tmem=, in this CTA, and in the peer's for cta_group::2).
   if (ctx.present(Attr::kTmem)) {
     auto [first, end] = hazards_->tmem_buffers(ctx.value(Attr::kTmem) & 0xffff, d.n);
@@ -240,27 +245,26 @@ OpResult TensorUnit::umma_commit(OpContext& ctx) {
   Cycle now = sim_.now();
   Cycle at = sim::max(sim::max(t.done, t.cp_done), now);
   std::int64_t cta_id = ctx.cta().id;
-  bool adopted = false;
   for (std::uint32_t target : targets) {
     Signal s = mbar_->signal_to(target, SignalKind::kArrive, f, 1, ctx.warp_id, ctx.op);
     // The arrive releases, and completes this thread's operand reads in flight (with the first signal
     // to its own CTA, else the first one).
     s.hb = hazards_->release(ctx.warp_id);
-    if (!adopted && (target == ctx.cta_slot() || target == targets.slot[targets.count - 1])) {
-      for (std::uint64_t part : t.reads) hazards_->adopt(s.hb, part);
-      t.reads.clear();
-      adopted = true;
-    }
-    // Accumulator writes complete with the signal that reaches their CTA (any one, if none does): every
-    // commit tracks all the thread's earlier tcgen05 ops.
-    for (const auto& [key, part] : t.d_writes) {
-      auto cta = static_cast<std::uint32_t>(key >> 32);
+    // Operand reads complete with the signal that reaches their CTA (the first one, if none does), and
+    // accumulator writes likewise, with every later commit too (each tracks all the thread's earlier
+    // tcgen05 ops).
+    auto lands_with = [&](std::uint32_t cta) {
       bool reaches = std::find(targets.begin(), targets.end(), cta) != targets.end();
-      if (cta == target || (!reaches && target == targets.slot[0])) hazards_->adopt(s.hb, part);
-    }
+      return cta == target || (!reaches && target == targets.slot[0]);
+    };
+    for (const auto& [cta, part] : t.reads)
+      if (lands_with(cta)) hazards_->adopt(s.hb, part);
+    for (const auto& [key, part] : t.d_writes)
+      if (lands_with(static_cast<std::uint32_t>(key >> 32))) hazards_->adopt(s.hb, part);
     if (!sim_.observers().empty()) s.token = sim_.observers().signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
     mbar_->send(target == ctx.cta_slot() ? at : at + sim_.jit(m.remote_arrive_cycles), s);
   }
+  t.reads.clear();
   return ctx.busy(m.op_issue_cycles);
 }
 

@@ -33,7 +33,9 @@ class TensorUnit : public Unit {
   // tcgen05.cp copies at `cp_done` (tcgen05.mma is ordered after them, PTX ISA 9.7.16.6).
   struct Tcgen05Thread {
     Cycle done{0}, cp_done{0};
-    std::vector<std::uint64_t> reads;  // smem operand reads in flight, not yet tracked by a commit (hazards)
+    // smem operand reads in flight, not yet tracked by a commit (hazards): (CTA slot, part); a cta_group::2
+    // MMA reads the operands of both CTAs of the pair.
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> reads;
     // Accumulator writes (hazards): the latest per (CTA slot << 32 | TMEM chunk buffer), adopted by every commit.
     std::vector<std::pair<std::uint64_t, std::uint64_t>> d_writes;
   };

@@ -129,7 +129,7 @@ OpResult TmemUnit::execute(OpContext& ctx) {
       TensorUnit::Tcgen05Thread& t = tensor_->tcgen05(ctx.warp_id);
       if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, Attr::kSrc), false,
                                                       HazardUnit::Via::kTmemCp))
-        t.reads.push_back(part);
+        t.reads.emplace_back(ctx.cta_slot(), part);
       Cycle start = sim::max(now, t.cp_done);
       t.cp_done = start + Cycle(ceil_div(m.tmem_cp_cycles * d.bytes, 4096));
       t.done = sim::max(t.done, t.cp_done);

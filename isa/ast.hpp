@@ -52,6 +52,7 @@ struct Decl {
   std::optional<Expr> count;  // mbarrier count / smem bytes / named barrier id / global init
   std::string dtype;          // tensor
   std::vector<Expr> shape;    // tensor
+  bool whole = false;         // smem: every access touches the whole buffer (a value, not a tile)
   SourceLoc loc;
 };
 

@@ -284,7 +284,7 @@ class Compiler {
           break;
         }
         case Decl::Kind::kSmem: {
-          SmemDecl s{d.name, decl_size(d), d.size.has_value(), const_expr(*d.count), d.loc};
+          SmemDecl s{d.name, decl_size(d), d.size.has_value(), const_expr(*d.count), d.loc, d.whole};
           if (s.bytes < 1) fail(d.count->loc, "smem bytes must be positive");
           decl_kind_[d.name] = {AttrType::kSmem, static_cast<int>(p.smems.size())};
           p.smems.push_back(s);

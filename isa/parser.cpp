@@ -210,6 +210,10 @@ class Parser {
       case Decl::Kind::kSmem:
         attr("bytes");
         d.count = parse_expr();
+        if (is_ident("whole")) {
+          next();
+          d.whole = true;
+        }
         break;
       case Decl::Kind::kTensor: {
         bool have_dtype = false, have_shape = false;

@@ -64,7 +64,7 @@ std::string Program::dump() const {
   for (const auto& [n, v] : params) out += fmt::format("  param {} = {}\n", n, v);
   for (const auto& b : mbarriers)
     out += fmt::format("  mbarrier {}[{}] count={}\n", b.name, b.size, b.count ? std::to_string(*b.count) : "(init in kernel)");
-  for (const auto& s : smems) out += fmt::format("  smem {}[{}] bytes={}\n", s.name, s.size, s.bytes);
+  for (const auto& s : smems) out += fmt::format("  smem {}[{}] bytes={}{}\n", s.name, s.size, s.bytes, s.whole ? " whole" : "");
   for (const auto& t : tensors) out += fmt::format("  tensor {} dtype={} rank={}\n", t.name, t.dtype, t.shape.size());
   for (const auto& n : named_barriers) out += fmt::format("  named_barrier {} id={}\n", n.name, n.id);
   for (const auto& g : globals) out += fmt::format("  global {}[{}] init={}\n", g.name, g.size, g.init);

@@ -30,6 +30,7 @@ struct SmemDecl {
   bool array = false;
   std::int64_t bytes = 0;  // per element
   SourceLoc loc;
+  bool whole = false;  // `whole`: an access by any thread touches the whole element (a value handed between warps)
 };
 
 struct TensorDecl {

@@ -21,6 +21,9 @@ HazardUnit::HazardUnit(Simulator& sim) : Unit(sim) {
   dim_ = static_cast<std::size_t>(cluster_size_) * static_cast<std::size_t>(warps_ + bars_);
   smem_count_ = p.smem_layout.count;
   tmem_base_ = smem_count_ + static_cast<std::uint32_t>(bars_);
+  whole_.assign(smem_count_, false);
+  for (std::size_t d = 0; d < p.smems.size(); ++d)
+    for (int e = 0; e < p.smems[d].size; ++e) whole_[p.smem_layout.base[d] + static_cast<std::uint32_t>(e)] = p.smems[d].whole;
   for (const auto& role : p.roles)
     for (const auto& d : role.ops) {
       const isa::AttrSlot* t = d.slot(isa::Attr::kTmem);
@@ -447,8 +450,9 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   auto thread_level = [](const Rec& r) {
     return r.via == Via::kGeneric || r.via == Via::kCpAsync || r.via == Via::kTmemLd || r.via == Via::kTmemSt;
   };
+  bool whole = buffer < smem_count_ && whole_[buffer];
   auto conflicts = [&](const Rec& prior) {
-    if (thread_level(prior) && thread_level(rec)) {
+    if (thread_level(prior) && thread_level(rec) && !whole) {
       // Threads: only a generic read of what a cp.async may still be writing (ldmatrix of a tile the warps
       // copied together, or a warp's own copy before its wait) is a hazard; writes of fragments are not.
       bool read_of_copy = (!rec.write && prior.via == Via::kCpAsync) || (!prior.write && rec.via == Via::kCpAsync);

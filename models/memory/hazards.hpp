@@ -241,6 +241,7 @@ class HazardUnit : public Unit {
   std::size_t dim_ = 0;
   std::uint32_t smem_count_ = 0;
   std::uint32_t tmem_base_ = 0;  // the first TMEM chunk's buffer index
+  std::vector<bool> whole_;      // per smem element: declared `whole` (accesses by threads of different warps conflict)
   bool tracks_ = false;
   bool tracks_tmem_ = false;  // some op names a TMEM address
   bool inits_ = false;  // the program runs mbarrier.init (otherwise no use needs an init check)

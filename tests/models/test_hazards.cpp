@@ -328,3 +328,26 @@ kernel k warps=2 {{
   CHECK(hazard(run_text(prog("tmem.ld 16x256b.x4 tmem=352"), "b200")));  // 16x256b.x4 spans 32 columns: 352..383
   CHECK(run_text(prog("tmem.ld 32x32b.x32"), "b200").outcome == Outcome::kFinished);
 }
+
+TEST_CASE("hazards: plain shared-memory accesses of different warps conflict only in a buffer declared whole",
+          "[hazards]") {
+  auto prog = [](const char* decl, bool sync) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier b count=32
+  smem v bytes=16 {}
+  warp 0 w {{ st.shared bytes=16 dst=v
+             {} }}
+  warp 1 r {{ {}
+             ld.shared bytes=16 src=v }}
+}}
+)",
+                       decl, sync ? "arrive b" : "", sync ? "wait b parity=0" : "sleep cycles=100");
+  };
+  CHECK(run_text(prog("", false)).outcome == Outcome::kFinished);  // fragments of a tile: not checked
+  auto raw = run_text(prog("whole", false));
+  CHECK(hazard(raw));
+  CHECK(title(raw) == "read before the write is complete (RAW)");
+  CHECK(run_text(prog("whole", true)).outcome == Outcome::kFinished);
+  CHECK(test::compile_text("kernel k warps=1 { smem v[2] bytes=16 whole\n warp 0 w { } }").smems[0].whole);
+}

@@ -400,7 +400,10 @@ RunResult Simulator::run() {
     result.deadlock = analyse_stuck(true);
   }
   result.cycles = result.outcome == Outcome::kFinished ? last_exit_ : now().v;
-  for (const auto& u : units_) u->add_notes(result.notes);
+  for (const auto& u : units_) {
+    u->add_notes(result.notes);
+    u->add_warnings(result.warnings);
+  }
   fill_stats(result);
   return result;
 }

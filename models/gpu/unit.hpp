@@ -156,6 +156,8 @@ class Unit {
   virtual void add_stats(Stats& /*stats*/, std::int64_t /*cycles*/, std::int64_t /*sms_used*/) const {}
   // Suspicious patterns it noticed (reported with a problem).
   virtual void add_notes(std::vector<std::string>& /*notes*/) const {}
+  // Signs of a bug it saw even if the run finishes (reported always).
+  virtual void add_warnings(std::vector<std::string>& /*warnings*/) const {}
 
   std::int16_t index() const { return index_; }
   void set_index(std::int16_t i) { index_ = i; }

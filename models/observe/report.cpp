@@ -86,11 +86,16 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
 static std::string format_notes(const RunResult& r) {
   std::string out;
   for (const auto& n : r.notes) out += fmt::format("note: {}\n", n);
+  for (const auto& w : r.warnings) out += fmt::format("warning: {}\n", w);
   return out;
 }
 
 std::string format_problem(const RunResult& r) {
-  if (r.outcome == Outcome::kFinished) return "";
+  if (r.outcome == Outcome::kFinished) {
+    std::string out;
+    for (const auto& w : r.warnings) out += fmt::format("warning: {}\n", w);
+    return out;
+  }
   std::string out;
   if (r.outcome == Outcome::kUndefined && r.diagnosis) {
     const Diagnosis& d = *r.diagnosis;
@@ -216,6 +221,7 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   for (const auto& [name, v] : s.reports) reports[name] = v;
   j["reports"] = reports;
   j["notes"] = r.notes;
+  j["warnings"] = r.warnings;
   if (r.diagnosis) {
     const Diagnosis& d = *r.diagnosis;
     j["diagnosis"] = {{"title", d.title}, {"message", d.message}, {"cycle", d.cycle}, {"cta", d.cta}, {"warp", d.warp},

@@ -56,6 +56,7 @@ struct RunResult {
   DeadlockReport deadlock;             // kDeadlock / kWatchdog
   std::string watchdog_reason;
   std::vector<std::string> notes;  // suspicious patterns seen during the run (reported with a problem)
+  std::vector<std::string> warnings;  // signs of a bug even in a run that finished (always reported)
   Stats stats;
 };
 

@@ -106,6 +106,31 @@ void NamedBarrierUnit::release(std::uint32_t cta, int id) {
   nb.arrivers.clear();
 }
 
+// A use that some warps arrived on and that never completed before the CTA exited: arrivals that belong to
+// no completed use (a count smaller than the warps that use the barrier, or a warp arriving twice).
+void NamedBarrierUnit::cta_exiting(std::uint32_t slot) {
+  const Cta& c = sim_.cta(slot);
+  for (int id = 0; id < isa::kNamedBarriers; ++id) {
+    const Barrier& nb = ctas_[slot].bar[id];
+    if (nb.arrived == 0) continue;
+    if (warnings_.size() >= 8) {
+      ++unfinished_;
+      continue;
+    }
+    const Warp& first = sim_.warp(c.first_warp + nb.first_warp);
+    warnings_.push_back(fmt::format("CTA {} exited with a use of bar {} unfinished: {} of {} threads arrived (warps {}; the count "
+                                    "set at line {}), after {} completed use(s). Arrivals that complete no use mean the "
+                                    "count does not match the warps that use the barrier (or a warp arrived twice in a use)",
+                                    c.id, id, nb.arrived, nb.expected, fmt::join(nb.arrivers, ", "),
+                                    sim_.op_of(first, nb.first_op).loc.line, nb.uses_done));
+  }
+}
+
+void NamedBarrierUnit::add_warnings(std::vector<std::string>& warnings) const {
+  warnings.insert(warnings.end(), warnings_.begin(), warnings_.end());
+  if (unfinished_ > 0) warnings.push_back(fmt::format("... and {} more unfinished named-barrier uses", unfinished_));
+}
+
 void NamedBarrierUnit::warp_exited(std::uint32_t warp_id) {
   std::uint32_t cta = sim_.warp(warp_id).cta;
   for (int id = 0; id < isa::kNamedBarriers; ++id)

@@ -650,3 +650,18 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {
   CHECK(all.find("tx-count is stuck at 1024") != std::string::npos);
   CHECK(all.find("Peers whose multicast copies land here: CTA 1 (rank 1): warp 0 exited at cycle") != std::string::npos);
 }
+
+TEST_CASE("named barrier: a use left unfinished when the CTA exits is a warning, even if the run finishes",
+          "[semantics][named]") {
+  auto prog = [](int warps) {
+    return fmt::format("kernel k warps={} {{ warps 0..{} w {{ bar.arrive 1 threads=64 }} }}", warps, warps);
+  };
+  auto even = run_text(prog(2));
+  CHECK(even.outcome == Outcome::kFinished);
+  CHECK(even.warnings.empty());
+  auto odd = run_text(prog(3));
+  CHECK(odd.outcome == Outcome::kFinished);
+  REQUIRE(odd.warnings.size() == 1);
+  CHECK(odd.warnings[0].find("CTA 0 exited with a use of bar 1 unfinished: 32 of 64 threads arrived (warps 2") != std::string::npos);
+  CHECK(test::problem(odd).find("warning: ") == 0);
+}

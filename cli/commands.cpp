@@ -138,6 +138,8 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
   int failures = 0;
   std::string first_report;
   std::int64_t min_cycles = -1, max_cycles = 0;
+  int warned = 0;  // finished runs with warnings
+  std::string first_warning;
   for (int i = 0; i < a.seeds; ++i) {
     models::RunOptions opt;
     opt.seed = a.seed + static_cast<std::uint64_t>(i);
@@ -148,6 +150,10 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
     if (code == kOk) {
       min_cycles = min_cycles < 0 ? r.cycles : std::min(min_cycles, r.cycles);
       max_cycles = std::max(max_cycles, r.cycles);
+      if (!r.warnings.empty()) {
+        ++warned;
+        if (first_warning.empty()) first_warning = fmt::format("seed {}: warning: {}\n", opt.seed, r.warnings.front());
+      }
       continue;
     }
     ++failures;
@@ -166,7 +172,9 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
   }
   out << fmt::format("{} schedules with --jitter {}: {} finished, {} failed", a.seeds, jitter, a.seeds - failures, failures);
   if (min_cycles >= 0) out << fmt::format("; finished runs took {}..{} cycles", min_cycles, max_cycles);
+  if (warned > 0) out << fmt::format("; {} finished with warnings", warned);
   out << "\n";
+  if (!first_warning.empty()) out << first_warning;
   if (!first_report.empty()) out << "\nfirst failure:\n" << first_report;
   return worst;
 }

@@ -69,6 +69,8 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.arrive_mask.assign(n, 0);
   c.last_arrive_mask.assign(n, 0);
   c.passed_waits.assign(n, 0);
+  c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
+  c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
   c.observed.assign(n, 1);
   sim_.reset_warps(exit_cycle_, slot);
   for (int i = 0; i < p.warps; ++i) exit_cycle_[sim_.cta(slot).first_warp + i] = -1;
@@ -434,6 +436,8 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
         c.passed_waits[f] += 1;
         c.observed[f] = 1;
         hazards_->acquire(ctx.warp_id, cta, f);
+        // The completion it returns on: the latest phase with the waited parity.
+        note_consumed(ctx.warp_id, ctx.op, f, ((b.phase() - 1) & 1) == parity ? b.phase() - 1 : b.phase() - 2);
         return ctx.busy(m.mbarrier_test_wait_cycles);
       }
       if (done) {
@@ -474,10 +478,39 @@ void MbarrierUnit::woken(std::uint32_t id) {
   }
   c.passed_waits[w.wait_obj] += 1;
   hazards_->acquire(id, w.cta, w.wait_obj);
+  if (sim_.op_of(w, w.wait_op).kind == OpKind::kWait) note_consumed(id, w.wait_op, w.wait_obj, w.wait_value);
   BarrierStats& bs = stats_[decl_[w.wait_obj]];
   std::int64_t waited = (sim_.now() - w.wait_since).v;
   bs.wait_cycles += waited;
   bs.wait_max = std::max(bs.wait_max, waited);
+}
+
+// A `wait` that returns on a completion the same warp's earlier `wait` already returned on did not wait for
+// anything new: its parity is stale (a stage or phase counter that restarted, e.g. on a tile with no
+// k-iterations, or did not advance). Legal PTX, so a warning, not a diagnosis.
+void MbarrierUnit::note_consumed(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, std::int64_t phase) {
+  const Warp& w = sim_.warp(warp_id);
+  CtaBarriers& c = ctas_[w.cta];
+  std::size_t i = static_cast<std::size_t>(w.index) * layout().count + flat;
+  if (phase >= 0 && c.consumed[i] == phase) {
+    if (warnings_.size() < 8) {
+      const isa::OpDesc& now = sim_.op_of(w, op);
+      const isa::OpDesc& before = sim_.op_of(w, c.consumed_op[i]);
+      warnings_.push_back(fmt::format("{}: the wait at line {} returned on the completion of phase {} of {}, which its wait at "
+                                      "line {} had already returned on: it waited for nothing new (a stale parity: a stage or "
+                                      "phase counter that restarted or did not advance, e.g. on a tile without k-iterations)",
+                                      sim_.warp_label(w), now.loc.line, phase, barrier_name(flat), before.loc.line));
+    } else {
+      ++stale_waits_;
+    }
+  }
+  c.consumed[i] = phase;
+  c.consumed_op[i] = op;
+}
+
+void MbarrierUnit::add_warnings(std::vector<std::string>& warnings) const {
+  warnings.insert(warnings.end(), warnings_.begin(), warnings_.end());
+  if (stale_waits_ > 0) warnings.push_back(fmt::format("... and {} more stale waits", stale_waits_));
 }
 
 std::string MbarrierUnit::describe_wait(const Warp& w) const {

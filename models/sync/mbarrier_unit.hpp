@@ -49,6 +49,7 @@ class MbarrierUnit : public Unit {
   std::string describe_poll(const Warp& w, const isa::OpDesc& d) const override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
   void add_notes(std::vector<std::string>& notes) const override { notes.insert(notes.end(), notes_.begin(), notes_.end()); }
+  void add_warnings(std::vector<std::string>& warnings) const override;
 
   // ---- for other units ----
   // A signal that lands at `at` (never earlier than now).
@@ -90,7 +91,14 @@ class MbarrierUnit : public Unit {
     std::vector<InitVisibility> visibility;
     std::vector<std::int32_t> init_warp;  // warp index that ran the latest mbarrier.init
     std::vector<std::uint32_t> init_op;   // and its op (for the report)
+    // Per (warp index, barrier): the phase whose completion the warp's last passing `wait` returned on
+    // (-1: none), and that wait's op: a later wait returning on the same completion is stale.
+    std::vector<std::int64_t> consumed;
+    std::vector<std::uint32_t> consumed_op;
   };
+  void note_consumed(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, std::int64_t phase);
+  std::vector<std::string> warnings_;
+  std::int64_t stale_waits_ = 0;
   std::vector<std::int64_t> exit_cycle_;  // by warp id: when it exited (-1: alive), for deadlock reports
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive

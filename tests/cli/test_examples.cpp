@@ -118,6 +118,7 @@ TEST_CASE("the fixed twin of every bug example and catalogue program is clean un
       INFO(c.out << c.err);
       CHECK(c.code == 0);
       CHECK(c.out.find("30 finished, 0 failed") != std::string::npos);
+      CHECK(c.out.find("with warnings") == std::string::npos);
     }
   }
   CHECK(twins >= 20);

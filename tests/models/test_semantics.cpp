@@ -665,3 +665,32 @@ TEST_CASE("named barrier: a use left unfinished when the CTA exits is a warning,
   CHECK(odd.warnings[0].find("CTA 0 exited with a use of bar 1 unfinished: 32 of 64 threads arrived (warps 2") != std::string::npos);
   CHECK(test::problem(odd).find("warning: ") == 0);
 }
+
+TEST_CASE("mbarrier: a wait that returns on a completion the warp already consumed is a stale-parity warning",
+          "[semantics][mbarrier]") {
+  auto prog = [](const char* second) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier b count=1
+  warp 0 p {{ elect {{ arrive b }}
+             sleep cycles=2000
+             elect {{ arrive b }} }}
+  warp 1 c {{ wait b parity=0
+             sleep cycles=500
+             {} }}
+}}
+)",
+                       second);
+  };
+  auto stale = run_text(prog("wait b parity=0"));  // the counter did not advance: phase 0 again
+  CHECK(stale.outcome == Outcome::kFinished);
+  REQUIRE(stale.warnings.size() == 1);
+  CHECK(stale.warnings[0].find("the wait at line 9 returned on the completion of phase 0 of b, which its wait at line 7 had "
+                               "already returned on") != std::string::npos);
+  auto fresh = run_text(prog("wait b parity=1"));
+  CHECK(fresh.outcome == Outcome::kFinished);
+  CHECK(fresh.warnings.empty());
+  // A successful test_wait followed by a wait on the same phase (CUTLASS's try_wait, then wait) is fine.
+  auto polled = run_text(prog("test_wait b parity=1 -> ok\n wait b parity=1"));
+  CHECK(polled.warnings.empty());
+}

@@ -446,12 +446,17 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   // barrier: boxes of one stage, multicast halves). Accesses by threads (ld/st.shared, ldmatrix, cp.async)
   // mostly are not: the language names buffers, not offsets, and threads touch disjoint fragments of one
   // buffer; generic reads of a buffer that cp.async copies may still be writing are.
-  // TMEM loads and stores of different warps touch different lanes.
   auto thread_level = [](const Rec& r) {
     return r.via == Via::kGeneric || r.via == Via::kCpAsync || r.via == Via::kTmemLd || r.via == Via::kTmemSt;
   };
+  // A warp reaches the 32 TMEM lanes of its index modulo 4: loads and stores of warps in different lane
+  // quarters touch different data; warps w and w + 4 share lanes.
+  auto tmem_thread = [](const Rec& r) { return r.via == Via::kTmemLd || r.via == Via::kTmemSt; };
   bool whole = buffer < smem_count_ && whole_[buffer];
   auto conflicts = [&](const Rec& prior) {
+    if (tmem_thread(prior) && tmem_thread(rec))
+      return (rec.write || prior.write) && sim_.warp(prior.warp).index % isa::kWarpsPerWarpgroup ==
+                                               sim_.warp(rec.warp).index % isa::kWarpsPerWarpgroup;
     if (thread_level(prior) && thread_level(rec) && !whole) {
       // Threads: only a generic read of what a cp.async may still be writing (ldmatrix of a tile the warps
       // copied together, or a warp's own copy before its wait) is a hazard; writes of fragments are not.

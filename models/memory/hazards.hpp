@@ -76,10 +76,10 @@ class HazardUnit : public Unit {
   std::string_view name() const override { return "hazards"; }
   void cta_started(std::uint32_t slot) override;
 
-  // ---- buffers: smem elements, then one CLC response slot per mbarrier element, then TMEM in 32-column
-  // chunks (the allocation granule) ----
+  // ---- buffers: smem elements, then one CLC response slot per mbarrier element, then TMEM in 8-column
+  // chunks (every MMA N is a multiple of 8, so accumulator stages placed N apart never share a chunk) ----
   std::uint32_t clc_slot(std::uint32_t barrier_flat) const { return smem_count_ + barrier_flat; }
-  static constexpr std::uint32_t kTmemChunk = 32, kTmemChunks = 16;
+  static constexpr std::uint32_t kTmemChunk = 8, kTmemChunks = 64;
   // The buffers of TMEM columns [column, column + width): [first, end), empty when the program names no
   // TMEM address.
   std::pair<std::uint32_t, std::uint32_t> tmem_buffers(std::int64_t column, std::int64_t width) const;

@@ -71,6 +71,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.passed_waits.assign(n, 0);
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
+  c.stale.clear();
   c.observed.assign(n, 1);
   sim_.reset_warps(exit_cycle_, slot);
   for (int i = 0; i < p.warps; ++i) exit_cycle_[sim_.cta(slot).first_warp + i] = -1;
@@ -365,6 +366,8 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
       hazards_->init(ctx.warp_id, ctx.op, cta, f);
       c.init_warp[f] = w.index;
       c.init_op[f] = ctx.op;
+      for (int i = 0; i < sim_.program().warps; ++i) c.consumed[static_cast<std::size_t>(i) * layout().count + f] = -1;
+      std::erase_if(c.stale, [&](const CtaBarriers::Stale& st) { return st.flat == f; });
       return ctx.busy(m.mbarrier_arrive_cycles);
     }
     case OpKind::kMbarrierInval: {
@@ -492,20 +495,32 @@ void MbarrierUnit::note_consumed(std::uint32_t warp_id, std::uint32_t op, std::u
   const Warp& w = sim_.warp(warp_id);
   CtaBarriers& c = ctas_[w.cta];
   std::size_t i = static_cast<std::size_t>(w.index) * layout().count + flat;
-  if (phase >= 0 && c.consumed[i] == phase) {
-    if (warnings_.size() < 8) {
-      const isa::OpDesc& now = sim_.op_of(w, op);
-      const isa::OpDesc& before = sim_.op_of(w, c.consumed_op[i]);
-      warnings_.push_back(fmt::format("{}: the wait at line {} returned on the completion of phase {} of {}, which its wait at "
-                                      "line {} had already returned on: it waited for nothing new (a stale parity: a stage or "
-                                      "phase counter that restarted or did not advance, e.g. on a tile without k-iterations)",
-                                      sim_.warp_label(w), now.loc.line, phase, barrier_name(flat), before.loc.line));
-    } else {
-      ++stale_waits_;
-    }
-  }
+  // Judged when the CTA exits: re-waiting the completion of a barrier that never completes again (a
+  // one-shot "Q loaded" barrier waited in every iteration) is fine; one that went on to later phases
+  // means the wait should have waited for one of them.
+  if (phase >= 0 && c.consumed[i] == phase && c.stale.size() < 64) c.stale.push_back(CtaBarriers::Stale{w.index, op, c.consumed_op[i], flat, phase});
   c.consumed[i] = phase;
   c.consumed_op[i] = op;
+}
+
+void MbarrierUnit::cta_exiting(std::uint32_t slot) {
+  CtaBarriers& c = ctas_[slot];
+  for (const CtaBarriers::Stale& st : c.stale) {
+    if (c.barriers[st.flat].phase() <= st.phase + 1) continue;  // nothing completed after it
+    if (warnings_.size() >= 8) {
+      ++stale_waits_;
+      continue;
+    }
+    const Warp& w = sim_.warp(sim_.cta(slot).first_warp + static_cast<std::uint32_t>(st.warp));
+    warnings_.push_back(fmt::format("{}: the wait at line {} returned on the completion of phase {} of {}, which its wait at "
+                                    "line {} had already returned on, although {} went on to complete phase {}: it waited "
+                                    "for nothing new (a stale parity: a stage or phase counter that restarted or did not "
+                                    "advance, e.g. on a tile without k-iterations)",
+                                    sim_.warp_label(w), sim_.op_of(w, st.op).loc.line, st.phase, barrier_name(st.flat),
+                                    sim_.op_of(w, st.before_op).loc.line, barrier_name(st.flat),
+                                    c.barriers[st.flat].phase() - 1));
+  }
+  c.stale.clear();
 }
 
 void MbarrierUnit::add_warnings(std::vector<std::string>& warnings) const {

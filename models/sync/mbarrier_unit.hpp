@@ -42,6 +42,7 @@ class MbarrierUnit : public Unit {
   void complete(std::uint32_t target, std::uint64_t payload) override;
   void cta_started(std::uint32_t slot) override;
   void warp_exited(std::uint32_t warp_id) override;
+  void cta_exiting(std::uint32_t slot) override;
   void woken(std::uint32_t warp_id) override;
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
@@ -95,6 +96,12 @@ class MbarrierUnit : public Unit {
     // (-1: none), and that wait's op: a later wait returning on the same completion is stale.
     std::vector<std::int64_t> consumed;
     std::vector<std::uint32_t> consumed_op;
+    struct Stale {
+      int warp;  // warp index
+      std::uint32_t op, before_op, flat;
+      std::int64_t phase;
+    };
+    std::vector<Stale> stale;  // waits that returned on a completion already consumed (judged at CTA exit)
   };
   void note_consumed(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, std::int64_t phase);
   std::vector<std::string> warnings_;

@@ -21,7 +21,7 @@ class NamedBarrierUnit : public Unit {
   void cta_started(std::uint32_t slot) override;
   void warp_exited(std::uint32_t warp_id) override;
   void cta_exiting(std::uint32_t slot) override;
-  void add_warnings(std::vector<std::string>& warnings) const override;
+  void add_notes(std::vector<std::string>& notes) const override;
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
 
@@ -37,8 +37,8 @@ class NamedBarrierUnit : public Unit {
     std::vector<int> last_arrivers;      // the warps that completed the previous use (deadlock reports)
     std::int64_t uses_done = 0;
   };
-  std::vector<std::string> warnings_;
-  std::int64_t unfinished_ = 0;  // uses left unfinished at a CTA's exit (beyond the warnings kept)
+  std::vector<std::string> notes_;
+  std::int64_t unfinished_ = 0;  // uses left unfinished at a CTA's exit (beyond the notes kept)
   struct CtaState {
     Barrier bar[isa::kNamedBarriers];
   };

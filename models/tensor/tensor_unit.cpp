@@ -186,10 +186,16 @@ OpResult TensorUnit::umma(OpContext& ctx) {
   if (count < 1) ctx.ub("bad count", fmt::format("count={} must be positive", count));
   const Cta& cta = ctx.cta();
   Tcgen05Thread& t = threads_[ctx.warp_id];
-  std::uint32_t pair[2] = {ctx.cta_slot(), ctx.cta_slot()};
-  int ctas = 1;
-  if (ctx.value(Attr::kCtaGroup) == 2 && sim_.cluster_of(ctx.cta()).ctas.size() > 1)
-    pair[ctas++] = sim_.cluster_of(ctx.cta()).ctas[ctx.cta().rank ^ 1];
+  // cta_group::2: the CTA pair is cluster ranks 2k and 2k+1 (PTX ISA 9.7.16).
+  bool two = ctx.value(Attr::kCtaGroup) == 2;
+  const Cluster& cl = sim_.cluster_of(cta);
+  if (two && static_cast<std::size_t>(cta.rank ^ 1) >= cl.ctas.size())
+    ctx.ub("cta_group::2 without a peer CTA",
+           fmt::format("'{}' with cta_group=2 needs the CTA pair (cluster ranks 2k and 2k+1), but cluster rank {} has no peer in a "
+                       "cluster of {} CTA(s)",
+                       d.text, cta.rank, cl.ctas.size()));
+  std::uint32_t pair[2] = {ctx.cta_slot(), two ? cl.ctas[cta.rank ^ 1] : ctx.cta_slot()};
+  int ctas = two ? 2 : 1;
   for (int c = 0; c < ctas; ++c)
     for (isa::Attr a : {Attr::kA, Attr::kB})
       if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, pair[c], HazardUnit::named(ctx, a), false,
@@ -198,14 +204,10 @@ OpResult TensorUnit::umma(OpContext& ctx) {
   // The accumulator's TMEM columns (tmem=, in this CTA, and in the peer's for cta_group::2).
   if (ctx.present(Attr::kTmem)) {
     auto [first, end] = hazards_->tmem_buffers(ctx.value(Attr::kTmem) & 0xffff, d.n);
-    std::uint32_t ctas[2] = {ctx.cta_slot(), ctx.cta_slot()};
-    int nctas = 1;
-    if (ctx.value(Attr::kCtaGroup) == 2 && sim_.cluster_of(ctx.cta()).ctas.size() > 1)
-      ctas[nctas++] = sim_.cluster_of(ctx.cta()).ctas[ctx.cta().rank ^ 1];
-    for (int c = 0; c < nctas; ++c)
+    for (int c = 0; c < ctas; ++c)
       for (std::uint32_t b = first; b < end; ++b) {
-        std::uint64_t key = (std::uint64_t{ctas[c]} << 32) | b;
-        std::uint64_t part = hazards_->tmem_mma_write(ctx.warp_id, ctx.op, ctas[c], b);
+        std::uint64_t key = (std::uint64_t{pair[c]} << 32) | b;
+        std::uint64_t part = hazards_->tmem_mma_write(ctx.warp_id, ctx.op, pair[c], b);
         auto it = std::find_if(t.d_writes.begin(), t.d_writes.end(), [&](const auto& e) { return e.first == key; });
         if (it == t.d_writes.end()) {
           t.d_writes.emplace_back(key, part);
@@ -218,12 +220,10 @@ OpResult TensorUnit::umma(OpContext& ctx) {
   // Ordered after this thread's earlier tcgen05.cp (scale factors) (semantics.md §6).
   for (Cycle& c : pipe_free_[cta.sm]) c = sim::max(c, t.cp_done);
   Cycle end;
-  if (ctx.value(Attr::kCtaGroup) == 2) {
+  if (two) {
     // cta_group::2: one MMA for the CTA pair; each SM of the pair computes half of M.
     end = issue(ctx, count, true, 2);
-    const Cluster& cl = sim_.cluster_of(cta);
-    std::uint32_t peer = cl.ctas.size() > 1 ? cl.ctas[cta.rank ^ 1] : ctx.cta_slot();
-    for (Cycle& c : pipe_free_[sim_.cta(peer).sm]) c = sim::max(c, end);
+    for (Cycle& c : pipe_free_[sim_.cta(pair[1]).sm]) c = sim::max(c, end);
   } else {
     end = issue(ctx, count, true);
   }

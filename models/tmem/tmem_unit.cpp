@@ -187,14 +187,18 @@ OpResult TmemUnit::pair_op(OpContext& ctx) {
              fmt::format("'{}': warp {} of this CTA already waits in a cta_group::2 tcgen05 op for the peer CTA; one warp of "
                          "each CTA of the pair performs it",
                          d.text, sim_.warp(rv.warp).index));
-    rv = Rendezvous{ctx.warp_id, d.kind};
-    ctx.block(this, kPeerWait | peer, ctx.desc.kind == OpKind::kTmemAlloc ? ctx.value(Attr::kCols) : 0, cause_peer_);
+    std::int64_t cols = d.kind == OpKind::kTmemRelinquish ? 0 : ctx.value(Attr::kCols);
+    std::int64_t addr = d.kind == OpKind::kTmemDealloc ? ctx.value(Attr::kAddr) & 0xFFFF : 0;
+    rv = Rendezvous{ctx.warp_id, d.kind, addr, cols};
+    ctx.block(this, kPeerWait | peer, cols, cause_peer_);
     return ctx.blocked();
   }
   std::uint32_t first = rv.warp;
   Warp& fw = sim_.warp(first);
   const isa::OpDesc& fd = sim_.op_of(fw, fw.wait_op);
-  if (rv.kind != d.kind || (d.kind == OpKind::kTmemAlloc && fw.wait_value != ctx.value(Attr::kCols)))
+  std::int64_t cols = d.kind == OpKind::kTmemRelinquish ? 0 : ctx.value(Attr::kCols);
+  std::int64_t addr = d.kind == OpKind::kTmemDealloc ? ctx.value(Attr::kAddr) & 0xFFFF : 0;
+  if (rv.kind != d.kind || rv.cols != cols || rv.addr != addr)
     ctx.ub("cta_group::2 peers disagree",
            fmt::format("'{}' meets '{}' of the peer CTA (warp {}, line {}): the two warps of a cta_group::2 tcgen05 op must "
                        "perform the same operation",
@@ -202,6 +206,9 @@ OpResult TmemUnit::pair_op(OpContext& ctx) {
   rv = Rendezvous{};
   switch (d.kind) {
     case OpKind::kTmemAlloc: {
+      // Both warps now wait for the columns.
+      fw.wait_obj = kPairWait | static_cast<std::uint32_t>(sim_.cta(fw.cta).sm);
+      fw.wait_cause = cause_alloc_;
       pair_waiters_.push_back(PairRequest{{first, ctx.warp_id}, ctx.value(Attr::kCols)});
       ctx.block(this, kPairWait | static_cast<std::uint32_t>(ctx.cta().sm), ctx.value(Attr::kCols), cause_alloc_);
       requester_ = ctx.warp_id;
@@ -225,20 +232,29 @@ OpResult TmemUnit::pair_op(OpContext& ctx) {
   }
 }
 
-// Pair allocations in FIFO order: the same aligned columns must be free in both CTAs' SMs.
+// Pair allocations, in FIFO order per SM: the same aligned columns must be free in both CTAs' SMs; a
+// request waits behind earlier ones on either of its SMs, not behind requests on other SMs.
 void TmemUnit::try_grant_pairs() {
   const Machine& m = sim_.machine();
-  while (!pair_waiters_.empty()) {
-    const PairRequest& req = pair_waiters_.front();
+  std::vector<int> blocked;  // SMs with an earlier request still waiting
+  for (std::size_t i = 0; i < pair_waiters_.size();) {
+    const PairRequest& req = pair_waiters_[i];
     std::int64_t chunks = req.cols / 32, total = m.tmem_columns / 32, found = -1;
     int sm[2] = {sim_.cta(sim_.warp(req.warps[0]).cta).sm, sim_.cta(sim_.warp(req.warps[1]).cta).sm};
-    for (std::int64_t start = 0; start + chunks <= total && found < 0; start += chunks) {
+    bool behind = std::find(blocked.begin(), blocked.end(), sm[0]) != blocked.end() ||
+                  std::find(blocked.begin(), blocked.end(), sm[1]) != blocked.end();
+    for (std::int64_t start = 0; !behind && start + chunks <= total && found < 0; start += chunks) {
       auto mask = static_cast<std::uint16_t>(((1u << chunks) - 1) << start);
       if ((sms_[sm[0]].used & mask) == 0 && (sms_[sm[1]].used & mask) == 0) found = start;
     }
-    if (found < 0) return;
+    if (found < 0) {
+      blocked.push_back(sm[0]);
+      blocked.push_back(sm[1]);
+      ++i;
+      continue;
+    }
     PairRequest r = req;
-    pair_waiters_.erase(pair_waiters_.begin());
+    pair_waiters_.erase(pair_waiters_.begin() + static_cast<std::ptrdiff_t>(i));
     for (int i = 0; i < 2; ++i) {
       sms_[sm[i]].used |= static_cast<std::uint16_t>(((1u << chunks) - 1) << found);
       Warp& w = sim_.warp(r.warps[i]);
@@ -294,8 +310,8 @@ std::string TmemUnit::describe_wait(const Warp& w) const {
                        sim_.op_of(w, w.wait_op).text, peer.id);
   }
   if (w.wait_obj & kPairWait)
-    return fmt::format("tmem.alloc of {} columns (cta_group::2): the same columns must be free in both CTAs of the pair",
-                       w.wait_value);
+    return fmt::format("tmem.alloc of {} columns (cta_group::2): the same columns must be free on both SMs of the pair (SM {})",
+                       w.wait_value, w.wait_obj & ~kPairWait);
   const SmState& sm = sms_[w.wait_obj];
   int used = __builtin_popcount(sm.used) * 32;
   return fmt::format("tmem.alloc of {} columns on SM {}: {} of {} columns are held", w.wait_value, w.wait_obj, used,
@@ -313,7 +329,26 @@ void TmemUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         peer.exited ? "did it before that CTA exited" : "reached it"));
     return;
   }
-  if (w.wait_obj & kPairWait) return;
+  if (w.wait_obj & kPairWait) {
+    // A pair allocation: the same columns must be free on both SMs of the pair.
+    const Cluster& cl = sim_.cluster_of(sim_.cta(w.cta));
+    std::uint32_t peer = cl.ctas[static_cast<std::size_t>(sim_.cta(w.cta).rank ^ 1)];
+    int sms[2] = {sim_.cta(w.cta).sm, sim_.cta(peer).sm};
+    std::int64_t held[2] = {0, 0};
+    for (std::uint32_t ci : sim_.slots_in_launch_order()) {
+      const Cta& o = sim_.cta(ci);
+      if (o.exited || ci >= ctas_.size() || ctas_[ci].allocs.empty()) continue;
+      for (int k = 0; k < 2; ++k) {
+        if (o.sm != sms[k]) continue;
+        for (const auto& a : ctas_[ci].allocs) held[k] += a.cols;
+        for (int i = 0; i < sim_.program().warps; ++i) e.waits_on(o.first_warp + i);
+      }
+    }
+    e.cause(fmt::format("tmem.alloc of {} columns with cta_group=2 needs the same columns free on SM {} ({} held) and SM {} ({} "
+                        "held), {} columns per SM",
+                        w.wait_value, sms[0], held[0], sms[1], held[1], sim_.machine().tmem_columns));
+    return;
+  }
   std::int64_t holders = 0;
   for (std::uint32_t ci : sim_.slots_in_launch_order()) {
     const Cta& o = sim_.cta(ci);

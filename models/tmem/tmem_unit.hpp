@@ -47,6 +47,7 @@ class TmemUnit : public Unit {
   struct Rendezvous {
     std::uint32_t warp = ~0u;  // the warp waiting for its peer (~0u: none)
     isa::OpKind kind = isa::OpKind::kTmemAlloc;
+    std::int64_t addr = 0, cols = 0;  // its operands (dealloc: both warps must free the same columns)
   };
   struct PairRequest {
     std::uint32_t warps[2];

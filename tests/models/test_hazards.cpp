@@ -286,7 +286,7 @@ kernel k warps=8 {{
   auto early = run_text(prog("sleep cycles=3000", true), "b200");
   CHECK(hazard(early));
   CHECK(title(early) == "read before the write is complete (RAW)");
-  CHECK(early.diagnosis->message.find("the TMEM chunk of columns 96..127") != std::string::npos);
+  CHECK(early.diagnosis->message.find("the TMEM chunk of columns 96..103") != std::string::npos);
   INFO(early.diagnosis->message);
   CHECK(early.diagnosis->message.find("umma.commit") != std::string::npos);
   // Handing the stage back before the load finished: the next tile's MMA overwrites what it may still read.
@@ -350,4 +350,88 @@ kernel k warps=2 {{
   CHECK(title(raw) == "read before the write is complete (RAW)");
   CHECK(run_text(prog("whole", true)).outcome == Outcome::kFinished);
   CHECK(test::compile_text("kernel k warps=1 { smem v[2] bytes=16 whole\n warp 0 w { } }").smems[0].whole);
+}
+
+
+TEST_CASE("hazards: TMEM is tracked in 8-column chunks; warps w and w + 4 share TMEM lanes", "[hazards][tmem]") {
+  // Two accumulator stages of N = 48 columns packed at 0 and 48, correctly synchronised.
+  const char* packed = R"(
+param TILES = 6
+param KT = 2
+param N = 48
+kernel k grid=(1,1,1) warps=8 {
+  mbarrier full[2] count=1
+  mbarrier empty[2] count=1
+  mbarrier acc_full[2] count=1
+  mbarrier acc_empty[2] count=128
+  smem sA[2] bytes=16K
+  smem sB[2] bytes=16K
+  warp 0 producer {
+    for i in 0..TILES * KT {
+      let s = i % 2
+      wait empty[s] parity=((i / 2) & 1) ^ 1
+      elect { arrive.expect_tx full[s] tx=32K
+              tma.load bytes=16K dst=sA[s] bar=full[s]
+              tma.load bytes=16K dst=sB[s] bar=full[s] }
+    }
+  }
+  warp 1 mma {
+    tmem.alloc cols=128 -> base
+    let kt = 0
+    for t in 0..TILES {
+      let a = t % 2
+      wait acc_empty[a] parity=((t / 2) & 1) ^ 1
+      for k in 0..KT {
+        let s = kt % 2
+        wait full[s] parity=(kt / 2) & 1
+        elect { umma m=128 n=N k=16 kind=f16 count=1 a=sA[s] b=sB[s] tmem=base + a * N
+                umma.commit empty[s] }
+        let kt = kt + 1
+      }
+      elect { umma.commit acc_full[a] }
+    }
+    for a in 0..2 { wait acc_empty[a] parity=((TILES - a + 1) / 2 + 1) & 1 }
+    tmem.dealloc base cols=128
+  }
+  warpgroup 1 epilogue {
+    for t in 0..TILES {
+      let a = t % 2
+      wait acc_full[a] parity=(t / 2) & 1
+      tmem.ld 32x32b.x16 tmem=a * N
+      tmem.ld 32x32b.x32 tmem=a * N + 16
+      tmem.wait ld
+      arrive acc_empty[a]
+      compute cycles=2000
+    }
+  }
+}
+)";
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    models::RunOptions o;
+    o.jitter_pct = 20;
+    o.seed = seed;
+    auto r = run_text(packed, "b200", o);
+    INFO(test::problem(r));
+    CHECK(r.outcome == Outcome::kFinished);
+  }
+  // Warps 4 and 8 both reach lanes 0..31: their unsynchronised stores to the same columns race.
+  const char* lanes = R"(
+kernel k grid=(1,1,1) warps=12 {
+  warp 0 alloc {
+    tmem.alloc cols=32 -> a
+    bar.sync 0
+    bar.sync 0
+    tmem.dealloc a cols=32
+  }
+  warpgroups 1..3 st {
+    bar.sync 0
+    tmem.st 32x32b.x32 tmem=0
+    tmem.wait st
+    bar.sync 0
+  }
+}
+)";
+  auto r = run_text(lanes, "b200");
+  CHECK(hazard(r));
+  CHECK(title(r) == "unordered writes (WAW)");
 }

@@ -3,8 +3,12 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <atomic>
+#include <exception>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <thread>
 
 #include "isa/ast.hpp"
 #include "isa/program.hpp"
@@ -35,6 +39,7 @@ struct RunArgs {
   double clock_mhz = 0;
   bool dump_program = false;
   int seeds = 16;
+  int jobs = 0;  // check: threads (0: one per core)
 };
 
 void add_run_options(CLI::App& app, RunArgs& a) {
@@ -134,41 +139,83 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
 int cmd_check(const RunArgs& a, std::ostream& out) {
   Loaded l = load(a);
   int jitter = a.jitter > 0 ? a.jitter : 20;
-  int worst = kOk;
-  int failures = 0;
-  std::string first_report;
-  std::int64_t min_cycles = -1, max_cycles = 0;
-  int warned = 0;  // finished runs with warnings
-  std::string first_warning;
-  for (int i = 0; i < a.seeds; ++i) {
+  // What each schedule came to; runs are independent (a Simulator shares nothing but the read-only program
+  // and machine), so they run on `jobs` threads and are reported in seed order: the output does not
+  // depend on the number of threads.
+  struct Seen {
+    int code = kOk;
+    std::int64_t cycles = 0;
+    std::string what, problem, warning;
+  };
+  std::vector<Seen> seen(static_cast<std::size_t>(a.seeds));
+  auto run_seed = [&](int i) {
     models::RunOptions opt;
     opt.seed = a.seed + static_cast<std::uint64_t>(i);
     opt.jitter_pct = jitter;
     opt.max_cycles = a.max_cycles;
     models::RunResult r = models::simulate(l.program, l.machine, opt);
-    int code = exit_code(r.outcome);
-    if (code == kOk) {
-      min_cycles = min_cycles < 0 ? r.cycles : std::min(min_cycles, r.cycles);
-      max_cycles = std::max(max_cycles, r.cycles);
-      if (!r.warnings.empty()) {
+    Seen& s = seen[static_cast<std::size_t>(i)];
+    s.code = exit_code(r.outcome);
+    s.cycles = r.cycles;
+    if (s.code == kOk) {
+      if (!r.warnings.empty()) s.warning = r.warnings.front();
+      return;
+    }
+    s.what = r.outcome == models::Outcome::kUndefined && r.diagnosis
+                 ? fmt::format("{}: {}", r.diagnosis->hazard ? "hazard" : "undefined behaviour", r.diagnosis->title)
+             : r.outcome == models::Outcome::kDeadlock ? "deadlock"
+                                                       : "watchdog";
+    s.problem = models::format_problem(r);
+  };
+  int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  jobs = std::min(jobs, a.seeds);
+  if (jobs <= 1) {
+    for (int i = 0; i < a.seeds; ++i) run_seed(i);
+  } else {
+    std::atomic<int> next{0};
+    std::exception_ptr error;
+    std::mutex error_mutex;
+    std::vector<std::thread> workers;
+    for (int t = 0; t < jobs; ++t)
+      workers.emplace_back([&] {
+        for (int i; (i = next.fetch_add(1)) < a.seeds;) {
+          try {
+            run_seed(i);
+          } catch (...) {
+            std::lock_guard<std::mutex> lock(error_mutex);
+            if (!error) error = std::current_exception();
+            next = a.seeds;  // stop handing out seeds
+          }
+        }
+      });
+    for (auto& w : workers) w.join();
+    if (error) std::rethrow_exception(error);
+  }
+  int worst = kOk;
+  int failures = 0, warned = 0;
+  std::string first_report, first_warning;
+  std::int64_t min_cycles = -1, max_cycles = 0;
+  std::string options;
+  for (const auto& d : a.defines) options += " -D " + d;
+  if (!a.gpu.empty()) options += " --gpu " + a.gpu;
+  if (!a.kernel.empty()) options += " --kernel " + a.kernel;
+  for (int i = 0; i < a.seeds; ++i) {
+    const Seen& s = seen[static_cast<std::size_t>(i)];
+    std::uint64_t seed = a.seed + static_cast<std::uint64_t>(i);
+    if (s.code == kOk) {
+      min_cycles = min_cycles < 0 ? s.cycles : std::min(min_cycles, s.cycles);
+      max_cycles = std::max(max_cycles, s.cycles);
+      if (!s.warning.empty()) {
         ++warned;
-        if (first_warning.empty()) first_warning = fmt::format("seed {}: warning: {}\n", opt.seed, r.warnings.front());
+        if (first_warning.empty()) first_warning = fmt::format("seed {}: warning: {}\n", seed, s.warning);
       }
       continue;
     }
     ++failures;
-    worst = std::max(worst, code);
-    std::string what = r.outcome == models::Outcome::kUndefined && r.diagnosis
-                           ? fmt::format("{}: {}", r.diagnosis->hazard ? "hazard" : "undefined behaviour", r.diagnosis->title)
-                       : r.outcome == models::Outcome::kDeadlock ? "deadlock"
-                                                                 : "watchdog";
-    std::string options;
-    for (const auto& d : a.defines) options += " -D " + d;
-    if (!a.gpu.empty()) options += " --gpu " + a.gpu;
-    if (!a.kernel.empty()) options += " --kernel " + a.kernel;
-    out << fmt::format("seed {}: {} at cycle {} (rerun: smpipe run {}{} --seed {} --jitter {})\n", opt.seed, what, r.cycles,
-                       a.file, options, opt.seed, jitter);
-    if (first_report.empty()) first_report = models::format_problem(r);
+    worst = std::max(worst, s.code);
+    out << fmt::format("seed {}: {} at cycle {} (rerun: smpipe run {}{} --seed {} --jitter {})\n", seed, s.what, s.cycles,
+                       a.file, options, seed, jitter);
+    if (first_report.empty()) first_report = s.problem;
   }
   out << fmt::format("{} schedules with --jitter {}: {} finished, {} failed", a.seeds, jitter, a.seeds - failures, failures);
   if (min_cycles >= 0) out << fmt::format("; finished runs took {}..{} cycles", min_cycles, max_cycles);
@@ -281,6 +328,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   CLI::App* check = app.add_subcommand("check", "run many jittered schedules and report any that hangs or breaks a rule");
   add_run_options(*check, check_args);
   check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...)")->check(CLI::PositiveNumber);
+  check->add_option("--jobs", check_args.jobs, "schedules run at once (default: one per core; the output does not depend on it)")
+      ->check(CLI::PositiveNumber);
   ReplayArgs replay_args, compare_args;
   CLI::App* rep = app.add_subcommand("replay", "simulate what a hardware trace's warps did (smpipe-hwtrace v1)");
   add_replay_options(*rep, replay_args);

@@ -139,3 +139,15 @@ TEST_CASE("smpipe models lists the built-in models and machines", "[cli]") {
   CHECK_THAT(r.out, Catch::Contains("h100-sxm"));
   CHECK(run_cli({"run", "examples/mainloop"}).code == 0);
 }
+
+TEST_CASE("check runs its schedules on several threads with the same output as on one", "[cli]") {
+  for (const char* model : {"examples/hazard_wgmma_before_tma", "examples/cluster_multicast"}) {
+    auto one = test::run_cli({"check", model, "--seeds", "12", "--jobs", "1"});
+    auto three = test::run_cli({"check", model, "--seeds", "12", "--jobs", "3"});
+    auto all = test::run_cli({"check", model, "--seeds", "12"});
+    INFO(model);
+    CHECK(one.code == three.code);
+    CHECK(one.out == three.out);
+    CHECK(one.out == all.out);
+  }
+}

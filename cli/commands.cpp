@@ -3,12 +3,8 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
-#include <atomic>
-#include <exception>
 #include <filesystem>
 #include <fstream>
-#include <mutex>
-#include <thread>
 
 #include "isa/ast.hpp"
 #include "isa/program.hpp"
@@ -19,28 +15,15 @@
 #include "traces/compare.hpp"
 #include "traces/hwtrace.hpp"
 #include "traces/replay.hpp"
+#include "cli/load.hpp"
+#include "cli/sweep.hpp"
 #include "cli/replay.hpp"
 
 namespace smpipe::cli {
 
 namespace {
 
-struct RunArgs {
-  std::string file;
-  std::vector<std::string> defines;
-  std::string gpu;
-  std::string kernel;
-  std::string trace;
-  std::int64_t trace_ctas = 8;
-  bool json = false;
-  std::uint64_t seed = 1;
-  int jitter = 0;
-  std::int64_t max_cycles = 100'000'000;
-  double clock_mhz = 0;
-  bool dump_program = false;
-  int seeds = 16;
-  int jobs = 0;  // check: threads (0: one per core)
-};
+
 
 void add_run_options(CLI::App& app, RunArgs& a) {
   app.add_option("file", a.file, "a .pipe file, or a built-in model name (see `smpipe models`)")->required();
@@ -53,54 +36,6 @@ void add_run_options(CLI::App& app, RunArgs& a) {
   app.add_option("--clock-mhz", a.clock_mhz,
                  "run the machine at this SM clock (e.g. a power-capped GPU); the L2 keeps its bytes per second")
       ->check(CLI::PositiveNumber);
-}
-
-std::string resolve_file(const std::string& f) {
-  namespace fs = std::filesystem;
-  if (fs::exists(f)) return f;
-  std::string builtin = models::kernels_dir() + "/" + f + (f.size() > 5 && f.substr(f.size() - 5) == ".pipe" ? "" : ".pipe");
-  if (fs::exists(builtin)) return builtin;
-  throw isa::InputError(fmt::format("no file '{}' and no built-in model of that name (see `smpipe models`)", f));
-}
-
-struct Loaded {
-  isa::Program program;
-  models::Machine machine;
-};
-
-Loaded load(const RunArgs& a) {
-  auto source = isa::load_source(resolve_file(a.file));
-  isa::File file = isa::parse(source);
-  isa::ParamOverrides overrides;
-  for (const auto& d : a.defines) {
-    auto [name, value] = isa::parse_define(d);
-    overrides[name] = value;
-  }
-  // The machine comes first: the program may size its grid by SM_COUNT.
-  std::string gpu = a.gpu;
-  if (gpu.empty() && file.gpu) gpu = file.gpu->first;
-  if (gpu.empty()) gpu = "h100-sxm";
-  models::Machine machine;
-  try {
-    machine = models::load_machine(gpu);
-  } catch (const isa::InputError& e) {
-    if (a.gpu.empty() && file.gpu) throw isa::InputError(file.gpu->second, e.message());
-    throw;
-  }
-  if (a.clock_mhz > 0) machine = models::at_sm_clock(machine, a.clock_mhz);
-  isa::Program program = isa::compile(file, overrides, a.kernel, models::predefined_constants(machine));
-  models::check_fits(program, machine);
-  return Loaded{std::move(program), std::move(machine)};
-}
-
-int exit_code(models::Outcome o) {
-  switch (o) {
-    case models::Outcome::kFinished: return kOk;
-    case models::Outcome::kDeadlock:
-    case models::Outcome::kWatchdog: return kDeadlock;
-    case models::Outcome::kUndefined: return kUndefined;
-  }
-  return kInternal;
 }
 
 int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
@@ -167,30 +102,7 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
                                                        : "watchdog";
     s.problem = models::format_problem(r);
   };
-  int jobs = a.jobs > 0 ? a.jobs : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  jobs = std::min(jobs, a.seeds);
-  if (jobs <= 1) {
-    for (int i = 0; i < a.seeds; ++i) run_seed(i);
-  } else {
-    std::atomic<int> next{0};
-    std::exception_ptr error;
-    std::mutex error_mutex;
-    std::vector<std::thread> workers;
-    for (int t = 0; t < jobs; ++t)
-      workers.emplace_back([&] {
-        for (int i; (i = next.fetch_add(1)) < a.seeds;) {
-          try {
-            run_seed(i);
-          } catch (...) {
-            std::lock_guard<std::mutex> lock(error_mutex);
-            if (!error) error = std::current_exception();
-            next = a.seeds;  // stop handing out seeds
-          }
-        }
-      });
-    for (auto& w : workers) w.join();
-    if (error) std::rethrow_exception(error);
-  }
+  parallel_for(a.seeds, a.jobs, run_seed);
   int worst = kOk;
   int failures = 0, warned = 0;
   std::string first_report, first_warning;
@@ -330,6 +242,15 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...)")->check(CLI::PositiveNumber);
   check->add_option("--jobs", check_args.jobs, "schedules run at once (default: one per core; the output does not depend on it)")
       ->check(CLI::PositiveNumber);
+  SweepArgs sweep_args;
+  CLI::App* sweep = app.add_subcommand("sweep", "run a program over a grid of params (and machines) on all cores: table, ranking, CSV, JSON");
+  add_run_options(*sweep, sweep_args.run);
+  sweep->add_option("--group", sweep_args.group, "rank each group of these swept params on its own (e.g. --group M,N,K)")
+      ->delimiter(',');
+  sweep->add_option("--csv", sweep_args.csv, "write one row per point to this CSV file");
+  sweep->add_option("--json", sweep_args.json, "write one object per point to this JSON file");
+  sweep->add_option("--jobs", sweep_args.jobs, "points run at once (default: one per core)")->check(CLI::PositiveNumber);
+  sweep->add_option("--top", sweep_args.top, "points listed per group in the ranking (default 5)")->check(CLI::PositiveNumber);
   ReplayArgs replay_args, compare_args;
   CLI::App* rep = app.add_subcommand("replay", "simulate what a hardware trace's warps did (smpipe-hwtrace v1)");
   add_replay_options(*rep, replay_args);
@@ -350,6 +271,21 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   try {
     if (run->parsed()) return cmd_run(run_args, out, err);
     if (check->parsed()) return cmd_check(check_args, out);
+    if (sweep->parsed()) {
+      // -D with several values (V1,V2 or A..B[:S]) is an axis; with one, a fixed param. --gpu may list machines.
+      std::vector<std::string> fixed;
+      for (const auto& d : sweep_args.run.defines)
+        (d.find(',') != std::string::npos || d.find("..") != std::string::npos ? sweep_args.axes : fixed).push_back(d);
+      sweep_args.run.defines = fixed;
+      for (std::size_t start = 0; !sweep_args.run.gpu.empty();) {
+        auto comma = sweep_args.run.gpu.find(',', start);
+        sweep_args.gpus.push_back(sweep_args.run.gpu.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
+      if (sweep_args.gpus.size() == 1) sweep_args.run.gpu = sweep_args.gpus.front(), sweep_args.gpus.clear();
+      return cmd_sweep(sweep_args, out, err);
+    }
     if (rep->parsed()) return cmd_replay(replay_args, out);
     if (cmp->parsed()) return cmd_compare(compare_args, out);
     return cmd_models(out);

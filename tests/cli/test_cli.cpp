@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/sweep.hpp"
 #include "support.hpp"
 
 using namespace smpipe;
@@ -150,4 +151,32 @@ TEST_CASE("check runs its schedules on several threads with the same output as o
     CHECK(one.out == three.out);
     CHECK(one.out == all.out);
   }
+}
+
+TEST_CASE("sweep: a grid of params on several threads, invalid points as rows, a ranking, CSV and JSON", "[cli][sweep]") {
+  CHECK(cli::parse_axis("STAGES=2..5").second == std::vector<std::int64_t>{2, 3, 4});  // half-open, as in the language
+  CHECK(cli::parse_axis("N=1K..4K:1K").second == std::vector<std::int64_t>{1024, 2048, 3072});
+  CHECK(cli::parse_axis("T=64,128,256").second == std::vector<std::int64_t>{64, 128, 256});
+  CHECK_THROWS(cli::parse_axis("T=5..5"));
+  CHECK_THROWS(cli::parse_axis("T=1..9:0"));
+  std::string csv = (std::filesystem::temp_directory_path() / "smpipe_sweep_test.csv").string();
+  std::vector<std::string> args = {"sweep", "examples/mainloop", "-D", "STAGES=1,4,40", "-D", "KTILES=8..25:8", "--group", "KTILES",
+                                   "--csv", csv};
+  auto one = test::run_cli([&] { auto v = args; v.insert(v.end(), {"--jobs", "1"}); return v; }());
+  auto two = test::run_cli([&] { auto v = args; v.insert(v.end(), {"--jobs", "2"}); return v; }());
+  INFO(one.out << one.err);
+  CHECK(one.code == 0);
+  CHECK(one.out == two.out);
+  CHECK(one.out.find("fastest for KTILES=8:") != std::string::npos);
+  CHECK(one.out.find("9 points: 6 finished, 3 did not (3 not valid inputs)") != std::string::npos);
+  CHECK(one.out.find("shared memory") != std::string::npos);  // STAGES=40 does not fit: a row with its reason
+  std::ifstream f(csv);
+  std::string line;
+  int lines = 0;
+  while (std::getline(f, line)) ++lines;
+  CHECK(lines == 10);  // header + 9 points
+  // A point that deadlocks is a row too, and sets the exit status.
+  auto dead = test::run_cli({"sweep", "examples/deadlock_producer_start_phase", "-D", "STAGES=2,4"});
+  CHECK(dead.code == 2);
+  CHECK(dead.out.find("deadlock") != std::string::npos);
 }

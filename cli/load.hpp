@@ -1,0 +1,47 @@
+// What the commands that simulate share: their arguments, loading a program and its machine, the exit
+// code of an outcome, and running independent jobs on several threads.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "cli/commands.hpp"
+#include "isa/program.hpp"
+#include "models/gpu/gpu.hpp"
+#include "models/machine.hpp"
+
+namespace smpipe::cli {
+
+struct RunArgs {
+  std::string file;
+  std::vector<std::string> defines;
+  std::string gpu;
+  std::string kernel;
+  std::string trace;
+  std::int64_t trace_ctas = 8;
+  bool json = false;
+  std::uint64_t seed = 1;
+  int jitter = 0;
+  std::int64_t max_cycles = 100'000'000;
+  double clock_mhz = 0;
+  bool dump_program = false;
+  int seeds = 16;
+  int jobs = 0;  // check: threads (0: one per core)
+};
+
+struct Loaded {
+  isa::Program program;
+  models::Machine machine;
+};
+
+// FILE or a built-in model name -> a path. Throws isa::InputError.
+std::string resolve_file(const std::string& f);
+// The program of a.file with a.defines bound, on its machine (a.gpu, the file's `gpu`, or h100-sxm).
+Loaded load(const RunArgs& a);
+int exit_code(models::Outcome o);
+// fn(0) .. fn(n - 1) on `jobs` threads (0: one per core); the first exception is rethrown once all stop.
+void parallel_for(int n, int jobs, const std::function<void(int)>& fn);
+
+}  // namespace smpipe::cli

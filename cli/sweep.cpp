@@ -1,0 +1,228 @@
+#include "cli/sweep.hpp"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+
+#include "isa/source.hpp"
+#include "models/observe/report.hpp"
+
+namespace smpipe::cli {
+
+namespace {
+
+struct Point {
+  std::vector<std::int64_t> values;  // one per axis
+  std::string gpu;
+};
+
+struct Row {
+  std::string status = "invalid";  // finished, deadlock, watchdog, undefined, hazard, invalid
+  std::string reason;              // why it did not finish (the diagnosis, the first cause, the input error)
+  std::int64_t cycles = 0;
+  double time_us = 0, tflops = 0;
+  std::string bottleneck, machine;
+  int exit = kBadInput;
+};
+
+std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
+
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+}  // namespace
+
+std::pair<std::string, std::vector<std::int64_t>> parse_axis(const std::string& text) {
+  auto eq = text.find('=');
+  if (eq == std::string::npos || eq == 0) throw isa::InputError(fmt::format("-D '{}': expected NAME=VALUES", text));
+  std::string name = text.substr(0, eq), spec = text.substr(eq + 1);
+  auto value = [&](const std::string& v) { return isa::parse_define(name + "=" + v).second; };
+  std::vector<std::int64_t> values;
+  auto dots = spec.find("..");
+  if (dots != std::string::npos) {
+    std::string rest = spec.substr(dots + 2);
+    auto colon = rest.find(':');
+    std::int64_t from = value(spec.substr(0, dots)), to = value(rest.substr(0, colon));
+    std::int64_t step = colon == std::string::npos ? 1 : value(rest.substr(colon + 1));
+    if (step <= 0) throw isa::InputError(fmt::format("-D {}: the step must be positive", text));
+    if (to <= from) throw isa::InputError(fmt::format("-D {}: A..B is half-open (as in the language) and holds no value", text));
+    if ((to - from) / step > 100'000) throw isa::InputError(fmt::format("-D {}: more than 100000 values", text));
+    for (std::int64_t v = from; v < to; v += step) values.push_back(v);
+  } else {
+    std::size_t start = 0;
+    for (;;) {
+      auto comma = spec.find(',', start);
+      values.push_back(value(spec.substr(start, comma == std::string::npos ? std::string::npos : comma - start)));
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return {name, values};
+}
+
+int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
+  // The grid: every combination of the axes' values, the first axis slowest; then the machines.
+  std::vector<std::string> names;
+  std::vector<std::vector<std::int64_t>> axes;
+  for (const auto& text : a.axes) {
+    auto [name, values] = parse_axis(text);
+    if (std::find(names.begin(), names.end(), name) != names.end()) throw isa::InputError(fmt::format("-D {} given twice", name));
+    names.push_back(name);
+    axes.push_back(values);
+  }
+  std::vector<std::string> gpus = a.gpus.empty() ? std::vector<std::string>{a.run.gpu} : a.gpus;
+  std::vector<Point> points;
+  std::vector<std::size_t> at(axes.size(), 0);
+  for (bool more = true; more;) {
+    for (const auto& g : gpus) {
+      Point p{{}, g};
+      for (std::size_t i = 0; i < axes.size(); ++i) p.values.push_back(axes[i][at[i]]);
+      points.push_back(p);
+    }
+    more = false;
+    for (std::size_t i = axes.size(); i-- > 0;) {
+      if (++at[i] < axes[i].size()) {
+        more = true;
+        break;
+      }
+      at[i] = 0;
+    }
+  }
+  if (points.size() > 1'000'000) throw isa::InputError(fmt::format("the grid has {} points (at most 1000000)", points.size()));
+  for (const auto& g : a.group)
+    if (std::find(names.begin(), names.end(), g) == names.end())
+      throw isa::InputError(fmt::format("--group {}: not a swept parameter (give it with -D {}=...)", g, g));
+
+  std::vector<Row> rows(points.size());
+  std::atomic<std::size_t> done{0};
+  std::mutex progress;
+  bool tty = isatty(2) != 0;
+  auto begin = std::chrono::steady_clock::now();
+  auto run_point = [&](int i) {
+    const Point& p = points[static_cast<std::size_t>(i)];
+    Row& row = rows[static_cast<std::size_t>(i)];
+    RunArgs r = a.run;
+    r.gpu = p.gpu;
+    for (std::size_t k = 0; k < names.size(); ++k) r.defines.push_back(fmt::format("{}={}", names[k], p.values[k]));
+    try {
+      Loaded l = load(r);
+      models::RunOptions opt;
+      opt.seed = r.seed;
+      opt.jitter_pct = r.jitter;
+      opt.max_cycles = r.max_cycles;
+      models::RunResult res = models::simulate(l.program, l.machine, opt);
+      row.exit = exit_code(res.outcome);
+      row.cycles = res.cycles;
+      row.machine = res.stats.machine;
+      row.time_us = res.stats.time_us;
+      row.tflops = res.stats.time_us > 0 ? static_cast<double>(res.stats.flops) / (res.stats.time_us * 1e6) : 0.0;
+      row.bottleneck = res.stats.bottleneck;
+      switch (res.outcome) {
+        case models::Outcome::kFinished: row.status = "finished"; break;
+        case models::Outcome::kDeadlock: row.status = "deadlock"; break;
+        case models::Outcome::kWatchdog: row.status = "watchdog"; break;
+        case models::Outcome::kUndefined: row.status = res.diagnosis && res.diagnosis->hazard ? "hazard" : "undefined"; break;
+      }
+      if (res.diagnosis) row.reason = res.diagnosis->title;
+      else if (!res.deadlock.causes.empty()) row.reason = first_line(res.deadlock.causes.front());
+      else if (!res.watchdog_reason.empty()) row.reason = res.watchdog_reason;
+    } catch (const isa::InputError& e) {
+      row.status = "invalid";
+      row.exit = kBadInput;
+      row.reason = first_line(e.what());
+    }
+    std::size_t n = ++done;
+    if (tty) {
+      std::lock_guard<std::mutex> lock(progress);
+      double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      double eta = spent / static_cast<double>(n) * static_cast<double>(points.size() - n);
+      err << fmt::format("\r[{}/{}] {:.0f} s left   ", n, points.size(), eta) << std::flush;
+    }
+  };
+  parallel_for(static_cast<int>(points.size()), a.jobs, run_point);
+  if (tty) err << "\r" << std::string(40, ' ') << "\r" << std::flush;
+
+  // The table, in grid order.
+  std::string head;
+  for (const auto& n : names) head += fmt::format("{:>10} ", n);
+  bool many_gpus = gpus.size() > 1;
+  out << fmt::format("{}{}{:>10} {:>12} {:>10} {:>9}  {}\n", head, many_gpus ? fmt::format("{:>10} ", "gpu") : "", "status", "cycles",
+                     "time_us", "TFLOP/s", "bottleneck or reason");
+  int worst = kOk;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const Row& r = rows[i];
+    std::string vals;
+    for (auto v : points[i].values) vals += fmt::format("{:>10} ", v);
+    out << fmt::format("{}{}{:>10} {:>12} {:>10.3f} {:>9.1f}  {}\n", vals, many_gpus ? fmt::format("{:>10} ", r.machine) : "",
+                       r.status, r.cycles, r.time_us, r.tflops, r.status == "finished" ? r.bottleneck : r.reason);
+    if (r.exit != kBadInput) worst = std::max(worst, r.exit);
+  }
+  // The ranking: the fastest finished points of each group (the values of the --group params).
+  std::map<std::vector<std::int64_t>, std::vector<std::size_t>> groups;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    if (rows[i].status != "finished") continue;
+    std::vector<std::int64_t> key;
+    for (const auto& g : a.group) key.push_back(points[i].values[static_cast<std::size_t>(std::find(names.begin(), names.end(), g) - names.begin())]);
+    groups[key].push_back(i);
+  }
+  std::size_t finished = 0;
+  for (auto& [key, members] : groups) {
+    finished += members.size();
+    std::stable_sort(members.begin(), members.end(), [&](std::size_t x, std::size_t y) { return rows[x].cycles < rows[y].cycles; });
+    std::string label;
+    for (std::size_t k = 0; k < key.size(); ++k) label += fmt::format("{}{}={}", k ? " " : "", a.group[k], key[k]);
+    out << fmt::format("\nfastest{}:\n", label.empty() ? "" : " for " + label);
+    for (std::size_t k = 0; k < members.size() && k < static_cast<std::size_t>(a.top); ++k) {
+      const Point& p = points[members[k]];
+      std::string vals;
+      for (std::size_t n = 0; n < names.size(); ++n) vals += fmt::format("{}{}={}", n ? " " : "", names[n], p.values[n]);
+      out << fmt::format("  {}. {}{}: {} cycles ({:.3f} us)\n", k + 1, vals, many_gpus ? " on " + rows[members[k]].machine : "",
+                         rows[members[k]].cycles, rows[members[k]].time_us);
+    }
+  }
+  out << fmt::format("\n{} points: {} finished, {} did not", points.size(), finished, points.size() - finished);
+  std::size_t invalid = static_cast<std::size_t>(std::count_if(rows.begin(), rows.end(), [](const Row& r) { return r.status == "invalid"; }));
+  if (invalid) out << fmt::format(" ({} not valid inputs)", invalid);
+  out << "\n";
+
+  if (!a.csv.empty()) {
+    std::ofstream f(a.csv, std::ios::binary);
+    if (!f) throw isa::InputError(fmt::format("cannot write '{}'", a.csv));
+    for (const auto& n : names) f << csv_field(n) << ",";
+    f << "gpu,status,exit,cycles,time_us,tflops,bottleneck,reason\n";
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const Row& r = rows[i];
+      for (auto v : points[i].values) f << v << ",";
+      f << fmt::format("{},{},{},{},{:.3f},{:.3f},{},{}\n", csv_field(r.machine.empty() ? points[i].gpu : r.machine), r.status,
+                       r.exit, r.cycles, r.time_us, r.tflops, csv_field(r.bottleneck), csv_field(r.reason));
+    }
+  }
+  if (!a.json.empty()) {
+    nlohmann::json j = nlohmann::json::array();
+    for (std::size_t i = 0; i < points.size(); ++i) {
+      const Row& r = rows[i];
+      nlohmann::json params = nlohmann::json::object();
+      for (std::size_t k = 0; k < names.size(); ++k) params[names[k]] = points[i].values[k];
+      j.push_back({{"params", params}, {"gpu", r.machine.empty() ? points[i].gpu : r.machine}, {"status", r.status}, {"exit", r.exit},
+                   {"cycles", r.cycles}, {"time_us", r.time_us}, {"tflops", r.tflops}, {"bottleneck", r.bottleneck},
+                   {"reason", r.reason}});
+    }
+    std::ofstream f(a.json, std::ios::binary);
+    if (!f) throw isa::InputError(fmt::format("cannot write '{}'", a.json));
+    f << j.dump(2) << "\n";
+  }
+  return worst;
+}
+
+}  // namespace smpipe::cli

@@ -222,7 +222,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
     if (!f) throw isa::InputError(fmt::format("cannot write '{}'", a.json));
     f << j.dump(2) << "\n";
   }
-  return worst;
+  return invalid == points.size() ? kBadInput : worst;  // nothing ran: the input is bad
 }
 
 }  // namespace smpipe::cli

@@ -378,6 +378,19 @@ class Compiler {
     role_->max_stack = std::max(role_->max_stack, stack_depth_);
   }
   std::size_t here() const { return role_->code.size(); }
+  // Compiles a block whose code is never run, then drops that code (and the jumps it registered).
+  void compile_dropped(const Block& b, int lanes) {
+    if (b.empty()) return;
+    std::size_t code = here();
+    std::size_t breaks = loops_.empty() ? 0 : loops_.back().breaks.size();
+    std::size_t continues = loops_.empty() ? 0 : loops_.back().continues.size();
+    compile_block(b, lanes);
+    role_->code.resize(code);
+    if (!loops_.empty()) {
+      loops_.back().breaks.resize(breaks);
+      loops_.back().continues.resize(continues);
+    }
+  }
   void patch(std::size_t at, std::size_t target) { role_->code[at].a = static_cast<std::uint32_t>(target); }
 
   std::optional<std::uint32_t> find_var(const std::string& name) const {
@@ -527,6 +540,13 @@ class Compiler {
         return;
       }
       case Stmt::Kind::kIf: {
+        if (auto c = fold(s.exprs[0])) {
+          // A condition known when compiling (params, consts): only the branch taken is emitted. The other
+          // is still compiled, so its errors are reported and its ops exist, but its code is dropped.
+          compile_block(*c ? s.body : s.else_body, lanes);
+          compile_dropped(*c ? s.else_body : s.body, lanes);
+          return;
+        }
         compile_expr(s.exprs[0]);
         std::size_t else_jump = here();
         emit(Opc::kJumpIfZero, s.loc);

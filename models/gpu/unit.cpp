@@ -38,6 +38,18 @@ std::uint32_t OpContext::smem(isa::Attr a) const { return element(a, sim.program
 
 std::uint32_t OpContext::global(isa::Attr a) const { return element(a, sim.program().globals, sim.program().global_layout); }
 
+std::uint32_t OpContext::pair_peer() const {
+  const Cta& c = cta();
+  const Cluster& cl = sim.cluster_of(c);
+  auto peer = static_cast<std::size_t>(c.rank ^ 1);
+  if (peer >= cl.ctas.size())
+    ub("cta_group::2 without a peer CTA",
+       fmt::format("'{}' with cta_group=2 needs the CTA pair (cluster ranks 2k and 2k+1), but cluster rank {} has no peer in a "
+                   "cluster of {} CTA(s)",
+                   desc.text, c.rank, cl.ctas.size()));
+  return cl.ctas[peer];
+}
+
 void OpContext::ub(const std::string& title, const std::string& message, bool hazard) const {
   sim.ub(warp_id, op, title, message, hazard);
 }

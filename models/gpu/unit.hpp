@@ -64,6 +64,8 @@ class OpContext {
   std::uint32_t barrier(isa::Attr a) const;
   std::uint32_t smem(isa::Attr a) const;
   std::uint32_t global(isa::Attr a) const;  // a global word (flat index in the grid's words)
+  // The CTA slot of this CTA's peer in its cta_group::2 pair (cluster ranks 2k and 2k+1); none is UB.
+  std::uint32_t pair_peer() const;
 
   OpResult busy(std::int64_t cycles) const { return OpResult{OpResult::kBusy, cycles}; }
   OpResult blocked() const { return OpResult{OpResult::kBlocked, 0}; }

@@ -42,6 +42,8 @@ AtomicsUnit::AtomicsUnit(Simulator& sim)
     std::fill_n(words_.begin() + p.global_layout.base[d], p.globals[d].size, p.globals[d].init);
   writers_.resize(words_.size());
   uses_grid_sync_ = p.uses(OpKind::kGridSync);
+  cta_barrier_ = static_cast<std::int64_t>(static_cast<double>(sim.machine().named_barrier_cycles) +
+                                           sim.machine().named_barrier_cycles_per_warp * p.warps);
   writes_decl_.assign(p.globals.size(), false);
   role_writes_.assign(p.roles.size(), std::vector<bool>(p.globals.size(), false));
   for (std::size_t r = 0; r < p.roles.size(); ++r)
@@ -101,6 +103,11 @@ std::string AtomicsUnit::cond_words(Cond c, std::int64_t x) const {
 }
 
 Cycle AtomicsUnit::half(std::int64_t round_trip) { return Cycle(round_trip / 2); }
+
+Cycle AtomicsUnit::next_poll(Cycle first, std::int64_t period, Cycle now) {
+  std::int64_t k = (now - first).v <= 0 ? 0 : ((now - first).v + period - 1) / period;
+  return first + Cycle(k * period);
+}
 
 OpResult AtomicsUnit::execute(OpContext& ctx) {
   const Machine& m = sim_.machine();
@@ -287,9 +294,8 @@ void AtomicsUnit::changed(std::uint32_t word) {
   for (std::uint32_t wid : it->second) {
     Spin& s = spins_[wid];
     if (s.poll_pending || !holds(s.cond, words_[word], s.value)) continue;
-    std::int64_t k = (now - s.first_poll).v <= 0 ? 0 : ((now - s.first_poll).v + s.period - 1) / s.period;
     s.poll_pending = true;
-    sim_.schedule(*this, s.first_poll + Cycle(k * s.period), sim::Priority::kCompletion, wid, kPoll);
+    sim_.schedule(*this, next_poll(s.first_poll, s.period, now), sim::Priority::kCompletion, wid, kPoll);
   }
 }
 
@@ -313,13 +319,12 @@ void AtomicsUnit::grid_cta_ready(std::uint32_t slot) {
   GridCta& g = grid_ctas_[slot];
   if (g.counted) return;
   g.counted = true;
-  auto bar = static_cast<std::int64_t>(static_cast<double>(m.named_barrier_cycles) +
-                                       m.named_barrier_cycles_per_warp * sim_.program().warps);
   // CTA barrier, then one thread: a fence (__threadfence), the atomic on the counter, polls of the counter.
   g.rt = sim_.jit(m.atomic_latency_cycles);
   g.period = std::max<std::int64_t>(1, sim_.jit(m.spin_poll_cycles).v);
   g.load = std::max<std::int64_t>(1, sim_.jit(m.acquire_load_latency_cycles).v);
-  sim_.schedule(*this, sim_.now() + Cycle(bar + m.fence_cycles) + half(g.rt.v), sim::Priority::kCompletion, slot, kGridArrive);
+  sim_.schedule(*this, sim_.now() + Cycle(cta_barrier_ + m.fence_cycles) + half(g.rt.v), sim::Priority::kCompletion, slot,
+                kGridArrive);
 }
 
 // A CTA's atomic reaches the counter: applied after the ones that arrived before it.
@@ -341,15 +346,12 @@ void AtomicsUnit::grid_counted(std::uint32_t slot) {
   if (++grid_counted_ < sim_.program().num_ctas()) return;
   // The last CTA arrived: every CTA sees the count at its next poll, then passes its CTA barrier.
   const Machine& m = sim_.machine();
-  auto bar = static_cast<std::int64_t>(static_cast<double>(m.named_barrier_cycles) +
-                                       m.named_barrier_cycles_per_warp * sim_.program().warps);
   Cycle now = sim_.now();
   std::vector<std::vector<std::uint32_t>> by_cluster;
   std::vector<std::uint32_t> cluster_slots;
   for (std::uint32_t s : grid_waiting_slots_) {
     GridCta& g = grid_ctas_[s];
-    std::int64_t k = (now - g.first_poll).v <= 0 ? 0 : ((now - g.first_poll).v + g.period - 1) / g.period;
-    Cycle seen = g.first_poll + Cycle(k * g.period) + Cycle(g.load - g.load / 2);
+    Cycle seen = next_poll(g.first_poll, g.period, now) + Cycle(g.load - g.load / 2);
     const Cta& c = sim_.cta(s);
     std::size_t ci = std::find(cluster_slots.begin(), cluster_slots.end(), c.cluster_slot) - cluster_slots.begin();
     if (ci == cluster_slots.size()) cluster_slots.push_back(c.cluster_slot), by_cluster.emplace_back();
@@ -358,7 +360,7 @@ void AtomicsUnit::grid_counted(std::uint32_t slot) {
       const Warp& x = sim_.warp(wid);
       if (x.state == WarpState::kBlocked && x.wait_unit == index()) {
         by_cluster[ci].push_back(wid);
-        sim_.wake_at(wid, seen + Cycle(m.fence_cycles + bar));  // a fence, then the CTA barrier
+        sim_.wake_at(wid, seen + Cycle(m.fence_cycles + cta_barrier_));  // a fence, then the CTA barrier
       }
     }
     g = GridCta{};

@@ -92,6 +92,8 @@ class AtomicsUnit : public Unit {
   void grid_arrive(std::uint32_t slot);
   void grid_counted(std::uint32_t slot);
   Cycle half(std::int64_t round_trip);
+  // The first poll at or after `now` of a warp whose polls reach the L2 at first, first + period, ...
+  static Cycle next_poll(Cycle first, std::int64_t period, Cycle now);
   // The earliest a request of CTA slot `slot` to `word` may reach the L2 (after the CTA's pending writes).
   Cycle after_writes(std::uint32_t slot, std::uint32_t word) const;
 
@@ -113,6 +115,7 @@ class AtomicsUnit : public Unit {
   std::vector<std::int64_t> grid_exited_;  // CTA ids that exited (they never arrive again): the first few
   std::int64_t grid_exited_count_ = 0;
   bool uses_grid_sync_ = false;
+  std::int64_t cta_barrier_ = 0;  // grid.sync's CTA barrier (bar.sync of all the CTA's warps)
   double grid_counter_busy_ = 0;
   HazardUnit* hazards_ = nullptr;
   std::uint16_t cause_spin_, cause_atom_, cause_load_, cause_grid_;

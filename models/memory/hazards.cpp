@@ -106,7 +106,7 @@ HazardUnit::PartState* HazardUnit::state(Part p) {
   return &parts_[i];
 }
 
-HazardUnit::Part HazardUnit::new_part(std::uint32_t warp_id) {
+HazardUnit::Part HazardUnit::alloc_part(std::uint32_t cluster, const Clock* clock) {
   std::uint32_t i;
   if (parts_free_.empty()) {
     i = static_cast<std::uint32_t>(parts_.size());
@@ -115,24 +115,34 @@ HazardUnit::Part HazardUnit::new_part(std::uint32_t warp_id) {
     i = parts_free_.back();
     parts_free_.pop_back();
   }
+  std::uint32_t vc;
+  if (pool_free_.empty()) {
+    vc = static_cast<std::uint32_t>(pool_.size() / std::max<std::size_t>(dim_, 1));
+    std::ptrdiff_t at = clock - pool_.data();
+    bool in_pool = clock >= pool_.data() && clock < pool_.data() + pool_.size();
+    pool_.resize(pool_.size() + dim_);
+    if (in_pool) clock = pool_.data() + at;  // the pool moved
+  } else {
+    vc = pool_free_.back();
+    pool_free_.pop_back();
+  }
+  std::copy(clock, clock + dim_, pool_.data() + static_cast<std::size_t>(vc) * dim_);
   PartState& s = parts_[i];
   s.gen += 1;
   s.live = true;
-  s.cluster = sim_.cta(sim_.warp(warp_id).cta).cluster_slot;
+  s.cluster = cluster;
+  s.vc = vc;
   s.cta = s.buffer = kNone;
   s.sticky = false;
   s.children.clear();
-  if (pool_free_.empty()) {
-    s.vc = static_cast<std::uint32_t>(pool_.size() / std::max<std::size_t>(dim_, 1));
-    pool_.resize(pool_.size() + dim_);
-  } else {
-    s.vc = pool_free_.back();
-    pool_free_.pop_back();
-  }
-  Clock* vc = vc_of(warp_id);
-  std::copy(vc, vc + dim_, pool_.data() + s.vc * dim_);
-  vc[comp_of(warp_id)] += 1;  // what the warp does next is not part of this release
   return (Part{s.gen} << 32) | i;
+}
+
+HazardUnit::Part HazardUnit::new_part(std::uint32_t warp_id) {
+  Clock* vc = vc_of(warp_id);
+  Part p = alloc_part(sim_.cta(sim_.warp(warp_id).cta).cluster_slot, vc);
+  vc[comp_of(warp_id)] += 1;  // what the warp does next is not part of this release
+  return p;
 }
 
 void HazardUnit::free_part(Part p) {
@@ -356,33 +366,7 @@ void HazardUnit::fence_acquire(std::uint32_t warp_id) {
 HazardUnit::Part HazardUnit::clone(Part p) {
   PartState* s = state(p);
   if (s == nullptr) return 0;
-  std::uint32_t i;
-  if (parts_free_.empty()) {
-    i = static_cast<std::uint32_t>(parts_.size());
-    parts_.emplace_back();
-  } else {
-    i = parts_free_.back();
-    parts_free_.pop_back();
-  }
-  std::uint32_t vc;
-  if (pool_free_.empty()) {
-    vc = static_cast<std::uint32_t>(pool_.size() / std::max<std::size_t>(dim_, 1));
-    pool_.resize(pool_.size() + dim_);
-  } else {
-    vc = pool_free_.back();
-    pool_free_.pop_back();
-  }
-  s = state(p);  // parts_ may have grown
-  std::copy(pool_.data() + s->vc * dim_, pool_.data() + (s->vc + 1) * dim_, pool_.data() + vc * dim_);
-  PartState& c = parts_[i];
-  c.gen += 1;
-  c.live = true;
-  c.cluster = s->cluster;
-  c.vc = vc;
-  c.cta = c.buffer = kNone;
-  c.sticky = false;
-  c.children.clear();
-  return (Part{c.gen} << 32) | i;
+  return alloc_part(s->cluster, pool_.data() + static_cast<std::size_t>(s->vc) * dim_);
 }
 
 void HazardUnit::global_acquire(std::uint32_t warp_id, std::uint32_t word) {

@@ -214,6 +214,8 @@ class HazardUnit : public Unit {
   std::uint32_t barrier_index(std::uint32_t cta, std::uint32_t bar) const;
 
   PartState* state(Part p);
+  // A part of cluster slot `cluster` whose clock is a copy of `clock` (which may lie in the pool).
+  Part alloc_part(std::uint32_t cluster, const Clock* clock);
   Part new_part(std::uint32_t warp_id);
   void free_part(Part p);
   void complete(Part p, std::span<const std::uint32_t> comps, std::span<const Clock> clocks, std::int64_t phase);

@@ -188,13 +188,7 @@ OpResult TensorUnit::umma(OpContext& ctx) {
   Tcgen05Thread& t = threads_[ctx.warp_id];
   // cta_group::2: the CTA pair is cluster ranks 2k and 2k+1 (PTX ISA 9.7.16).
   bool two = ctx.value(Attr::kCtaGroup) == 2;
-  const Cluster& cl = sim_.cluster_of(cta);
-  if (two && static_cast<std::size_t>(cta.rank ^ 1) >= cl.ctas.size())
-    ctx.ub("cta_group::2 without a peer CTA",
-           fmt::format("'{}' with cta_group=2 needs the CTA pair (cluster ranks 2k and 2k+1), but cluster rank {} has no peer in a "
-                       "cluster of {} CTA(s)",
-                       d.text, cta.rank, cl.ctas.size()));
-  std::uint32_t pair[2] = {ctx.cta_slot(), two ? cl.ctas[cta.rank ^ 1] : ctx.cta_slot()};
+  std::uint32_t pair[2] = {ctx.cta_slot(), two ? ctx.pair_peer() : ctx.cta_slot()};
   int ctas = two ? 2 : 1;
   for (int c = 0; c < ctas; ++c)
     for (isa::Attr a : {Attr::kA, Attr::kB})

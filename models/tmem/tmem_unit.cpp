@@ -152,17 +152,6 @@ void TmemUnit::dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, st
   cs.allocs.erase(it);
 }
 
-std::uint32_t TmemUnit::pair_peer(const OpContext& ctx) const {
-  const Cluster& cl = sim_.cluster_of(ctx.cta());
-  std::uint32_t peer_rank = static_cast<std::uint32_t>(ctx.cta().rank ^ 1);
-  if (peer_rank >= cl.ctas.size())
-    ctx.ub("cta_group::2 without a peer CTA",
-           fmt::format("'{}' with cta_group=2 needs the CTA pair (cluster ranks 2k and 2k+1), but cluster rank {} has no "
-                       "peer in a cluster of {} CTA(s)",
-                       ctx.desc.text, ctx.cta().rank, cl.ctas.size()));
-  return cl.ctas[peer_rank];
-}
-
 TmemUnit::Rendezvous& TmemUnit::rendezvous(std::uint32_t slot, std::uint32_t peer) {
   return rendezvous_[sim_.cta(slot).rank % 2 == 0 ? slot : peer];
 }
@@ -172,7 +161,7 @@ TmemUnit::Rendezvous& TmemUnit::rendezvous(std::uint32_t slot, std::uint32_t pee
 OpResult TmemUnit::pair_op(OpContext& ctx) {
   const Machine& m = sim_.machine();
   const isa::OpDesc& d = ctx.desc;
-  std::uint32_t peer = pair_peer(ctx);
+  std::uint32_t peer = ctx.pair_peer();
   Rendezvous& rv = rendezvous(ctx.cta_slot(), peer);
   if (d.kind == OpKind::kTmemAlloc) {
     std::int64_t cols = ctx.value(Attr::kCols);

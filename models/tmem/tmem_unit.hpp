@@ -59,8 +59,7 @@ class TmemUnit : public Unit {
   };
   void try_grant(int sm);
   void try_grant_pairs();
-  // The peer CTA slot of a cta_group::2 op (UB without one); the pair's rendezvous record.
-  std::uint32_t pair_peer(const OpContext& ctx) const;
+  // The pair's rendezvous record.
   Rendezvous& rendezvous(std::uint32_t slot, std::uint32_t peer);
   OpResult pair_op(OpContext& ctx);
   void dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, std::int64_t cols);

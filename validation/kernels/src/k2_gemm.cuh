@@ -34,7 +34,8 @@
 //        at kernel end, pingpong after every tile (before passing the epilogue turn).
 //   Persistent tile scheduler over clusters: a cluster tile is CLUSTER_M m-blocks x 1 n-block; grid =
 //   CLUSTER_M * min(#clusters that fit, #cluster tiles); cluster c walks cluster tiles c, c+#clusters, ...;
-//   cluster tile -> (m row, n block) in groups of GROUP_M/CLUSTER_M cluster rows (m fastest) for L2 reuse;
+//   cluster tile -> (m row, n block) in raster groups of G cluster rows (m fastest inside a group, see
+//   tile_coords) for L2 reuse, G from Params::raster_group (default GROUP_M = 8 m-blocks);
 //   CTA rank r of the cluster takes m-block CLUSTER_M*row + r.  2x1 cluster: the two CTAs share the B tile
 //   (same n-block): rank r loads B rows [r*BN/2, (r+1)*BN/2) of the tile with .multicast::cluster into both
 //   CTAs; each CTA's full[s] expects the whole stage (A + both B halves).
@@ -60,7 +61,7 @@ constexpr int BM = 128;  // CTA tile M (cooperative: two consumer warpgroups x 6
 constexpr int BK = 64;   // CTA tile K: 64 bf16 = 128 bytes = one 128B-swizzle row
 constexpr int EPI_M = 128, EPI_N = 32;  // cooperative epilogue subtile (CUTLASS default: min(128,BM) x min(32,BN))
 constexpr int STAGES_C = 2, STAGES_D = 2;  // cooperative defaults (the 1x1 path and its traces)
-constexpr int GROUP_M = 8;  // scheduler raster group (m blocks)
+constexpr int GROUP_M = 8;  // default scheduler raster group (m blocks; Params::raster_group)
 constexpr int NUM_THREADS = 384;
 constexpr int CONSUMER_THREADS = 256;
 constexpr int PRODUCER_REGS = 40, CONSUMER_REGS = 232;  // 128*40 + 256*232 = 64512 <= 65536
@@ -70,7 +71,8 @@ struct Cfg {
   static constexpr int BN = BN_;
   static constexpr int STAGES = STAGES_;
   static constexpr bool PINGPONG = PP_;
-  static_assert(BN == 128 || BN == 256, "wgmma N per consumer warpgroup");
+  static_assert(BN == 64 || BN == 128 || BN == 256, "wgmma N per consumer warpgroup (k2_wgmma.cuh)");
+  static_assert(BN % EPI_N == 0, "epilogue subtiles of EPI_N columns");
   static_assert(!PP_ || BN == 128, "pingpong: 128 x 128 per consumer warpgroup (128 accumulators per thread)");
   static constexpr int MI = PP_ ? 2 : 1;                  // m64 wgmma rows per consumer warpgroup
   static constexpr int EPI_M_ = PP_ ? 64 : 128;           // epilogue subtile rows (builder: min(64|128, tile M))
@@ -189,7 +191,12 @@ K2_DEVI void tma_load_2d_mc(uint32_t dst, const CUtensorMap* map, int x, int y, 
       : "memory");
 }
 
-// Persistent tile scheduler: linear (cluster) tile index -> (m row, n block), `group` m rows per raster group.
+// Persistent tile scheduler: linear (cluster) tile index t -> (m row mr, n block nb), `group` m rows (cluster
+// rows) per raster group, 1 <= group <= n_mrow.  The rows are cut into groups of `group` consecutive rows (the
+// last group may be shorter: `rows`); the groups are walked one after the other, and inside a group the tiles go
+// m fastest: (row 0, n 0), (row 1, n 0), ..., (row rows-1, n 0), (row 0, n 1), ...  So group = 1 walks along N
+// (every n block of m row 0, then m row 1, ...: t -> (t / n_nblk, t % n_nblk)) and group = n_mrow along M (every
+// m row of n block 0, then n block 1, ...: t -> (t % n_mrow, t / n_mrow)).
 K2_DEVI void tile_coords(int t, int n_mrow, int n_nblk, int group, int& mr, int& nb) {
   const int per_group = group * n_nblk;
   const int g = t / per_group;
@@ -209,6 +216,16 @@ struct Params {
   int stages_c = STAGES_C;    // C load pipeline depth (1..EPI_SLOTS)
   int stages_d = STAGES_D;    // D buffers (1..4); <= stages_c with reuse; stages_c + stages_d <= EPI_SLOTS without
   int order_depth = 2;        // pingpong OrderedSequenceBarrier depth: 2 (CUTLASS: mainloop / epilogue) or 1
+  // Scheduler raster group in m-blocks (tile_coords): G > 0 -> groups of max(1, G / cluster_m) cluster rows,
+  // clamped to the number of cluster rows; G <= 0 -> one group of all rows (raster along M).  G = 1 with a 1x1
+  // cluster walks along N.  Default GROUP_M (8): the raster of every result and trace before this knob.
+  int raster_group = GROUP_M;
+  // Clock record (nullptr: nothing recorded).  When set (probe-off instances only), CTA 0 writes 4 values:
+  // [0] clock64 and [1] %globaltimer (ns) by thread 0 at kernel entry, [2] clock64 and [3] %globaltimer by
+  // consumer thread 0 (thread 128: the store thread; cooperative: the last of the CTA to finish; pingpong:
+  // warpgroup 0's) after its store tail.
+  // clock64 is the SM's own counter (same for every thread of the CTA): SM MHz = ([2]-[0]) / ([3]-[1]) * 1000.
+  unsigned long long* clocks = nullptr;
 };
 
 // Probe ids (traces/probe.cuh records; the driver's trace metadata names them, docs/trace-format.md).
@@ -266,11 +283,15 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   const int SC = p.stages_c, SD = p.stages_d;  // (as constants too, ptxas unrolls more and spills 144 B)
   constexpr bool reuse = false, delay = false;
   constexpr int cl = 1;
-  if (p.reuse_c != 0 || p.delay_store != 0 || p.cluster_m != 1) __trap();
+  if (p.reuse_c != 0 || p.delay_store != 0 || p.cluster_m != 1 || p.raster_group != GROUP_M) __trap();
 #else
   const int SC = p.stages_c, SD = p.stages_d;
   const bool reuse = p.reuse_c != 0, delay = p.delay_store != 0;
   const int cl = p.cluster_m;                        // 1 or 2
+  if (p.clocks != nullptr && blockIdx.x == 0 && threadIdx.x == 0) {
+    p.clocks[0] = clock64();
+    p.clocks[1] = gtime();
+  }
 #endif
   const uint32_t crank = cl > 1 ? cluster_ctarank() : 0u;
   SMPIPE_PROBE_INIT(pw);
@@ -302,7 +323,12 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   const int n_mrow = (n_mblk + cl - 1) / cl;       // cluster rows
   const int n_tiles = n_mrow * n_nblk;             // cluster tiles
   const int unit0 = blockIdx.x / cl, unit_step = gridDim.x / cl;
-  const int group = GROUP_M / cl;
+#if SMPIPE_PROBE
+  constexpr int group = GROUP_M;                   // the traced raster (1x1 cluster)
+#else
+  // raster group in cluster rows (Params::raster_group): <= 0 -> all rows; else max(1, G / cl), at most n_mrow
+  const int group = p.raster_group <= 0 ? n_mrow : min(n_mrow, max(1, p.raster_group / cl));
+#endif
   const int k_blocks = (p.K + BK - 1) / BK;
 
   if (warp < 4) {
@@ -604,6 +630,12 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       bulk_wait_all();
       K2P(TMA_WAIT_END, NONE, 0, probe_id::NO_PHASE, 0, -1);
     }
+#if !SMPIPE_PROBE
+    if (p.clocks != nullptr && blockIdx.x == 0 && ct == 0) {  // Params::clocks: the end of CTA 0
+      p.clocks[2] = clock64();
+      p.clocks[3] = gtime();
+    }
+#endif
   }
   SMPIPE_PROBE_FINISH(pw);
 }

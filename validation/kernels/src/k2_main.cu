@@ -19,6 +19,12 @@
 // --probe-overhead: times the probe-off kernel against the probe-on kernel (recording the same CTAs, all
 // tiles; and with the tile window; and recording nothing), launches interleaved, and writes FILE.
 // --skip-bench: no cuBLAS comparison timing and no --out JSON (checks still run).
+//   k2_gemm --sweep [--shapes S --variants V] [--group SHAPES@VARIANTS ...] [--data random|const|both]
+//           [--reps N (10)] [--warm N (3)] [--out FILE]
+// --sweep: K2 alone (no cuBLAS timing), every (shape, data, variant) point timed with its SM clock, one row each
+// in a smpipe.k2_sweep.v1 JSON rewritten after every point (run_sweep); a group is shapes x variants, --group
+// repeatable (SHAPES comma-separated MxNxK, VARIANTS as --variants); numerics checked once per shape for the
+// group's first variant and once for every other variant (on its first shape).
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -135,12 +141,15 @@ struct Variant {
   int reuse = 0, delay = 0;              // ReuseSmemC, DelayTmaStore
   int sc = k2::STAGES_C, sd = k2::STAGES_D;
   int order_depth = 2;                   // pingpong OrderedSequenceBarrier depth
+  int raster = k2::GROUP_M;              // scheduler raster group in m-blocks (Params::raster_group; <= 0: all rows)
   int epi_m = k2::EPI_M, epi_slots = 4;
+  std::string spec;                      // as given on the command line
   bool legacy = false;   // one of the two original cooperative 1x1 variants (probe-on instance, traces)
   int max_clusters = 0;  // clusters (or CTAs, 1x1) resident at once: the persistent grid
   std::function<void(const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, k2::Params, int,
                      cudaStream_t)>
       launch;
+  int (*prepare)(int cluster_m, int sms) = nullptr;  // the instance's prepare_k
   void apply(k2::Params& p) const {
     p.cluster_m = cluster_m;
     p.reuse_c = reuse;
@@ -148,6 +157,11 @@ struct Variant {
     p.stages_c = sc;
     p.stages_d = sd;
     p.order_depth = order_depth;
+    p.raster_group = raster;
+  }
+  // Cluster rows per raster group on a problem of n_mrow cluster rows (the kernel's `group`, tile_coords).
+  int raster_rows(int n_mrow) const {
+    return raster <= 0 ? n_mrow : std::min(n_mrow, std::max(1, raster / cluster_m));
   }
 };
 
@@ -196,8 +210,7 @@ int prepare_k(int cluster_m, int sms) {
   if (n < 1) throw std::runtime_error("no cluster of this kernel fits on the device");
   return n;
 }
-// The compiled instances: cooperative 128x256x64 4 stages, cooperative 128x128x64 6 stages, pingpong
-// 128x128x64 (per consumer warpgroup) 6 stages.  Fills smem, epi_m, epi_slots, launch; no CUDA call.
+// Fills smem, epi_m, epi_slots, launch, prepare of a variant from one compiled instance; no CUDA call.
 template <int BN, int ST, bool PP>
 void bind(Variant& v) {
   using C = k2::Cfg<BN, ST, PP>;
@@ -205,18 +218,36 @@ void bind(Variant& v) {
   v.epi_m = C::EPI_M_;
   v.epi_slots = C::EPI_SLOTS;
   v.launch = launch_k<BN, ST, PP>;
+  v.prepare = prepare_k<BN, ST, PP>;
+}
+// The compiled instances (schedule, tile N, stages); every other knob is a runtime parameter.  Each costs
+// ~1-2 s of ptxas and ~100-200 KB of binary.  Spec names: coop:128x<BN>:s<STAGES>, pp:128x128:s<STAGES>.
+struct Instance {
+  bool pp;
+  int bn, stages;
+  void (*bind)(Variant&);
+};
+#define K2_INSTANCE(BN, ST, PP) Instance{PP, BN, ST, bind<BN, ST, PP>}
+const Instance kInstances[] = {
+    K2_INSTANCE(256, 2, false), K2_INSTANCE(256, 3, false), K2_INSTANCE(256, 4, false),
+    K2_INSTANCE(128, 2, false), K2_INSTANCE(128, 3, false), K2_INSTANCE(128, 4, false), K2_INSTANCE(128, 6, false),
+    K2_INSTANCE(128, 2, true),  K2_INSTANCE(128, 3, true),  K2_INSTANCE(128, 4, true),  K2_INSTANCE(128, 6, true),
+    K2_INSTANCE(64, 4, false),  K2_INSTANCE(64, 8, false),
+};
+#undef K2_INSTANCE
+std::string instance_list() {
+  std::string o;
+  for (const Instance& in : kInstances)
+    o += (o.empty() ? "" : ", ") + std::string(in.pp ? "pp" : "coop") + ":128x" + std::to_string(in.bn) + ":s" +
+         std::to_string(in.stages);
+  return o;
 }
 bool bind_instance(Variant& v) {
-  if (v.schedule == "cooperative" && v.bn == 256 && v.stages == 4) return bind<256, 4, false>(v), true;
-  if (v.schedule == "cooperative" && v.bn == 128 && v.stages == 6) return bind<128, 6, false>(v), true;
-  if (v.schedule == "pingpong" && v.bn == 128 && v.stages == 6) return bind<128, 6, true>(v), true;
+  for (const Instance& in : kInstances)
+    if ((v.schedule == "pingpong") == in.pp && v.bn == in.bn && v.stages == in.stages) return in.bind(v), true;
   return false;
 }
-int prepare_variant(const Variant& v, int sms) {
-  if (v.schedule == "cooperative" && v.bn == 256) return prepare_k<256, 4, false>(v.cluster_m, sms);
-  if (v.schedule == "cooperative" && v.bn == 128) return prepare_k<128, 6, false>(v.cluster_m, sms);
-  return prepare_k<128, 6, true>(v.cluster_m, sms);
-}
+int prepare_variant(const Variant& v, int sms) { return v.prepare(v.cluster_m, sms); }
 
 // The two original variants (names kept: run_k2.sh, run_k2_trace.sh, k2_gemm.json select them by name).
 Variant legacy_variant(int bn, int st) {
@@ -225,16 +256,20 @@ Variant legacy_variant(int bn, int st) {
   v.bn = bn;
   v.stages = st;
   v.legacy = true;
+  v.spec = v.name;
   bind_instance(v);
   return v;
 }
 
 // Variant spec: schedule:tile:stages[:knob...], ':'-separated, e.g. "pp:128x128:s6:c2:reuse:delay:sc4:sd2".
-//   schedule  coop | pp;   tile  128x256 | 128x128 (pp: per consumer warpgroup);   stages  s4 | s6 (the
-//   compiled instances: coop 128x256 s4, coop 128x128 s6, pp 128x128 s6);   knobs: c1 | c2 (cluster 1x1 or
-//   2x1 along M, B multicast), reuse (ReuseSmemC), delay (DelayTmaStore), scN (StagesC), sdN (StagesD),
-//   odN (pingpong order-barrier depth, 2 = CUTLASS, 1 = one ring).  Defaults: cooperative StagesC 2 (4 with
-//   reuse), StagesD 2; pingpong StagesC 4, StagesD 2 (CUTLASS builder defaults where smem allows).
+//   schedule  coop | pp;   tile  128x256 | 128x128 | 128x64 (pp: 128x128 per consumer warpgroup);   stages sN;
+//   (schedule, tile, stages) must be a compiled instance (kInstances: coop 128x256 s2/s3/s4, coop 128x128
+//   s2/s3/s4/s6, pp 128x128 s2/s3/s4/s6, coop 128x64 s4/s8);   knobs: c1 | c2 (cluster 1x1 or 2x1 along M, B
+//   multicast), reuse (ReuseSmemC), delay (DelayTmaStore), scN (StagesC), sdN (StagesD), odN (pingpong
+//   order-barrier depth, 2 = CUTLASS, 1 = one ring), gN (scheduler raster group of N m-blocks, default g8;
+//   g1 = along N: every n block of m row 0, then row 1, ...; g0 = one group of all m rows = along M; with c2
+//   the group is max(1, N/2) cluster rows).  Defaults: cooperative StagesC 2 (4 with reuse), StagesD 2;
+//   pingpong StagesC 4, StagesD 2 (CUTLASS builder defaults where smem allows).
 // Throws with a message on a bad or refused spec (the refusal happens before anything runs on the GPU).
 Variant parse_spec(const std::string& spec) {
   std::vector<std::string> tok;
@@ -255,8 +290,8 @@ Variant parse_spec(const std::string& spec) {
   if (tok[2].size() < 2 || tok[2][0] != 's') throw bad("stages must be sN");
   v.stages = std::atoi(tok[2].c_str() + 1);
   if (!bind_instance(v))
-    throw bad("no compiled instance for this schedule/tile/stages (compiled: coop:128x256:s4, coop:128x128:s6, "
-              "pp:128x128:s6)");
+    throw bad("no compiled instance for this schedule/tile/stages (compiled: " + instance_list() + ")");
+  v.spec = spec;
   int sc = -1, sd = -1;
   for (size_t i = 3; i < tok.size(); ++i) {
     const std::string& t = tok[i];
@@ -267,6 +302,8 @@ Variant parse_spec(const std::string& spec) {
     else if (t.size() > 2 && t.compare(0, 2, "sc") == 0) sc = std::atoi(t.c_str() + 2);
     else if (t.size() > 2 && t.compare(0, 2, "sd") == 0) sd = std::atoi(t.c_str() + 2);
     else if (t.size() > 2 && t.compare(0, 2, "od") == 0) v.order_depth = std::atoi(t.c_str() + 2);
+    else if (t.size() > 1 && t[0] == 'g' && t.find_first_not_of("0123456789", 1) == std::string::npos)
+      v.raster = std::atoi(t.c_str() + 1);
     else throw bad("unknown knob '" + t + "'");
   }
   const bool pp = v.schedule == "pingpong";
@@ -285,17 +322,48 @@ Variant parse_spec(const std::string& spec) {
               "was waited for, so slot i is free only after the C load of subtile i+StagesD; the C load of subtile "
               "i+StagesC needs slot i back first: a cycle when StagesC <= StagesD. CUTLASS rejects it statically; "
               "not run");
+  if (v.raster < 0) throw bad("raster group must be >= 0 (g0 = all m rows)");
   char nm[160];
   std::snprintf(nm, sizeof nm, "%s_128x%dx64_s%d_c%dx1_sc%d_sd%d%s%s%s", pp ? "pp" : "coop", v.bn, v.stages,
                 v.cluster_m, v.sc, v.sd, v.reuse ? "_reuse" : "", v.delay ? "_delay" : "",
                 pp ? (v.order_depth == 1 ? "_od1" : "_od2") : "");
   v.name = nm;
+  if (v.raster != k2::GROUP_M) v.name += "_g" + std::to_string(v.raster);  // default g8: names as before
   return v;
 }
 // --variants issue5: the variants of issue 5 (pingpong, 2x1 clusters with multicast, epilogue knobs).
 const char* kIssue5 =
     "coop:128x256:s4,coop:128x256:s4:c2,coop:128x256:s4:reuse,coop:128x256:s4:delay,coop:128x256:s4:reuse:delay,"
     "pp:128x128:s6,pp:128x128:s6:od1,pp:128x128:s6:c2,pp:128x128:s6:reuse:delay";
+
+// --variants: all (default): the two original cooperative 1x1 variants; issue5: the issue-5 set (kIssue5);
+// otherwise a comma-separated list of original names (128x256x64_s4, 256x4, ...) and specs (parse_spec).
+// Throws on a bad or refused item.
+std::vector<Variant> parse_variant_list(const std::string& variants_arg) {
+  std::vector<Variant> vars;
+  std::string list = variants_arg == "issue5" ? std::string(kIssue5) : variants_arg;
+  std::stringstream ss(list);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    if (item.empty()) continue;
+    if (item == "all") {
+      vars.push_back(legacy_variant(256, 4));
+      vars.push_back(legacy_variant(128, 6));
+    } else if (item == "issue5") {
+      throw std::runtime_error("issue5 must be the only --variants item");
+    } else if (item.compare(0, 5, "coop:") == 0 || item.compare(0, 3, "pp:") == 0) {
+      vars.push_back(parse_spec(item));
+    } else if (item == "128x256x64_s4" || item == "256x4") {
+      vars.push_back(legacy_variant(256, 4));
+    } else if (item == "128x128x64_s6" || item == "128x6") {
+      vars.push_back(legacy_variant(128, 6));
+    } else {
+      throw std::runtime_error("unknown variant '" + item + "'");
+    }
+  }
+  if (vars.empty()) throw std::runtime_error("no variant selected");
+  return vars;
+}
 
 // ---------------------------------------------------------------------------------------------
 // Misc host helpers
@@ -428,6 +496,310 @@ RawSummary summarize_raw(const std::vector<unsigned char>& raw) {
   return r;
 }
 
+// ---------------------------------------------------------------------------------------------
+// --sweep: K2 alone, timed per (shape, data, variant) point, with the SM clock each point ran at.
+// ---------------------------------------------------------------------------------------------
+// A group = shapes x variants (--shapes/--variants, or --group SHAPES@VARIANTS, repeatable).  Per shape: inputs
+// random in [-1, 1) (A, B; C zero: alpha 1, beta 0 throughout); a numerics check (D poisoned with NaN, launch,
+// rel err ||D - ref||_F / ||ref||_F against cuBLAS fp32-out, non-finite count) of the group's first variant and
+// of every variant not yet checked successfully on an earlier shape, all on the random inputs, before any timing
+// of the shape; then per data mode (random: those inputs; const: A = B = 1/64 in bf16, C zero) and variant:
+// `warm` launches, host sync, `reps` launches back to back, each between its own CUDA events (K2 alone, no
+// cuBLAS in between), with Params::clocks set so that CTA 0 records clock64 / %globaltimer at its start and
+// end: SM MHz per launch.  The JSON is rewritten (temp file + rename) after every point.
+struct SweepGroup {
+  std::string text;
+  std::vector<Shape> shapes;
+  std::vector<Variant> vars;
+};
+
+int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& datas, int warm, int reps,
+              const std::string& out_path, const std::string& cmdline) {
+  const std::string date = utc_now();
+  std::vector<std::string> rows;
+  std::string smi_before, smi_after, error;
+  std::string gpu_name = "";
+  int sms = 0;
+  std::string cc;
+  bool all_ok = true, complete = false;
+  std::string data_list;
+  for (const auto& d : datas) data_list += (data_list.empty() ? "" : ",") + d;
+  auto write_json = [&]() {
+    std::ostringstream js;
+    js << "{\n  \"schema\": \"smpipe.k2_sweep.v1\",\n  \"date_utc\": " << jstr(date)
+       << ",\n  \"command_line\": " << jstr(cmdline) << ",\n  \"gpu\": {\"name\": " << jstr(gpu_name)
+       << ", \"sm_count\": " << sms << ", \"cc\": " << jstr(cc) << "},\n  \"nvidia_smi\": {\"query\": "
+       << jstr("name,driver_version,pstate,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.draw,power.limit,"
+               "temperature.gpu,clocks_throttle_reasons.active")
+       << ", \"before\": " << jstr(smi_before) << ", \"after\": " << jstr(smi_after) << "}"
+       << ",\n  \"timing\": "
+       << jstr("K2 alone (no cuBLAS in between), alpha=1 beta=0; per point " + std::to_string(warm) +
+               " warm-up launches, host sync, then " + std::to_string(reps) +
+               " launches back to back on one stream, each between its own pair of CUDA events; ms = median / p10 / "
+               "p90 (nearest rank) of those; tflops = 2MNK / ms_median. The same inputs every launch (L2 warm for "
+               "what fits in it).")
+       << ",\n  \"clock\": "
+       << jstr("Params::clocks: CTA 0 of every timed launch writes clock64 and %globaltimer at its start (thread 0) "
+               "and after its store tail (thread 128); SM MHz = clock64 delta / globaltimer delta * 1000 per launch; "
+               "clock_mhz_median/p10/p90 over the timed launches, clock_mhz_pooled = sum of clock deltas / sum of ns "
+               "deltas, clock_window_ns_median = the median globaltimer window (short windows: coarser figure)")
+       << ",\n  \"check\": "
+       << jstr("per shape, before its timing, on random inputs: the group's first variant and every variant not yet "
+               "checked successfully on an earlier shape; D poisoned with NaN, one launch, rel_err = ||D-ref||_F / "
+               "||ref||_F against cublasGemmEx (bf16 in, fp32 compute, fp32 out), ok = rel_err < 1e-2 and no "
+               "non-finite output. Rows of a checked (shape, variant) carry its rel_err in every data mode; "
+               "checked=false rows: rel_err null, ok = the launches ran")
+       << ",\n  \"data\": "
+       << jstr("random: A, B uniform in [-1, 1) rounded to bf16 (fresh per shape), C zero; const: A = B = 1/64 "
+               "(bf16 0x3C80), C zero (D = K/4096 everywhere)")
+       << ",\n  \"data_modes\": " << jstr(data_list) << ", \"warm\": " << warm << ", \"reps\": " << reps
+       << ",\n  \"complete\": " << (complete ? "true" : "false") << ", \"error\": " << (error.empty() ? "null" : jstr(error))
+       << ", \"all_ok\": " << (all_ok ? "true" : "false") << ", \"points\": " << rows.size() << ",\n  \"rows\": [";
+    for (size_t i = 0; i < rows.size(); ++i) js << (i ? "," : "") << "\n    " << rows[i];
+    js << "\n  ]\n}\n";
+    const std::string s = js.str(), tmp = out_path + ".tmp";
+    write_file(tmp, s.data(), s.size());
+    if (std::rename(tmp.c_str(), out_path.c_str()) != 0) throw std::runtime_error("cannot rename " + tmp);
+  };
+
+  cublasHandle_t h = nullptr;
+  std::vector<cudaEvent_t> ev;
+  unsigned long long* d_clk = nullptr;
+  double* d_acc = nullptr;
+  unsigned long long* d_cnt = nullptr;
+  bf16 *A = nullptr, *B = nullptr, *Cm = nullptr, *D = nullptr;
+  float* R = nullptr;
+  auto free_shape = [&] {
+    for (void* q : {(void*)A, (void*)B, (void*)Cm, (void*)D, (void*)R})
+      if (q) cudaFree(q);
+    A = B = Cm = D = nullptr;
+    R = nullptr;
+  };
+  try {
+    cudaDeviceProp prop{};
+    CK(cudaGetDeviceProperties(&prop, 0));
+    sms = prop.multiProcessorCount;
+    gpu_name = prop.name;
+    cc = std::to_string(prop.major) + "." + std::to_string(prop.minor);
+    std::printf("device: %s, %d SMs, cc %s\n", prop.name, sms, cc.c_str());
+    smi_before = smi_after = popen_all(kSmi);
+    std::printf("nvidia-smi before: %s\n", smi_before.c_str());
+    for (auto& g : groups)
+      for (auto& v : g.vars) v.max_clusters = prepare_variant(v, sms);
+    CKB(cublasCreate(&h));
+    ev.resize(2 * reps);
+    for (auto& e : ev) CK(cudaEventCreate(&e));
+    const size_t nclk = size_t(warm + reps) * 4;
+    CK(cudaMalloc(&d_clk, nclk * sizeof(unsigned long long)));
+    CK(cudaMalloc(&d_acc, 2 * sizeof(double)));
+    CK(cudaMalloc(&d_cnt, sizeof(unsigned long long)));
+    std::vector<unsigned long long> hclk(nclk);
+    uint64_t seed = 0x5eed0000ull + (uint64_t)std::time(nullptr);
+    std::vector<std::string> checked_ok;  // variant names checked successfully on some shape
+    write_json();
+
+    for (auto& grp : groups) {
+      for (const Shape& sh : grp.shapes) {
+        const size_t M = sh.M, N = sh.N, K = sh.K;
+        const double flops = 2.0 * M * N * K;
+        CK(cudaMalloc(&A, M * K * 2));
+        CK(cudaMalloc(&B, N * K * 2));
+        CK(cudaMalloc(&Cm, M * N * 2));
+        CK(cudaMalloc(&D, M * N * 2));
+        CK(cudaMalloc(&R, M * N * 4));
+        auto fill_random = [&](bf16* p, size_t n) {
+          k_fill_random<<<4 * sms, 256>>>(p, n, seed);
+          seed += 0x1234567ull;
+          CK(cudaGetLastError());
+        };
+        auto fill_u16 = [&](bf16* p, size_t n, uint16_t val) {
+          k_fill_u16<<<4 * sms, 256>>>(reinterpret_cast<uint16_t*>(p), n, val);
+          CK(cudaGetLastError());
+        };
+        fill_random(A, M * K);
+        fill_random(B, N * K);
+        fill_u16(Cm, M * N, 0);
+        const CUtensorMap tA = make_map(A, M, K, k2::BM, k2::BK, CU_TENSOR_MAP_SWIZZLE_128B);
+        struct Geo {
+          CUtensorMap tB, tC, tD;
+          int grid, tiles, cluster_tiles, raster_rows;
+        };
+        std::vector<Geo> geo(grp.vars.size());
+        for (size_t i = 0; i < grp.vars.size(); ++i) {
+          const Variant& v = grp.vars[i];
+          Geo& q = geo[i];
+          q.tB = make_map(B, N, K, v.bn / v.cluster_m, k2::BK, CU_TENSOR_MAP_SWIZZLE_128B);
+          q.tC = make_map(Cm, M, N, v.epi_m, k2::EPI_N, CU_TENSOR_MAP_SWIZZLE_64B);
+          q.tD = make_map(D, M, N, v.epi_m, k2::EPI_N, CU_TENSOR_MAP_SWIZZLE_64B);
+          const int mblk = int((M + k2::BM - 1) / k2::BM), nblk = int((N + v.bn - 1) / v.bn);
+          const int mrow = (mblk + v.cluster_m - 1) / v.cluster_m;
+          q.tiles = mblk * nblk;
+          q.cluster_tiles = mrow * nblk;
+          q.grid = v.cluster_m == 1 ? std::min(sms, q.tiles) : v.cluster_m * std::min(v.max_clusters, q.cluster_tiles);
+          q.raster_rows = v.raster_rows(mrow);
+        }
+        auto launch = [&](size_t i, unsigned long long* clk) {
+          k2::Params p{(int)M, (int)N, (int)K, 1.0f, 0.0f};
+          grp.vars[i].apply(p);
+          p.clocks = clk;
+          grp.vars[i].launch(tA, geo[i].tB, geo[i].tC, geo[i].tD, p, geo[i].grid, 0);
+        };
+        char shname[64];
+        std::snprintf(shname, sizeof shname, "%zux%zux%zu", M, N, K);
+        std::printf("\n== shape %s (%s) ==\n", shname, grp.text.c_str());
+        std::fflush(stdout);
+
+        // ---- checks (random inputs, before the timing) ----
+        std::vector<int> checked(grp.vars.size(), 0), cok(grp.vars.size(), 1);
+        std::vector<double> cerr(grp.vars.size(), NAN);
+        std::vector<unsigned long long> cnf(grp.vars.size(), 0);
+        bool ref_done = false;
+        for (size_t i = 0; i < grp.vars.size(); ++i) {
+          const Variant& v = grp.vars[i];
+          const bool seen = std::find(checked_ok.begin(), checked_ok.end(), v.name) != checked_ok.end();
+          if (i != 0 && seen) continue;
+          if (!ref_done) {  // fp32 reference: row-major D (M x N) = column-major D^T = B_rm . A_rm^T
+            const float one = 1.f, zero = 0.f;
+            CKB(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, (int)N, (int)M, (int)K, &one, B, CUDA_R_16BF, (int)K, A,
+                             CUDA_R_16BF, (int)K, &zero, R, CUDA_R_32F, (int)N, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+            ref_done = true;
+          }
+          fill_u16(D, M * N, 0xFFFFu);  // NaN
+          launch(i, nullptr);
+          CK(cudaGetLastError());
+          CK(cudaDeviceSynchronize());
+          CK(cudaMemset(d_acc, 0, 2 * sizeof(double)));
+          CK(cudaMemset(d_cnt, 0, sizeof(unsigned long long)));
+          k_err<<<4 * sms, 256>>>(D, R, M * N, d_acc, d_cnt);
+          CK(cudaGetLastError());
+          double hacc[2];
+          CK(cudaMemcpy(hacc, d_acc, sizeof hacc, cudaMemcpyDeviceToHost));
+          CK(cudaMemcpy(&cnf[i], d_cnt, sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+          cerr[i] = std::sqrt(hacc[0] / hacc[1]);
+          checked[i] = 1;
+          cok[i] = cerr[i] < 1e-2 && cnf[i] == 0;
+          if (cok[i] && !seen) checked_ok.push_back(v.name);
+          all_ok = all_ok && cok[i];
+          std::printf("check %-44s rel err %.3e, non-finite %llu -> %s\n", v.name.c_str(), cerr[i], cnf[i],
+                      cok[i] ? "OK" : "FAIL");
+        }
+        std::fflush(stdout);
+
+        // ---- timing ----
+        std::string filled = "random";
+        for (const std::string& data : datas) {
+          if (data != filled) {
+            if (data == "const") {
+              fill_u16(A, M * K, 0x3C80u);  // bf16 1/64
+              fill_u16(B, N * K, 0x3C80u);
+            } else {
+              fill_random(A, M * K);
+              fill_random(B, N * K);
+            }
+            filled = data;
+          }
+          for (size_t i = 0; i < grp.vars.size(); ++i) {
+            const Variant& v = grp.vars[i];
+            const Geo& q = geo[i];
+            std::vector<double> ms, mhz, win;
+            double sum_dc = 0, sum_dg = 0;
+            if (cok[i]) {
+              CK(cudaMemset(d_clk, 0, nclk * sizeof(unsigned long long)));
+              for (int w = 0; w < warm; ++w) launch(i, d_clk + 4 * w);
+              CK(cudaGetLastError());
+              CK(cudaDeviceSynchronize());
+              for (int r = 0; r < reps; ++r) {
+                CK(cudaEventRecord(ev[2 * r]));
+                launch(i, d_clk + 4 * (warm + r));
+                CK(cudaEventRecord(ev[2 * r + 1]));
+              }
+              CK(cudaEventSynchronize(ev[2 * reps - 1]));
+              CK(cudaGetLastError());
+              CK(cudaMemcpy(hclk.data(), d_clk, nclk * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+              for (int r = 0; r < reps; ++r) {
+                float t = 0;
+                CK(cudaEventElapsedTime(&t, ev[2 * r], ev[2 * r + 1]));
+                ms.push_back(t);
+                const unsigned long long* c = &hclk[4 * (warm + r)];
+                if (c[2] > c[0] && c[3] > c[1]) {
+                  const double dc = double(c[2] - c[0]), dg = double(c[3] - c[1]);
+                  mhz.push_back(dc / dg * 1e3);
+                  win.push_back(dg);
+                  sum_dc += dc;
+                  sum_dg += dg;
+                }
+              }
+            }
+            const bool timed = !ms.empty();
+            const double md = timed ? median(ms) : NAN, p10 = timed ? pct(ms, 0.1) : NAN,
+                         p90 = timed ? pct(ms, 0.9) : NAN;
+            const double mn = timed ? pct(ms, 0.0) : NAN, mx = timed ? pct(ms, 1.0) : NAN;
+            const bool hasc = !mhz.empty();
+            const double cmd = hasc ? median(mhz) : NAN;
+            const bool ok = cok[i] && timed;
+            all_ok = all_ok && ok;
+            const int k_blocks = int((K + k2::BK - 1) / k2::BK);
+            std::printf("%-16s %-6s %-44s %8.4f ms (p10-p90 %.4f-%.4f) %7.1f TFLOP/s  %6.0f MHz  grid %d tiles %d%s\n",
+                        shname, data.c_str(), v.name.c_str(), md, p10, p90, flops / (md * 1e-3) / 1e12, cmd, q.grid,
+                        q.tiles, ok ? "" : "  FAIL");
+            std::fflush(stdout);
+            std::ostringstream r;
+            r << "{\"M\": " << M << ", \"N\": " << N << ", \"K\": " << K << ", \"data\": " << jstr(data)
+              << ", \"spec\": " << jstr(v.spec) << ", \"variant\": " << jstr(v.name)
+              << ", \"schedule\": " << jstr(v.schedule) << ", \"tile_m\": " << k2::BM << ", \"tile_n\": " << v.bn
+              << ", \"tile_k\": " << k2::BK << ", \"stages\": " << v.stages << ", \"cluster_m\": " << v.cluster_m
+              << ", \"raster_group\": " << v.raster << ", \"raster_rows\": " << q.raster_rows
+              << ", \"stages_c\": " << v.sc << ", \"stages_d\": " << v.sd << ", \"reuse\": " << v.reuse
+              << ", \"delay\": " << v.delay << ", \"order_depth\": "
+              << (v.schedule == "pingpong" ? std::to_string(v.order_depth) : std::string("null"))
+              << ", \"epi_tile\": [" << v.epi_m << ", " << k2::EPI_N << "], \"grid\": " << q.grid
+              << ", \"tiles\": " << q.tiles << ", \"cluster_tiles\": " << q.cluster_tiles
+              << ", \"k_blocks\": " << k_blocks << ", \"smem_bytes\": " << v.smem << ", \"warm\": " << warm
+              << ", \"reps\": " << reps << ", \"ms_median\": " << jnum(md) << ", \"ms_p10\": " << jnum(p10)
+              << ", \"ms_p90\": " << jnum(p90) << ", \"ms_min\": " << jnum(mn) << ", \"ms_max\": " << jnum(mx)
+              << ", \"tflops\": " << jnum(flops / (md * 1e-3) / 1e12) << ", \"clock_mhz_median\": " << jnum(cmd)
+              << ", \"clock_mhz_p10\": " << jnum(hasc ? pct(mhz, 0.1) : NAN)
+              << ", \"clock_mhz_p90\": " << jnum(hasc ? pct(mhz, 0.9) : NAN)
+              << ", \"clock_mhz_pooled\": " << jnum(sum_dg > 0 ? sum_dc / sum_dg * 1e3 : NAN)
+              << ", \"clock_window_ns_median\": " << jnum(hasc ? median(win) : NAN)
+              << ", \"checked\": " << (checked[i] ? "true" : "false") << ", \"rel_err\": " << jnum(cerr[i])
+              << ", \"nonfinite\": " << (checked[i] ? std::to_string(cnf[i]) : std::string("null"))
+              << ", \"ok\": " << (ok ? "true" : "false") << "}";
+            rows.push_back(r.str());
+            write_json();
+          }
+        }
+        free_shape();
+        smi_after = popen_all(kSmi);
+        write_json();
+      }
+    }
+    complete = true;
+    smi_after = popen_all(kSmi);
+    std::printf("\nnvidia-smi after: %s\n", smi_after.c_str());
+    write_json();
+  } catch (const std::exception& e) {
+    error = e.what();
+    all_ok = false;
+    std::fprintf(stderr, "error: %s\n", e.what());
+    try {
+      smi_after = popen_all(kSmi);
+      write_json();
+    } catch (const std::exception& e2) {
+      std::fprintf(stderr, "error: %s\n", e2.what());
+    }
+    return 1;
+  }
+  free_shape();
+  for (auto& e : ev) cudaEventDestroy(e);
+  cudaFree(d_clk);
+  cudaFree(d_acc);
+  cudaFree(d_cnt);
+  if (h) cublasDestroy(h);
+  std::printf("wrote %s: %zu points (%s)\n", out_path.c_str(), rows.size(), all_ok ? "all ok" : "SOME FAILED");
+  return all_ok ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -439,6 +811,9 @@ int main(int argc, char** argv) {
   float bench_beta = 0.f;  // != 0: also time alpha=1, beta=B (C loaded) against cuBLAS with the same beta
   std::string trace_prefix, overhead_path, trace_beta_arg = "0";
   int trace_ctas = 4, trace_first = 0, trace_tiles = 0;
+  bool sweep = false, reps_set = false, warm_set = false, shapes_set = false, variants_set = false;
+  std::string data_arg = "random";
+  std::vector<std::string> group_args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> std::string {
@@ -446,10 +821,14 @@ int main(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--out") out_path = next();
-    else if (a == "--shapes") shapes_arg = next();
-    else if (a == "--reps") reps = std::atoi(next().c_str());
-    else if (a == "--variants") variants_arg = next();
-    else if (a == "--quick") { reps = 5; warm = 2; }
+    else if (a == "--shapes") { shapes_arg = next(); shapes_set = true; }
+    else if (a == "--reps") { reps = std::atoi(next().c_str()); reps_set = true; }
+    else if (a == "--warm") { warm = std::atoi(next().c_str()); warm_set = true; }
+    else if (a == "--variants") { variants_arg = next(); variants_set = true; }
+    else if (a == "--quick") { reps = 5; warm = 2; reps_set = warm_set = true; }
+    else if (a == "--sweep") sweep = true;
+    else if (a == "--data") data_arg = next();
+    else if (a == "--group") group_args.push_back(next());
     else if (a == "--skip-bench") skip_bench = true;
     else if (a == "--bench-beta") bench_beta = std::strtof(next().c_str(), nullptr);
     else if (a == "--trace") trace_prefix = next();
@@ -465,6 +844,56 @@ int main(int argc, char** argv) {
   }
   std::string cmdline;
   for (int i = 0; i < argc; ++i) cmdline += (i ? " " : "") + std::string(argv[i]);
+  if (reps < 1 || warm < 0) {
+    std::fprintf(stderr, "bad --reps / --warm\n");
+    return 2;
+  }
+  if (sweep) {
+    // --sweep [--shapes S --variants V] [--group S@V ...] [--data random|const|both] [--reps N] [--warm N]
+    if (!trace_prefix.empty() || !overhead_path.empty() || bench_beta != 0.f || skip_bench) {
+      std::fprintf(stderr, "--sweep does not combine with --trace / --probe-overhead / --bench-beta / --skip-bench\n");
+      return 2;
+    }
+    if (!reps_set) reps = 10;
+    if (!warm_set) warm = 3;
+    std::vector<std::string> datas;
+    if (data_arg == "random" || data_arg == "const") datas = {data_arg};
+    else if (data_arg == "both") datas = {"random", "const"};
+    else {
+      std::fprintf(stderr, "--data must be random, const or both\n");
+      return 2;
+    }
+    std::vector<SweepGroup> groups;
+    try {
+      auto add = [&](const std::string& sh, const std::string& va) {
+        SweepGroup g;
+        g.text = sh + "@" + va;
+        g.shapes = parse_shapes(sh);
+        g.vars = parse_variant_list(va);
+        for (const Shape& x : g.shapes)
+          if (x.M < 1 || x.N < 8 || x.K < 8 || x.N % 8 || x.K % 8)
+            throw std::runtime_error("shape " + std::to_string(x.M) + "x" + std::to_string(x.N) + "x" +
+                                     std::to_string(x.K) + ": N and K must be positive multiples of 8 (TMA strides)");
+        if (g.shapes.empty()) throw std::runtime_error("group '" + g.text + "' has no shape");
+        groups.push_back(g);
+      };
+      if (shapes_set || variants_set) add(shapes_arg, variants_arg);
+      for (const std::string& ga : group_args) {
+        const size_t at = ga.find('@');
+        if (at == std::string::npos) throw std::runtime_error("--group expects SHAPES@VARIANTS, got '" + ga + "'");
+        add(ga.substr(0, at), ga.substr(at + 1));
+      }
+      if (groups.empty()) throw std::runtime_error("--sweep needs --shapes/--variants or --group SHAPES@VARIANTS");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 2;
+    }
+    size_t points = 0;
+    for (const auto& g : groups) points += g.shapes.size() * g.vars.size() * datas.size();
+    std::printf("sweep: %zu groups, %zu points, data %s, warm %d, reps %d -> %s\n", groups.size(), points,
+                data_arg.c_str(), warm, reps, out_path.c_str());
+    return run_sweep(groups, datas, warm, reps, out_path, cmdline);
+  }
 #if !K2_WITH_PROBE
   if (!trace_prefix.empty() || !overhead_path.empty()) {
     std::fprintf(stderr, "--trace / --probe-overhead need the probe build (cmake -DK2_PROBE=ON)\n");
@@ -486,27 +915,7 @@ int main(int argc, char** argv) {
   //   comma-separated list of original names (128x256x64_s4, 256x4, ...) and specs (parse_spec).
   std::vector<Variant> vars;
   try {
-    std::string list = variants_arg == "issue5" ? std::string(kIssue5) : variants_arg;
-    std::stringstream ss(list);
-    std::string item;
-    while (std::getline(ss, item, ',')) {
-      if (item.empty()) continue;
-      if (item == "all") {
-        vars.push_back(legacy_variant(256, 4));
-        vars.push_back(legacy_variant(128, 6));
-      } else if (item == "issue5") {
-        throw std::runtime_error("issue5 must be the only --variants item");
-      } else if (item.compare(0, 5, "coop:") == 0 || item.compare(0, 3, "pp:") == 0) {
-        vars.push_back(parse_spec(item));
-      } else if (item == "128x256x64_s4" || item == "256x4") {
-        vars.push_back(legacy_variant(256, 4));
-      } else if (item == "128x128x64_s6" || item == "128x6") {
-        vars.push_back(legacy_variant(128, 6));
-      } else {
-        throw std::runtime_error("unknown variant '" + item + "'");
-      }
-    }
-    if (vars.empty()) throw std::runtime_error("no variant selected");
+    vars = parse_variant_list(variants_arg);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
     return 2;
@@ -744,6 +1153,7 @@ int main(int argc, char** argv) {
                 << ", \"stages_d\": " << v.sd << ", \"reuse_smem_c\": " << (v.reuse ? "true" : "false")
                 << ", \"delay_tma_store\": " << (v.delay ? "true" : "false") << "}"
                 << (v.schedule == "pingpong" ? ", \"order_depth\": " + std::to_string(v.order_depth) : std::string())
+                << ", \"raster_group\": " << v.raster
                 << ",\n       \"tile_m\": " << k2::BM << ", \"tile_n\": " << v.bn << ", \"tile_k\": " << k2::BK
                 << ", \"stages\": " << v.stages << ", \"epilogue_tile\": [" << v.epi_m << ", " << k2::EPI_N
                 << "], \"stages_c\": " << v.sc << ", \"stages_d\": " << v.sd

@@ -4,7 +4,7 @@ A and B from shared-memory descriptors (both K-major, no transpose), for the N v
 Usage: python3 validation/kernels/tools/k2_gen_wgmma.py  (rewrites the header next to the kernel)."""
 import os
 
-NS = (128, 256)
+NS = (64, 128, 256)
 
 def wrapper(n):
     r = n // 2  # f32 accumulators per thread

@@ -55,9 +55,6 @@ __global__ void k_bar_pingpong(unsigned long long* out, int n) {
 constexpr int kClusterPerSample = 8;
 // Cluster barrier (8 back to back per sample, value = time / 8): all threads of all CTAs: t0; barrier.cluster.arrive.release.aligned;
 // barrier.cluster.wait.acquire.aligned; t1. Thread 0 of cluster rank 0 records.
-DEVI void cluster_sync_relaxed() {
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n barrier.cluster.wait.aligned;" ::: "memory");
-}
 // relaxed = 1: barrier.cluster.arrive.relaxed.aligned + barrier.cluster.wait.aligned (no release fence on
 // the arrive), as CUTLASS's cluster_arrive_relaxed + cluster_wait.
 __global__ void k_cluster_bar(unsigned long long* out, int n, unsigned* sm_ids, int relaxed) {

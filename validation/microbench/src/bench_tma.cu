@@ -1,68 +1,19 @@
 // TMA (cp.async.bulk.tensor) microbenchmarks: load latency vs box size (L2 / HBM), issue cost,
 // sustained bandwidth of one SM and of all SMs, store latency (wait_group.read 0 and wait_group 0).
-#include <cuda.h>  // CUtensorMap and enums only; the encoder comes from cudaGetDriverEntryPointByVersion
-
 #include <algorithm>
 
 #include "common.cuh"
+#include "tma_util.cuh"
 
 namespace mb {
 namespace {
 
 constexpr int kWarm = 16;
-constexpr int kCols = 64;         // inner dimension: 64 bf16 = 128 B (one 128B-swizzle row)
-constexpr int kRowBytes = kCols * 2;
-
-using EncodeTiledFn = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*, const cuuint64_t*,
-                                   const cuuint64_t*, const cuuint32_t*, const cuuint32_t*, CUtensorMapInterleave,
-                                   CUtensorMapSwizzle, CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-EncodeTiledFn get_encoder() {
-  static EncodeTiledFn fn = nullptr;
-  if (fn) return fn;
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult q{};
-  CK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
-  if (q != cudaDriverEntryPointSuccess || !p) throw std::runtime_error("cuTensorMapEncodeTiled entry point not found");
-  fn = reinterpret_cast<EncodeTiledFn>(p);
-  return fn;
-}
-
-// 2D bf16 tensor [rows][cols], box [box_rows][cols] (the box spans the full row), 256B L2 promotion.
-// Default: 64 columns (128 B rows) with 128B swizzle, the usual GEMM operand tile layout.
-CUtensorMap make_map(void* base, uint64_t rows, uint32_t box_rows, uint32_t cols = kCols, bool swizzle = true) {
-  CUtensorMap m;
-  cuuint64_t dims[2] = {static_cast<cuuint64_t>(cols), rows};
-  cuuint64_t strides[1] = {static_cast<cuuint64_t>(cols) * 2};
-  cuuint32_t box[2] = {cols, box_rows};
-  cuuint32_t es[2] = {1, 1};
-  CUresult r = get_encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, es,
-                             CU_TENSOR_MAP_INTERLEAVE_NONE,
-                             swizzle ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_NONE,
-                             CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed: " + std::to_string((int)r));
-  return m;
-}
-
-__host__ __device__ inline uint16_t pattern(uint32_t row, uint32_t col) {
-  uint32_t h = (row * 64u + col) * 2654435761u;
-  return static_cast<uint16_t>(h >> 16);
-}
 
 __global__ void k_fill_pattern(uint16_t* t, size_t rows) {
   size_t n = rows * kCols;
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x)
     t[i] = pattern(static_cast<uint32_t>(i / kCols), static_cast<uint32_t>(i % kCols));
-}
-
-// Byte offset of element (r, col) of a box in smem written with 128B swizzle (box base 1024B aligned).
-__device__ inline uint32_t swz128(uint32_t r, uint32_t col) {
-  uint32_t chunk = (col >> 3) ^ (r & 7u);
-  return r * kRowBytes + chunk * 16u + (col & 7u) * 2u;
-}
-
-__device__ inline unsigned char* align1024(unsigned char* p) {
-  return reinterpret_cast<unsigned char*>((reinterpret_cast<uintptr_t>(p) + 1023) & ~uintptr_t(1023));
 }
 
 // Latency of one TMA load: t0; arrive.expect_tx(bytes); cp.async.bulk.tensor.2d; try_wait loop; t1.
@@ -340,6 +291,11 @@ __global__ void k_tma_store_lat(const __grid_constant__ CUtensorMap map, unsigne
 }
 
 }  // namespace
+
+void fill_pattern(Ctx& c, uint16_t* t, size_t rows) {
+  k_fill_pattern<<<c.sm_count * 8, 256>>>(t, rows);
+  CK_LAUNCH();
+}
 
 void bench_tma(Ctx& c) {
   const std::string G = "tma";

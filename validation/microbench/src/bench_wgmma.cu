@@ -3,35 +3,12 @@
 #include <cstring>
 
 #include "common.cuh"
-#include "wgmma_gen.cuh"
+#include "wgmma_util.cuh"
 
 namespace mb {
 namespace {
 
 constexpr int kWarm = 8;
-
-DEVI void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
-DEVI void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
-DEVI void wgmma_wait0() { asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory"); }
-template <int R>
-DEVI void fence_regs(float (&d)[R]) {
-#pragma unroll
-  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
-}
-
-// Shared-memory matrix descriptor, no swizzle: start address, leading byte offset (LBO), stride byte
-// offset (SBO), all >> 4.
-DEVI uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
-  return static_cast<uint64_t>((saddr & 0x3FFFF) >> 4) | (static_cast<uint64_t>((lbo >> 4) & 0x3FFF) << 16) |
-         (static_cast<uint64_t>((sbo >> 4) & 0x3FFF) << 32);
-}
-
-// Operand layout in smem (K-major, no swizzle): a matrix of `rows` rows and 32 bytes of K per row
-// (k16 bf16 or k32 fp8) is cut into 8-row x 16-byte core matrices (128 contiguous bytes, row r of the
-// core at 16*r). Core (row block i, k block j) starts at i*m_off + j*k_off bytes.
-__host__ __device__ inline uint32_t op_offset(uint32_t row, uint32_t kbyte, uint32_t k_off, uint32_t m_off) {
-  return (row >> 3) * m_off + (kbyte >> 4) * k_off + (row & 7) * 16 + (kbyte & 15);
-}
 
 // Operand element values (small, exact in bf16 / e4m3, never all zero).
 __host__ __device__ inline float val_a(uint32_t r, uint32_t k) { return float(int((r * 7 + k * 3) % 9) - 4) * 0.25f; }

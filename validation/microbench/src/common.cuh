@@ -125,6 +125,11 @@ void bench_sync(Ctx& c);
 void bench_memory(Ctx& c);
 void bench_launch(Ctx& c);
 void bench_atomics(Ctx& c);
+void bench_hierarchy(Ctx& c);
+
+// Runs a shell command (popen) and returns its stdout without the trailing newline ("" on failure).
+// Defined in main.cu (used for nvidia-smi queries).
+std::string popen_line(const std::string& cmd);
 
 // Flushes L2 by reading (and writing) a buffer larger than L2. Defined in bench_memory.cu.
 void flush_l2(Ctx& c);
@@ -270,6 +275,10 @@ DEVI uint32_t mapa_shared(uint32_t addr, uint32_t rank) {
 }
 DEVI void cluster_sync_all() {
   asm volatile("barrier.cluster.arrive.release.aligned;\n barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+// CUTLASS's cluster_arrive_relaxed + cluster_wait (no release fence on the arrive).
+DEVI void cluster_sync_relaxed() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n barrier.cluster.wait.aligned;" ::: "memory");
 }
 
 // ---- TMA / bulk async ----

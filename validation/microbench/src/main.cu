@@ -2,7 +2,7 @@
 //
 //   smpipe_microbench [--out FILE] [--quick] [--only GROUP[,GROUP...]]
 //
-// Groups (in run order): mbarrier, tma, wgmma, sync, memory, launch, atomics.
+// Groups (in run order): mbarrier, tma, wgmma, sync, memory, launch, atomics, hierarchy.
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +14,19 @@
 #include "common.cuh"
 
 namespace mb {
+
+// Runs a shell command and returns its stdout without the trailing newline (declared in common.cuh).
+std::string popen_line(const std::string& cmd) {
+  std::string r;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[1024];
+  while (std::fgets(buf, sizeof buf, f)) r += buf;
+  pclose(f);
+  while (!r.empty() && (r.back() == '\n' || r.back() == '\r')) r.pop_back();
+  return r;
+}
+
 namespace {
 
 // Thread 0 of each CTA spins on %globaltimer for dur_ns and records the clock64 and globaltimer deltas.
@@ -26,17 +39,6 @@ __global__ void k_clock(unsigned long long* out, unsigned long long dur_ns) {
   unsigned long long c1 = clk(), g1 = gtime();
   out[blockIdx.x * 2] = c1 - c0;
   out[blockIdx.x * 2 + 1] = g1 - g0;
-}
-
-std::string popen_line(const std::string& cmd) {
-  std::string r;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[1024];
-  while (std::fgets(buf, sizeof buf, f)) r += buf;
-  pclose(f);
-  while (!r.empty() && (r.back() == '\n' || r.back() == '\r')) r.pop_back();
-  return r;
 }
 
 const char* kSmiQuery =
@@ -92,7 +94,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics]\n", argv[0]);
+      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy]\n", argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -198,7 +200,7 @@ int main(int argc, char** argv) {
   } groups[] = {
       {"mbarrier", bench_mbarrier}, {"tma", bench_tma},       {"wgmma", bench_wgmma},
       {"sync", bench_sync},         {"memory", bench_memory}, {"launch", bench_launch},
-      {"atomics", bench_atomics},
+      {"atomics", bench_atomics},   {"hierarchy", bench_hierarchy},
   };
   bool dead = false;
   for (auto& g : groups) {

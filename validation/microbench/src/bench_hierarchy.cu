@@ -1,0 +1,1073 @@
+// Memory-hierarchy calibration (group "hierarchy"): data for a model with per-SM outstanding bytes, loaded
+// latency, L2 as a cache in front of HBM, launch / prologue / drain cost and the SM clock under load.
+//
+//  1. loaded latency vs bytes in flight: every SM keeps D TMA box loads of B bytes in flight (one thread,
+//     ring of D mbarriers), L2-resident (8 MiB, warm) or HBM (2 GiB tensor, no reuse); bandwidth and
+//     per-load issue -> completion latency; also with 1, 33 and 66 SMs.
+//  2. L2 footprint (all SMs stream 32 KB boxes over F bytes in per-SM orders) and sharing degree (groups of
+//     g SMs read the same boxes of a tensor far larger than L2 at about the same time).
+//  3. launch + prologue + drain: CUDA-event time vs in-kernel %globaltimer span for five kernel shapes.
+//  4. SM clock under a dense wgmma load (m64n256k16 bf16) with random, constant and zero operands, with
+//     nvidia-smi sampled while it runs.
+#include <signal.h>
+#include <sys/types.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <ctime>
+#include <mutex>
+#include <numeric>
+#include <thread>
+
+#include "common.cuh"
+#include "tma_util.cuh"
+#include "wgmma_util.cuh"
+
+namespace mb {
+namespace {
+
+const std::string G = "hierarchy";
+
+// =============================================================================================
+// 1 + 2: TMA ring with per-load latency
+// =============================================================================================
+
+constexpr int kRecW = 8;                       // u64 words per CTA in the record
+constexpr int kLatCap = 1024;                  // latency samples per CTA (kept in smem during the run)
+constexpr int kRingDyn = 200 * 1024 + 1024;     // > half the SM's smem: one CTA per SM; 192 KB of ring + align
+constexpr int kRingBufBytes = 192 * 1024;
+
+struct RingArgs {
+  int nbuf;         // distinct smem buffers; slot s writes buffer s % nbuf (nbuf < D: aliased, no data check)
+  int box_rows;     // 128 B rows per box
+  int bytes;        // box bytes (= expect_tx)
+  int iters;        // loads per CTA
+  int check_every;  // check 4 elements of every k-th load (0: never)
+  int lat_from, lat_to;           // loads [from, to) store their latency (at most kLatCap per CTA)
+  long long nboxes;               // boxes in the tensor (box b = rows [b*box_rows, +box_rows))
+  const long long* start;         // per CTA: first box
+  const long long* stride;        // per CTA: box step (mod nboxes)
+  uint32_t* lat;                  // [cta][kLatCap] latency samples (cycles)
+  unsigned long long* rec;        // [cta][kRecW]: g0, g1, cycles, smid, nlat, wait cycles, loads done, issue cycles
+};
+
+// Thread 0 of each CTA: issue D loads (slot s: t_iss[s] = clock64; arrive.expect_tx(bytes); TMA 2D box load
+// completing on bar[s]), then for every load in issue order: wait bar[s] (bounded try_wait loop), latency =
+// clock64 after the wait - t_iss[s], optionally check the data, re-issue the next box into slot s.
+// D is a template parameter so that the ring is unrolled and the per-slot state lives in registers; the
+// latency samples go to smem and are copied out after the timed region (a global store in the loop would
+// be ordered before the next release-arrive and slowed the loop down).
+// A barrier phase completes only when its expect_tx bytes have all arrived, so each completed wait is a
+// verified delivery of `bytes` bytes; the host also checks that every CTA completed all `iters` loads.
+template <int D>
+__global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensorMap map, const RingArgs a,
+                                                unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t bars[D];
+  __shared__ uint32_t lat_s[kLatCap];
+  unsigned char* buf = align1024(dyn_raw);
+  if (threadIdx.x != 0) return;
+  const uint32_t bar0 = smem_u32(&bars[0]);
+  uint32_t dst[D];
+  unsigned long long t_iss[D];
+  int y_s[D];
+#pragma unroll
+  for (int k = 0; k < D; ++k) {
+    mbar_init(bar0 + 8u * k, 1);
+    dst[k] = smem_u32(buf) + static_cast<uint32_t>((k % a.nbuf) * a.bytes);
+    t_iss[k] = 0;
+    y_s[k] = 0;
+  }
+  fence_mbar_init();
+  prefetch_tmap(&map);
+  const long long nb = a.nboxes, st = a.stride[blockIdx.x];
+  long long bidx = a.start[blockIdx.x] % nb;
+  int nlat = 0, done = 0, issued = 0, chk = a.check_every;
+  unsigned bad = 0;
+  unsigned long long wait_cyc = 0, issue_cyc = 0;
+  const unsigned long long g0 = gtime(), c0 = clk();
+#pragma unroll
+  for (int s = 0; s < D; ++s) {
+    if (issued < a.iters) {
+      const uint32_t fb = bar0 + 8u * s;
+      y_s[s] = static_cast<int>(bidx * a.box_rows);
+      t_iss[s] = clk();
+      mbar_arrive_expect_tx(fb, a.bytes);
+      tma_load_2d(dst[s], &map, 0, y_s[s], fb);
+      issue_cyc += clk() - t_iss[s];
+      bidx += st;
+      if (bidx >= nb) bidx -= nb;
+      ++issued;
+    }
+  }
+  uint32_t ph = 0;
+  int i = 0;
+  bool ok = true;
+  while (i < a.iters && ok) {
+#pragma unroll
+    for (int s = 0; s < D; ++s) {
+      if (i < a.iters && ok) {
+        const uint32_t fb = bar0 + 8u * s;
+        const unsigned long long tw = clk();
+        ok = mbar_wait<WAIT_TRY>(fb, ph, err);
+        const unsigned long long t = clk();
+        if (ok) {
+          ++done;
+          wait_cyc += t - tw;
+          if (i >= a.lat_from && i < a.lat_to && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(t - t_iss[s]);
+          if (chk && --chk == 0) {
+            chk = a.check_every;
+            const unsigned char* bp = buf + static_cast<size_t>(s) * a.bytes;  // checked only when nbuf >= D
+            const uint32_t rs[2] = {0u, static_cast<uint32_t>(a.box_rows - 1)}, cs[2] = {0u, 61u};
+            for (uint32_t r : rs)
+              for (uint32_t cc : cs)
+                if (*reinterpret_cast<const volatile uint16_t*>(bp + swz128(r, cc)) != pattern(y_s[s] + r, cc)) ++bad;
+            fence_proxy_async_smem();  // generic reads before the next async-proxy write of this buffer
+          }
+          if (issued < a.iters) {
+            y_s[s] = static_cast<int>(bidx * a.box_rows);
+            t_iss[s] = clk();
+            mbar_arrive_expect_tx(fb, a.bytes);
+            tma_load_2d(dst[s], &map, 0, y_s[s], fb);
+            issue_cyc += clk() - t_iss[s];
+            bidx += st;
+            if (bidx >= nb) bidx -= nb;
+            ++issued;
+          }
+        }
+        ++i;
+      }
+    }
+    ph ^= 1u;
+  }
+  const unsigned long long c1 = clk(), g1 = gtime();
+  if (bad) atomicAdd(&err[ERR_DATA], bad);
+  uint32_t* lat = a.lat + static_cast<size_t>(blockIdx.x) * kLatCap;
+  for (int k = 0; k < nlat; ++k) lat[k] = lat_s[k];
+  unsigned long long* r = a.rec + static_cast<size_t>(blockIdx.x) * kRecW;
+  r[0] = g0;
+  r[1] = g1;
+  r[2] = c1 - c0;
+  r[3] = smid();
+  r[4] = static_cast<unsigned long long>(nlat);
+  r[5] = wait_cyc;
+  r[6] = static_cast<unsigned long long>(done);
+  r[7] = issue_cyc;
+}
+
+using RingKernel = void (*)(CUtensorMap, RingArgs, unsigned*);
+RingKernel ring_kernel(int D) {
+  switch (D) {
+    case 1: return k_ring<1>;
+    case 2: return k_ring<2>;
+    case 3: return k_ring<3>;
+    case 4: return k_ring<4>;
+    case 6: return k_ring<6>;
+    case 8: return k_ring<8>;
+    case 12: return k_ring<12>;
+    default: throw std::runtime_error("k_ring: unsupported D " + std::to_string(D));
+  }
+}
+
+struct RingBufs {
+  DevBuf<long long> start, stride;
+  DevBuf<uint32_t> lat;
+  DevBuf<unsigned long long> rec;
+  int cap;
+  explicit RingBufs(int ncta)
+      : start(ncta), stride(ncta), lat(static_cast<size_t>(ncta) * kLatCap), rec(ncta * kRecW), cap(kLatCap) {}
+};
+
+struct RingCfg {
+  const CUtensorMap* map;
+  int box_rows, D, ncta, iters;
+  long long nboxes;
+  std::vector<long long> start, stride;  // per CTA
+  bool flush;                            // flush L2 before every rep (HBM source)
+  int reps;                              // measured reps (after one warm-up rep)
+};
+
+struct RingOut {
+  std::vector<double> gbs, lat;           // per rep; per sampled load (all measured reps)
+  double bpc_sm = NAN;                    // median over reps: bytes per SM-cycle per SM (GB/s / (clk * ctas))
+  double bpc_sm_clock64 = NAN;            // median over CTAs and reps: CTA bytes / CTA clock64 cycles
+  double wait_frac = NAN;                 // mean fraction of the loop spent in the barrier wait
+  double issue_frac = NAN;                // mean fraction spent in arrive.expect_tx + TMA issue
+  std::string smids;                      // SM ids (runs with fewer CTAs than SMs)
+  double span_us = NAN;                   // median span
+  std::string problem;                    // host-side check failure
+};
+
+// Odd-ish step coprime with n, different per CTA: the CTA's walk (b += step mod n) visits every box once.
+long long pick_stride(int k, long long n) {
+  if (n <= 2) return 1;
+  long long s = 1 + static_cast<long long>((static_cast<unsigned long long>(k) * 0x9E3779B97F4A7C15ull >> 20) %
+                                           static_cast<unsigned long long>(n - 1));
+  while (std::gcd(s, n) != 1) s = s % (n - 1) + 1;
+  return s;
+}
+
+RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
+  RingOut o;
+  const int bytes = cfg.box_rows * kRowBytes;
+  RingArgs a{};
+  a.nbuf = std::min(cfg.D, kRingBufBytes / bytes);
+  a.box_rows = cfg.box_rows;
+  a.bytes = bytes;
+  a.iters = cfg.iters;
+  a.check_every = a.nbuf >= cfg.D ? 16 : 0;
+  a.lat_from = 2 * cfg.D;
+  a.lat_to = cfg.iters - cfg.D;
+  a.nboxes = cfg.nboxes;
+  a.start = b.start.p;
+  a.stride = b.stride.p;
+  a.lat = b.lat.p;
+  a.rec = b.rec.p;
+  CK(cudaMemcpy(b.start.p, cfg.start.data(), cfg.ncta * sizeof(long long), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(b.stride.p, cfg.stride.data(), cfg.ncta * sizeof(long long), cudaMemcpyHostToDevice));
+  std::vector<double> bpcs, bpc_c, wf, isf, spans;
+  const int reps = c.quick ? 1 : cfg.reps;
+  for (int r = 0; r <= reps; ++r) {
+    if (cfg.flush) flush_l2(c);
+    ring_kernel(cfg.D)<<<cfg.ncta, 32, kRingDyn>>>(*cfg.map, a, c.d_err);
+    CK_LAUNCH();
+    if (r == 0) continue;  // warm-up (fills L2 for the L2 source; TLB, clocks)
+    auto h = b.rec.get();
+    std::vector<uint32_t> hl(static_cast<size_t>(cfg.ncta) * b.cap);
+    CK(cudaMemcpy(hl.data(), b.lat.p, hl.size() * 4, cudaMemcpyDeviceToHost));
+    unsigned long long mn = ~0ull, mx = 0, loads = 0;
+    std::vector<unsigned long long> sms;
+    double wsum = 0, isum = 0;
+    for (int k = 0; k < cfg.ncta; ++k) {
+      const unsigned long long* q = &h[static_cast<size_t>(k) * kRecW];
+      mn = std::min(mn, q[0]);
+      mx = std::max(mx, q[1]);
+      sms.push_back(q[3]);
+      if (q[6] != static_cast<unsigned long long>(cfg.iters) && o.problem.empty())
+        o.problem = "CTA " + std::to_string(k) + " completed " + std::to_string(q[6]) + " of " +
+                    std::to_string(cfg.iters) + " loads";
+      loads += q[6];
+      for (unsigned long long j = 0; j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j)
+        o.lat.push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
+      wsum += double(q[5]) / double(q[2]);
+      isum += double(q[7]) / double(q[2]);
+      bpc_c.push_back(double(q[6]) * bytes / double(q[2]));
+    }
+    std::sort(sms.begin(), sms.end());
+    if (std::adjacent_find(sms.begin(), sms.end()) != sms.end() && o.problem.empty())
+      o.problem = "two CTAs ran on the same SM";
+    const double g = double(loads) * bytes / double(mx - mn);
+    o.gbs.push_back(g);
+    bpcs.push_back(g / (c.clk_ghz * cfg.ncta));
+    wf.push_back(wsum / cfg.ncta);
+    isf.push_back(isum / cfg.ncta);
+    if (cfg.ncta < c.sm_count) {
+      o.smids.clear();
+      for (int k = 0; k < cfg.ncta; ++k) o.smids += (k ? "," : "") + std::to_string(h[static_cast<size_t>(k) * kRecW + 3]);
+    }
+    spans.push_back(double(mx - mn) / 1000.0);
+  }
+  o.bpc_sm = compute_stats(bpcs).median;
+  o.bpc_sm_clock64 = compute_stats(bpc_c).median;
+  o.wait_frac = compute_stats(wf).mean;
+  o.issue_frac = compute_stats(isf).mean;
+  o.span_us = compute_stats(spans).median;
+  return o;
+}
+
+// Records "<base>_bw" (GB/s per rep) and "<base>_latency" (cycles per sampled load) of one ring run.
+void record_ring(Ctx& c, const std::string& bw_name, const std::string& lat_name, const RingOut& o,
+                 const std::string& what, JObj p) {
+  if (!o.problem.empty()) {
+    c.take_err();
+    c.res->fail(bw_name, o.problem);
+    return;
+  }
+  const Stats ls = compute_stats(o.lat);
+  if (!o.smids.empty()) p.str("smids", o.smids);
+  p.num("bytes_per_sm_cycle_per_sm", o.bpc_sm)
+      .num("bytes_per_cycle_per_sm_clock64", o.bpc_sm_clock64)
+      .num("latency_median_cycles", ls.median)
+      .num("latency_mean_cycles", ls.mean)
+      .num("littles_law_bytes_in_flight_per_sm", o.bpc_sm * ls.mean)
+      .num("wait_fraction", o.wait_frac)
+      .num("issue_fraction", o.issue_frac)
+      .num("span_us_median", o.span_us)
+      .num("sm_clock_ghz_used", c.clk_ghz);
+  const std::string common =
+      what + " One thread per CTA (1 CTA per SM, 200 KB smem) keeps D loads in flight: slot s has its own "
+             "mbarrier; per load t_iss = clock64, mbarrier.arrive.expect_tx(B), cp.async.bulk.tensor.2d (bf16 box "
+             "64 x B/128 rows, 128B swizzle); the thread waits the slots in issue order (bounded try_wait loop) and "
+             "re-issues each slot as it completes (ring unrolled, per-slot state in registers, latency samples kept "
+             "in smem and copied out after the timed region). Each completed phase = B bytes delivered (expect_tx); every CTA "
+             "is checked to complete all its loads on distinct SMs, and 4 elements of every 16th load are compared "
+             "with the tensor's pattern (not when D*B > 192 KB: then slots share smem buffers, see params). ";
+  if (!record(c, bw_name, G, "GB/s", o.gbs,
+              common + "Value: all bytes / (last CTA end - first CTA start) by %globaltimer, one sample per rep "
+                       "(after a warm-up rep). params.bytes_per_sm_cycle_per_sm = GB/s / (SM clock x CTAs); "
+                       "wait_fraction = share of the thread's time spent in the barrier waits (high: the memory "
+                       "system sets the rate); issue_fraction = share spent from before arrive.expect_tx to after the "
+                       "TMA instruction (high: the TMA issue stalls, i.e. back-pressure).",
+              p))
+    return;
+  c.res->add(lat_name, G, "cycles", o.lat,
+             common + "Value: per-load latency = clock64 when the slot's wait returned - clock64 before its "
+                      "arrive.expect_tx (incl. ~120 cycles of mbarrier wake-up, as tma_load_latency_*), loads "
+                      "[2D, iters-D) of every CTA and measured rep; median and mean over all samples. When the loop is "
+                      "not memory-bound (low wait_fraction) a load may complete before its turn, so this is an upper bound.",
+             p);
+}
+
+// =============================================================================================
+// 3: launch + prologue + drain
+// =============================================================================================
+
+// V 0: nothing; 1: 16 mbarrier.init + fence.mbarrier_init + __syncthreads; 2: as 1 + barrier.cluster
+// arrive.relaxed + wait (CUTLASS's cluster_arrive_relaxed + cluster_wait after the barrier init).
+// Thread 0 stores %globaltimer at entry and at its end (after the prologue's last barrier).
+template <int V>
+__global__ void k_launch_probe(unsigned long long* rec) {
+  unsigned long long g0 = 0;
+  if (threadIdx.x == 0) g0 = gtime();
+  if (V >= 1) {
+    __shared__ __align__(8) uint64_t bars[16];
+    if (threadIdx.x == 0) {
+      for (int k = 0; k < 16; ++k) mbar_init(smem_u32(&bars[k]), 1);
+      fence_mbar_init();
+    }
+    __syncthreads();
+  }
+  if (V == 2) cluster_sync_relaxed();
+  if (threadIdx.x == 0) {
+    rec[2 * blockIdx.x] = g0;
+    rec[2 * blockIdx.x + 1] = gtime();
+  }
+}
+
+// One thread spins on %globaltimer for ns nanoseconds (keeps the stream busy while the host enqueues).
+__global__ void k_spin_ns(unsigned long long ns) {
+  const unsigned long long g0 = gtime();
+  while (gtime() - g0 < ns) {
+  }
+}
+
+// %globaltimer resolution: one thread reads it 4096 times, records the positive increments.
+__global__ void k_gt_tick(unsigned long long* out) {
+  unsigned long long prev = gtime();
+  int n = 0;
+  for (int i = 0; i < 200000 && n < 256; ++i) {
+    unsigned long long g = gtime();
+    if (g != prev) {
+      out[n++] = g - prev;
+      prev = g;
+    }
+  }
+  for (; n < 256; ++n) out[n] = 0;
+}
+
+// =============================================================================================
+// 4: clock under wgmma load
+// =============================================================================================
+
+constexpr int kWgBatch = 8;     // wgmmas per commit group
+constexpr int kWgWindows = 10;  // clock windows
+constexpr int kWgSmemB = 4 * 8192, kWgSmemA = 2 * 4 * 2048, kWgDyn = 128 * 1024;  // dyn > used: 1 CTA/SM
+
+// Two warpgroups per CTA (one CTA per SM). Fills the operand smem (B: 4 K-slices of 256 x 16 bf16; A: per
+// warpgroup 4 K-slices of 64 x 16 bf16, no-swizzle layout as bench_wgmma) with kind 0 random bf16 (random sign,
+// exponent 2^-7..2^0, random mantissa; different per CTA), 1 all 1.0, 2 all 0. Each warpgroup: `batches` x
+// { wgmma.fence; 8 x wgmma m64n256k16 bf16 accumulating into one f32 accumulator (K-slices 0..3 twice);
+// commit; wait_group 1 }, wait_group 0. Thread 0 records (clock64, %globaltimer) at the start and after every
+// batches/kWgWindows batches; thread 0 stores its d[0] for the host check.
+__global__ void __launch_bounds__(256, 1) k_wgmma_burn(int kind, long long batches, unsigned long long* win,
+                                                     float* out, unsigned* smids) {
+  extern __shared__ __align__(1024) unsigned char sm[];
+  uint16_t* h = reinterpret_cast<uint16_t*>(sm);
+  const int nel = (kWgSmemB + kWgSmemA) / 2;
+  for (int e = threadIdx.x; e < nel; e += blockDim.x) {
+    uint16_t v = 0;
+    if (kind == 0) {
+      uint32_t x = (static_cast<uint32_t>(e) + 0x9E3779B9u * (blockIdx.x + 1)) * 2654435761u;
+      x ^= x >> 15;
+      x *= 0x2C1B3C6Du;
+      x ^= x >> 12;
+      v = static_cast<uint16_t>(((x & 1u) << 15) | ((120u + ((x >> 1) & 7u)) << 7) | ((x >> 4) & 0x7Fu));
+    } else if (kind == 1) {
+      v = 0x3F80;  // 1.0
+    }
+    h[e] = v;
+  }
+  fence_proxy_async_smem();
+  __syncthreads();
+  const int wg = threadIdx.x >> 7;
+  uint64_t da[4], db[4];
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    db[k] = make_desc(smem_u32(sm + k * 8192), 128, 256);
+    da[k] = make_desc(smem_u32(sm + kWgSmemB + wg * 8192 + k * 2048), 128, 256);
+  }
+  float d[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) d[i] = 0.f;
+  const long long every = batches / kWgWindows;
+  long long cnt = every;
+  int w = 0;
+  if (threadIdx.x == 0) {
+    smids[blockIdx.x] = smid();
+    win[(blockIdx.x * (kWgWindows + 1)) * 2] = clk();
+    win[(blockIdx.x * (kWgWindows + 1)) * 2 + 1] = gtime();
+  }
+  for (long long b = 0; b < batches; ++b) {
+    wgmma_fence();
+#pragma unroll
+    for (int k = 0; k < kWgBatch; ++k) wgmma_bf16<256>(d, da[k & 3], db[k & 3], 1);
+    wgmma_commit();
+    wgmma_wait1();
+    if (--cnt == 0) {
+      cnt = every;
+      if (threadIdx.x == 0 && w < kWgWindows) {
+        ++w;
+        unsigned long long* q = win + (blockIdx.x * (kWgWindows + 1) + w) * 2;
+        q[0] = clk();
+        q[1] = gtime();
+      }
+    }
+  }
+  wgmma_wait0();
+  fence_regs(d);
+  if (threadIdx.x == 0) out[blockIdx.x] = d[0];
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < 128; ++i) s += d[i];
+  if (s == 1234567.f) out[gridDim.x + threadIdx.x] = s;  // keeps every accumulator live
+}
+
+// nvidia-smi in loop mode (-lms) in the background; lines are kept with nvidia-smi's own timestamp.
+struct SmiLoop {
+  FILE* f = nullptr;
+  pid_t pid = -1;
+  std::thread th;
+  std::mutex mu;
+  std::vector<std::string> lines;
+  std::atomic<int> n{0};
+  void start(const std::string& fields, int period_ms) {
+    std::string cmd = "echo $$; exec timeout 20 nvidia-smi --query-gpu=" + fields +
+                      " --format=csv,noheader,nounits -i 0 -lms " + std::to_string(period_ms) + " 2>&1";
+    f = popen(cmd.c_str(), "r");
+    if (!f) return;
+    char buf[1024];
+    if (!std::fgets(buf, sizeof buf, f)) return;
+    pid = static_cast<pid_t>(std::atol(buf));
+    th = std::thread([this] {
+      char b[1024];
+      while (std::fgets(b, sizeof b, f)) {
+        std::string s(b);
+        while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+        std::lock_guard<std::mutex> g(mu);
+        lines.push_back(s);
+        ++n;
+      }
+    });
+  }
+  ~SmiLoop() { stop(); }
+  void stop() {
+    if (pid > 0) kill(pid, SIGTERM);  // the `timeout` process we started; it forwards the signal to nvidia-smi
+    if (th.joinable()) th.join();
+    if (f) pclose(f);
+    f = nullptr;
+    pid = -1;
+  }
+};
+
+std::vector<std::string> split_csv(const std::string& s) {
+  std::vector<std::string> v;
+  size_t p = 0;
+  while (true) {
+    size_t q = s.find(',', p);
+    std::string t = s.substr(p, q == std::string::npos ? std::string::npos : q - p);
+    while (!t.empty() && t.front() == ' ') t.erase(t.begin());
+    while (!t.empty() && t.back() == ' ') t.pop_back();
+    v.push_back(t);
+    if (q == std::string::npos) break;
+    p = q + 1;
+  }
+  return v;
+}
+
+// nvidia-smi "YYYY/MM/DD HH:MM:SS.mmm" (local time) -> ms since the epoch; NAN if it does not parse.
+double smi_time_ms(const std::string& s) {
+  std::tm tm{};
+  int ms = 0;
+  if (std::sscanf(s.c_str(), "%d/%d/%d %d:%d:%d.%d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                  &tm.tm_sec, &ms) != 7)
+    return NAN;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  tm.tm_isdst = -1;
+  return double(std::mktime(&tm)) * 1000.0 + ms;
+}
+
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::string jarr(const std::vector<double>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + json_num(v[i]);
+  return s + "]";
+}
+std::string jarr_str(const std::vector<std::string>& v) {
+  std::string s = "[";
+  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", \"" : "\"") + json_escape(v[i]) + "\"";
+  return s + "]";
+}
+
+// =============================================================================================
+
+void part_loaded_latency(Ctx& c, uint16_t* big, long long big_rows, RingBufs& rb) {
+  const long long l2_bytes = 8ll << 20;
+  const int boxes_rows[3] = {64, 128, 256};  // 8, 16, 32 KB
+  const int Ds[7] = {1, 2, 3, 4, 6, 8, 12};
+  for (int src = 0; src < 2; ++src) {  // 0 = L2 (8 MiB, warm), 1 = HBM (2 GiB, flushed, no reuse)
+    for (int br : boxes_rows) {
+      const int bytes = br * kRowBytes;
+      const long long rows = src == 0 ? l2_bytes / kRowBytes : big_rows;
+      CUtensorMap map = make_map(big, rows, br);
+      const long long nboxes = rows / br;
+      for (int D : Ds) {
+        RingCfg cfg;
+        cfg.map = &map;
+        cfg.box_rows = br;
+        cfg.D = D;
+        cfg.ncta = c.sm_count;
+        cfg.nboxes = nboxes;
+        cfg.flush = src == 1;
+        cfg.reps = 3;
+        // per CTA 8 MiB: L2 = the whole region once in its own order; HBM = its own contiguous slice
+        cfg.iters = static_cast<int>((8ll << 20) / bytes);
+        for (int k = 0; k < cfg.ncta; ++k) {
+          cfg.start.push_back(src == 0 ? k * nboxes / cfg.ncta : k * (nboxes / cfg.ncta));
+          cfg.stride.push_back(src == 0 ? pick_stride(k, nboxes) : 1);
+        }
+        RingOut o = run_ring(c, cfg, rb);
+        const std::string sname = src == 0 ? "l2" : "hbm";
+        const std::string tag = sname + "_box" + std::to_string(bytes / 1024) + "KB_d" + std::to_string(D);
+        JObj p;
+        p.str("source", sname).num("box_bytes", bytes).num("inflight_loads", D).num("inflight_bytes_per_sm",
+                                                                                   double(D) * bytes)
+            .num("ctas", cfg.ncta).num("bytes_per_cta", double(cfg.iters) * bytes)
+            .boolean("smem_buffers_aliased", std::min(D, kRingBufBytes / bytes) < D);
+        record_ring(c, "hier_loaded_bw_" + tag, "hier_loaded_latency_" + tag, o,
+                    src == 0 ? "Loaded latency vs bytes in flight, L2 source: tensor of 8 MiB (first 8 MiB of a 2 GiB "
+                               "buffer, warm after the warm-up rep); every CTA reads all of it once per rep, CTA k from "
+                               "box k*boxes/CTAs with its own step coprime with the box count (different orders)."
+                             : "Loaded latency vs bytes in flight, HBM source: 2 GiB tensor, L2 flushed before every "
+                               "rep; CTA k reads 8 MiB of its own 1/CTAs slice sequentially (no reuse).",
+                    p);
+      }
+    }
+  }
+  // GPU-wide load: 33 and 66 SMs at D = 4, B = 32 KB, and one SM for every D at B = 8 and 32 KB (132 SMs is
+  // the sweep above)
+  struct Sub {
+    int n, box_rows, D;
+  };
+  std::vector<Sub> subs;
+  for (int br : {64, 256})
+    for (int D : Ds) subs.push_back({1, br, D});
+  subs.push_back({33, 256, 4});
+  subs.push_back({66, 256, 4});
+  for (int src = 0; src < 2; ++src) {
+    for (const Sub& sb : subs) {
+      if (sb.n > c.sm_count) continue;
+      const int br = sb.box_rows, bytes = br * kRowBytes, D = sb.D, n = sb.n;
+      const long long rows = src == 0 ? l2_bytes / kRowBytes : big_rows;
+      CUtensorMap map = make_map(big, rows, br);
+      const long long nboxes = rows / br;
+      RingCfg cfg;
+      cfg.map = &map;
+      cfg.box_rows = br;
+      cfg.D = D;
+      cfg.ncta = n;
+      cfg.nboxes = nboxes;
+      cfg.flush = src == 1;
+      cfg.reps = 3;
+      cfg.iters = static_cast<int>((8ll << 20) / bytes);
+      for (int k = 0; k < n; ++k) {
+        // same per-CTA placement as the all-SM run (slices of 1/SMs of the tensor)
+        cfg.start.push_back(src == 0 ? k * nboxes / c.sm_count : k * (nboxes / c.sm_count));
+        cfg.stride.push_back(src == 0 ? pick_stride(k, nboxes) : 1);
+      }
+      RingOut o = run_ring(c, cfg, rb);
+      const std::string sname = src == 0 ? "l2" : "hbm";
+      const std::string base = sname + "_box" + std::to_string(bytes / 1024) + "KB_d" + std::to_string(D);
+      const std::string tag = base + "_" + std::to_string(n) + "sms";
+      JObj p;
+      p.str("source", sname).num("box_bytes", bytes).num("inflight_loads", D).num("inflight_bytes_per_sm",
+                                                                                 double(D) * bytes)
+          .num("ctas", n).num("bytes_per_cta", double(cfg.iters) * bytes)
+          .boolean("smem_buffers_aliased", std::min(D, kRingBufBytes / bytes) < D);
+      record_ring(c, "hier_loaded_bw_" + tag, "hier_loaded_latency_" + tag, o,
+                  "As hier_loaded_*_" + base + " but only " + std::to_string(n) +
+                      " CTA(s) (1 per SM, placed by the hardware scheduler; SM ids in params): latency vs GPU-wide "
+                      "load.",
+                  p);
+    }
+  }
+}
+
+void part_l2(Ctx& c, uint16_t* big, long long big_rows, RingBufs& rb) {
+  const int br = 256, bytes = br * kRowBytes, D = 6;
+  // --- footprint sweep
+  for (int F : {4, 8, 16, 24, 32, 40, 48, 64, 96, 128, 256}) {
+    const long long rows = (static_cast<long long>(F) << 20) / kRowBytes;
+    CUtensorMap map = make_map(big, rows, br);
+    RingCfg cfg;
+    cfg.map = &map;
+    cfg.box_rows = br;
+    cfg.D = D;
+    cfg.ncta = c.sm_count;
+    cfg.nboxes = rows / br;
+    cfg.flush = false;
+    cfg.reps = 5;
+    cfg.iters = static_cast<int>((16ll << 20) / bytes);
+    for (int k = 0; k < cfg.ncta; ++k) {
+      cfg.start.push_back(k * cfg.nboxes / cfg.ncta);
+      cfg.stride.push_back(pick_stride(k, cfg.nboxes));
+    }
+    RingOut o = run_ring(c, cfg, rb);
+    JObj p;
+    p.num("footprint_bytes", double(F) * (1 << 20)).num("box_bytes", bytes).num("inflight_loads", D)
+        .num("ctas", cfg.ncta).num("bytes_per_cta", double(cfg.iters) * bytes)
+        .num("reads_per_byte_per_rep", double(cfg.iters) * bytes * cfg.ncta / (double(F) * (1 << 20)))
+        .num("l2_bytes", c.prop.l2CacheSize);
+    record_ring(c, "hier_l2_footprint_bw_" + std::to_string(F) + "MB", "hier_l2_footprint_latency_" + std::to_string(F) + "MB",
+                o,
+                "L2 footprint: all CTAs stream 32 KB boxes (D = 6) over the first " + std::to_string(F) +
+                    " MiB of a 2 GiB tensor, 16 MiB per CTA per rep; CTA k walks the whole region from box "
+                    "k*boxes/CTAs with its own step coprime with the box count, so every byte is read by many SMs "
+                    "in different orders (at 4-8 MiB several SMs often read the same box at the same time). No "
+                    "flush: the warm-up rep leaves what fits in L2; the measured reps show the hit bandwidth below "
+                    "the L2 capacity and the move towards HBM bandwidth above it.",
+                p);
+  }
+  // --- sharing degree, footprint far beyond L2
+  {
+    CUtensorMap map = make_map(big, big_rows, br);
+    const long long nboxes = big_rows / br;
+    const int iters = static_cast<int>((8ll << 20) / bytes);
+    for (int g : {1, 2, 4, 8, 33, 132}) {
+      RingCfg cfg;
+      cfg.map = &map;
+      cfg.box_rows = br;
+      cfg.D = D;
+      cfg.ncta = c.sm_count;
+      cfg.nboxes = nboxes;
+      cfg.flush = true;
+      cfg.reps = 3;
+      cfg.iters = iters;
+      for (int k = 0; k < cfg.ncta; ++k) {
+        cfg.start.push_back(static_cast<long long>(k / g) * iters);
+        cfg.stride.push_back(1);
+      }
+      const int groups = (cfg.ncta + g - 1) / g;
+      RingOut o = run_ring(c, cfg, rb);
+      JObj p;
+      p.num("sharing_group_ctas", g).num("groups", groups).num("box_bytes", bytes).num("inflight_loads", D)
+          .num("ctas", cfg.ncta).num("bytes_per_cta", double(iters) * bytes)
+          .num("distinct_bytes", double(groups) * iters * bytes)
+          .num("distinct_bytes_gbs_median", compute_stats(o.gbs).median * groups / cfg.ncta);
+      record_ring(c, "hier_l2_sharing_bw_group" + std::to_string(g), "hier_l2_sharing_latency_group" + std::to_string(g),
+                  o,
+                  "Sharing degree, footprint far beyond L2: 2 GiB tensor, L2 flushed before every rep; CTAs k with "
+                  "the same k / " + std::to_string(g) + " form a group (last group smaller if " + std::to_string(g) +
+                      " does not divide the CTA count) and read the same 8 MiB of boxes sequentially (32 KB boxes, "
+                      "D = 6), starting together at launch (as GEMM CTAs reading the same operand tiles); groups read "
+                      "disjoint data, so the first reader of a box misses and the others may hit or merge. Value: "
+                      "TMA bytes delivered to smem per second; params.distinct_bytes_gbs_median = the same for the "
+                      "distinct data (an upper bound of the HBM traffic rate). Extends tma_load_bw_pipe_l2_all_sms_"
+                      "box32KB_shared* (16 MiB L2-resident tensor) to data that must come from HBM.",
+                  p);
+    }
+  }
+}
+
+void part_launch(Ctx& c) {
+  // globaltimer resolution
+  {
+    DevBuf<unsigned long long> t(256);
+    k_gt_tick<<<1, 1>>>(t.p);
+    CK_LAUNCH();
+    std::vector<double> v;
+    for (auto x : t.get())
+      if (x) v.push_back(double(x));
+    record(c, "hier_globaltimer_tick_ns", G, "ns", v,
+           "One thread reads %globaltimer back to back; value = the positive increments seen (the timer's update "
+           "step: in-kernel spans below are quantized to it).");
+  }
+  const int N = c.sm_count, dyn200 = 200 * 1024;
+  CK(cudaFuncSetAttribute(k_launch_probe<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
+  CK(cudaFuncSetAttribute(k_launch_probe<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
+  CK(cudaFuncSetAttribute(k_launch_probe<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
+  struct Var {
+    const char* name;
+    int v, grid, dyn, cluster;
+    const char* desc;
+  } vars[] = {
+      {"empty", 0, N, 0, 1, "(a) empty kernel, CTAs x 384 threads, no dynamic smem"},
+      {"smem200KB", 0, N, dyn200, 1, "(b) as (a) with 200 KB dynamic smem (1 CTA per SM)"},
+      {"smem200KB_mbar16", 1, N, dyn200, 1,
+       "(c) as (b) + thread 0 initializes 16 mbarriers, fence.mbarrier_init.release.cluster, __syncthreads"},
+      {"cluster2_smem200KB_mbar16", 2, N, dyn200, 2,
+       "(d) as (c) launched as clusters of 2x1 (CTAs/2 clusters) + barrier.cluster.arrive.relaxed.aligned + "
+       "barrier.cluster.wait.aligned after the init (CUTLASS's cluster_arrive_relaxed + cluster_wait)"},
+      {"two_waves_smem200KB", 0, 2 * N, dyn200, 1, "(e) as (b) with 2 x CTAs: two waves of one CTA per SM"},
+  };
+  const int L = c.quick ? 10 : 50;
+  cudaEvent_t ev[64], espin, ea, eb;
+  for (int i = 0; i <= L; ++i) CK(cudaEventCreate(&ev[i]));
+  CK(cudaEventCreate(&espin));
+  CK(cudaEventCreate(&ea));
+  CK(cudaEventCreate(&eb));
+  for (auto& vr : vars) {
+    DevBuf<unsigned long long> rec(static_cast<size_t>(L) * vr.grid * 2);
+    auto launch = [&](int i) {
+      unsigned long long* r = rec.p + static_cast<size_t>(i) * vr.grid * 2;
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(vr.grid, 1, 1);
+      cfg.blockDim = dim3(384, 1, 1);
+      cfg.dynamicSmemBytes = vr.dyn;
+      cudaLaunchAttribute at[1];
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = vr.cluster;
+      at[0].val.clusterDim.y = 1;
+      at[0].val.clusterDim.z = 1;
+      cfg.attrs = at;
+      cfg.numAttrs = vr.cluster > 1 ? 1 : 0;
+      if (vr.v == 0)
+        CK(cudaLaunchKernelEx(&cfg, k_launch_probe<0>, r));
+      else if (vr.v == 1)
+        CK(cudaLaunchKernelEx(&cfg, k_launch_probe<1>, r));
+      else
+        CK(cudaLaunchKernelEx(&cfg, k_launch_probe<2>, r));
+    };
+    // spans of launches [0, L): min entry -> max exit, entry skew (us)
+    auto spans = [&](std::vector<double>& span, std::vector<double>& skew) {
+      auto h = rec.get();
+      for (int i = 0; i < L; ++i) {
+        unsigned long long mn = ~0ull, mxe = 0, mx = 0;
+        for (int k = 0; k < vr.grid; ++k) {
+          const unsigned long long* q = &h[(static_cast<size_t>(i) * vr.grid + k) * 2];
+          mn = std::min(mn, q[0]);
+          mxe = std::max(mxe, q[0]);
+          mx = std::max(mx, q[1]);
+        }
+        span.push_back(double(mx - mn) / 1000.0);
+        skew.push_back(double(mxe - mn) / 1000.0);
+      }
+    };
+    launch(0);  // warm-up
+    CK_LAUNCH();
+    int max_clusters = 0;
+    if (vr.cluster > 1) {
+      cudaLaunchConfig_t cfg = {};
+      cfg.gridDim = dim3(vr.grid, 1, 1);
+      cfg.blockDim = dim3(384, 1, 1);
+      cfg.dynamicSmemBytes = vr.dyn;
+      cudaLaunchAttribute at[1];
+      at[0].id = cudaLaunchAttributeClusterDimension;
+      at[0].val.clusterDim.x = vr.cluster;
+      at[0].val.clusterDim.y = 1;
+      at[0].val.clusterDim.z = 1;
+      cfg.attrs = at;
+      cfg.numAttrs = 1;
+      CK(cudaOccupancyMaxActiveClusters(&max_clusters, k_launch_probe<2>, &cfg));
+    }
+    // back to back, events between launches; a 3 ms spin kernel first so that the host has enqueued everything
+    // before the GPU reaches the first launch
+    std::vector<double> b2b_ev, b2b_span, b2b_skew, b2b_ovh;
+    bool queue_full = true;
+    {
+      k_spin_ns<<<1, 1>>>(3000000ull);
+      CK(cudaEventRecord(espin));
+      CK(cudaEventRecord(ev[0]));
+      for (int i = 0; i < L; ++i) {
+        launch(i);
+        CK(cudaEventRecord(ev[i + 1]));
+      }
+      if (cudaEventQuery(espin) != cudaErrorNotReady) queue_full = false;
+      cudaGetLastError();  // clears the (non-sticky) not-ready status
+      CK(cudaEventSynchronize(ev[L]));
+      CK(cudaGetLastError());
+      for (int i = 0; i < L; ++i) {
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, ev[i], ev[i + 1]));
+        b2b_ev.push_back(ms * 1000.0);
+      }
+      spans(b2b_span, b2b_skew);
+      for (int i = 0; i < L; ++i) b2b_ovh.push_back(b2b_ev[i] - b2b_span[i]);
+    }
+    // back to back, events only around the batch (5 batches)
+    std::vector<double> batch;
+    for (int r = 0; r < 5; ++r) {
+      k_spin_ns<<<1, 1>>>(3000000ull);
+      CK(cudaEventRecord(espin));
+      CK(cudaEventRecord(ea));
+      for (int i = 0; i < L; ++i) launch(i);
+      CK(cudaEventRecord(eb));
+      if (cudaEventQuery(espin) != cudaErrorNotReady) queue_full = false;
+      cudaGetLastError();
+      CK(cudaEventSynchronize(eb));
+      CK(cudaGetLastError());
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, ea, eb));
+      batch.push_back(ms * 1000.0 / L);
+    }
+    // single launches separated by a sync
+    std::vector<double> s_ev, s_span, s_skew, s_ovh;
+    for (int i = 0; i < L; ++i) {
+      CK(cudaEventRecord(ev[0]));
+      launch(i);
+      CK(cudaEventRecord(ev[1]));
+      CK(cudaEventSynchronize(ev[1]));
+      CK(cudaGetLastError());
+      float ms = 0;
+      CK(cudaEventElapsedTime(&ms, ev[0], ev[1]));
+      s_ev.push_back(ms * 1000.0);
+    }
+    spans(s_span, s_skew);
+    for (int i = 0; i < L; ++i) s_ovh.push_back(s_ev[i] - s_span[i]);
+
+    const std::string b = std::string("hier_launch_") + vr.name;
+    JObj p;
+    p.str("variant", vr.desc).num("grid", vr.grid).num("block", 384).num("dyn_smem", vr.dyn).num("cluster", vr.cluster)
+        .num("launches", L).boolean("queue_filled_before_gpu_reached_it", queue_full);
+    if (vr.cluster > 1) p.num("max_active_clusters", max_clusters);
+    const std::string d0 = std::string(vr.desc) + ". Thread 0 of every CTA stores %globaltimer at entry and at its "
+                                                  "end (after the prologue). ";
+    const std::string bb = "Back to back: a 3 ms one-thread spin kernel, then cudaEventRecord, " + std::to_string(L) +
+                           " x (launch, cudaEventRecord) enqueued while the spin runs (queue full). ";
+    const std::string ss = std::to_string(L) + " single launches: cudaEventRecord, launch, cudaEventRecord, "
+                                               "cudaEventSynchronize. ";
+    if (!record(c, b + "_b2b_event_us", G, "us", b2b_ev, d0 + bb + "Value: elapsed between consecutive events (one launch).", p))
+      continue;
+    c.res->add(b + "_b2b_batch_per_launch_us", G, "us", batch,
+               d0 + "Back to back without events in between: spin kernel, event, " + std::to_string(L) +
+                   " launches, event; value = elapsed / launches (5 batches).",
+               p);
+    c.res->add(b + "_b2b_span_us", G, "us", b2b_span,
+               d0 + bb + "Value: in-kernel span = last CTA's end - first CTA's entry (%globaltimer) of each launch.", p);
+    c.res->add(b + "_b2b_overhead_us", G, "us", b2b_ovh,
+               d0 + bb + "Value: event time - in-kernel span per launch (launch + first-CTA start + drain/retire + "
+                         "event overhead).",
+               p);
+    c.res->add(b + "_single_event_us", G, "us", s_ev, d0 + ss + "Value: elapsed between the two events.", p);
+    c.res->add(b + "_single_span_us", G, "us", s_span,
+               d0 + ss + "Value: in-kernel span = last CTA's end - first CTA's entry (%globaltimer).", p);
+    c.res->add(b + "_single_overhead_us", G, "us", s_ovh, d0 + ss + "Value: event time - in-kernel span.", p);
+    c.res->add(b + "_single_entry_skew_us", G, "us", s_skew,
+               d0 + ss + "Value: last CTA's entry - first CTA's entry (CTA launch spread; includes the second wave "
+                         "for (e)).",
+               p);
+  }
+  for (int i = 0; i <= L; ++i) CK(cudaEventDestroy(ev[i]));
+  CK(cudaEventDestroy(espin));
+  CK(cudaEventDestroy(ea));
+  CK(cudaEventDestroy(eb));
+}
+
+void part_clock(Ctx& c) {
+  const int N = c.sm_count;
+  CK(cudaFuncSetAttribute(k_wgmma_burn, cudaFuncAttributeMaxDynamicSharedMemorySize, kWgDyn));
+  // ~300 ms at 2 warpgroups x 128 cycles per m64n256k16 per SM at the measured clock
+  const double target_s = c.quick ? 0.05 : 0.3;
+  const long long batches = std::max<long long>(
+      kWgWindows, static_cast<long long>(target_s * c.clk_ghz * 1e9 / (128.0 * kWgBatch * 2)) / kWgWindows * kWgWindows);
+  DevBuf<unsigned long long> win(static_cast<size_t>(N) * (kWgWindows + 1) * 2);
+  DevBuf<float> out(N + 256);
+  DevBuf<unsigned> smids(N);
+  // the nvidia-smi fields: power.draw.instant is newer; fall back without it
+  std::string fields = "timestamp,clocks.sm,power.draw,power.draw.instant,temperature.gpu,clocks_throttle_reasons.active";
+  {
+    std::string t = popen_line("nvidia-smi --query-gpu=" + fields + " --format=csv,noheader,nounits -i 0 2>&1");
+    if (t.find("alid") != std::string::npos || t.find("rror") != std::string::npos || t.empty())
+      fields = "timestamp,clocks.sm,power.draw,temperature.gpu,clocks_throttle_reasons.active";
+  }
+  const bool has_instant = fields.find("instant") != std::string::npos;
+  const char* kinds[3] = {"random", "constant", "zero"};
+  for (int kind : {2, 1, 0}) {  // increasing power: zero, constant, random
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));  // idle: let power and clocks settle
+    SmiLoop smi;
+    smi.start(fields, 25);
+    for (int w = 0; w < 300 && smi.n.load() == 0; ++w) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    win.zero();
+    const double t_launch = now_ms();
+    k_wgmma_burn<<<N, 256, kWgDyn>>>(kind, batches, win.p, out.p, smids.p);
+    CK(cudaGetLastError());
+    while (cudaStreamQuery(0) == cudaErrorNotReady) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const double t_end = now_ms();
+    cudaGetLastError();
+    CK(cudaDeviceSynchronize());
+    std::this_thread::sleep_for(std::chrono::milliseconds(60));
+    smi.stop();
+    auto hw = win.get();
+    auto ho = out.get();
+    auto hs = smids.get();
+    // per CTA whole-run and per-window clocks
+    std::vector<double> run_mhz, cyc_per_wgmma, run_cyc;
+    std::vector<std::vector<double>> wmhz(kWgWindows), wend(kWgWindows);
+    unsigned long long gmin = ~0ull, gmax = 0;
+    for (int k = 0; k < N; ++k) {
+      const unsigned long long* q = &hw[static_cast<size_t>(k) * (kWgWindows + 1) * 2];
+      gmin = std::min(gmin, q[1]);
+      gmax = std::max(gmax, q[2 * kWgWindows + 1]);
+      run_mhz.push_back(double(q[2 * kWgWindows] - q[0]) / double(q[2 * kWgWindows + 1] - q[1]) * 1000.0);
+      run_cyc.push_back(double(q[2 * kWgWindows] - q[0]));
+      cyc_per_wgmma.push_back(double(q[2 * kWgWindows] - q[0]) / (double(batches / kWgWindows * kWgWindows) * kWgBatch * 2));
+      for (int w = 0; w < kWgWindows; ++w) {
+        wmhz[w].push_back(double(q[2 * (w + 1)] - q[2 * w]) / double(q[2 * (w + 1) + 1] - q[2 * w + 1]) * 1000.0);
+        wend[w].push_back(double(q[2 * (w + 1) + 1] - q[1]) / 1e6);
+      }
+    }
+    std::vector<double> wmed, wendm;
+    for (int w = 0; w < kWgWindows; ++w) {
+      wmed.push_back(compute_stats(wmhz[w]).median);
+      wendm.push_back(compute_stats(wend[w]).median);
+    }
+    // check: every CTA on its own SM; accumulator value per kind
+    std::string problem;
+    std::vector<unsigned> ss(hs.begin(), hs.end());
+    std::sort(ss.begin(), ss.end());
+    if (std::adjacent_find(ss.begin(), ss.end()) != ss.end()) problem = "two CTAs ran on the same SM; ";
+    const double expect = kind == 1 ? 16.0 * kWgBatch * double(batches) : 0.0;
+    int bad = 0;
+    for (int k = 0; k < N; ++k) {
+      const double v = ho[k];
+      if (!std::isfinite(v)) ++bad;
+      else if (kind == 2 && v != 0.0) ++bad;
+      else if (kind == 1 && std::fabs(v - expect) > 1e-3 * expect) ++bad;
+    }
+    const std::string numerics = bad ? "FAIL (" + std::to_string(bad) + " CTAs)" : "pass";
+    // nvidia-smi samples taken while the kernel ran
+    std::vector<double> smi_clk, smi_pw, smi_pwi, smi_temp, smi_t;
+    std::vector<std::string> smi_reasons, smi_lines;
+    {
+      std::lock_guard<std::mutex> g(smi.mu);
+      for (auto& l : smi.lines) {
+        auto f = split_csv(l);
+        if (f.size() < 5) continue;
+        const double t = smi_time_ms(f[0]);
+        if (!std::isfinite(t)) continue;
+        const bool in_run = t > t_launch + 20 && t < t_end;
+        smi_lines.push_back(std::string(in_run ? "run " : "out ") + json_num(std::round(t - t_launch)) + " ms: " + l);
+        if (!in_run) continue;
+        auto num = [](const std::string& x, std::vector<double>& v) {  // skips "[N/A]" and the like
+          char* e = nullptr;
+          const double d = std::strtod(x.c_str(), &e);
+          if (e != x.c_str()) v.push_back(d);
+        };
+        smi_t.push_back(t - t_launch);
+        num(f[1], smi_clk);
+        num(f[2], smi_pw);
+        size_t i = 3;
+        if (has_instant) num(f[i++], smi_pwi);
+        num(f[i++], smi_temp);
+        if (i < f.size() && std::find(smi_reasons.begin(), smi_reasons.end(), f[i]) == smi_reasons.end())
+          smi_reasons.push_back(f[i]);
+      }
+    }
+    const double span_ms = double(gmax - gmin) / 1e6;
+    const double flops = 2.0 * 64 * 256 * 16 * kWgBatch * double(batches) * 2 * N;
+    JObj p;
+    p.str("operands", kinds[kind]).num("ctas", N).num("warpgroups_per_cta", 2).num("wgmma_per_warpgroup",
+                                                                                  double(batches) * kWgBatch)
+        .str("numerics_check", numerics)
+        .num("run_span_ms", span_ms)
+        .num("host_seen_run_ms", t_end - t_launch)
+        .num("sm_clock_mhz_cycles_over_host_time", compute_stats(run_cyc).median / ((t_end - t_launch) * 1e3))
+        .num("tflops", flops / (span_ms * 1e-3) / 1e12)
+        .num("sm_cycles_per_wgmma_per_sm_median", compute_stats(cyc_per_wgmma).median)
+        .raw("window_mhz_median_over_ctas", jarr(wmed))
+        .raw("window_end_ms_median", jarr(wendm))
+        .str("smi_fields", fields)
+        .raw("smi_samples_in_run_ms", jarr(smi_t))
+        .raw("smi_clocks_sm_mhz", jarr(smi_clk))
+        .raw("smi_power_draw_w", jarr(smi_pw))
+        .raw("smi_power_draw_instant_w", jarr(smi_pwi))
+        .raw("smi_temperature_c", jarr(smi_temp))
+        .raw("smi_throttle_reasons_seen", jarr_str(smi_reasons))
+        .raw("smi_lines", jarr_str(smi_lines));
+    if (!problem.empty()) {
+      c.take_err();
+      c.res->fail("hier_clock_wgmma_" + std::string(kinds[kind]) + "_mhz", problem);
+      continue;
+    }
+    if (bad)
+      c.res->notes.push_back("hier_clock_wgmma_" + std::string(kinds[kind]) + ": accumulator check " + numerics +
+                             " (expected " + json_num(expect) + ", CTA 0 got " + json_num(ho[0]) + ")");
+    const std::string base = "Clock under load: " + std::to_string(N) + " CTAs (1 per SM) x 2 warpgroups, each " +
+                             "issuing m64n256k16 bf16 wgmmas (dense, A and B from smem, no swizzle, accumulating into "
+                             "one f32 accumulator; groups of 8, wait_group 1) for ~" +
+                             json_num(target_s * 1000) + " ms; smem operands " +
+                             (kind == 0 ? "random bf16 (random sign, exponent 2^-7..2^0, random mantissa)"
+                                        : kind == 1 ? "all 1.0" : "all zero") +
+                             ". Kinds run in the order zero, constant, random with 1 s idle before each. nvidia-smi refreshes its "
+                             "values about every 100 ms (repeated lines). params.sm_clock_mhz_cycles_over_host_time = "
+                             "median CTA cycles / host-seen run time (launch to completion, cross-check of "
+                             "%globaltimer). ";
+    std::printf("  clock under wgmma load (%s): windows (MHz) ", kinds[kind]);
+    for (double m : wmed) std::printf("%.0f ", m);
+    std::printf("| smi %zu samples\n", smi_clk.size());
+    if (!record(c, "hier_clock_wgmma_" + std::string(kinds[kind]) + "_mhz", G, "MHz", run_mhz,
+                base + "Value per CTA: clock64 delta / %globaltimer delta x 1000 over the whole run (thread 0); "
+                       "params.window_mhz_median_over_ctas: the same per tenth of the run, median over CTAs. "
+                       "Accumulator checked (zero: 0, constant: 128 x batches exactly, random: finite).",
+                p))
+      continue;
+    if (!smi_clk.empty()) {
+      c.res->add("hier_clock_wgmma_" + std::string(kinds[kind]) + "_smi_clock_mhz", G, "MHz", smi_clk,
+                 base + "Value: nvidia-smi clocks.sm samples (-lms 25, in a background process) whose nvidia-smi "
+                        "timestamp lies inside the run.",
+                 p);
+      c.res->add("hier_clock_wgmma_" + std::string(kinds[kind]) + "_smi_power_w", G, "W",
+                 has_instant ? smi_pwi : smi_pw,
+                 base + "Value: nvidia-smi " + (has_instant ? "power.draw.instant" : "power.draw") +
+                     " samples inside the run (power.draw, a moving average, is in params).",
+                 p);
+    } else {
+      c.res->notes.push_back("hier_clock_wgmma_" + std::string(kinds[kind]) +
+                             ": no nvidia-smi sample fell inside the run");
+    }
+  }
+}
+
+}  // namespace
+
+void bench_hierarchy(Ctx& c) {
+  const size_t big_bytes = 2ull << 30;
+  const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
+  DevBuf<uint16_t> big(big_bytes / 2);
+  fill_pattern(c, big.p, static_cast<size_t>(big_rows));
+  for (int D : {1, 2, 3, 4, 6, 8, 12})
+    CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+  RingBufs rb(c.sm_count);
+  auto t0 = std::chrono::steady_clock::now();
+  auto lap = [&](const char* what) {
+    double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    std::printf("   [hierarchy] %s done at %.1f s\n", what, s);
+    std::fflush(stdout);
+  };
+  part_loaded_latency(c, big.p, big_rows, rb);
+  lap("loaded latency");
+  part_l2(c, big.p, big_rows, rb);
+  lap("L2 footprint / sharing");
+  part_launch(c);
+  lap("launch");
+  part_clock(c);
+  lap("clock under load");
+}
+
+}  // namespace mb

@@ -34,6 +34,8 @@ const std::vector<ParamDef>& param_defs() {
       {{"tmem", "tmem_columns", "tensor memory columns per SM (0: none)"}, &Machine::tmem_columns},
       {{"tensor", "has_wgmma", "1 if wgmma (sm90a) exists"}, &Machine::has_wgmma},
       {{"sm", "cta_launch_cycles", "from a CTA's exit to the next CTA starting on that SM"}, &Machine::cta_launch_cycles},
+      {{"sm", "launch_overhead_ns", "a kernel launch's fixed cost: from the launch to the first CTA running plus from the last CTA's exit to the kernel's completion"},
+       &Machine::launch_overhead_ns},
       {{"sm", "op_issue_cycles", "issue cost of an op without its own number (fences, commits, bar.arrive)"}, &Machine::op_issue_cycles},
       {{"mbarrier", "mbarrier_arrive_cycles", "issue cost of a local mbarrier arrive / expect_tx"}, &Machine::mbarrier_arrive_cycles},
       {{"mbarrier", "mbarrier_test_wait_cycles", "one try_wait / test_wait on a barrier"}, &Machine::mbarrier_test_wait_cycles},
@@ -50,6 +52,9 @@ const std::vector<ParamDef>& param_defs() {
       {{"tma", "tma_store_read_cycles", "TMA store: issue to smem read done, beyond the transfer"}, &Machine::tma_store_read_cycles},
       {{"tma", "tma_store_latency_cycles", "TMA store: smem read to global writes complete"}, &Machine::tma_store_latency_cycles},
       {{"l2", "l2_bytes_per_cycle", "whole-GPU L2 bandwidth shared by all SMs"}, &Machine::l2_bytes_per_cycle},
+      {{"l2", "l2_capacity_bytes", "L2 capacity (cache_hbm)"}, &Machine::l2_capacity_bytes},
+      {{"l2", "hbm_bytes_per_cycle", "whole-GPU HBM bandwidth behind the L2 (cache_hbm)"}, &Machine::hbm_bytes_per_cycle},
+      {{"l2", "hbm_latency_cycles", "an L2 miss: the latency an HBM read adds to an L2 hit (cache_hbm)"}, &Machine::hbm_latency_cycles},
       {{"lsu", "cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer"}, &Machine::cp_async_latency_cycles},
       {{"lsu", "lsu_bytes_per_cycle", "one SM's global load/store path"}, &Machine::lsu_bytes_per_cycle},
       {{"lsu", "smem_bytes_per_cycle", "one SM's shared memory bandwidth"}, &Machine::smem_bytes_per_cycle},
@@ -143,9 +148,11 @@ Machine at_sm_clock(const Machine& machine, double mhz) {
   if (!(mhz > 0)) throw isa::InputError(fmt::format("an SM clock of {} MHz is not positive", mhz));
   Machine m = machine;
   m.l2_bytes_per_cycle = machine.l2_bytes_per_cycle * machine.clock_mhz / mhz;
+  m.hbm_bytes_per_cycle = machine.hbm_bytes_per_cycle * machine.clock_mhz / mhz;
   m.clock_mhz = mhz;
   m.sources["clock_mhz"] = fmt::format("set: {} MHz (the machine file says {})", mhz, machine.clock_mhz);
   m.sources["l2_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
+  m.sources["hbm_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   return m;
 }
 
@@ -255,7 +262,7 @@ Machine load_machine(const std::string& name_or_path) {
   }
   if (m.sm_count < 1 || m.clock_mhz <= 0 || m.max_warps_per_sm < 1 || m.max_ctas_per_sm < 1)
     throw bad("sm_count, clock_mhz, max_warps_per_sm and max_ctas_per_sm must be positive");
-  if (m.tma_bytes_per_cycle <= 0 || m.tma_store_bytes_per_cycle <= 0 || m.l2_bytes_per_cycle <= 0 || m.lsu_bytes_per_cycle <= 0 || m.smem_bytes_per_cycle <= 0)
+  if (m.tma_bytes_per_cycle <= 0 || m.tma_store_bytes_per_cycle <= 0 || m.l2_bytes_per_cycle <= 0 || m.hbm_bytes_per_cycle <= 0 || m.lsu_bytes_per_cycle <= 0 || m.smem_bytes_per_cycle <= 0)
     throw bad("bandwidths must be positive");
   return m;
 }

@@ -30,6 +30,7 @@ struct Machine {
   std::int64_t tmem_columns = 0;  // 0: no tensor memory (pre-Blackwell)
   std::int64_t has_wgmma = 0;     // 1 on sm90a
   std::int64_t cta_launch_cycles = 0;
+  double launch_overhead_ns = 0;  // a kernel launch's fixed cost beyond its CTAs' span
   // synchronisation
   std::int64_t op_issue_cycles = 0;
   std::int64_t mbarrier_arrive_cycles = 0;
@@ -47,6 +48,9 @@ struct Machine {
   std::int64_t tma_store_read_cycles = 0;
   std::int64_t tma_store_latency_cycles = 0;
   double l2_bytes_per_cycle = 0;   // whole GPU
+  std::int64_t l2_capacity_bytes = 0;
+  double hbm_bytes_per_cycle = 0;  // whole GPU
+  std::int64_t hbm_latency_cycles = 0;  // an L2 miss beyond an L2 hit
   std::int64_t cp_async_latency_cycles = 0;
   double lsu_bytes_per_cycle = 0;  // one SM's load/store path (cp.async, ld/st.global)
   double smem_bytes_per_cycle = 0;

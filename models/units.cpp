@@ -39,6 +39,7 @@ const std::vector<UnitKind>& unit_registry() {
       {"tma", "basic", TmaUnit::accepted, make<TmaUnit>, fits_anywhere},
       {"lsu", "basic", LsuUnit::accepted, make<LsuUnit>, fits_anywhere},
       {"l2", "single_queue", no_ops, make<SingleQueueL2>, fits_anywhere},
+      {"l2", "cache_hbm", no_ops, make<CachedL2>, fits_anywhere},
       {"tmem", "basic", TmemUnit::accepted, make<TmemUnit>, TmemUnit::fits},
       {"clc", "basic", ClcUnit::accepted, make<ClcUnit>, ClcUnit::fits},
       {"atomics", "l2_serial", AtomicsUnit::accepted, make<AtomicsUnit>, fits_anywhere},

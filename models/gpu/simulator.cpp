@@ -500,6 +500,10 @@ void Simulator::fill_stats(RunResult& r) {
   s.clock_mhz = machine_.clock_mhz;
   s.cycles = r.cycles;
   s.time_us = static_cast<double>(r.cycles) / machine_.clock_mhz;
+  if (r.outcome == Outcome::kFinished) {
+    s.launch_us = machine_.launch_overhead_ns / 1000.0;
+    s.time_us += s.launch_us;
+  }
   s.ctas = ctas_run_;
   s.sms_used = std::count(sm_used_.begin(), sm_used_.end(), true);
   s.ops = ops_;

@@ -1,16 +1,14 @@
 #include "models/memory/l2.hpp"
 
+#include <algorithm>
+
+#include "isa/program.hpp"
 #include "models/gpu/simulator.hpp"
 
 namespace smpipe::models {
 
 Cycle SingleQueueL2::transfer(Cycle start, std::int64_t bytes) {
-  Cycle begin = sim::max(start, free_);
-  double cycles = static_cast<double>(bytes) / sim_.machine().l2_bytes_per_cycle + carry_;
-  auto whole = static_cast<std::int64_t>(cycles);
-  carry_ = cycles - static_cast<double>(whole);
-  free_ = begin + Cycle(whole);
-  return free_;
+  return queue_.serve(start, bytes, sim_.machine().l2_bytes_per_cycle);
 }
 
 void SingleQueueL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
@@ -18,6 +16,116 @@ void SingleQueueL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const
   double bytes = static_cast<double>(sim_.counters().bytes_loaded + sim_.counters().bytes_stored);
   s.units.push_back(UnitStats{"L2 bandwidth (whole GPU)", static_cast<std::int64_t>(bytes / per_cycle),
                               bytes / (per_cycle * static_cast<double>(std::max<std::int64_t>(cycles, 1)))});
+}
+
+CachedL2::CachedL2(Simulator& sim)
+    : MemoryHierarchy(sim), cache_(sim.machine().l2_capacity_bytes / (kBlockRows * kBlockBytes)) {
+  sm_free_.assign(static_cast<std::size_t>(sim.machine().sm_count), Cycle(0));
+  sm_busy_.assign(static_cast<std::size_t>(sim.machine().sm_count), 0);
+}
+
+Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
+  // SMs whose transfers ended by `start` no longer share the L2.
+  while (!ends_.empty() && ends_.top().first <= start.v) {
+    auto [end, s] = ends_.top();
+    ends_.pop();
+    if (sm_busy_[s] && sm_free_[s].v == end) {
+      sm_busy_[s] = 0;
+      --busy_sms_;
+    }
+  }
+  if (!sm_busy_[sm]) {
+    sm_busy_[sm] = 1;
+    ++busy_sms_;
+  }
+  double share = sim_.machine().l2_bytes_per_cycle / static_cast<double>(busy_sms_);
+  Cycle begin = sim::max(start, sm_free_[sm]);
+  sm_free_[sm] = begin + Cycle(transfer_cycles(bytes, share));
+  ends_.emplace(sm_free_[sm].v, sm);
+  return sm_free_[sm];
+}
+
+Cycle CachedL2::transfer(Cycle start, std::int64_t bytes) {
+  hit_bytes_ += bytes;
+  return l2_.serve(start, bytes, sim_.machine().l2_bytes_per_cycle);
+}
+
+Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
+  const Machine& m = sim_.machine();
+  const isa::TensorDecl& t = sim_.program().tensors[static_cast<std::size_t>(a.tensor)];
+  const int r = a.rank;
+  // The tensor as rows of its innermost dimension (the leading coordinates flatten into a row index);
+  // [col0, col1): the bytes of each row the box covers.
+  const std::int64_t col0 = std::max<std::int64_t>(0, a.at[r - 1]) * t.bits / 8;
+  const std::int64_t col1 = std::min(a.at[r - 1] + a.box[r - 1], t.shape[static_cast<std::size_t>(r - 1)]) * t.bits / 8;
+  std::int64_t hit = 0, miss = 0, written = 0, back = 0;
+  auto touch_rows = [&](std::int64_t row0, std::int64_t row1) {  // rows [row0, row1) of the flattened tensor
+    for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb) {
+      std::int64_t rows = std::min(row1, (rb + 1) * kBlockRows) - std::max(row0, rb * kBlockRows);
+      for (std::int64_t cb = col0 / kBlockBytes; cb * kBlockBytes < col1; ++cb) {
+        std::int64_t bytes = rows * (std::min(col1, (cb + 1) * kBlockBytes) - std::max(col0, cb * kBlockBytes));
+        // Block key: tensor (8 bits), column block (20 bits), row block (36 bits); wider keys alias, which
+        // only merges blocks of huge tensors.
+        std::uint64_t key = (static_cast<std::uint64_t>(a.tensor & 0xff) << 56) |
+                            ((static_cast<std::uint64_t>(cb) & 0xfffff) << 36) | (static_cast<std::uint64_t>(rb) & 0xfffffffffULL);
+        BlockCache::Touch tc = cache_.touch(key, a.write);
+        if (tc.evicted_dirty) back += kBlockRows * kBlockBytes;
+        if (a.write) written += bytes;
+        else if (tc.hit) hit += bytes;
+        else miss += bytes;
+      }
+    }
+  };
+  if (col1 > col0) {
+    if (r == 1) {
+      touch_rows(0, 1);
+    } else {
+      // Every combination of the coordinates outside the two innermost dimensions, then a run of rows.
+      std::array<std::int64_t, 5> idx{};
+      for (int i = 0; i < r - 2; ++i) idx[i] = a.at[i];
+      bool inside = true;
+      for (int i = 0; i < r - 2 && inside; ++i) inside = a.box[i] > 0;
+      while (inside) {
+        bool in_range = true;
+        std::int64_t base = 0;
+        for (int i = 0; i < r - 1; ++i) base = base * t.shape[static_cast<std::size_t>(i)] + (i < r - 2 ? idx[i] : 0);
+        for (int i = 0; i < r - 2; ++i) in_range &= idx[i] >= 0 && idx[i] < t.shape[static_cast<std::size_t>(i)];
+        std::int64_t rows = t.shape[static_cast<std::size_t>(r - 2)];
+        std::int64_t lo = std::max<std::int64_t>(0, a.at[r - 2]), hi = std::min(a.at[r - 2] + a.box[r - 2], rows);
+        if (in_range && hi > lo) touch_rows(base + lo, base + hi);
+        int i = r - 3;
+        for (; i >= 0; --i) {
+          if (++idx[i] < a.at[i] + a.box[i]) break;
+          idx[i] = a.at[i];
+        }
+        if (i < 0) break;
+      }
+    }
+  }
+  hit_bytes_ += hit;
+  miss_bytes_ += miss;
+  written_back_ += back;
+  written_ += written;
+  Cycle done = sim::max(l2_.serve(start, hit + miss + written, m.l2_bytes_per_cycle), fair_share(a.sm, start, hit + miss + written));
+  if (miss + back > 0) {
+    hbm_bytes_ += miss + back;
+    Cycle fetched = hbm_.serve(start, miss + back, m.hbm_bytes_per_cycle);
+    if (miss > 0) done = sim::max(done, fetched + Cycle(m.hbm_latency_cycles));
+  }
+  return done;
+}
+
+void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
+  const Machine& m = sim_.machine();
+  auto link = [&](const char* name, double bytes, double per_cycle) {
+    s.units.push_back(UnitStats{name, static_cast<std::int64_t>(bytes / per_cycle),
+                                bytes / (per_cycle * static_cast<double>(std::max<std::int64_t>(cycles, 1)))});
+  };
+  link("L2 bandwidth (whole GPU)", static_cast<double>(hit_bytes_ + miss_bytes_ + written_), m.l2_bytes_per_cycle);
+  link("HBM bandwidth", static_cast<double>(hbm_bytes_), m.hbm_bytes_per_cycle);
+  s.l2_hit_bytes = hit_bytes_;
+  s.l2_miss_bytes = miss_bytes_;
+  s.hbm_bytes = hbm_bytes_;
 }
 
 }  // namespace smpipe::models

@@ -1,11 +1,35 @@
 // The memory behind the SMs (L2 and HBM) as a unit with implementations chosen in the machine file
 // (section "l2", key "impl"). Units that move data to or from global memory ask it when a transfer that
-// can start at `start` is done.
+// can start at `start` is done: with the tensor box it touches where the op names one (TMA), or as bytes
+// without an address (cp.async, ld/st.global).
 #pragma once
 
+#include <array>
+#include <functional>
+#include <queue>
+#include <utility>
+#include <vector>
+
 #include "models/gpu/unit.hpp"
+#include "models/memory/block_cache.hpp"
+#include "models/memory/transfer.hpp"
+
+namespace isa {
+struct TensorDecl;
+}
 
 namespace smpipe::models {
+
+// The part of a tensor one TMA op reads or writes: the box `box` at coordinates `at` (outermost first, as
+// in the language; the last dimension is contiguous in memory).
+struct TensorAccess {
+  std::int32_t tensor = 0;  // index into the program's tensors
+  int rank = 0;
+  std::array<std::int64_t, 5> at{}, box{};
+  std::int64_t bytes = 0;   // the whole box's bytes (what the SM's engine moves)
+  bool write = false;
+  std::uint32_t sm = 0;      // the SM that issued it
+};
 
 class MemoryHierarchy : public Unit {
  public:
@@ -13,6 +37,8 @@ class MemoryHierarchy : public Unit {
   std::string_view name() const override { return "l2"; }
   // When `bytes` moved between the SMs and global memory, issued at `start`, are through.
   virtual Cycle transfer(Cycle start, std::int64_t bytes) = 0;
+  // The same for a tensor box; implementations without addresses count its bytes.
+  virtual Cycle transfer(Cycle start, const TensorAccess& a) { return transfer(start, a.bytes); }
 };
 
 // "single_queue": the whole GPU's L2 bandwidth as one shared queue, first come first served, no addresses,
@@ -21,12 +47,47 @@ class MemoryHierarchy : public Unit {
 class SingleQueueL2 : public MemoryHierarchy {
  public:
   using MemoryHierarchy::MemoryHierarchy;
+  using MemoryHierarchy::transfer;
   Cycle transfer(Cycle start, std::int64_t bytes) override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
 
  private:
-  Cycle free_{0};
-  double carry_ = 0;  // the fraction of a cycle the last transfer left over
+  BandwidthQueue queue_;
+};
+
+// "cache_hbm": the L2 as a cache of the tensors' blocks in front of HBM. A tensor box touches blocks of
+// kBlockRows rows x kBlockBytes bytes of its tensor (an aligned 4 KB region; the tensors of a kernel are
+// row-major); the L2 holds the l2_capacity_bytes most recently used blocks (LRU). Every byte a box moves
+// goes through the GPU-wide L2 queue (l2_bytes_per_cycle); the bytes of blocks that miss are read from HBM
+// first, through the HBM queue (hbm_bytes_per_cycle), and add hbm_latency_cycles. Stores allocate their
+// blocks dirty, without reading HBM; a dirty block evicted is written back through the HBM queue. Parts of
+// a box outside its tensor move no memory traffic (TMA fills them with zeros). Transfers without an
+// address (cp.async, ld/st.global) count as L2 hits.
+// The L2 and the crossbar serve the SMs round robin, not request by request: while n SMs have tensor
+// transfers in flight each gets 1/n of l2_bytes_per_cycle (processor sharing), so a stage's latency grows
+// with the number of SMs waiting for data even when the GPU-wide bandwidth is not saturated. An SM's own
+// transfers follow one another on its share; the GPU-wide queue still bounds the total.
+class CachedL2 : public MemoryHierarchy {
+ public:
+  static constexpr std::int64_t kBlockRows = 32, kBlockBytes = 128;
+  explicit CachedL2(Simulator& sim);
+  Cycle transfer(Cycle start, std::int64_t bytes) override;
+  Cycle transfer(Cycle start, const TensorAccess& a) override;
+  void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
+
+ private:
+  // When SM `sm`'s share of the L2 has moved `bytes` that can start at `start`.
+  Cycle fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes);
+
+  BandwidthQueue l2_, hbm_;
+  BlockCache cache_;
+  std::vector<Cycle> sm_free_;    // per SM: its share of the L2 is busy until
+  std::vector<char> sm_busy_;     // per SM: counted in busy_sms_
+  std::int64_t busy_sms_ = 0;     // SMs with tensor transfers in flight
+  // (busy until, SM), earliest first; an entry is current while it equals sm_free_ of its SM.
+  std::priority_queue<std::pair<std::int64_t, std::uint32_t>, std::vector<std::pair<std::int64_t, std::uint32_t>>,
+                      std::greater<>> ends_;
+  std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;
 };
 
 }  // namespace smpipe::models

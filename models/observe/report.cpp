@@ -29,20 +29,37 @@ std::vector<std::pair<std::string, std::int64_t>> sorted_waits(const RoleStats& 
   return v;
 }
 
+// "12.0 KB", "3.4 MB", "1.2 GB" (decimal units, as the GB/s figures).
+std::string byte_size(std::int64_t bytes) {
+  double b = static_cast<double>(bytes);
+  if (b < 1e6) return fmt::format("{:.1f} KB", b / 1e3);
+  if (b < 1e9) return fmt::format("{:.1f} MB", b / 1e6);
+  return fmt::format("{:.2f} GB", b / 1e9);
+}
+
 }  // namespace
 
 std::string format_summary(const RunResult& r, const isa::Program& p) {
   const Stats& s = r.stats;
   std::string out;
   out += fmt::format("kernel {} on {} ({} MHz): {}\n", s.kernel, s.machine, s.clock_mhz, outcome_name(r.outcome));
-  out += fmt::format("  total        {} cycles = {:.3f} us   ({} CTAs on {} SMs, {} ops, {} events)\n", s.cycles, s.time_us,
-                     s.ctas, s.sms_used, s.ops, s.events);
+  if (s.launch_us > 0)
+    out += fmt::format("  total        {} cycles = {:.3f} us + launch {:.3f} us = {:.3f} us   ({} CTAs on {} SMs, {} ops, {} events)\n",
+                       s.cycles, s.time_us - s.launch_us, s.launch_us, s.time_us, s.ctas, s.sms_used, s.ops, s.events);
+  else
+    out += fmt::format("  total        {} cycles = {:.3f} us   ({} CTAs on {} SMs, {} ops, {} events)\n", s.cycles, s.time_us,
+                       s.ctas, s.sms_used, s.ops, s.events);
   if (s.flops > 0 && s.time_us > 0)
     out += fmt::format("  tensor math  {:.1f} TFLOP/s ({} FLOP)\n", static_cast<double>(s.flops) / (s.time_us * 1e6), s.flops);
   if (s.bytes_loaded + s.bytes_stored > 0 && s.time_us > 0)
     out += fmt::format("  data         {:.1f} GB/s loaded, {:.1f} GB/s stored\n",
                        static_cast<double>(s.bytes_loaded) / (s.time_us * 1e3),
                        static_cast<double>(s.bytes_stored) / (s.time_us * 1e3));
+  if (s.l2_hit_bytes >= 0 && s.l2_hit_bytes + s.l2_miss_bytes > 0)
+    out += fmt::format("  memory       L2 hits {:.1f}% of {} read; HBM {} ({:.1f} GB/s, write-backs included)\n",
+                       100.0 * static_cast<double>(s.l2_hit_bytes) / static_cast<double>(s.l2_hit_bytes + s.l2_miss_bytes),
+                       byte_size(s.l2_hit_bytes + s.l2_miss_bytes), byte_size(s.hbm_bytes),
+                       static_cast<double>(s.hbm_bytes) / (s.time_us * 1e3));
   if (!s.reports.empty()) {
     std::vector<std::string> parts;
     for (const auto& [name, v] : s.reports) {
@@ -186,6 +203,12 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   j["outcome"] = outcome_name(r.outcome);
   j["cycles"] = s.cycles;
   j["time_us"] = s.time_us;
+  j["launch_us"] = s.launch_us;
+  if (s.l2_hit_bytes >= 0) {
+    j["l2_hit_bytes"] = s.l2_hit_bytes;
+    j["l2_miss_bytes"] = s.l2_miss_bytes;
+    j["hbm_bytes"] = s.hbm_bytes;
+  }
   j["ctas"] = s.ctas;
   j["sms_used"] = s.sms_used;
   j["ops"] = s.ops;

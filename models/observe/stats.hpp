@@ -44,7 +44,7 @@ struct Stats {
   std::string machine;
   double clock_mhz = 0;
   std::int64_t cycles = 0;
-  double time_us = 0;
+  double time_us = 0;  // end to end: the SMs' span (cycles at the clock) plus launch_us
   std::int64_t ctas = 0;
   std::int64_t sms_used = 0;
   std::int64_t ops = 0;
@@ -52,6 +52,9 @@ struct Stats {
   std::int64_t flops = 0;
   std::int64_t bytes_loaded = 0;
   std::int64_t bytes_stored = 0;
+  double launch_us = 0;  // the launch's fixed cost (machine launch_overhead_ns), in time_us
+  // The memory hierarchy's split, where it has addresses (l2 cache_hbm); -1: not modelled.
+  std::int64_t l2_hit_bytes = -1, l2_miss_bytes = -1, hbm_bytes = -1;
   std::vector<RoleStats> roles;
   std::vector<BarrierStats> barriers;
   std::vector<UnitStats> units;

@@ -55,7 +55,7 @@ TEST_CASE("unknown, missing and untagged machine parameters are errors", "[machi
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["dram"] = nlohmann::json::object(); })),
                     Catch::Contains("unknown unit 'dram' (units: sm, hazards, tensor, mbarrier"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["l2"]["impl"] = "ideal"; })),
-                    Catch::Contains("unit 'l2' has no implementation 'ideal' (known: single_queue)"));
+                    Catch::Contains("unit 'l2' has no implementation 'ideal' (known: single_queue, cache_hbm)"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["l2"]["latency"] = 1; })),
                     Catch::Contains("unit 'l2': unknown key 'latency'"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) {
@@ -64,7 +64,7 @@ TEST_CASE("unknown, missing and untagged machine parameters are errors", "[machi
                     Catch::Contains("parameter 'l2_bytes_per_cycle' belongs to unit 'l2', not 'tma'"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["description"] = 7; })),
                     Catch::Contains("\"description\" must be a string"));
-  CHECK(models::load_machine(write_variant([](auto&) {})).impls.at("l2") == "single_queue");
+  CHECK(models::load_machine(write_variant([](auto&) {})).impls.at("l2") == "cache_hbm");
   // A file in the flat format of before is told how to convert.
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) {
                       nlohmann::json flat;

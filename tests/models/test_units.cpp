@@ -103,7 +103,7 @@ kernel k grid=(2000, 1, 1) warps=32 {
 
 TEST_CASE("unit implementations are chosen by the machine file", "[units][machine]") {
   models::Machine m = models::load_machine("h100-sxm");
-  CHECK(m.impls.at("l2") == "single_queue");
+  CHECK(m.impls.at("l2") == "cache_hbm");
   m.impls["l2"] = "nonesuch";
   auto p = test::compile_text("kernel k warps=1 { warp 0 w { compute cycles=1 } }");
   CHECK_THROWS_WITH(models::simulate(p, m, {}), Catch::Contains("unit 'l2' has no implementation 'nonesuch'"));

@@ -16,6 +16,19 @@ RESULTS = "validation/results/h100/microbench.json"
 SPEC = "published: shared/spec/machines.md"
 GUIDE = "published: CUDA C++ Programming Guide 13, compute capability 9.0 table"
 
+HIERARCHY = "validation/results/h100/hierarchy.json"
+
+
+def launch_overhead():
+    """A launch's fixed cost as CUDA events around back-to-back launches see it, beyond the CTAs' span:
+    hier_launch_smem200KB_b2b_overhead_us of the hierarchy group (one CTA of 384 threads and 200 KB per SM)."""
+    with open(os.path.join(ROOT, HIERARCHY)) as f:
+        run = json.load(f)
+    v = {m["name"]: m["median"] for m in run["measurements"]}["hier_launch_smem200KB_b2b_overhead_us"]
+    return (round(v * 1000), f"derived: {HIERARCHY}#hier_launch_smem200KB_b2b_overhead_us in ns (event time of back-to-back "
+                             f"launches minus the CTAs' span; {run['gpu']['name']}, {run['date_utc'][:10]})")
+
+
 def sm90(results):
     """The parameters of an sm90 machine (H100, H200) from one microbenchmark result file."""
     global RESULTS, MEDIAN, WHO
@@ -69,6 +82,7 @@ def sm90(results):
         "tmem_columns": (0, "derived: Hopper has no tensor memory (tcgen05 is sm_100)"),
         "has_wgmma": (1, "published: PTX ISA 9.7.15 (wgmma requires sm_90a)"),
         "cta_launch_cycles": measured("cta_wave_gap_same_sm"),
+        "launch_overhead_ns": launch_overhead(),
         "op_issue_cycles": est(2, "issue of a fence / commit / bar.arrive"),
         "mbarrier_arrive_cycles": est(4, "issue of a local arrive"),
         "mbarrier_test_wait_cycles": measured("mbar_test_wait_completed_dependent"),
@@ -96,6 +110,11 @@ def sm90(results):
         "tma_store_latency_cycles": derived(round(MEDIAN["tma_store_latency_wait_group0_1KB"] - MEDIAN["tma_store_latency_wait_group_read0_1KB"]),
                                             "tma_store_latency_wait_group0 minus wait_group_read0 (11 cycles at every size)"),
         "l2_bytes_per_cycle": derived(round(l2_bw, 3), "tma_load_bw_ring_l2_all_sms_box32KB / the 1980 MHz clock (ld.global: l2_read_bw_all_sms, 6.35 TB/s)"),
+        "l2_capacity_bytes": (run["gpu"]["l2_bytes"], f"published: the L2 size the device reports (cudaDeviceProp::l2CacheSize, in {RESULTS} gpu.l2_bytes)"),
+        "hbm_bytes_per_cycle": derived(round(MEDIAN["tma_load_bw_ring_hbm_all_sms_box32KB"] * 1e9 / (clock * 1e6), 3),
+                                       "tma_load_bw_ring_hbm_all_sms_box32KB / the 1980 MHz clock (ld.global: hbm_read_bw_all_sms)"),
+        "hbm_latency_cycles": derived(round(MEDIAN["tma_load_latency_hbm_1KB"] - MEDIAN["tma_load_latency_l2_1KB"]),
+                                      "tma_load_latency_hbm_1KB minus tma_load_latency_l2_1KB (the same difference at 2-32 KB within 10%)"),
         "cp_async_latency_cycles": measured("cp_async_cg16_latency_l2"),
         "lsu_bytes_per_cycle": measured("cp_async_cg16_throughput_one_sm_l2", integer=False),
         "smem_bytes_per_cycle": (128, "published: 32 banks x 4 bytes per cycle (CUDA C++ Programming Guide, shared memory)"),
@@ -190,21 +209,21 @@ for k, (v, src) in list(b200.items()):
 
 # The simulator unit each parameter belongs to (the sections of a machine file, models/machine.hpp).
 UNITS = {
-    "sm": ["sm_count", "clock_mhz", "max_warps_per_sm", "max_ctas_per_sm", "smem_per_sm", "smem_per_cta_max", "smem_reserved_per_cta", "max_cluster_size", "cta_launch_cycles", "op_issue_cycles"],
+    "sm": ["sm_count", "clock_mhz", "max_warps_per_sm", "max_ctas_per_sm", "smem_per_sm", "smem_per_cta_max", "smem_reserved_per_cta", "max_cluster_size", "cta_launch_cycles", "launch_overhead_ns", "op_issue_cycles"],
     "tensor": ["has_wgmma", "tensor_flops_per_cycle_16bit", "tensor_flops_per_cycle_8bit", "tensor_flops_per_cycle_tf32", "tensor_flops_per_cycle_4bit", "wgmma_latency_cycles", "mma_sync_latency_cycles", "mma_sync_flops_per_cycle_16bit", "umma_latency_cycles"],
     "mbarrier": ["mbarrier_arrive_cycles", "mbarrier_test_wait_cycles", "mbarrier_wake_cycles", "remote_arrive_cycles"],
     "named_barrier": ["named_barrier_cycles", "named_barrier_cycles_per_warp"],
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "smem_bytes_per_cycle", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",
                 "atomic_same_address_per_cycle", "fence_cycles", "spin_poll_cycles"],
 }
 # Units with a choice of implementation, and the one these machines use.
-IMPLS = {"l2": "single_queue", "atomics": "l2_serial"}
+IMPLS = {"l2": "cache_hbm", "atomics": "l2_serial"}
 # Device names (as CUDA reports them) each machine stands for: smpipe replay picks the machine by them.
 GPU_NAMES = {"h100-sxm": ["H100"], "h200": ["H200"], "b200": ["B200"]}
 

@@ -1,0 +1,49 @@
+// A least-recently-used set of fixed-size memory blocks: the L2's contents, as the cached L2 unit sees
+// them. Keys are block numbers (models/memory/l2.hpp names how addresses become blocks); every entry
+// remembers whether it was written (dirty: its eviction writes it back). O(1) per touch: an open-addressed index (linear probing, deletion by backward
+// shift) over a doubly linked recency list kept in flat arrays.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+namespace smpipe::models {
+
+class BlockCache {
+ public:
+  // Holds at most `capacity` blocks (at least 1).
+  explicit BlockCache(std::int64_t capacity);
+
+  struct Touch {
+    bool hit = false;           // the block was present
+    bool evicted = false;       // a block was evicted to make room
+    bool evicted_dirty = false; // ... and it had been written
+  };
+  // Looks `key` up, makes it the most recent, inserts it when absent (evicting the least recent when
+  // full); `write` marks it dirty.
+  Touch touch(std::uint64_t key, bool write);
+  bool contains(std::uint64_t key) const { return find(key) >= 0; }
+  std::int64_t size() const { return size_; }
+  std::int64_t capacity() const { return capacity_; }
+
+ private:
+  static constexpr std::int32_t kNone = -1;
+  struct Node {
+    std::uint64_t key = 0;
+    std::int32_t prev = kNone, next = kNone;
+    bool dirty = false;
+  };
+  std::int64_t slot_of(std::uint64_t key) const;
+  std::int32_t find(std::uint64_t key) const;
+  void erase_index(std::uint64_t key);
+  void unlink(std::int32_t n);
+  void push_front(std::int32_t n);
+
+  std::int64_t capacity_, size_ = 0;
+  std::vector<Node> nodes_;
+  std::vector<std::int32_t> index_;  // slot -> node, kNone when empty
+  std::uint64_t mask_ = 0;
+  std::int32_t head_ = kNone, tail_ = kNone;  // most and least recent
+};
+
+}  // namespace smpipe::models

@@ -1,0 +1,252 @@
+// The memory hierarchy with addresses (models/memory/l2 cache_hbm, block_cache): LRU contents against a
+// reference, hits and misses of tensor boxes, HBM traffic and write-backs, boxes outside their tensor,
+// the SMs' fair share of the L2; the launch cost in a run's time; the sm90 models' tile orders.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <list>
+#include <random>
+
+#include "models/memory/block_cache.hpp"
+#include "support.hpp"
+
+using namespace smpipe;
+using models::Outcome;
+using test::problem;
+using test::run_text;
+
+TEST_CASE("memory: the block cache keeps the most recently used blocks, like a reference LRU list", "[memory]") {
+  for (std::int64_t cap : {1, 3, 64, 1000}) {
+    models::BlockCache c(cap);
+    std::list<std::pair<std::uint64_t, bool>> ref;  // front: most recent; (key, dirty)
+    std::mt19937_64 rng(static_cast<std::uint64_t>(cap));
+    for (int i = 0; i < 20000; ++i) {
+      // Keys from a range a little larger than the capacity, so there are hits and evictions; some far apart.
+      std::uint64_t key = rng() % static_cast<std::uint64_t>(cap + cap / 2 + 2);
+      if (rng() % 7 == 0) key += 1ULL << 40;
+      bool write = rng() % 5 == 0;
+      auto it = std::find_if(ref.begin(), ref.end(), [&](const auto& e) { return e.first == key; });
+      bool hit = it != ref.end();
+      bool evicted = false, evicted_dirty = false;
+      if (hit) {
+        bool dirty = it->second || write;
+        ref.erase(it);
+        ref.emplace_front(key, dirty);
+      } else {
+        if (static_cast<std::int64_t>(ref.size()) == cap) {
+          evicted = true;
+          evicted_dirty = ref.back().second;
+          ref.pop_back();
+        }
+        ref.emplace_front(key, write);
+      }
+      models::BlockCache::Touch t = c.touch(key, write);
+      REQUIRE(t.hit == hit);
+      REQUIRE(t.evicted == evicted);
+      REQUIRE(t.evicted_dirty == evicted_dirty);
+      REQUIRE(c.size() == static_cast<std::int64_t>(ref.size()));
+    }
+    for (const auto& [key, dirty] : ref) CHECK(c.contains(key));
+  }
+}
+
+namespace {
+// One warp of one CTA loads (or stores) boxes of a 2-D bf16 tensor; returns the run.
+models::RunResult boxes(const std::string& body, const std::string& tensor = "tensor T dtype=bf16 shape=(4096, 64)",
+                        int ctas = 1) {
+  std::string text = fmt::format(R"(
+kernel k grid=({},1,1) warps=1 {{
+  mbarrier full count=1
+  smem s bytes=16384
+  {}
+  warp 0 w {{
+    elect {{
+{}
+    }}
+  }}
+}}
+)",
+                                 ctas, tensor, body);
+  return run_text(text);
+}
+}  // namespace
+
+TEST_CASE("memory: a box read twice misses once; HBM moves the missed bytes; boxes outside the tensor move nothing", "[memory]") {
+  const char* once = R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0)";
+  const char* twice = R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      wait full parity=1)";
+  auto a = boxes(once), b = boxes(twice);
+  INFO(problem(a) << problem(b));
+  REQUIRE(a.outcome == Outcome::kFinished);
+  REQUIRE(b.outcome == Outcome::kFinished);
+  CHECK(a.stats.l2_miss_bytes == 16384);
+  CHECK(a.stats.l2_hit_bytes == 0);
+  CHECK(a.stats.hbm_bytes == 16384);
+  CHECK(b.stats.l2_miss_bytes == 16384);
+  CHECK(b.stats.l2_hit_bytes == 16384);
+  CHECK(b.stats.hbm_bytes == 16384);
+  // The miss waits for HBM (its latency and transfer) where the hit waits only for the SM's engine to move
+  // the box: the second load's wait is shorter by that difference.
+  models::Machine m = models::load_machine("h100-sxm");
+  std::int64_t first = a.cycles, second = b.cycles - a.cycles;
+  double engine = 16384 / m.tma_bytes_per_cycle, hbm = m.hbm_latency_cycles + 16384 / m.hbm_bytes_per_cycle;
+  CHECK(static_cast<double>(first - second) == Approx(hbm - engine).margin(20));
+
+  // Half the box below the last row: only the rows inside move (TMA fills the rest with zeros).
+  auto c = boxes(R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(4032, 0) dst=s bar=full
+      wait full parity=0)");
+  INFO(problem(c));
+  REQUIRE(c.outcome == Outcome::kFinished);
+  CHECK(c.stats.l2_miss_bytes == 64 * 128);
+  CHECK(c.stats.bytes_loaded == 16384);  // the SM's engine still writes the whole box
+  // Entirely outside: no memory traffic at all.
+  auto d = boxes(R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(5000, 0) dst=s bar=full
+      wait full parity=0)");
+  REQUIRE(d.outcome == Outcome::kFinished);
+  CHECK(d.stats.l2_miss_bytes + d.stats.l2_hit_bytes == 0);
+}
+
+TEST_CASE("memory: a footprint beyond the L2 capacity misses again; a small one hits", "[memory]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  // Rows of 128 bytes: a box of 256 rows is 32 KB. Walk a region twice: within the capacity the second
+  // pass hits; a region of twice the capacity misses on the second pass too (LRU).
+  auto pass = [&](std::int64_t region_bytes) {
+    std::int64_t rows = region_bytes / 128;
+    std::string text = fmt::format(R"(
+kernel k grid=(1,1,1) warps=1 {{
+  mbarrier full count=1
+  smem s bytes=32768
+  tensor T dtype=bf16 shape=({}, 64)
+  warp 0 w {{
+    elect {{
+      let g = 0
+      for p in 0..2 {{
+        for b in 0..{} {{
+          arrive.expect_tx full tx=32768
+          tma.load T box=(256, 64) at=(b * 256, 0) dst=s bar=full
+          wait full parity=g & 1
+          let g = g + 1
+        }}
+      }}
+    }}
+  }}
+}}
+)",
+                                   rows, rows / 256);
+    return run_text(text);
+  };
+  auto small = pass(m.l2_capacity_bytes / 2);
+  auto big = pass(m.l2_capacity_bytes * 2);
+  INFO(problem(small) << problem(big));
+  REQUIRE(small.outcome == Outcome::kFinished);
+  REQUIRE(big.outcome == Outcome::kFinished);
+  CHECK(small.stats.l2_miss_bytes == m.l2_capacity_bytes / 2);
+  CHECK(small.stats.l2_hit_bytes == m.l2_capacity_bytes / 2);
+  CHECK(big.stats.l2_miss_bytes == 2 * 2 * m.l2_capacity_bytes);
+  CHECK(big.stats.l2_hit_bytes == 0);
+}
+
+TEST_CASE("memory: stores allocate dirty blocks without reading HBM; evicting them writes them back", "[memory]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  std::int64_t rows = 2 * m.l2_capacity_bytes / 128;  // twice the L2
+  std::string text = fmt::format(R"(
+kernel k grid=(1,1,1) warps=1 {{
+  smem s bytes=32768
+  tensor D dtype=bf16 shape=({}, 64)
+  warp 0 w {{
+    elect {{
+      for b in 0..{} {{
+        tma.store D box=(256, 64) at=(b * 256, 0) src=s
+        tma.commit
+        tma.wait 4 read
+      }}
+      tma.wait 0
+    }}
+  }}
+}}
+)",
+                                 rows, rows / 256);
+  auto r = run_text(text);
+  INFO(problem(r));
+  REQUIRE(r.outcome == Outcome::kFinished);
+  CHECK(r.stats.l2_miss_bytes == 0);
+  CHECK(r.stats.l2_hit_bytes == 0);
+  // The first half was evicted by the second: written back, in 4 KB blocks.
+  CHECK(r.stats.hbm_bytes == m.l2_capacity_bytes);
+}
+
+TEST_CASE("memory: SMs share the L2 round robin: a transfer takes longer while more SMs move data", "[memory]") {
+  // Every CTA loads its own 32 KB box (all misses, the same HBM traffic per CTA); with more CTAs loading at
+  // once each gets a smaller share of the L2 and HBM, so the run takes longer.
+  auto run = [&](int ctas) {
+    return boxes(R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(cta * 128, 0) dst=s bar=full
+      wait full parity=0)",
+                 "tensor T dtype=bf16 shape=(65536, 64)", ctas);
+  };
+  auto one = run(1), many = run(132);
+  REQUIRE(one.outcome == Outcome::kFinished);
+  REQUIRE(many.outcome == Outcome::kFinished);
+  models::Machine m = models::load_machine("h100-sxm");
+  // 132 x 16 KB through the shared L2: at least the bytes over the GPU-wide bandwidth longer than alone.
+  CHECK(many.cycles >= one.cycles + static_cast<std::int64_t>(131 * 16384 / m.l2_bytes_per_cycle));
+}
+
+TEST_CASE("launch: a finished run's time is its cycles at the clock plus the machine's launch cost", "[memory]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  REQUIRE(m.launch_overhead_ns > 0);
+  auto r = boxes(R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0)");
+  REQUIRE(r.outcome == Outcome::kFinished);
+  CHECK(r.stats.launch_us == Approx(m.launch_overhead_ns / 1000));
+  CHECK(r.stats.time_us == Approx(static_cast<double>(r.cycles) / m.clock_mhz + m.launch_overhead_ns / 1000));
+  // A run that did not finish has no launch cost added (its time is where it stopped).
+  auto d = boxes(R"(
+      wait full parity=0)");
+  REQUIRE(d.outcome == Outcome::kDeadlock);
+  CHECK(d.stats.launch_us == 0);
+}
+
+TEST_CASE("sm90 models: the tile orders (CUTLASS's heuristic, K2's groups) visit the tiles as specified", "[memory]") {
+  // The order changes which boxes are read together, so the L2 hit bytes tell orders apart. K2's grouped
+  // order with groups of one row is the walk along N; with groups of every row, the walk along M; CUTLASS's
+  // heuristic walks along N on a square grid of tiles and along M when there are more N tiles.
+  auto run = [](std::vector<std::pair<std::string, std::int64_t>> defs) {
+    isa::ParamOverrides o;
+    for (auto& [k, v] : defs) o[k] = v;
+    o["M"] = 4096;
+    o["K"] = 4096;  // A and B are 32 MB each (64 MB with N = 8192): the order decides what the L2 still holds
+    o["BETA_ZERO"] = 1;
+    if (!o.count("N")) o["N"] = 4096;
+    std::string path = models::kernels_dir() + "/sm90/gemm_tma_ws_cooperative.pipe";
+    auto src = isa::load_source(path);
+    isa::Program p = isa::compile(isa::parse(src), o, "", models::predefined_constants(models::load_machine("h100-sxm")));
+    return models::simulate(p, models::load_machine("h100-sxm"), {});
+  };
+  auto along_n = run({{"RASTER_N", 1}}), along_m = run({{"RASTER_N", 0}});
+  auto g1 = run({{"GROUP_M", 1}}), gall = run({{"GROUP_M", 32}}), heuristic = run({});
+  REQUIRE(along_n.outcome == Outcome::kFinished);
+  CHECK(g1.cycles == along_n.cycles);
+  CHECK(g1.stats.l2_hit_bytes == along_n.stats.l2_hit_bytes);
+  CHECK(gall.cycles == along_m.cycles);
+  CHECK(heuristic.cycles == along_n.cycles);  // 32 x 32 tiles: a tie walks along N
+  auto wide = run({{"N", 8192}}), wide_m = run({{"N", 8192}, {"RASTER_N", 0}}), wide_n = run({{"N", 8192}, {"RASTER_N", 1}});
+  CHECK(wide.cycles == wide_m.cycles);        // 32 x 64 tiles: more N tiles walk along M
+  CHECK(wide.stats.l2_hit_bytes == wide_m.stats.l2_hit_bytes);
+  CHECK(wide_n.stats.l2_hit_bytes != wide_m.stats.l2_hit_bytes);
+}

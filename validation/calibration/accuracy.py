@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Predicts every point of the committed K2 sweeps (validation/results/<gpu>/k2_sweep*.json: the project's
+sm90 GEMM timed on the GPU over schedules, tiles, stages, clusters, rasters and shapes) with the matching
+sm90 model, and writes the accuracy report docs/accuracy.md with its data
+validation/results/accuracy.json.
+
+  python3 validation/calibration/accuracy.py SMPIPE            # write both files, print the summary
+  python3 validation/calibration/accuracy.py SMPIPE --check    # exit 1 if either committed file is stale
+  python3 validation/calibration/accuracy.py SMPIPE --jobs 2   # points in parallel (default: all cores)
+
+No parameter of the models or the machine files is fitted to these points: every point is held out.
+Each point is predicted twice: at the SM clock the GPU ran it at (measured in the kernel: clock64 against
+%globaltimer), which isolates the pipeline and memory model, and at the machine file's nominal clock.
+Standard library only.
+"""
+import argparse
+import concurrent.futures
+import glob
+import json
+import math
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+DOC = os.path.join("docs", "accuracy.md")
+DATA = os.path.join("validation", "results", "accuracy.json")
+MODELS = {"cooperative": "models/kernels/sm90/gemm_tma_ws_cooperative.pipe",
+          "pingpong": "models/kernels/sm90/gemm_tma_ws_pingpong.pipe"}
+MACHINES = {"H100": "h100-sxm", "H200": "h200"}
+
+
+def defines(p):
+    """The model parameters that reproduce a K2 configuration (validation/kernels/README.md)."""
+    d = {"M": p["M"], "N": p["N"], "K": p["K"], "TILE_M": p["tile_m"], "TILE_N": p["tile_n"], "TILE_K": p["tile_k"],
+         "STAGES": p["stages"], "CLUSTER_M": p["cluster_m"], "STAGES_C": p["stages_c"], "STAGES_D": p["stages_d"],
+         "REUSE_SMEM_C": int(p["reuse"]), "DELAY_TMA_STORE": int(p["delay"]),
+         # K2 times alpha = 1, beta = 0: its C buffers exist, no C is loaded.
+         "BETA_ZERO": 1}
+    # K2's grouped raster in cluster rows (g0, along M, is one group of every row).
+    d["GROUP_M"] = p["raster_rows"]
+    return d
+
+
+def predict(smpipe, gpu, p, clock):
+    cmd = [smpipe, "run", MODELS[p["schedule"]], "--gpu", gpu, "--json"]
+    if clock:
+        cmd += ["--clock-mhz", f"{clock:.0f}"]
+    for k, v in defines(p).items():
+        cmd += ["-D", f"{k}={v}"]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        return {"error": (r.stdout + r.stderr).strip().splitlines()[-1] if (r.stdout + r.stderr).strip() else f"exit {r.returncode}"}
+    j = json.loads(r.stdout)
+    units = {u["name"]: u["utilisation"] for u in j.get("units", [])}
+    return {"us": j["time_us"], "cycles": j["cycles"], "launch_us": j.get("launch_us", 0),
+            "bottleneck": j.get("bottleneck", ""), "l2_hit": (j["l2_hit_bytes"] / max(1, j["l2_hit_bytes"] + j["l2_miss_bytes"]))
+            if "l2_hit_bytes" in j else None, "units": units}
+
+
+def spearman(xs, ys):
+    def ranks(v):
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        r = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                r[order[k]] = (i + j) / 2
+            i = j + 1
+        return r
+    if len(xs) < 2:
+        return None
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = sum(rx) / len(rx), sum(ry) / len(ry)
+    num = sum((a - mx) * (b - my) for a, b in zip(rx, ry))
+    den = math.sqrt(sum((a - mx) ** 2 for a in rx) * sum((b - my) ** 2 for b in ry))
+    return num / den if den else None
+
+
+def load_points():
+    points = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "validation/results/*/k2_sweep*.json"))):
+        with open(path) as f:
+            run = json.load(f)
+        gpu = next((m for k, m in MACHINES.items() if k in run["gpu"]["name"]), None)
+        if gpu is None:
+            continue
+        for p in run["rows"]:
+            if p.get("ok") and p.get("ms_median"):
+                points.append((os.path.relpath(path, ROOT), gpu, p))
+    return points
+
+
+def label(p):
+    s = f'{"coop" if p["schedule"] == "cooperative" else "pp"} {p["tile_m"]}x{p["tile_n"]}x{p["tile_k"]} s{p["stages"]}'
+    if p["cluster_m"] > 1:
+        s += f' c{p["cluster_m"]}x1'
+    s += f' g{p["raster_group"]}'
+    return s
+
+
+def shape(p):
+    return f'{p["M"]}x{p["N"]}x{p["K"]}'
+
+
+def summarise(rows, key):
+    """MAPE, mean signed error, per-shape Spearman and best-config picks of the predictions under `key`."""
+    ok = [r for r in rows if "us" in r[key]]
+    errs = [(r[key]["us"] - r["measured_us"]) / r["measured_us"] for r in ok]
+    out = {"points": len(rows), "predicted": len(ok),
+           "mape_pct": 100 * sum(abs(e) for e in errs) / len(errs) if errs else None,
+           "mean_signed_pct": 100 * sum(errs) / len(errs) if errs else None,
+           "max_abs_pct": 100 * max(abs(e) for e in errs) if errs else None}
+    groups = {}
+    for r in ok:
+        groups.setdefault((r["gpu"], r["data"], r["shape"]), []).append(r)
+    per_shape = []
+    for (gpu, data, sh), g in sorted(groups.items()):
+        if len(g) < 2:
+            continue
+        rho = spearman([r["measured_us"] for r in g], [r[key]["us"] for r in g])
+        best = min(g, key=lambda r: r["measured_us"])
+        pick = min(g, key=lambda r: r[key]["us"])
+        per_shape.append({"gpu": gpu, "data": data, "shape": sh, "configs": len(g), "spearman": rho,
+                          "best": best["config"], "picked": pick["config"],
+                          "picked_slower_pct": 100 * (pick["measured_us"] / best["measured_us"] - 1)})
+    rhos = [s["spearman"] for s in per_shape if s["spearman"] is not None]
+    out["spearman_mean"] = sum(rhos) / len(rhos) if rhos else None
+    out["shapes"] = len(per_shape)
+    out["picks_within_3pct"] = sum(1 for s in per_shape if s["picked_slower_pct"] <= 3.0)
+    out["per_shape"] = per_shape
+    return out
+
+
+def groups(points):
+    """Groups of points that share a mechanism, for the error breakdown."""
+    def stages(r):
+        return int(r["config"].split(" s")[1].split()[0])
+    yield "2 stages", [r for r in points if stages(r) == 2]
+    yield "3 stages", [r for r in points if stages(r) == 3]
+    yield "4+ stages, tile N 256", [r for r in points if stages(r) >= 4 and "x256x" in r["config"]]
+    yield "4+ stages, tile N 128", [r for r in points if stages(r) >= 4 and "x128x" in r["config"]]
+    yield "4+ stages, tile N 64", [r for r in points if stages(r) >= 4 and "x64x" in r["config"]]
+    yield "2x1 clusters", [r for r in points if "c2x1" in r["config"]]
+    yield "pingpong", [r for r in points if r["config"].startswith("pp")]
+    yield "random data", [r for r in points if r["data"] == "random"]
+    yield "constant data", [r for r in points if r["data"] == "const"]
+
+
+def fmt(v, spec=".1f"):
+    return "-" if v is None else format(v, spec)
+
+
+def markdown(data):
+    a, b = data["at_measured_clock"], data["at_nominal_clock"]
+    lines = [
+        "# Accuracy against the GPU",
+        "",
+        "Generated by `python3 validation/calibration/accuracy.py build/smpipe` from the committed K2 sweeps; a test",
+        "(`accuracy_report_is_current`) fails when the models, the machine files or the data change without it.",
+        "",
+        "K2 is the project's own sm90 warp-specialized persistent GEMM (validation/kernels), built to the same",
+        "structure as CUTLASS's cooperative and pingpong kernels. Each point of a sweep is one configuration",
+        "(schedule, CTA tile, stages, cluster, raster order) on one shape, timed on the GPU with CUDA events",
+        "(median of the runs), with the SM clock it ran at measured inside the kernel. smpipe predicts each point",
+        "with the matching model (`gemm_tma_ws_cooperative.pipe` or `gemm_tma_ws_pingpong.pipe`, parameters in",
+        "`validation/calibration/accuracy.py`) on the machine file of that GPU. No parameter is fitted to these",
+        "points: the machine files come from microbenchmarks, so every point is held out.",
+        "",
+        "Two predictions per point:",
+        "- **at the measured clock**: `--clock-mhz` set to the clock the GPU ran the point at. This judges the",
+        "  pipeline and memory models alone.",
+        "- **at the nominal clock**: the machine file's clock. This is what a user gets without a GPU; the",
+        "  difference is the clock the GPU drops to under its power limit.",
+        "",
+        "## Summary",
+        "",
+        "| | at the measured clock | at the nominal clock |",
+        "|---|---|---|",
+        f'| points predicted | {a["predicted"]} of {a["points"]} | {b["predicted"]} of {b["points"]} |',
+        f'| mean absolute error (MAPE) | {fmt(a["mape_pct"])} % | {fmt(b["mape_pct"])} % |',
+        f'| mean signed error (+: predicted slower) | {fmt(a["mean_signed_pct"], "+.1f")} % | {fmt(b["mean_signed_pct"], "+.1f")} % |',
+        f'| largest error | {fmt(a["max_abs_pct"])} % | {fmt(b["max_abs_pct"])} % |',
+        f'| Spearman of the configs per shape (mean) | {fmt(a["spearman_mean"], ".2f")} | {fmt(b["spearman_mean"], ".2f")} |',
+        f'| shapes where the predicted fastest config is within 3 % of the best | {a["picks_within_3pct"]} of {a["shapes"]} | {b["picks_within_3pct"]} of {b["shapes"]} |',
+        "",
+        "Goals (issue 11): MAPE <= 5 %, Spearman >= 0.9, the predicted fastest within 3 % on every shape.",
+        "",
+        "## Per shape (at the measured clock)",
+        "",
+        "| GPU | data | shape | configs | Spearman | fastest measured | fastest predicted | its loss |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for s in a["per_shape"]:
+        lines.append(f'| {s["gpu"]} | {s["data"]} | {s["shape"]} | {s["configs"]} | {fmt(s["spearman"], ".2f")} | {s["best"]} | '
+                     f'{s["picked"]} | {fmt(s["picked_slower_pct"])} % |')
+    lines += ["", "## Where the error comes from", "",
+              "Mean signed error at the measured clock by group of points (+: the model is slower than the GPU):", "",
+              "| group | points | mean signed error | MAPE |", "|---|---|---|---|"]
+    for name, members in groups(data["points"]):
+        errs = [100 * (r["at_measured_clock"]["us"] / r["measured_us"] - 1) for r in members if "us" in r["at_measured_clock"]]
+        if errs:
+            lines.append(f"| {name} | {len(errs)} | {sum(errs) / len(errs):+.1f} % | {sum(abs(e) for e in errs) / len(errs):.1f} % |")
+    lines += ["",
+              "- Two or three stages: the GPU is latency-bound (a 48 KB stage takes about 1,800-2,100 cycles to arrive",
+              "  under load, against ~600 unloaded), the model's loads arrive sooner, so it is too fast. The model has",
+              "  no latency that grows with load beyond sharing the L2's bandwidth round robin.",
+              "- Four or more stages with 128x128 and 128x64 tiles: the model is bound by the L2 bandwidth measured",
+              "  with every SM reading different data (8.4 TB/s), while the GEMM's CTAs read the same tiles close",
+              "  together and the GPU delivers 9-10 TB/s of TMA bytes: the model is too slow. The bandwidth gained",
+              "  when SMs share data (up to 19.8 TB/s measured when all read the same boxes) is not modelled.",
+              "- The clock: the GPU ran these points at 1,300-1,900 MHz (power limit; lower with random data than",
+              "  with constant data); at the nominal 1,980 MHz the model is that much too fast on tensor-bound points.",
+              ]
+    lines += ["", "## Every point", "",
+              "Times in microseconds. `clock`: the SM clock measured on the GPU for that point (MHz).",
+              "", "| GPU | data | shape | config | clock | measured | predicted | error | at nominal clock | error | model's bottleneck |",
+              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in data["points"]:
+        m, n = r["at_measured_clock"], r["at_nominal_clock"]
+        def cell(x):
+            return (f'{x["us"]:.1f}', f'{100 * (x["us"] / r["measured_us"] - 1):+.1f} %') if "us" in x else ("-", x["error"][:60])
+        pm, em = cell(m)
+        pn, en = cell(n)
+        lines.append(f'| {r["gpu"]} | {r["data"]} | {r["shape"]} | {r["config"]} | {fmt(r["clock_mhz"], ".0f")} | '
+                     f'{r["measured_us"]:.1f} | {pm} | {em} | {pn} | {en} | {m.get("bottleneck", "").split(":")[0]} |')
+    return "\n".join(lines) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("smpipe")
+    ap.add_argument("--check", action="store_true")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    a = ap.parse_args()
+    smpipe = os.path.abspath(a.smpipe)
+    points = load_points()
+    if not points:
+        sys.exit("no K2 sweep results under validation/results/*/k2_sweep*.json")
+
+    def one(item):
+        src, gpu, p = item
+        clock = p.get("clock_mhz_median")
+        return {"source": src, "gpu": gpu, "data": p.get("data", "random"), "shape": shape(p), "config": label(p),
+                "measured_us": 1000 * p["ms_median"], "clock_mhz": clock,
+                "at_measured_clock": predict(smpipe, gpu, p, clock) if clock else {"error": "no clock measured"},
+                "at_nominal_clock": predict(smpipe, gpu, p, None)}
+
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
+        rows = list(ex.map(one, points))
+    data = {"generator": "validation/calibration/accuracy.py", "points": rows,
+            "at_measured_clock": summarise(rows, "at_measured_clock"), "at_nominal_clock": summarise(rows, "at_nominal_clock")}
+    text_json = json.dumps(data, indent=1, sort_keys=True) + "\n"
+    text_md = markdown(data)
+    if a.check:
+        stale = []
+        for path, text in ((DATA, text_json), (DOC, text_md)):
+            try:
+                with open(os.path.join(ROOT, path)) as f:
+                    if f.read() != text:
+                        stale.append(path)
+            except FileNotFoundError:
+                stale.append(path)
+        if stale:
+            sys.exit(f"stale: {', '.join(stale)}: run python3 validation/calibration/accuracy.py {a.smpipe}")
+        return
+    with open(os.path.join(ROOT, DATA), "w") as f:
+        f.write(text_json)
+    with open(os.path.join(ROOT, DOC), "w") as f:
+        f.write(text_md)
+    s = data["at_measured_clock"]
+    print(f'{s["predicted"]} points: MAPE {fmt(s["mape_pct"])} %, signed {fmt(s["mean_signed_pct"], "+.1f")} %, '
+          f'Spearman {fmt(s["spearman_mean"], ".2f")}, picks within 3 %: {s["picks_within_3pct"]} of {s["shapes"]}')
+
+
+if __name__ == "__main__":
+    main()

@@ -205,7 +205,7 @@ def markdown(data):
         if errs:
             lines.append(f"| {name} | {len(errs)} | {sum(errs) / len(errs):+.1f} % | {sum(abs(e) for e in errs) / len(errs):.1f} % |")
     lines += ["",
-              "- Two or three stages: the GPU is latency-bound (a 48 KB stage takes about 1,800-2,100 cycles to arrive",
+              "- Two stages: the GPU is latency-bound (a 48 KB stage takes about 1,800-2,100 cycles to arrive",
               "  under load, against ~600 unloaded), the model's loads arrive sooner, so it is too fast. The model has",
               "  no latency that grows with load beyond sharing the L2's bandwidth round robin.",
               "- Four or more stages with 128x128 and 128x64 tiles: the model is bound by the L2 bandwidth measured",

@@ -11,11 +11,17 @@ Cycle SingleQueueL2::transfer(Cycle start, std::int64_t bytes) {
   return queue_.serve(start, bytes, sim_.machine().l2_bytes_per_cycle);
 }
 
+namespace {
+// A GPU-wide link that moved `bytes` at `per_cycle` over a run of `cycles`.
+UnitStats link_stats(const char* name, std::int64_t bytes, double per_cycle, std::int64_t cycles) {
+  double b = static_cast<double>(bytes);
+  return UnitStats{name, static_cast<std::int64_t>(b / per_cycle), b / (per_cycle * static_cast<double>(std::max<std::int64_t>(cycles, 1)))};
+}
+}  // namespace
+
 void SingleQueueL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
-  double per_cycle = sim_.machine().l2_bytes_per_cycle;
-  double bytes = static_cast<double>(sim_.counters().bytes_loaded + sim_.counters().bytes_stored);
-  s.units.push_back(UnitStats{"L2 bandwidth (whole GPU)", static_cast<std::int64_t>(bytes / per_cycle),
-                              bytes / (per_cycle * static_cast<double>(std::max<std::int64_t>(cycles, 1)))});
+  s.units.push_back(link_stats("L2 bandwidth (whole GPU)", sim_.counters().bytes_loaded + sim_.counters().bytes_stored,
+                               sim_.machine().l2_bytes_per_cycle, cycles));
 }
 
 CachedL2::CachedL2(Simulator& sim)
@@ -80,12 +86,11 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
     if (r == 1) {
       touch_rows(0, 1);
     } else {
-      // Every combination of the coordinates outside the two innermost dimensions, then a run of rows.
+      // Every combination of the coordinates outside the two innermost dimensions (box dimensions are at
+      // least 1), then a run of rows.
       std::array<std::int64_t, 5> idx{};
       for (int i = 0; i < r - 2; ++i) idx[i] = a.at[i];
-      bool inside = true;
-      for (int i = 0; i < r - 2 && inside; ++i) inside = a.box[i] > 0;
-      while (inside) {
+      while (true) {
         bool in_range = true;
         std::int64_t base = 0;
         for (int i = 0; i < r - 1; ++i) base = base * t.shape[static_cast<std::size_t>(i)] + (i < r - 2 ? idx[i] : 0);
@@ -117,12 +122,8 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
 
 void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   const Machine& m = sim_.machine();
-  auto link = [&](const char* name, double bytes, double per_cycle) {
-    s.units.push_back(UnitStats{name, static_cast<std::int64_t>(bytes / per_cycle),
-                                bytes / (per_cycle * static_cast<double>(std::max<std::int64_t>(cycles, 1)))});
-  };
-  link("L2 bandwidth (whole GPU)", static_cast<double>(hit_bytes_ + miss_bytes_ + written_), m.l2_bytes_per_cycle);
-  link("HBM bandwidth", static_cast<double>(hbm_bytes_), m.hbm_bytes_per_cycle);
+  s.units.push_back(link_stats("L2 bandwidth (whole GPU)", hit_bytes_ + miss_bytes_ + written_, m.l2_bytes_per_cycle, cycles));
+  s.units.push_back(link_stats("HBM bandwidth", hbm_bytes_, m.hbm_bytes_per_cycle, cycles));
   s.l2_hit_bytes = hit_bytes_;
   s.l2_miss_bytes = miss_bytes_;
   s.hbm_bytes = hbm_bytes_;

@@ -74,6 +74,7 @@ BlockCache::Touch BlockCache::touch(std::uint64_t key, bool write) {
       push_front(n);
     }
     nodes_[static_cast<std::size_t>(n)].dirty |= write;
+    t.node = n;
     return t;
   }
   if (size_ == capacity_) {
@@ -92,6 +93,8 @@ BlockCache::Touch BlockCache::touch(std::uint64_t key, bool write) {
   Node& x = nodes_[static_cast<std::size_t>(n)];
   x.key = key;
   x.dirty = write;
+  x.stamp = 0;
+  t.node = n;
   std::uint64_t s = static_cast<std::uint64_t>(slot_of(key));
   while (index_[s] != kNone) s = (s + 1) & mask_;
   index_[s] = n;

@@ -18,11 +18,15 @@ class BlockCache {
     bool hit = false;           // the block was present
     bool evicted = false;       // a block was evicted to make room
     bool evicted_dirty = false; // ... and it had been written
+    std::int32_t node = 0;      // where the block now is: its stamp is stamp(node) until the next touch
   };
   // Looks `key` up, makes it the most recent, inserts it when absent (evicting the least recent when
   // full); `write` marks it dirty.
   Touch touch(std::uint64_t key, bool write);
   bool contains(std::uint64_t key) const { return find(key) >= 0; }
+  // A value the user keeps per block (the cached L2: until when a read of it is in flight); 0 for a block
+  // just inserted.
+  std::int64_t& stamp(std::int32_t node) { return nodes_[static_cast<std::size_t>(node)].stamp; }
   std::int64_t size() const { return size_; }
   std::int64_t capacity() const { return capacity_; }
 
@@ -30,6 +34,7 @@ class BlockCache {
   static constexpr std::int32_t kNone = -1;
   struct Node {
     std::uint64_t key = 0;
+    std::int64_t stamp = 0;
     std::int32_t prev = kNone, next = kNone;
     bool dirty = false;
   };

@@ -64,7 +64,9 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   // [col0, col1): the bytes of each row the box covers.
   const std::int64_t col0 = std::max<std::int64_t>(0, a.at[r - 1]) * t.bits / 8;
   const std::int64_t col1 = std::min(a.at[r - 1] + a.box[r - 1], t.shape[static_cast<std::size_t>(r - 1)]) * t.bits / 8;
-  std::int64_t hit = 0, miss = 0, written = 0, back = 0;
+  std::int64_t hit = 0, miss = 0, written = 0, back = 0, merged = 0;
+  Cycle merged_done = start;
+  fresh_.clear();
   auto touch_rows = [&](std::int64_t row0, std::int64_t row1) {  // rows [row0, row1) of the flattened tensor
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb) {
       std::int64_t rows = std::min(row1, (rb + 1) * kBlockRows) - std::max(row0, rb * kBlockRows);
@@ -76,9 +78,19 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
                             ((static_cast<std::uint64_t>(cb) & 0xfffff) << 36) | (static_cast<std::uint64_t>(rb) & 0xfffffffffULL);
         BlockCache::Touch tc = cache_.touch(key, a.write);
         if (tc.evicted_dirty) back += kBlockRows * kBlockBytes;
-        if (a.write) written += bytes;
-        else if (tc.hit) hit += bytes;
-        else miss += bytes;
+        std::int64_t& in_flight = cache_.stamp(tc.node);
+        if (a.write) {
+          written += bytes;
+        } else if (tc.hit && in_flight > start.v) {
+          // The block is still being fetched from HBM for another SM's read: this one rides on it.
+          merged += bytes;
+          merged_done = sim::max(merged_done, Cycle(in_flight));
+        } else if (tc.hit) {
+          hit += bytes;
+        } else {
+          miss += bytes;
+          fresh_.push_back(tc.node);
+        }
       }
     }
   };
@@ -109,14 +121,19 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   }
   hit_bytes_ += hit;
   miss_bytes_ += miss;
+  merged_bytes_ += merged;
   written_back_ += back;
   written_ += written;
-  Cycle done = sim::max(l2_.serve(start, hit + miss + written, m.l2_bytes_per_cycle), fair_share(a.sm, start, hit + miss + written));
+  Cycle done = merged_done;
+  if (std::int64_t moved = hit + miss + written; moved > 0)
+    done = sim::max(done, sim::max(l2_.serve(start, moved, m.l2_bytes_per_cycle), fair_share(a.sm, start, moved)));
   if (miss + back > 0) {
     hbm_bytes_ += miss + back;
     Cycle fetched = hbm_.serve(start, miss + back, m.hbm_bytes_per_cycle);
     if (miss > 0) done = sim::max(done, fetched + Cycle(m.hbm_latency_cycles));
   }
+  // The blocks this box read itself are in flight until it is done: later readers of them merge.
+  for (std::int32_t n : fresh_) cache_.stamp(n) = std::max(cache_.stamp(n), done.v);
   return done;
 }
 
@@ -124,7 +141,8 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   const Machine& m = sim_.machine();
   s.units.push_back(link_stats("L2 bandwidth (whole GPU)", hit_bytes_ + miss_bytes_ + written_, m.l2_bytes_per_cycle, cycles));
   s.units.push_back(link_stats("HBM bandwidth", hbm_bytes_, m.hbm_bytes_per_cycle, cycles));
-  s.l2_hit_bytes = hit_bytes_;
+  s.l2_hit_bytes = hit_bytes_ + merged_bytes_;
+  s.l2_merged_bytes = merged_bytes_;
   s.l2_miss_bytes = miss_bytes_;
   s.hbm_bytes = hbm_bytes_;
 }

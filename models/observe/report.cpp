@@ -56,10 +56,12 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
                        static_cast<double>(s.bytes_loaded) / (s.time_us * 1e3),
                        static_cast<double>(s.bytes_stored) / (s.time_us * 1e3));
   if (s.l2_hit_bytes >= 0 && s.l2_hit_bytes + s.l2_miss_bytes > 0)
-    out += fmt::format("  memory       L2 hits {:.1f}% of {} read; HBM {} ({:.1f} GB/s, write-backs included)\n",
+    out += fmt::format("  memory       L2 hits {:.1f}% of {} read ({:.1f}% merged with another SM's read in flight); HBM {} ({:.1f} GB/s, "
+                       "write-backs included)\n",
                        100.0 * static_cast<double>(s.l2_hit_bytes) / static_cast<double>(s.l2_hit_bytes + s.l2_miss_bytes),
-                       byte_size(s.l2_hit_bytes + s.l2_miss_bytes), byte_size(s.hbm_bytes),
-                       static_cast<double>(s.hbm_bytes) / (s.time_us * 1e3));
+                       byte_size(s.l2_hit_bytes + s.l2_miss_bytes),
+                       100.0 * static_cast<double>(std::max<std::int64_t>(0, s.l2_merged_bytes)) / static_cast<double>(s.l2_hit_bytes + s.l2_miss_bytes),
+                       byte_size(s.hbm_bytes), static_cast<double>(s.hbm_bytes) / (s.time_us * 1e3));
   if (!s.reports.empty()) {
     std::vector<std::string> parts;
     for (const auto& [name, v] : s.reports) {
@@ -207,6 +209,7 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   if (s.l2_hit_bytes >= 0) {
     j["l2_hit_bytes"] = s.l2_hit_bytes;
     j["l2_miss_bytes"] = s.l2_miss_bytes;
+    j["l2_merged_bytes"] = std::max<std::int64_t>(0, s.l2_merged_bytes);
     j["hbm_bytes"] = s.hbm_bytes;
   }
   j["ctas"] = s.ctas;

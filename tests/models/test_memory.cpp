@@ -205,6 +205,43 @@ TEST_CASE("memory: SMs share the L2 round robin: a transfer takes longer while m
   CHECK(many.cycles >= one.cycles + static_cast<std::int64_t>(131 * 16384 / m.l2_bytes_per_cycle));
 }
 
+TEST_CASE("memory: a read of a block still being fetched from HBM merges with that fetch; after the fill it is a hit", "[memory]") {
+  // Eight CTAs read the same 16 KB box, CTA c after `delay` x c cycles. The first misses; the others ask
+  // while its fetch is in flight (merged: no L2 or HBM bandwidth of their own) or after the data arrived
+  // in the L2 (hits).
+  auto run = [&](int delay) {
+    return boxes(fmt::format(R"(
+      compute cycles=1 + cta * {}
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0)",
+                             delay),
+                 "tensor T dtype=bf16 shape=(4096, 64)", 8);
+  };
+  auto alone = boxes(R"(
+      compute cycles=1
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0)");
+  // The fetch is in flight for at least the HBM latency: readers 0..7 x 10 cycles later all merge.
+  auto together = run(10);
+  INFO(problem(together));
+  REQUIRE(together.outcome == Outcome::kFinished);
+  CHECK(together.stats.l2_miss_bytes == 16384);
+  CHECK(together.stats.l2_merged_bytes == 7 * 16384);
+  CHECK(together.stats.l2_hit_bytes == 7 * 16384);  // merged reads count as hits
+  CHECK(together.stats.hbm_bytes == 16384);
+  // They finish when the first read's data arrives (plus their own start offsets), not one after another.
+  CHECK(together.cycles <= alone.cycles + 7 * 10 + 5);
+  // Readers that come after the fill completed hit: they take L2 bandwidth and do not merge.
+  auto later = run(static_cast<int>(2 * alone.cycles));
+  REQUIRE(later.outcome == Outcome::kFinished);
+  CHECK(later.stats.l2_miss_bytes == 16384);
+  CHECK(later.stats.l2_merged_bytes == 0);
+  CHECK(later.stats.l2_hit_bytes == 7 * 16384);
+  CHECK(later.stats.hbm_bytes == 16384);
+}
+
 TEST_CASE("launch: a finished run's time is its cycles at the clock plus the machine's launch cost", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
   REQUIRE(m.launch_overhead_ns > 0);

@@ -50,6 +50,12 @@ std::uint32_t OpContext::pair_peer() const {
   return cl.ctas[peer];
 }
 
+std::int64_t OpContext::wait_count() const {
+  std::int64_t n = value(isa::Attr::kN);
+  if (n < 0 || n > 63) ub("bad wait count", fmt::format("'{}': n={} is out of range 0..63", desc.text, n));
+  return n;
+}
+
 void OpContext::ub(const std::string& title, const std::string& message, bool hazard) const {
   sim.ub(warp_id, op, title, message, hazard);
 }

@@ -59,6 +59,9 @@ class OpContext {
     SMPIPE_CHECK(i >= 0 && i < s.length, fmt_missing(a));
     return values_[s.first + i];
   }
+  // The group count `n=` of a wait (tma.wait, cp.async.wait, wgmma.wait): a value known only at run time
+  // is checked as the compiler checks a constant (0..63); outside it is undefined behaviour.
+  std::int64_t wait_count() const;
   // The flat index (in the CTA) of the mbarrier / smem element the attribute names; an index out of its
   // array is undefined behaviour.
   std::uint32_t barrier(isa::Attr a) const;

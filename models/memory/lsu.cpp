@@ -67,11 +67,12 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       w.copies.commit();
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kCpAsyncWait: {
-      std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - ctx.value(Attr::kN);
+      std::int64_t n = ctx.wait_count();
+      std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - n;
       Cycle until = now;
       for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, w.groups[i]);
       if (older > 0) w.groups.erase(w.groups.begin(), w.groups.begin() + older);
-      w.copies.complete_older(ctx.value(Attr::kN), [&](HazardUnit::Part p) { hazards_->retire(p, ctx.warp_id); });
+      w.copies.complete_older(n, [&](HazardUnit::Part p) { hazards_->retire(p, ctx.warp_id); });
       if (until <= now) return ctx.busy(m.op_issue_cycles);
       ctx.block(nullptr, 0, 0, cause_wait_);
       sim_.wake_at(ctx.warp_id, until);

@@ -166,10 +166,11 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
     wg.open_done = Cycle(0);
     wg.reads.commit();
   } else if (d.kind == OpKind::kWgmmaWait) {
-    std::int64_t older = static_cast<std::int64_t>(wg.groups.size()) - ctx.value(Attr::kN);
+    std::int64_t n = ctx.wait_count();
+    std::int64_t older = static_cast<std::int64_t>(wg.groups.size()) - n;
     for (std::int64_t i = 0; i < older; ++i) resume = sim::max(resume, wg.groups[i]);
     if (older > 0) wg.groups.erase(wg.groups.begin(), wg.groups.begin() + older);
-    wg.reads.complete_older(ctx.value(Attr::kN), [&](HazardUnit::Part p) { hazards_->retire_any(p, wg.waiting); });
+    wg.reads.complete_older(n, [&](HazardUnit::Part p) { hazards_->retire_any(p, wg.waiting); });
   }
   for (std::uint32_t wid : wg.waiting) sim_.wake_at(wid, resume);
   wg.waiting.clear();

@@ -124,7 +124,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       w.reads.commit();
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kTmaWait: {
-      std::int64_t n = ctx.value(Attr::kN);
+      std::int64_t n = ctx.wait_count();
       bool read = ctx.value(Attr::kRead) != 0;
       Cycle until = now;
       std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - n;

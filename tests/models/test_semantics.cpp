@@ -792,3 +792,24 @@ kernel k grid=(1,1,1) warps=8 {
   for (const auto& c : r.deadlock.causes) said = said || c.find("which also uses bar 1, waits on named barrier 2") != std::string::npos;
   CHECK(said);
 }
+
+TEST_CASE("a wait's group count known only at run time is checked like a constant: 0..63", "[semantics][ub]") {
+  // The count comes from a loop variable, so the compiler cannot check it; the op checks it when it runs.
+  auto prog = [](const char* wait, int n) {
+    bool wg = std::string(wait) == "wgmma.wait";
+    std::string op = fmt::format("{} n=i + {}", wait, n);
+    if (std::string(wait) == "tma.wait") op = "elect { " + op + " }";
+    return fmt::format("kernel k warps=4 {{\n {} 0 c {{\n for i in 0..1 {{\n {}\n }}\n }}\n}}\n", wg ? "warpgroup" : "warp", op);
+  };
+  for (const char* wait : {"wgmma.wait", "cp.async.wait", "tma.wait"}) {
+    INFO(wait);
+    CHECK(run_text(prog(wait, 0)).outcome == Outcome::kFinished);
+    CHECK(run_text(prog(wait, 63)).outcome == Outcome::kFinished);
+    for (int bad : {-1, 64, -1000000}) {
+      auto r = run_text(prog(wait, bad));
+      REQUIRE(r.outcome == Outcome::kUndefined);
+      CHECK(title(r) == "bad wait count");
+      CHECK(r.diagnosis->loc.line == 4);
+    }
+  }
+}

@@ -56,9 +56,9 @@ BinOp bin_op(const std::string& op) {
 }
 
 std::optional<std::int64_t> apply_binary(const std::string& op, std::int64_t a, std::int64_t b, const SourceLoc& loc) {
-  auto r = eval_binary(bin_op(op), a, b);
-  if (!r) fail(loc, "division by zero");
-  return r;
+  EvalResult r = eval_binary(bin_op(op), a, b);
+  if (!r) fail(loc, fmt::format("{}: {} {} {}", eval_error_text(r.error), a, op, b));
+  return *r;
 }
 
 UnOp un_op(const std::string& op) { return op == "-" ? UnOp::kNeg : op == "!" ? UnOp::kNot : UnOp::kBitNot; }
@@ -218,7 +218,9 @@ class Compiler {
       case Expr::Kind::kUnary: {
         auto a = fold(e.args[0]);
         if (!a) return std::nullopt;
-        return eval_unary(un_op(e.name), *a);
+        EvalResult r = eval_unary(un_op(e.name), *a);
+        if (!r) fail(e.loc, fmt::format("{}: {}{}", eval_error_text(r.error), e.name, *a));
+        return *r;
       }
       case Expr::Kind::kBinary: {
         auto a = fold(e.args[0]);
@@ -234,9 +236,9 @@ class Compiler {
           if (!x) return std::nullopt;
           v.push_back(*x);
         }
-        auto r = eval_call(call_fn(e.name), v.data(), v.size());
-        if (!r) fail(e.loc, "ceil_div by a value that is not positive");
-        return r;
+        EvalResult r = eval_call(call_fn(e.name), v.data(), v.size());
+        if (!r) fail(e.loc, eval_error_text(r.error));
+        return *r;
       }
     }
     return std::nullopt;

@@ -39,16 +39,28 @@ void Simulator::step(std::uint32_t id) {
       case isa::Opc::kBinary: {
         std::int64_t b = st[--sp];
         std::int64_t& a = st[sp - 1];
-        auto r = isa::eval_binary(static_cast<isa::BinOp>(in.sub), a, b);
-        if (!r) diagnose_at("division by zero", fmt::format("{} divides by zero at line {}", warp_label(w), in.line), in.line);
+        isa::EvalResult r = isa::eval_binary(static_cast<isa::BinOp>(in.sub), a, b);
+        if (!r) {
+          if (r.error == isa::EvalError::kDivByZero)
+            diagnose_at("division by zero", fmt::format("{} divides by zero at line {}", warp_label(w), in.line), in.line);
+          diagnose_at("integer overflow", fmt::format("{}: {} at line {} (operands {} and {})", warp_label(w),
+                                                      isa::eval_error_text(r.error), in.line, a, b), in.line);
+        }
         a = *r;
         break;
       }
-      case isa::Opc::kUnary: st[sp - 1] = isa::eval_unary(static_cast<isa::UnOp>(in.sub), st[sp - 1]); break;
+      case isa::Opc::kUnary: {
+        isa::EvalResult r = isa::eval_unary(static_cast<isa::UnOp>(in.sub), st[sp - 1]);
+        if (!r)
+          diagnose_at("integer overflow", fmt::format("{}: {} at line {} (negating {})", warp_label(w), isa::eval_error_text(r.error),
+                                                      in.line, st[sp - 1]), in.line);
+        st[sp - 1] = *r;
+        break;
+      }
       case isa::Opc::kCall: {
         sp -= static_cast<int>(in.a);
         std::int64_t* args = st + sp;
-        auto r = isa::eval_call(static_cast<isa::CallFn>(in.sub), args, in.a);
+        isa::EvalResult r = isa::eval_call(static_cast<isa::CallFn>(in.sub), args, in.a);
         if (!r) {
           // Reported without the warp's CTA and warp, as before (the message names them).
           Diagnosis d;

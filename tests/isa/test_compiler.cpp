@@ -133,3 +133,26 @@ TEST_CASE("a TMA tensor's rows are a multiple of 16 bytes (tensor-map global str
   CHECK_THAT(load("(64, 40)", "e2m1", "(64, 32)"), Catch::Contains("not a multiple of 16 bytes"));
   CHECK(load("(100)", "bf16", "(8)").empty());              // rank 1: no stride
 }
+
+TEST_CASE("constant arithmetic is checked: a result outside the signed 64-bit range is an error, never wrapped", "[compiler]") {
+  auto with = [](const std::string& expr) {
+    return compile_error("const X = " + expr + "\nkernel k warps=1 {\n warp 0 w { compute cycles=max(1, X) }\n}\n");
+  };
+  // The edges of the range still fold.
+  CHECK(with("9223372036854775806 + 1").empty());
+  CHECK(with("-9223372036854775807 - 1").empty());
+  CHECK(with("3037000499 * 3037000499").empty());
+  CHECK(with("(-9223372036854775807 - 1) / 1").empty());
+  CHECK(with("(-9223372036854775807 - 1) % -1").empty());  // 0, where the machine's remainder instruction traps
+  // One past them is an input error at the expression.
+  for (const char* e : {"9223372036854775807 + 1", "-9223372036854775807 - 2", "3037000500 * 3037000500",
+                        "(-9223372036854775807 - 1) / -1", "-(-9223372036854775807 - 1)"}) {
+    INFO(e);
+    CHECK_THAT(with(e), Catch::Contains("integer overflow"));
+    CHECK_THAT(with(e), Catch::Contains("test.pipe:1:"));
+  }
+  CHECK_THAT(with("1 / 0"), Catch::Contains("division by zero"));
+  CHECK_THAT(with("1 % 0"), Catch::Contains("division by zero"));
+  // ceil_div rounds towards +infinity for negative dividends too, and cannot overflow.
+  CHECK(with("ceil_div(9223372036854775807, 2) - 4611686018427387904").empty());
+}

@@ -813,3 +813,23 @@ TEST_CASE("a wait's group count known only at run time is checked like a constan
     }
   }
 }
+
+TEST_CASE("run-time arithmetic is checked: overflow is undefined behaviour at its line, not a wrapped value", "[semantics][ub]") {
+  // i is 0 or 1 at run time, so nothing folds.
+  auto prog = [](const std::string& expr) {
+    return fmt::format("kernel k warps=1 {{\n warp 0 w {{\n for i in 0..2 {{\n compute cycles=max(1, min(2, {}))\n }}\n }}\n}}\n", expr);
+  };
+  CHECK(run_text(prog("(i - 9223372036854775807) / -1")).outcome == Outcome::kFinished);  // INT64_MAX - i fits
+  CHECK(run_text(prog("(i - 9223372036854775807 - 1) % -1")).outcome == Outcome::kFinished);
+  for (const char* e : {"(i - 9223372036854775807 - 1) / -1", "i * 4611686018427387904 * 2", "-(i - 9223372036854775807 - 1)",
+                        "i * 9223372036854775807 + i"}) {
+    INFO(e);
+    auto r = run_text(prog(e));
+    REQUIRE(r.outcome == Outcome::kUndefined);
+    CHECK(title(r) == "integer overflow");
+    CHECK(r.diagnosis->loc.line == 4);
+  }
+  auto z = run_text(prog("1 / i"));
+  REQUIRE(z.outcome == Outcome::kUndefined);
+  CHECK(title(z) == "division by zero");
+}

@@ -312,6 +312,321 @@ void wg_all(Ctx& c, bool thr) {
   }
 }
 
+// ---------------------------------------------------------------------------------------------
+// wgmma issue back-pressure (wgmma_issue_*): how many wgmma.mma_async a warpgroup can issue before the
+// issuing instruction stalls on the busy tensor pipe, and when a CUTLASS-style wait_group 1 returns.
+// Stamps are 32-bit %clock reads (asm volatile + "memory" clobber, like every wgmma wrapper, so the
+// compiler keeps their order) executed by every thread of the warpgroup (no branch between the
+// wgmmas); thread 0 of each warpgroup stores them after the timed region. Differences are taken
+// modulo 2^32 (wraps every ~2 s).
+// ---------------------------------------------------------------------------------------------
+DEVI uint32_t clk32() {
+  uint32_t t;
+  asm volatile("mov.u32 %0, %%clock;" : "=r"(t)::"memory");
+  return t;
+}
+
+constexpr int kIssueN = 16;               // wgmmas per issue timeline
+constexpr int kTlStamps = kIssueN + 2;    // t_pre, t_0 .. t_15 (after wgmma i), t_end
+constexpr int kKb = 16;                   // k-blocks per k-loop sample
+constexpr int kMmaPerKb = 4;              // dependent wgmmas per k-block (64-deep K tile / k16)
+constexpr int kKlStamps = 3 * kKb + 1;    // t_first[16], t_commit[16], t_wait[16], t_end
+constexpr int kKbFrom = 4;                // k-blocks [kKbFrom, kKb) enter the medians
+
+// Issue timeline. Per rep: __syncthreads; t_pre; wgmma.fence; 16 x (wgmma m64nNk16 bf16 into the same
+// accumulator, scale-d = 1; t_i); commit_group; wait_group 0; t_end.
+template <int N>
+__global__ void __launch_bounds__(256, 1) k_wgmma_issue_timeline(uint32_t* st, int n, int desc_sem, float* sink) {
+  extern __shared__ __align__(1024) unsigned char sm[];
+  const uint32_t k_off = 128, m_off = 256;
+  const int wg = threadIdx.x >> 7, nwg = blockDim.x >> 7;
+  for (int w = 0; w < nwg; ++w) fill_operand<false>(sm + w * 2048, 64, true, k_off, m_off);
+  fill_operand<false>(sm + 4096, N, false, k_off, m_off);
+  fence_proxy_async_smem();
+  __syncthreads();
+  const uint32_t lbo = desc_sem == 0 ? k_off : m_off, sbo = desc_sem == 0 ? m_off : k_off;
+  const uint64_t da = make_desc(smem_u32(sm + wg * 2048), lbo, sbo), db = make_desc(smem_u32(sm + 4096), lbo, sbo);
+  float d[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
+  for (int r = 0; r < n; ++r) {
+    uint32_t t[kTlStamps];
+    __syncthreads();
+    t[0] = clk32();
+    wgmma_fence();
+#pragma unroll
+    for (int i = 0; i < kIssueN; ++i) {
+      wgmma_bf16<N>(d, da, db, 1);
+      t[1 + i] = clk32();
+    }
+    wgmma_commit();
+    wgmma_wait0();
+    fence_regs(d);
+    t[kTlStamps - 1] = clk32();
+    if ((threadIdx.x & 127) == 0) {
+#pragma unroll
+      for (int j = 0; j < kTlStamps; ++j) st[(size_t(r) * nwg + wg) * kTlStamps + j] = t[j];
+    }
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) s += d[i];
+  if (s == 1234567.f) sink[threadIdx.x] = s;  // keeps the accumulators live
+}
+
+// CUTLASS-style k-loop (K_PIPE_MMAS = 1). Per rep: __syncthreads; then per k-block k = 0..15:
+// t_first[k]; wgmma.fence (CUTLASS warpgroup_arrive); 4 x dependent wgmma m64nNk16 bf16 (scale-d = 1);
+// commit_group; t_commit[k]; wait_group 1 (the previous k-block's group); t_wait[k]. After the loop
+// wait_group 0; t_end. fence_regs around the waits stands for CUTLASS's warpgroup_fence_operand.
+template <int N>
+__global__ void __launch_bounds__(256, 1) k_wgmma_issue_kloop(uint32_t* st, int n, int desc_sem, float* sink) {
+  extern __shared__ __align__(1024) unsigned char sm[];
+  const uint32_t k_off = 128, m_off = 256;
+  const int wg = threadIdx.x >> 7, nwg = blockDim.x >> 7;
+  for (int w = 0; w < nwg; ++w) fill_operand<false>(sm + w * 2048, 64, true, k_off, m_off);
+  fill_operand<false>(sm + 4096, N, false, k_off, m_off);
+  fence_proxy_async_smem();
+  __syncthreads();
+  const uint32_t lbo = desc_sem == 0 ? k_off : m_off, sbo = desc_sem == 0 ? m_off : k_off;
+  const uint64_t da = make_desc(smem_u32(sm + wg * 2048), lbo, sbo), db = make_desc(smem_u32(sm + 4096), lbo, sbo);
+  float d[N / 2];
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
+  for (int r = 0; r < n; ++r) {
+    uint32_t tf[kKb], tc[kKb], tw[kKb];
+    __syncthreads();
+#pragma unroll
+    for (int k = 0; k < kKb; ++k) {
+      fence_regs(d);
+      tf[k] = clk32();
+      wgmma_fence();
+#pragma unroll
+      for (int j = 0; j < kMmaPerKb; ++j) wgmma_bf16<N>(d, da, db, 1);
+      wgmma_commit();
+      tc[k] = clk32();
+      wgmma_wait1();
+      tw[k] = clk32();
+      fence_regs(d);
+    }
+    wgmma_wait0();
+    fence_regs(d);
+    const uint32_t tend = clk32();
+    if ((threadIdx.x & 127) == 0) {
+      uint32_t* o = st + (size_t(r) * nwg + wg) * kKlStamps;
+#pragma unroll
+      for (int k = 0; k < kKb; ++k) {
+        o[k] = tf[k];
+        o[kKb + k] = tc[k];
+        o[2 * kKb + k] = tw[k];
+      }
+      o[3 * kKb] = tend;
+    }
+  }
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) s += d[i];
+  if (s == 1234567.f) sink[threadIdx.x] = s;
+}
+
+std::string jarr(const std::vector<double>& v) {
+  std::string o = "[";
+  for (size_t i = 0; i < v.size(); ++i) o += (i ? ", " : "") + json_num(v[i]);
+  return o + "]";
+}
+inline double cyc(uint32_t b, uint32_t a) { return double(uint32_t(b - a)); }  // b - a mod 2^32
+
+template <int N>
+void wg_issue_timeline(Ctx& c, const WgResult& chk, int nwg) {
+  const std::string G = "wgmma";
+  const int n = c.reps(100, 16) + kWarm;
+  const int smem = 4096 + N * 32;
+  CK(cudaFuncSetAttribute(k_wgmma_issue_timeline<N>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  DevBuf<uint32_t> st(size_t(n) * nwg * kTlStamps);
+  DevBuf<float> sink(256);
+  k_wgmma_issue_timeline<N><<<1, 128 * nwg, smem>>>(st.p, n, chk.desc_sem < 0 ? 0 : chk.desc_sem, sink.p);
+  CK_LAUNCH();
+  const auto h = st.get();
+  const double thr_add = std::max(8.0, N / 8.0);
+  // per warpgroup, per wgmma index: offsets of t_i from t_0 over reps; gaps t_i - t_{i-1}
+  std::vector<std::vector<std::vector<double>>> off(nwg, std::vector<std::vector<double>>(kIssueN)),
+      gap(nwg, std::vector<std::vector<double>>(kIssueN));
+  std::vector<double> span, freev, intv, first, drain, wg1_start;
+  for (int r = kWarm; r < n; ++r) {
+    for (int w = 0; w < nwg; ++w) {
+      const uint32_t* t = &h[(size_t(r) * nwg + w) * kTlStamps];
+      const uint32_t* ti = t + 1;  // ti[i] = stamp after wgmma i
+      double gmin = 1e30;
+      for (int i = 0; i < kIssueN; ++i) {
+        off[w][i].push_back(cyc(ti[i], ti[0]));
+        if (i > 0) {
+          gap[w][i].push_back(cyc(ti[i], ti[i - 1]));
+          gmin = std::min(gmin, cyc(ti[i], ti[i - 1]));
+        }
+      }
+      int s = kIssueN;  // first wgmma whose issue stalled
+      for (int i = 1; i < kIssueN; ++i)
+        if (cyc(ti[i], ti[i - 1]) > gmin + thr_add) {
+          s = i;
+          break;
+        }
+      freev.push_back(s);
+      if (s <= kIssueN - 2) intv.push_back(cyc(ti[kIssueN - 1], ti[s]) / double(kIssueN - 1 - s));
+      span.push_back(cyc(ti[kIssueN - 1], ti[0]));
+      first.push_back(cyc(ti[0], t[0]));
+      drain.push_back(cyc(t[kTlStamps - 1], ti[kIssueN - 1]));
+      if (w == 1) wg1_start.push_back(double(int32_t(ti[0] - h[(size_t(r) * nwg) * kTlStamps + 1])));
+    }
+  }
+  const std::string sname = "n" + std::to_string(N) + "_" + std::to_string(nwg) + "wg";
+  const std::string shape = "m64n" + std::to_string(N) + "k16 bf16";
+  JObj p;
+  p.str("shape", shape).num("warpgroups", nwg).num("wgmmas", kIssueN).num("reps_per_warpgroup", n - kWarm)
+      .str("numerics_check", chk.err < 1e-6 ? "pass" : "FAIL")
+      .num("stall_threshold_cycles_above_min_gap", thr_add)
+      .num("first_issue_after_pre_fence_median", compute_stats(first).median)
+      .num("wait0_return_after_last_issue_median", compute_stats(drain).median);
+  if (nwg == 2) p.num("wg1_t0_minus_wg0_t0_median", compute_stats(wg1_start).median)
+                    .num("wg1_t0_minus_wg0_t0_min", compute_stats(wg1_start).min)
+                    .num("wg1_t0_minus_wg0_t0_max", compute_stats(wg1_start).max);
+  for (int w = 0; w < nwg; ++w) {
+    std::vector<double> med, mn, mx, gmed;
+    for (int i = 0; i < kIssueN; ++i) {
+      Stats so = compute_stats(off[w][i]);
+      med.push_back(so.median);
+      mn.push_back(so.min);
+      mx.push_back(so.max);
+      gmed.push_back(i == 0 ? 0.0 : compute_stats(gap[w][i]).median);
+    }
+    const std::string pre = "wg" + std::to_string(w) + "_";
+    p.raw(pre + "issue_offset_median", jarr(med))
+        .raw(pre + "issue_offset_min", jarr(mn))
+        .raw(pre + "issue_offset_max", jarr(mx))
+        .raw(pre + "issue_gap_median", jarr(gmed));
+  }
+  const std::string how =
+      " warpgroup(s) in one CTA; per rep (after __syncthreads) each warpgroup runs wgmma.fence then 16 back-to-back "
+      "dependent wgmma.mma_async " + shape +
+      " into one accumulator (scale-d=1, A and B from smem descriptors, no swizzle); every thread reads %clock "
+      "(32-bit, asm volatile + memory clobber) right after each wgmma instruction: t_i = stamp after wgmma i "
+      "(the time the warp got past wgmma i's issue); then commit_group + wait_group 0 (t_end). Thread 0 of each "
+      "warpgroup's stamps (warp 0's view). SASS checked (cuobjdump of the nvcc 13.0.88 build run on 2026-11-24): each "
+      "HGMMA is directly followed by the CS2R.32 SR_CLOCKLO of its stamp (between two HGMMAs: the CS2R, 2 R2UR of the "
+      "descriptor, + a NOP for N=256), commit_group is the gsb0 flag of the 16th HGMMA, t_end follows "
+      "WARPGROUP.DEPBAR.LE gsb0, 0x0. ";
+  const std::string rule =
+      "Stall rule per rep: gap_i = t_i - t_{i-1} (i = 1..15), a gap > min(gap) + max(8, N/8) cycles is a stall; "
+      "s = index of the first stalled wgmma (16 if none). ";
+  record(c, "wgmma_issue_timeline_" + sname, G, "cycles", span,
+         std::to_string(nwg) + how + "Value = t_15 - t_0 (issue span of the 16 wgmmas), pooled over warpgroups. "
+             "params: wgW_issue_offset_{median,min,max}[i] = t_i - t_0 over reps for warpgroup W, "
+             "wgW_issue_gap_median[i] = median t_i - t_{i-1}; first_issue_after_pre_fence = t_0 - t_pre "
+             "(fence + first wgmma + one clock read); wait0_return_after_last_issue = t_end - t_15.",
+         p);
+  JObj q;
+  q.str("shape", shape).num("warpgroups", nwg).num("stall_threshold_cycles_above_min_gap", thr_add);
+  record(c, "wgmma_issue_free_" + sname, G, "wgmmas", freev,
+         std::to_string(nwg) + how + rule +
+             "Value = s = number of wgmmas issued back to back (within a few cycles of each other) before the "
+             "first issue stall, i.e. the issue-queue depth seen by one warpgroup (16 = no stall seen in 16). "
+             "Samples: one per rep and warpgroup.",
+         q);
+  if (intv.empty()) {
+    c.res->notes.push_back("wgmma_issue_interval_" + sname + ": no issue stall within 16 wgmmas, no interval");
+  } else {
+    record(c, "wgmma_issue_interval_" + sname, G, "cycles", intv,
+           std::to_string(nwg) + how + rule +
+               "Value = steady-state cycles between issues after the first stall = (t_15 - t_s) / (15 - s) "
+               "(the stalled gap itself, which waits for the first free slot, is excluded). Samples: one per rep "
+               "and warpgroup with s <= 14.",
+           q);
+  }
+}
+
+template <int N>
+void wg_issue_kloop(Ctx& c, const WgResult& chk, int nwg) {
+  const std::string G = "wgmma";
+  const int n = c.reps(100, 16) + kWarm;
+  const int smem = 4096 + N * 32;
+  CK(cudaFuncSetAttribute(k_wgmma_issue_kloop<N>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  DevBuf<uint32_t> st(size_t(n) * nwg * kKlStamps);
+  DevBuf<float> sink(256);
+  k_wgmma_issue_kloop<N><<<1, 128 * nwg, smem>>>(st.p, n, chk.desc_sem < 0 ? 0 : chk.desc_sem, sink.p);
+  CK_LAUNCH();
+  const auto h = st.get();
+  std::vector<double> iss, wt, per, tot;
+  // per warpgroup, per k-block, over reps
+  std::vector<std::vector<std::vector<double>>> kiss(nwg, std::vector<std::vector<double>>(kKb)),
+      kwt(nwg, std::vector<std::vector<double>>(kKb)), kper(nwg, std::vector<std::vector<double>>(kKb));
+  for (int r = kWarm; r < n; ++r)
+    for (int w = 0; w < nwg; ++w) {
+      const uint32_t* o = &h[(size_t(r) * nwg + w) * kKlStamps];
+      const uint32_t *tf = o, *tc = o + kKb, *tw = o + 2 * kKb;
+      for (int k = 0; k < kKb; ++k) {
+        const double a = cyc(tc[k], tf[k]), b = cyc(tw[k], tc[k]);
+        kiss[w][k].push_back(a);
+        kwt[w][k].push_back(b);
+        if (k + 1 < kKb) kper[w][k].push_back(cyc(tf[k + 1], tf[k]));
+        if (k >= kKbFrom) {
+          iss.push_back(a);
+          wt.push_back(b);
+          if (k + 1 < kKb) per.push_back(cyc(tf[k + 1], tf[k]));
+        }
+      }
+      tot.push_back(cyc(o[3 * kKb], tf[0]));
+    }
+  const std::string sname = "n" + std::to_string(N) + "_" + std::to_string(nwg) + "wg";
+  const std::string shape = "m64n" + std::to_string(N) + "k16 bf16";
+  JObj p;
+  p.str("shape", shape).num("warpgroups", nwg).num("k_blocks", kKb).num("wgmmas_per_k_block", kMmaPerKb)
+      .num("k_blocks_in_median_from", kKbFrom).num("reps_per_warpgroup", n - kWarm)
+      .str("numerics_check", chk.err < 1e-6 ? "pass" : "FAIL")
+      .num("total_first_to_end_median", compute_stats(tot).median)
+      .num("cycles_per_wgmma_per_warpgroup_total", compute_stats(tot).median / (kKb * kMmaPerKb));
+  for (int w = 0; w < nwg; ++w) {
+    std::vector<double> a, b, cc;
+    for (int k = 0; k < kKb; ++k) {
+      a.push_back(compute_stats(kiss[w][k]).median);
+      b.push_back(compute_stats(kwt[w][k]).median);
+      if (k + 1 < kKb) cc.push_back(compute_stats(kper[w][k]).median);
+    }
+    const std::string pre = "wg" + std::to_string(w) + "_";
+    p.raw(pre + "issue_per_kblock_median", jarr(a))
+        .raw(pre + "wait_per_kblock_median", jarr(b))
+        .raw(pre + "period_per_kblock_median", jarr(cc));
+  }
+  const std::string how =
+      std::to_string(nwg) +
+      " warpgroup(s) in one CTA, CUTLASS K_PIPE_MMAS=1 mainloop shape without the smem pipeline: per rep "
+      "(after __syncthreads) 16 k-blocks, each: t_first (%clock); wgmma.fence (warpgroup_arrive); 4 dependent "
+      "wgmma.mma_async " + shape +
+      " into one accumulator (scale-d=1, same smem descriptors every time, no swizzle); wgmma.commit_group; "
+      "t_commit; wgmma.wait_group 1 (waits for the previous k-block's group); t_wait. Thread 0 of each warpgroup's "
+      "32-bit %clock stamps; samples pooled over k-blocks 4..15 (period: 4..14), reps and warpgroups; params give "
+      "per-k-block medians per warpgroup and the whole-loop time (t_end after wait_group 0 minus t_first[0]). "
+      "SASS checked (cuobjdump of the nvcc 13.0.88 build run on 2026-11-24): per k-block CS2R.32 SR_CLOCKLO (t_first), "
+      "WARPGROUP.ARRIVE, 4 HGMMA (2 R2UR of the descriptor + NOP for N=256 between them; gsb0 on the 4th = "
+      "commit_group), CS2R (t_commit), WARPGROUP.DEPBAR.LE gsb0, 0x1, CS2R (t_wait); k-block 0 also has ~11 "
+      "descriptor set-up instructions between t_first and its first HGMMA (it is outside the medians). ";
+  record(c, "wgmma_issue_kblock_issue_" + sname, G, "cycles", iss,
+         how + "Value = t_commit - t_first: time for the warpgroup to get its k-block's 4 wgmmas (+ fence, commit) "
+               "issued, i.e. the issue back-pressure per k-block.",
+         p);
+  JObj q;
+  q.str("shape", shape).num("warpgroups", nwg).num("k_blocks_in_median_from", kKbFrom);
+  record(c, "wgmma_issue_kblock_wait_" + sname, G, "cycles", wt,
+         how + "Value = t_wait - t_commit: time in wait_group 1 (until the previous k-block's group completes).", q);
+  record(c, "wgmma_issue_kblock_period_" + sname, G, "cycles", per,
+         how + "Value = t_first(k+1) - t_first(k): the k-block period of one warpgroup.", q);
+}
+
+template <int N, bool KLOOP>
+void wg_issue_all(Ctx& c) {
+  WgResult chk = wg_check<N, false>(c);
+  for (int nwg = 1; nwg <= 2; ++nwg) wg_issue_timeline<N>(c, chk, nwg);
+  if constexpr (KLOOP)
+    for (int nwg = 1; nwg <= 2; ++nwg) wg_issue_kloop<N>(c, chk, nwg);
+}
+
 }  // namespace
 
 void bench_wgmma(Ctx& c) {
@@ -326,6 +641,9 @@ void bench_wgmma(Ctx& c) {
   mma_sync_time(c, 1, 1);
   mma_sync_time(c, 1, 4);
   mma_sync_time(c, 1, 8);
+  wg_issue_all<64, false>(c);
+  wg_issue_all<128, true>(c);
+  wg_issue_all<256, true>(c);
 }
 
 }  // namespace mb

@@ -64,6 +64,13 @@ const std::vector<ParamDef>& param_defs() {
       {{"tensor", "tensor_flops_per_cycle_tf32", "dense tf32 FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_tf32},
       {{"tensor", "tensor_flops_per_cycle_4bit", "dense 4-bit FLOP per SM per cycle (0: not supported)"}, &Machine::tensor_flops_per_cycle_4bit},
       {{"tensor", "wgmma_latency_cycles", "wgmma: end of its tensor-pipe occupancy to its group completing"}, &Machine::wgmma_latency_cycles},
+      {{"tensor", "wgmma_issue_cycles", "wgmma: a warpgroup's issue of one wgmma with N <= 128 when the pipe's queue has room"},
+       &Machine::wgmma_issue_cycles},
+      {{"tensor", "wgmma_issue_cycles_n256", "wgmma: the same for N > 128"}, &Machine::wgmma_issue_cycles_n256},
+      {{"tensor", "wgmma_queue_depth",
+        "wgmma: how many issued wgmmas can wait behind the one the SM's tensor pipe works on; a warpgroup's next wgmma "
+        "issues only when the one that many places earlier has started (0: no limit)"},
+       &Machine::wgmma_queue_depth},
       {{"tensor", "mma_sync_latency_cycles", "mma.sync: dependent-issue latency"}, &Machine::mma_sync_latency_cycles},
       {{"tensor", "mma_sync_flops_per_cycle_16bit", "mma.sync dense 16-bit FLOP per SM per cycle (all four sub-partitions)"},
        &Machine::mma_sync_flops_per_cycle_16bit},

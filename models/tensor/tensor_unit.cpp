@@ -21,6 +21,9 @@ TensorUnit::TensorUnit(Simulator& sim)
       cause_wgmma_wait_(sim.cause_id("wgmma.wait")),
       cause_convergence_(sim.cause_id("warpgroup convergence")) {
   pipe_free_.assign(static_cast<std::size_t>(sim.machine().sm_count), {});
+  std::int64_t depth = std::max<std::int64_t>(0, sim.machine().wgmma_queue_depth);
+  queue_starts_.assign(static_cast<std::size_t>(sim.machine().sm_count * depth), Cycle(0));
+  queue_head_.assign(static_cast<std::size_t>(sim.machine().sm_count), 0);
   const auto& p = sim.program();
   for (int first = 0; first < p.warps; first += isa::kWarpsPerWarpgroup) {
     int role = first + isa::kWarpsPerWarpgroup <= p.warps ? p.warp_role[first] : -1;
@@ -89,6 +92,38 @@ Cycle TensorUnit::issue(const OpContext& ctx, std::int64_t count, bool whole_sm,
   return sub;
 }
 
+Cycle TensorUnit::issue_wgmma(const OpContext& ctx, std::int64_t count, Cycle& issued) {
+  const Machine& m = sim_.machine();
+  const isa::OpDesc& d = ctx.desc;
+  const std::uint32_t sm = ctx.cta().sm;
+  auto& pipe = pipe_free_[sm];
+  std::int64_t flops = 2 * d.m * d.n * d.k;
+  sim_.counters().flops += flops * count;
+  // wgmma uses the tensor cores of all four SM sub-partitions, one wgmma after another.
+  std::int64_t occ = ceil_div(flops, m.tensor_rate(d.operand_bits, d.dtype == "tf32"));
+  std::int64_t cost = d.n > 128 ? m.wgmma_issue_cycles_n256 : m.wgmma_issue_cycles;
+  const auto depth = static_cast<std::uint32_t>(std::max<std::int64_t>(0, m.wgmma_queue_depth));
+  Cycle free = sim_.now();
+  for (const Cycle& c : pipe) free = sim::max(free, c);
+  Cycle t = sim_.now();
+  for (std::int64_t i = 0; i < count; ++i) {
+    std::uint32_t& head = queue_head_[sm];
+    Cycle* ring = depth ? &queue_starts_[static_cast<std::size_t>(sm) * depth] : nullptr;
+    if (ring) t = sim::max(t, ring[head]);  // the wgmma `depth` places earlier must have started
+    t += Cycle(std::max<std::int64_t>(1, cost));
+    Cycle start = sim::max(t, free);
+    free = start + Cycle(occ);
+    if (ring) {
+      ring[head] = start;
+      head = (head + 1) % depth;
+    }
+  }
+  for (Cycle& c : pipe) c = free;
+  busy_ += 4 * occ * count;
+  issued = t;
+  return free;
+}
+
 OpResult TensorUnit::execute(OpContext& ctx) {
   const Machine& m = sim_.machine();
   switch (ctx.desc.kind) {
@@ -151,10 +186,11 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
       wg.reads.add(hazards_->group_access(wg.waiting, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, a), false, HazardUnit::Via::kWgmma));
     std::int64_t count = ctx.value(Attr::kCount);
     if (count < 1) ctx.ub("bad count", fmt::format("count={} must be positive", count));
-    Cycle done = issue(ctx, count, true) + sim_.jit(m.wgmma_latency_cycles);
+    Cycle issued;
+    Cycle done = issue_wgmma(ctx, count, issued) + sim_.jit(m.wgmma_latency_cycles);
     wg.open_done = sim::max(wg.open_done, done);
     wg.open_nonempty = true;
-    resume = now + Cycle(m.op_issue_cycles * count);
+    resume = issued;
     std::int64_t cta_id = ctx.cta().id;
     if (!sim_.observers().empty() && sim_.observers().wants(cta_id)) {
       std::string label = fmt::format("wgmma {} x{} (wg {})", d.shape, count, wg_index);

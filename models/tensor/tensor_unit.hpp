@@ -59,8 +59,15 @@ class TensorUnit : public Unit {
   OpResult umma_commit(OpContext& ctx);
   // Occupies the tensor pipe for an MMA; `sms` > 1 when a CTA pair shares the work (cta_group::2).
   Cycle issue(const OpContext& ctx, std::int64_t count, bool whole_sm, int sms = 1);
+  // A warpgroup issues `count` wgmmas one after another: each costs its issue cycles and waits while the
+  // SM's queue is full (wgmma_queue_depth wgmmas waiting behind the one the pipe works on). Returns when
+  // the pipe is done with the last; `issued`: when the warpgroup has issued the last.
+  Cycle issue_wgmma(const OpContext& ctx, std::int64_t count, Cycle& issued);
 
   std::vector<std::array<Cycle, 4>> pipe_free_;          // per SM, per sub-partition
+  // Per SM: the pipe's start cycles of its last wgmma_queue_depth wgmmas (a ring; queue_head_: the oldest).
+  std::vector<Cycle> queue_starts_;
+  std::vector<std::uint32_t> queue_head_;
   std::vector<std::vector<Warpgroup>> warpgroups_;       // by CTA slot
   std::vector<Tcgen05Thread> threads_;                   // by warp id
   std::vector<int> whole_role_;  // per warpgroup index: the role all four of its warps run (-1: none)

@@ -2,6 +2,9 @@
 // checks survive release builds, and state follows the CTAs that are resident.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "models/gpu/registry.hpp"
 #include "sim/check.hpp"
 #include "sim/engine.hpp"
@@ -107,4 +110,82 @@ TEST_CASE("unit implementations are chosen by the machine file", "[units][machin
   m.impls["l2"] = "nonesuch";
   auto p = test::compile_text("kernel k warps=1 { warp 0 w { compute cycles=1 } }");
   CHECK_THROWS_WITH(models::simulate(p, m, {}), Catch::Contains("unit 'l2' has no implementation 'nonesuch'"));
+}
+
+namespace {
+using test::problem;
+using test::run_text;
+
+double wgmma_issue_measurement(const std::string& name, nlohmann::json* params = nullptr) {
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/wgmma_issue.json");
+  REQUIRE(f.good());
+  nlohmann::json j = nlohmann::json::parse(f);
+  for (const auto& meas : j["measurements"])
+    if (meas["name"] == name) {
+      if (params) *params = meas["params"];
+      return meas["median"];
+    }
+  FAIL("no measurement " << name);
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("tensor: a warpgroup's wgmma issue stalls when the pipe's queue is full, as on the H100", "[tensor][timing]") {
+  // One warpgroup issues k back-to-back wgmmas; the run ends when it has issued the last (its warps exit),
+  // so cycles(k) - cycles(1) is when wgmma k-1 issued relative to wgmma 0: the H100's issue timeline
+  // (validation/results/h100/wgmma_issue.json). The machine's three parameters come from other numbers of
+  // that run (the unstalled k-loop issue cost and the stall point at N = 256), so N = 128 and the shape of
+  // the whole timeline are held out.
+  for (int n : {128, 256}) {
+    nlohmann::json params;
+    wgmma_issue_measurement(fmt::format("wgmma_issue_timeline_n{}_1wg", n), &params);
+    std::vector<double> hw = params["wg0_issue_offset_median"];
+    auto issued = [&](int k) {
+      auto r = run_text(fmt::format("kernel k warps=4 {{\n smem a bytes=2048\n smem b bytes={}\n warpgroup 0 c {{\n wgmma.fence\n"
+                                    " wgmma m64n{}k16 dtype=bf16 a=a b=b count={}\n }}\n}}\n",
+                                    n * 32, n, k));
+      REQUIRE(r.outcome == Outcome::kFinished);
+      return static_cast<double>(r.cycles);
+    };
+    double first = issued(1);
+    for (int k = 2; k <= 16; ++k) {
+      double sim = issued(k) - first;
+      INFO("N " << n << ": wgmma " << k - 1 << " issued at +" << sim << " cycles, H100 +" << hw[static_cast<std::size_t>(k - 1)]);
+      // The timeline reads the clock after every wgmma (up to 3 cycles each, the k-loop's issue cost does not
+      // include it): that much per stamp, plus 5 %.
+      CHECK(std::abs(sim - hw[static_cast<std::size_t>(k - 1)]) <= 0.05 * hw[static_cast<std::size_t>(k - 1)] + 3.0 * (k - 1));
+    }
+  }
+}
+
+TEST_CASE("tensor: two warpgroups in a CUTLASS k-loop spend the k-block issuing, not waiting, as on the H100", "[tensor][timing]") {
+  // CUTLASS's mainloop with K_PIPE_MMAS = 1: per k-block 4 wgmmas, commit, wait for the previous group.
+  // With two warpgroups the pipe is saturated: the issue stalls and the wait returns at once.
+  auto r = run_text(R"(
+kernel k warps=8 {
+  smem a bytes=4096
+  smem b bytes=16384
+  warpgroups 0..2 c {
+    wgmma.fence
+    for kb in 0..16 {
+      wgmma m64n256k16 dtype=bf16 a=a b=b count=4
+      wgmma.commit
+      wgmma.wait n=1
+    }
+    wgmma.wait n=0
+  }
+}
+)");
+  INFO(problem(r));
+  REQUIRE(r.outcome == Outcome::kFinished);
+  double period = wgmma_issue_measurement("wgmma_issue_kblock_period_n256_2wg");
+  double sim = static_cast<double>(r.cycles) / 16;
+  INFO("simulated k-block " << sim << " cycles, H100 " << period);
+  CHECK(std::abs(sim - period) / period < 0.08);
+  // The time goes into issuing: the wgmma.wait blocks little.
+  REQUIRE(r.stats.roles.size() == 1);
+  const auto& role = r.stats.roles[0];
+  auto waited = role.waiting.count("wgmma.wait") ? role.waiting.at("wgmma.wait") : 0;
+  INFO("wgmma.wait " << waited << " of " << role.lifetime << " warp cycles");
+  CHECK(static_cast<double>(waited) < 0.10 * static_cast<double>(role.lifetime));
 }

@@ -29,14 +29,38 @@ def launch_overhead():
                              f"launches minus the CTAs' span; {run['gpu']['name']}, {run['date_utc'][:10]})")
 
 
+WGMMA_ISSUE = "validation/results/h100/wgmma_issue.json"
+
+
+def wgmma_issue():
+    """wgmma issue back-pressure from the wgmma_issue_* measurements (one SM; the H200's SM is the H100's):
+    the issue cost of one wgmma when nothing stalls it (CUTLASS-style k-loop of one warpgroup, 4 wgmmas per
+    k-block, no clock reads between them), and how many wgmmas can wait behind the one the pipe works on.
+    The timeline of one warpgroup issuing 16 m64n256k16 back to back stalls at wgmma `free`; wgmma i then
+    issues when wgmma i - depth has started, so free = depth + 2 (the first two start before the queue fills:
+    one at once, the next after its occupancy)."""
+    with open(os.path.join(ROOT, WGMMA_ISSUE)) as f:
+        run = json.load(f)
+    med = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
+    who = f'{WGMMA_ISSUE}, {run["gpu"]["name"]}, {run["date_utc"][:10]}'
+    return {
+        "wgmma_issue_cycles": (round(med["wgmma_issue_kblock_issue_n128_1wg"] / 4),
+                               f"derived: wgmma_issue_kblock_issue_n128_1wg / 4 (issue of 4 m64n128k16 and the commit, nothing stalled; "
+                               f"the timelines give 18-20 per wgmma for N <= 128 with a clock read each) ({who})"),
+        "wgmma_issue_cycles_n256": (round(med["wgmma_issue_kblock_issue_n256_1wg"] / 4),
+                                    f"derived: wgmma_issue_kblock_issue_n256_1wg / 4 (wgmmas with N > 128; the timeline gives 28) ({who})"),
+        "wgmma_queue_depth": (round(med["wgmma_issue_free_n256_1wg"]) - 2,
+                              f"derived: wgmma_issue_free_n256_1wg - 2 (wgmma i issues once wgmma i - depth has started; "
+                              f"this reproduces the 1-warpgroup timelines at N = 64, 128, 256 within 3 cycles per wgmma) ({who})"),
+    }
+
+
 def sm90(results):
     """The parameters of an sm90 machine (H100, H200) from one microbenchmark result file."""
     global RESULTS, MEDIAN, WHO
     RESULTS = results
     with open(os.path.join(ROOT, RESULTS)) as f:
         run = json.load(f)
-    MEDIAN = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
-    WHO = f'{run["gpu"]["name"]}, {run["date_utc"][:10]}'
     MEDIAN = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
     WHO = f'{run["gpu"]["name"]}, {run["date_utc"][:10]}'
 
@@ -125,8 +149,9 @@ def sm90(results):
                                                "2*64*256*32 FLOP / wgmma_throughput_m64n256k32_e4m3_2wg (published: 8192)"),
         "tensor_flops_per_cycle_tf32": (2048, "derived: half the 16-bit rate (H100 datasheet: tf32 494.7 vs bf16 989.4 TFLOP/s dense)"),
         "tensor_flops_per_cycle_4bit": (0, "derived: Hopper tensor cores have no 4-bit floating point"),
-        "wgmma_latency_cycles": derived(round(MEDIAN["wgmma_latency_m64n128k16_bf16"] - 64),
-                                        "wgmma_latency_m64n128k16_bf16 minus its 64-cycle occupancy (172-180 for N<=128, 217 at N=256)"),
+        "wgmma_latency_cycles": derived(round(MEDIAN["wgmma_latency_m64n128k16_bf16"] - 64 - wgmma_issue()["wgmma_issue_cycles"][0]),
+                                        "wgmma_latency_m64n128k16_bf16 minus its 64-cycle occupancy and the issue cost wgmma_issue_cycles "
+                                        "(172-180 for N<=128, 217 at N=256, before the issue cost)"),
         "mma_sync_latency_cycles": derived(round(MEDIAN["mma_sync_latency_m16n8k16_f16"] - mma_per_warp),
                                            "mma_sync_latency_m16n8k16_f16 minus mma_sync_throughput_m16n8k16_f16_per_warp"),
         "mma_sync_flops_per_cycle_16bit": derived(round(4096 / mma_sync_cycles),
@@ -174,6 +199,9 @@ h200["sm_count"] = (132, "published: NVIDIA H200 datasheet (132 SMs); also read 
 # No atomics run on the H200 yet: its SM and L2 design are the H100's.
 for k, (v, src) in atomics(ATOMICS).items():
     h200[k] = (v, "estimate: taken from the H100 measurement (the H200 has the H100's SM and L2); " + src)
+h100.update(wgmma_issue())
+for k, (v, src) in wgmma_issue().items():
+    h200[k] = (v, "estimate: taken from the H100 measurement (the H200 has the H100's SM); " + src)
 h100_results = "validation/results/h100/microbench.json"
 RESULTS = h100_results
 
@@ -202,6 +230,9 @@ b200.update({
     "clc_latency_cycles": bd(400, "try_cancel round trip"),
     "l2_bytes_per_cycle": bd(4200, "L2 bandwidth scaled from the H100 by SM count"),
     "wgmma_latency_cycles": (0, "derived: no wgmma on sm_100"),
+    "wgmma_issue_cycles": (0, "derived: no wgmma on sm_100"),
+    "wgmma_issue_cycles_n256": (0, "derived: no wgmma on sm_100"),
+    "wgmma_queue_depth": (0, "derived: no wgmma on sm_100"),
 })
 for k, (v, src) in list(b200.items()):
     if src.startswith("measured:") or (src.startswith("derived:") and RESULTS in src):
@@ -210,7 +241,7 @@ for k, (v, src) in list(b200.items()):
 # The simulator unit each parameter belongs to (the sections of a machine file, models/machine.hpp).
 UNITS = {
     "sm": ["sm_count", "clock_mhz", "max_warps_per_sm", "max_ctas_per_sm", "smem_per_sm", "smem_per_cta_max", "smem_reserved_per_cta", "max_cluster_size", "cta_launch_cycles", "launch_overhead_ns", "op_issue_cycles"],
-    "tensor": ["has_wgmma", "tensor_flops_per_cycle_16bit", "tensor_flops_per_cycle_8bit", "tensor_flops_per_cycle_tf32", "tensor_flops_per_cycle_4bit", "wgmma_latency_cycles", "mma_sync_latency_cycles", "mma_sync_flops_per_cycle_16bit", "umma_latency_cycles"],
+    "tensor": ["has_wgmma", "tensor_flops_per_cycle_16bit", "tensor_flops_per_cycle_8bit", "tensor_flops_per_cycle_tf32", "tensor_flops_per_cycle_4bit", "wgmma_latency_cycles", "wgmma_issue_cycles", "wgmma_issue_cycles_n256", "wgmma_queue_depth", "mma_sync_latency_cycles", "mma_sync_flops_per_cycle_16bit", "umma_latency_cycles"],
     "mbarrier": ["mbarrier_arrive_cycles", "mbarrier_test_wait_cycles", "mbarrier_wake_cycles", "remote_arrive_cycles"],
     "named_barrier": ["named_barrier_cycles", "named_barrier_cycles_per_warp"],
     "cluster_barrier": ["cluster_sync_cycles"],

@@ -19,7 +19,8 @@ TensorUnit::TensorUnit(Simulator& sim)
     : Unit(sim),
       cause_mma_sync_(sim.cause_id("mma.sync")),
       cause_wgmma_wait_(sim.cause_id("wgmma.wait")),
-      cause_convergence_(sim.cause_id("warpgroup convergence")) {
+      cause_convergence_(sim.cause_id("warpgroup convergence")),
+      cause_wgmma_issue_(sim.cause_id("wgmma issue")) {
   pipe_free_.assign(static_cast<std::size_t>(sim.machine().sm_count), {});
   std::int64_t depth = std::max<std::int64_t>(0, sim.machine().wgmma_queue_depth);
   queue_starts_.assign(static_cast<std::size_t>(sim.machine().sm_count * depth), Cycle(0));
@@ -174,7 +175,9 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
   }
   wg.arrived += 1;
   wg.waiting.push_back(ctx.warp_id);
-  ctx.block(this, static_cast<std::uint32_t>(wg_index), 0, d.kind == OpKind::kWgmmaWait ? cause_wgmma_wait_ : cause_convergence_);
+  // A wgmma's warps wait for each other and then for its issue (the pipe's queue): counted as the issue.
+  ctx.block(this, static_cast<std::uint32_t>(wg_index), 0,
+            d.kind == OpKind::kWgmmaWait ? cause_wgmma_wait_ : d.kind == OpKind::kWgmma ? cause_wgmma_issue_ : cause_convergence_);
   if (wg.arrived < isa::kWarpsPerWarpgroup) return ctx.blocked();
   Cycle now = sim_.now();
   Cycle resume = now + Cycle(m.op_issue_cycles);

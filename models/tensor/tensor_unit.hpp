@@ -75,7 +75,7 @@ class TensorUnit : public Unit {
   MbarrierUnit* mbar_ = nullptr;
   ProxyFenceUnit* proxy_ = nullptr;
   HazardUnit* hazards_ = nullptr;
-  std::uint16_t cause_mma_sync_, cause_wgmma_wait_, cause_convergence_;
+  std::uint16_t cause_mma_sync_, cause_wgmma_wait_, cause_convergence_, cause_wgmma_issue_;
 };
 
 }  // namespace smpipe::models

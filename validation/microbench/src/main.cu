@@ -2,7 +2,9 @@
 //
 //   smpipe_microbench [--out FILE] [--quick] [--only GROUP[,GROUP...]]
 //
-// Groups (in run order): mbarrier, tma, wgmma, sync, memory, launch, atomics, hierarchy.
+// Groups (in run order): mbarrier, tma, wgmma, sync, memory, launch, atomics, hierarchy, store.
+// "store" (TMA store bandwidth / latency, hier_store_*) belongs to the hierarchy measurements: --only hierarchy
+// runs it too, --only store runs it alone.
 #include <unistd.h>
 
 #include <chrono>
@@ -94,7 +96,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy]\n", argv[0]);
+      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store]\n", argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -200,11 +202,12 @@ int main(int argc, char** argv) {
   } groups[] = {
       {"mbarrier", bench_mbarrier}, {"tma", bench_tma},       {"wgmma", bench_wgmma},
       {"sync", bench_sync},         {"memory", bench_memory}, {"launch", bench_launch},
-      {"atomics", bench_atomics},   {"hierarchy", bench_hierarchy},
+      {"atomics", bench_atomics},   {"hierarchy", bench_hierarchy}, {"store", bench_hier_store},
   };
   bool dead = false;
   for (auto& g : groups) {
-    if (!only.empty() && only.find(g.name) == std::string::npos) continue;
+    const bool store_via_hierarchy = std::strcmp(g.name, "store") == 0 && only.find("hierarchy") != std::string::npos;
+    if (!only.empty() && only.find(g.name) == std::string::npos && !store_via_hierarchy) continue;
     if (dead) {
       res.fail(std::string("group:") + g.name, "skipped: CUDA context unusable after an earlier error");
       continue;

@@ -85,6 +85,31 @@ __global__ void __launch_bounds__(128, 1) k_wgmma_check(float* D, int desc_sem) 
   }
 }
 
+// The timing kernels' operands: A of warpgroup w at w*2048 (64 rows x 32 B) for every warpgroup of the CTA,
+// B at 4096 (n rows x 32 B), filled, fenced for the async proxy and synchronised; da / db: this thread's
+// warpgroup's descriptors (desc_sem as in k_wgmma_check).
+template <bool FP8>
+DEVI void setup_operands(unsigned char* sm, int n, int desc_sem, uint64_t& da, uint64_t& db) {
+  const uint32_t k_off = 128, m_off = 256;
+  const int wg = threadIdx.x >> 7, nwg = blockDim.x >> 7;
+  for (int w = 0; w < nwg; ++w) fill_operand<FP8>(sm + w * 2048, 64, true, k_off, m_off);
+  fill_operand<FP8>(sm + 4096, n, false, k_off, m_off);
+  fence_proxy_async_smem();
+  __syncthreads();
+  const uint32_t lbo = desc_sem == 0 ? k_off : m_off, sbo = desc_sem == 0 ? m_off : k_off;
+  da = make_desc(smem_u32(sm + wg * 2048), lbo, sbo);
+  db = make_desc(smem_u32(sm + 4096), lbo, sbo);
+}
+
+// Keeps the accumulators live (the store never happens).
+template <int N>
+DEVI void keep_live(const float (&d)[N / 2], float* sink) {
+  float s = 0.f;
+#pragma unroll
+  for (int i = 0; i < N / 2; ++i) s += d[i];
+  if (s == 1234567.f) sink[threadIdx.x] = s;
+}
+
 // Timing: every warpgroup (nwg = blockDim/128) per rep: __syncthreads; t0; wgmma.fence; `batch` x
 // wgmma into its own accumulator (scale-d = 1); commit_group; wait_group 0; t1. Thread 0 of each
 // warpgroup stores t0/t1 (same SM clock).
@@ -92,14 +117,9 @@ template <int N, bool FP8>
 __global__ void __launch_bounds__(256, 1) k_wgmma_time(unsigned long long* t0s, unsigned long long* t1s, int n, int batch,
                                                      int desc_sem, float* sink) {
   extern __shared__ __align__(1024) unsigned char sm[];
-  const uint32_t k_off = 128, m_off = 256;
   const int wg = threadIdx.x >> 7, nwg = blockDim.x >> 7;
-  for (int w = 0; w < nwg; ++w) fill_operand<FP8>(sm + w * 2048, 64, true, k_off, m_off);
-  fill_operand<FP8>(sm + 4096, N, false, k_off, m_off);
-  fence_proxy_async_smem();
-  __syncthreads();
-  const uint32_t lbo = desc_sem == 0 ? k_off : m_off, sbo = desc_sem == 0 ? m_off : k_off;
-  const uint64_t da = make_desc(smem_u32(sm + wg * 2048), lbo, sbo), db = make_desc(smem_u32(sm + 4096), lbo, sbo);
+  uint64_t da, db;
+  setup_operands<FP8>(sm, N, desc_sem, da, db);
   float d[N / 2];
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
@@ -118,10 +138,7 @@ __global__ void __launch_bounds__(256, 1) k_wgmma_time(unsigned long long* t0s, 
       t1s[i * nwg + wg] = t1;
     }
   }
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i) s += d[i];
-  if (s == 1234567.f) sink[threadIdx.x] = s;  // keeps the accumulators live
+  keep_live<N>(d, sink);
 }
 
 // mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
@@ -338,14 +355,9 @@ constexpr int kKbFrom = 4;                // k-blocks [kKbFrom, kKb) enter the m
 template <int N>
 __global__ void __launch_bounds__(256, 1) k_wgmma_issue_timeline(uint32_t* st, int n, int desc_sem, float* sink) {
   extern __shared__ __align__(1024) unsigned char sm[];
-  const uint32_t k_off = 128, m_off = 256;
   const int wg = threadIdx.x >> 7, nwg = blockDim.x >> 7;
-  for (int w = 0; w < nwg; ++w) fill_operand<false>(sm + w * 2048, 64, true, k_off, m_off);
-  fill_operand<false>(sm + 4096, N, false, k_off, m_off);
-  fence_proxy_async_smem();
-  __syncthreads();
-  const uint32_t lbo = desc_sem == 0 ? k_off : m_off, sbo = desc_sem == 0 ? m_off : k_off;
-  const uint64_t da = make_desc(smem_u32(sm + wg * 2048), lbo, sbo), db = make_desc(smem_u32(sm + 4096), lbo, sbo);
+  uint64_t da, db;
+  setup_operands<false>(sm, N, desc_sem, da, db);
   float d[N / 2];
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
@@ -368,10 +380,7 @@ __global__ void __launch_bounds__(256, 1) k_wgmma_issue_timeline(uint32_t* st, i
       for (int j = 0; j < kTlStamps; ++j) st[(size_t(r) * nwg + wg) * kTlStamps + j] = t[j];
     }
   }
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i) s += d[i];
-  if (s == 1234567.f) sink[threadIdx.x] = s;  // keeps the accumulators live
+  keep_live<N>(d, sink);
 }
 
 // CUTLASS-style k-loop (K_PIPE_MMAS = 1). Per rep: __syncthreads; then per k-block k = 0..15:
@@ -381,14 +390,9 @@ __global__ void __launch_bounds__(256, 1) k_wgmma_issue_timeline(uint32_t* st, i
 template <int N>
 __global__ void __launch_bounds__(256, 1) k_wgmma_issue_kloop(uint32_t* st, int n, int desc_sem, float* sink) {
   extern __shared__ __align__(1024) unsigned char sm[];
-  const uint32_t k_off = 128, m_off = 256;
   const int wg = threadIdx.x >> 7, nwg = blockDim.x >> 7;
-  for (int w = 0; w < nwg; ++w) fill_operand<false>(sm + w * 2048, 64, true, k_off, m_off);
-  fill_operand<false>(sm + 4096, N, false, k_off, m_off);
-  fence_proxy_async_smem();
-  __syncthreads();
-  const uint32_t lbo = desc_sem == 0 ? k_off : m_off, sbo = desc_sem == 0 ? m_off : k_off;
-  const uint64_t da = make_desc(smem_u32(sm + wg * 2048), lbo, sbo), db = make_desc(smem_u32(sm + 4096), lbo, sbo);
+  uint64_t da, db;
+  setup_operands<false>(sm, N, desc_sem, da, db);
   float d[N / 2];
 #pragma unroll
   for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
@@ -422,10 +426,7 @@ __global__ void __launch_bounds__(256, 1) k_wgmma_issue_kloop(uint32_t* st, int 
       o[3 * kKb] = tend;
     }
   }
-  float s = 0.f;
-#pragma unroll
-  for (int i = 0; i < N / 2; ++i) s += d[i];
-  if (s == 1234567.f) sink[threadIdx.x] = s;
+  keep_live<N>(d, sink);
 }
 
 std::string jarr(const std::vector<double>& v) {

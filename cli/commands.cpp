@@ -290,10 +290,10 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     if (cmp->parsed()) return cmd_compare(compare_args, out);
     return cmd_models(out);
   } catch (const isa::InputError& e) {
-    err << e.what() << "\n";
+    err << isa::printable(e.what(), true) << "\n";
     return kBadInput;
   } catch (const std::exception& e) {
-    err << "internal error: " << e.what() << "\n";
+    err << "internal error: " << isa::printable(e.what(), true) << "\n";
     return kInternal;
   }
 }

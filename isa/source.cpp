@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -31,10 +32,14 @@ std::string SourceLoc::str() const {
 
 static std::string format_error(const SourceLoc& loc, const std::string& message) {
   if (loc.file == nullptr || loc.line == 0) return fmt::format("error: {}", message);
-  std::string line = loc.file->line_text(loc.line);
-  std::string caret(static_cast<std::size_t>(std::max(loc.col - 1, 0)), ' ');
-  for (std::size_t i = 0; i < caret.size() && i < line.size(); ++i)
-    if (line[i] == '\t') caret[i] = '\t';
+  std::string raw = loc.file->line_text(loc.line);
+  if (raw.size() > 400) raw.resize(400);  // a line of a generated or hostile file: its start is enough
+  std::string line = printable(raw, true);
+  // the caret sits under the column as printed (bytes shown as \xNN take four columns)
+  std::string before = printable(raw.substr(0, std::min(raw.size(), static_cast<std::size_t>(std::max(loc.col - 1, 0)))), true);
+  std::string caret(before.size(), ' ');
+  for (std::size_t i = 0; i < caret.size(); ++i)
+    if (before[i] == '\t') caret[i] = '\t';
   return fmt::format("{}: error: {}\n  {}\n  {}^", loc.str(), message, line, caret);
 }
 
@@ -44,12 +49,60 @@ InputError::InputError(const SourceLoc& loc, const std::string& message)
 InputError::InputError(const std::string& message)
     : std::runtime_error(fmt::format("error: {}", message)), message_(message) {}
 
-std::shared_ptr<SourceFile> load_source(const std::string& path) {
+std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) throw InputError(fmt::format("cannot read {} '{}': no such file", what, printable(path)));
+  if (!fs::is_regular_file(st))
+    throw InputError(fmt::format("cannot read {} '{}': not a regular file (a FIFO, device or directory is refused)", what,
+                                 printable(path)));
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(fmt::format("cannot read '{}'", path));
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return std::make_shared<SourceFile>(path, ss.str());
+  if (!in) throw InputError(fmt::format("cannot read {} '{}'", what, printable(path)));
+  std::string text;
+  char buf[1 << 16];
+  while (in) {
+    in.read(buf, sizeof buf);
+    text.append(buf, static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes)
+      throw InputError(fmt::format("{} '{}' is larger than {} MB, the most smpipe reads", what, printable(path), max_bytes >> 20));
+  }
+  if (in.bad()) throw InputError(fmt::format("cannot read {} '{}': read error", what, printable(path)));
+  return text;
+}
+
+std::shared_ptr<SourceFile> load_source(const std::string& path) {
+  return std::make_shared<SourceFile>(path, read_input_file(path, "program", kMaxSourceBytes));
+}
+
+std::string printable(const std::string& s, bool keep_lines) {
+  std::string r;
+  r.reserve(s.size());
+  auto hex = [&](unsigned char c) { r += fmt::format("\\x{:02x}", c); };
+  for (std::size_t i = 0; i < s.size();) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if ((c >= 0x20 && c < 0x7f) || (keep_lines && (c == '\n' || c == '\t'))) {
+      r += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    // a well-formed UTF-8 sequence of 2-4 bytes (no overlong forms, no surrogates, at most U+10FFFF) is kept
+    int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+    bool ok = n > 0 && i + static_cast<std::size_t>(n) <= s.size();
+    for (int k = 1; ok && k < n; ++k) ok = (static_cast<unsigned char>(s[i + k]) & 0xc0) == 0x80;
+    if (ok) {
+      auto c1 = static_cast<unsigned char>(s[i + 1]);
+      if ((c == 0xe0 && c1 < 0xa0) || (c == 0xed && c1 >= 0xa0) || (c == 0xf0 && c1 < 0x90) || (c == 0xf4 && c1 >= 0x90)) ok = false;
+    }
+    if (!ok) {
+      hex(c);
+      ++i;
+      continue;
+    }
+    r.append(s, i, static_cast<std::size_t>(n));
+    i += static_cast<std::size_t>(n);
+  }
+  return r;
 }
 
 }  // namespace smpipe::isa

@@ -39,7 +39,23 @@ class InputError : public std::runtime_error {
   std::string message_;
 };
 
-// Reads a file into a SourceFile; throws InputError if it cannot be read.
+// The most bytes smpipe reads from one input file (a program, a machine file, a hardware trace). The largest
+// real inputs are hardware traces of a few MB; a program is a few KB.
+inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
+// The most bytes of a .pipe program (the front end holds ~50 bytes of state per source byte).
+inline constexpr std::size_t kMaxSourceBytes = std::size_t{4} << 20;
+
+// Reads a whole input file: only a regular file (a FIFO, a device or a directory is refused before it is
+// opened, so nothing blocks), at most `max_bytes`. `what` names it in messages ("machine file", ...).
+// Throws InputError on anything else.
+std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes = kMaxInputBytes);
+
+// Reads a .pipe file into a SourceFile (read_input_file, at most kMaxSourceBytes).
 std::shared_ptr<SourceFile> load_source(const std::string& path);
+
+// `s` made safe to print: bytes that are not printable ASCII or valid UTF-8 (control bytes, NUL, stray or
+// overlong sequences) are written as \xNN; newlines and tabs too (so a quoted name stays on one line) unless
+// `keep_lines` (a whole multi-line message).
+std::string printable(const std::string& s, bool keep_lines = false);
 
 }  // namespace smpipe::isa

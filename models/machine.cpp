@@ -172,11 +172,13 @@ Machine load_machine(const std::string& name_or_path) {
       throw isa::InputError(fmt::format("unknown machine '{}' (built-in: {}; or give a .json file)", name_or_path,
                                         fmt::join(builtin_machine_names(), ", ")));
   }
-  std::ifstream in(path);
-  if (!in) throw isa::InputError(fmt::format("cannot read machine file '{}'", path));
+  return parse_machine(isa::read_input_file(path, "machine file"), path);
+}
+
+Machine parse_machine(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
-    j = nlohmann::json::parse(in);
+    j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
     throw isa::InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }

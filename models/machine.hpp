@@ -112,6 +112,8 @@ Machine at_sm_clock(const Machine& machine, double mhz);
 
 // NAME (looked up in models/machines/) or a path to a .json file. Throws isa::InputError.
 Machine load_machine(const std::string& name_or_path);
+// A machine description from its JSON text; `path` names it in messages. Throws isa::InputError.
+Machine parse_machine(const std::string& text, const std::string& path);
 std::vector<std::string> builtin_machine_names();
 // The built-in machine whose gpu_names occur in a device name ("NVIDIA H100 80GB HBM3"), or "".
 std::string machine_for_gpu(const std::string& device);

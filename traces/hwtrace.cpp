@@ -268,11 +268,7 @@ HwTrace parse_hwtrace(const std::string& text, const std::string& name) {
 }
 
 HwTrace read_hwtrace(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw isa::InputError(fmt::format("cannot read trace file '{}'", path));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parse_hwtrace(ss.str(), path);
+  return parse_hwtrace(isa::read_input_file(path, "trace file"), path);
 }
 
 }  // namespace smpipe::traces

@@ -18,6 +18,7 @@ struct Expr {
   std::string name;  // kName / kIndex / kCall: the identifier; kUnary / kBinary: the operator; kWord: text
   std::vector<Expr> args;  // kIndex: [index]; kUnary: [operand]; kBinary: [lhs, rhs]; kCall: arguments
   SourceLoc loc;
+  int depth = 1;  // levels of this tree (a leaf is 1), at most kMaxExprDepth
 };
 
 // An operand of an op: `key=value`, `key=(a, b)`, or a bare value.

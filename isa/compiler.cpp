@@ -2,6 +2,8 @@
 // before running, and compiles each role to bytecode.
 #include <fmt/format.h>
 
+#include <charconv>
+
 #include <algorithm>
 #include <functional>
 #include <limits>
@@ -134,13 +136,22 @@ class Compiler {
     };
     p.grid = tuple3(k->grid, k->grid_loc, "grid");
     p.cluster = tuple3(k->cluster, k->cluster_loc, "cluster");
+    // CUDA's grid limits: x up to 2^31-1, y and z up to 65535 (CUDA C++ Programming Guide, technical
+    // specifications per compute capability); with them the product below cannot overflow.
+    for (int i = 0; i < 3; ++i) {
+      std::int64_t most = i == 0 ? std::int64_t{INT32_MAX} : 65535;
+      if (p.grid[i] > most) fail(k->grid_loc, fmt::format("grid dimension {} is {}: CUDA allows at most {}", i, p.grid[i], most));
+      if (p.cluster[i] > kMaxClusterSize)
+        fail(k->cluster_loc, fmt::format("cluster dimension {} is {}: a cluster has at most {} CTAs", i, p.cluster[i], kMaxClusterSize));
+    }
     for (int i = 0; i < 3; ++i)
       if (p.grid[i] % p.cluster[i] != 0)
         fail(k->cluster_loc, fmt::format("grid dimension {} ({}) is not a multiple of the cluster dimension ({})", i,
                                          p.grid[i], p.cluster[i]));
     if (p.cluster_size() > kMaxClusterSize)
       fail(k->cluster_loc, fmt::format("cluster of {} CTAs: the most is {}", p.cluster_size(), kMaxClusterSize));
-    if (p.num_ctas() > (std::int64_t{1} << 31)) fail(k->grid_loc, "grid too large");
+    if (p.num_ctas() > (std::int64_t{1} << 31))
+      fail(k->grid_loc, fmt::format("grid of {} CTAs: the simulator runs at most 2^31", p.num_ctas()));
     if (k->warps) {
       std::int64_t w = const_expr(*k->warps);
       if (w < 1 || w > 32) fail(k->warps->loc, fmt::format("warps={} out of range 1..32 (1024 threads per CTA)", w));
@@ -148,7 +159,9 @@ class Compiler {
     }
     if (k->smem) {
       p.smem_extra = const_expr(*k->smem);
-      if (p.smem_extra < 0) fail(k->smem->loc, "smem= must not be negative");
+      if (p.smem_extra < 0 || p.smem_extra > kMaxSmemBufferBytes)
+        fail(k->smem->loc, fmt::format("smem={} out of range 0..{} (16 MiB, more than any GPU's shared memory)", p.smem_extra,
+                                       kMaxSmemBufferBytes));
     }
     compile_decls(*k, p);
     for (const Proc& pr : k->procs) {
@@ -287,7 +300,9 @@ class Compiler {
         }
         case Decl::Kind::kSmem: {
           SmemDecl s{d.name, decl_size(d), d.size.has_value(), const_expr(*d.count), d.loc, d.whole};
-          if (s.bytes < 1) fail(d.count->loc, "smem bytes must be positive");
+          if (s.bytes < 1 || s.bytes > kMaxSmemBufferBytes)
+            fail(d.count->loc, fmt::format("smem bytes={} out of range 1..{} (16 MiB, more than any GPU's shared memory)", s.bytes,
+                                           kMaxSmemBufferBytes));
           decl_kind_[d.name] = {AttrType::kSmem, static_cast<int>(p.smems.size())};
           p.smems.push_back(s);
           break;
@@ -298,9 +313,15 @@ class Compiler {
           TensorDecl t{d.name, d.dtype, *bits, {}, d.loc};
           if (d.shape.empty() || d.shape.size() > 5)
             fail(d.loc, fmt::format("tensor rank {} out of range 1..5 (cuTensorMapEncodeTiled)", d.shape.size()));
+          std::int64_t elements = 1;
           for (const auto& e : d.shape) {
             std::int64_t v = const_expr(e);
             if (v < 1) fail(e.loc, "tensor dimensions must be positive");
+            // cuTensorMapEncodeTiled: globalDim[i] <= 2^32
+            if (v > (std::int64_t{1} << 32)) fail(e.loc, fmt::format("tensor dimension {} out of range 1..2^32 (cuTensorMapEncodeTiled)", v));
+            if (elements > kMaxTensorBytes * 8 / *bits / v)
+              fail(e.loc, fmt::format("tensor '{}' is larger than 2^48 bytes (a simulator limit)", d.name));
+            elements *= v;
             t.shape.push_back(v);
           }
           decl_kind_[d.name] = {AttrType::kTensor, static_cast<int>(p.tensors.size())};
@@ -370,6 +391,9 @@ class Compiler {
   }
 
   void emit(Opc opc, const SourceLoc& loc, std::uint32_t a = 0, std::int64_t imm = 0, std::uint8_t sub = 0) {
+    if (++instructions_ > kMaxInstructions)
+      fail(loc, fmt::format("the kernel compiles to more than {} instructions (procs are inlined at every call: are calls "
+                            "nested too often?)", kMaxInstructions));
     role_->code.push_back(Instr{opc, sub, a, imm, loc.line});
     switch (opc) {
       case Opc::kPush: case Opc::kLoad: case Opc::kBuiltin: ++stack_depth_; break;
@@ -615,6 +639,8 @@ class Compiler {
       fail(s.loc, fmt::format("proc '{}' takes {} argument(s), {} given", pr.name, pr.params.size(), s.exprs.size()));
     if (std::find(proc_stack_.begin(), proc_stack_.end(), pr.name) != proc_stack_.end())
       fail(s.loc, fmt::format("proc '{}' calls itself (procs are inlined: no recursion)", pr.name));
+    if (static_cast<int>(proc_stack_.size()) >= kMaxProcDepth)
+      fail(s.loc, fmt::format("procs inlined more than {} levels deep", kMaxProcDepth));
     std::vector<std::uint32_t> arg_slots;
     for (std::size_t i = 0; i < s.exprs.size(); ++i) {
       compile_expr(s.exprs[i]);
@@ -743,6 +769,8 @@ class Compiler {
     // Operand values are pushed in slot order; the interpreter pops them back into base_values.
     std::uint32_t index = static_cast<std::uint32_t>(role_->ops.size());
     for (const auto& [name, loc] : s.results) d.result_slots.push_back(assign_target(name, loc));
+    if (++ops_ > kMaxOps)
+      fail(s.loc, fmt::format("the kernel has more than {} ops after procs are inlined (are calls nested too often?)", kMaxOps));
     role_->ops.push_back(std::move(d));
     for (std::size_t i = 0; i < pending_dynamic_.size(); ++i) compile_expr(*pending_dynamic_[i]);
     stack_depth_ -= static_cast<int>(pending_dynamic_.size());
@@ -1012,6 +1040,22 @@ class Compiler {
       }
       default: break;
     }
+    // Every constant against the vocabulary's range (the simulator checks run-time values against the same one).
+    for (std::size_t i = 0; i < spec.attrs.size(); ++i) {
+      AttrType type = spec.attrs[i].type;
+      if (!d.attrs[i].present || (type != AttrType::kInt && type != AttrType::kTuple && type != AttrType::kNamedBar)) continue;
+      auto range = value_range(d.kind, spec.attrs[i].attr);
+      if (!range) continue;
+      for (int e = 0; e < d.attrs[i].length; ++e) {
+        auto v = const_attr(d, spec, spec.attrs[i].name, e);
+        if (!v) {
+          d.ranged_slots.emplace_back(static_cast<std::uint8_t>(d.attrs[i].first + e), static_cast<std::uint8_t>(i));
+          continue;
+        }
+        std::string msg = range_error(spec.attrs[i].name, *v, *range);
+        if (!msg.empty()) fail(attr_loc(s, spec.attrs[i].name), msg);
+      }
+    }
   }
 
   // One kernel uses one cta_group: ptxas rejects tcgen05 ops with cta_group::1 and ::2 in one kernel (the LLVM
@@ -1194,6 +1238,8 @@ class Compiler {
   std::int64_t global_words_ = 0;          // words of every `global` declaration
   int stack_depth_ = 0;
   int region_depth_ = 0;
+  std::int64_t instructions_ = 0;  // emitted so far, all roles
+  std::int64_t ops_ = 0;
 };
 
 }  // namespace
@@ -1215,15 +1261,20 @@ std::pair<std::string, std::int64_t> parse_define(const std::string& text) {
     mult = digits.back() == 'K' ? 1024 : 1024 * 1024;
     digits.pop_back();
   }
-  try {
-    std::size_t used = 0;
-    int base = digits.rfind("0x", 0) == 0 ? 16 : 10;
-    long long v = std::stoll(base == 16 ? digits.substr(2) : digits, &used, base);
-    if (used != (base == 16 ? digits.size() - 2 : digits.size())) throw std::invalid_argument("trailing");
-    return {name, (neg ? -v : v) * mult};
-  } catch (const std::exception&) {
+  int base = digits.rfind("0x", 0) == 0 || digits.rfind("0X", 0) == 0 ? 16 : 10;
+  if (base == 16) digits = digits.substr(2);
+  std::uint64_t magnitude = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), magnitude, base);
+  if (digits.empty() || ec == std::errc::invalid_argument || end != digits.data() + digits.size())
     throw InputError(fmt::format("-D {}: '{}' is not an integer", text, value));
-  }
+  // the value, sign and K/M included, must be a 64-bit signed integer
+  constexpr std::uint64_t kMaxMagnitude = std::uint64_t{1} << 63;  // |INT64_MIN|
+  std::uint64_t limit = neg ? kMaxMagnitude : kMaxMagnitude - 1;
+  if (ec == std::errc::result_out_of_range || magnitude > limit / static_cast<std::uint64_t>(mult))
+    throw InputError(fmt::format("-D {}: '{}' is outside the 64-bit integer range", text, value));
+  magnitude *= static_cast<std::uint64_t>(mult);
+  std::int64_t v = neg ? static_cast<std::int64_t>(0 - magnitude) : static_cast<std::int64_t>(magnitude);
+  return {name, v};
 }
 
 }  // namespace smpipe::isa

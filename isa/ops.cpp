@@ -1,6 +1,10 @@
 #include "isa/ops.hpp"
 
+#include <cstdint>
 #include <stdexcept>
+#include <string>
+
+#include "isa/limits.hpp"
 
 namespace smpipe::isa {
 
@@ -162,6 +166,61 @@ std::optional<OpKind> find_op(std::string_view name) {
   for (const OpSpec& s : all_ops())
     if (s.name == name) return s.kind;
   return std::nullopt;
+}
+
+std::optional<ValueRange> value_range(OpKind kind, Attr attr) {
+  using K = OpKind;
+  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+  switch (attr) {
+    case Attr::kCount:
+      switch (kind) {
+        case K::kMbarrierInit: case K::kArrive: case K::kArriveNoComplete: case K::kArriveDrop:
+          return ValueRange{1, kMaxArrivalCount, 1, false, "PTX mbarrier arrival count"};
+        case K::kMmaSync: case K::kWgmma: case K::kUmma:
+          return ValueRange{1, 1 << 16, 1, false, "MMAs in a row: a simulator limit"};
+        default: return std::nullopt;
+      }
+    case Attr::kTx:
+      return ValueRange{0, kMaxTxCount, 1, false, "PTX mbarrier tx-count"};
+    case Attr::kN:
+      if (kind == K::kTmaWait || kind == K::kCpAsyncWait || kind == K::kWgmmaWait)
+        return ValueRange{0, 63, 1, false, "PTX wait_group: an immediate"};
+      return std::nullopt;
+    case Attr::kBytes:
+      if (kind == K::kTmaLoad || kind == K::kTmaStore || kind == K::kTmaPrefetch)
+        return ValueRange{16, (std::int64_t{1} << 32) - 16, 16, false, "PTX cp.async.bulk: a 32-bit size, a multiple of 16"};
+      return ValueRange{1, kGiB, 1, false, "bytes of one op: a simulator limit of 1 GiB"};
+    case Attr::kCycles:
+      return ValueRange{0, kMaxOpCycles, 1, false, "a simulator limit: 2^40 cycles, about 9 minutes at 2 GHz"};
+    case Attr::kThreads:
+      return ValueRange{kWarpSize, 1024, kWarpSize, false, "PTX bar: a multiple of the warp size, at most 1024"};
+    case Attr::kId:
+      if (kind == K::kBarSync || kind == K::kBarArrive) return ValueRange{0, kNamedBarriers - 1, 1, false, "PTX bar: 16 barriers"};
+      return std::nullopt;
+    case Attr::kCols:
+      return ValueRange{32, 512, 1, true, "PTX tcgen05.alloc: a power of 2 in 32..512"};
+    case Attr::kSize:
+      if (kind == K::kCpAsync) return ValueRange{4, 16, 1, true, "PTX cp.async: 4, 8 or 16 bytes"};
+      return std::nullopt;
+    case Attr::kAt:
+      return ValueRange{INT32_MIN, INT32_MAX, 1, false, "PTX tensor coordinates are 32-bit signed"};
+    case Attr::kMulticast:
+      if (kind == K::kTmaLoad || kind == K::kUmmaCommit) return ValueRange{0, 0xffff, 1, false, "PTX ctaMask: 16 bits"};
+      return std::nullopt;
+    case Attr::kCta:
+      return ValueRange{0, kMaxClusterSize - 1, 1, false, "a CTA rank in a cluster of at most 16"};
+    case Attr::kCtaGroup:
+      return ValueRange{1, 2, 1, false, "PTX tcgen05: cta_group::1 or ::2"};
+    default: return std::nullopt;
+  }
+}
+
+std::string range_error(std::string_view attr, std::int64_t v, const ValueRange& r) {
+  bool pow2 = v > 0 && (v & (v - 1)) == 0;
+  if (v >= r.lo && v <= r.hi && v % r.multiple == 0 && (!r.pow2 || pow2)) return {};
+  std::string what = r.pow2 ? "a power of 2 in " : r.multiple > 1 ? "a multiple of " + std::to_string(r.multiple) + " in " : "";
+  return std::string(attr) + "=" + std::to_string(v) + " out of range: must be " + what + std::to_string(r.lo) + ".." +
+         std::to_string(r.hi) + " (" + std::string(r.why) + ")";
 }
 
 std::optional<MemOrder> mem_order(std::string_view w) {

@@ -98,6 +98,21 @@ const OpSpec& op_spec(OpKind kind);
 std::optional<OpKind> find_op(std::string_view name);
 const std::vector<OpSpec>& all_ops();
 
+// The values an integer attribute of an op may take. The compiler checks a constant against it and the
+// simulator checks a value known only at run time against the same range (a value outside is an input error
+// before the run, undefined behaviour during it), so the two can never disagree.
+struct ValueRange {
+  std::int64_t lo = 0, hi = 0;
+  std::int64_t multiple = 1;  // the value is also a multiple of this
+  bool pow2 = false;          // and a power of two
+  std::string_view why;       // where the rule comes from
+};
+// The range of attribute `attr` of op `kind`, or nullopt when any 64-bit value is allowed (or the attribute
+// is not an integer).
+std::optional<ValueRange> value_range(OpKind kind, Attr attr);
+// Empty when `v` lies in `r`; else a message such as "bytes=8 must be a multiple of 16 in 16..4294967280 (...)".
+std::string range_error(std::string_view attr, std::int64_t v, const ValueRange& r);
+
 // Element size in bytes of a tensor dtype (fp4 types report 0: their size is in bits, see dtype_bits).
 std::optional<int> dtype_bits(std::string_view dtype);
 

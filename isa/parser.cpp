@@ -3,6 +3,7 @@
 
 #include "isa/ast.hpp"
 #include "isa/lexer.hpp"
+#include "isa/limits.hpp"
 
 namespace smpipe::isa {
 
@@ -286,7 +287,38 @@ class Parser {
     return r;
   }
 
+  // Counts one level of block nesting for as long as it lives.
+  struct Nest {
+    Parser& p;
+    Nest(Parser& parser, const SourceLoc& loc) : p(parser) {
+      if (++p.block_depth_ > kMaxBlockDepth)
+        p.fail(loc, fmt::format("blocks nested more than {} levels deep", kMaxBlockDepth));
+    }
+    ~Nest() { --p.block_depth_; }
+  };
+
+  // Counts one level of the parser's recursion inside an expression for as long as it lives: the recursion is
+  // bounded before it can exhaust the stack, whatever the input.
+  struct Deeper {
+    Parser& p;
+    explicit Deeper(Parser& parser) : p(parser) {
+      if (++p.expr_nest_ > kMaxExprDepth)
+        p.fail(p.peek().loc, fmt::format("expression nested more than {} levels deep", kMaxExprDepth));
+    }
+    ~Deeper() { --p.expr_nest_; }
+  };
+
+  // The expression `e` with its depth set from its operands; refused beyond kMaxExprDepth.
+  Expr& deepen(Expr& e) {
+    int d = 0;
+    for (const Expr& a : e.args) d = std::max(d, a.depth);
+    e.depth = d + 1;
+    if (e.depth > kMaxExprDepth) fail(e.loc, fmt::format("expression nested more than {} levels deep", kMaxExprDepth));
+    return e;
+  }
+
   Block parse_block() {
+    Nest nest(*this, peek().loc);
     expect_punct("{");
     skip_newlines();
     Block b;
@@ -342,6 +374,7 @@ class Parser {
         if (is_punct("{")) {
           s.else_body = parse_block();
         } else {
+          Nest nest(*this, peek().loc);  // `else if` chains nest like blocks
           s.else_body.push_back(parse_stmt());
         }
       } else {
@@ -428,6 +461,7 @@ class Parser {
   }
 
   Expr parse_expr(int min_prec = 1) {
+    Deeper deeper(*this);  // brackets and calls recurse through here
     Expr lhs = parse_unary();
     while (peek().kind == Tok::kPunct) {
       int prec = precedence(peek().text);
@@ -440,6 +474,7 @@ class Parser {
       e.loc = op.loc;
       e.args.push_back(std::move(lhs));
       e.args.push_back(std::move(rhs));
+      deepen(e);
       lhs = std::move(e);
     }
     return lhs;
@@ -447,13 +482,14 @@ class Parser {
 
   Expr parse_unary() {
     if (is_punct("-") || is_punct("!") || is_punct("~")) {
+      Deeper deeper(*this);
       const Token& op = next();
       Expr e;
       e.kind = Expr::Kind::kUnary;
       e.name = op.text;
       e.loc = op.loc;
       e.args.push_back(parse_unary());
-      return e;
+      return deepen(e);
     }
     return parse_primary();
   }
@@ -481,6 +517,7 @@ class Parser {
           e.kind = Expr::Kind::kIndex;
           e.args.push_back(parse_expr());
           expect_punct("]");
+          deepen(e);
         } else if (is_punct("(")) {
           next();
           e.kind = Expr::Kind::kCall;
@@ -492,6 +529,7 @@ class Parser {
             }
           }
           expect_punct(")");
+          deepen(e);
         } else {
           e.kind = Expr::Kind::kName;
         }
@@ -501,7 +539,8 @@ class Parser {
           next();
           e = parse_expr();
           expect_punct(")");
-          return e;
+          ++e.depth;  // a bracket is a level of nesting too (it bounds what a chain of them costs)
+          return deepen_check(e);
         }
         [[fallthrough]];
       default:
@@ -509,8 +548,15 @@ class Parser {
     }
   }
 
+  Expr& deepen_check(Expr& e) {
+    if (e.depth > kMaxExprDepth) fail(e.loc, fmt::format("expression nested more than {} levels deep", kMaxExprDepth));
+    return e;
+  }
+
   std::vector<Token> toks_;
   std::size_t pos_ = 0;
+  int block_depth_ = 0;
+  int expr_nest_ = 0;
 };
 
 }  // namespace

@@ -106,6 +106,7 @@ struct OpDesc {
   std::array<std::int8_t, kAttrCount> attr_index{};  // Attr -> index into attrs; -1: the op has no such attribute
   std::vector<std::int64_t> base_values;     // constant values; dynamic positions filled at run time
   std::vector<std::uint8_t> dynamic_slots;   // positions popped from the stack, in push order
+  std::vector<std::pair<std::uint8_t, std::uint8_t>> ranged_slots;  // (dynamic position, attrs index) with a value_range
   std::vector<std::uint32_t> result_slots;   // variables written by "-> V"
   std::string shape, dtype;                  // shape / dtype words
   // Derived at compile time (where constant):

@@ -19,10 +19,15 @@ namespace smpipe::models {
 
 using sim::TraceWriter;
 
+inline constexpr std::int64_t kDefaultMaxOps = std::int64_t{1} << 28;
+
 struct RunOptions {
   std::uint64_t seed = 1;
   int jitter_pct = 0;                      // latencies drawn uniformly in +-PCT%
-  std::int64_t max_cycles = 100'000'000;   // watchdog
+  std::int64_t max_cycles = 100'000'000;   // watchdog on simulated time (at most isa::kMaxCycleLimit)
+  // Watchdog on work: ops executed by all warps together. The default, 2^28, is ~10x what the largest built-in
+  // model needs at 8192^3 (28 M ops) and about 25 s of simulation on one core.
+  std::int64_t max_ops = kDefaultMaxOps;
   std::int64_t max_instructions_without_time = 1'000'000;  // a warp looping without any op taking time
   TraceWriter* trace = nullptr;            // the Chrome trace (an observer the run adds)
   OpLog* op_log = nullptr;                 // the op log (an observer the run adds)

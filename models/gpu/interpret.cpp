@@ -9,6 +9,16 @@
 
 namespace smpipe::models {
 
+// A value known only at run time is checked against the range the compiler checks a constant against.
+void Simulator::check_ranges(const OpContext& ctx, const std::int64_t* values) const {
+  const isa::OpSpec& spec = isa::op_spec(ctx.desc.kind);
+  for (auto [pos, index] : ctx.desc.ranged_slots) {
+    const isa::AttrSpec& a = spec.attrs[index];
+    std::string msg = isa::range_error(a.name, values[pos], *isa::value_range(ctx.desc.kind, a.attr));
+    if (!msg.empty()) ctx.ub(a.attr == isa::Attr::kN ? "bad wait count" : "value out of range", msg);
+  }
+}
+
 void Simulator::step(std::uint32_t id) {
   Warp& w = warps_[id];
   if (w.state != WarpState::kReady) return;
@@ -87,9 +97,13 @@ void Simulator::step(std::uint32_t id) {
         std::copy(d.base_values.begin(), d.base_values.end(), v.begin());
         for (auto it = d.dynamic_slots.rbegin(); it != d.dynamic_slots.rend(); ++it) v[*it] = st[--sp];
         ++w.ops;
-        ++ops_;
+        if (++ops_ > static_cast<std::uint64_t>(options_.max_ops))
+          throw WatchdogStop{fmt::format("--max-ops {} reached: the warps executed that many ops by cycle {} (a program that "
+                                         "loops forever, or a run larger than the default work budget: raise --max-ops)",
+                                         options_.max_ops, now().v)};
         w.last_op = in.a;
         OpContext ctx(*this, id, w, in.a, d, v.data());
+        if (!d.ranged_slots.empty()) check_ranges(ctx, v.data());
         OpResult r = by_op_[static_cast<int>(d.kind)]->execute(ctx);
         if (r.kind == OpResult::kContinue) break;
         if (r.kind == OpResult::kBusy) {

@@ -114,6 +114,7 @@ class Simulator : public sim::Handler {
 
   // ---- the interpreter (interpret.cpp) ----
   void step(std::uint32_t warp_id);
+  void check_ranges(const OpContext& ctx, const std::int64_t* values) const;
 
  private:
   enum EventKind : std::uint32_t {

@@ -3,10 +3,13 @@
 #include <fmt/format.h>
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
 #include "isa/ast.hpp"
+#include "isa/limits.hpp"
 #include "isa/program.hpp"
 #include "models/gpu/gpu.hpp"
 #include "models/machine.hpp"
@@ -16,6 +19,7 @@
 #include "traces/hwtrace.hpp"
 #include "traces/replay.hpp"
 #include "cli/load.hpp"
+#include "cli/output.hpp"
 #include "cli/sweep.hpp"
 #include "cli/replay.hpp"
 
@@ -25,17 +29,54 @@ namespace {
 
 
 
+// --seed: an unsigned 64-bit integer, written in decimal (CLI11 alone would take -1 as 2^64-1).
+CLI::Validator seed_check() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        std::uint64_t v = 0;
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || ec != std::errc() || end != s.data() + s.size()) return "a seed is an integer in 0.." + std::to_string(UINT64_MAX);
+        return {};
+      },
+      "UINT64");
+}
+
+// --clock-mhz and the like: a finite number (NaN and infinity compare false with every bound).
+CLI::Validator finite_check() {
+  return CLI::Validator(
+      [](std::string& s) -> std::string {
+        double v = 0;
+        try {
+          std::size_t used = 0;
+          v = std::stod(s, &used);
+          if (used != s.size()) return "'" + s + "' is not a number";
+        } catch (const std::exception&) {
+          return "'" + s + "' is not a number";
+        }
+        return std::isfinite(v) ? std::string() : "'" + s + "' is not a finite number";
+      },
+      "FINITE");
+}
+
+void add_limit_options(CLI::App& app, std::uint64_t& seed, std::int64_t& max_cycles, std::int64_t& max_ops) {
+  app.add_option("--seed", seed, "random seed (used by --jitter)")->check(seed_check());
+  app.add_option("--max-cycles", max_cycles, "watchdog: stop after this many simulated cycles")
+      ->check(CLI::Range(std::int64_t{1}, isa::kMaxCycleLimit));
+  app.add_option("--max-ops", max_ops, fmt::format("watchdog on work: stop after the warps executed this many ops (default {})",
+                                                   models::kDefaultMaxOps))
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 62));
+}
+
 void add_run_options(CLI::App& app, RunArgs& a) {
   app.add_option("file", a.file, "a .pipe file, or a built-in model name (see `smpipe models`)")->required();
   app.add_option("-D", a.defines, "set a param: -D NAME=VALUE (repeatable)")->allow_extra_args(false);
   app.add_option("--gpu", a.gpu, "machine description: a built-in name (h100-sxm, h200, b200) or a .json file");
   app.add_option("--kernel", a.kernel, "which kernel of the file to run (when it has several)");
-  app.add_option("--seed", a.seed, "random seed (used by --jitter)");
+  add_limit_options(app, a.seed, a.max_cycles, a.max_ops);
   app.add_option("--jitter", a.jitter, "vary every latency uniformly by +-PCT percent")->check(CLI::Range(0, 100));
-  app.add_option("--max-cycles", a.max_cycles, "watchdog: stop after this many cycles")->check(CLI::PositiveNumber);
   app.add_option("--clock-mhz", a.clock_mhz,
                  "run the machine at this SM clock (e.g. a power-capped GPU); the L2 keeps its bytes per second")
-      ->check(CLI::PositiveNumber);
+      ->check(finite_check() & CLI::PositiveNumber);
 }
 
 int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
@@ -48,8 +89,11 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   opt.seed = a.seed;
   opt.jitter_pct = a.jitter;
   opt.max_cycles = a.max_cycles;
+  opt.max_ops = a.max_ops;
   std::unique_ptr<sim::TraceWriter> trace;
+  std::unique_ptr<OutputFile> trace_file;
   if (!a.trace.empty()) {
+    trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
     trace = std::make_unique<sim::TraceWriter>(l.machine.clock_mhz, a.trace_ctas);
     opt.trace = trace.get();
   }
@@ -62,9 +106,7 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     if (!problem.empty()) out << "\n" << problem;
   }
   if (trace) {
-    std::ofstream f(a.trace, std::ios::binary);
-    if (!f) throw isa::InputError(fmt::format("cannot write trace file '{}'", a.trace));
-    trace->write(f);
+    trace_file->commit([&](std::ostream& f) { trace->write(f); });
     if (!a.json) out << fmt::format("trace: {} ({} events; open in https://ui.perfetto.dev)\n", a.trace, trace->size());
   }
   (void)err;
@@ -88,6 +130,7 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
     opt.seed = a.seed + static_cast<std::uint64_t>(i);
     opt.jitter_pct = jitter;
     opt.max_cycles = a.max_cycles;
+    opt.max_ops = a.max_ops;
     models::RunResult r = models::simulate(l.program, l.machine, opt);
     Seen& s = seen[static_cast<std::size_t>(i)];
     s.code = exit_code(r.outcome);
@@ -147,13 +190,14 @@ void add_replay_options(CLI::App& app, ReplayArgs& a) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--clock-mhz", a.clock_mhz,
                  "SM clock to simulate at (default: the trace's measured clock; 0: the machine file's)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(finite_check() & CLI::NonNegativeNumber);
   app.add_option("--emit-pipe", a.emit_pipe, "write the generated .pipe program to this file");
-  app.add_option("--seed", a.seed, "random seed");
-  app.add_option("--max-cycles", a.max_cycles, "watchdog: stop after this many cycles")->check(CLI::PositiveNumber);
+  add_limit_options(app, a.seed, a.max_cycles, a.max_ops);
 }
 
 int cmd_replay(const ReplayArgs& a, std::ostream& out) {
+  std::unique_ptr<OutputFile> trace_file;
+  if (!a.trace.empty()) trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
   Replayed r = replay(a, !a.trace.empty());
   if (a.json) {
     out << models::to_json(r.result, r.program).dump(2) << "\n";
@@ -165,15 +209,13 @@ int cmd_replay(const ReplayArgs& a, std::ostream& out) {
     std::string problem = models::format_problem(r.result);
     if (!problem.empty()) out << "\n" << problem;
   }
-  if (r.sim_trace) {
-    std::ofstream f(a.trace, std::ios::binary);
-    if (!f) throw isa::InputError(fmt::format("cannot write trace file '{}'", a.trace));
-    r.sim_trace->write(f);
-  }
+  if (r.sim_trace) trace_file->commit([&](std::ostream& f) { r.sim_trace->write(f); });
   return exit_code(r.result.outcome);
 }
 
 int cmd_compare(const ReplayArgs& a, std::ostream& out) {
+  std::unique_ptr<OutputFile> trace_file;
+  if (!a.trace.empty()) trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
   Replayed r = replay(a, false);
   if (r.result.outcome != models::Outcome::kFinished) {
     out << fmt::format("the replay of {} did not finish:\n", r.trace.path) << models::format_problem(r.result);
@@ -185,10 +227,8 @@ int cmd_compare(const ReplayArgs& a, std::ostream& out) {
     out << traces::to_json(c).dump(2) << "\n";
   else
     out << traces::format_comparison(c);
-  if (!a.trace.empty()) {
-    std::ofstream f(a.trace, std::ios::binary);
-    if (!f) throw isa::InputError(fmt::format("cannot write trace file '{}'", a.trace));
-    traces::write_combined_trace(r.trace, times, c.clock_mhz, f);
+  if (trace_file) {
+    trace_file->commit([&](std::ostream& f) { traces::write_combined_trace(r.trace, times, c.clock_mhz, f); });
     if (!a.json) out << fmt::format("\ncombined trace: {} (hardware and simulated tracks per warp; open in https://ui.perfetto.dev)\n", a.trace);
   }
   return kOk;
@@ -292,6 +332,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   } catch (const isa::InputError& e) {
     err << isa::printable(e.what(), true) << "\n";
     return kBadInput;
+  } catch (const OutputError& e) {
+    err << "error: " << isa::printable(e.what(), true) << "\n";
+    return kOutputError;
   } catch (const std::exception& e) {
     err << "internal error: " << isa::printable(e.what(), true) << "\n";
     return kInternal;

@@ -25,6 +25,7 @@ struct RunArgs {
   std::uint64_t seed = 1;
   int jitter = 0;
   std::int64_t max_cycles = 100'000'000;
+  std::int64_t max_ops = models::kDefaultMaxOps;
   double clock_mhz = 0;
   bool dump_program = false;
   int seeds = 16;
@@ -35,6 +36,10 @@ struct Loaded {
   isa::Program program;
   models::Machine machine;
 };
+
+// The machine a program's `gpu "..."` line names: a built-in name, or a .json file's bare name, looked up
+// beside the program. Throws isa::InputError for anything else (a path).
+std::string program_machine(const std::string& gpu, const std::string& program_path);
 
 // FILE or a built-in model name -> a path. Throws isa::InputError.
 std::string resolve_file(const std::string& f);

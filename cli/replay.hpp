@@ -29,6 +29,7 @@ struct ReplayArgs {
   bool json = false;
   std::uint64_t seed = 1;
   std::int64_t max_cycles = 100'000'000;
+  std::int64_t max_ops = models::kDefaultMaxOps;
 };
 
 struct Replayed {
@@ -45,7 +46,8 @@ struct Replayed {
 // The built-in machine for a trace's GPU name (H100 -> h100-sxm, ...). Throws isa::InputError.
 std::string machine_for(const traces::HwTrace& trace);
 
-// Throws isa::InputError for a bad trace or one that cannot be replayed.
+// Throws isa::InputError for a bad trace or one that cannot be replayed. The --emit-pipe file is written
+// only once the generated program compiled (a rejected trace leaves none).
 Replayed replay(const ReplayArgs& args, bool with_sim_trace);
 
 }  // namespace smpipe::cli

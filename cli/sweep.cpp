@@ -6,11 +6,12 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <fstream>
+#include <memory>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "cli/output.hpp"
 #include "isa/source.hpp"
 #include "models/observe/report.hpp"
 
@@ -72,6 +73,10 @@ std::pair<std::string, std::vector<std::int64_t>> parse_axis(const std::string& 
 }
 
 int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
+  // Output files are claimed before anything runs (a bad path is bad input) and written all or nothing.
+  std::unique_ptr<OutputFile> csv_file, json_file;
+  if (!a.csv.empty()) csv_file = std::make_unique<OutputFile>(a.csv, "CSV file");
+  if (!a.json.empty()) json_file = std::make_unique<OutputFile>(a.json, "JSON file");
   // The grid: every combination of the axes' values, the first axis slowest; then the machines.
   std::vector<std::string> names;
   std::vector<std::vector<std::int64_t>> axes;
@@ -121,6 +126,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
       opt.seed = r.seed;
       opt.jitter_pct = r.jitter;
       opt.max_cycles = r.max_cycles;
+      opt.max_ops = r.max_ops;
       models::RunResult res = models::simulate(l.program, l.machine, opt);
       row.exit = exit_code(res.outcome);
       row.cycles = res.cycles;
@@ -196,19 +202,18 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
   if (invalid) out << fmt::format(" ({} not valid inputs)", invalid);
   out << "\n";
 
-  if (!a.csv.empty()) {
-    std::ofstream f(a.csv, std::ios::binary);
-    if (!f) throw isa::InputError(fmt::format("cannot write '{}'", a.csv));
-    for (const auto& n : names) f << csv_field(n) << ",";
-    f << "gpu,status,exit,cycles,time_us,tflops,bottleneck,reason\n";
-    for (std::size_t i = 0; i < points.size(); ++i) {
-      const Row& r = rows[i];
-      for (auto v : points[i].values) f << v << ",";
-      f << fmt::format("{},{},{},{},{:.3f},{:.3f},{},{}\n", csv_field(r.machine.empty() ? points[i].gpu : r.machine), r.status,
-                       r.exit, r.cycles, r.time_us, r.tflops, csv_field(r.bottleneck), csv_field(r.reason));
-    }
-  }
-  if (!a.json.empty()) {
+  if (csv_file)
+    csv_file->commit([&](std::ostream& f) {
+      for (const auto& n : names) f << csv_field(n) << ",";
+      f << "gpu,status,exit,cycles,time_us,tflops,bottleneck,reason\n";
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        const Row& r = rows[i];
+        for (auto v : points[i].values) f << v << ",";
+        f << fmt::format("{},{},{},{},{:.3f},{:.3f},{},{}\n", csv_field(r.machine.empty() ? points[i].gpu : r.machine), r.status,
+                         r.exit, r.cycles, r.time_us, r.tflops, csv_field(r.bottleneck), csv_field(r.reason));
+      }
+    });
+  if (json_file) {
     nlohmann::json j = nlohmann::json::array();
     for (std::size_t i = 0; i < points.size(); ++i) {
       const Row& r = rows[i];
@@ -218,9 +223,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
                    {"cycles", r.cycles}, {"time_us", r.time_us}, {"tflops", r.tflops}, {"bottleneck", r.bottleneck},
                    {"reason", r.reason}});
     }
-    std::ofstream f(a.json, std::ios::binary);
-    if (!f) throw isa::InputError(fmt::format("cannot write '{}'", a.json));
-    f << j.dump(2) << "\n";
+    json_file->commit([&](std::ostream& f) { f << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; });
   }
   return invalid == points.size() ? kBadInput : worst;  // nothing ran: the input is bad
 }

@@ -1,0 +1,69 @@
+#include "cli/output.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <sstream>
+
+#include "isa/source.hpp"
+
+namespace smpipe::cli {
+
+OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
+  auto fail = [&](const std::string& why) {
+    throw isa::InputError(fmt::format("cannot write {} '{}': {}", what_, isa::printable(path_), why));
+  };
+  if (path_.empty()) fail("empty name");
+  struct stat st{};
+  if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    if (S_ISDIR(st.st_mode)) fail("it is a directory");
+    // a device or a FIFO: written in place; O_NONBLOCK so that a FIFO without a reader fails instead of hanging
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) fail(std::strerror(errno));
+    ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+    in_place_ = true;
+    return;
+  }
+  temp_ = path_ + ".tmp-XXXXXX";
+  fd_ = ::mkstemp(temp_.data());
+  if (fd_ < 0) {
+    int e = errno;
+    temp_.clear();
+    fail(std::strerror(e));
+  }
+  ::fchmod(fd_, 0644);
+}
+
+OutputFile::~OutputFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temp_.empty()) ::unlink(temp_.c_str());
+}
+
+void OutputFile::commit(const std::function<void(std::ostream&)>& write) {
+  std::ostringstream text;
+  write(text);
+  const std::string s = text.str();
+  auto fail = [&](int e) {
+    throw OutputError(fmt::format("cannot write {} '{}': {}{}", what_, isa::printable(path_), std::strerror(e),
+                                  in_place_ ? "" : " (no file was left)"));
+  };
+  for (std::size_t done = 0; done < s.size();) {
+    ssize_t n = ::write(fd_, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) fail(n < 0 ? errno : EIO);
+    done += static_cast<std::size_t>(n);
+  }
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) fail(errno);
+  if (in_place_) return;
+  if (std::rename(temp_.c_str(), path_.c_str()) != 0) fail(errno);
+  temp_.clear();
+}
+
+}  // namespace smpipe::cli

@@ -1,0 +1,170 @@
+// Hostile command lines and files: only regular files are read, bounded in size; options are range-checked;
+// output files are claimed before the run and written all or nothing; messages print bytes safely.
+#include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "isa/source.hpp"
+#include "support.hpp"
+
+using namespace smpipe;
+using test::run_cli;
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// A scratch directory of its own for each test, removed at the end.
+struct Scratch {
+  fs::path dir;
+  Scratch() {
+    char tmpl[] = "/tmp/smpipe-hostile-XXXXXX";
+    dir = ::mkdtemp(tmpl);
+  }
+  ~Scratch() { fs::remove_all(dir); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(dir / name, std::ios::binary) << text;
+    return (dir / name).string();
+  }
+  std::string path(const std::string& name) const { return (dir / name).string(); }
+};
+
+const char* kTiny = "kernel k warps=1 {\n warp 0 w { compute cycles=10 }\n}\n";
+
+}  // namespace
+
+TEST_CASE("inputs: only regular files, never blocking, at most the size limit", "[cli][hostile]") {
+  Scratch s;
+  std::string fifo = s.path("fifo.pipe");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  auto r = run_cli({"run", fifo});  // a FIFO without a writer would block an open(); it is refused first
+  CHECK(r.code == cli::kBadInput);
+  CHECK_THAT(r.err, Catch::Contains("not a regular file"));
+  r = run_cli({"run", "/dev/zero"});
+  CHECK(r.code == cli::kBadInput);
+  CHECK_THAT(r.err, Catch::Contains("not a regular file"));
+  r = run_cli({"run", s.dir.string()});
+  CHECK(r.code == cli::kBadInput);
+  std::string fifo_json = s.path("m.json");
+  REQUIRE(::mkfifo(fifo_json.c_str(), 0600) == 0);
+  r = run_cli({"run", s.write("t.pipe", kTiny), "--gpu", fifo_json});
+  CHECK(r.code == cli::kBadInput);
+  CHECK_THAT(r.err, Catch::Contains("machine file"));
+  r = run_cli({"replay", fifo_json});
+  CHECK(r.code == cli::kBadInput);
+  CHECK_THAT(r.err, Catch::Contains("not a regular file"));
+  // a program of exactly the limit is read (and rejected by the parser for what it holds); one byte more is not
+  std::string at_limit(isa::kMaxSourceBytes, '#');
+  r = run_cli({"run", s.write("big.pipe", at_limit)});
+  CHECK_THAT(r.err, !Catch::Contains("larger than"));
+  r = run_cli({"run", s.write("bigger.pipe", at_limit + "#")});
+  CHECK(r.code == cli::kBadInput);
+  CHECK_THAT(r.err, Catch::Contains("larger than 4 MB"));
+}
+
+TEST_CASE("options: seed, clock, cycle and work limits are range-checked", "[cli][hostile]") {
+  Scratch s;
+  std::string f = s.write("t.pipe", kTiny);
+  CHECK(run_cli({"run", f, "--seed", "18446744073709551615"}).code == cli::kOk);
+  for (const char* seed : {"-1", "18446744073709551616", "1e3", ""}) {
+    INFO(seed);
+    CHECK(run_cli({"run", f, "--seed", seed}).code == cli::kBadInput);
+  }
+  for (const char* clock : {"nan", "inf", "-5", "0"}) {
+    INFO(clock);
+    CHECK(run_cli({"run", f, "--clock-mhz", clock}).code == cli::kBadInput);
+  }
+  CHECK(run_cli({"run", f, "--max-cycles", "4611686018427387904"}).code == cli::kOk);
+  CHECK(run_cli({"run", f, "--max-cycles", "4611686018427387905"}).code == cli::kBadInput);
+  CHECK(run_cli({"run", f, "--max-ops", "1"}).code == cli::kOk);
+  CHECK(run_cli({"run", f, "--max-ops", "0"}).code == cli::kBadInput);
+}
+
+TEST_CASE("output files: claimed before the run, written all or nothing, write errors are exit 5", "[cli][hostile]") {
+  Scratch s;
+  std::string f = s.write("t.pipe", kTiny);
+  // a missing directory: bad input before anything is simulated (no summary printed)
+  auto r = run_cli({"run", f, "--trace", s.path("no/such/dir/t.json")});
+  CHECK(r.code == cli::kBadInput);
+  CHECK(r.out.empty());
+  CHECK_THAT(r.err, Catch::Contains("cannot write trace file"));
+  // a full device: the run happened (its summary printed), the write failed: exit 5
+  r = run_cli({"run", f, "--trace", "/dev/full"});
+  CHECK(r.code == cli::kOutputError);
+  CHECK_THAT(r.out, Catch::Contains("finished"));
+  CHECK_THAT(r.err, Catch::Contains("No space left on device"));
+  // a device that takes the bytes
+  CHECK(run_cli({"run", f, "--trace", "/dev/null"}).code == cli::kOk);
+  // success: the file and no temporary beside it
+  r = run_cli({"run", f, "--trace", s.path("t.json")});
+  CHECK(r.code == cli::kOk);
+  int files = 0;
+  for (const auto& e : fs::directory_iterator(s.dir)) files += e.path().filename().string().rfind("t.json", 0) == 0 ? 1 : 0;
+  CHECK(files == 1);
+  // an existing file is replaced whole
+  CHECK(fs::file_size(s.path("t.json")) > 0);
+  // a FIFO without a reader fails at once instead of blocking
+  std::string fifo = s.path("out.fifo");
+  REQUIRE(::mkfifo(fifo.c_str(), 0600) == 0);
+  r = run_cli({"run", f, "--trace", fifo});
+  CHECK(r.code == cli::kBadInput);
+  // sweep outputs alike
+  r = run_cli({"sweep", f, "-D", "X=1,2", "--csv", s.path("none/x.csv")});
+  CHECK(r.code == cli::kBadInput);
+  CHECK(r.out.empty());
+}
+
+TEST_CASE("a trace that replay rejects leaves no --emit-pipe file behind", "[cli][hostile]") {
+  Scratch s;
+  std::string bad = s.write("bad.json", "{\"format\": \"smpipe-hwtrace\", \"version\": 1}");
+  auto r = run_cli({"replay", bad, "--emit-pipe", s.path("out.pipe")});
+  CHECK(r.code == cli::kBadInput);
+  CHECK_FALSE(fs::exists(s.path("out.pipe")));
+  int left = 0;
+  for (const auto& e : fs::directory_iterator(s.dir)) left += e.path().filename().string().rfind("out.pipe", 0) == 0 ? 1 : 0;
+  CHECK(left == 0);
+}
+
+TEST_CASE("messages print control and non-UTF-8 bytes escaped, and go past a NUL", "[cli][hostile]") {
+  CHECK(isa::printable("abc") == "abc");
+  CHECK(isa::printable("a\nb") == "a\\x0ab");
+  CHECK(isa::printable("a\nb", true) == "a\nb");
+  CHECK(isa::printable(std::string("a\0b", 3)) == "a\\x00b");
+  CHECK(isa::printable("\xff\xfe") == "\\xff\\xfe");
+  CHECK(isa::printable("caf\xc3\xa9") == "caf\xc3\xa9");       // valid UTF-8 stays
+  CHECK(isa::printable("\xc0\xaf") == "\\xc0\\xaf");           // overlong '/'
+  CHECK(isa::printable("\xed\xa0\x80") == "\\xed\\xa0\\x80");  // a surrogate
+  CHECK(isa::printable("\xe2\x82") == "\\xe2\\x82");           // cut short
+  Scratch s;
+  std::string f = s.write("nb.pipe", std::string("gpu \"h100\x01\xff\0x\"\n", 15) + kTiny);
+  auto r = run_cli({"run", f});
+  CHECK(r.code == cli::kBadInput);
+  CHECK(r.err.find('\x01') == std::string::npos);
+  CHECK(r.err.find('\xff') == std::string::npos);
+  CHECK(r.err.find('\0') == std::string::npos);
+}
+
+TEST_CASE("a program's gpu line names a built-in machine or a machine file beside it, nothing else", "[cli][hostile]") {
+  Scratch s;
+  // a machine file beside the program, by its bare name: read
+  std::ifstream builtin(models::machines_dir() + "/h100-sxm.json", std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(builtin)), std::istreambuf_iterator<char>());
+  s.write("mine.json", text);
+  std::string beside = s.write("beside.pipe", std::string("gpu \"mine.json\"\n") + kTiny);
+  auto r = run_cli({"run", beside});
+  CHECK(r.code == cli::kOk);
+  // a path: refused, at the gpu line, without opening it
+  for (const std::string& gpu : {s.path("mine.json"), std::string("../mine.json"), std::string("sub/mine.json"),
+                                 std::string("../../etc/passwd"), std::string("/etc/hostname.json")}) {
+    INFO(gpu);
+    r = run_cli({"run", s.write("p.pipe", "gpu \"" + gpu + "\"\n" + kTiny)});
+    CHECK(r.code == cli::kBadInput);
+    CHECK_THAT(r.err, Catch::Contains("p.pipe:1:") && Catch::Contains("give it with --gpu instead"));
+  }
+  // the command line may name any file
+  CHECK(run_cli({"run", s.write("q.pipe", kTiny), "--gpu", s.path("mine.json")}).code == cli::kOk);
+}

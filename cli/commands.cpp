@@ -107,7 +107,12 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   }
   if (trace) {
     trace_file->commit([&](std::ostream& f) { trace->write(f); });
-    if (!a.json) out << fmt::format("trace: {} ({} events; open in https://ui.perfetto.dev)\n", a.trace, trace->size());
+    if (!a.json) {
+      out << fmt::format("trace: {} ({} events; open in https://ui.perfetto.dev)\n", a.trace, trace->size());
+      if (trace->dropped())
+        out << fmt::format("note: the trace stopped at {} MB: {} later events were left out (fewer --trace-ctas keep it "
+                           "whole)\n", sim::TraceWriter::kDefaultMaxBytes >> 20, trace->dropped());
+    }
   }
   (void)err;
   return exit_code(r.outcome);

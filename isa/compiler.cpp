@@ -34,6 +34,7 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
 }
 
 std::string suggest(std::string_view name, const std::vector<std::string>& candidates) {
+  if (name.size() > 64) return "";  // no name that long is a typo of a short one (and the distance costs length^2)
   std::string best;
   std::size_t best_d = 3;
   for (const auto& c : candidates) {

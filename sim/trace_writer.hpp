@@ -16,7 +16,10 @@ std::string json_quote(const std::string& s);
 
 class TraceWriter {
  public:
-  TraceWriter(double clock_mhz, std::int64_t max_ctas) : clock_mhz_(clock_mhz), max_ctas_(max_ctas) {}
+  // At most `max_bytes` of events are kept (what a long run records beyond is counted, not kept).
+  static constexpr std::size_t kDefaultMaxBytes = std::size_t{512} << 20;
+  TraceWriter(double clock_mhz, std::int64_t max_ctas, std::size_t max_bytes = kDefaultMaxBytes)
+      : clock_mhz_(clock_mhz), max_ctas_(max_ctas), max_bytes_(max_bytes) {}
 
   bool wants(std::int64_t cta) const { return cta < max_ctas_; }
 
@@ -31,13 +34,18 @@ class TraceWriter {
   void counter(std::int64_t pid, const std::string& name, std::int64_t at, std::int64_t value);
 
   std::size_t size() const { return events_.size(); }
+  std::uint64_t dropped() const { return dropped_; }  // events left out past the size limit
   void write(std::ostream& out) const;
 
  private:
   std::string ts(std::int64_t cycle) const;
+  void add(std::string event);
 
   double clock_mhz_;
   std::int64_t max_ctas_;
+  std::size_t max_bytes_;
+  std::size_t bytes_ = 0;
+  std::uint64_t dropped_ = 0;
   std::vector<std::string> events_;
 };
 

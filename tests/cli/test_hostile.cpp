@@ -8,7 +8,10 @@
 #include <fstream>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "isa/source.hpp"
+#include "sim/trace_writer.hpp"
 #include "support.hpp"
 
 using namespace smpipe;
@@ -167,4 +170,26 @@ TEST_CASE("a program's gpu line names a built-in machine or a machine file besid
   }
   // the command line may name any file
   CHECK(run_cli({"run", s.write("q.pipe", kTiny), "--gpu", s.path("mine.json")}).code == cli::kOk);
+}
+
+TEST_CASE("a trace keeps at most its byte limit of events and says what it left out", "[cli][hostile][trace]") {
+  sim::TraceWriter small(1000.0, 8, 400);
+  for (int i = 0; i < 20; ++i) small.slice(0, 0, "op", "op", i * 10, 5);
+  CHECK(small.size() > 0);
+  CHECK(small.size() < 20);
+  CHECK(small.dropped() == 20 - small.size());
+  std::ostringstream out;
+  small.write(out);
+  auto j = nlohmann::json::parse(out.str());  // still valid JSON
+  CHECK(j["traceEvents"].size() == small.size() + 1);
+  CHECK_THAT(j["traceEvents"].back()["name"].get<std::string>(), Catch::Contains("later events left out"));
+  sim::TraceWriter roomy(1000.0, 8, 1 << 20);
+  for (int i = 0; i < 20; ++i) roomy.slice(0, 0, "op", "op", i * 10, 5);
+  CHECK(roomy.dropped() == 0);
+  CHECK(roomy.size() == 20);
+  // a name that is not UTF-8 still gives valid JSON
+  roomy.slice(0, 0, std::string("bad\xff name"), "op", 300, 5);
+  std::ostringstream out2;
+  roomy.write(out2);
+  CHECK_NOTHROW(nlohmann::json::parse(out2.str()));
 }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <variant>
 #include <algorithm>
+#include <cmath>
 
 #include "isa/source.hpp"
 
@@ -16,80 +17,114 @@ namespace {
 
 using Field = std::variant<std::int64_t Machine::*, double Machine::*>;
 
+// The range a parameter's value must lie in, both ends included, and why (where it is not obvious).
+struct Range {
+  double min, max;
+  const char* why;
+};
+
+// Ranges many parameters share.
+// Latencies and issue costs, in SM cycles: real ones are 0-2,000. 10^6 cycles (0.5 ms at 2 GHz) is far beyond
+// any of them and keeps every sum of them the simulator forms far from overflowing its 64-bit cycle count.
+constexpr Range kCycles{0, 1e6, "SM cycles: real latencies and issue costs are 0-2,000"};
+// One SM's bandwidth, bytes per SM cycle (real: 30-130). A transfer takes bytes / this cycles: a floor of 1 keeps
+// that finite (no `inf`, no wrapped negative time) and no larger than its byte count.
+constexpr Range kSmBytes{1, 65536, "bytes per SM cycle of one SM (real: 30-130); a transfer takes bytes / this cycles, "
+                                   "so it must be at least 1 for every time to be finite"};
+// The whole GPU's bandwidth (real: 1,500-5,000 bytes per SM cycle); at_sm_clock may scale it down 100x at most.
+constexpr Range kGpuBytes{1, 1048576, "bytes per SM cycle of the whole GPU (real: 1,500-5,000); a transfer takes bytes / this "
+                                      "cycles, so it must be at least 1 for every time to be finite"};
+constexpr Range kFlops{0, 1048576, "dense FLOP per SM per cycle (real: 1,000-33,000; 0: no such rate)"};
+constexpr Range kSmemBytes{0, 16777216, "bytes (real: 100-228 KB per SM)"};
+
 struct ParamDef {
-  MachineParam info;
+  const char* unit;  // the machine-file section (a unit of the simulator) it belongs to
+  const char* name;
+  const char* meaning;
   Field field;
+  Range range;
 };
 
 const std::vector<ParamDef>& param_defs() {
   static const std::vector<ParamDef> defs = {
-      {{"sm", "sm_count", "streaming multiprocessors on the GPU"}, &Machine::sm_count},
-      {{"sm", "clock_mhz", "SM clock used to convert cycles to time"}, &Machine::clock_mhz},
-      {{"sm", "max_warps_per_sm", "resident warps per SM"}, &Machine::max_warps_per_sm},
-      {{"sm", "max_ctas_per_sm", "resident CTAs per SM"}, &Machine::max_ctas_per_sm},
-      {{"sm", "smem_per_sm", "shared memory per SM, bytes"}, &Machine::smem_per_sm},
-      {{"sm", "smem_per_cta_max", "largest shared memory allocation of one CTA, bytes"}, &Machine::smem_per_cta_max},
-      {{"sm", "smem_reserved_per_cta", "shared memory the system reserves per CTA, bytes"}, &Machine::smem_reserved_per_cta},
-      {{"sm", "max_cluster_size", "largest cluster (CTAs)"}, &Machine::max_cluster_size},
-      {{"tmem", "tmem_columns", "tensor memory columns per SM (0: none)"}, &Machine::tmem_columns},
-      {{"tensor", "has_wgmma", "1 if wgmma (sm90a) exists"}, &Machine::has_wgmma},
-      {{"sm", "cta_launch_cycles", "from a CTA's exit to the next CTA starting on that SM"}, &Machine::cta_launch_cycles},
-      {{"sm", "launch_overhead_ns", "a kernel launch's fixed cost: from the launch to the first CTA running plus from the last CTA's exit to the kernel's completion"},
-       &Machine::launch_overhead_ns},
-      {{"sm", "op_issue_cycles", "issue cost of an op without its own number (fences, commits, bar.arrive)"}, &Machine::op_issue_cycles},
-      {{"mbarrier", "mbarrier_arrive_cycles", "issue cost of a local mbarrier arrive / expect_tx"}, &Machine::mbarrier_arrive_cycles},
-      {{"mbarrier", "mbarrier_test_wait_cycles", "one try_wait / test_wait on a barrier"}, &Machine::mbarrier_test_wait_cycles},
-      {{"mbarrier", "mbarrier_wake_cycles", "from the completing arrive to the waiting warp resuming"}, &Machine::mbarrier_wake_cycles},
-      {{"mbarrier", "remote_arrive_cycles", "an arrive on a peer CTA's barrier landing"}, &Machine::remote_arrive_cycles},
-      {{"named_barrier", "named_barrier_cycles", "from the last bar.sync arrival to the waiters resuming"}, &Machine::named_barrier_cycles},
-      {{"named_barrier", "named_barrier_cycles_per_warp", "added to named_barrier_cycles per warp the barrier expects"},
-       &Machine::named_barrier_cycles_per_warp},
-      {{"cluster_barrier", "cluster_sync_cycles", "cluster barrier arrive+wait once all threads arrived"}, &Machine::cluster_sync_cycles},
-      {{"tma", "tma_issue_cycles", "issue cost of a TMA instruction"}, &Machine::tma_issue_cycles},
-      {{"tma", "tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time"}, &Machine::tma_load_latency_cycles},
-      {{"tma", "tma_bytes_per_cycle", "one SM's TMA engine bandwidth"}, &Machine::tma_bytes_per_cycle},
-      {{"tma", "tma_store_bytes_per_cycle", "one SM's TMA engine reading smem for bulk stores"}, &Machine::tma_store_bytes_per_cycle},
-      {{"tma", "tma_store_read_cycles", "TMA store: issue to smem read done, beyond the transfer"}, &Machine::tma_store_read_cycles},
-      {{"tma", "tma_store_latency_cycles", "TMA store: smem read to global writes complete"}, &Machine::tma_store_latency_cycles},
-      {{"l2", "l2_bytes_per_cycle", "whole-GPU L2 bandwidth shared by all SMs"}, &Machine::l2_bytes_per_cycle},
-      {{"l2", "l2_capacity_bytes", "L2 capacity (cache_hbm)"}, &Machine::l2_capacity_bytes},
-      {{"l2", "hbm_bytes_per_cycle", "whole-GPU HBM bandwidth behind the L2 (cache_hbm)"}, &Machine::hbm_bytes_per_cycle},
-      {{"l2", "hbm_latency_cycles", "an L2 miss: the latency an HBM read adds to an L2 hit (cache_hbm)"}, &Machine::hbm_latency_cycles},
-      {{"lsu", "cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer"}, &Machine::cp_async_latency_cycles},
-      {{"lsu", "lsu_bytes_per_cycle", "one SM's global load/store path"}, &Machine::lsu_bytes_per_cycle},
-      {{"lsu", "smem_bytes_per_cycle", "one SM's shared memory bandwidth"}, &Machine::smem_bytes_per_cycle},
-      {{"lsu", "global_load_latency_cycles", "ld.global latency (L2 hit)"}, &Machine::global_load_latency_cycles},
-      {{"tensor", "tensor_flops_per_cycle_16bit", "dense f16/bf16 FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_16bit},
-      {{"tensor", "tensor_flops_per_cycle_8bit", "dense 8-bit FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_8bit},
-      {{"tensor", "tensor_flops_per_cycle_tf32", "dense tf32 FLOP per SM per cycle"}, &Machine::tensor_flops_per_cycle_tf32},
-      {{"tensor", "tensor_flops_per_cycle_4bit", "dense 4-bit FLOP per SM per cycle (0: not supported)"}, &Machine::tensor_flops_per_cycle_4bit},
-      {{"tensor", "wgmma_latency_cycles", "wgmma: end of its tensor-pipe occupancy to its group completing"}, &Machine::wgmma_latency_cycles},
-      {{"tensor", "wgmma_issue_cycles", "wgmma: a warpgroup's issue of one wgmma with N <= 128 when the pipe's queue has room"},
-       &Machine::wgmma_issue_cycles},
-      {{"tensor", "wgmma_issue_cycles_n256", "wgmma: the same for N > 128"}, &Machine::wgmma_issue_cycles_n256},
-      {{"tensor", "wgmma_queue_depth",
-        "wgmma: how many issued wgmmas can wait behind the one the SM's tensor pipe works on; a warpgroup's next wgmma "
-        "issues only when the one that many places earlier has started (0: no limit)"},
-       &Machine::wgmma_queue_depth},
-      {{"tensor", "mma_sync_latency_cycles", "mma.sync: dependent-issue latency"}, &Machine::mma_sync_latency_cycles},
-      {{"tensor", "mma_sync_flops_per_cycle_16bit", "mma.sync dense 16-bit FLOP per SM per cycle (all four sub-partitions)"},
-       &Machine::mma_sync_flops_per_cycle_16bit},
-      {{"tensor", "umma_latency_cycles", "tcgen05.mma: end of occupancy to completion"}, &Machine::umma_latency_cycles},
-      {{"tmem", "tmem_ld_cycles", "tcgen05.ld/st of 32 lanes x 32 bit x 32 columns"}, &Machine::tmem_ld_cycles},
-      {{"tmem", "tmem_cp_cycles", "tcgen05.cp of 128x256b"}, &Machine::tmem_cp_cycles},
-      {{"tmem", "tmem_alloc_cycles", "tcgen05.alloc / dealloc when columns are free"}, &Machine::tmem_alloc_cycles},
-      {{"clc", "clc_latency_cycles", "try_cancel issue to the response landing"}, &Machine::clc_latency_cycles},
-      {{"atomics", "atomic_latency_cycles", "atom on a global word (L2): issue to the result back (the word changes halfway)"},
-       &Machine::atomic_latency_cycles},
-      {{"atomics", "acquire_load_latency_cycles", "ld.acquire/ld.relaxed of a global word (L2): round trip (also each poll's, in a spin)"},
-       &Machine::acquire_load_latency_cycles},
-      {{"atomics", "atomic_issue_cycles", "red / st.relaxed: cycles before the warp issues again"}, &Machine::atomic_issue_cycles},
-      {{"atomics", "release_issue_cycles", "the release fence of red/st/atom .release: cycles before the request leaves and the warp issues again"},
-       &Machine::release_issue_cycles},
-      {{"atomics", "atomic_same_address_per_cycle", "thread-level atomics on one word the L2 applies per cycle (they go one after another)"},
-       &Machine::atomic_same_address_per_cycle},
-      {{"atomics", "spin_poll_cycles", "a spin loop of ld.acquire: cycles from one poll to the next"}, &Machine::spin_poll_cycles},
-      {{"atomics", "fence_cycles", "fence.acq_rel.gpu (__threadfence): cycles before the warp issues again"}, &Machine::fence_cycles},
+      {"sm", "sm_count", "streaming multiprocessors on the GPU", &Machine::sm_count,
+       {1, 1024, "real GPUs have up to ~200 SMs; the simulator keeps state per SM"}},
+      {"sm", "clock_mhz", "SM clock used to convert cycles to time", &Machine::clock_mhz,
+       {kMinClockMhz, kMaxClockMhz, "MHz: real SM clocks are 1,000-3,000; time = cycles / clock"}},
+      {"sm", "max_warps_per_sm", "resident warps per SM", &Machine::max_warps_per_sm, {1, 256, "real SMs hold 48-64"}},
+      {"sm", "max_ctas_per_sm", "resident CTAs per SM", &Machine::max_ctas_per_sm, {1, 256, "real SMs hold 16-32"}},
+      {"sm", "smem_per_sm", "shared memory per SM, bytes", &Machine::smem_per_sm, kSmemBytes},
+      {"sm", "smem_per_cta_max", "largest shared memory allocation of one CTA, bytes (at most smem_per_sm)", &Machine::smem_per_cta_max,
+       kSmemBytes},
+      {"sm", "smem_reserved_per_cta", "shared memory the system reserves per CTA, bytes (at most smem_per_sm)",
+       &Machine::smem_reserved_per_cta, {0, 65536, "bytes (real: 1 KB)"}},
+      {"sm", "max_cluster_size", "largest cluster (CTAs)", &Machine::max_cluster_size,
+       {1, 16, "the largest cluster PTX allows (16, non-portable)"}},
+      {"tmem", "tmem_columns", "tensor memory columns per SM (0: none)", &Machine::tmem_columns,
+       {0, 512, "a multiple of 32: the allocator hands out 32-column chunks, 16 at most per SM (sm_100 has 512 columns)"}},
+      {"tensor", "has_wgmma", "1 if wgmma (sm90a) exists", &Machine::has_wgmma, {0, 1, "0 or 1"}},
+      {"sm", "cta_launch_cycles", "from a CTA's exit to the next CTA starting on that SM", &Machine::cta_launch_cycles, kCycles},
+      {"sm", "launch_overhead_ns",
+       "a kernel launch's fixed cost: from the launch to the first CTA running plus from the last CTA's exit to the kernel's completion",
+       &Machine::launch_overhead_ns, {0, 1e8, "ns (real: 3,000-10,000)"}},
+      {"sm", "op_issue_cycles", "issue cost of an op without its own number (fences, commits, bar.arrive)", &Machine::op_issue_cycles, kCycles},
+      {"mbarrier", "mbarrier_arrive_cycles", "issue cost of a local mbarrier arrive / expect_tx", &Machine::mbarrier_arrive_cycles, kCycles},
+      {"mbarrier", "mbarrier_test_wait_cycles", "one try_wait / test_wait on a barrier", &Machine::mbarrier_test_wait_cycles, kCycles},
+      {"mbarrier", "mbarrier_wake_cycles", "from the completing arrive to the waiting warp resuming", &Machine::mbarrier_wake_cycles, kCycles},
+      {"mbarrier", "remote_arrive_cycles", "an arrive on a peer CTA's barrier landing", &Machine::remote_arrive_cycles, kCycles},
+      {"named_barrier", "named_barrier_cycles", "from the last bar.sync arrival to the waiters resuming", &Machine::named_barrier_cycles, kCycles},
+      {"named_barrier", "named_barrier_cycles_per_warp", "added to named_barrier_cycles per warp the barrier expects",
+       &Machine::named_barrier_cycles_per_warp, {0, 10000, "SM cycles per warp (real: ~2)"}},
+      {"cluster_barrier", "cluster_sync_cycles", "cluster barrier arrive+wait once all threads arrived", &Machine::cluster_sync_cycles, kCycles},
+      {"tma", "tma_issue_cycles", "issue cost of a TMA instruction", &Machine::tma_issue_cycles, kCycles},
+      {"tma", "tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time", &Machine::tma_load_latency_cycles, kCycles},
+      {"tma", "tma_bytes_per_cycle", "one SM's TMA engine bandwidth", &Machine::tma_bytes_per_cycle, kSmBytes},
+      {"tma", "tma_store_bytes_per_cycle", "one SM's TMA engine reading smem for bulk stores", &Machine::tma_store_bytes_per_cycle, kSmBytes},
+      {"tma", "tma_store_read_cycles", "TMA store: issue to smem read done, beyond the transfer", &Machine::tma_store_read_cycles, kCycles},
+      {"tma", "tma_store_latency_cycles", "TMA store: smem read to global writes complete", &Machine::tma_store_latency_cycles, kCycles},
+      {"l2", "l2_bytes_per_cycle", "whole-GPU L2 bandwidth shared by all SMs", &Machine::l2_bytes_per_cycle, kGpuBytes},
+      {"l2", "l2_capacity_bytes", "L2 capacity (cache_hbm)", &Machine::l2_capacity_bytes,
+       {0, 4294967296.0, "bytes (real: 40-126 MB); the cache keeps an index sized by its 4 KB blocks"}},
+      {"l2", "hbm_bytes_per_cycle", "whole-GPU HBM bandwidth behind the L2 (cache_hbm)", &Machine::hbm_bytes_per_cycle, kGpuBytes},
+      {"l2", "hbm_latency_cycles", "an L2 miss: the latency an HBM read adds to an L2 hit (cache_hbm)", &Machine::hbm_latency_cycles, kCycles},
+      {"lsu", "cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer", &Machine::cp_async_latency_cycles, kCycles},
+      {"lsu", "lsu_bytes_per_cycle", "one SM's global load/store path", &Machine::lsu_bytes_per_cycle, kSmBytes},
+      {"lsu", "smem_bytes_per_cycle", "one SM's shared memory bandwidth", &Machine::smem_bytes_per_cycle, kSmBytes},
+      {"lsu", "global_load_latency_cycles", "ld.global latency (L2 hit)", &Machine::global_load_latency_cycles, kCycles},
+      {"tensor", "tensor_flops_per_cycle_16bit", "dense f16/bf16 FLOP per SM per cycle", &Machine::tensor_flops_per_cycle_16bit, kFlops},
+      {"tensor", "tensor_flops_per_cycle_8bit", "dense 8-bit FLOP per SM per cycle", &Machine::tensor_flops_per_cycle_8bit, kFlops},
+      {"tensor", "tensor_flops_per_cycle_tf32", "dense tf32 FLOP per SM per cycle", &Machine::tensor_flops_per_cycle_tf32, kFlops},
+      {"tensor", "tensor_flops_per_cycle_4bit", "dense 4-bit FLOP per SM per cycle (0: not supported)", &Machine::tensor_flops_per_cycle_4bit,
+       kFlops},
+      {"tensor", "wgmma_latency_cycles", "wgmma: end of its tensor-pipe occupancy to its group completing", &Machine::wgmma_latency_cycles,
+       kCycles},
+      {"tensor", "wgmma_issue_cycles", "wgmma: a warpgroup's issue of one wgmma with N <= 128 when the pipe's queue has room",
+       &Machine::wgmma_issue_cycles, kCycles},
+      {"tensor", "wgmma_issue_cycles_n256", "wgmma: the same for N > 128", &Machine::wgmma_issue_cycles_n256, kCycles},
+      {"tensor", "wgmma_queue_depth",
+       "wgmma: how many issued wgmmas can wait behind the one the SM's tensor pipe works on; a warpgroup's next wgmma "
+       "issues only when the one that many places earlier has started (0: no limit)",
+       &Machine::wgmma_queue_depth, {0, 64, "wgmmas (Hopper: 6); the simulator keeps that many start times per SM"}},
+      {"tensor", "mma_sync_latency_cycles", "mma.sync: dependent-issue latency", &Machine::mma_sync_latency_cycles, kCycles},
+      {"tensor", "mma_sync_flops_per_cycle_16bit", "mma.sync dense 16-bit FLOP per SM per cycle (all four sub-partitions)",
+       &Machine::mma_sync_flops_per_cycle_16bit, kFlops},
+      {"tensor", "umma_latency_cycles", "tcgen05.mma: end of occupancy to completion", &Machine::umma_latency_cycles, kCycles},
+      {"tmem", "tmem_ld_cycles", "tcgen05.ld/st of 32 lanes x 32 bit x 32 columns", &Machine::tmem_ld_cycles, kCycles},
+      {"tmem", "tmem_cp_cycles", "tcgen05.cp of 128x256b", &Machine::tmem_cp_cycles, kCycles},
+      {"tmem", "tmem_alloc_cycles", "tcgen05.alloc / dealloc when columns are free", &Machine::tmem_alloc_cycles, kCycles},
+      {"clc", "clc_latency_cycles", "try_cancel issue to the response landing", &Machine::clc_latency_cycles, kCycles},
+      {"atomics", "atomic_latency_cycles", "atom on a global word (L2): issue to the result back (the word changes halfway)",
+       &Machine::atomic_latency_cycles, kCycles},
+      {"atomics", "acquire_load_latency_cycles", "ld.acquire/ld.relaxed of a global word (L2): round trip (also each poll's, in a spin)",
+       &Machine::acquire_load_latency_cycles, kCycles},
+      {"atomics", "atomic_issue_cycles", "red / st.relaxed: cycles before the warp issues again", &Machine::atomic_issue_cycles, kCycles},
+      {"atomics", "release_issue_cycles", "the release fence of red/st/atom .release: cycles before the request leaves and the warp issues again",
+       &Machine::release_issue_cycles, kCycles},
+      {"atomics", "atomic_same_address_per_cycle", "thread-level atomics on one word the L2 applies per cycle (they go one after another)",
+       &Machine::atomic_same_address_per_cycle,
+       {0.01, 10000, "per SM cycle (real: ~22); each atomic holds the word 1 / this cycles, so it must be positive"}},
+      {"atomics", "spin_poll_cycles", "a spin loop of ld.acquire: cycles from one poll to the next", &Machine::spin_poll_cycles, kCycles},
+      {"atomics", "fence_cycles", "fence.acq_rel.gpu (__threadfence): cycles before the warp issues again", &Machine::fence_cycles, kCycles},
   };
   return defs;
 }
@@ -105,7 +140,9 @@ bool valid_source(const std::string& s) {
 const std::vector<MachineParam>& machine_params() {
   static const std::vector<MachineParam> v = [] {
     std::vector<MachineParam> r;
-    for (const auto& d : param_defs()) r.push_back(d.info);
+    for (const auto& d : param_defs())
+      r.push_back({d.unit, d.name, d.meaning, std::holds_alternative<std::int64_t Machine::*>(d.field), d.range.min, d.range.max,
+                   d.range.why});
     return r;
   }();
   return v;
@@ -152,7 +189,14 @@ std::vector<std::string> builtin_machine_names() {
 }
 
 Machine at_sm_clock(const Machine& machine, double mhz) {
-  if (!(mhz > 0)) throw isa::InputError(fmt::format("an SM clock of {} MHz is not positive", mhz));
+  auto clock_ok = [](double c) { return std::isfinite(c) && c >= kMinClockMhz && c <= kMaxClockMhz; };
+  if (!clock_ok(mhz))
+    throw isa::InputError(fmt::format("an SM clock of {} MHz is not in {}..{} MHz (real SM clocks are 1000-3000 MHz)", mhz,
+                                      kMinClockMhz, kMaxClockMhz));
+  if (!clock_ok(machine.clock_mhz))
+    throw isa::InputError(fmt::format("machine '{}' has an SM clock of {} MHz, not in {}..{} MHz", isa::printable(machine.name),
+                                      machine.clock_mhz, kMinClockMhz, kMaxClockMhz));
+  // Both clocks within 100..10000 MHz: the bandwidths scale by 1/100 .. 100, so they stay positive and finite.
   Machine m = machine;
   m.l2_bytes_per_cycle = machine.l2_bytes_per_cycle * machine.clock_mhz / mhz;
   m.hbm_bytes_per_cycle = machine.hbm_bytes_per_cycle * machine.clock_mhz / mhz;
@@ -168,18 +212,40 @@ Machine load_machine(const std::string& name_or_path) {
   std::string path = name_or_path;
   if (path.size() < 5 || path.substr(path.size() - 5) != ".json") {
     path = machines_dir() + "/" + name_or_path + ".json";
-    if (!fs::exists(path))
-      throw isa::InputError(fmt::format("unknown machine '{}' (built-in: {}; or give a .json file)", name_or_path,
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+      throw isa::InputError(fmt::format("unknown machine '{}' (built-in: {}; or give a .json file)", isa::printable(name_or_path),
                                         fmt::join(builtin_machine_names(), ", ")));
   }
-  return parse_machine(isa::read_input_file(path, "machine file"), path);
+  return parse_machine(isa::read_input_file(path, "machine file", kMaxMachineFileBytes), path);
 }
+
+namespace {
+
+// Text a machine file may hold: no control characters (a name or a source is printed on one line), at most
+// `max` bytes; `ascii`: printable ASCII only (names matched against CUDA's device names).
+std::string text_problem(const std::string& s, std::size_t max, bool ascii) {
+  if (s.size() > max) return fmt::format("is {} bytes long, more than {}", s.size(), max);
+  for (unsigned char c : s)
+    if (c < 0x20 || c == 0x7f) return "contains a control character";
+    else if (ascii && c > 0x7e) return "contains a character that is not printable ASCII";
+  return "";
+}
+
+// A number as the user wrote it ("1e+30", "132"), cut short if long.
+std::string shown(const nlohmann::json& v) {
+  std::string s = v.dump();
+  return s.size() > 40 ? s.substr(0, 40) + "..." : s;
+}
+
+}  // namespace
 
 Machine parse_machine(const std::string& text, const std::string& path) {
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(text);
   } catch (const std::exception& e) {
+    // nlohmann refuses numbers beyond a double's range (1e400: "number overflow") here too.
     throw isa::InputError(fmt::format("{}: not valid JSON: {}", path, e.what()));
   }
   Machine m;
@@ -191,17 +257,25 @@ Machine parse_machine(const std::string& text, const std::string& path) {
               "under \"units\", e.g. \"units\": {\"sm\": {\"params\": {\"sm_count\": ...}}, \"l2\": {\"impl\": \"single_queue\", "
               "\"params\": {...}}} (docs/simulator.md, Machine files; the built-in machines show every unit)");
   for (const auto& [key, value] : j.items())
-    if (key != "name" && key != "description" && key != "gpu_names" && key != "units") throw bad(fmt::format("unknown key '{}'", key));
-  if (!j.contains("name") || !j["name"].is_string()) throw bad("missing \"name\"");
+    if (key != "name" && key != "description" && key != "gpu_names" && key != "units")
+      throw bad(fmt::format("unknown key '{}'", isa::printable(key)));
+  if (!j.contains("name") || !j["name"].is_string()) throw bad("missing \"name\" (a string)");
   m.name = j["name"];
+  if (m.name.empty()) throw bad("\"name\" is empty");
+  if (auto p = text_problem(m.name, 64, true); !p.empty()) throw bad(fmt::format("\"name\" {} (at most 64 printable ASCII characters)", p));
   if (j.contains("description")) {
     if (!j["description"].is_string()) throw bad("\"description\" must be a string");
     m.description = j["description"];
+    if (auto p = text_problem(m.description, 4096, false); !p.empty()) throw bad(fmt::format("\"description\" {}", p));
   }
   if (j.contains("gpu_names")) {
     if (!j["gpu_names"].is_array()) throw bad("\"gpu_names\" must be a list of strings");
-    for (const auto& g : j["gpu_names"]) {
+    if (j["gpu_names"].size() > 16) throw bad(fmt::format("\"gpu_names\" lists {} names, more than 16", j["gpu_names"].size()));
+    for (std::size_t i = 0; i < j["gpu_names"].size(); ++i) {
+      const auto& g = j["gpu_names"][i];
       if (!g.is_string() || g.get<std::string>().empty()) throw bad("\"gpu_names\" must be a list of non-empty strings");
+      if (auto p = text_problem(g.get<std::string>(), 64, true); !p.empty())
+        throw bad(fmt::format("\"gpu_names\"[{}] {} (at most 64 printable ASCII characters)", i, p));
       m.gpu_names.push_back(g);
     }
   }
@@ -214,10 +288,12 @@ Machine parse_machine(const std::string& text, const std::string& path) {
   const auto& units = j["units"];
   for (const auto& [unit, section] : units.items()) {
     if (std::find(unit_names.begin(), unit_names.end(), unit) == unit_names.end())
-      throw bad(fmt::format("unknown unit '{}' (units: {})", unit, fmt::join(unit_names, ", ")));
+      throw bad(fmt::format("unknown unit '{}' (units: {})", isa::printable(unit), fmt::join(unit_names, ", ")));
     if (!section.is_object()) throw bad(fmt::format("unit '{}' must be an object", unit));
     for (const auto& [k, v] : section.items())
-      if (k != "impl" && k != "params" && k != "note") throw bad(fmt::format("unit '{}': unknown key '{}'", unit, k));
+      if (k != "impl" && k != "params" && k != "note") throw bad(fmt::format("unit '{}': unknown key '{}'", unit, isa::printable(k)));
+    if (section.contains("note") && (!section["note"].is_string() || !text_problem(section["note"], 4096, false).empty()))
+      throw bad(fmt::format("unit '{}': \"note\" must be a string of at most 4096 bytes without control characters", unit));
     if (section.contains("impl")) {
       if (!section["impl"].is_string()) throw bad(fmt::format("unit '{}': \"impl\" must be a string", unit));
       std::string impl = section["impl"];
@@ -225,7 +301,7 @@ Machine parse_machine(const std::string& text, const std::string& path) {
       for (const UnitChoice& k : known)
         if (k.unit == unit) impls.emplace_back(k.impl);
       if (std::find(impls.begin(), impls.end(), impl) == impls.end())
-        throw bad(fmt::format("unit '{}' has no implementation '{}' (known: {})", unit, impl, fmt::join(impls, ", ")));
+        throw bad(fmt::format("unit '{}' has no implementation '{}' (known: {})", unit, isa::printable(impl), fmt::join(impls, ", ")));
       m.impls[unit] = impl;
     }
     if (section.contains("params")) {
@@ -233,46 +309,60 @@ Machine parse_machine(const std::string& text, const std::string& path) {
       for (const auto& [key, value] : section["params"].items()) {
         const ParamDef* def = nullptr;
         for (const auto& d : param_defs())
-          if (key == d.info.name) def = &d;
-        if (def == nullptr) throw bad(fmt::format("unit '{}': unknown parameter '{}'", unit, key));
-        if (unit != def->info.unit)
-          throw bad(fmt::format("parameter '{}' belongs to unit '{}', not '{}'", key, def->info.unit, unit));
+          if (key == d.name) def = &d;
+        if (def == nullptr) throw bad(fmt::format("unit '{}': unknown parameter '{}'", unit, isa::printable(key)));
+        if (unit != def->unit) throw bad(fmt::format("parameter '{}' belongs to unit '{}', not '{}'", key, def->unit, unit));
       }
     }
   }
   for (const auto& d : param_defs()) {
-    const nlohmann::json* section = units.contains(d.info.unit) ? &units[d.info.unit] : nullptr;
-    if (section == nullptr || !section->contains("params") || !(*section)["params"].contains(d.info.name))
-      throw bad(fmt::format("missing parameter '{}' of unit '{}' ({})", d.info.name, d.info.unit, d.info.meaning));
-    const auto& p = (*section)["params"][d.info.name];
+    const nlohmann::json* section = units.contains(d.unit) ? &units[d.unit] : nullptr;
+    if (section == nullptr || !section->contains("params") || !(*section)["params"].contains(d.name))
+      throw bad(fmt::format("missing parameter '{}' of unit '{}' ({})", d.name, d.unit, d.meaning));
+    const auto& p = (*section)["params"][d.name];
     if (!p.is_object() || !p.contains("value") || !p["value"].is_number() || !p.contains("source") || !p["source"].is_string())
       throw bad(fmt::format("parameter '{}' must be {{\"value\": number, \"source\": \"published|measured|derived|estimate: ...\"}}",
-                            d.info.name));
+                            d.name));
     for (const auto& [k, _] : p.items())
-      if (k != "value" && k != "source" && k != "note") throw bad(fmt::format("parameter '{}': unknown key '{}'", d.info.name, k));
+      if (k != "value" && k != "source" && k != "note")
+        throw bad(fmt::format("parameter '{}': unknown key '{}'", d.name, isa::printable(k)));
     std::string source = p["source"];
     if (!valid_source(source))
-      throw bad(fmt::format("parameter '{}': source must start with published:, measured:, derived: or estimate:", d.info.name));
-    m.sources[d.info.name] = source;
-    double v = p["value"];
-    if (v < 0) throw bad(fmt::format("parameter '{}' must not be negative", d.info.name));
+      throw bad(fmt::format("parameter '{}': source must start with published:, measured:, derived: or estimate:", d.name));
+    if (auto problem = text_problem(source, 4096, false); !problem.empty())
+      throw bad(fmt::format("parameter '{}': source {}", d.name, problem));
+    if (p.contains("note") && (!p["note"].is_string() || !text_problem(p["note"], 4096, false).empty()))
+      throw bad(fmt::format("parameter '{}': \"note\" must be a string of at most 4096 bytes without control characters", d.name));
+    m.sources[d.name] = source;
+    // The value: its range is checked on the double, before any conversion (1e30 cannot wrap an integer field).
+    const nlohmann::json& jv = p["value"];
+    const double v = jv.is_number_unsigned()  ? static_cast<double>(jv.get<std::uint64_t>())
+                     : jv.is_number_integer() ? static_cast<double>(jv.get<std::int64_t>())
+                                              : jv.get<double>();
+    const bool integer = std::holds_alternative<std::int64_t Machine::*>(d.field);
+    const std::string why = *d.range.why ? fmt::format(" ({})", d.range.why) : "";
+    if (!std::isfinite(v) || v < d.range.min || v > d.range.max)
+      throw bad(fmt::format("parameter '{}' of unit '{}' is {}: it must be {} from {} to {}{}", d.name, d.unit, shown(jv),
+                            integer ? "an integer" : "a number", d.range.min, d.range.max, why));
+    if (integer && v != std::floor(v))
+      throw bad(fmt::format("parameter '{}' of unit '{}' is {}: it must be an integer", d.name, d.unit, shown(jv)));
     std::visit(
         [&](auto field) {
           using F = std::remove_reference_t<decltype(m.*field)>;
-          if constexpr (std::is_same_v<F, std::int64_t>) {
-            if (v != static_cast<double>(static_cast<std::int64_t>(v)))
-              throw bad(fmt::format("parameter '{}' must be an integer", d.info.name));
-            m.*field = static_cast<std::int64_t>(v);
-          } else {
+          if constexpr (std::is_same_v<F, std::int64_t>)
+            m.*field = static_cast<std::int64_t>(v);  // integral and within the range: exact
+          else
             m.*field = v;
-          }
         },
         d.field);
   }
-  if (m.sm_count < 1 || m.clock_mhz <= 0 || m.max_warps_per_sm < 1 || m.max_ctas_per_sm < 1)
-    throw bad("sm_count, clock_mhz, max_warps_per_sm and max_ctas_per_sm must be positive");
-  if (m.tma_bytes_per_cycle <= 0 || m.tma_store_bytes_per_cycle <= 0 || m.l2_bytes_per_cycle <= 0 || m.hbm_bytes_per_cycle <= 0 || m.lsu_bytes_per_cycle <= 0 || m.smem_bytes_per_cycle <= 0)
-    throw bad("bandwidths must be positive");
+  // Rules between parameters.
+  if (m.smem_per_cta_max > m.smem_per_sm)
+    throw bad(fmt::format("smem_per_cta_max ({}) is larger than smem_per_sm ({})", m.smem_per_cta_max, m.smem_per_sm));
+  if (m.smem_reserved_per_cta > m.smem_per_sm)
+    throw bad(fmt::format("smem_reserved_per_cta ({}) is larger than smem_per_sm ({})", m.smem_reserved_per_cta, m.smem_per_sm));
+  if (m.tmem_columns % 32 != 0)
+    throw bad(fmt::format("tmem_columns ({}) must be a multiple of 32 (the allocator's chunk)", m.tmem_columns));
   return m;
 }
 

@@ -5,6 +5,7 @@
 // A unit, implementation or key the simulator does not know, or a missing parameter, is an error.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -98,8 +99,20 @@ struct MachineParam {
   const char* unit;  // the machine-file section (a unit of the simulator) it belongs to
   const char* name;
   const char* meaning;
+  bool integer;      // an integer (else any number in the range)
+  double min, max;   // the range a machine file's value must lie in (both included)
+  const char* why;   // why that range, where it is not obvious ("" otherwise)
 };
+// Every parameter with its range (models/machine.cpp has the table). A machine file is refused when a value
+// has the wrong JSON type, is not an integer where one is needed, or lies outside its range: checked before
+// any conversion, so that no value can wrap, and so that every time the simulator derives from the machine
+// (bytes / bandwidth, cycles / clock) is finite and fits its 64-bit cycle count.
 const std::vector<MachineParam>& machine_params();
+
+// The SM clocks a machine file or --clock-mhz may give (MHz): real SM clocks are 1,000-3,000 MHz; the
+// bounds keep cycles-to-time conversions and the L2 bandwidth scaling of at_sm_clock (at most 100x) finite.
+inline constexpr double kMinClockMhz = 100;
+inline constexpr double kMaxClockMhz = 10000;
 
 // Constants a .pipe file may use that come from the machine: SM_COUNT.
 std::map<std::string, std::int64_t> predefined_constants(const Machine& machine);
@@ -107,10 +120,13 @@ std::map<std::string, std::int64_t> predefined_constants(const Machine& machine)
 // The machine with its SM clock set to `mhz` (a GPU that ran below its nominal clock, e.g. at its power
 // cap). Numbers counted in SM cycles keep their value; the GPU-wide L2 bandwidth, measured in bytes per
 // second, keeps its bytes per second (so its bytes per SM cycle grow as the clock drops). An assumption:
-// the L2 and the memory run on clocks of their own (docs/replay.md).
+// the L2 and the memory run on clocks of their own (docs/replay.md). `mhz` must be finite and within
+// kMinClockMhz..kMaxClockMhz (else isa::InputError).
 Machine at_sm_clock(const Machine& machine, double mhz);
 
-// NAME (looked up in models/machines/) or a path to a .json file. Throws isa::InputError.
+// NAME (looked up in models/machines/) or a path to a .json file (at most kMaxMachineFileBytes). Throws
+// isa::InputError.
+inline constexpr std::size_t kMaxMachineFileBytes = std::size_t{1} << 20;  // the built-in files are ~15 KB
 Machine load_machine(const std::string& name_or_path);
 // A machine description from its JSON text; `path` names it in messages. Throws isa::InputError.
 Machine parse_machine(const std::string& text, const std::string& path);

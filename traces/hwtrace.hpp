@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -87,6 +88,23 @@ struct HwTrace {
   const HwTensor* tensor(const std::string& name) const;
   const HwSmem* smem_buffer(const std::string& name) const;
 };
+
+// What a trace may hold (docs/replay.md, "Limits"). Every count and size read from the file is checked before it
+// sizes memory or a loop, every number that becomes part of the replay program before it is used, and every name
+// that does is an identifier (it cannot carry text into the program --emit-pipe writes).
+inline constexpr std::int64_t kMaxTraceCycle = std::int64_t{1} << 40;  // event cycles, warp ends (~9 minutes at 2 GHz)
+inline constexpr std::int64_t kMaxTraceClock = std::int64_t{1} << 62;  // clock64 / %globaltimer values (ns since 1970: ~2^60.6)
+inline constexpr std::size_t kMaxTraceCtas = 128;                      // recorded CTAs (the probe records a few)
+inline constexpr std::size_t kMaxTraceWarps = 32;                      // warps per CTA (1024 threads)
+inline constexpr std::size_t kMaxTraceDecls = 256;                     // barriers, smem buffers, tensors: each
+inline constexpr std::int64_t kMaxTraceGrid = std::int64_t{1} << 31;   // CTAs in params.grid (as CUDA: x < 2^31)
+inline constexpr std::int64_t kMaxTraceBytes = std::int64_t{1} << 31;  // bytes of one event or smem buffer
+inline constexpr std::size_t kMaxTraceNameLength = 64;
+inline constexpr int kMaxTraceJsonDepth = 32;                               // nesting of the JSON document
+inline constexpr std::int64_t kMaxTraceJsonValues = std::int64_t{1} << 23;  // values in it (an event is 9; K2 8192^3: 0.7 M)
+
+// A name the replay program can use as it is: [A-Za-z_][A-Za-z0-9_]*, at most kMaxTraceNameLength characters.
+bool is_identifier(const std::string& s);
 
 // Reads and checks a trace file: format and version, every event's op in the vocabulary, every barrier,
 // tensor and buffer it names declared, indices in range, cycles non-decreasing per warp, each blocking op

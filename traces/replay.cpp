@@ -4,7 +4,11 @@
 
 #include <algorithm>
 #include <array>
-#include <cctype>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+#include <map>
+#include <tuple>
 
 #include "isa/source.hpp"
 
@@ -20,17 +24,12 @@ bool is_single_lane(const std::string& op) {
   return op.rfind("tma.", 0) == 0 || op == "arrive.expect_tx" || op == "expect_tx";
 }
 
+// A name for the program made of free text (the kernel's name): letters, digits and '_' only, at most 64.
 std::string identifier(const std::string& s) {
   std::string out;
-  for (char c : s) out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  if (out.empty() || std::isdigit(static_cast<unsigned char>(out[0]))) out = "r_" + out;
+  for (char c : s.substr(0, 64)) out += (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ? c : '_';
+  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out = "r_" + out;
   return out;
-}
-
-// Events that are the same step of the program in two warps of a warpgroup (time aside).
-bool same_step(const HwEvent& a, const HwEvent& b) {
-  return a.op == b.op && a.barrier == b.barrier && a.index == b.index && a.phase == b.phase && a.bytes == b.bytes &&
-         a.iteration == b.iteration && a.tensor == b.tensor;
 }
 
 // A step of a role's program: the event each warp of the group (by position) runs there, -1 = none.
@@ -38,41 +37,51 @@ struct Item {
   std::array<int, kMaxGroup> ev{-1, -1, -1, -1};
 };
 
-// Merges warp `j`'s events [b, e) into items [ib, ie) of the group's program: a shortest common
-// supersequence by longest common subsequence (segments between collective ops are short).
-std::vector<Item> merge_segment(const std::vector<Item>& items, const std::vector<const HwWarp*>& group, int j, int b, int e) {
-  auto rep = [&](const Item& it) -> const HwEvent& {
-    for (int w = 0; w < kMaxGroup; ++w)
-      if (it.ev[w] >= 0) return group[w]->events[it.ev[w]];
-    throw std::logic_error("empty replay item");
-  };
-  const auto& ej = group[j]->events;
-  std::size_t n = items.size(), m = static_cast<std::size_t>(e - b);
-  std::vector<std::uint32_t> lcs((n + 1) * (m + 1), 0);
-  auto at = [&](std::size_t i, std::size_t k) -> std::uint32_t& { return lcs[i * (m + 1) + k]; };
-  for (std::size_t i = n; i-- > 0;)
-    for (std::size_t k = m; k-- > 0;)
-      at(i, k) = same_step(rep(items[i]), ej[b + k]) ? at(i + 1, k + 1) + 1 : std::max(at(i + 1, k), at(i, k + 1));
+// The warps' events as step ids: two events have the same id when they are the same step of the program
+// (time aside): op, barrier, index, phase, bytes, iteration and tensor all equal.
+std::vector<std::vector<std::int32_t>> step_ids(const std::vector<const HwWarp*>& group) {
+  using Key = std::tuple<const std::string&, const std::string&, const std::optional<std::int64_t>&, const std::optional<int>&,
+                         const std::int64_t&, const std::optional<std::int64_t>&, const std::string&>;
+  auto key = [](const HwEvent& e) { return Key(e.op, e.barrier, e.index, e.phase, e.bytes, e.iteration, e.tensor); };
+  auto less = [&](const HwEvent* x, const HwEvent* y) { return key(*x) < key(*y); };
+  std::map<const HwEvent*, std::int32_t, decltype(less)> ids(less);
+  std::vector<std::vector<std::int32_t>> out(group.size());
+  for (std::size_t w = 0; w < group.size(); ++w)
+    for (const HwEvent& e : group[w]->events)
+      out[w].push_back(ids.try_emplace(&e, static_cast<std::int32_t>(ids.size())).first->second);
+  return out;
+}
+
+// Merges warp `j`'s events [b, e) into the items of the group's program: a shortest common supersequence by
+// longest common subsequence (align_steps). Throws when the replay's comparison budget is spent.
+std::vector<Item> merge_segment(const std::vector<Item>& items, const std::vector<std::vector<std::int32_t>>& ids, int j, int b, int e,
+                                std::int64_t& cells_left, const std::string& where) {
+  std::vector<std::int32_t> a, c(ids[j].begin() + b, ids[j].begin() + e);
+  a.reserve(items.size());
+  for (const Item& it : items) {
+    int w = 0;
+    while (it.ev[w] < 0) ++w;
+    a.push_back(ids[w][it.ev[w]]);
+  }
+  auto merged = align_steps(a, c, cells_left);
+  if (!merged)
+    throw isa::InputError(fmt::format("{}: the warps' events between two wgmma ops ({} and {} steps) differ too much to be merged "
+                                      "into one warpgroup program within the replay's {} comparisons (the four warps of a "
+                                      "warpgroup run nearly the same ops)",
+                                      where, a.size(), c.size(), kMaxAlignCells));
   std::vector<Item> out;
-  std::size_t i = 0, k = 0;
-  while (i < n || k < m) {
-    if (i < n && k < m && same_step(rep(items[i]), ej[b + k])) {
-      Item it = items[i++];
-      it.ev[j] = b + static_cast<int>(k++);
-      out.push_back(it);
-    } else if (k < m && (i == n || at(i, k + 1) >= at(i + 1, k))) {
-      Item it;
-      it.ev[j] = b + static_cast<int>(k++);
-      out.push_back(it);
-    } else {
-      out.push_back(items[i++]);
-    }
+  out.reserve(merged->size());
+  for (auto [i, k] : *merged) {
+    Item it = i >= 0 ? items[i] : Item{};
+    if (k >= 0) it.ev[j] = b + k;
+    out.push_back(it);
   }
   return out;
 }
 
 // The program of one role for one recorded CTA: the warps' events merged into one sequence of steps.
-std::vector<Item> merge_group(const std::vector<const HwWarp*>& group, const std::string& where) {
+std::vector<Item> merge_group(const std::vector<const HwWarp*>& group, const std::string& where, std::int64_t& cells_left) {
+  const std::vector<std::vector<std::int32_t>> ids = step_ids(group);
   // Collective events split every warp's sequence into segments; they must agree across the group.
   std::vector<std::vector<int>> anchors(group.size());
   for (std::size_t w = 0; w < group.size(); ++w)
@@ -84,7 +93,7 @@ std::vector<Item> merge_group(const std::vector<const HwWarp*>& group, const std
                                         "ops must be the same in all four warps",
                                         where, group[0]->warp, group[w]->warp, anchors[0].size(), anchors[w].size()));
     for (std::size_t a = 0; a < anchors[0].size(); ++a)
-      if (!same_step(group[0]->events[anchors[0][a]], group[w]->events[anchors[w][a]]))
+      if (ids[0][anchors[0][a]] != ids[w][anchors[w][a]])
         throw isa::InputError(fmt::format("{}: warp {} event {} ('{}') and warp {} event {} ('{}') are the same warpgroup-collective "
                                           "step but differ",
                                           where, group[0]->warp, anchors[0][a], group[0]->events[anchors[0][a]].op, group[w]->warp,
@@ -104,7 +113,7 @@ std::vector<Item> merge_group(const std::vector<const HwWarp*>& group, const std
           seg.push_back(it);
         }
       } else {
-        seg = merge_segment(seg, group, static_cast<int>(w), b, e);
+        seg = merge_segment(seg, ids, static_cast<int>(w), b, e, cells_left, where);
       }
     }
     out.insert(out.end(), seg.begin(), seg.end());
@@ -123,6 +132,8 @@ class Generator {
       : t_(t), o_(o), r_(r), src_(std::make_shared<isa::SourceFile>(r.source_name, "")) {}
 
   void run() {
+    if (o_.probe_cycles < -1 || o_.probe_cycles > kMaxProbeCycles)
+      throw isa::InputError(fmt::format("{} cycles per probe record is not in 0..{}", o_.probe_cycles, kMaxProbeCycles));
     r_.probe_cycles = o_.probe_cycles >= 0 ? o_.probe_cycles : probe_cost(t_);
     const std::int64_t first = t_.ctas.front().cta;
     for (std::size_t s = 0; s < t_.ctas.size(); ++s)
@@ -137,6 +148,20 @@ class Generator {
       throw isa::InputError(fmt::format("{}: the full-grid replay needs a 1-D grid holding the recorded CTAs (params.grid {}x{}x{})",
                                         t_.path, t_.grid[0], t_.grid[1], t_.grid[2]));
     r_.ctas = full ? grid : slots;
+    // What the run will cost: each launched CTA runs the events of one recorded CTA (at most ceil(ctas / slots)
+    // CTAs run each recorded one).
+    std::int64_t events = 0, most = 0;
+    for (const auto& c : t_.ctas) {
+      std::int64_t e = 0;
+      for (const auto& w : c.warps) e += static_cast<std::int64_t>(w.events.size());
+      events += e;
+      most = std::max(most, e);
+    }
+    const std::int64_t per_slot = r_.ctas / slots, records = per_slot * events + (r_.ctas % slots) * most;
+    if (records > kMaxReplayRecords)
+      throw isa::InputError(fmt::format("{}: replaying {} CTAs (params.grid {}x{}x{}) of the {} recorded ones would simulate {} probe "
+                                        "records, more than the {} a replay may (use --recorded-only to launch the recorded CTAs alone)",
+                                        t_.path, r_.ctas, t_.grid[0], t_.grid[1], t_.grid[2], slots, records, kMaxReplayRecords));
     first_ = full ? first : 0;
     for (std::int64_t s = 0; s < slots; ++s) r_.slot_cta.push_back(first_ + s);
     if (t_.truncated)
@@ -224,9 +249,10 @@ class Generator {
   }
 
   void header(bool full, std::int64_t grid, std::int64_t slots) {
-    line(fmt::format("# Replay of the hardware trace {} (smpipe-hwtrace v1), generated by smpipe replay.", t_.path));
-    line(fmt::format("# kernel {} {} on {}, {}; {} recorded CTA(s) from CTA {}.", t_.kernel, t_.variant, t_.gpu, t_.date, slots,
-                     t_.ctas.front().cta));
+    // Text from the trace stands in comments only, each on its line (isa::printable: no newline can end one).
+    line(fmt::format("# Replay of the hardware trace {} (smpipe-hwtrace v1), generated by smpipe replay.", isa::printable(t_.path)));
+    line(fmt::format("# kernel {} {} on {}, {}; {} recorded CTA(s) from CTA {}.", isa::printable(t_.kernel), isa::printable(t_.variant),
+                     isa::printable(t_.gpu), isa::printable(t_.date), slots, t_.ctas.front().cta));
     line(fmt::format("# Each warp runs the ops it recorded, in order. `compute cycles={}` stands for each probe record (the", r_.probe_cycles));
     line("# probe's own cost, part of every hardware gap); the first one of a warp also holds the time before its first");
     line("# record, as measured. Everything else is the simulator's.");
@@ -352,7 +378,7 @@ class Generator {
       std::vector<const HwWarp*> group;
       for (int k = 0; k < count; ++k) group.push_back(&c.warps[first_warp + k]);
       std::string where = fmt::format("{}: CTA {} warps {}..{}", t_.path, c.cta, first_warp, first_warp + count - 1);
-      std::vector<Item> items = merge_group(group, where);
+      std::vector<Item> items = merge_group(group, where, align_cells_left_);
       if (slots > 1) {
         isa::Stmt cond = stmt(isa::Stmt::Kind::kIf, at(s == 0 ? 0 : 7));  // "} else if"
         cond.exprs.push_back(bin("==", name("slot", cond.loc), num(s, cond.loc)));
@@ -611,11 +637,119 @@ class Generator {
   int indent_ = 0;
   int line_no_ = 0;
   std::int64_t first_ = 0;
+  std::int64_t align_cells_left_ = kMaxAlignCells;  // comparisons the warpgroups' merging may still make
   std::shared_ptr<isa::SourceFile> src_;  // the text the tree's positions point into (filled in at the end)
   std::vector<isa::Block*> blocks_;       // the open blocks of the role being written, innermost last
 };
 
 }  // namespace
+
+namespace {
+
+// The rows of the table L(r, c) = the longest common subsequence of x[r..) and y[c..) (suffixes of two step
+// sequences after `p` common leading steps; r, c counted from p), for a walk that visits rows in increasing
+// order and asks for rows r and r + 1 together. Small tables are kept whole; larger ones as every
+// step-th row (step ~ sqrt(rows)), each block of rows recomputed from the checkpoint below it when the
+// walk enters it: memory (2 sqrt(rows) + 3) rows, time twice the table's.
+class SuffixLcsRows {
+ public:
+  SuffixLcsRows(const std::vector<std::int32_t>& x, const std::vector<std::int32_t>& y, std::size_t p, std::int64_t full_table_cells)
+      : x_(x), y_(y), p_(p), rows_(x.size() - p), width_(y.size() - p + 1) {
+    whole_ = static_cast<std::int64_t>(rows_ + 1) * static_cast<std::int64_t>(width_) <= full_table_cells;
+    step_ = whole_ || rows_ == 0 ? std::max<std::size_t>(rows_, 1)
+                                 : static_cast<std::size_t>(std::ceil(std::sqrt(static_cast<double>(rows_))));
+    blocks_ = (rows_ + step_ - 1) / step_;
+    if (whole_) {
+      marks_.assign((rows_ + 1) * width_, 0);
+      for (std::size_t r = rows_; r-- > 0;) fill(&marks_[r * width_], &marks_[(r + 1) * width_], r);
+      return;
+    }
+    marks_.assign((blocks_ + 1) * width_, 0);  // row j * step_ (j < blocks_) and the last row, rows_ (j = blocks_: zeros)
+    block_.assign((step_ + 1) * width_, 0);
+    std::vector<std::uint32_t> below(width_, 0), row(width_, 0);
+    for (std::size_t r = rows_; r-- > 0;) {
+      fill(row.data(), below.data(), r);
+      if (r % step_ == 0) std::copy(row.begin(), row.end(), mark(r / step_));
+      std::swap(row, below);
+    }
+  }
+
+  // Row r (0 <= r <= rows).
+  const std::uint32_t* row(std::size_t r) {
+    if (whole_) return &marks_[r * width_];
+    if (loaded_ != kNone && r >= loaded_ * step_ && r <= std::min(loaded_ * step_ + step_, rows_))
+      return &block_[(r - loaded_ * step_) * width_];
+    if (r == rows_) return mark(blocks_);
+    std::size_t j = r / step_, first = j * step_, last = std::min(first + step_, rows_);  // the block: rows first..last
+    const std::uint32_t* end = last == rows_ ? mark(blocks_) : mark(last / step_);
+    std::copy(end, end + width_, &block_[(last - first) * width_]);
+    for (std::size_t q = last; q-- > first;) fill(&block_[(q - first) * width_], &block_[(q - first + 1) * width_], q);
+    loaded_ = j;
+    return &block_[(r - first) * width_];
+  }
+
+ private:
+  static constexpr std::size_t kNone = SIZE_MAX;
+  // Row r from row r + 1.
+  void fill(std::uint32_t* row, const std::uint32_t* below, std::size_t r) const {
+    const std::int32_t xr = x_[p_ + r];
+    row[width_ - 1] = 0;
+    for (std::size_t c = width_ - 1; c-- > 0;) row[c] = xr == y_[p_ + c] ? below[c + 1] + 1 : std::max(below[c], row[c + 1]);
+  }
+  std::uint32_t* mark(std::size_t j) { return &marks_[j * width_]; }
+
+  const std::vector<std::int32_t>& x_;
+  const std::vector<std::int32_t>& y_;
+  std::size_t p_, rows_, width_;
+  bool whole_ = false;
+  std::size_t step_ = 1, blocks_ = 0, loaded_ = kNone;
+  std::vector<std::uint32_t> marks_, block_;
+};
+
+}  // namespace
+
+std::optional<std::vector<std::pair<std::int32_t, std::int32_t>>> align_steps(const std::vector<std::int32_t>& a,
+                                                                             const std::vector<std::int32_t>& b,
+                                                                             std::int64_t& cells_left, std::int64_t full_table_cells) {
+  const std::size_t n = a.size(), m = b.size();
+  std::vector<std::pair<std::int32_t, std::int32_t>> out;
+  out.reserve(n + m);
+  // Common leading steps: the walk below matches them one by one whatever the table says.
+  std::size_t p = 0;
+  for (; p < n && p < m && a[p] == b[p]; ++p) out.emplace_back(static_cast<std::int32_t>(p), static_cast<std::int32_t>(p));
+  const auto cells = static_cast<std::int64_t>(n - p) * static_cast<std::int64_t>(m - p);
+  if (cells > cells_left) return std::nullopt;
+  cells_left -= cells;
+  // L(i, k) = the longest common subsequence of a[i..n) and b[k..m). Its rows run along the longer sequence
+  // (memory goes with the shorter one): L(i, k) = T(i, k) with T's rows along a, or T(k, i) along b.
+  const bool along_b = m > n;
+  SuffixLcsRows table(along_b ? b : a, along_b ? a : b, p, full_table_cells);
+  // The walk: match equal steps; else take b's step when that keeps the longest common subsequence, else a's.
+  std::size_t i = p, k = p;
+  while (i < n || k < m) {
+    if (i < n && k < m && a[i] == b[k]) {
+      out.emplace_back(static_cast<std::int32_t>(i++), static_cast<std::int32_t>(k++));
+      continue;
+    }
+    bool take_b = k < m && i == n;
+    if (k < m && i < n) {
+      std::uint32_t right, down;  // L(i, k + 1), L(i + 1, k); the lower table row first
+      if (along_b) {
+        down = table.row(k - p)[i + 1 - p];
+        right = table.row(k + 1 - p)[i - p];
+      } else {
+        right = table.row(i - p)[k + 1 - p];
+        down = table.row(i + 1 - p)[k - p];
+      }
+      take_b = right >= down;
+    }
+    if (take_b)
+      out.emplace_back(-1, static_cast<std::int32_t>(k++));
+    else
+      out.emplace_back(static_cast<std::int32_t>(i++), -1);
+  }
+  return out;
+}
 
 std::int64_t probe_cost(const HwTrace& trace) {
   std::int64_t best = -1;

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "isa/ast.hpp"
@@ -22,8 +24,8 @@ struct ReplayOptions {
   // CTA's ops (CTA c runs recorded CTA (c - first) mod slots), so the memory system sees the grid's load.
   // false: launch only the recorded CTAs.
   bool full_grid = true;
-  // Cycles each probe record costs its warp (the probe's own time, part of every hardware gap).
-  // -1: the trace's smallest gap between two consecutive events of one warp.
+  // Cycles each probe record costs its warp (the probe's own time, part of every hardware gap), at most
+  // kMaxProbeCycles. -1: the trace's smallest gap between two consecutive events of one warp.
   std::int64_t probe_cycles = -1;
 };
 
@@ -47,7 +49,31 @@ struct Replay {
   std::vector<std::string> notes;       // what the replay could not reproduce exactly
 };
 
+// Bounds on what a replay may cost, checked before anything is built or run (docs/replay.md, "Limits"):
+// - the launched CTAs times the events of the recorded CTA each one runs (the full grid of a 2^31-CTA params.grid
+//   would run for hours): the committed traces need 2.5 million at most;
+inline constexpr std::int64_t kMaxReplayRecords = std::int64_t{1} << 24;
+// - the comparisons the merging of warpgroups' warps may make in all (a longest common subsequence of two event
+//   sequences between wgmma ops: n x m each); the committed traces need ~10^5;
+inline constexpr std::int64_t kMaxAlignCells = std::int64_t{1} << 28;
+// - the cycles of one probe record (--probe-cycles).
+inline constexpr std::int64_t kMaxProbeCycles = 1000000;
+// Up to this many cells, an alignment keeps its whole table; beyond, every ~sqrt(n)-th row of it (the same
+// result, in ~2 sqrt(n) rows of memory, in about twice the time).
+inline constexpr std::int64_t kAlignFullTableCells = std::int64_t{1} << 22;
+
+// Throws isa::InputError for a trace or options beyond the bounds above, or that the replay cannot reproduce.
 Replay make_replay(const HwTrace& trace, const ReplayOptions& options);
+
+// The merge of two sequences of step ids by longest common subsequence, as the replay merges the warps of a
+// warpgroup: pairs (i, k) in order, i an index into `a` or -1, k into `b` or -1, each index once; equal steps
+// are matched as early as possible, and where the alignment may go either way b's step comes first. Returns
+// nothing when it would need more than `cells_left` comparisons (common leading steps are free); else takes
+// what it used from `cells_left`.
+std::optional<std::vector<std::pair<std::int32_t, std::int32_t>>> align_steps(const std::vector<std::int32_t>& a,
+                                                                             const std::vector<std::int32_t>& b,
+                                                                             std::int64_t& cells_left,
+                                                                             std::int64_t full_table_cells = kAlignFullTableCells);
 
 // The smallest gap between two consecutive events of one warp (0-cycle gaps of fused records excluded).
 std::int64_t probe_cost(const HwTrace& trace);

@@ -1,8 +1,10 @@
 // Machine descriptions: every parameter the simulator reads exists in each file with a source tag, and
 // bad files are rejected with a message that names the problem.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "support.hpp"
@@ -124,4 +126,214 @@ TEST_CASE("measured machine parameters equal the medians in the committed result
     }
   }
   CHECK(checked >= 10);
+}
+
+// ---- Hostile machine files: every value has its type and range, checked before any conversion ----
+
+namespace {
+nlohmann::json h100_json() {
+  std::ifstream in(models::machines_dir() + "/h100-sxm.json");
+  return nlohmann::json::parse(in);
+}
+nlohmann::json& param(nlohmann::json& j, const std::string& name) {
+  for (auto& [unit, section] : j["units"].items())
+    if (section.contains("params") && section["params"].contains(name)) return section["params"][name]["value"];
+  throw std::logic_error("no parameter " + name);
+}
+// The InputError parsing `j` throws ("" if none).
+std::string machine_error(const nlohmann::json& j) {
+  try {
+    models::parse_machine(j.dump(), "m.json");
+  } catch (const isa::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+std::string machine_error_text(const std::string& text) {
+  try {
+    models::parse_machine(text, "m.json");
+  } catch (const isa::InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+}  // namespace
+
+TEST_CASE("machine parameters: each range holds the built-in machines and is checked on both sides", "[machine][hostile]") {
+  const auto& params = models::machine_params();
+  for (const auto& n : models::builtin_machine_names()) {
+    models::Machine m = models::load_machine(n);
+    CHECK(m.sm_count <= 1024);
+    CHECK(m.clock_mhz >= models::kMinClockMhz);
+  }
+  for (const auto& p : params) {
+    INFO(p.name);
+    CHECK(p.min <= p.max);
+    CHECK(std::isfinite(p.max));
+    // Values at both ends of the range pass; one step outside fails with the parameter, its unit and the range.
+    // (smem_per_sm bounds the two smem parameters after it: the neighbours follow it where needed.)
+    auto with = [&](double v) {
+      nlohmann::json j = h100_json();
+      if (p.integer)
+        param(j, p.name) = static_cast<std::int64_t>(v);
+      else
+        param(j, p.name) = v;
+      if (std::string(p.name) == "smem_per_sm" && v < 232448) param(j, "smem_per_cta_max") = param(j, "smem_reserved_per_cta") = 0;
+      if (std::string(p.name) == "smem_per_cta_max") param(j, "smem_per_sm") = 16777216;
+      return j;
+    };
+    CHECK(machine_error(with(p.min)).empty());
+    CHECK(machine_error(with(p.max)).empty());
+    double below = p.integer ? p.min - 1 : std::nextafter(p.min, -HUGE_VAL);
+    double above = p.integer ? p.max + 1 : std::nextafter(p.max, HUGE_VAL);
+    std::string range = fmt::format("from {} to {}", p.min, p.max);
+    CHECK_THAT(machine_error(with(below)), Catch::Contains(fmt::format("m.json: parameter '{}' of unit '{}' is", p.name, p.unit)) &&
+                                               Catch::Contains(range));
+    CHECK_THAT(machine_error(with(above)), Catch::Contains(fmt::format("parameter '{}' of unit '{}' is", p.name, p.unit)) &&
+                                               Catch::Contains(range));
+  }
+}
+
+TEST_CASE("machine files: wrong types, non-integers, huge and tiny values are refused before any conversion", "[machine][hostile]") {
+  auto set = [](const std::string& name, const nlohmann::json& v) {
+    nlohmann::json j = h100_json();
+    param(j, name) = v;
+    return machine_error(j);
+  };
+  // The issue's examples: 10^9 SMs, and bandwidths or a clock so small that times become inf or negative.
+  CHECK_THAT(set("sm_count", 1000000000), Catch::Contains("parameter 'sm_count' of unit 'sm' is 1000000000: it must be an integer from 1 to 1024"));
+  CHECK(set("sm_count", 1024).empty());
+  CHECK_THAT(set("sm_count", 1025), Catch::Contains("from 1 to 1024"));
+  CHECK_THAT(set("sm_count", 0), Catch::Contains("from 1 to 1024"));
+  CHECK_THAT(set("l2_bytes_per_cycle", 1e-300), Catch::Contains("parameter 'l2_bytes_per_cycle' of unit 'l2' is 1e-300"));
+  CHECK_THAT(set("hbm_bytes_per_cycle", 0), Catch::Contains("'hbm_bytes_per_cycle'"));
+  CHECK_THAT(set("tma_bytes_per_cycle", 0.5), Catch::Contains("'tma_bytes_per_cycle'"));
+  CHECK_THAT(set("atomic_same_address_per_cycle", 0), Catch::Contains("'atomic_same_address_per_cycle'"));
+  CHECK_THAT(set("clock_mhz", 1e-3), Catch::Contains("parameter 'clock_mhz' of unit 'sm' is 0.001: it must be a number from 100 to 10000"));
+  CHECK_THAT(set("clock_mhz", 1e30), Catch::Contains("'clock_mhz'"));
+  // An integer field: a value that would wrap or truncate in the conversion is refused first.
+  CHECK_THAT(set("l2_capacity_bytes", 1e30), Catch::Contains("parameter 'l2_capacity_bytes' of unit 'l2' is 1e+30"));
+  CHECK_THAT(set("l2_capacity_bytes", std::numeric_limits<std::uint64_t>::max()), Catch::Contains("is 18446744073709551615"));
+  CHECK_THAT(set("max_ctas_per_sm", -1), Catch::Contains("'max_ctas_per_sm' of unit 'sm' is -1"));
+  CHECK_THAT(set("sm_count", 1.5), Catch::Contains("parameter 'sm_count' of unit 'sm' is 1.5: it must be an integer"));
+  CHECK_THAT(set("wgmma_queue_depth", 6.000001), Catch::Contains("must be an integer"));
+  CHECK(set("sm_count", 132.0).empty());  // an integral number is an integer
+  // Not a number at all.
+  CHECK_THAT(set("sm_count", "132"), Catch::Contains("parameter 'sm_count' must be {\"value\": number"));
+  CHECK_THAT(set("sm_count", true), Catch::Contains("parameter 'sm_count' must be {\"value\": number"));
+  CHECK_THAT(set("sm_count", nullptr), Catch::Contains("parameter 'sm_count' must be {\"value\": number"));
+  // Numbers beyond a double (1e400) are refused by the JSON reader itself.
+  std::string text = h100_json().dump();
+  std::string huge = text;
+  huge.replace(huge.find("\"value\":132"), 11, "\"value\":1e400");
+  CHECK_THAT(machine_error_text(huge), Catch::Contains("m.json: not valid JSON") && Catch::Contains("number overflow"));
+  std::string tiny = text;  // 1e-400 reads as 0: below the range
+  tiny.replace(tiny.find("\"value\":132"), 11, "\"value\":1e-400");
+  CHECK_THAT(machine_error_text(tiny), Catch::Contains("'sm_count' of unit 'sm' is 0.0"));
+  // Rules between parameters.
+  CHECK_THAT(set("tmem_columns", 48), Catch::Contains("tmem_columns (48) must be a multiple of 32"));
+  CHECK(set("tmem_columns", 512).empty());
+  CHECK_THAT(set("tmem_columns", 544), Catch::Contains("from 0 to 512"));
+  CHECK_THAT(set("smem_per_cta_max", 233473), Catch::Contains("smem_per_cta_max (233473) is larger than smem_per_sm (233472)"));
+  CHECK(set("smem_per_cta_max", 233472).empty());
+  nlohmann::json reserved = h100_json();
+  param(reserved, "smem_per_sm") = 1024;
+  param(reserved, "smem_per_cta_max") = 0;
+  param(reserved, "smem_reserved_per_cta") = 1025;
+  CHECK_THAT(machine_error(reserved), Catch::Contains("smem_reserved_per_cta (1025) is larger than smem_per_sm (1024)"));
+  param(reserved, "smem_reserved_per_cta") = 1024;
+  CHECK(machine_error(reserved).empty());
+  CHECK_THAT(set("smem_per_sm", 1023), Catch::Contains("smem_per_cta_max (232448) is larger than smem_per_sm (1023)"));
+}
+
+TEST_CASE("machine files: names, descriptions, sources and notes are bounded text without control characters", "[machine][hostile]") {
+  auto edit = [](const std::function<void(nlohmann::json&)>& f) {
+    nlohmann::json j = h100_json();
+    f(j);
+    return machine_error(j);
+  };
+  CHECK_THAT(edit([](auto& j) { j["name"] = ""; }), Catch::Contains("m.json: \"name\" is empty"));
+  CHECK_THAT(edit([](auto& j) { j["name"] = 7; }), Catch::Contains("missing \"name\" (a string)"));
+  CHECK_THAT(edit([](auto& j) { j["name"] = "h100\nkernel x"; }), Catch::Contains("\"name\" contains a control character"));
+  CHECK_THAT(edit([](auto& j) { j["name"] = "h100\x1b[31m"; }), Catch::Contains("\"name\" contains a control character"));
+  CHECK_THAT(edit([](auto& j) { j["name"] = "h100 \xc3\xa9"; }), Catch::Contains("\"name\" contains a character that is not printable ASCII"));
+  CHECK(edit([](auto& j) { j["name"] = std::string(64, 'x'); }).empty());
+  CHECK_THAT(edit([](auto& j) { j["name"] = std::string(65, 'x'); }), Catch::Contains("\"name\" is 65 bytes long, more than 64"));
+  CHECK(edit([](auto& j) { j["name"] = "my h100 (half the SMs)"; }).empty());
+  CHECK_THAT(edit([](auto& j) { j["gpu_names"] = {"H100", "H\t100"}; }), Catch::Contains("\"gpu_names\"[1] contains a control character"));
+  CHECK_THAT(edit([](auto& j) { j["gpu_names"] = {""}; }), Catch::Contains("list of non-empty strings"));
+  CHECK_THAT(edit([](auto& j) { j["gpu_names"] = {1}; }), Catch::Contains("list of non-empty strings"));
+  CHECK_THAT(edit([](auto& j) { j["gpu_names"] = "H100"; }), Catch::Contains("\"gpu_names\" must be a list of strings"));
+  CHECK(edit([](auto& j) { j["gpu_names"] = std::vector<std::string>(16, "H"); }).empty());
+  CHECK_THAT(edit([](auto& j) { j["gpu_names"] = std::vector<std::string>(17, "H"); }), Catch::Contains("17 names, more than 16"));
+  CHECK_THAT(edit([](auto& j) { j["description"] = "two\nlines"; }), Catch::Contains("\"description\" contains a control character"));
+  CHECK_THAT(edit([](auto& j) { j["units"]["sm"]["params"]["sm_count"]["source"] = "published: x\ny"; }),
+             Catch::Contains("parameter 'sm_count': source contains a control character"));
+  CHECK_THAT(edit([](auto& j) { j["units"]["sm"]["params"]["sm_count"]["note"] = 3; }),
+             Catch::Contains("parameter 'sm_count': \"note\" must be a string"));
+  CHECK(edit([](auto& j) { j["units"]["sm"]["params"]["sm_count"]["note"] = "a note"; }).empty());
+  CHECK_THAT(edit([](auto& j) { j["units"]["sm"]["note"] = nlohmann::json::array(); }), Catch::Contains("unit 'sm': \"note\" must be a string"));
+  // Keys the file names are printed safely in the message.
+  CHECK_THAT(edit([](auto& j) { j["x\ny"] = 1; }), Catch::Contains("unknown key 'x\\x0ay'"));
+}
+
+TEST_CASE("sensible what-if machines pass; the extremes of every range run with finite, non-negative times", "[machine][hostile]") {
+  nlohmann::json j = h100_json();
+  for (const char* bw : {"l2_bytes_per_cycle", "hbm_bytes_per_cycle", "tma_bytes_per_cycle", "lsu_bytes_per_cycle"})
+    param(j, bw) = param(j, bw).get<double>() * 2;
+  param(j, "sm_count") = 66;
+  CHECK(machine_error(j).empty());
+  models::Machine m = models::parse_machine(j.dump(), "m.json");
+  for (double mhz : {500.0, 1000.0, 3000.0}) CHECK(models::at_sm_clock(m, mhz).clock_mhz == mhz);
+
+  // The slowest machine the ranges allow (every bandwidth 1 byte per cycle, a 100 MHz clock, atomics at their
+  // floor) and the fastest: a run finishes, and its times and the trace's are finite and non-negative.
+  auto extreme = [&](bool slow) {
+    nlohmann::json e = h100_json();
+    for (const auto& p : models::machine_params()) {
+      std::string n = p.name;
+      if (n.find("bytes_per_cycle") != std::string::npos || n == "clock_mhz" || n == "atomic_same_address_per_cycle")
+        param(e, n) = slow ? p.min : p.max;
+    }
+    std::string path = (std::filesystem::temp_directory_path() / (slow ? "smpipe_slow.json" : "smpipe_fast.json")).string();
+    std::ofstream(path) << e.dump();
+    return path;
+  };
+  for (bool slow : {true, false}) {
+    INFO((slow ? "slowest" : "fastest"));
+    std::string trace = (std::filesystem::temp_directory_path() / "smpipe_extreme.trace.json").string();
+    auto r = test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--gpu", extreme(slow), "--json", "--trace", trace});
+    REQUIRE(r.code == cli::kOk);
+    auto out = nlohmann::json::parse(r.out.substr(0, r.out.rfind('}') + 1));
+    CHECK(out["cycles"].get<std::int64_t>() > 0);
+    CHECK(std::isfinite(out["time_us"].get<double>()));
+    CHECK(out["time_us"].get<double>() > 0);
+    std::ifstream in(trace);
+    auto t = nlohmann::json::parse(in);  // "inf" or "nan" would not parse
+    for (const auto& ev : t["traceEvents"]) {
+      if (ev.contains("ts")) CHECK(ev["ts"].get<double>() >= 0);
+      if (ev.contains("dur")) CHECK(ev["dur"].get<double>() >= 0);
+    }
+  }
+}
+
+TEST_CASE("at_sm_clock refuses a clock that is not finite or not plausible", "[machine][hostile]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  for (double bad : {std::nan(""), HUGE_VAL, -HUGE_VAL, 0.0, -1980.0, 99.99, 10000.01, 1e300})
+    CHECK_THROWS_WITH(models::at_sm_clock(m, bad), Catch::Contains("MHz is not in 100..10000 MHz"));
+  for (double ok : {100.0, 1980.0, 10000.0}) {
+    models::Machine s = models::at_sm_clock(m, ok);
+    CHECK(std::isfinite(s.l2_bytes_per_cycle));
+    CHECK(s.l2_bytes_per_cycle > 0);
+    CHECK(s.hbm_bytes_per_cycle > 0);
+  }
+  CHECK(models::at_sm_clock(m, 990).l2_bytes_per_cycle == Approx(2 * m.l2_bytes_per_cycle));
+  // A machine built in code without a clock cannot be scaled (its bandwidth would become 0 or NaN).
+  models::Machine none = m;
+  none.clock_mhz = 0;
+  CHECK_THROWS_WITH(models::at_sm_clock(none, 1000), Catch::Contains("has an SM clock of 0 MHz"));
+  // On the command line.
+  auto r = test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock-mhz", "1e9"});
+  CHECK(r.code == cli::kBadInput);
+  CHECK_THAT(r.err, Catch::Contains("an SM clock of 1000000000 MHz is not in 100..10000 MHz"));
 }

@@ -3,10 +3,14 @@
 #include <catch2/catch.hpp>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <limits>
 #include <set>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "cli/replay.hpp"
+#include "isa/limits.hpp"
 #include "support.hpp"
 #include "traces/compare.hpp"
 #include "traces/hwtrace.hpp"
@@ -114,7 +118,7 @@ TEST_CASE("hardware trace reader: a valid trace reads, every broken rule is name
   CHECK_THAT(error_of(json::parse("[1, 2]")), Catch::Contains("not an smpipe-hwtrace file"));
   json types = t;
   types["probe"]["truncated"] = "yes";  // a value of the wrong type is bad input, not an internal error
-  CHECK_THAT(error_of(types), Catch::Contains("not a valid smpipe-hwtrace file"));
+  CHECK_THAT(error_of(types), Catch::Contains("t.json: probe.truncated: expected true or false, found \"yes\""));
   json events = t;
   events["ctas"][0]["warps"][0]["events"][0] = "arrive";
   CHECK_THAT(error_of(events), Catch::Contains("an event is an array of 8 values"));
@@ -335,4 +339,300 @@ TEST_CASE("replay builds its program directly: it equals the program its own .pi
     INFO(path);
     same(traces::make_replay(traces::read_hwtrace(path), {}));
   }
+}
+
+// ---- Hostile traces: bounded counts and sizes, no text injected into the program, bounded alignment ----
+
+namespace {
+// small_trace() with `edit` applied: the reader's message ("" if it reads).
+std::string edited(const std::function<void(json&)>& edit) {
+  json t = small_trace();
+  edit(t);
+  return error_of(t);
+}
+json& event(json& t, int warp, int k) { return t["ctas"][0]["warps"][warp]["events"][k]; }
+}  // namespace
+
+TEST_CASE("hardware trace reader: every count, size and number is bounded before it is used", "[traces][replay][hostile]") {
+  using std::int64_t;
+  // The SM clock: null (not measured) or a clock in 100..10000 MHz.
+  CHECK(edited([](json& t) { t["sm_clock_mhz"] = nullptr; }).empty());
+  CHECK(edited([](json& t) { t["sm_clock_mhz"] = 100; }).empty());
+  CHECK(edited([](json& t) { t["sm_clock_mhz"] = 10000; }).empty());
+  CHECK_THAT(edited([](json& t) { t["sm_clock_mhz"] = 99.9; }), Catch::Contains("t.json: sm_clock_mhz: 99.9 is not an SM clock in 100..10000 MHz"));
+  CHECK_THAT(edited([](json& t) { t["sm_clock_mhz"] = 10000.5; }), Catch::Contains("sm_clock_mhz: 10000.5 is not an SM clock"));
+  CHECK_THAT(edited([](json& t) { t["sm_clock_mhz"] = -1980; }), Catch::Contains("sm_clock_mhz: -1980 is not"));
+  CHECK_THAT(edited([](json& t) { t["sm_clock_mhz"] = "fast"; }), Catch::Contains("sm_clock_mhz: \"fast\" is not"));
+  std::string text = small_trace().dump();
+  text.replace(text.find("1980.0"), 6, "1e400");
+  CHECK_THROWS_WITH(traces::parse_hwtrace(text, "t.json"), Catch::Contains("t.json: not JSON") && Catch::Contains("number overflow"));
+  // Cycles: 0..2^40, as integers; a huge unsigned number is refused, not wrapped to a negative one.
+  const int64_t max_cycle = traces::kMaxTraceCycle;
+  CHECK(edited([&](json& t) {
+          for (int k = 0; k < 4; ++k) event(t, 1, k)[0] = max_cycle;
+          t["ctas"][0]["warps"][1]["end"] = max_cycle;
+        }).empty());
+  CHECK_THAT(edited([&](json& t) { event(t, 1, 3)[0] = max_cycle + 1; }),
+             Catch::Contains("ctas[0].warps[1].events[3][0] (cycle): 1099511627777 is not in 0..1099511627776"));
+  CHECK_THAT(edited([&](json& t) { t["ctas"][0]["warps"][1]["end"] = max_cycle + 1; }),
+             Catch::Contains("ctas[0].warps[1].end: 1099511627777 is not in 0..1099511627776"));
+  CHECK_THAT(edited([](json& t) { event(t, 0, 0)[0] = -5; }), Catch::Contains("events[0][0] (cycle): -5 is not in 0.."));
+  CHECK_THAT(edited([](json& t) { event(t, 0, 0)[0] = std::numeric_limits<std::uint64_t>::max(); }),
+             Catch::Contains("events[0][0] (cycle): 18446744073709551615 is not in 0.."));
+  CHECK_THAT(edited([](json& t) { event(t, 0, 0)[0] = 300.5; }), Catch::Contains("events[0][0] (cycle): expected an integer, found 300.5"));
+  // Clocks of a CTA: end not before start.
+  CHECK_THAT(edited([](json& t) { t["ctas"][0]["globaltimer_end"] = -1; }), Catch::Contains("ctas[0].globaltimer_end: -1 is not in 0.."));
+  CHECK(edited([](json& t) { t["ctas"][0]["clock_end"] = 1000; }).empty());
+  CHECK_THAT(edited([](json& t) { t["ctas"][0]["clock_end"] = 999; }), Catch::Contains("ctas[0].clock_end: 999 is not in 1000..") &&
+                                                                          Catch::Contains("(not before clock_start)"));
+  // Bytes and indices.
+  CHECK(edited([](json& t) { event(t, 0, 1)[5] = traces::kMaxTraceBytes; }).empty());
+  CHECK_THAT(edited([](json& t) { event(t, 0, 1)[5] = traces::kMaxTraceBytes + 1; }), Catch::Contains("events[1][5] (bytes): 2147483649 is not in 0..2147483648"));
+  CHECK_THAT(edited([](json& t) { event(t, 0, 1)[5] = -1; }), Catch::Contains("events[1][5] (bytes): -1 is not in"));
+  CHECK_THAT(edited([](json& t) { event(t, 1, 2)[3] = -1; }), Catch::Contains("events[2][3] (index): -1 is not in 0..2147483647"));
+  // Declarations: sizes, counts, and how many there may be.
+  CHECK(edited([](json& t) { t["smem"][0]["size"] = 64; }).empty());
+  CHECK_THAT(edited([](json& t) { t["smem"][0]["size"] = 65; }), Catch::Contains("smem[0].size: 65 is not in 1..64"));
+  CHECK_THAT(edited([](json& t) { t["smem"][0]["bytes"] = 0; }), Catch::Contains("smem[0].bytes: 0 is not in 1.."));
+  CHECK(edited([](json& t) { t["barriers"][1]["count"] = isa::kMaxArrivalCount; }).empty());
+  CHECK_THAT(edited([](json& t) { t["barriers"][1]["count"] = isa::kMaxArrivalCount + 1; }),
+             Catch::Contains("barriers[1].count: 1048576 is not in 1..1048575 (an mbarrier's arrival count)"));
+  CHECK_THAT(edited([](json& t) { t["barriers"][1]["count"] = 0; }), Catch::Contains("barriers[1].count: 0 is not in 1.."));
+  json named = {{"name", "epi"}, {"kind", "named"}, {"size", nullptr}, {"count", 1024}, {"named_id", 15}};
+  CHECK(edited([&](json& t) { t["barriers"].push_back(named); }).empty());
+  CHECK_THAT(edited([named](json& t) mutable { named["count"] = 1056; t["barriers"].push_back(named); }), Catch::Contains("barriers[2].count: 1056 is not in 32..1024"));
+  CHECK_THAT(edited([named](json& t) mutable { named["count"] = 48; t["barriers"].push_back(named); }), Catch::Contains("48 threads is not a multiple of 32"));
+  CHECK_THAT(edited([named](json& t) mutable { named["count"] = 64; named["named_id"] = 16; t["barriers"].push_back(named); }),
+             Catch::Contains("barriers[2].named_id: 16 is not in 0..15"));
+  auto decls = [](std::size_t n) {
+    return [n](json& t) {
+      for (std::size_t i = t["barriers"].size(); i < n; ++i) t["barriers"].push_back({{"name", fmt::format("b{}", i)}, {"kind", "mbarrier"}, {"size", nullptr}, {"count", 1}});
+    };
+  };
+  CHECK(edited(decls(traces::kMaxTraceDecls)).empty());
+  CHECK_THAT(edited(decls(traces::kMaxTraceDecls + 1)), Catch::Contains("barriers: 257 entries, more than the 256 a trace may have"));
+  CHECK_THAT(edited([](json& t) { t["smem"].push_back(t["smem"][0]); }), Catch::Contains("smem[1]: 'sA' is declared twice"));
+  CHECK_THAT(edited([](json& t) { t["tensors"][0]["name"] = "full"; }), Catch::Contains("tensors[0]: 'full' is declared twice"));
+  CHECK_THAT(edited([](json& t) { t["barriers"] = {{"name", "x"}}; }), Catch::Contains("barriers: expected an array, found {"));
+  // Tensors: rank 1..5, dimensions as cuTensorMapEncodeTiled allows, at most 2^48 elements.
+  CHECK(edited([](json& t) { t["tensors"][0]["shape"] = {std::int64_t{1} << 32, 1024}; t["tensors"][0]["box"] = {256, 64}; }).empty());
+  CHECK_THAT(edited([](json& t) { t["tensors"][0]["shape"] = {(std::int64_t{1} << 32) + 1, 1024}; }),
+             Catch::Contains("tensors[0].shape[0]: 4294967297 is not in 1..4294967296"));
+  CHECK_THAT(edited([](json& t) { t["tensors"][0]["box"] = {257, 64}; }), Catch::Contains("tensors[0].box[0]: 257 is not in 1..256"));
+  CHECK_THAT(edited([](json& t) { t["tensors"][0]["shape"] = {1, 1, 1, 1, 1, 1}; }), Catch::Contains("tensors[0].shape: 6 entries, more than the 5"));
+  CHECK_THAT(edited([](json& t) {
+               t["tensors"][0]["shape"] = {std::int64_t{1} << 32, std::int64_t{1} << 32};
+             }),
+             Catch::Contains("tensors[0].shape: more than 2^48 elements"));
+  CHECK_THAT(edited([](json& t) { t["tensors"][0]["swizzle"] = 96; }), Catch::Contains("tensors[0].swizzle: 96 is not a swizzle"));
+  // params: grid (CUDA's limits, at most 2^31 CTAs), cluster (at most 16 CTAs), warps (at most 32).
+  CHECK(edited([](json& t) { t["params"]["grid"] = {2147483647}; }).empty());
+  CHECK_THAT(edited([](json& t) { t["params"]["grid"] = {2147483648LL, 1, 1}; }), Catch::Contains("params.grid[0]: 2147483648 is not in 1..2147483647"));
+  CHECK(edited([](json& t) { t["params"]["grid"] = {1, 65535, 1}; }).empty());
+  CHECK_THAT(edited([](json& t) { t["params"]["grid"] = {1, 65536, 1}; }), Catch::Contains("params.grid[1]: 65536 is not in 1..65535"));
+  CHECK_THAT(edited([](json& t) { t["params"]["grid"] = {65536, 65535, 1}; }), Catch::Contains("params.grid: 4294901760 CTAs, more than 2147483648"));
+  CHECK_THAT(edited([](json& t) { t["params"]["grid"] = {0, 1, 1}; }), Catch::Contains("params.grid[0]: 0 is not in"));
+  CHECK_THAT(edited([](json& t) { t["params"]["grid"] = {1, 1, 1, 1}; }), Catch::Contains("params.grid: 4 entries, more than the 3"));
+  CHECK(edited([](json& t) { t["params"]["cluster"] = {16, 1, 1}; }).empty());
+  CHECK_THAT(edited([](json& t) { t["params"]["cluster"] = {17, 1, 1}; }), Catch::Contains("params.cluster[0]: 17 is not in 1..16"));
+  CHECK_THAT(edited([](json& t) { t["params"]["cluster"] = {4, 8, 1}; }), Catch::Contains("params.cluster: a cluster of 32 CTAs, more than 16"));
+  CHECK(edited([](json& t) { t["params"]["warps"] = 32; }).empty());
+  CHECK_THAT(edited([](json& t) { t["params"]["warps"] = 33; }), Catch::Contains("params.warps: 33 is not in 1..32 (warps per CTA)"));
+  CHECK_THAT(edited([](json& t) { t["params"]["warps"] = -1; }), Catch::Contains("params.warps: -1 is not in 1..32"));
+  json wgmma = {{"shape", {64, 128, 16}}, {"dtype", "bf16"}, {"per_event", 64}, {"a", "sA"}, {"b", "sA"}};
+  CHECK(edited([&](json& t) { t["params"]["wgmma"] = wgmma; }).empty());
+  CHECK_THAT(edited([wgmma](json& t) mutable { wgmma["per_event"] = 65; t["params"]["wgmma"] = wgmma; }), Catch::Contains("params.wgmma.per_event: 65 is not in 1..64"));
+  CHECK_THAT(edited([wgmma](json& t) mutable { wgmma["a"] = "sX"; t["params"]["wgmma"] = wgmma; }), Catch::Contains("params.wgmma.a: no smem buffer 'sX'"));
+  // CTAs and warps: how many, and their numbers.
+  auto ctas = [](std::size_t n) {
+    return [n](json& t) {
+      for (std::size_t i = 1; i < n; ++i) {
+        json c = t["ctas"][0];
+        c["cta"] = i;
+        t["ctas"].push_back(c);
+      }
+    };
+  };
+  CHECK(edited(ctas(traces::kMaxTraceCtas)).empty());
+  CHECK_THAT(edited(ctas(traces::kMaxTraceCtas + 1)), Catch::Contains("ctas: 129 entries, more than the 128 a trace may have"));
+  CHECK_THAT(edited([](json& t) {
+               for (int w = 2; w < 33; ++w) t["ctas"][0]["warps"].push_back(t["ctas"][0]["warps"][1]);
+             }),
+             Catch::Contains("ctas[0].warps: 33 entries, more than the 32"));
+  CHECK_THAT(edited([](json& t) { t["ctas"][0]["warps"] = json::array(); }), Catch::Contains("ctas[0].warps: the CTA records no warp"));
+  CHECK_THAT(edited([](json& t) { t["ctas"][0]["sm"] = 4096; }), Catch::Contains("ctas[0].sm: 4096 is not in 0..1023"));
+  CHECK_THAT(edited([](json& t) { t["ctas"][0]["cta"] = -1; }), Catch::Contains("ctas[0].cta: -1 is not in 0.."));
+  CHECK_THAT(edited([](json& t) { t["ctas"][0]["warps"][0]["warp"] = 32; }), Catch::Contains("warps[0].warp: 32 is not in 0..31"));
+  CHECK_THAT(edited([](json& t) { t["run"]["kernel_ms"] = -1; }), Catch::Contains("run.kernel_ms: -1 is not a time"));
+  // Ops need the barrier and tensor of their kind.
+  CHECK_THAT(edited([](json& t) { event(t, 1, 2)[2] = nullptr; }), Catch::Contains("events[2]: 'arrive' needs an mbarrier"));
+  CHECK_THAT(edited([](json& t) { event(t, 0, 1)[7] = nullptr; }), Catch::Contains("events[1]: 'tma.load' needs a tensor"));
+  CHECK_THAT(edited([&](json& t) {
+               t["barriers"].push_back(named);
+               event(t, 1, 0)[2] = event(t, 1, 1)[2] = "epi";
+             }),
+             Catch::Contains("events[0]: 'wait' needs an mbarrier"));
+}
+
+TEST_CASE("names in a trace are identifiers, and its text stands in the program's comments only", "[traces][replay][hostile]") {
+  // Every name that becomes part of the program: barriers, buffers, tensors, dtypes, roles, events' references.
+  for (const char* bad : {"full\nkernel x", "a\"b", "sA[0]", "9lives", "", "x y", "a.b", "caf\xc3\xa9"}) {
+    INFO(bad);
+    CHECK_THAT(edited([&](json& t) { t["barriers"][0]["name"] = bad; }), Catch::Contains("barriers[0].name: '") &&
+                                                                             Catch::Contains("is not a name the replay can use"));
+    CHECK_THAT(edited([&](json& t) { t["ctas"][0]["warps"][1]["role"] = bad; }), Catch::Contains("ctas[0].warps[1].role: '"));
+    CHECK_THAT(edited([&](json& t) { t["smem"][0]["name"] = bad; }), Catch::Contains("smem[0].name: '"));
+    CHECK_THAT(edited([&](json& t) { t["tensors"][0]["dtype"] = bad; }), Catch::Contains("tensors[0].dtype: '"));
+    CHECK_THAT(edited([&](json& t) { event(t, 1, 2)[2] = bad; }), Catch::Contains("events[2][2] (barrier): '"));
+  }
+  CHECK_THAT(edited([](json& t) { t["barriers"][0]["name"] = "a\nb"; }), Catch::Contains("'a\\x0ab' is not a name"));
+  CHECK(edited([](json& t) { t["ctas"][0]["warps"][1]["role"] = std::string(64, 'r'); }).empty());
+  CHECK_THAT(edited([](json& t) { t["ctas"][0]["warps"][1]["role"] = std::string(65, 'r'); }), Catch::Contains("is not a name the replay can use"));
+  CHECK(edited([](json& t) { t["ctas"][0]["warps"][1]["role"] = "_Consumer_2"; }).empty());
+  CHECK_THAT(edited([](json& t) { event(t, 1, 2)[1] = "arrive\n"; }), Catch::Contains("op 'arrive\\x0a' is not in the smpipe-hwtrace v1 vocabulary"));
+  // Text for people (kernel, variant, gpu, date, command): no control characters, at most 4096 bytes.
+  CHECK_THAT(edited([](json& t) { t["kernel"] = "toy\nwarp 0 evil {"; }), Catch::Contains("t.json: kernel: 'toy\\x0awarp 0 evil {' contains a control character"));
+  CHECK_THAT(edited([](json& t) { t["command"] = std::string(4097, 'c'); }), Catch::Contains("command: 4097 bytes long, more than 4096"));
+  CHECK_THAT(edited([](json& t) { t["gpu"] = 7; }), Catch::Contains("gpu: expected a string, found 7"));
+  // Text that is allowed (quotes, '#', braces) stays in the header's comments, and the program's text is the program.
+  json t = small_trace();
+  t["kernel"] = "toy \"k\" # } kernel x {";
+  t["variant"] = "v\u00e9";
+  traces::HwTrace h = traces::parse_hwtrace(t.dump(), "a\nb.json");  // a file name with a newline, too
+  traces::Replay r = traces::make_replay(h, {});
+  CHECK_THAT(r.text, Catch::Contains("# Replay of the hardware trace a\\x0ab.json (smpipe-hwtrace v1)") &&
+                         Catch::Contains("# kernel toy \"k\" # } kernel x { v\u00e9 on") && Catch::Contains("kernel replay_toy__k______kernel_x__ grid="));
+  std::istringstream lines(r.text);
+  int kernels = 0;
+  for (std::string l; std::getline(lines, l);) kernels += l.rfind("kernel ", 0) == 0;
+  CHECK(kernels == 1);
+  auto m = models::load_machine("h100-sxm");
+  isa::Program direct = isa::compile(r.file, {}, "", models::predefined_constants(m));
+  auto src = std::make_shared<isa::SourceFile>(r.source_name, r.text);
+  CHECK(isa::compile(isa::parse(src), {}, "", models::predefined_constants(m)).dump() == direct.dump());
+}
+
+namespace {
+// The alignment the replay used before it was bounded: the whole table, same walk (the reference).
+std::vector<std::pair<std::int32_t, std::int32_t>> reference_align(const std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b) {
+  std::size_t n = a.size(), m = b.size();
+  std::vector<std::uint32_t> lcs((n + 1) * (m + 1), 0);
+  auto at = [&](std::size_t i, std::size_t k) -> std::uint32_t& { return lcs[i * (m + 1) + k]; };
+  for (std::size_t i = n; i-- > 0;)
+    for (std::size_t k = m; k-- > 0;) at(i, k) = a[i] == b[k] ? at(i + 1, k + 1) + 1 : std::max(at(i + 1, k), at(i, k + 1));
+  std::vector<std::pair<std::int32_t, std::int32_t>> out;
+  std::size_t i = 0, k = 0;
+  while (i < n || k < m) {
+    if (i < n && k < m && a[i] == b[k])
+      out.emplace_back(static_cast<std::int32_t>(i++), static_cast<std::int32_t>(k++));
+    else if (k < m && (i == n || at(i, k + 1) >= at(i + 1, k)))
+      out.emplace_back(-1, static_cast<std::int32_t>(k++));
+    else
+      out.emplace_back(static_cast<std::int32_t>(i++), -1);
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("replay alignment: the same merge as the whole table, in bounded memory and comparisons", "[traces][replay][hostile]") {
+  std::uint64_t seed = 12345;
+  auto next = [&]() {
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return static_cast<std::uint32_t>(seed >> 33);
+  };
+  for (int trial = 0; trial < 400; ++trial) {
+    std::size_t n = next() % 90, m = next() % 90, alphabet = 1 + next() % 5, prefix = next() % 4;
+    std::vector<std::int32_t> a, b;
+    for (std::size_t i = 0; i < prefix; ++i) a.push_back(7), b.push_back(7);
+    for (std::size_t i = 0; i < n; ++i) a.push_back(static_cast<std::int32_t>(next() % alphabet));
+    for (std::size_t i = 0; i < m; ++i) b.push_back(static_cast<std::int32_t>(next() % alphabet));
+    auto want = reference_align(a, b);
+    for (std::int64_t full : {std::int64_t{1} << 40, std::int64_t{0}}) {  // the whole table; checkpoints every ~sqrt(n) rows
+      INFO("trial " << trial << " n " << a.size() << " m " << b.size() << " full table cells " << full);
+      std::int64_t budget = std::int64_t{1} << 30;
+      auto got = traces::align_steps(a, b, budget, full);
+      REQUIRE(got);
+      CHECK(*got == want);
+    }
+  }
+  // Comparisons are counted (common leading steps are free); beyond the budget there is no answer.
+  std::vector<std::int32_t> a(1000, 1), b(1000, 2);
+  std::int64_t budget = 1000 * 1000;
+  CHECK(traces::align_steps(a, b, budget));
+  CHECK(budget == 0);
+  budget = 1000 * 1000 - 1;
+  CHECK_FALSE(traces::align_steps(a, b, budget));
+  std::vector<std::int32_t> same(100000, 3);
+  budget = 0;
+  CHECK(traces::align_steps(same, same, budget)->size() == 100000);
+}
+
+namespace {
+// A warpgroup (warps 0-3, one role) whose warps each record `n` arrives and then one wgmma; `differ`: each warp's
+// arrives carry iterations no other warp's do (nothing to merge), else the four are the same.
+json warpgroup_trace(int n, bool differ) {
+  json t = small_trace();
+  t["params"]["warps"] = 4;
+  t["params"]["wgmma"] = {{"shape", {64, 128, 16}}, {"dtype", "bf16"}, {"per_event", 1}, {"a", "sA"}, {"b", "sA"}};
+  t["barriers"][1]["count"] = 128;
+  json warps = json::array();
+  for (int w = 0; w < 4; ++w) {
+    json ev = json::array();
+    std::int64_t c = 100;
+    for (int i = 0; i < n; ++i, c += 60) ev.push_back({c, "arrive", "empty", i % 2, nullptr, 0, differ ? i + 1000000 * w : i, nullptr});
+    ev.push_back({c, "wgmma.fence", nullptr, nullptr, nullptr, 0, 0, nullptr});
+    ev.push_back({c, "wgmma", nullptr, 0, nullptr, 0, 0, nullptr});
+    ev.push_back({c + 60, "exit", nullptr, nullptr, nullptr, 0, nullptr, nullptr});
+    warps.push_back({{"warp", w}, {"role", "consumer"}, {"lanes", 32}, {"dropped", 0}, {"window_cut", false}, {"end", c + 100}, {"events", ev}});
+  }
+  t["ctas"][0]["warps"] = warps;
+  return t;
+}
+}  // namespace
+
+TEST_CASE("replay: hostile warpgroups and grids are refused at once; large agreeing ones merge cheaply", "[traces][replay][hostile]") {
+  // Four warps of 19,000 different steps each (a 3.6 MB trace): the merge would need 19,000 x 19,000 comparisons
+  // and more; the whole table of the first one alone is 1.4 GB. Refused, naming the place.
+  traces::HwTrace hostile = traces::parse_hwtrace(warpgroup_trace(19000, true).dump(), "wg.json");
+  CHECK_THROWS_WITH(traces::make_replay(hostile, {}), Catch::Contains("wg.json: CTA 0 warps 0..3: the warps' events between two wgmma "
+                                                                      "ops (19000 and 19000 steps) differ too much"));
+  // The same warps agreeing: one program line per step, no `if warp ==`.
+  traces::Replay same = traces::make_replay(traces::parse_hwtrace(warpgroup_trace(19000, false).dump(), "wg.json"), {});
+  CHECK(same.text.find("if warp ==") == std::string::npos);
+  CHECK(same.origin_events.size() == 19000 + 2);
+  // Differing warps within the budget merge (3 x 1000 arrives, each warp's own under `if warp ==`).
+  traces::Replay small = traces::make_replay(traces::parse_hwtrace(warpgroup_trace(1000, true).dump(), "wg.json"), {});
+  CHECK_THAT(small.text, Catch::Contains("if warp == 3 {"));
+
+  // The full-grid replay runs every CTA of params.grid: at most kMaxReplayRecords records in all.
+  json t = small_trace();  // 7 events in its one recorded CTA
+  const std::int64_t fits = traces::kMaxReplayRecords / 7;
+  t["params"]["grid"] = {fits, 1, 1};
+  CHECK(traces::make_replay(traces::parse_hwtrace(t.dump(), "g.json"), {}).ctas == fits);
+  t["params"]["grid"] = {fits + 1, 1, 1};
+  traces::HwTrace big = traces::parse_hwtrace(t.dump(), "g.json");
+  CHECK_THROWS_WITH(traces::make_replay(big, {}), Catch::Contains("g.json: replaying 2396746 CTAs (params.grid 2396746x1x1) of the 1 "
+                                                                  "recorded ones would simulate 16777222 probe records") &&
+                                                      Catch::Contains("--recorded-only"));
+  traces::ReplayOptions alone;
+  alone.full_grid = false;
+  CHECK(traces::make_replay(big, alone).ctas == 1);
+  t["params"]["grid"] = {2147483647, 1, 1};  // the issue's trace: it never answered
+  std::string path = write_temp(t, "smpipe_huge_grid.json");
+  auto r = run_cli({"replay", path});
+  CHECK(r.code == cli::kBadInput);
+  CHECK_THAT(r.err, Catch::Contains("replaying 2147483647 CTAs"));
+  // --probe-cycles: 0..10^6 (-1: from the trace).
+  traces::HwTrace h = traces::parse_hwtrace(small_trace().dump(), "t.json");
+  traces::ReplayOptions o;
+  o.probe_cycles = traces::kMaxProbeCycles;
+  CHECK(traces::make_replay(h, o).probe_cycles == traces::kMaxProbeCycles);
+  o.probe_cycles = traces::kMaxProbeCycles + 1;
+  CHECK_THROWS_WITH(traces::make_replay(h, o), Catch::Contains("1000001 cycles per probe record is not in 0..1000000"));
+  o.probe_cycles = -2;
+  CHECK_THROWS_WITH(traces::make_replay(h, o), Catch::Contains("-2 cycles per probe record"));
+  // A trace clock outside the machine's range cannot reach at_sm_clock; a --clock-mhz that is, is refused there.
+  auto clk = run_cli({"replay", write_temp(small_trace(), "smpipe_toy_trace.json"), "--clock-mhz", "1e12"});
+  CHECK(clk.code == cli::kBadInput);
+  CHECK_THAT(clk.err, Catch::Contains("is not in 100..10000 MHz"));
 }

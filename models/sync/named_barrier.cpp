@@ -141,6 +141,7 @@ void NamedBarrierUnit::warp_exited(std::uint32_t warp_id) {
 
 std::string NamedBarrierUnit::describe_wait(const Warp& w) const {
   const Barrier& nb = ctas_[w.cta].bar[w.wait_obj];
+  if (nb.first_warp < 0) return fmt::format("named barrier {}: its use completed, the warp's wake-up is on its way", w.wait_obj);
   return fmt::format("named barrier {}: {}/{} threads arrived (warps {})", w.wait_obj, nb.arrived, nb.expected,
                      fmt::join(nb.arrivers, ", "));
 }
@@ -149,6 +150,13 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const auto& p = sim_.program();
   const Cta& c = sim_.cta(w.cta);
   const Barrier& nb = ctas_[w.cta].bar[w.wait_obj];
+  if (nb.first_warp < 0) {
+    // The use the warp waited on completed at this cycle and its wake-up is on its way: the run stopped (a
+    // watchdog) between the two. The warp is not stuck.
+    e.cause(fmt::format("bar {}: the use it waited on completed (use {}); the run stopped before the warp resumed", w.wait_obj,
+                        nb.uses_done));
+    return;
+  }
   auto uses = [&](const isa::OpDesc& d) {
     return (d.kind == OpKind::kBarSync || d.kind == OpKind::kBarArrive) &&
            d.base_values[d.slot(Attr::kId)->first] == static_cast<std::int64_t>(w.wait_obj);

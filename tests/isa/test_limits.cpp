@@ -179,3 +179,22 @@ TEST_CASE("a long-running program stops at the work budget, with a report", "[is
   CHECK(run_text("kernel k grid=(4,1,1) warps=4 {\n warps 0..4 w {\n for i in 0..4 { compute cycles=1 }\n }\n}\n", "h100-sxm", small)
             .outcome == models::Outcome::kWatchdog);
 }
+
+TEST_CASE("the work budget may stop a run at any op: the watchdog report never reads a released barrier's state",
+          "[isa][limits]") {
+  // Two warps meet at bar.sync 0 over and over; some budgets stop the run in the cycle a use completed, with
+  // the waiters' wake-ups still on their way (found by fuzz_pipe: the report read the op of warp -1).
+  const char* text = "kernel k warps=2 {\n warps 0..2 w {\n for k in 0..300000 {\n bar.sync 0\n }\n }\n}\n";
+  int released = 0;
+  for (std::int64_t budget = 40; budget <= 60; ++budget) {
+    INFO(budget);
+    models::RunOptions o;
+    o.max_ops = budget;
+    auto r = run_text(text, "h100-sxm", o);
+    REQUIRE(r.outcome == models::Outcome::kWatchdog);
+    std::string report = test::problem(r);
+    CHECK_THAT(report, Catch::Contains("--max-ops"));
+    released += report.find("the warp's wake-up is on its way") != std::string::npos ? 1 : 0;
+  }
+  CHECK(released > 0);  // the budgets above do hit that moment
+}

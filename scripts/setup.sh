@@ -11,6 +11,7 @@ packages=(
   libfmt-dev                            # formatting
   catch2                                # tests (Catch2 v2, header-only)
   python3                               # calibration scripts (standard library only)
+  clang libclang-rt-dev                 # fuzzing: clang++ and libFuzzer (docs/fuzzing.md; .ci/run runs the fuzz targets)
 )
 
 missing=()

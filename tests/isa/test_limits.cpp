@@ -79,7 +79,7 @@ TEST_CASE("procs inlined exponentially stop at the op and instruction limits, qu
   CHECK_THAT(compile_error(chain(isa::kMaxProcDepth + 1)), Catch::Contains("procs inlined more than 64 levels deep"));
 }
 
-TEST_CASE("-D values: the 64-bit range with K and M suffixes, never wrapped", "[isa][limits]") {
+TEST_CASE("values given with -D: the 64-bit range with K and M suffixes, never wrapped", "[isa][limits]") {
   CHECK(isa::parse_define("X=9223372036854775807").second == INT64_MAX);
   CHECK(isa::parse_define("X=-9223372036854775808").second == INT64_MIN);
   CHECK(isa::parse_define("X=9007199254740991K").second == 9007199254740991LL * 1024);  // (2^63-1)/1024, rounded down

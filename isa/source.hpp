@@ -45,7 +45,7 @@ inline constexpr std::size_t kMaxInputBytes = std::size_t{64} << 20;
 // The most bytes of a .pipe program (the front end holds ~50 bytes of state per source byte).
 inline constexpr std::size_t kMaxSourceBytes = std::size_t{4} << 20;
 
-// Reads a whole input file: only a regular file (a FIFO, a device or a directory is refused before it is
+// Reads a whole input file (a program, a machine file, a trace): only a regular file (a FIFO, a device or a directory is refused before it is
 // opened, so nothing blocks), at most `max_bytes`. `what` names it in messages ("machine file", ...).
 // Throws InputError on anything else.
 std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes = kMaxInputBytes);

@@ -94,30 +94,8 @@ for i, path in enumerate(sys.argv[2:]):
     write(f"{base}.cta1.ev40.json", cut(t, 1, lambda ev: 40))
     write(f"{base}.cta2.ev16.json", cut(t, 2, lambda ev: 16))
 
-# A toy trace: warp 0 (producer, one lane) arms full[0] and loads A into it; warp 1 (consumer) waits, releases.
-write("toy.json", {
-    "format": "smpipe-hwtrace", "version": 1, "kernel": "toy", "variant": None, "gpu": "NVIDIA H100 80GB HBM3",
-    "sm_clock_mhz": 1980.0, "date": "2026-11-22T00:00:00Z", "command": "toy",
-    "params": {"grid": [1, 1, 1], "cluster": [1, 1, 1], "warps": 2},
-    "barriers": [{"name": "full", "kind": "mbarrier", "size": 2, "count": 1},
-                 {"name": "empty", "kind": "mbarrier", "size": 2, "count": 32}],
-    "tensors": [{"name": "A", "dtype": "bf16", "shape": [1024, 1024], "box": [64, 64], "swizzle": 128, "smem": "sA", "smem_size": 2}],
-    "smem": [{"name": "sA", "size": 2, "bytes": 8192}],
-    "probe": {"record_bytes": 16, "slots": 1, "cta_first": 0, "capacity": 64, "tile_limit": 0, "truncated": False, "unwritten": 0},
-    "run": {"kernel_ms": 0.01, "sm_count": 132},
-    "ctas": [{"cta": 0, "sm": 3, "clock_start": 1000, "clock_end": 5000, "globaltimer_start": 0, "globaltimer_end": 2000,
-              "dropped": 0, "warps": [
-        {"warp": 0, "role": "producer", "lanes": 1, "dropped": 0, "window_cut": False, "end": 1500, "events": [
-            [300, "arrive.expect_tx", "full", 0, 0, 8192, 0, None],
-            [360, "tma.load", "full", 0, 0, 8192, 0, "A"],
-            [420, "exit", None, None, None, 0, None, None]]},
-        {"warp": 1, "role": "consumer", "lanes": 32, "dropped": 0, "window_cut": False, "end": 1600, "events": [
-            [200, "wait", "full", 0, 0, 0, 0, None],
-            [1200, "wait.end", "full", 0, 0, 0, 0, None],
-            [1260, "arrive", "empty", 0, None, 0, 0, None],
-            [1320, "exit", None, None, None, 0, None, None]]}]}]})
 PY
-    for f in "$tmpdir"/*.json; do add "$f"; done
+    for f in "$tmpdir"/*.json "$root/tests/traces/toy.hwtrace.json"; do add "$f"; done
     ;;
   *)
     echo "unknown target '$target' (fuzz_pipe, fuzz_pipe_tokens, fuzz_hwtrace, fuzz_machine)" >&2

@@ -25,27 +25,9 @@ namespace {
 // A small trace: warp 0 (producer, one lane) arms full[0] and loads A into it; warp 1 (consumer, 32 lanes)
 // waits for it and releases empty[0].
 json small_trace() {
-  return json::parse(R"({
-    "format": "smpipe-hwtrace", "version": 1, "kernel": "toy", "variant": null, "gpu": "NVIDIA H100 80GB HBM3",
-    "sm_clock_mhz": 1980.0, "date": "2026-11-22T00:00:00Z", "command": "toy",
-    "params": {"grid": [1, 1, 1], "cluster": [1, 1, 1], "warps": 2},
-    "barriers": [{"name": "full", "kind": "mbarrier", "size": 2, "count": 1},
-                 {"name": "empty", "kind": "mbarrier", "size": 2, "count": 32}],
-    "tensors": [{"name": "A", "dtype": "bf16", "shape": [1024, 1024], "box": [64, 64], "swizzle": 128, "smem": "sA", "smem_size": 2}],
-    "smem": [{"name": "sA", "size": 2, "bytes": 8192}],
-    "probe": {"record_bytes": 16, "slots": 1, "cta_first": 0, "capacity": 64, "tile_limit": 0, "truncated": false, "unwritten": 0},
-    "run": {"kernel_ms": 0.01, "sm_count": 132},
-    "ctas": [{"cta": 0, "sm": 3, "clock_start": 1000, "clock_end": 5000, "globaltimer_start": 0, "globaltimer_end": 2000,
-              "dropped": 0, "warps": [
-      {"warp": 0, "role": "producer", "lanes": 1, "dropped": 0, "window_cut": false, "end": 1500, "events": [
-        [300, "arrive.expect_tx", "full", 0, 0, 8192, 0, null],
-        [360, "tma.load", "full", 0, 0, 8192, 0, "A"],
-        [420, "exit", null, null, null, 0, null, null]]},
-      {"warp": 1, "role": "consumer", "lanes": 32, "dropped": 0, "window_cut": false, "end": 1600, "events": [
-        [200, "wait", "full", 0, 0, 0, 0, null],
-        [1200, "wait.end", "full", 0, 0, 0, 0, null],
-        [1260, "arrive", "empty", 0, null, 0, 0, null],
-        [1320, "exit", null, null, null, 0, null, null]]}]}]})");
+  // tests/traces/toy.hwtrace.json (also a seed of the fuzz_hwtrace corpus, scripts/fuzz_seeds.sh)
+  std::ifstream in(std::string(SMPIPE_TESTS_DIR) + "/traces/toy.hwtrace.json");
+  return json::parse(in);
 }
 
 std::string error_of(const json& t) {

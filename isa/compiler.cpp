@@ -68,11 +68,12 @@ UnOp un_op(const std::string& op) { return op == "-" ? UnOp::kNeg : op == "!" ? 
 CallFn call_fn(const std::string& name) { return name == "min" ? CallFn::kMin : name == "max" ? CallFn::kMax : CallFn::kCeilDiv; }
 
 const std::vector<std::pair<std::string, Builtin>>& builtin_names() {
-  static const std::vector<std::pair<std::string, Builtin>> b = {
-      {"warp", Builtin::kWarp},       {"warp_in_role", Builtin::kWarpInRole}, {"warpgroup", Builtin::kWarpgroup},
-      {"cta", Builtin::kCta},         {"cta_x", Builtin::kCtaX},              {"cta_y", Builtin::kCtaY},
-      {"cta_z", Builtin::kCtaZ},      {"cluster_rank", Builtin::kClusterRank}, {"num_ctas", Builtin::kNumCtas},
-      {"sm", Builtin::kSm}};
+  static const std::vector<std::pair<std::string, Builtin>> b = [] {
+    std::vector<std::pair<std::string, Builtin>> v;
+    for (int i = 0; i < static_cast<int>(Builtin::kCount); ++i)
+      v.emplace_back(std::string(builtin_name(static_cast<Builtin>(i))), static_cast<Builtin>(i));
+    return v;
+  }();
   return b;
 }
 

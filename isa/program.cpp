@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <iterator>
 
 namespace smpipe::isa {
 
@@ -53,10 +54,26 @@ const char* opc_name(Opc o) {
   return "?";
 }
 
-constexpr const char* kBinNames[] = {"||", "&&", "|", "^", "&", "==", "!=", "<", "<=", ">", ">=", "<<", ">>", "+", "-", "*", "/", "%"};
-constexpr const char* kBuiltinNames[] = {"warp", "warp_in_role", "warpgroup", "cta", "cta_x", "cta_y", "cta_z", "cluster_rank", "num_ctas", "sm"};
-
 }  // namespace
+
+std::string_view bin_op_name(BinOp op) {
+  static constexpr std::string_view kNames[] = {"||", "&&", "|", "^", "&", "==", "!=", "<", "<=",
+                                                ">",  ">=", "<<", ">>", "+", "-", "*", "/", "%"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(BinOp::kMod) + 1);
+  return kNames[static_cast<int>(op)];
+}
+
+std::string_view un_op_name(UnOp op) {
+  static constexpr std::string_view kNames[] = {"-", "!", "~"};
+  return kNames[static_cast<int>(op)];
+}
+
+std::string_view builtin_name(Builtin b) {
+  static constexpr std::string_view kNames[] = {"warp",  "warp_in_role", "warpgroup",    "cta",      "cta_x",
+                                                "cta_y", "cta_z",        "cluster_rank", "num_ctas", "sm"};
+  static_assert(std::size(kNames) == static_cast<std::size_t>(Builtin::kCount));
+  return kNames[static_cast<int>(b)];
+}
 
 std::string Program::dump() const {
   std::string out = fmt::format("kernel {} grid=({},{},{}) cluster=({},{},{}) warps={} smem={} bytes\n", kernel_name, grid[0],
@@ -77,13 +94,9 @@ std::string Program::dump() const {
       switch (in.opc) {
         case Opc::kPush: arg = std::to_string(in.imm); break;
         case Opc::kLoad: case Opc::kStore: arg = r.slot_names[in.a]; break;
-        case Opc::kBuiltin: arg = kBuiltinNames[in.a]; break;
-        case Opc::kBinary: arg = kBinNames[in.sub]; break;
-        case Opc::kUnary: {
-          static constexpr const char* kUnNames[] = {"-", "!", "~"};
-          arg.assign(kUnNames[in.sub]);
-          break;
-        }
+        case Opc::kBuiltin: arg = std::string(builtin_name(static_cast<Builtin>(in.a))); break;
+        case Opc::kBinary: arg = bin_op_name(static_cast<BinOp>(in.sub)); break;
+        case Opc::kUnary: arg = un_op_name(static_cast<UnOp>(in.sub)); break;
         case Opc::kCall: arg = fmt::format("{} args={}", in.sub == 0 ? "min" : in.sub == 1 ? "max" : "ceil_div", in.a); break;
         case Opc::kJump: case Opc::kJumpIfZero: arg = fmt::format("-> {}", in.a); break;
         case Opc::kOp: {

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "isa/ops.hpp"
@@ -60,6 +61,8 @@ struct NamedBarrierDecl {
 enum class Builtin : std::uint8_t {
   kWarp, kWarpInRole, kWarpgroup, kCta, kCtaX, kCtaY, kCtaZ, kClusterRank, kNumCtas, kSm, kCount
 };
+// The built-in variables by their names in the language, in Builtin order.
+std::string_view builtin_name(Builtin b);
 
 enum class Opc : std::uint8_t {
   kPush,        // push imm
@@ -80,6 +83,9 @@ enum class Opc : std::uint8_t {
 enum class BinOp : std::uint8_t { kOr, kAnd, kBitOr, kBitXor, kBitAnd, kEq, kNe, kLt, kLe, kGt, kGe, kShl, kShr, kAdd, kSub, kMul, kDiv, kMod };
 enum class UnOp : std::uint8_t { kNeg, kNot, kBitNot };
 enum class CallFn : std::uint8_t { kMin, kMax, kCeilDiv };
+// The operators as the language writes them (kBitOr is "|"), in enum order.
+std::string_view bin_op_name(BinOp op);
+std::string_view un_op_name(UnOp op);
 
 struct Instr {
   Opc opc;

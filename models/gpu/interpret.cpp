@@ -97,7 +97,7 @@ void Simulator::step(std::uint32_t id) {
         std::copy(d.base_values.begin(), d.base_values.end(), v.begin());
         for (auto it = d.dynamic_slots.rbegin(); it != d.dynamic_slots.rend(); ++it) v[*it] = st[--sp];
         ++w.ops;
-        if (++ops_ > static_cast<std::uint64_t>(options_.max_ops))
+        if (++ops_ > options_.max_ops)
           throw WatchdogStop{fmt::format("--max-ops {} reached: the warps executed that many ops by cycle {} (a program that "
                                          "loops forever, or a run larger than the default work budget: raise --max-ops)",
                                          options_.max_ops, now().v)};

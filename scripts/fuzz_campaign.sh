@@ -11,7 +11,8 @@
 # covered (cov) and features (ft) of the final corpus, corpus size, and the failing inputs grouped by the top
 # three frames of their stack. The exit status is 1 when some input failed.
 # Environment: FUZZ_BIN (folder of the binaries; default build-fuzz/fuzz), FUZZ_RSS_MB (per process; 2048),
-# FUZZ_TIMEOUT (seconds per input; 10), FUZZ_ARGS (more libFuzzer flags).
+# FUZZ_TIMEOUT (seconds per input; 10), FUZZ_ARGS (more libFuzzer flags), FUZZ_SUMMARY_ONLY=1 (fuzz nothing: write
+# the summary of the campaign already in OUTDIR).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 out="${1:?usage: scripts/fuzz_campaign.sh OUTDIR SECONDS_PER_TARGET JOBS [TARGET...]}"
@@ -61,14 +62,20 @@ run() {
   # shellcheck disable=SC2206
   local extra=(${FUZZ_ARGS:-})
   echo "fuzz_campaign: $t: ${seconds}s, $forks process(es), started $(date -u +%FT%TZ)"
-  (cd "$dir" && "$bin/$t" "${flags[@]}" "${extra[@]}" "$dir/corpus" > "$dir/log.txt" 2>&1) || true
+  # Wall, user and system seconds of the fuzzing (all its processes), for the summary: on a shared or busy
+  # machine the CPU time, not the wall time, says how much fuzzing was done.
+  local TIMEFORMAT='%R %U %S'
+  { time (cd "$dir" && "$bin/$t" "${flags[@]}" "${extra[@]}" "$dir/corpus" > "$dir/log.txt" 2>&1 || true) ; } 2> "$dir/time.txt"
   # The coverage of the final corpus, in one process.
   (cd "$dir" && "$bin/$t" -runs=0 -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" "$dir/corpus" > "$dir/final_coverage.txt" 2>&1) || true
-  # Each failing input reproduced once: its sanitizer summary and top three frames.
+  # Each failing input reproduced once: its sanitizer summary and top three frames. A slow-unit-* file is an
+  # input that finished, within the timeout, but took longer than libFuzzer's -report_slow_units (10 s): not a
+  # failure (the summary lists them apart), so it is not reproduced here.
   : > "$dir/crashes.txt"
   local f
   for f in "$dir"/crashes/*; do
     [ -f "$f" ] || continue
+    case "$(basename "$f")" in slow-unit-*) continue ;; esac
     {
       echo "== $(basename "$f") ($(stat -c %s "$f") bytes)"
       (cd "$dir" && timeout 120 "$bin/$t" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" "$f" 2>&1 || true) |
@@ -78,7 +85,9 @@ run() {
   echo "fuzz_campaign: $t: done $(date -u +%FT%TZ)"
 }
 
-if [ "${FUZZ_SPLIT:-0}" = 1 ]; then
+if [ "${FUZZ_SUMMARY_ONLY:-0}" = 1 ]; then
+  :  # the summary of a campaign already in OUTDIR (one that was interrupted, or written by an older script)
+elif [ "${FUZZ_SPLIT:-0}" = 1 ]; then
   per=$((jobs / ${#targets[@]}))
   ((per >= 1)) || per=1
   pids=()
@@ -118,7 +127,11 @@ for t in targets:
     forked = re.search(r"cov: (\d+) ft: (\d+) corp: (\d+)", last[-1]) if last else None
     cov_from = "corpus" if inited else "fork log" if forked else None
     inited = inited or forked
-    crashes = sorted(os.listdir(os.path.join(d, "crashes"))) if os.path.isdir(os.path.join(d, "crashes")) else []
+    tm = open(os.path.join(d, "time.txt")).read().split() if os.path.exists(os.path.join(d, "time.txt")) else []
+    wall_s, cpu_s = (round(float(tm[0])), round(float(tm[1]) + float(tm[2]))) if len(tm) == 3 else (None, None)
+    saved = sorted(os.listdir(os.path.join(d, "crashes"))) if os.path.isdir(os.path.join(d, "crashes")) else []
+    slow = [c for c in saved if c.startswith("slow-unit-")]
+    crashes = [c for c in saved if not c.startswith("slow-unit-")]
     kinds = {}
     for c in crashes:
         k = c.split("-")[0]
@@ -132,19 +145,21 @@ for t in targets:
         summary = [l for l in rest.splitlines() if l.startswith("SUMMARY") or "FAILURE" in l or "ERROR: libFuzzer" in l]
         key = "\n  ".join(frames[:3]) or (summary[0] if summary else "no stack (did not reproduce?)")
         groups.setdefault(key, []).append(name.split(" ")[0])
-    rows.append({"target": t, "executions": execs, "exec_per_s_last": int(eps.group(1)) if eps else None,
+    rows.append({"target": t, "executions": execs, "wall_s": wall_s, "cpu_s": cpu_s, "exec_per_s_last": int(eps.group(1)) if eps else None,
                  "cov_edges": int(inited.group(1)) if inited else None, "features": int(inited.group(2)) if inited else None,
                  "corpus_inputs": int(inited.group(3)) if inited else None, "coverage_from": cov_from,
-                 "failing_inputs": len(crashes), "by_kind": kinds,
+                 "failing_inputs": len(crashes), "by_kind": kinds, "slow_inputs": len(slow),
                  "distinct_failures": [{"stack": k, "inputs": v} for k, v in groups.items()]})
 json.dump({"seconds_per_target": seconds, "jobs": jobs, "targets": rows}, open(os.path.join(out, "summary.json"), "w"), indent=2)
 with open(os.path.join(out, "summary.txt"), "w") as f:
     f.write(f"fuzz campaign: {seconds}s per target, {jobs} jobs\n")
-    f.write(f"{'target':18} {'executions':>12} {'cov':>7} {'ft':>8} {'corpus':>8} {'failing':>8}  kinds\n")
+    f.write(f"{'target':18} {'executions':>12} {'wall s':>7} {'cpu s':>7} {'cov':>7} {'ft':>8} {'corpus':>8} {'failing':>8} {'slow':>5}  kinds\n")
     for r in rows:
         mark = "*" if r["coverage_from"] == "fork log" else ""
-        f.write(f"{r['target']:18} {r['executions']:>12} {str(r['cov_edges']) + mark:>7} {str(r['features']):>8} "
-                f"{str(r['corpus_inputs']):>8} {r['failing_inputs']:>8}  {r['by_kind'] or ''}\n")
+        f.write(f"{r['target']:18} {r['executions']:>12} {str(r['wall_s']):>7} {str(r['cpu_s']):>7} {str(r['cov_edges']) + mark:>7} {str(r['features']):>8} "
+                f"{str(r['corpus_inputs']):>8} {r['failing_inputs']:>8} {r['slow_inputs']:>5}  {r['by_kind'] or ''}\n")
+    if any(r["slow_inputs"] for r in rows):
+        f.write("slow: inputs that finished within the timeout but took over 10 s (libFuzzer's slow-unit-*; not failures)\n")
     if any(r["coverage_from"] == "fork log" for r in rows):
         f.write("* the corpus run stopped on a failing input: the fork log's last figures\n")
     for r in rows:
@@ -158,12 +173,12 @@ if command -v python3 > /dev/null; then
 else
   # Without python: the counts only.
   for t in "${targets[@]}"; do
-    echo "$t: $(grep -E '^#[0-9]+' "$out/$t/log.txt" | tail -1) ; failing inputs: $(find "$out/$t/crashes" -type f | wc -l)"
+    echo "$t: $(grep -E '^#[0-9]+' "$out/$t/log.txt" | tail -1) ; failing inputs: $(find "$out/$t/crashes" -type f ! -name 'slow-unit-*' | wc -l)"
   done | tee "$out/summary.txt"
 fi
 failing=0
 for t in "${targets[@]}"; do
-  n=$(find "$out/$t/crashes" -type f | wc -l)
+  n=$(find "$out/$t/crashes" -type f ! -name 'slow-unit-*' | wc -l)
   failing=$((failing + n))
 done
 [ "$failing" -eq 0 ]

@@ -928,6 +928,14 @@ class Compiler {
         fail(s.loc, fmt::format("'{}' is issued by one thread: put it inside elect {{ }} (32 lanes would issue it 32 times)",
                                 spec.name));
     };
+    // PTX .sync.aligned instructions: every thread of the warp executes the same one (PTX ISA: ldmatrix, mma,
+    // tcgen05.ld/st/wait, tcgen05.relinquish_alloc_permit); inside elect only one lane would.
+    auto require_warp = [&](const char* ptx) {
+      if (d.lanes != 32)
+        fail(s.loc, fmt::format("'{}' is {} (.sync.aligned): every thread of the warp executes it, and inside elect only one "
+                                "lane does; put it outside elect",
+                                spec.name, ptx));
+    };
     switch (d.kind) {
       case OpKind::kMbarrierInit: {
         auto c = const_attr(d, spec, "count");
@@ -972,12 +980,13 @@ class Compiler {
         break;
       }
       case OpKind::kLdShared: case OpKind::kStShared: case OpKind::kLdmatrix: case OpKind::kLdGlobal: case OpKind::kStGlobal: {
+        if (d.kind == OpKind::kLdmatrix) require_warp("ldmatrix.sync.aligned");
         auto b = const_attr(d, spec, "bytes");
         d.bytes = b.value_or(-1);
         if (b && *b <= 0) fail(attr_loc(s, "bytes"), "bytes must be positive");
         break;
       }
-      case OpKind::kMmaSync: resolve_shape(d, spec, s); check_mma_sync(d, s); break;
+      case OpKind::kMmaSync: require_warp("mma.sync.aligned"); resolve_shape(d, spec, s); check_mma_sync(d, s); break;
       case OpKind::kWgmma: resolve_shape(d, spec, s); check_wgmma(d, s); [[fallthrough]];
       case OpKind::kWgmmaFence: case OpKind::kWgmmaCommit: case OpKind::kWgmmaWait:
         d.collective = true;
@@ -987,7 +996,10 @@ class Compiler {
         }
         if (d.lanes != 32) fail(s.loc, fmt::format("'{}' is warpgroup-collective: it cannot stand inside elect", spec.name));
         break;
-      case OpKind::kTmemRelinquish: check_cta_group(d, spec, s); break;
+      case OpKind::kTmemRelinquish:
+        require_warp("tcgen05.relinquish_alloc_permit");
+        check_cta_group(d, spec, s);
+        break;
       case OpKind::kTmemAlloc: case OpKind::kTmemDealloc: {
         check_cta_group(d, spec, s);
         auto c = const_attr(d, spec, "cols");
@@ -1004,8 +1016,12 @@ class Compiler {
         break;
       case OpKind::kUmmaCommit: case OpKind::kClcTryCancel: require_elect(); break;
       case OpKind::kTmemCp: require_elect(); check_tmem_cp(d, s); break;
-      case OpKind::kTmemLd: case OpKind::kTmemSt: check_tmem_ldst(d, s); break;
+      case OpKind::kTmemLd: case OpKind::kTmemSt:
+        require_warp(d.kind == OpKind::kTmemLd ? "tcgen05.ld" : "tcgen05.st");
+        check_tmem_ldst(d, s);
+        break;
       case OpKind::kTmemWait: {
+        require_warp("tcgen05.wait");
         bool ld = attr(d, spec, "ld").present, st = attr(d, spec, "st").present;
         if (ld == st) fail(s.loc, "tmem.wait needs exactly one of 'ld' or 'st'");
         break;
@@ -1151,9 +1167,12 @@ class Compiler {
     if (!mnk) fail(s.loc, fmt::format("'{}' is not an mma shape (e.g. m16n8k16)", d.shape));
     auto bits = dtype_bits(d.dtype);
     if (!bits) fail(s.loc, fmt::format("unknown dtype '{}'", d.dtype));
+    // PTX 9.7.14 mma.sync m16n8: f16/bf16 k8, k16; tf32 k4, k8; 8-bit (e4m3, e5m2, s8, u8) k16, k32.
+    const std::string& t = d.dtype;
+    bool b16 = t == "f16" || t == "bf16", tf32 = t == "tf32", b8 = t == "e4m3" || t == "e5m2" || t == "s8" || t == "u8";
     bool ok = mnk->m == 16 && mnk->n == 8 &&
-              ((*bits == 16 && (mnk->k == 8 || mnk->k == 16)) || (*bits == 8 && (mnk->k == 16 || mnk->k == 32)) ||
-               (*bits == 32 && (mnk->k == 4 || mnk->k == 8)));
+              ((b16 && (mnk->k == 8 || mnk->k == 16)) || (b8 && (mnk->k == 16 || mnk->k == 32)) ||
+               (tf32 && (mnk->k == 4 || mnk->k == 8)));
     if (!ok) fail(s.loc, fmt::format("mma.sync has no shape {} for {} (sm80: m16n8k8/k16 f16/bf16, m16n8k16/k32 8-bit, m16n8k4/k8 tf32)", d.shape, d.dtype));
     d.m = mnk->m, d.n = mnk->n, d.k = mnk->k;
     d.operand_bits = *bits;
@@ -1164,7 +1183,9 @@ class Compiler {
     if (!mnk) fail(s.loc, fmt::format("'{}' is not a wgmma shape (e.g. m64n128k16)", d.shape));
     auto bits = dtype_bits(d.dtype);
     if (!bits) fail(s.loc, fmt::format("unknown dtype '{}'", d.dtype));
-    std::int64_t want_k = d.dtype == "tf32" ? 8 : *bits == 16 ? 16 : *bits == 8 ? 32 : 0;
+    // PTX 9.7.15 wgmma.mma_async .atype/.btype: f16, bf16 (K 16), tf32 (K 8), e4m3, e5m2, s8, u8 (K 32).
+    const std::string& t = d.dtype;
+    std::int64_t want_k = t == "f16" || t == "bf16" ? 16 : t == "tf32" ? 8 : t == "e4m3" || t == "e5m2" || t == "s8" || t == "u8" ? 32 : 0;
     if (want_k == 0) fail(s.loc, fmt::format("wgmma has no dtype '{}' (f16, bf16, tf32, e4m3, e5m2, s8, u8)", d.dtype));
     if (mnk->m != 64 || mnk->k != want_k || mnk->n < 8 || mnk->n > 256 || mnk->n % 8 != 0)
       fail(s.loc, fmt::format("wgmma has no shape {} for {}: PTX has m64nNk{} with N = 8..256 step 8 (PTX 9.7.15)", d.shape,
@@ -1215,12 +1236,16 @@ class Compiler {
   }
 
   void check_tmem_cp(OpDesc& d, const Stmt& s) {
+    // PTX 9.7.16 tcgen05.cp .shape: .128x256b, .4x256b, .128x128b, .64x128b.warpx2::..., .32x128b.warpx4 (the
+    // warpx qualifiers say how the rows are broadcast over the warps' lanes; the bytes read are the same).
     static const std::vector<std::pair<std::string, int>> shapes = {
-        {"128x256b", 4096}, {"4x256b", 128}, {"128x128b", 2048}, {"64x128b", 1024}, {"32x128b", 512}};
-    std::string base = d.shape.substr(0, d.shape.find('.'));
+        {"128x256b", 4096}, {"4x256b", 128},          {"128x128b", 2048},      {"64x128b", 1024},
+        {"32x128b", 512},   {"64x128b.warpx2", 1024}, {"32x128b.warpx4", 512}};
     for (const auto& [sh, bytes] : shapes)
-      if (sh == base) d.bytes = bytes;
-    if (d.bytes < 0) fail(s.loc, fmt::format("'{}' is not a tcgen05.cp shape (128x256b, 4x256b, 128x128b, 64x128b, 32x128b)", d.shape));
+      if (sh == d.shape) d.bytes = bytes;
+    if (d.bytes < 0)
+      fail(s.loc, fmt::format("'{}' is not a tcgen05.cp shape (128x256b, 4x256b, 128x128b, 64x128b[.warpx2], 32x128b[.warpx4])",
+                              d.shape));
   }
 
   const File& file_;

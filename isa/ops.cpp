@@ -29,7 +29,7 @@ std::vector<OpSpec> build_table() {
        "expect-tx then arrive(1)"},
       {OpKind::kArriveNoComplete, "arrive.nocomplete", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kCount, T::kInt, kOpt, -1}},
        {"bar"}, 0, "arrive that must not complete the phase (.noComplete)"},
-      {OpKind::kExpectTx, "expect_tx", {{A::kBar, T::kBarrier, kReq, 0}, {A::kTx, T::kInt, kReq, 0}, {A::kCta, T::kInt, kOpt, -1}},
+      {OpKind::kExpectTx, "expect_tx", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kTx, T::kInt, kReq, 0}, {A::kCta, T::kInt, kOpt, -1}},
        {"bar"}, 0, "raise the tx-count"},
       {OpKind::kCompleteTx, "complete_tx", {{A::kBar, T::kBarrier, kReq, 0, kSig}, {A::kTx, T::kInt, kReq, 0}, {A::kCta, T::kInt, kOpt, -1}},
        {"bar"}, 0, "lower the tx-count"},
@@ -187,7 +187,7 @@ std::optional<ValueRange> value_range(OpKind kind, Attr attr) {
         return ValueRange{0, 63, 1, false, "PTX wait_group: an immediate"};
       return std::nullopt;
     case Attr::kBytes:
-      if (kind == K::kTmaLoad || kind == K::kTmaStore || kind == K::kTmaPrefetch)
+      if (kind == K::kTmaLoad || kind == K::kTmaStore)
         return ValueRange{16, (std::int64_t{1} << 32) - 16, 16, false, "PTX cp.async.bulk: a 32-bit size, a multiple of 16"};
       return ValueRange{1, kGiB, 1, false, "bytes of one op: a simulator limit of 1 GiB"};
     case Attr::kCycles:
@@ -207,7 +207,7 @@ std::optional<ValueRange> value_range(OpKind kind, Attr attr) {
     case Attr::kMulticast:
       if (kind == K::kTmaLoad || kind == K::kUmmaCommit) return ValueRange{0, 0xffff, 1, false, "PTX ctaMask: 16 bits"};
       return std::nullopt;
-    case Attr::kCta:
+    case Attr::kCta: case Attr::kBarCta:
       return ValueRange{0, kMaxClusterSize - 1, 1, false, "a CTA rank in a cluster of at most 16"};
     case Attr::kCtaGroup:
       return ValueRange{1, 2, 1, false, "PTX tcgen05: cta_group::1 or ::2"};

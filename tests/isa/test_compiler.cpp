@@ -111,6 +111,46 @@ TEST_CASE("bar.sync and bar.arrive are .aligned: not inside elect", "[isa][bound
   CHECK_THAT(with_op("", "bar.arrive 1 threads=128", 4, true), Catch::Contains("'bar.arrive' is .aligned"));
 }
 
+TEST_CASE("the other .sync.aligned warp ops are not inside elect either", "[isa][boundary]") {
+  const std::string s = "smem a bytes=1K";
+  for (const std::string op : {"ldmatrix bytes=512 src=a", "mma.sync m16n8k16 dtype=bf16", "tmem.ld 32x32b.x32", "tmem.st 32x32b.x32",
+                               "tmem.wait ld", "tmem.wait st", "tmem.relinquish"}) {
+    INFO(op);
+    CHECK(with_op(s, op).empty());
+    CHECK_THAT(with_op(s, op, 4, true), Catch::Contains(".sync.aligned): every thread of the warp executes it"));
+  }
+}
+
+TEST_CASE("wgmma and mma.sync take the PTX operand types only", "[isa][boundary]") {
+  const std::string s = "smem a bytes=1K";
+  for (const char* t : {"f16", "bf16"}) CHECK(with_op(s, fmt::format("wgmma m64n128k16 dtype={} a=a b=a", t)).empty());
+  for (const char* t : {"e4m3", "e5m2", "s8", "u8"}) CHECK(with_op(s, fmt::format("wgmma m64n128k32 dtype={} a=a b=a", t)).empty());
+  // 16- and 8-bit types PTX wgmma does not have (they passed when K was chosen from the width alone)
+  for (const char* t : {"s16", "u16"}) CHECK_THAT(with_op(s, fmt::format("wgmma m64n128k16 dtype={} a=a b=a", t)), Catch::Contains("wgmma has no dtype"));
+  for (const char* t : {"fp8", "ue4m3", "ue8m0"})
+    CHECK_THAT(with_op(s, fmt::format("wgmma m64n128k32 dtype={} a=a b=a", t)), Catch::Contains("wgmma has no dtype"));
+  CHECK(with_op(s, "mma.sync m16n8k8 dtype=tf32").empty());
+  CHECK(with_op(s, "mma.sync m16n8k32 dtype=s8").empty());
+  CHECK_THAT(with_op(s, "mma.sync m16n8k8 dtype=f32"), Catch::Contains("mma.sync has no shape"));
+  CHECK_THAT(with_op(s, "mma.sync m16n8k16 dtype=u16"), Catch::Contains("mma.sync has no shape"));
+}
+
+TEST_CASE("tcgen05.cp shapes are the PTX ones, warpx qualifiers included", "[isa][boundary]") {
+  const std::string s = "smem a bytes=4K";
+  for (const char* sh : {"128x256b", "4x256b", "128x128b", "64x128b", "32x128b", "64x128b.warpx2", "32x128b.warpx4"})
+    CHECK(with_op(s, fmt::format("elect {{ tmem.cp {} src=a }}", sh)).empty());
+  for (const char* sh : {"4x256b.anything", "128x256b.warpx2", "64x128b.warpx4", "16x128b"})
+    CHECK_THAT(with_op(s, fmt::format("elect {{ tmem.cp {} src=a }}", sh)), Catch::Contains("is not a tcgen05.cp shape"));
+}
+
+TEST_CASE("bar_cta is a cluster rank, as cta= is", "[isa][boundary]") {
+  const std::string s = "smem a bytes=8K\n  mbarrier b count=1\n  tensor A dtype=bf16 shape=(256, 256)";
+  CHECK(with_op(s, "elect { tma.load A box=(32, 64) at=(0, 0) dst=a bar=b bar_cta=0 }").empty());
+  CHECK(with_op(s, "elect { tma.load A box=(32, 64) at=(0, 0) dst=a bar=b bar_cta=15 }").empty());
+  CHECK_THAT(with_op(s, "elect { tma.load A box=(32, 64) at=(0, 0) dst=a bar=b bar_cta=-1 }"), Catch::Contains("bar_cta=-1 out of range"));
+  CHECK_THAT(with_op(s, "elect { tma.load A box=(32, 64) at=(0, 0) dst=a bar=b bar_cta=16 }"), Catch::Contains("bar_cta=16 out of range"));
+}
+
 TEST_CASE("one kernel uses one tcgen05 cta_group", "[isa][boundary]") {
   const char* decls = "smem a bytes=32K\n smem b bytes=32K";
   auto two = [&](int g1, int g2) {

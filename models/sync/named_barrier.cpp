@@ -49,6 +49,20 @@ void NamedBarrierUnit::arrive(OpContext& ctx, int id, std::int64_t threads, bool
   if (all) threads = static_cast<std::int64_t>(sim_.program().warps) * isa::kWarpSize;
   if (threads <= 0 || threads % isa::kWarpSize != 0)
     ctx.ub("named barrier thread count", fmt::format("bar {}: threads={} must be a positive multiple of 32", id, threads));
+  std::int64_t cta_threads = static_cast<std::int64_t>(sim_.program().warps) * isa::kWarpSize;
+  if (threads > cta_threads)
+    ctx.ub("named barrier thread count",
+           fmt::format("bar {}: threads={} but the CTA has {} threads: the barrier could never complete", id, threads, cta_threads));
+  // A warp arrives once per use: a second arrival before the barrier completes would stand in for a warp that
+  // has not come (the project's rules for named barriers, PTX bar: arrival is counted per warp).
+  if (std::find(nb.arrivers.begin(), nb.arrivers.end(), w.index) != nb.arrivers.end()) {
+    const Warp& first = sim_.warp(sim_.cta(w.cta).first_warp + nb.first_warp);
+    ctx.ub("named barrier arrival twice",
+           fmt::format("bar {}: warp {} arrives a second time in the same use ({} of {} threads arrived, the count set by warp {} at "
+                       "{}): its second arrival would count for a warp that has not come. Each warp arrives once per use; a "
+                       "warp that must signal twice needs a barrier it waits on in between (bar.sync), or another id",
+                       id, w.index, nb.arrived, nb.expected, nb.first_warp, sim_.op_of(first, nb.first_op).loc.str()));
+  }
   if (nb.expected < 0) {
     nb.expected = threads;
     nb.all = all;

@@ -134,6 +134,35 @@ TEST_CASE("named barriers: release at the count; mismatched counts; exited warps
   CHECK(run_text(live).outcome == Outcome::kDeadlock);
 }
 
+TEST_CASE("named barriers: a warp arrives once per use; a run-time count larger than the CTA is diagnosed", "[semantics][named]") {
+  // Two arrivals of one warp in one use: the second is undefined behaviour, at that op.
+  auto prog = [](const char* between) {
+    return fmt::format("kernel k warps=8 {{\n warpgroup 0 a {{ compute cycles=100\n bar.sync 1 threads=256\n bar.sync 1 threads=256 }}\n"
+                       " warpgroup 1 b {{ bar.arrive 1 threads=256\n {}\n bar.arrive 1 threads=256 }}\n}}\n",
+                       between);
+  };
+  auto twice = run_text(prog(""));
+  REQUIRE(twice.outcome == Outcome::kUndefined);
+  CHECK(title(twice) == "named barrier arrival twice");
+  CHECK(twice.diagnosis->warp == 4);
+  CHECK_THAT(twice.diagnosis->message, Catch::Contains("warp 4 arrives a second time in the same use (128 of 256 threads arrived"));
+  // The same two arrivals in consecutive uses (the first use completed in between) are fine.
+  auto turns = run_text(prog("bar.sync 2 threads=256"));
+  CHECK(turns.outcome == Outcome::kDeadlock);  // warpgroup 0 never arrives on bar 2: not a named-barrier misuse
+  const char* ok = "kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 threads=256\n bar.arrive 2 threads=256\n bar.sync 1 threads=256 }\n"
+                   " warpgroup 1 b { bar.arrive 1 threads=256\n bar.sync 2 threads=256\n bar.arrive 1 threads=256 }\n}\n";
+  CHECK(run_text(ok).outcome == Outcome::kFinished);
+  // threads= known only at run time: at most the CTA's threads (a constant is checked by the compiler).
+  auto count = [](int threads) {
+    return fmt::format("kernel k warps=8 {{\n warps 0..8 a {{ let n = {}\n bar.sync 1 threads=n }}\n}}\n", threads);
+  };
+  CHECK(run_text(count(256)).outcome == Outcome::kFinished);
+  auto big = run_text(count(288));
+  REQUIRE(big.outcome == Outcome::kUndefined);
+  CHECK(title(big) == "named barrier thread count");
+  CHECK_THAT(big.diagnosis->message, Catch::Contains("threads=288 but the CTA has 256 threads"));
+}
+
 TEST_CASE("wgmma groups: wait N leaves at most N groups pending", "[semantics][wgmma]") {
   auto prog = [](int n) {
     return fmt::format(R"(
@@ -188,6 +217,25 @@ kernel k warps=8 {{
   std::int64_t occ = (8 * 2 * 64 * 256 * 16 + m.tensor_flops_per_cycle_16bit - 1) / m.tensor_flops_per_cycle_16bit;
   auto one = run_text(prog(1)), two = run_text(prog(2));
   CHECK(two.cycles - one.cycles == occ);  // the second warpgroup's wgmmas queue behind the first's
+}
+
+TEST_CASE("cp.async groups: a wait covers the oldest group even with more than 64 committed", "[semantics][cp.async]") {
+  // Group 0 holds a long copy; 65 empty groups follow. `cp.async.wait 63` leaves the newest 63 pending and must
+  // wait for groups 0..2, so for the copy: as long as `cp.async.wait 0`. (The warp keeps 64 groups; the oldest
+  // is folded into the next, never dropped.)
+  auto prog = [](int empty_groups, int n) {
+    return fmt::format("kernel k warps=1 {{\n smem a bytes=64K\n warp 0 w {{ cp.async bytes=65536 dst=a\n cp.async.commit\n"
+                       " for i in 0..{} {{ cp.async.commit }}\n cp.async.wait {} }}\n}}\n",
+                       empty_groups, n);
+  };
+  auto all = run_text(prog(65, 0));
+  auto deep = run_text(prog(65, 63));
+  REQUIRE(all.outcome == Outcome::kFinished);
+  REQUIRE(deep.outcome == Outcome::kFinished);
+  CHECK(deep.cycles == all.cycles);
+  // The boundary: with E empty groups after it, the copy's group is among the newest 63 exactly when E <= 62.
+  CHECK(run_text(prog(63, 63)).cycles == all.cycles);
+  CHECK(run_text(prog(62, 63)).cycles < all.cycles / 2);
 }
 
 TEST_CASE("cp.async groups: wait N and cp.async.arrive with and without noinc", "[semantics][cp.async]") {

@@ -63,7 +63,12 @@ OpResult LsuUnit::execute(OpContext& ctx) {
     case OpKind::kCpAsyncCommit:
       w.groups.push_back(sim::max(w.open, now));
       w.open = Cycle(0);
-      if (w.groups.size() > 64) w.groups.erase(w.groups.begin());  // long complete: a wait would not see them
+      // A wait names at most 63 newer groups, so the groups beyond 64 are only ever waited for together with
+      // the next older one: fold the oldest into it (its completion time included) and keep 64.
+      if (w.groups.size() > 64) {
+        w.groups[1] = sim::max(w.groups[0], w.groups[1]);
+        w.groups.erase(w.groups.begin());
+      }
       w.copies.commit();
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kCpAsyncWait: {

@@ -49,6 +49,8 @@ kernel k warps=1 {
   CHECK_FALSE(load.slot(isa::Attr::kBarCta)->present);
   CHECK(load.signals_barrier(0));         // tma.load's complete_tx signals b
   CHECK_FALSE(ops[2].signals_barrier(0));  // a wait does not
+  CHECK(expect.signals_barrier(0));        // arrive.expect_tx arrives
+  CHECK(isa::op_spec(isa::OpKind::kExpectTx).attrs[0].use == isa::BarrierUse::kSignal);  // expect_tx moves the tx-count
   CHECK(isa::attr_name(isa::Attr::kBarCta) == "bar_cta");
 }
 

@@ -305,6 +305,7 @@ void Simulator::warp_exit(std::uint32_t id) {
   w.slots.clear();
   w.slots.shrink_to_fit();
   last_exit_ = std::max(last_exit_, now().v);
+  progressed();
   Cta& c = ctas_[w.cta];
   if (!observers_.empty()) observers_.each(c.id, [&](Observer& o) { o.warp_exited(c.id, w.index, w.role, now().v); });
   c.live_warps--;
@@ -399,6 +400,7 @@ RunResult Simulator::run() {
     result.watchdog_reason = w.reason;
     result.deadlock = analyse_stuck(true);
   }
+  if (result.outcome == Outcome::kWatchdog) result.deadlock.last_progress = last_progress_;
   result.cycles = result.outcome == Outcome::kFinished ? last_exit_ : now().v;
   for (const auto& u : units_) {
     u->add_notes(result.notes);

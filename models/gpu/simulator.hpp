@@ -35,6 +35,9 @@ class Simulator : public sim::Handler {
   const isa::Program& program() const { return program_; }
   const Machine& machine() const { return machine_; }
   Cycle now() const { return engine_.now(); }
+  // Something moved the kernel forward (a barrier phase completed or released, a warp exited): a watchdog stop
+  // reports how long ago, to tell a run that needs more time from one that loops without progress.
+  void progressed() { last_progress_ = engine_.now().v; }
   // A latency with the run's jitter applied (uniform in +-jitter%).
   Cycle jit(std::int64_t latency);
   // Schedules an event of `unit`: its complete(target, payload) runs at `at`.
@@ -165,6 +168,7 @@ class Simulator : public sim::Handler {
   Counters counters_;
   std::int64_t ops_ = 0;
   std::int64_t last_exit_ = 0;
+  std::int64_t last_progress_ = 0;
   std::vector<bool> sm_used_;
   std::int64_t ctas_run_ = 0;
 };

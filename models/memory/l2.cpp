@@ -12,16 +12,17 @@ Cycle SingleQueueL2::transfer(Cycle start, std::int64_t bytes) {
 }
 
 namespace {
-// A GPU-wide link that moved `bytes` at `per_cycle` over a run of `cycles`.
-UnitStats link_stats(const char* name, std::int64_t bytes, double per_cycle, std::int64_t cycles) {
-  double b = static_cast<double>(bytes);
+// A GPU-wide link that moved `bytes` at `per_cycle` over a run of `cycles`, its queue free from `free_at` (the
+// bytes it had still to move at the end do not count).
+UnitStats link_stats(const char* name, std::int64_t bytes, double per_cycle, std::int64_t cycles, sim::Cycle free_at) {
+  double b = std::max(0.0, static_cast<double>(bytes) - static_cast<double>(busy_past_end(free_at.v, cycles)) * per_cycle);
   return UnitStats{name, static_cast<std::int64_t>(b / per_cycle), b / (per_cycle * static_cast<double>(std::max<std::int64_t>(cycles, 1)))};
 }
 }  // namespace
 
 void SingleQueueL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   s.units.push_back(link_stats("L2 bandwidth (whole GPU)", sim_.counters().bytes_loaded + sim_.counters().bytes_stored,
-                               sim_.machine().l2_bytes_per_cycle, cycles));
+                               sim_.machine().l2_bytes_per_cycle, cycles, queue_.free()));
 }
 
 CachedL2::CachedL2(Simulator& sim)
@@ -139,8 +140,8 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
 
 void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   const Machine& m = sim_.machine();
-  s.units.push_back(link_stats("L2 bandwidth (whole GPU)", hit_bytes_ + miss_bytes_ + written_, m.l2_bytes_per_cycle, cycles));
-  s.units.push_back(link_stats("HBM bandwidth", hbm_bytes_, m.hbm_bytes_per_cycle, cycles));
+  s.units.push_back(link_stats("L2 bandwidth (whole GPU)", hit_bytes_ + miss_bytes_ + written_, m.l2_bytes_per_cycle, cycles, l2_.free()));
+  s.units.push_back(link_stats("HBM bandwidth", hbm_bytes_, m.hbm_bytes_per_cycle, cycles, hbm_.free()));
   s.l2_hit_bytes = hit_bytes_ + merged_bytes_;
   s.l2_merged_bytes = merged_bytes_;
   s.l2_miss_bytes = miss_bytes_;

@@ -31,6 +31,9 @@ class BandwidthQueue {
     return free_;
   }
 
+  // When the queue is through with everything it was given.
+  Cycle free() const { return free_; }
+
  private:
   Cycle free_{0};
   double carry_ = 0;  // the fraction of a cycle the last transfer left over

@@ -79,6 +79,10 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
     if (role.warps == 0) continue;
     std::int64_t waited = 0;
     for (const auto& [_, c] : role.waiting) waited += c;
+    if (role.lifetime == 0) {  // warps that exited at once, or a run that stopped at cycle 0: no shares to give
+      out += fmt::format("  {:<14} {:>4} warps  lifetime 0 cycles\n", role.name, role.warps);
+      continue;
+    }
     out += fmt::format("  {:<14} {:>4} warps  busy {:5.1f}%  waiting {:5.1f}%  other {:5.1f}%\n", role.name, role.warps,
                        pct(role.busy, role.lifetime), pct(waited, role.lifetime),
                        std::max(0.0, 100.0 - pct(role.busy, role.lifetime) - pct(waited, role.lifetime)));
@@ -133,6 +137,15 @@ std::string format_problem(const RunResult& r) {
       out += fmt::format("deadlock at cycle {}: no event is left and {} warp(s) cannot proceed\n", r.cycles, rep.warps.size());
     else
       out += fmt::format("watchdog at cycle {}: {}\n", r.cycles, r.watchdog_reason);
+    bool progressing = r.outcome == Outcome::kWatchdog && rep.progressing(r.cycles);
+    if (progressing)
+      out += fmt::format("  the run was still making progress (a barrier phase completed or a warp exited at cycle {}): it did not "
+                         "hang, it needs more than the limit. Raise --max-cycles or --max-ops. Where the warps were:\n",
+                         rep.last_progress);
+    else if (r.outcome == Outcome::kWatchdog)
+      out += fmt::format("  no barrier phase completed and no warp exited after cycle {} ({} cycles before the stop): the warps "
+                         "below loop without progress\n",
+                         rep.last_progress, r.cycles - rep.last_progress);
     // Warps in the same state (role, op, what they wait for, up to its numbers: the barrier index, the CTA)
     // are listed once, with how many share it: a deadlock usually repeats in every CTA.
     std::vector<std::pair<std::string, std::vector<const StuckWarp*>>> groups;
@@ -165,7 +178,7 @@ std::string format_problem(const RunResult& r) {
     }
     if (groups.size() > kShownGroups)
       out += fmt::format("  ... and {} more groups of stuck warps (smpipe run --json lists every warp)\n", groups.size() - kShownGroups);
-    if (!rep.cycles.empty()) {
+    if (!rep.cycles.empty() && !progressing) {
       out += "wait-for cycle(s):\n";
       std::vector<std::string> seen;
       std::size_t repeats = 0;
@@ -186,7 +199,7 @@ std::string format_problem(const RunResult& r) {
       }
       if (repeats) out += fmt::format("  (the same cycle in {} more CTA(s))\n", repeats);
     }
-    if (!rep.causes.empty()) {
+    if (!rep.causes.empty() && !progressing) {
       out += "likely cause:\n";
       for (const auto& c : rep.causes) out += fmt::format("  - {}\n", c);
     }
@@ -263,7 +276,11 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
     for (const auto& c : r.deadlock.cycles) cycles.push_back(c);
     j["deadlock"] = {{"warps", warps}, {"cycles", cycles}, {"causes", r.deadlock.causes},
                      {"unlaunched_ctas", r.deadlock.unlaunched_ctas}};
-    if (!r.watchdog_reason.empty()) j["watchdog"] = r.watchdog_reason;
+    if (!r.watchdog_reason.empty()) {
+      j["watchdog"] = r.watchdog_reason;
+      j["deadlock"]["last_progress_cycle"] = r.deadlock.last_progress;
+      j["deadlock"]["progressing"] = r.deadlock.progressing(r.cycles);
+    }
   }
   return j;
 }

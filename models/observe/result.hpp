@@ -47,6 +47,10 @@ struct DeadlockReport {
   std::vector<std::vector<int>> cycles;  // indices into warps, each a cycle of the wait-for graph
   std::vector<std::string> causes;      // likely causes in words
   std::int64_t unlaunched_ctas = 0;
+  // Watchdog stops: the last cycle at which a barrier phase completed, a named barrier released or a warp
+  // exited (-1 for a deadlock). Progress in the last tenth of the run means it was not stuck, only cut short.
+  std::int64_t last_progress = -1;
+  bool progressing(std::int64_t stop) const { return last_progress >= 0 && (stop - last_progress) * 10 <= stop; }
 };
 
 struct RunResult {

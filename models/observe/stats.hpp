@@ -33,6 +33,12 @@ struct UnitStats {
   double utilisation = 0;  // busy / (capacity over the run)
 };
 
+// Utilisation is busy time within the run, [0, cycles): a unit books its pipe when work is issued, and a run
+// that stopped early (deadlock, watchdog, undefined behaviour), or whose warps exited while async work was
+// still in flight, has booked time past its end. A pipe free from `free_at` was busy, at most, that long past
+// `end` (its queue serves in order).
+inline std::int64_t busy_past_end(std::int64_t free_at, std::int64_t end) { return std::max<std::int64_t>(0, free_at - end); }
+
 // A unit with `lanes` parallel pipes on every SM used, busy `busy` pipe-cycles over a run of `cycles`.
 inline UnitStats per_sm_unit(std::string name, std::int64_t busy, std::int64_t cycles, std::int64_t sms_used, int lanes = 1) {
   double cap = static_cast<double>(std::max<std::int64_t>(cycles, 1)) * static_cast<double>(std::max<std::int64_t>(sms_used, 1));

@@ -247,6 +247,7 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   std::uint32_t decl = decl_[flat];
   hazards_->phase_completed(cta, flat);
   stats_[decl].phases += 1;
+  sim_.progressed();
   c.last_complete[flat] = sim_.now();
   std::uint32_t mask = c.arrive_mask[flat], last = c.last_arrive_mask[flat];
   if (mask && last && (mask & last) == 0 && !noted_decl_[decl]) {

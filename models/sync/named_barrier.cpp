@@ -108,6 +108,7 @@ void NamedBarrierUnit::release(std::uint32_t cta, int id) {
       m.named_barrier_cycles + static_cast<std::int64_t>(m.named_barrier_cycles_per_warp * static_cast<double>(nb.expected / 32) + 0.5);
   Cycle at = sim_.now() + sim_.jit(latency);
   hazards_->named_release(cta, id, nb.waiters);
+  sim_.progressed();
   for (std::uint32_t w : nb.waiters) sim_.wake_at(w, at);
   nb.last_arrivers.swap(nb.arrivers);  // kept for deadlock reports (both keep their storage)
   nb.uses_done += 1;

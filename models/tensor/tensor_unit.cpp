@@ -331,7 +331,11 @@ void TensorUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
 }
 
 void TensorUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {
-  s.units.push_back(per_sm_unit("tensor pipe", busy_, cycles, sms_used, 4));  // four sub-partition pipes
+  std::int64_t late = 0;
+  for (const auto& sm : pipe_free_)
+    for (const Cycle& f : sm) late += busy_past_end(f.v, cycles);
+  // four sub-partition pipes
+  s.units.push_back(per_sm_unit("tensor pipe", std::max<std::int64_t>(0, busy_ - late), cycles, sms_used, 4));
 }
 
 }  // namespace smpipe::models

@@ -143,7 +143,9 @@ OpResult TmaUnit::execute(OpContext& ctx) {
 }
 
 void TmaUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {
-  s.units.push_back(per_sm_unit("TMA engine", busy_, cycles, sms_used));
+  std::int64_t late = 0;
+  for (const Cycle& f : free_) late += busy_past_end(f.v, cycles);
+  s.units.push_back(per_sm_unit("TMA engine", std::max<std::int64_t>(0, busy_ - late), cycles, sms_used));
 }
 
 }  // namespace smpipe::models

@@ -180,3 +180,56 @@ TEST_CASE("sweep: a grid of params on several threads, invalid points as rows, a
   CHECK(dead.code == 2);
   CHECK(dead.out.find("deadlock") != std::string::npos);
 }
+
+TEST_CASE("summary: no unit is busier than 100 % when work was booked past the run's end", "[cli][summary]") {
+  // A warpgroup issues eight wgmmas and exits without waiting: the MMAs run on past its exit.
+  const char* unwaited = R"(kernel k warps=4 {
+  smem a bytes=16K
+  warpgroup 0 m {
+    wgmma.fence
+    wgmma m64n256k16 dtype=bf16 a=a b=a count=8
+    wgmma.commit
+  }
+}
+)";
+  auto r = test::run_text(unwaited);
+  REQUIRE(r.outcome == models::Outcome::kFinished);
+  const models::UnitStats* pipe = nullptr;
+  for (const auto& u : r.stats.units)
+    if (u.name == "tensor pipe") pipe = &u;
+  REQUIRE(pipe != nullptr);
+  CHECK(pipe->utilisation <= 1.0);  // was 4.6: every booked MMA over the 228 cycles the warps lived
+  CHECK(pipe->utilisation > 0.5);   // the pipe was busy from the first wgmma to the end
+  // A model stopped by the watchdog while its loads and MMAs are in flight.
+  models::RunOptions o;
+  o.max_cycles = 20000;
+  auto stopped = test::run_text(
+      "param K = 64\nkernel k warps=8 {\n mbarrier full[2] count=1\n mbarrier empty[2] count=128\n smem s[2] bytes=32K\n"
+      " tensor A dtype=bf16 shape=(4096, 4096)\n warp 0 p { elect { for k in 0..K {\n  wait empty[k % 2] parity=((k / 2) & 1) ^ 1\n"
+      "  arrive.expect_tx full[k % 2] tx=32K\n  tma.load A box=(256, 64) at=(0, k * 64) dst=s[k % 2] bar=full[k % 2] } } }\n"
+      " warpgroup 1 c { for k in 0..K {\n  wait full[k % 2] parity=(k / 2) & 1\n  wgmma.fence\n"
+      "  wgmma m64n256k16 dtype=bf16 a=s[k % 2] b=s[k % 2] count=32\n  wgmma.commit\n  wgmma.wait 0\n  arrive empty[k % 2] } }\n}\n",
+      "h100-sxm", o);
+  REQUIRE(stopped.outcome == models::Outcome::kWatchdog);
+  for (const auto& u : stopped.stats.units) {
+    INFO(u.name);
+    CHECK(u.utilisation <= 1.0);
+  }
+}
+
+TEST_CASE("watchdog: a run cut short while progressing is told apart from one that loops without progress", "[cli][summary]") {
+  // Progressing: a long pipeline stopped by --max-cycles in the middle.
+  auto long_run = test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "-D", "KTILES=4096", "--max-cycles", "50000"});
+  CHECK(long_run.code == cli::kDeadlock);
+  CHECK_THAT(long_run.out, Catch::Contains("the run was still making progress"));
+  CHECK_THAT(long_run.out, !Catch::Contains("likely cause"));
+  auto json = nlohmann::json::parse(
+      test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "-D", "KTILES=4096", "--max-cycles", "50000", "--json"}).out);
+  CHECK(json["deadlock"]["progressing"] == true);
+  CHECK(json["deadlock"]["last_progress_cycle"].get<std::int64_t>() > 45000);
+  // Not progressing: a test_wait loop that nothing completes; analysed as a deadlock.
+  auto spin = test::run_cli({"run", test::examples_dir() + "/watchdog_livelock.pipe", "--max-cycles", "50000"});
+  CHECK(spin.code == cli::kDeadlock);
+  CHECK_THAT(spin.out, Catch::Contains("no barrier phase completed and no warp exited after cycle 0 (4997"));
+  CHECK_THAT(spin.out, !Catch::Contains("still making progress"));
+}

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 namespace smpipe::sim {
@@ -21,8 +23,17 @@ void TraceWriter::add(std::string event) {
 }
 static std::string quote(const std::string& s) { return json_quote(s); }
 
-// Timestamps are microseconds at the machine clock, printed with fixed precision (deterministic).
-std::string TraceWriter::ts(std::int64_t cycle) const { return fmt::format("{:.4f}", cycle / clock_mhz_); }
+// Timestamps are microseconds at the machine clock, printed with four decimals from an integer count of tenths
+// of a nanosecond (deterministic, and exact: no second rounding).
+std::int64_t TraceWriter::tenths_ns(std::int64_t cycle) const {
+  return std::llround(static_cast<double>(cycle) * 1e4 / clock_mhz_);
+}
+
+static std::string micros(std::int64_t tenths) {
+  return fmt::format("{}{}.{:04}", tenths < 0 ? "-" : "", std::abs(tenths) / 10000, std::abs(tenths) % 10000);
+}
+
+std::string TraceWriter::ts(std::int64_t cycle) const { return micros(tenths_ns(cycle)); }
 
 void TraceWriter::name_process(std::int64_t pid, const std::string& name) {
   add(fmt::format(R"({{"ph":"M","name":"process_name","pid":{},"args":{{"name":{}}}}})", pid, quote(name)));
@@ -39,7 +50,8 @@ void TraceWriter::name_thread(std::int64_t pid, std::int64_t tid, const std::str
 void TraceWriter::slice(std::int64_t pid, std::int64_t tid, const std::string& name, const char* category,
                         std::int64_t start, std::int64_t duration, const std::string& args) {
   add(fmt::format(R"({{"ph":"X","name":{},"cat":"{}","pid":{},"tid":{},"ts":{},"dur":{}{}}})", quote(name),
-                                category, pid, tid, ts(start), ts(std::max<std::int64_t>(duration, 1)),
+                                category, pid, tid, ts(start),
+                                micros(tenths_ns(start + std::max<std::int64_t>(duration, 1)) - tenths_ns(start)),
                                 args.empty() ? "" : ",\"args\":" + args));
 }
 
@@ -59,6 +71,10 @@ void TraceWriter::flow(std::int64_t pid, std::int64_t tid, std::uint64_t id, std
 void TraceWriter::counter(std::int64_t pid, const std::string& name, std::int64_t at, std::int64_t value) {
   add(
       fmt::format(R"({{"ph":"C","name":{},"pid":{},"ts":{},"args":{{"stages":{}}}}})", quote(name), pid, ts(at), value));
+}
+
+void TraceWriter::instant(const std::string& name, std::int64_t at) {
+  add(fmt::format(R"({{"ph":"i","s":"g","name":{},"pid":0,"tid":0,"ts":{}}})", quote(name), ts(at)));
 }
 
 void TraceWriter::write(std::ostream& out) const {

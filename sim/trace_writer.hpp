@@ -32,12 +32,17 @@ class TraceWriter {
                    std::int64_t end);
   void flow(std::int64_t pid, std::int64_t tid, std::uint64_t id, std::int64_t at, bool start);
   void counter(std::int64_t pid, const std::string& name, std::int64_t at, std::int64_t value);
+  // A global instant event (shown across every track), such as the end of a run that stopped.
+  void instant(const std::string& name, std::int64_t at);
 
   std::size_t size() const { return events_.size(); }
   std::uint64_t dropped() const { return dropped_; }  // events left out past the size limit
   void write(std::ostream& out) const;
 
  private:
+  // Time in tenths of a nanosecond (the precision printed), rounded once per cycle count: a slice's end is
+  // the rounded end, so slices that touch in cycles touch in the file too, never overlap by a rounding step.
+  std::int64_t tenths_ns(std::int64_t cycle) const;
   std::string ts(std::int64_t cycle) const;
   void add(std::string event);
 

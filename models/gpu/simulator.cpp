@@ -406,8 +406,35 @@ RunResult Simulator::run() {
     u->add_notes(result.notes);
     u->add_warnings(result.warnings);
   }
+  if (observed_) tell_observers_the_end(result);
   fill_stats(result);
   return result;
+}
+
+// A run that stopped leaves warps blocked: their waits go to the observers as unfinished, up to the stop, and the
+// end with what the report says first (the trace shows the stuck waits and the diagnosis).
+void Simulator::tell_observers_the_end(const RunResult& r) {
+  std::int64_t stop = now().v;
+  if (r.outcome != Outcome::kFinished) {
+    for (std::uint32_t slot : slots_in_launch_order()) {
+      const Cta& c = ctas_[slot];
+      for (std::uint32_t i = c.first_warp; i < c.first_warp + static_cast<std::uint32_t>(program_.warps); ++i) {
+        const Warp& w = warps_[i];
+        if (w.state != WarpState::kBlocked || w.role < 0) continue;
+        observers_.each(c.id, [&](Observer& o) {
+          o.wait_unfinished(c.id, w.index, causes_[w.wait_cause], op_of(w, w.wait_op), w.wait_since.v, stop);
+        });
+      }
+    }
+  }
+  std::string what;
+  if (r.outcome == Outcome::kUndefined && r.diagnosis)
+    what = fmt::format("{} at {}", r.diagnosis->title, r.diagnosis->loc.file ? r.diagnosis->loc.str() : "?");
+  else if (r.outcome == Outcome::kWatchdog)
+    what = r.watchdog_reason;
+  else if (r.outcome == Outcome::kDeadlock)
+    what = r.deadlock.causes.empty() ? fmt::format("{} warp(s) cannot proceed", r.deadlock.warps.size()) : r.deadlock.causes.front();
+  observers_.each_observer([&](Observer& o) { o.run_ended(stop, outcome_name(r.outcome), what); });
 }
 
 std::vector<std::uint32_t> Simulator::slots_in_launch_order() const {

@@ -114,6 +114,7 @@ class Simulator : public sim::Handler {
   }
   // The CTA slots in use, in launch order (reports list CTAs that way; slots are reused out of order).
   std::vector<std::uint32_t> slots_in_launch_order() const;
+  void tell_observers_the_end(const RunResult& r);
 
   // ---- the interpreter (interpret.cpp) ----
   void step(std::uint32_t warp_id);

@@ -55,6 +55,11 @@ class Observer {
   virtual void phase_completed(std::int64_t /*cta*/, std::uint32_t /*barrier*/, const std::string& /*name*/, std::int64_t /*phase*/,
                                const char* /*by*/, std::span<const int> /*waiter_warps*/, std::int64_t /*wake*/,
                                std::int64_t /*cycle*/) {}
+  // The run stopped (deadlock, watchdog, undefined behaviour) at `cycle` while this warp waited since `since`.
+  virtual void wait_unfinished(std::int64_t /*cta*/, int /*warp*/, std::string_view /*cause*/, const isa::OpDesc&,
+                               std::int64_t /*since*/, std::int64_t /*cycle*/) {}
+  // The run ended at `cycle` as `outcome` ("deadlock" ...), with what the report says first (empty when it finished).
+  virtual void run_ended(std::int64_t /*cycle*/, std::string_view /*outcome*/, const std::string& /*what*/) {}
 };
 
 // The observers of one run.
@@ -74,6 +79,11 @@ class Observers {
   void each(std::int64_t cta, F&& f) const {
     for (Observer* o : list_)
       if (o->wants(cta)) f(*o);
+  }
+  // Calls f(observer) for every observer.
+  template <class F>
+  void each_observer(F&& f) const {
+    for (Observer* o : list_) f(*o);
   }
   // The first non-zero token of the observers that want the sender.
   std::uint64_t signal_sent(std::int64_t from, int warp, std::int64_t to, std::int64_t cycle) const {

@@ -11,15 +11,6 @@ namespace smpipe::models {
 
 namespace {
 
-const char* outcome_name(Outcome o) {
-  switch (o) {
-    case Outcome::kFinished: return "finished";
-    case Outcome::kDeadlock: return "deadlock";
-    case Outcome::kWatchdog: return "watchdog";
-    case Outcome::kUndefined: return "undefined-behaviour";
-  }
-  return "?";
-}
 
 double pct(std::int64_t part, std::int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / whole : 0.0; }
 

@@ -20,6 +20,17 @@ enum class Outcome : std::uint8_t {
   kUndefined,  // undefined behaviour or hazard diagnosed (exit 3)
 };
 
+// The outcome as the summary's first line and --json's "outcome" write it.
+inline const char* outcome_name(Outcome o) {
+  switch (o) {
+    case Outcome::kFinished: return "finished";
+    case Outcome::kDeadlock: return "deadlock";
+    case Outcome::kWatchdog: return "watchdog";
+    case Outcome::kUndefined: return "undefined-behaviour";
+  }
+  return "?";
+}
+
 struct Diagnosis {
   std::string title;    // short name of the rule, e.g. "arrival overflow"
   std::string message;  // full explanation with the numbers

@@ -35,15 +35,35 @@ void TraceObserver::async_work(std::int64_t cta, const std::string& label, std::
   w_.async_slice(cta, label, std::string(category).c_str(), next_id_++, start, end);
 }
 
+// The arrow of a signal is written when it lands, both ends at once: a signal still in flight when a run stops
+// leaves no arrow without an end.
 std::uint64_t TraceObserver::signal_sent(std::int64_t from, int warp, std::int64_t to, std::int64_t cycle) {
   if (!w_.wants(to)) return 0;
   std::uint64_t id = next_id_++;
-  w_.flow(from, warp, id, cycle, true);
+  in_flight_[id] = Sent{from, warp, cycle};
   return id;
 }
 
 void TraceObserver::signal_landed(std::uint64_t token, std::int64_t cta, std::uint32_t barrier, std::int64_t cycle) {
-  if (token != 0) w_.flow(cta, kBarrierTrack + barrier, token, cycle, false);
+  if (token == 0) return;
+  auto it = in_flight_.find(token);
+  if (it == in_flight_.end()) return;
+  w_.flow(it->second.cta, it->second.warp, token, it->second.cycle, true);
+  in_flight_.erase(it);
+  // A one-cycle slice where the signal lands, so that the arrow ends on a slice of the barrier's track.
+  w_.slice(cta, kBarrierTrack + barrier, "signal lands", "mbarrier", cycle, 1);
+  w_.flow(cta, kBarrierTrack + barrier, token, cycle, false);
+}
+
+void TraceObserver::wait_unfinished(std::int64_t cta, int warp, std::string_view cause, const isa::OpDesc& d, std::int64_t since,
+                                    std::int64_t cycle) {
+  w_.slice(cta, warp, "wait: " + std::string(cause) + " (unfinished)", "wait", since, std::max<std::int64_t>(cycle - since, 1),
+           fmt::format(R"({{"op":{},"line":{},"unfinished":true}})", sim::json_quote(d.text), d.loc.line));
+}
+
+void TraceObserver::run_ended(std::int64_t cycle, std::string_view outcome, const std::string& what) {
+  if (outcome == "finished") return;
+  w_.instant(fmt::format("{}: {}", outcome, what), cycle);
 }
 
 void TraceObserver::stage_ready(std::int64_t cta, std::uint32_t barrier, std::uint32_t decl, std::string_view decl_name, bool ready,

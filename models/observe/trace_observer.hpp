@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "models/observe/observer.hpp"
@@ -29,6 +30,9 @@ class TraceObserver : public Observer {
                    std::int64_t cycle) override;
   void phase_completed(std::int64_t cta, std::uint32_t barrier, const std::string& name, std::int64_t phase, const char* by,
                        std::span<const int> waiter_warps, std::int64_t wake, std::int64_t cycle) override;
+  void wait_unfinished(std::int64_t cta, int warp, std::string_view cause, const isa::OpDesc& d, std::int64_t since,
+                       std::int64_t cycle) override;
+  void run_ended(std::int64_t cycle, std::string_view outcome, const std::string& what) override;
 
  private:
   static constexpr std::int64_t kBarrierTrack = 1000;  // tid of mbarrier flat index 0
@@ -39,6 +43,12 @@ class TraceObserver : public Observer {
   sim::TraceWriter& w_;
   std::uint64_t next_id_ = 1;  // flow and async-slice ids
   std::map<std::int64_t, Stages> stages_;  // per traced CTA alive
+  struct Sent {
+    std::int64_t cta;
+    int warp;
+    std::int64_t cycle;
+  };
+  std::unordered_map<std::uint64_t, Sent> in_flight_;  // signals sent and not landed yet, by flow id
 };
 
 }  // namespace smpipe::models

@@ -247,7 +247,7 @@ int cmd_models(std::ostream& out) {
     if (it->path().extension() == ".pipe")
       names.push_back(fs::relative(it->path(), models::kernels_dir()).replace_extension("").string());
   std::sort(names.begin(), names.end());
-  out << "built-in models (smpipe run NAME):\n";
+  out << "built-in models (smpipe run NAME), from " << models::kernels_dir() << ":\n";
   for (const auto& n : names) {
     auto source = isa::load_source(models::kernels_dir() + "/" + n + ".pipe");
     std::string params;
@@ -265,7 +265,8 @@ int cmd_models(std::ostream& out) {
     }
     out << fmt::format("  {:<40}{}\n", n, params);
   }
-  out << "machines (--gpu NAME): " << fmt::format("{}", fmt::join(models::builtin_machine_names(), ", ")) << "\n";
+  out << "machines (--gpu NAME): " << fmt::format("{}", fmt::join(models::builtin_machine_names(), ", ")) << ", from "
+      << models::machines_dir() << "\n";
   return kOk;
 }
 

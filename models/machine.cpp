@@ -169,15 +169,26 @@ std::string machine_for_gpu(const std::string& device) {
   return "";
 }
 
-std::string machines_dir() {
-  if (const char* env = std::getenv("SMPIPE_MACHINES")) return env;
-  return std::string(SMPIPE_SOURCE_DIR) + "/models/machines";
+namespace {
+// Where the built-in models or machines (`sub`: kernels, machines) are: the environment variable `env` when
+// set; else beside an installed binary, PREFIX/share/smpipe/SUB for PREFIX/bin/smpipe (`cmake --install`);
+// else the source tree the binary was built from.
+std::string data_dir(const char* env, const char* sub) {
+  if (const char* e = std::getenv(env)) return e;
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path installed = exe.parent_path().parent_path() / "share" / "smpipe" / sub;
+    if (fs::is_directory(installed, ec)) return installed.string();
+  }
+  return std::string(SMPIPE_SOURCE_DIR) + "/models/" + sub;
 }
+}  // namespace
 
-std::string kernels_dir() {
-  if (const char* env = std::getenv("SMPIPE_KERNELS")) return env;
-  return std::string(SMPIPE_SOURCE_DIR) + "/models/kernels";
-}
+std::string machines_dir() { return data_dir("SMPIPE_MACHINES", "machines"); }
+
+std::string kernels_dir() { return data_dir("SMPIPE_KERNELS", "kernels"); }
 
 std::vector<std::string> builtin_machine_names() {
   std::vector<std::string> names;

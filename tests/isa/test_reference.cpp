@@ -6,6 +6,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <nlohmann/json.hpp>
 #include <set>
 
 #include "support.hpp"
@@ -101,6 +102,14 @@ std::set<std::string> listed(const std::string& text) {
   for (auto it = std::sregex_iterator(text.begin(), text.end(), word); it != std::sregex_iterator(); ++it)
     out.insert(it->str());
   return out;
+}
+
+// The functions the compiler knows, as its message for an unknown one lists them.
+std::set<std::string> compiler_functions() {
+  std::string msg = test::compile_error("report r = no_such_fn(1, 2)\nkernel k { }\n");
+  REQUIRE(msg.find("built-ins: ") != std::string::npos);
+  std::string fns = msg.substr(msg.find("built-ins: ") + 11);
+  return listed(fns.substr(0, fns.find(')')));
 }
 
 // The value of a constant expression, as the compiler folds it.
@@ -265,10 +274,7 @@ TEST_CASE("the reference's operators, functions and built-ins are the language's
     INFO(r[2] << " = " << r[3]);
     CHECK(value_of(unquote(r[2])) == std::stoll(r[3]));
   }
-  std::string msg = test::compile_error("report r = no_such_fn(1, 2)\nkernel k { }\n");
-  REQUIRE(msg.find("built-ins: ") != std::string::npos);
-  std::string fns = msg.substr(msg.find("built-ins: ") + 11);
-  CHECK(fn_doc == listed(fns.substr(0, fns.find(')'))));
+  CHECK(fn_doc == compiler_functions());
   // Built-in variables.
   std::set<std::string> b_doc, b_impl;
   for (const auto& r : table(section(lines, "### Built-in variables"))) b_doc.insert(unquote(r.at(0)));
@@ -330,4 +336,45 @@ TEST_CASE("every complete program in the reference compiles and runs to the end"
     CHECK(r.outcome == models::Outcome::kFinished);
   }
   CHECK(programs >= 1);
+}
+
+TEST_CASE("the editor grammar highlights every op, built-in and keyword of the language", "[docs][reference]") {
+  std::ifstream in(std::string(SMPIPE_TESTS_DIR) + "/../editors/vscode-pipe/syntaxes/pipe.tmLanguage.json");
+  REQUIRE(in.good());
+  nlohmann::json g = nlohmann::json::parse(in);
+  // The alternation of words inside the first "(...)" group after `prefix` of a pattern, unescaped.
+  auto words = [&](const char* rule, const std::string& prefix) {
+    std::string m = g["repository"][rule]["match"].get<std::string>();
+    auto b = m.find(prefix);
+    REQUIRE(b != std::string::npos);
+    b += prefix.size();
+    std::string list = m.substr(b, m.find(')', b) - b);
+    std::set<std::string> out;
+    std::string cur;
+    for (std::size_t i = 0; i <= list.size(); ++i) {
+      if (i == list.size() || list[i] == '|') {
+        out.insert(cur);
+        cur.clear();
+      } else if (list[i] != '\\') {
+        cur += list[i];
+      }
+    }
+    return out;
+  };
+  std::set<std::string> ops;
+  for (const auto& spec : isa::all_ops()) ops.insert(std::string(spec.name));
+  CHECK(words("op", "(?<![\\w.])(") == ops);
+  std::set<std::string> builtins = words("builtin", "\\b(");
+  for (int i = 0; i < static_cast<int>(isa::Builtin::kCount); ++i)
+    CHECK(builtins.count(std::string(isa::builtin_name(static_cast<isa::Builtin>(i)))) == 1);
+  // Every word the parser expects at file level, in a kernel and as a role is a declaration or a keyword.
+  std::set<std::string> known = words("declaration", "\\b(");
+  for (const auto& w : words("keyword", "\\b(")) known.insert(w);
+  auto lines = reference_lines();
+  for (const char* title : {"## File-level statements", "## Declarations", "## Roles"})
+    for (const auto& w : first_words(table(section(lines, title)))) {
+      INFO(title << ": " << w);
+      CHECK(known.count(w) == 1);
+    }
+  CHECK(words("function", "\\b(") == compiler_functions());
 }

@@ -128,6 +128,7 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
     int code = kOk;
     std::int64_t cycles = 0;
     std::string what, problem, warning;
+    nlohmann::json json;  // with --json: the run's JSON, kept for failures (and the first is printed)
   };
   std::vector<Seen> seen(static_cast<std::size_t>(a.seeds));
   auto run_seed = [&](int i) {
@@ -149,8 +150,31 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
              : r.outcome == models::Outcome::kDeadlock ? "deadlock"
                                                        : "watchdog";
     s.problem = models::format_problem(r);
+    if (a.json) s.json = models::to_json(r, l.program);
   };
   parallel_for(a.seeds, a.jobs, run_seed);
+  if (a.json) {
+    // One object for the whole check: a row per schedule, the first failure's full run JSON (docs/json.md).
+    nlohmann::json runs = nlohmann::json::array();
+    nlohmann::json first;
+    int worst = kOk, failed = 0;
+    for (int i = 0; i < a.seeds; ++i) {
+      const Seen& s = seen[static_cast<std::size_t>(i)];
+      std::uint64_t seed = a.seed + static_cast<std::uint64_t>(i);
+      runs.push_back({{"seed", seed}, {"exit", s.code}, {"cycles", s.cycles}, {"problem", s.what}, {"warning", s.warning}});
+      if (s.code != kOk) {
+        ++failed;
+        worst = std::max(worst, s.code);
+        if (first.is_null()) first = s.json;
+      }
+    }
+    out << nlohmann::json{{"schema", kCheckSchema}, {"program", a.file}, {"seeds", a.seeds}, {"first_seed", a.seed},
+                          {"jitter_pct", jitter}, {"finished", a.seeds - failed}, {"failed", failed}, {"exit", worst},
+                          {"runs", runs}, {"first_failure", first}}
+               .dump(2)
+        << "\n";
+    return worst;
+  }
   int worst = kOk;
   int failures = 0, warned = 0;
   std::string first_report, first_warning;
@@ -285,6 +309,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   run->add_flag("--dump-program", run_args.dump_program, "print the compiled bytecode and stop");
   CLI::App* check = app.add_subcommand("check", "run many jittered schedules and report any that hangs or breaks a rule");
   add_run_options(*check, check_args);
+  check->add_flag("--json", check_args.json, "print the results as JSON (docs/json.md)");
   check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...)")->check(CLI::PositiveNumber);
   check->add_option("--jobs", check_args.jobs, "schedules run at once (default: one per core; the output does not depend on it)")
       ->check(CLI::PositiveNumber);
@@ -337,6 +362,19 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     return cmd_models(out);
   } catch (const isa::InputError& e) {
     err << isa::printable(e.what(), true) << "\n";
+    // With --json the error is also one JSON object on stdout, so that a tool reading it needs no other parser.
+    if (run_args.json || check_args.json || replay_args.json || compare_args.json) {
+      const isa::SourceLoc& loc = e.loc();
+      out << nlohmann::json{{"schema", check->parsed() ? kCheckSchema : models::kRunSchema},
+                            {"outcome", "input-error"},
+                            {"exit", kBadInput},
+                            {"error", {{"file", loc.file ? isa::printable(loc.file->name) : ""},
+                                       {"line", loc.line},
+                                       {"column", loc.col},
+                                       {"message", isa::printable(e.message())}}}}
+                 .dump(2)
+          << "\n";
+    }
     return kBadInput;
   } catch (const OutputError& e) {
     err << "error: " << isa::printable(e.what(), true) << "\n";

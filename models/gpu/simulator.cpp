@@ -468,6 +468,7 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
       s.loc = d.loc;
       s.op_text = d.text;
       s.waits_for = describe_wait(w);
+      s.cause = causes_[w.wait_cause];
       s.since = w.wait_since.v;
     } else if (w.last_op != ~0u) {
       // Still running (watchdog): show the op it executed last, and what it polls, if anything.

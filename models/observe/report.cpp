@@ -5,11 +5,39 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <set>
 
 namespace smpipe::models {
 
+using json = nlohmann::json;
+
+std::string code_of(const std::string& text) {
+  std::string out;
+  for (char c : text) {
+    auto u = static_cast<unsigned char>(c);
+    if (std::isalnum(u)) {
+      out += static_cast<char>(std::tolower(u));
+    } else if (!out.empty() && out.back() != '_') {
+      out += '_';
+    }
+  }
+  while (!out.empty() && out.back() == '_') out.pop_back();
+  return out;
+}
+
 namespace {
+
+// A summary's name for something to wait on, as an object: {"kind": "mbarrier", "object": "full"} for
+// "mbarrier full", {"kind": "named_barrier", "object": "1"} for "named barrier 1", {"kind": "wgmma_wait",
+// "object": ""} for "wgmma.wait".
+json wait_kind(const std::string& cause) {
+  for (const char* prefix : {"mbarrier ", "named barrier "}) {
+    std::string p(prefix);
+    if (cause.rfind(p, 0) == 0) return {{"kind", code_of(p.substr(0, p.size() - 1))}, {"object", cause.substr(p.size())}};
+  }
+  return {{"kind", code_of(cause)}, {"object", ""}};
+}
 
 
 double pct(std::int64_t part, std::int64_t whole) { return whole > 0 ? 100.0 * static_cast<double>(part) / whole : 0.0; }
@@ -203,6 +231,7 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   using nlohmann::json;
   const Stats& s = r.stats;
   json j;
+  j["schema"] = kRunSchema;
   j["kernel"] = s.kernel;
   j["machine"] = s.machine;
   j["clock_mhz"] = s.clock_mhz;
@@ -233,8 +262,14 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
     for (const auto& [cause, cycles] : role.waiting) waits[cause] = cycles;
     json regions = json::object();
     for (const auto& [name, cycles] : role.regions) regions[name] = cycles;
+    json by_kind = json::array();
+    for (const auto& [cause, cycles] : role.waiting) {
+      json w = wait_kind(cause);
+      w["cycles"] = cycles;
+      by_kind.push_back(w);
+    }
     roles.push_back({{"name", role.name}, {"warps", role.warps}, {"lifetime_cycles", role.lifetime}, {"busy_cycles", role.busy},
-                     {"ops", role.ops}, {"waiting_cycles", waits}, {"region_cycles", regions}});
+                     {"ops", role.ops}, {"waiting_cycles", waits}, {"waits", by_kind}, {"region_cycles", regions}});
   }
   j["roles"] = roles;
   json bars = json::array();
@@ -254,15 +289,26 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   j["warnings"] = r.warnings;
   if (r.diagnosis) {
     const Diagnosis& d = *r.diagnosis;
-    j["diagnosis"] = {{"title", d.title}, {"message", d.message}, {"cycle", d.cycle}, {"cta", d.cta}, {"warp", d.warp},
-                      {"role", d.role},   {"location", d.loc.file ? d.loc.str() : ""}, {"line", d.loc.line},
-                      {"op", d.op_text},  {"hazard", d.hazard}};
+    j["diagnosis"] = {{"kind", d.hazard ? "hazard" : "undefined_behaviour"},
+                      {"code", code_of(d.title)},
+                      {"title", d.title},
+                      {"message", d.message},
+                      {"cycle", d.cycle},
+                      {"cta", d.cta},
+                      {"warp", d.warp},
+                      {"role", d.role},
+                      {"location", d.loc.file ? d.loc.str() : ""},
+                      {"line", d.loc.line},
+                      {"column", d.loc.col},
+                      {"op", d.op_text},
+                      {"hazard", d.hazard}};
   }
   if (r.outcome == Outcome::kDeadlock || r.outcome == Outcome::kWatchdog) {
     json warps = json::array();
     for (const auto& w : r.deadlock.warps)
       warps.push_back({{"cta", w.cta}, {"warp", w.warp}, {"role", w.role}, {"location", w.loc.file ? w.loc.str() : ""},
-                       {"line", w.loc.line}, {"op", w.op_text}, {"waits_for", w.waits_for}, {"since", w.since}});
+                       {"line", w.loc.line}, {"op", w.op_text}, {"waits_for", w.waits_for}, {"since", w.since},
+                       {"wait", w.cause.empty() ? json(nullptr) : wait_kind(w.cause)}});
     json cycles = json::array();
     for (const auto& c : r.deadlock.cycles) cycles.push_back(c);
     j["deadlock"] = {{"warps", warps}, {"cycles", cycles}, {"causes", r.deadlock.causes},

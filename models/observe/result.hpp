@@ -50,6 +50,7 @@ struct StuckWarp {
   isa::SourceLoc loc;
   std::string op_text;
   std::string waits_for;
+  std::string cause;  // the waiting cause as the summary names it ("mbarrier full"); empty for a running warp
   std::int64_t since = 0;
 };
 

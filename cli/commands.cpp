@@ -1,9 +1,11 @@
 #include "cli/commands.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -97,7 +99,22 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     trace = std::make_unique<sim::TraceWriter>(l.machine.clock_mhz, a.trace_ctas);
     opt.trace = trace.get();
   }
+  // On a terminal, a run that takes more than a second shows how far it got on stderr (then erases it).
+  bool shown = false;
+  if (isatty(2)) {
+    auto begin = std::chrono::steady_clock::now();
+    double last = 0;
+    opt.progress = [&, begin, last](const models::RunOptions::Progress& p) mutable {
+      double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      if (spent < 1.0 || spent - last < 0.25) return;
+      last = spent;
+      shown = true;
+      err << fmt::format("\r  simulating: cycle {}, {} of {} CTAs done, {} ops ({:.0f} s)   ", p.cycle, p.ctas_done, p.ctas, p.ops, spent)
+          << std::flush;
+    };
+  }
   models::RunResult r = models::simulate(l.program, l.machine, opt);
+  if (shown) err << "\r" << std::string(79, ' ') << "\r" << std::flush;
   if (a.json) {
     out << models::to_json(r, l.program).dump(2) << "\n";
   } else {

@@ -69,6 +69,10 @@ Engine::StopReason Engine::run(Cycle limit) {
     if (!far_.empty() && (next < 0 || far_.front().at.v < next)) next = far_.front().at.v;
     if (next > limit.v) return StopReason::kCycleLimit;
     if (next != now_.v) {
+      if (processed_ >= next_progress_) {  // one compare per cycle when nobody asked
+        next_progress_ = processed_ + progress_every_;
+        handler_->progress(now_);
+      }
       now_ = Cycle(next);
       migrate();
     }

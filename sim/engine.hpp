@@ -37,6 +37,8 @@ class Handler {
  public:
   virtual ~Handler() = default;
   virtual void handle(const Event& event) = 0;
+  // Called between cycles about every `progress_every` events (Engine::report_progress), for a progress line.
+  virtual void progress(Cycle /*now*/) {}
 };
 
 // The queue is a timing wheel of kWheelSize one-cycle slots (each a FIFO per priority) for events in
@@ -59,6 +61,8 @@ class Engine {
   // Runs until the queue is empty, the next event lies beyond `limit`, or stop() is called.
   StopReason run(Cycle limit);
   void stop() { stop_requested_ = true; }
+  // Ask for Handler::progress about every `events` events (0: never, the default).
+  void report_progress(std::uint64_t events) { progress_every_ = events, next_progress_ = events ? events : ~std::uint64_t{0}; }
 
   std::uint64_t events_processed() const { return processed_; }
   std::size_t pending() const { return count_; }
@@ -83,6 +87,7 @@ class Engine {
   Handler* handler_;
   std::vector<Slot> wheel_;
   std::vector<std::uint64_t> occupied_;  // bitmap of non-empty slots
+  std::uint64_t progress_every_ = 0, next_progress_ = ~std::uint64_t{0};
   std::size_t in_wheel_ = 0;
   std::vector<Event> far_;  // heap of events at now_ + kWheelSize or later
   std::size_t count_ = 0;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "isa/program.hpp"
@@ -32,6 +33,11 @@ struct RunOptions {
   TraceWriter* trace = nullptr;            // the Chrome trace (an observer the run adds)
   OpLog* op_log = nullptr;                 // the op log (an observer the run adds)
   std::vector<Observer*> observers;        // further observers, called after those two
+  // Called now and then during the run (about every 2^16 events) with how far it got; for a progress line.
+  struct Progress {
+    std::int64_t cycle = 0, ctas_done = 0, ctas = 0, ops = 0;
+  };
+  std::function<void(const Progress&)> progress;
 };
 
 // Throws isa::InputError when the program cannot run on the machine at all (a CTA that does not fit,

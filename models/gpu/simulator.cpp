@@ -53,6 +53,7 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
   for (auto& o : own_observers_) observers_.add(o.get());
   for (Observer* o : options_.observers) observers_.add(o);
   observed_ = !observers_.empty();
+  if (options_.progress) engine_.report_progress(std::uint64_t{1} << 16);
   units_ = make_units(*this, machine_);
   by_op_.assign(static_cast<std::size_t>(isa::OpKind::kCount), nullptr);
   for (std::size_t i = 0; i < units_.size(); ++i) {
@@ -377,6 +378,10 @@ void Simulator::handle(const sim::Event& e) {
 }
 
 // ---- the run ----
+
+void Simulator::progress(sim::Cycle now) {
+  options_.progress(RunOptions::Progress{now.v, ctas_run_ - live_ctas_, program_.num_ctas(), ops_});
+}
 
 RunResult Simulator::run() {
   RunResult result;

@@ -30,6 +30,7 @@ class Simulator : public sim::Handler {
   ~Simulator() override;
   RunResult run();
   void handle(const sim::Event& event) override;
+  void progress(sim::Cycle now) override;
 
   // ---- services for units ----
   const isa::Program& program() const { return program_; }

@@ -233,3 +233,30 @@ TEST_CASE("watchdog: a run cut short while progressing is told apart from one th
   CHECK_THAT(spin.out, Catch::Contains("no barrier phase completed and no warp exited after cycle 0 (4997"));
   CHECK_THAT(spin.out, !Catch::Contains("still making progress"));
 }
+
+TEST_CASE("progress: a long run reports how far it got, and the run is the same with or without it", "[cli][summary]") {
+  isa::Program p = test::compile_text(
+      "kernel k grid=(600,1,1) warps=32 {\n warps 0..32 w { for i in 0..100 { compute cycles=10 } }\n}\n");
+  models::Machine m = models::load_machine("h100-sxm");
+  models::RunOptions quiet;
+  models::RunOptions told;
+  std::vector<models::RunOptions::Progress> seen;
+  told.progress = [&](const models::RunOptions::Progress& pr) { seen.push_back(pr); };
+  auto a = models::simulate(p, m, quiet);
+  auto b = models::simulate(p, m, told);
+  REQUIRE(a.outcome == models::Outcome::kFinished);
+  CHECK(b.cycles == a.cycles);
+  CHECK(b.stats.events == a.stats.events);
+  CHECK(models::format_summary(a, p) == models::format_summary(b, p));
+  // 600 CTAs x 32 warps x 100 ops: about 2 M events, so a report about every 65536 of them; at most 264 CTAs
+  // of 32 warps are resident at once, so CTAs finish before the end.
+  REQUIRE(seen.size() >= 10);
+  for (std::size_t i = 1; i < seen.size(); ++i) {
+    CHECK(seen[i].cycle >= seen[i - 1].cycle);
+    CHECK(seen[i].ops >= seen[i - 1].ops);
+    CHECK(seen[i].ctas_done >= seen[i - 1].ctas_done);
+  }
+  CHECK(seen.back().ctas == 600);
+  CHECK(seen.back().ops <= b.stats.ops);
+  CHECK(seen.back().ctas_done > 0);  // two waves: the first finished before the end
+}

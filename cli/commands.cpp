@@ -293,7 +293,7 @@ int cmd_models(std::ostream& out) {
     auto source = isa::load_source(models::kernels_dir() + "/" + n + ".pipe");
     std::string params;
     try {
-      isa::File f = isa::parse(source);
+      isa::File f = isa::parse_program(source);
       models::Machine m = models::load_machine(f.gpu ? f.gpu->first : "h100-sxm");
       isa::Program p = isa::compile(f, {}, "", models::predefined_constants(m));
       for (const auto& d : f.definitions) {
@@ -385,7 +385,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
       out << nlohmann::json{{"schema", check->parsed() ? kCheckSchema : models::kRunSchema},
                             {"outcome", "input-error"},
                             {"exit", kBadInput},
-                            {"error", {{"file", loc.file ? isa::printable(loc.file->name) : ""},
+                            {"error", {{"file", isa::printable(e.file())},
                                        {"line", loc.line},
                                        {"column", loc.col},
                                        {"message", isa::printable(e.message())}}}}

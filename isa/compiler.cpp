@@ -102,6 +102,8 @@ class Compiler {
   }
 
   Program compile_kernel(const std::string& wanted) {
+    if (!file_.imports.empty())
+      fail(file_.imports.front().loc, "imports are read by parse_program (isa::parse records them only)");
     if (file_.kernels.empty()) fail(SourceLoc{file_.source.get(), 1, 1}, "the file declares no kernel");
     const Kernel* k = nullptr;
     if (wanted.empty()) {
@@ -120,6 +122,7 @@ class Compiler {
     kernel_ = k;
     Program p;
     p.source = file_.source;
+    p.imported = file_.imported;
     p.kernel_name = k->name;
     if (file_.gpu) {
       p.gpu = file_.gpu->first;
@@ -166,7 +169,11 @@ class Compiler {
                                        kMaxSmemBufferBytes));
     }
     compile_decls(*k, p);
-    for (const Proc& pr : k->procs) {
+    std::vector<const Proc*> procs;  // the file's (its imports' included), then the kernel's
+    for (const Proc& pr : file_.procs) procs.push_back(&pr);
+    for (const Proc& pr : k->procs) procs.push_back(&pr);
+    for (const Proc* q : procs) {
+      const Proc& pr = *q;
       check_unique(pr.name, pr.loc);
       if (procs_.count(pr.name)) fail(pr.loc, fmt::format("proc '{}' is defined twice", pr.name));
       if (find_op(pr.name)) fail(pr.loc, fmt::format("'{}' is an op name", pr.name));

@@ -1,6 +1,12 @@
 // Recursive-descent parser for the grammar of language.md.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "isa/ast.hpp"
 #include "isa/lexer.hpp"
 #include "isa/limits.hpp"
@@ -53,8 +59,15 @@ class Parser {
         f.gpu = std::make_pair(name, g.loc);
       } else if (is_ident("kernel")) {
         f.kernels.push_back(parse_kernel());
+      } else if (is_ident("proc")) {
+        f.procs.push_back(parse_proc());
+      } else if (is_ident("import")) {
+        SourceLoc loc = next().loc;
+        if (peek().kind != Tok::kString) fail(peek().loc, "expected a file name in quotes after 'import'");
+        f.imports.push_back(Import{next().text, loc});
       } else {
-        fail(t.loc, fmt::format("expected 'param', 'const', 'assert', 'report', 'gpu' or 'kernel', found {}", describe(t)));
+        fail(t.loc, fmt::format("expected 'param', 'const', 'assert', 'report', 'gpu', 'import', 'proc' or 'kernel', found {}",
+                                describe(t)));
       }
       end_statement();
     }
@@ -566,6 +579,76 @@ File parse(std::shared_ptr<SourceFile> source) {
   f.source = source;
   Parser p(*source);
   p.parse_file(f);
+  return f;
+}
+
+namespace {
+
+constexpr int kMaxImportDepth = 16;
+
+void resolve_imports(File& into, const File& f, std::set<std::string>& seen, std::vector<std::string>& chain, int depth) {
+  namespace fs = std::filesystem;
+  for (const Import& im : f.imports) {
+    const std::string& p = im.path;
+    fs::path rel(p);
+    bool inside = !p.empty() && !rel.is_absolute() && p.find('\\') == std::string::npos;
+    for (const auto& part : rel) inside = inside && part != "..";
+    if (!inside)
+      throw InputError(im.loc, fmt::format("import \"{}\": name a .pipe file by a path relative to this file, inside its folder "
+                                           "(no absolute path, no '..')",
+                                           printable(p)));
+    if (rel.extension() != ".pipe") throw InputError(im.loc, fmt::format("import \"{}\": not a .pipe file", printable(p)));
+    if (depth >= kMaxImportDepth)
+      throw InputError(im.loc, fmt::format("imports nested more than {} levels deep", kMaxImportDepth));
+    fs::path path = fs::path(f.source->name).parent_path() / rel;
+    std::error_code ec;
+    fs::path key = fs::weakly_canonical(path, ec);
+    std::string id = ec ? path.lexically_normal().string() : key.string();
+    if (std::find(chain.begin(), chain.end(), id) != chain.end())
+      throw InputError(im.loc, fmt::format("import \"{}\": an import cycle (the file imports itself, through {})", printable(p),
+                                           fmt::join(chain, " -> ")));
+    if (!seen.insert(id).second) continue;  // imported before: once is enough
+    std::shared_ptr<SourceFile> source;
+    try {
+      source = std::make_shared<SourceFile>(path.string(), read_input_file(path.string(), "imported file", kMaxSourceBytes));
+    } catch (const InputError& e) {
+      throw InputError(im.loc, e.message());
+    }
+    File sub = parse(source);
+    if (!sub.kernels.empty()) throw InputError(sub.kernels.front().loc, "an imported file holds no kernels (params, consts, asserts and procs only)");
+    if (sub.gpu) throw InputError(sub.gpu->second, "an imported file names no machine (the program's gpu line does)");
+    if (!sub.reports.empty()) throw InputError(sub.reports.front().loc, "an imported file holds no reports");
+    chain.push_back(id);
+    resolve_imports(into, sub, seen, chain, depth + 1);
+    chain.pop_back();
+    into.imported.push_back(source);
+    for (auto& d : sub.definitions) into.definitions.push_back(std::move(d));
+    for (auto& a : sub.assertions) into.assertions.push_back(std::move(a));
+    for (auto& pr : sub.procs) into.procs.push_back(std::move(pr));
+  }
+}
+
+}  // namespace
+
+File parse_program(std::shared_ptr<SourceFile> source) {
+  File f = parse(source);
+  if (f.imports.empty()) return f;
+  File merged;
+  std::set<std::string> seen;
+  std::error_code ec;
+  auto self = std::filesystem::weakly_canonical(source->name, ec);
+  std::vector<std::string> chain{ec ? source->name : self.string()};
+  seen.insert(chain.front());
+  resolve_imports(merged, f, seen, chain, 0);
+  // The imported files' params, consts, asserts and procs come first: the program may use them.
+  for (auto& d : f.definitions) merged.definitions.push_back(std::move(d));
+  for (auto& a : f.assertions) merged.assertions.push_back(std::move(a));
+  for (auto& pr : f.procs) merged.procs.push_back(std::move(pr));
+  f.definitions = std::move(merged.definitions);
+  f.assertions = std::move(merged.assertions);
+  f.procs = std::move(merged.procs);
+  f.imported = std::move(merged.imported);
+  f.imports.clear();
   return f;
 }
 

@@ -166,6 +166,7 @@ struct ElementLayout {
 
 struct Program {
   std::shared_ptr<SourceFile> source;
+  std::vector<std::shared_ptr<SourceFile>> imported;  // files it imports (locations in them point there)
   std::string kernel_name;
   std::string gpu;  // machine named in the file ("" if none)
   SourceLoc gpu_loc;

@@ -44,7 +44,7 @@ static std::string format_error(const SourceLoc& loc, const std::string& message
 }
 
 InputError::InputError(const SourceLoc& loc, const std::string& message)
-    : std::runtime_error(format_error(loc, message)), loc_(loc), message_(message) {}
+    : std::runtime_error(format_error(loc, message)), loc_(loc), file_(loc.file ? loc.file->name : ""), message_(message) {}
 
 InputError::InputError(const std::string& message)
     : std::runtime_error(fmt::format("error: {}", message)), message_(message) {}

@@ -31,11 +31,15 @@ class InputError : public std::runtime_error {
  public:
   InputError(const SourceLoc& loc, const std::string& message);
   InputError(const std::string& message);  // no position (e.g. a bad -D option)
+  // The position; its `file` pointer is valid only while the source lives (a catch outside the loader must use
+  // file() instead).
   const SourceLoc& loc() const { return loc_; }
+  const std::string& file() const { return file_; }  // the source's name ("" when the error has no position)
   const std::string& message() const { return message_; }
 
  private:
   SourceLoc loc_;
+  std::string file_;
   std::string message_;
 };
 

@@ -293,7 +293,8 @@ int cmd_models(std::ostream& out) {
     auto source = isa::load_source(models::kernels_dir() + "/" + n + ".pipe");
     std::string params;
     try {
-      isa::File f = isa::parse_program(source);
+      isa::File f = isa::parse(source);
+      if (f.kernels.empty()) continue;  // a file of procs and constants that models import (sm90/common/...)
       models::Machine m = models::load_machine(f.gpu ? f.gpu->first : "h100-sxm");
       isa::Program p = isa::compile(f, {}, "", models::predefined_constants(m));
       for (const auto& d : f.definitions) {

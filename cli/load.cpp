@@ -35,7 +35,7 @@ std::string program_machine(const std::string& gpu, const std::string& program_p
 
 Loaded load(const RunArgs& a) {
   auto source = isa::load_source(resolve_file(a.file));
-  isa::File file = isa::parse_program(source);
+  isa::File file = isa::parse(source);
   isa::ParamOverrides overrides;
   for (const auto& d : a.defines) {
     auto [name, value] = isa::parse_define(d);

@@ -121,16 +121,14 @@ struct File {
   std::optional<std::pair<std::string, SourceLoc>> gpu;
   std::vector<Kernel> kernels;
   std::vector<Proc> procs;      // file-level procs (every kernel of the file sees them)
-  std::vector<Import> imports;  // not resolved yet (parse_program resolves them and empties this)
+  std::vector<Import> imports;  // not resolved yet (parse resolves them and empties this)
   std::vector<std::shared_ptr<SourceFile>> imported;  // the files imported, kept alive for their locations
 };
 
-// One file's syntax tree; its imports are recorded, not read.
-File parse(std::shared_ptr<SourceFile> source);
-// A program: the file and, depth first, the files it imports (parse_program reads them). An import names a
+// A program's syntax tree: the file and, depth first, the files it imports (read here). An import names a
 // .pipe file by a path relative to the importing file, inside its folder (no absolute path, no `..`); each
 // file is read once (a second import of it is ignored); an import cycle, a kernel, gpu line or report in an
 // imported file, or more than 16 levels of imports are input errors at the import.
-File parse_program(std::shared_ptr<SourceFile> source);
+File parse(std::shared_ptr<SourceFile> source);
 
 }  // namespace smpipe::isa

@@ -103,7 +103,7 @@ class Compiler {
 
   Program compile_kernel(const std::string& wanted) {
     if (!file_.imports.empty())
-      fail(file_.imports.front().loc, "imports are read by parse_program (isa::parse records them only)");
+      fail(file_.imports.front().loc, "an import that was not read (isa::parse reads them)");
     if (file_.kernels.empty()) fail(SourceLoc{file_.source.get(), 1, 1}, "the file declares no kernel");
     const Kernel* k = nullptr;
     if (wanted.empty()) {

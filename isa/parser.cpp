@@ -574,13 +574,16 @@ class Parser {
 
 }  // namespace
 
-File parse(std::shared_ptr<SourceFile> source) {
+namespace {
+// One file's syntax tree; its imports recorded, not read.
+File parse_one(std::shared_ptr<SourceFile> source) {
   File f;
   f.source = source;
   Parser p(*source);
   p.parse_file(f);
   return f;
 }
+}  // namespace
 
 namespace {
 
@@ -614,7 +617,7 @@ void resolve_imports(File& into, const File& f, std::set<std::string>& seen, std
     } catch (const InputError& e) {
       throw InputError(im.loc, e.message());
     }
-    File sub = parse(source);
+    File sub = parse_one(source);
     if (!sub.kernels.empty()) throw InputError(sub.kernels.front().loc, "an imported file holds no kernels (params, consts, asserts and procs only)");
     if (sub.gpu) throw InputError(sub.gpu->second, "an imported file names no machine (the program's gpu line does)");
     if (!sub.reports.empty()) throw InputError(sub.reports.front().loc, "an imported file holds no reports");
@@ -630,8 +633,8 @@ void resolve_imports(File& into, const File& f, std::set<std::string>& seen, std
 
 }  // namespace
 
-File parse_program(std::shared_ptr<SourceFile> source) {
-  File f = parse(source);
+File parse(std::shared_ptr<SourceFile> source) {
+  File f = parse_one(source);
   if (f.imports.empty()) return f;
   File merged;
   std::set<std::string> seen;

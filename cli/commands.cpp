@@ -137,7 +137,7 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
 
 int cmd_check(const RunArgs& a, std::ostream& out) {
   Loaded l = load(a);
-  int jitter = a.jitter > 0 ? a.jitter : 20;
+  int jitter = a.jitter >= 0 ? a.jitter : 20;  // -1: --jitter not given (an explicit 0 is kept)
   // What each schedule came to; runs are independent (a Simulator shares nothing but the read-only program
   // and machine), so they run on `jobs` threads and are reported in seed order: the output does not
   // depend on the number of threads.
@@ -319,6 +319,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   app.set_version_flag("--version", std::string("smpipe ") + SMPIPE_VERSION);
   app.require_subcommand(1);
   RunArgs run_args, check_args;
+  check_args.jitter = -1;  // check's default is 20 %, applied only when --jitter is not given
   CLI::App* run = app.add_subcommand("run", "simulate a kernel: summary, --json, --trace; exit 0/1/2/3/4");
   add_run_options(*run, run_args);
   run->add_option("--trace", run_args.trace, "write a Chrome trace-event file (open in ui.perfetto.dev)");

@@ -260,3 +260,10 @@ TEST_CASE("progress: a long run reports how far it got, and the run is the same 
   CHECK(seen.back().ops <= b.stats.ops);
   CHECK(seen.back().ctas_done > 0);  // two waves: the first finished before the end
 }
+
+TEST_CASE("check: --jitter 0 is kept (no jitter); without --jitter the default is 20 %", "[cli][check]") {
+  auto zero = run_cli({"check", "examples/mainloop", "--seeds", "3", "--jitter", "0"});
+  CHECK_THAT(zero.out, Catch::Contains("3 schedules with --jitter 0: 3 finished, 0 failed; finished runs took 18112..18112 cycles"));
+  auto dflt = run_cli({"check", "examples/mainloop", "--seeds", "3"});
+  CHECK_THAT(dflt.out, Catch::Contains("3 schedules with --jitter 20"));
+}

@@ -108,6 +108,7 @@ void Simulator::step(std::uint32_t id) {
         if (r.kind == OpResult::kContinue) break;
         if (r.kind == OpResult::kBusy) {
           w.busy += r.cycles;
+          w.busy_until = now().v + r.cycles;
           if (observed_) {
             std::int64_t cta = ctas_[w.cta].id;
             observers_.each(cta, [&](Observer& o) { o.op_busy(cta, w.index, d, now().v, r.cycles); });

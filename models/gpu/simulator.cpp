@@ -527,6 +527,7 @@ void Simulator::fill_stats(RunResult& r) {
         w.waiting[w.wait_cause] += (now() - w.wait_since).v;
         w.wait_since = now();
       }
+      w.busy -= std::max<std::int64_t>(0, w.busy_until - now().v);  // an op cut by the stop: its time up to it
       flush_warp_stats(w);
       w.state = WarpState::kDone;
     }

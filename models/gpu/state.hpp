@@ -41,6 +41,7 @@ struct Warp {
   Cycle started{0};
   // statistics
   std::int64_t busy = 0;
+  std::int64_t busy_until = 0;  // when the op the warp is issuing ends (a run that stops before counts up to the stop)
   std::int64_t ops = 0;
   std::vector<std::int64_t> waiting;       // by cause id
   std::vector<std::int64_t> region_start;  // per region: cycle entered (-1 outside)

@@ -267,3 +267,18 @@ TEST_CASE("check: --jitter 0 is kept (no jitter); without --jitter the default i
   auto dflt = run_cli({"check", "examples/mainloop", "--seeds", "3"});
   CHECK_THAT(dflt.out, Catch::Contains("3 schedules with --jitter 20"));
 }
+
+TEST_CASE("summary: a role's busy and waiting time never exceed its lifetime, also when the run stops mid-op", "[cli][summary]") {
+  models::RunOptions o;
+  o.max_cycles = 500;
+  auto r = test::run_text("kernel k warps=2 {\n mbarrier b count=1\n warp 0 w { compute cycles=1000 }\n warp 1 v { wait b parity=0 }\n}\n",
+                          "h100-sxm", o);
+  REQUIRE(r.outcome == models::Outcome::kWatchdog);
+  for (const auto& role : r.stats.roles) {
+    std::int64_t waited = 0;
+    for (const auto& [_, c] : role.waiting) waited += c;
+    INFO(role.name << ": busy " << role.busy << ", waiting " << waited << ", lifetime " << role.lifetime);
+    CHECK(role.busy + waited <= role.lifetime);
+  }
+  CHECK(r.stats.roles[0].busy == r.stats.roles[0].lifetime);  // the compute ran from 0 to the stop
+}

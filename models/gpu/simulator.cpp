@@ -439,7 +439,7 @@ void Simulator::tell_observers_the_end(const RunResult& r) {
     what = r.watchdog_reason;
   else if (r.outcome == Outcome::kDeadlock)
     what = r.deadlock.causes.empty() ? fmt::format("{} warp(s) cannot proceed", r.deadlock.warps.size()) : r.deadlock.causes.front();
-  observers_.each_observer([&](Observer& o) { o.run_ended(stop, outcome_name(r.outcome), what); });
+  observers_.each_observer([&](Observer& o) { o.run_ended(stop, outcome_word(r), what); });
 }
 
 std::vector<std::uint32_t> Simulator::slots_in_launch_order() const {

@@ -76,4 +76,11 @@ struct RunResult {
   Stats stats;
 };
 
+// The outcome in one word, as the summary's first line and --json's "outcome" write it: a hazard (a race found
+// by the hazard checker) is "hazard", other undefined behaviour "undefined-behaviour".
+inline const char* outcome_word(const RunResult& r) {
+  if (r.outcome == Outcome::kUndefined && r.diagnosis && r.diagnosis->hazard) return "hazard";
+  return outcome_name(r.outcome);
+}
+
 }  // namespace smpipe::models

@@ -61,7 +61,7 @@ json run_json(std::vector<std::string> args) {
 
 }  // namespace
 
-TEST_CASE("--json prints what docs/json.md documents, and all of it", "[cli][json]") {
+TEST_CASE("json output: every key printed is documented in docs/json.md, and every documented key is printed", "[cli][json]") {
   std::string ex = test::examples_dir();
   std::map<std::string, std::set<std::string>> seen;
   std::vector<json> outputs = {
@@ -102,7 +102,7 @@ TEST_CASE("--json prints what docs/json.md documents, and all of it", "[cli][jso
   }
 }
 
-TEST_CASE("--json: input errors, diagnoses and waits are objects with codes", "[cli][json]") {
+TEST_CASE("json output: input errors, diagnoses and waits are objects with codes", "[cli][json]") {
   std::string ex = test::examples_dir();
   json bad = run_json({"run", ex + "/mainloop.pipe", "-D", "NO_SUCH=1", "--json"});
   CHECK(bad["outcome"] == "input-error");

@@ -403,7 +403,7 @@ class Compiler {
     if (++instructions_ > kMaxInstructions)
       fail(loc, fmt::format("the kernel compiles to more than {} instructions (procs are inlined at every call: are calls "
                             "nested too often?)", kMaxInstructions));
-    role_->code.push_back(Instr{opc, sub, a, imm, loc.line});
+    role_->code.push_back(Instr{opc, sub, a, imm, loc.line, file_index(loc.file)});
     switch (opc) {
       case Opc::kPush: case Opc::kLoad: case Opc::kBuiltin: ++stack_depth_; break;
       case Opc::kStore: case Opc::kJumpIfZero: case Opc::kBinary: --stack_depth_; break;
@@ -413,6 +413,12 @@ class Compiler {
     role_->max_stack = std::max(role_->max_stack, stack_depth_);
   }
   std::size_t here() const { return role_->code.size(); }
+  // Instr::file of a location: 0 the program's own file, i the (i-1)th imported one.
+  std::uint16_t file_index(const SourceFile* f) const {
+    for (std::size_t i = 0; i < file_.imported.size() && i < 65534; ++i)
+      if (file_.imported[i].get() == f) return static_cast<std::uint16_t>(i + 1);
+    return 0;
+  }
   // Compiles a block whose code is never run, then drops that code (and the jumps it registered).
   void compile_dropped(const Block& b, int lanes) {
     if (b.empty()) return;

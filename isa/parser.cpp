@@ -603,8 +603,23 @@ void resolve_imports(File& into, const File& f, std::set<std::string>& seen, std
     if (rel.extension() != ".pipe") throw InputError(im.loc, fmt::format("import \"{}\": not a .pipe file", printable(p)));
     if (depth >= kMaxImportDepth)
       throw InputError(im.loc, fmt::format("imports nested more than {} levels deep", kMaxImportDepth));
-    fs::path path = fs::path(f.source->name).parent_path() / rel;
     std::error_code ec;
+    fs::path importer(f.source->name);
+    if (!fs::is_regular_file(importer, ec))
+      throw InputError(im.loc, fmt::format("import \"{}\": this program is not a file on disk, so it has no folder to import from",
+                                           printable(p)));
+    fs::path path = importer.parent_path() / rel;
+    // Inside the folder for real: a symbolic link (to a file or a folder) must not lead out of it.
+    fs::path folder = fs::canonical(importer.parent_path().empty() ? fs::path(".") : importer.parent_path(), ec);
+    fs::path real = ec ? fs::path() : fs::canonical(path, ec);
+    if (!ec) {
+      auto [f_end, r_it] = std::mismatch(folder.begin(), folder.end(), real.begin(), real.end());
+      if (f_end != folder.end())
+        throw InputError(im.loc, fmt::format("import \"{}\": it leads out of the importing file's folder (through a symbolic link)",
+                                             printable(p)));
+      path = real;
+    }
+    ec.clear();
     fs::path key = fs::weakly_canonical(path, ec);
     std::string id = ec ? path.lexically_normal().string() : key.string();
     if (std::find(chain.begin(), chain.end(), id) != chain.end())

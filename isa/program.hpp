@@ -93,6 +93,7 @@ struct Instr {
   std::uint32_t a = 0;
   std::int64_t imm = 0;
   std::int32_t line = 0;  // source line, for the source map
+  std::uint16_t file = 0;  // and its file: Program::file(0) is the program, 1.. the files it imports
 };
 
 // Where each attribute of an op lives in the argument vector the interpreter builds.
@@ -187,6 +188,9 @@ struct Program {
   std::vector<std::pair<std::string, std::int64_t>> reports;  // `report NAME = EXPR`, in file order
 
   std::int64_t num_ctas() const { return grid[0] * grid[1] * grid[2]; }
+  // The source file of Instr::file: 0 the program, i > 0 imported[i - 1].
+  const SourceFile* file(std::uint16_t i) const { return i == 0 || i > imported.size() ? source.get() : imported[i - 1].get(); }
+  SourceLoc loc_of(const Instr& in) const { return SourceLoc{file(in.file), in.line, 1}; }
   std::int64_t cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }
   std::int64_t smem_bytes() const;  // declared buffers + smem= + 8 bytes per mbarrier
   bool uses(OpKind kind) const;

@@ -28,7 +28,7 @@ void Simulator::step(std::uint32_t id) {
   std::int64_t* slots = w.slots.data();
   int sp = 0;
   std::uint64_t executed = 0;
-  auto diagnose_at = [&](const std::string& title, const std::string& message, int line) {
+  auto diagnose_at = [&](const std::string& title, const std::string& message, const isa::Instr& where) {
     Diagnosis d;
     d.title = title;
     d.message = message;
@@ -36,7 +36,7 @@ void Simulator::step(std::uint32_t id) {
     d.cta = ctas_[w.cta].id;
     d.warp = w.index;
     d.role = rc.name;
-    d.loc = isa::SourceLoc{program_.source.get(), line, 1};
+    d.loc = program_.loc_of(where);
     throw UndefinedBehaviour{d};
   };
   for (;;) {
@@ -52,9 +52,9 @@ void Simulator::step(std::uint32_t id) {
         isa::EvalResult r = isa::eval_binary(static_cast<isa::BinOp>(in.sub), a, b);
         if (!r) {
           if (r.error == isa::EvalError::kDivByZero)
-            diagnose_at("division by zero", fmt::format("{} divides by zero at line {}", warp_label(w), in.line), in.line);
+            diagnose_at("division by zero", fmt::format("{} divides by zero at line {}", warp_label(w), in.line), in);
           diagnose_at("integer overflow", fmt::format("{}: {} at line {} (operands {} and {})", warp_label(w),
-                                                      isa::eval_error_text(r.error), in.line, a, b), in.line);
+                                                      isa::eval_error_text(r.error), in.line, a, b), in);
         }
         a = *r;
         break;
@@ -63,7 +63,7 @@ void Simulator::step(std::uint32_t id) {
         isa::EvalResult r = isa::eval_unary(static_cast<isa::UnOp>(in.sub), st[sp - 1]);
         if (!r)
           diagnose_at("integer overflow", fmt::format("{}: {} at line {} (negating {})", warp_label(w), isa::eval_error_text(r.error),
-                                                      in.line, st[sp - 1]), in.line);
+                                                      in.line, st[sp - 1]), in);
         st[sp - 1] = *r;
         break;
       }
@@ -77,7 +77,7 @@ void Simulator::step(std::uint32_t id) {
           d.title = "ceil_div by a value that is not positive";
           d.message = fmt::format("{}: ceil_div({}, {}) at line {}", warp_label(w), args[0], args[1], in.line);
           d.cycle = now().v;
-          d.loc = isa::SourceLoc{program_.source.get(), in.line, 1};
+          d.loc = program_.loc_of(in);
           throw UndefinedBehaviour{d};
         }
         st[sp++] = *r;
@@ -132,8 +132,9 @@ void Simulator::step(std::uint32_t id) {
     }
     if (++executed > static_cast<std::uint64_t>(options_.max_instructions_without_time))
       throw WatchdogStop{fmt::format("{} executed {} instructions at cycle {} without any op taking time: an endless loop "
-                                     "around line {}",
-                                     warp_label(w), executed, now().v, in.line)};
+                                     "around {}:{}",
+                                     warp_label(w), executed, now().v, program_.file(in.file)->name, in.line),
+                         false};
   }
 }
 

@@ -137,3 +137,34 @@ TEST_CASE("file-level procs: every kernel sees them; a kernel's own proc of the 
   auto b = test::run_cli({"run", f / "two.pipe", "--kernel", "b", "--json"});
   CHECK(nlohmann::json::parse(b.out)["ops"] == 5);
 }
+
+TEST_CASE("import: a run-time error inside an imported proc points into the imported file", "[isa][import]") {
+  Folder f({{"lib.pipe", "# a proc that divides\n\nproc split(n, d) -> q {\n  let q = n / d\n}\n"},
+            {"main.pipe", "import \"lib.pipe\"\nkernel k { warp 0 w { let z = warp\n split(7, z) -> q\n compute cycles=q } }\n"}});
+  auto r = test::run_cli({"run", f / "main.pipe"});
+  CHECK(r.code == 3);
+  CHECK_THAT(r.out, Catch::Contains("lib.pipe:4:1: undefined behaviour: division by zero"));
+  CHECK_THAT(r.out, !Catch::Contains("main.pipe:4:1"));
+}
+
+TEST_CASE("import: a symbolic link cannot lead out of the folder; an in-memory program imports nothing", "[isa][import]") {
+  Folder f({{"secret.txt", "TOPSECRET\n"}, {"sub/main.pipe", "import \"evil.pipe\"\nkernel k { }\n"},
+            {"sub/main2.pipe", "import \"up/secret.pipe\"\nkernel k { }\n"}, {"sub/ok_target.pipe", "const X = 1\n"},
+            {"sub/main3.pipe", "import \"alias.pipe\"\nreport x = X\nkernel k { warp 0 w { compute cycles=1 } }\n"}});
+  fs::create_symlink(fs::path(f / "secret.txt"), fs::path(f / "sub/evil.pipe"));
+  fs::create_directory_symlink(fs::path(f.dir), fs::path(f / "sub/up"));
+  fs::rename(fs::path(f / "secret.txt"), fs::path(f / "secret.pipe"));
+  fs::create_symlink(fs::path(f / "secret.pipe"), fs::path(f / "secret.txt"));
+  fs::create_symlink("ok_target.pipe", fs::path(f / "sub/alias.pipe"));  // a link that stays inside is fine
+  auto out1 = test::run_cli({"run", f / "sub/main.pipe"});
+  CHECK(out1.code == 1);
+  CHECK_THAT(out1.err, Catch::Contains("leads out of the importing file's folder"));
+  CHECK_THAT(out1.err, !Catch::Contains("TOPSECRET"));
+  auto out2 = test::run_cli({"run", f / "sub/main2.pipe"});
+  CHECK(out2.code == 1);
+  CHECK_THAT(out2.err, Catch::Contains("leads out of the importing file's folder"));
+  auto ok = test::run_cli({"run", f / "sub/main3.pipe"});
+  CHECK(ok.code == 0);
+  CHECK_THAT(ok.out, Catch::Contains("x 1"));
+  CHECK_THAT(test::compile_error("import \"lib.pipe\"\nkernel k { }\n"), Catch::Contains("not a file on disk"));
+}

@@ -393,6 +393,7 @@ RunResult Simulator::run() {
       result.outcome = Outcome::kWatchdog;
       result.watchdog_reason = fmt::format("--max-cycles {} reached with {} CTAs still running", options_.max_cycles, live_ctas_);
       result.deadlock = analyse_stuck(true);
+      result.deadlock.limit_stop = true;
     } else if (!all_done) {
       result.outcome = Outcome::kDeadlock;
       result.deadlock = analyse_stuck(false);
@@ -404,6 +405,7 @@ RunResult Simulator::run() {
     result.outcome = Outcome::kWatchdog;
     result.watchdog_reason = w.reason;
     result.deadlock = analyse_stuck(true);
+    result.deadlock.limit_stop = w.limit;
   }
   if (result.outcome == Outcome::kWatchdog) result.deadlock.last_progress = last_progress_;
   result.cycles = result.outcome == Outcome::kFinished ? last_exit_ : now().v;
@@ -484,7 +486,7 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
       s.waits_for = poll.empty() ? "nothing: it keeps running" : poll;
       s.since = now().v;
     } else {
-      s.loc = isa::SourceLoc{program_.source.get(), program_.roles[w.role].code[w.pc ? w.pc - 1 : 0].line, 1};
+      s.loc = program_.loc_of(program_.roles[w.role].code[w.pc ? w.pc - 1 : 0]);
       s.waits_for = "nothing: it keeps running (no op executed yet)";
       s.since = now().v;
     }

@@ -22,6 +22,7 @@ struct UndefinedBehaviour {
 // Thrown when a warp loops without time passing (the watchdog for zero-time loops).
 struct WatchdogStop {
   std::string reason;
+  bool limit = true;  // --max-cycles or --max-ops (a budget a larger run may need); false: an op-less endless loop
 };
 
 class Simulator : public sim::Handler {
@@ -170,7 +171,7 @@ class Simulator : public sim::Handler {
   Counters counters_;
   std::int64_t ops_ = 0;
   std::int64_t last_exit_ = 0;
-  std::int64_t last_progress_ = 0;
+  std::int64_t last_progress_ = -1;  // -1: nothing yet
   std::vector<bool> sm_used_;
   std::int64_t ctas_run_ = 0;
 };

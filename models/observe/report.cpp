@@ -161,7 +161,9 @@ std::string format_problem(const RunResult& r) {
       out += fmt::format("  the run was still making progress (a barrier phase completed or a warp exited at cycle {}): it did not "
                          "hang, it needs more than the limit. Raise --max-cycles or --max-ops. Where the warps were:\n",
                          rep.last_progress);
-    else if (r.outcome == Outcome::kWatchdog)
+    else if (r.outcome == Outcome::kWatchdog && rep.limit_stop && rep.last_progress < 0)
+      out += "  no barrier phase completed and no warp exited before the stop: the warps below loop without progress\n";
+    else if (r.outcome == Outcome::kWatchdog && rep.limit_stop)
       out += fmt::format("  no barrier phase completed and no warp exited after cycle {} ({} cycles before the stop): the warps "
                          "below loop without progress\n",
                          rep.last_progress, r.cycles - rep.last_progress);

@@ -61,8 +61,13 @@ struct DeadlockReport {
   std::int64_t unlaunched_ctas = 0;
   // Watchdog stops: the last cycle at which a barrier phase completed, a named barrier released or a warp
   // exited (-1 for a deadlock). Progress in the last tenth of the run means it was not stuck, only cut short.
+  // -1: none before the stop. Only a stop by --max-cycles or --max-ops (limit_stop) is judged this way: an op-less
+  // endless loop is stuck whatever the other warps do.
   std::int64_t last_progress = -1;
-  bool progressing(std::int64_t stop) const { return last_progress >= 0 && (stop - last_progress) * 10 <= stop; }
+  bool limit_stop = false;
+  bool progressing(std::int64_t stop) const {
+    return limit_stop && last_progress > 0 && stop - last_progress <= stop / 10;
+  }
 };
 
 struct RunResult {

@@ -230,8 +230,22 @@ TEST_CASE("watchdog: a run cut short while progressing is told apart from one th
   // Not progressing: a test_wait loop that nothing completes; analysed as a deadlock.
   auto spin = test::run_cli({"run", test::examples_dir() + "/watchdog_livelock.pipe", "--max-cycles", "50000"});
   CHECK(spin.code == cli::kDeadlock);
-  CHECK_THAT(spin.out, Catch::Contains("no barrier phase completed and no warp exited after cycle 0 (4997"));
+  CHECK_THAT(spin.out, Catch::Contains("no barrier phase completed and no warp exited before the stop"));
   CHECK_THAT(spin.out, !Catch::Contains("still making progress"));
+  // An op-less endless loop is stuck even if another warp just exited: not judged by progress.
+  models::RunOptions o;
+  auto loop = test::run_text("kernel k warps=2 {\n warp 0 a { compute cycles=100 }\n warp 1 b { compute cycles=105\n"
+                             " let x = 0\n while 1 { let x = x + 1 } }\n}\n", "h100-sxm", o);
+  REQUIRE(loop.outcome == models::Outcome::kWatchdog);
+  CHECK_THAT(loop.watchdog_reason, Catch::Contains("without any op taking time"));
+  CHECK_FALSE(loop.deadlock.progressing(loop.cycles));
+  CHECK_THAT(models::format_problem(loop), !Catch::Contains("still making progress"));
+  // A --max-ops stop before anything progressed is not progress at cycle 0.
+  o.max_ops = 3;
+  auto early = test::run_text("kernel k warps=1 {\n warp 0 a { for i in 0..10 { compute cycles=0 } }\n}\n", "h100-sxm", o);
+  REQUIRE(early.outcome == models::Outcome::kWatchdog);
+  CHECK_FALSE(early.deadlock.progressing(early.cycles));
+  CHECK(early.deadlock.last_progress == -1);
 }
 
 TEST_CASE("progress: a long run reports how far it got, and the run is the same with or without it", "[cli][summary]") {

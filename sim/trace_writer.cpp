@@ -13,8 +13,10 @@ std::string json_quote(const std::string& s) {
   return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
-void TraceWriter::add(std::string event) {
-  if (bytes_ + event.size() > max_bytes_) {
+void TraceWriter::add(std::string event, bool keep) {
+  // Once one event is left out, every later one is too (a smaller one that still fits could be the end of an
+  // arrow whose start was cut), except what must stay (`keep`: why the run stopped).
+  if ((dropped_ > 0 || bytes_ + event.size() > max_bytes_) && !keep) {
     ++dropped_;
     return;
   }
@@ -74,7 +76,7 @@ void TraceWriter::counter(std::int64_t pid, const std::string& name, std::int64_
 }
 
 void TraceWriter::instant(const std::string& name, std::int64_t at) {
-  add(fmt::format(R"({{"ph":"i","s":"g","name":{},"pid":0,"tid":0,"ts":{}}})", quote(name), ts(at)));
+  add(fmt::format(R"({{"ph":"i","s":"g","name":{},"pid":0,"tid":0,"ts":{}}})", quote(name), ts(at)), true);
 }
 
 void TraceWriter::write(std::ostream& out) const {

@@ -44,7 +44,7 @@ class TraceWriter {
   // the rounded end, so slices that touch in cycles touch in the file too, never overlap by a rounding step.
   std::int64_t tenths_ns(std::int64_t cycle) const;
   std::string ts(std::int64_t cycle) const;
-  void add(std::string event);
+  void add(std::string event, bool keep = false);
 
   double clock_mhz_;
   std::int64_t max_ctas_;

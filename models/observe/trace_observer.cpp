@@ -26,6 +26,14 @@ void TraceObserver::op_busy(std::int64_t cta, int warp, const isa::OpDesc& d, st
 
 void TraceObserver::wait_ended(std::int64_t cta, int warp, std::string_view cause, const isa::OpDesc& d, std::int64_t since,
                                std::int64_t cycles) {
+  auto it = woken_.find({cta, warp});
+  if (it != woken_.end()) {
+    for (const Woken& k : it->second) {
+      w_.flow(cta, k.track, k.id, k.cycle, true);
+      w_.flow(cta, warp, k.id, k.wake, false);
+    }
+    woken_.erase(it);
+  }
   if (cycles <= 0) return;
   w_.slice(cta, warp, "wait: " + std::string(cause), "wait", since, cycles, fmt::format(R"({{"op":{}}})", sim::json_quote(d.text)));
 }
@@ -57,6 +65,7 @@ void TraceObserver::signal_landed(std::uint64_t token, std::int64_t cta, std::ui
 
 void TraceObserver::wait_unfinished(std::int64_t cta, int warp, std::string_view cause, const isa::OpDesc& d, std::int64_t since,
                                     std::int64_t cycle) {
+  woken_.erase({cta, warp});  // woken after the stop: no arrow
   w_.slice(cta, warp, "wait: " + std::string(cause) + " (unfinished)", "wait", since, std::max<std::int64_t>(cycle - since, 1),
            fmt::format(R"({{"op":{},"line":{},"unfinished":true}})", sim::json_quote(d.text), d.loc.line));
 }
@@ -80,14 +89,11 @@ void TraceObserver::stage_ready(std::int64_t cta, std::uint32_t barrier, std::ui
 
 void TraceObserver::phase_completed(std::int64_t cta, std::uint32_t barrier, const std::string& name, std::int64_t phase,
                                     const char* by, std::span<const int> waiter_warps, std::int64_t wake, std::int64_t cycle) {
-  std::uint64_t flow = next_id_++;
   w_.slice(cta, kBarrierTrack + barrier, fmt::format("{} phase {} done", name, phase), "mbarrier", cycle, 1,
            fmt::format(R"({{"by":"{}","waiters":{}}})", by, waiter_warps.size()));
-  for (int warp : waiter_warps) {
-    w_.flow(cta, kBarrierTrack + barrier, flow, cycle, true);
-    w_.flow(cta, warp, flow, wake, false);
-    flow = next_id_++;
-  }
+  // The arrows to the waiters are written when each wakes (wait_ended), so that a run stopping before a
+  // waiter wakes leaves no arrow without its end.
+  for (int warp : waiter_warps) woken_[{cta, warp}].push_back(Woken{next_id_++, kBarrierTrack + barrier, cycle, wake});
 }
 
 }  // namespace smpipe::models

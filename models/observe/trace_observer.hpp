@@ -49,6 +49,11 @@ class TraceObserver : public Observer {
     std::int64_t cycle;
   };
   std::unordered_map<std::uint64_t, Sent> in_flight_;  // signals sent and not landed yet, by flow id
+  struct Woken {
+    std::uint64_t id;
+    std::int64_t track, cycle, wake;  // the barrier's track, the completion, the waiter's wake-up
+  };
+  std::map<std::pair<std::int64_t, int>, std::vector<Woken>> woken_;  // (CTA, warp) -> arrows until it wakes
 };
 
 }  // namespace smpipe::models

@@ -122,7 +122,7 @@ void NamedBarrierUnit::release(std::uint32_t cta, int id) {
 }
 
 // A use that some warps arrived on and that never completed before the CTA exited: arrivals that belong to
-// no completed use (a count smaller than the warps that use the barrier, or a warp arriving twice). A note,
+// no completed use (a count smaller than the warps that use the barrier). A note,
 // shown with a problem: warpgroups that take turns (FlashAttention-3's scheduler barriers: bar.sync on
 // their own, bar.arrive on the other's) leave their last arrive unconsumed in correct programs too.
 void NamedBarrierUnit::cta_exiting(std::uint32_t slot) {

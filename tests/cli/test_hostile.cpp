@@ -178,10 +178,17 @@ TEST_CASE("a trace keeps at most its byte limit of events and says what it left 
   CHECK(small.size() > 0);
   CHECK(small.size() < 20);
   CHECK(small.dropped() == 20 - small.size());
+  // once cut, a smaller event that would still fit is left out too; why the run stopped is always kept
+  std::size_t kept = small.size();
+  small.counter(0, "c", 300, 1);
+  CHECK(small.size() == kept);
+  small.instant("deadlock: why", 300);
+  CHECK(small.size() == kept + 1);
+  kept = small.size();
   std::ostringstream out;
   small.write(out);
   auto j = nlohmann::json::parse(out.str());  // still valid JSON
-  CHECK(j["traceEvents"].size() == small.size() + 1);
+  CHECK(j["traceEvents"].size() == kept + 1);
   CHECK_THAT(j["traceEvents"].back()["name"].get<std::string>(), Catch::Contains("later events left out"));
   sim::TraceWriter roomy(1000.0, 8, 1 << 20);
   for (int i = 0; i < 20; ++i) roomy.slice(0, 0, "op", "op", i * 10, 5);

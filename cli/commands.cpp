@@ -101,7 +101,7 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   }
   // On a terminal, a run that takes more than a second shows how far it got on stderr (then erases it).
   bool shown = false;
-  if (isatty(2)) {
+  if (interactive(err)) {
     auto begin = std::chrono::steady_clock::now();
     double last = 0;
     opt.progress = [&, begin, last](const models::RunOptions::Progress& p) mutable {
@@ -114,9 +114,9 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     };
   }
   models::RunResult r = models::simulate(l.program, l.machine, opt);
-  if (shown) err << "\r" << std::string(79, ' ') << "\r" << std::flush;
+  if (shown) err << "\r\033[K" << std::flush;
   if (a.json) {
-    out << models::to_json(r, l.program).dump(2) << "\n";
+    out << json_text(models::to_json(r, l.program)) << "\n";
   } else {
     out << models::format_summary(r, l.program);
     std::string problem = models::format_problem(r);
@@ -145,7 +145,6 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
     int code = kOk;
     std::int64_t cycles = 0;
     std::string what, problem, warning;
-    nlohmann::json json;  // with --json: the run's JSON, kept for failures (and the first is printed)
   };
   std::vector<Seen> seen(static_cast<std::size_t>(a.seeds));
   auto run_seed = [&](int i) {
@@ -167,7 +166,6 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
              : r.outcome == models::Outcome::kDeadlock ? "deadlock"
                                                        : "watchdog";
     s.problem = models::format_problem(r);
-    if (a.json) s.json = models::to_json(r, l.program);
   };
   parallel_for(a.seeds, a.jobs, run_seed);
   if (a.json) {
@@ -182,13 +180,19 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
       if (s.code != kOk) {
         ++failed;
         worst = std::max(worst, s.code);
-        if (first.is_null()) first = s.json;
+        if (first.is_null()) {  // the first failure's full run, run again (a seed gives the same run): no JSON kept per seed
+          models::RunOptions opt;
+          opt.seed = seed;
+          opt.jitter_pct = jitter;
+          opt.max_cycles = a.max_cycles;
+          opt.max_ops = a.max_ops;
+          first = models::to_json(models::simulate(l.program, l.machine, opt), l.program);
+        }
       }
     }
-    out << nlohmann::json{{"schema", kCheckSchema}, {"program", a.file}, {"seeds", a.seeds}, {"first_seed", a.seed},
-                          {"jitter_pct", jitter}, {"finished", a.seeds - failed}, {"failed", failed}, {"exit", worst},
-                          {"runs", runs}, {"first_failure", first}}
-               .dump(2)
+    out << json_text({{"schema", kCheckSchema}, {"program", a.file}, {"seeds", a.seeds}, {"first_seed", a.seed},
+                      {"jitter_pct", jitter}, {"finished", a.seeds - failed}, {"failed", failed}, {"exit", worst},
+                      {"runs", runs}, {"first_failure", first}})
         << "\n";
     return worst;
   }
@@ -246,7 +250,7 @@ int cmd_replay(const ReplayArgs& a, std::ostream& out) {
   if (!a.trace.empty()) trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
   Replayed r = replay(a, !a.trace.empty());
   if (a.json) {
-    out << models::to_json(r.result, r.program).dump(2) << "\n";
+    out << json_text(models::to_json(r.result, r.program)) << "\n";
   } else {
     out << fmt::format("replay of {}: {} CTA(s) launched, {} recorded, {} cycles per probe record\n", r.trace.path, r.replay.ctas,
                        r.trace.ctas.size(), r.replay.probe_cycles);
@@ -270,7 +274,7 @@ int cmd_compare(const ReplayArgs& a, std::ostream& out) {
   traces::SimTimes times = traces::sim_times(r.trace, r.replay, r.log);
   traces::Comparison c = traces::compare(r.trace, r.replay, times, r.machine_name, r.result.cycles, r.machine.clock_mhz);
   if (a.json)
-    out << traces::to_json(c).dump(2) << "\n";
+    out << json_text(traces::to_json(c)) << "\n";
   else
     out << traces::format_comparison(c);
   if (trace_file) {
@@ -384,14 +388,13 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     // With --json the error is also one JSON object on stdout, so that a tool reading it needs no other parser.
     if (run_args.json || check_args.json || replay_args.json || compare_args.json) {
       const isa::SourceLoc& loc = e.loc();
-      out << nlohmann::json{{"schema", check->parsed() ? kCheckSchema : models::kRunSchema},
-                            {"outcome", "input-error"},
-                            {"exit", kBadInput},
-                            {"error", {{"file", isa::printable(e.file())},
-                                       {"line", loc.line},
-                                       {"column", loc.col},
-                                       {"message", isa::printable(e.message())}}}}
-                 .dump(2)
+      out << json_text({{"schema", check->parsed() ? kCheckSchema : models::kRunSchema},
+                        {"outcome", "input-error"},
+                        {"exit", kBadInput},
+                        {"error", {{"file", isa::printable(e.file())},
+                                   {"line", loc.line},
+                                   {"column", loc.col},
+                                   {"message", isa::printable(e.message())}}}})
           << "\n";
     }
     return kBadInput;

@@ -12,7 +12,13 @@
 
 #include "isa/source.hpp"
 
+#include <iostream>
+
 namespace smpipe::cli {
+
+bool interactive(const std::ostream& err) { return &err == &std::cerr && isatty(STDERR_FILENO) != 0; }
+
+std::string json_text(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
   auto fail = [&](const std::string& why) {

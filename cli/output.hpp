@@ -6,11 +6,20 @@
 #pragma once
 
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <stdexcept>
 #include <string>
 
 namespace smpipe::cli {
+
+// Whether a progress line may be drawn on `err`: it is the process's stderr and that is a terminal (never when
+// the output is captured, piped or written to a file, so no output depends on it).
+bool interactive(const std::ostream& err);
+
+// JSON as smpipe prints it: two-space indent; bytes that are not UTF-8 (a file name) become U+FFFD instead of
+// an exception.
+std::string json_text(const nlohmann::json& j);
 
 // A file could not be written after the simulation ran (exit 5).
 class OutputError : public std::runtime_error {

@@ -112,7 +112,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
   std::vector<Row> rows(points.size());
   std::atomic<std::size_t> done{0};
   std::mutex progress;
-  bool tty = isatty(2) != 0;
+  bool tty = interactive(err);
   auto begin = std::chrono::steady_clock::now();
   auto run_point = [&](int i) {
     const Point& p = points[static_cast<std::size_t>(i)];
@@ -157,7 +157,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
     }
   };
   parallel_for(static_cast<int>(points.size()), a.jobs, run_point);
-  if (tty) err << "\r" << std::string(40, ' ') << "\r" << std::flush;
+  if (tty) err << "\r\033[K" << std::flush;
 
   // The table, in grid order.
   std::string head;
@@ -223,7 +223,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
                    {"cycles", r.cycles}, {"time_us", r.time_us}, {"tflops", r.tflops}, {"bottleneck", r.bottleneck},
                    {"reason", r.reason}});
     }
-    json_file->commit([&](std::ostream& f) { f << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n"; });
+    json_file->commit([&](std::ostream& f) { f << json_text(j) << "\n"; });
   }
   return invalid == points.size() ? kBadInput : worst;  // nothing ran: the input is bad
 }

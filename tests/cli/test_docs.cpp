@@ -184,10 +184,16 @@ TEST_CASE("every command shown in the README and docs prints what is shown", "[d
       for (std::size_t i = 0; i + 1 < args.size(); ++i)
         if (args[i] == "--trace") args[i + 1] = (tmp / args[i + 1]).string();
       // Run from the repository's root, as the docs do (paths in the output are the ones given).
-      fs::path cwd = fs::current_path();
-      fs::current_path(repo_root());
-      auto r = test::run_cli(args);
-      fs::current_path(cwd);
+      struct InRoot {  // back to the test's directory however the run ends
+        fs::path cwd = fs::current_path();
+        InRoot() { fs::current_path(repo_root()); }
+        ~InRoot() { fs::current_path(cwd); }
+      };
+      test::CliResult r;
+      {
+        InRoot here;
+        r = test::run_cli(args);
+      }
       std::vector<std::string> actual;
       for (const auto& l : lines_of(r.out + r.err))
         if (grep.empty() || std::regex_search(l, std::regex(grep, std::regex::extended))) actual.push_back(l);

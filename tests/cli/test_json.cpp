@@ -47,9 +47,9 @@ void collect(const json& j, const std::string& path, std::map<std::string, std::
   if (!j.is_object() || free_keys(path)) return;
   for (const auto& [k, v] : j.items()) {
     seen[path].insert(k);
-    // first_failure is a run object; error and wait are described in their rows (their keys are listed there)
+    // first_failure is a run object
     if (k == "first_failure") collect(v, "run", seen);
-    else if (k != "error" && k != "wait") collect(v, path + "." + k, seen);
+    else collect(v, path + "." + k, seen);
   }
 }
 

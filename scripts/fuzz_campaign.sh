@@ -79,7 +79,7 @@ run() {
     {
       echo "== $(basename "$f") ($(stat -c %s "$f") bytes)"
       (cd "$dir" && timeout 120 "$bin/$t" -timeout="${FUZZ_TIMEOUT:-10}" -rss_limit_mb="${FUZZ_RSS_MB:-2048}" "$f" 2>&1 || true) |
-        grep -E '^ *#[0-2] |^SUMMARY|FAILURE|ERROR: libFuzzer|ERROR: AddressSanitizer|runtime error' | head -8
+        grep -E '^ *#[0-2] |^SUMMARY|FAILURE|ERROR: libFuzzer|ERROR: AddressSanitizer|runtime error' | head -8 || true
     } >> "$dir/crashes.txt"
   done
   echo "fuzz_campaign: $t: done $(date -u +%FT%TZ)"
@@ -92,7 +92,7 @@ elif [ "${FUZZ_SPLIT:-0}" = 1 ]; then
   ((per >= 1)) || per=1
   pids=()
   for t in "${targets[@]}"; do run "$t" "$per" & pids+=($!); done
-  for p in "${pids[@]}"; do wait "$p"; done
+  for p in "${pids[@]}"; do wait "$p" || echo "fuzz_campaign: a target's run ended with status $?" >&2; done
 else
   for t in "${targets[@]}"; do run "$t" "$jobs"; done
 fi

@@ -87,11 +87,7 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     out << l.program.dump();
     return kOk;
   }
-  models::RunOptions opt;
-  opt.seed = a.seed;
-  opt.jitter_pct = a.jitter;
-  opt.max_cycles = a.max_cycles;
-  opt.max_ops = a.max_ops;
+  models::RunOptions opt = run_options(a, a.seed, a.jitter);
   std::unique_ptr<sim::TraceWriter> trace;
   std::unique_ptr<OutputFile> trace_file;
   if (!a.trace.empty()) {
@@ -148,12 +144,7 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
   };
   std::vector<Seen> seen(static_cast<std::size_t>(a.seeds));
   auto run_seed = [&](int i) {
-    models::RunOptions opt;
-    opt.seed = a.seed + static_cast<std::uint64_t>(i);
-    opt.jitter_pct = jitter;
-    opt.max_cycles = a.max_cycles;
-    opt.max_ops = a.max_ops;
-    models::RunResult r = models::simulate(l.program, l.machine, opt);
+    models::RunResult r = models::simulate(l.program, l.machine, run_options(a, a.seed + static_cast<std::uint64_t>(i), jitter));
     Seen& s = seen[static_cast<std::size_t>(i)];
     s.code = exit_code(r.outcome);
     s.cycles = r.cycles;
@@ -181,12 +172,7 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
         ++failed;
         worst = std::max(worst, s.code);
         if (first.is_null()) {  // the first failure's full run, run again (a seed gives the same run): no JSON kept per seed
-          models::RunOptions opt;
-          opt.seed = seed;
-          opt.jitter_pct = jitter;
-          opt.max_cycles = a.max_cycles;
-          opt.max_ops = a.max_ops;
-          first = models::to_json(models::simulate(l.program, l.machine, opt), l.program);
+          first = models::to_json(models::simulate(l.program, l.machine, run_options(a, seed, jitter)), l.program);
         }
       }
     }

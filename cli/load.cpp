@@ -33,6 +33,15 @@ std::string program_machine(const std::string& gpu, const std::string& program_p
   return (fs::path(program_path).parent_path() / gpu).string();
 }
 
+models::RunOptions run_options(const RunArgs& a, std::uint64_t seed, int jitter_pct) {
+  models::RunOptions opt;
+  opt.seed = seed;
+  opt.jitter_pct = jitter_pct;
+  opt.max_cycles = a.max_cycles;
+  opt.max_ops = a.max_ops;
+  return opt;
+}
+
 Loaded load(const RunArgs& a) {
   auto source = isa::load_source(resolve_file(a.file));
   isa::File file = isa::parse(source);

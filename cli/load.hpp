@@ -45,6 +45,8 @@ std::string program_machine(const std::string& gpu, const std::string& program_p
 std::string resolve_file(const std::string& f);
 // The program of a.file with a.defines bound, on its machine (a.gpu, the file's `gpu`, or h100-sxm).
 Loaded load(const RunArgs& a);
+// The run options of the command line's limits (--max-cycles, --max-ops) with this seed and jitter.
+models::RunOptions run_options(const RunArgs& a, std::uint64_t seed, int jitter_pct);
 int exit_code(models::Outcome o);
 // fn(0) .. fn(n - 1) on `jobs` threads (0: one per core); the first exception is rethrown once all stop.
 void parallel_for(int n, int jobs, const std::function<void(int)>& fn);

@@ -122,12 +122,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
     for (std::size_t k = 0; k < names.size(); ++k) r.defines.push_back(fmt::format("{}={}", names[k], p.values[k]));
     try {
       Loaded l = load(r);
-      models::RunOptions opt;
-      opt.seed = r.seed;
-      opt.jitter_pct = r.jitter;
-      opt.max_cycles = r.max_cycles;
-      opt.max_ops = r.max_ops;
-      models::RunResult res = models::simulate(l.program, l.machine, opt);
+      models::RunResult res = models::simulate(l.program, l.machine, run_options(r, r.seed, r.jitter));
       row.exit = exit_code(res.outcome);
       row.cycles = res.cycles;
       row.machine = res.stats.machine;

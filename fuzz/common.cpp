@@ -16,13 +16,6 @@ namespace smpipe::fuzz {
 
 namespace {
 
-// An ostream that drops what it is given (the reports are produced for their code paths, not read).
-class NullBuf : public std::streambuf {
- protected:
-  int overflow(int c) override { return c == traits_type::eof() ? 0 : c; }
-  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
-};
-
 template <class Options>
 void set_max_ops(Options& o) {
   if constexpr (requires { o.max_ops; }) o.max_ops = kMaxOps;

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <exception>
+#include <streambuf>
 #include <string>
 #include <string_view>
 #include <typeinfo>
@@ -14,6 +15,13 @@
 #include "models/machine.hpp"
 
 namespace smpipe::fuzz {
+
+// A stream buffer that drops what it is given: the reports are produced for their code paths, not read.
+class NullBuf : public std::streambuf {
+ protected:
+  int overflow(int c) override { return c == traits_type::eof() ? 0 : c; }
+  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
+};
 
 // Prints `what` and aborts: the fuzzer (or the regression test) reports the input.
 [[noreturn]] void fail(std::string_view target, const std::string& what);

@@ -21,12 +21,6 @@ namespace smpipe::fuzz {
 
 namespace {
 
-class NullBuf : public std::streambuf {
- protected:
-  int overflow(int c) override { return c == traits_type::eof() ? 0 : c; }
-  std::streamsize xsputn(const char*, std::streamsize n) override { return n; }
-};
-
 void replay_and_compare(const std::string& text, bool full_grid) {
   traces::HwTrace trace = traces::parse_hwtrace(text, "fuzz.hwtrace.json");
   traces::ReplayOptions ro;

@@ -589,6 +589,13 @@ namespace {
 
 constexpr int kMaxImportDepth = 16;
 
+// Moves what an import brings (params and consts, asserts, procs) from `from` to the end of `into`.
+void append_shared(File& into, File& from) {
+  for (auto& d : from.definitions) into.definitions.push_back(std::move(d));
+  for (auto& a : from.assertions) into.assertions.push_back(std::move(a));
+  for (auto& pr : from.procs) into.procs.push_back(std::move(pr));
+}
+
 void resolve_imports(File& into, const File& f, std::set<std::string>& seen, std::vector<std::string>& chain, int depth) {
   namespace fs = std::filesystem;
   for (const Import& im : f.imports) {
@@ -619,9 +626,7 @@ void resolve_imports(File& into, const File& f, std::set<std::string>& seen, std
                                              printable(p)));
       path = real;
     }
-    ec.clear();
-    fs::path key = fs::weakly_canonical(path, ec);
-    std::string id = ec ? path.lexically_normal().string() : key.string();
+    std::string id = path.lexically_normal().string();  // canonical when the file exists (else reading it fails)
     if (std::find(chain.begin(), chain.end(), id) != chain.end())
       throw InputError(im.loc, fmt::format("import \"{}\": an import cycle (the file imports itself, through {})", printable(p),
                                            fmt::join(chain, " -> ")));
@@ -640,9 +645,7 @@ void resolve_imports(File& into, const File& f, std::set<std::string>& seen, std
     resolve_imports(into, sub, seen, chain, depth + 1);
     chain.pop_back();
     into.imported.push_back(source);
-    for (auto& d : sub.definitions) into.definitions.push_back(std::move(d));
-    for (auto& a : sub.assertions) into.assertions.push_back(std::move(a));
-    for (auto& pr : sub.procs) into.procs.push_back(std::move(pr));
+    append_shared(into, sub);
   }
 }
 
@@ -659,9 +662,7 @@ File parse(std::shared_ptr<SourceFile> source) {
   seen.insert(chain.front());
   resolve_imports(merged, f, seen, chain, 0);
   // The imported files' params, consts, asserts and procs come first: the program may use them.
-  for (auto& d : f.definitions) merged.definitions.push_back(std::move(d));
-  for (auto& a : f.assertions) merged.assertions.push_back(std::move(a));
-  for (auto& pr : f.procs) merged.procs.push_back(std::move(pr));
+  append_shared(merged, f);
   f.definitions = std::move(merged.definitions);
   f.assertions = std::move(merged.assertions);
   f.procs = std::move(merged.procs);

@@ -43,15 +43,17 @@ struct Stmt {
   std::vector<Operand> operands;  // kOp
   std::vector<std::pair<std::string, SourceLoc>> results;  // kOp: "-> a, b"
   std::int32_t origin = -1;  // kOp: an id a program generator gives the op (OpDesc::origin); -1: none
+  std::string text;          // kOp made from a pipeline statement: the text reports show (else the source's)
 };
 
 struct Decl {
-  enum class Kind : std::uint8_t { kMbarrier, kSmem, kTensor, kNamedBarrier, kGlobal };
+  enum class Kind : std::uint8_t { kMbarrier, kSmem, kTensor, kNamedBarrier, kGlobal, kPipeline };
   Kind kind = Kind::kMbarrier;
   std::string name;
   std::optional<Expr> size;  // array length
   std::optional<Expr> count;  // mbarrier count / smem bytes / named barrier id / global init
-  std::string dtype;          // tensor
+  std::string dtype;          // tensor: the dtype; pipeline: the CUTLASS class (PipelineTmaAsync, ...)
+  std::vector<Operand> attrs; // pipeline: `key=value` attributes (stages=, consumers=, tx= ...)
   std::vector<Expr> shape;    // tensor
   bool whole = false;         // smem: every access touches the whole buffer (a value, not a tile)
   SourceLoc loc;

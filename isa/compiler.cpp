@@ -12,6 +12,7 @@
 #include "isa/ast.hpp"
 #include "isa/eval.hpp"
 #include "isa/limits.hpp"
+#include "isa/pipelines.hpp"
 #include "isa/program.hpp"
 
 namespace smpipe::isa {
@@ -286,7 +287,7 @@ class Compiler {
 
   void check_unique(const std::string& name, const SourceLoc& loc) {
     if (constants_.count(name)) fail(loc, fmt::format("'{}' is already a param or const", name));
-    if (decl_kind_.count(name)) fail(loc, fmt::format("'{}' is declared twice", name));
+    if (decl_kind_.count(name) || pipelines_.count(name)) fail(loc, fmt::format("'{}' is declared twice", name));
     for (const auto& [b, _] : builtin_names())
       if (b == name) fail(loc, fmt::format("'{}' is a built-in name", name));
   }
@@ -343,6 +344,16 @@ class Compiler {
             fail(d.count->loc, fmt::format("named barrier id {} out of range 0..{}", id, kNamedBarriers - 1));
           decl_kind_[d.name] = {AttrType::kNamedBar, static_cast<int>(p.named_barriers.size())};
           p.named_barriers.push_back(NamedBarrierDecl{d.name, static_cast<int>(id), d.loc});
+          break;
+        }
+        case Decl::Kind::kPipeline: {
+          PipelineInfo info = declare_pipeline(d, p.cluster, [&](const Expr& e) { return const_expr(e); });
+          for (const auto& b : info.barriers()) {
+            check_unique(b.name, d.loc);
+            decl_kind_[b.name] = {AttrType::kBarrier, static_cast<int>(p.mbarriers.size())};
+            p.mbarriers.push_back(MbarrierDecl{b.name, static_cast<int>(b.size), true, b.count, d.loc});
+          }
+          pipelines_[d.name] = std::move(info);
           break;
         }
         case Decl::Kind::kGlobal: {
@@ -696,6 +707,7 @@ class Compiler {
 
   // ---- ops ----
   static std::string op_text(const Stmt& s) {
+    if (!s.text.empty()) return s.text;
     const SourceFile* f = s.loc.file;
     std::string line = f ? f->line_text(s.loc.line) : s.name;
     std::string t = line.substr(std::min<std::size_t>(line.size(), static_cast<std::size_t>(s.loc.col - 1)));
@@ -707,7 +719,35 @@ class Compiler {
     return t;
   }
 
+  // A pipeline statement (producer_acquire NAME STATE ...) is compiled as the statements it stands for.
+  void compile_pipeline_statement(const Stmt& s, int lanes) {
+    std::string name = pipeline_named(s);
+    auto it = pipelines_.find(name);
+    if (it == pipelines_.end()) {
+      std::vector<std::string> names;
+      for (const auto& [n, _] : pipelines_) names.push_back(n);
+      fail(s.operands[0].loc, fmt::format("unknown pipeline '{}'{}", name, suggest(name, names)));
+    }
+    compile_block(lower_pipeline_statement(s, it->second, op_text(s)), lanes);
+  }
+
   void compile_op(const Stmt& s, int lanes) {
+    if (is_pipeline_statement(s.name)) {
+      compile_pipeline_statement(s, lanes);
+      return;
+    }
+    if (const OpAlias* alias = find_alias(s.name)) {  // a PTX spelling: the op it stands for (text as written)
+      Stmt t = s;
+      t.name = alias->op;
+      if (!alias->flag.empty()) {
+        Operand flag;
+        flag.loc = s.loc;
+        flag.values.push_back(Expr{Expr::Kind::kName, 0, std::string(alias->flag), {}, s.loc});
+        t.operands.push_back(std::move(flag));
+      }
+      compile_op(t, lanes);
+      return;
+    }
     auto kind = find_op(s.name);
     if (!kind) {
       std::vector<std::string> names;
@@ -903,6 +943,11 @@ class Compiler {
   int lookup_decl(const std::string& name, AttrType want, const SourceLoc& loc) {
     const auto what = decl_what;
     auto it = decl_kind_.find(name);
+    if (it == decl_kind_.end() && pipelines_.count(name)) {
+      std::vector<std::string> parts;
+      for (const auto& b : pipelines_.at(name).barriers()) parts.push_back(b.name);
+      fail(loc, fmt::format("'{}' is a pipeline: name one of its barriers ({})", name, fmt::join(parts, ", ")));
+    }
     if (it == decl_kind_.end()) {
       std::vector<std::string> names;
       for (const auto& [n, k] : decl_kind_)
@@ -1271,6 +1316,7 @@ class Compiler {
   std::vector<std::string> proc_stack_;
   std::vector<std::pair<std::string, std::int64_t>> param_values_;
   std::map<std::string, std::pair<AttrType, int>> decl_kind_;
+  std::map<std::string, PipelineInfo> pipelines_;  // `pipeline` declarations by name
   std::vector<Scope> scopes_;
   std::vector<LoopLabels> loops_;
   std::vector<const Expr*> pending_dynamic_;

@@ -162,6 +162,58 @@ const std::vector<OpSpec>& all_ops() {
 
 const OpSpec& op_spec(OpKind kind) { return all_ops()[static_cast<std::size_t>(kind)]; }
 
+// PTX ISA instruction names (without state spaces, scopes and types, which the language leaves out) for the
+// ops that are one PTX instruction; PTX ISA 8.7, sections 9.7.13 (mbarrier, cp.async, cp.async.bulk),
+// 9.7.15 (wgmma), 9.7.16 (tcgen05), 9.7.12.3 (clusterlaunchcontrol), 9.7.13.1 (barrier).
+const std::vector<OpAlias>& op_aliases() {
+  static const std::vector<OpAlias> v = {
+      {"mbarrier.arrive", "arrive"},
+      {"mbarrier.arrive.expect_tx", "arrive.expect_tx"},
+      {"mbarrier.arrive.noComplete", "arrive.nocomplete"},
+      {"mbarrier.arrive_drop", "arrive.drop"},
+      {"mbarrier.expect_tx", "expect_tx"},
+      {"mbarrier.complete_tx", "complete_tx"},
+      {"mbarrier.try_wait.parity", "wait"},
+      {"mbarrier.test_wait.parity", "test_wait"},
+      {"barrier.sync", "bar.sync"},
+      {"barrier.arrive", "bar.arrive"},
+      {"fence.mbarrier_init.release.cluster", "fence.mbarrier_init"},
+      {"fence.acq_rel.gpu", "fence.gpu"},
+      {"cp.async.bulk.commit_group", "tma.commit"},
+      {"cp.async.bulk.wait_group", "tma.wait"},
+      {"cp.async.bulk.wait_group.read", "tma.wait", "read"},
+      {"cp.async.bulk.prefetch.tensor", "tma.prefetch"},
+      {"cp.async.commit_group", "cp.async.commit"},
+      {"cp.async.wait_group", "cp.async.wait"},
+      {"cp.async.mbarrier.arrive", "cp.async.arrive"},
+      {"cp.async.mbarrier.arrive.noinc", "cp.async.arrive", "noinc"},
+      {"ldmatrix.sync.aligned", "ldmatrix"},
+      {"mma.sync.aligned", "mma.sync"},
+      {"wgmma.mma_async", "wgmma"},
+      {"wgmma.commit_group", "wgmma.commit"},
+      {"wgmma.wait_group", "wgmma.wait"},
+      {"tcgen05.mma", "umma"},
+      {"tcgen05.commit", "umma.commit"},
+      {"tcgen05.alloc", "tmem.alloc"},
+      {"tcgen05.dealloc", "tmem.dealloc"},
+      {"tcgen05.relinquish_alloc_permit", "tmem.relinquish"},
+      {"tcgen05.ld", "tmem.ld"},
+      {"tcgen05.st", "tmem.st"},
+      {"tcgen05.wait", "tmem.wait"},
+      {"tcgen05.cp", "tmem.cp"},
+      {"clusterlaunchcontrol.try_cancel", "clc.try_cancel"},
+      {"clusterlaunchcontrol.query_cancel", "clc.query"},
+      {"nanosleep", "sleep"},
+  };
+  return v;
+}
+
+const OpAlias* find_alias(std::string_view name) {
+  for (const OpAlias& a : op_aliases())
+    if (a.alias == name) return &a;
+  return nullptr;
+}
+
 std::optional<OpKind> find_op(std::string_view name) {
   for (const OpSpec& s : all_ops())
     if (s.name == name) return s.kind;

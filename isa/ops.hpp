@@ -98,6 +98,16 @@ const OpSpec& op_spec(OpKind kind);
 std::optional<OpKind> find_op(std::string_view name);
 const std::vector<OpSpec>& all_ops();
 
+// A PTX spelling accepted for an op (tcgen05.mma for umma ...): the op it stands for, and the flag the
+// spelling implies (cp.async.bulk.wait_group.read is tma.wait with `read`), if any.
+struct OpAlias {
+  std::string_view alias;
+  std::string_view op;
+  std::string_view flag = {};
+};
+const std::vector<OpAlias>& op_aliases();
+const OpAlias* find_alias(std::string_view name);
+
 // The values an integer attribute of an op may take. The compiler checks a constant against it and the
 // simulator checks a value known only at run time against the same range (a value outside is an input error
 // before the run, undefined behaviour during it), so the two can never disagree.

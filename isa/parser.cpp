@@ -174,14 +174,15 @@ class Parser {
       if (at_end()) fail(peek().loc, "missing '}' at the end of kernel '" + k.name + "'");
       const Token& t = peek();
       if (t.kind != Tok::kIdent) fail(t.loc, fmt::format("expected a declaration or a role, found {}", describe(t)));
-      if (t.text == "mbarrier" || t.text == "smem" || t.text == "tensor" || t.text == "named_barrier" || t.text == "global") {
+      if (t.text == "mbarrier" || t.text == "smem" || t.text == "tensor" || t.text == "named_barrier" || t.text == "global" ||
+          t.text == "pipeline") {
         k.decls.push_back(parse_decl());
       } else if (t.text == "warp" || t.text == "warps" || t.text == "warpgroup" || t.text == "warpgroups") {
         k.roles.push_back(parse_role());
       } else if (t.text == "proc") {
         k.procs.push_back(parse_proc());
       } else {
-        fail(t.loc, fmt::format("expected a declaration (mbarrier, smem, tensor, named_barrier, global), a role "
+        fail(t.loc, fmt::format("expected a declaration (mbarrier, smem, tensor, named_barrier, global, pipeline), a role "
                                 "(warp, warps, warpgroup, warpgroups) or a proc, found '{}'",
                                 t.text));
       }
@@ -201,8 +202,9 @@ class Parser {
     if (kw.text == "tensor") d.kind = Decl::Kind::kTensor;
     if (kw.text == "named_barrier") d.kind = Decl::Kind::kNamedBarrier;
     if (kw.text == "global") d.kind = Decl::Kind::kGlobal;
+    if (kw.text == "pipeline") d.kind = Decl::Kind::kPipeline;
     if (is_punct("[")) {
-      if (d.kind == Decl::Kind::kTensor || d.kind == Decl::Kind::kNamedBarrier)
+      if (d.kind == Decl::Kind::kTensor || d.kind == Decl::Kind::kNamedBarrier || d.kind == Decl::Kind::kPipeline)
         fail(peek().loc, fmt::format("a {} cannot be an array", kw.text));
       next();
       d.size = parse_expr();
@@ -254,6 +256,19 @@ class Parser {
         if (is_ident("init")) {
           attr("init");
           d.count = parse_expr();
+        }
+        break;
+      case Decl::Kind::kPipeline:
+        // pipeline NAME CLASS key=value ...: the attributes are checked by the compiler (isa/pipelines.cpp).
+        d.dtype = expect_ident("a pipeline class (PipelineTmaAsync, PipelineTmaUmmaAsync, PipelineTransactionAsync, "
+                               "PipelineAsync or OrderedSequenceBarrier)");
+        while (peek().kind == Tok::kIdent && is_punct("=", 1)) {
+          Operand o;
+          o.loc = peek().loc;
+          o.key = next().text;
+          next();
+          o.values.push_back(parse_expr());
+          d.attrs.push_back(std::move(o));
         }
         break;
     }

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "isa/ops.hpp"
+#include "isa/pipelines.hpp"
 #include "support.hpp"
 
 using namespace smpipe;
@@ -364,6 +366,13 @@ TEST_CASE("the editor grammar highlights every op, built-in and keyword of the l
   std::set<std::string> ops;
   for (const auto& spec : isa::all_ops()) ops.insert(std::string(spec.name));
   CHECK(words("op", "(?<![\\w.])(") == ops);
+  std::set<std::string> aliases;
+  for (const auto& a : isa::op_aliases()) aliases.insert(std::string(a.alias));
+  CHECK(words("ptx_op", "(?<![\\w.])(") == aliases);
+  std::set<std::string> pipeline_words;
+  for (auto w : isa::pipeline_statements()) pipeline_words.insert(std::string(w));
+  for (auto w : isa::pipeline_class_names()) pipeline_words.insert(std::string(w));
+  CHECK(words("pipeline", "\\b(") == pipeline_words);
   std::set<std::string> builtins = words("builtin", "\\b(");
   for (int i = 0; i < static_cast<int>(isa::Builtin::kCount); ++i)
     CHECK(builtins.count(std::string(isa::builtin_name(static_cast<isa::Builtin>(i)))) == 1);
@@ -377,4 +386,69 @@ TEST_CASE("the editor grammar highlights every op, built-in and keyword of the l
       CHECK(known.count(w) == 1);
     }
   CHECK(words("function", "\\b(") == compiler_functions());
+}
+
+namespace {
+// The body rows of the n-th table (0-based) in `lines`.
+std::vector<std::vector<std::string>> nth_table(const std::vector<std::string>& lines, int n) {
+  std::vector<std::string> rest = lines;
+  for (int i = 0; i < n; ++i) {
+    std::size_t at = 0;
+    while (at < rest.size() && rest[at].rfind("|", 0) != 0) ++at;  // this table's first row
+    while (at < rest.size() && rest[at].rfind("|", 0) == 0) ++at;  // past it
+    rest.erase(rest.begin(), rest.begin() + static_cast<std::ptrdiff_t>(at));
+  }
+  return table(rest);
+}
+
+// "`a`, [`b`]" -> {a: required, b: optional}.
+std::vector<std::pair<std::string, bool>> attribute_list(const std::string& cell) {
+  std::vector<std::pair<std::string, bool>> out;
+  std::regex item("(\\[?)`([a-z_]+)`\\]?");
+  for (auto it = std::sregex_iterator(cell.begin(), cell.end(), item); it != std::sregex_iterator(); ++it)
+    out.emplace_back((*it)[2].str(), (*it)[1].str().empty());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("the reference's pipeline classes, attributes, statements and PTX spellings are the compiler's", "[docs][reference]") {
+  auto lines = section(reference_lines(), "## Pipelines");
+  auto classes = nth_table(lines, 0);
+  std::vector<std::string> doc_classes;
+  for (const auto& r : classes) {
+    REQUIRE(r.size() == 4);
+    std::string name = unquote(r[0]);
+    doc_classes.push_back(name);
+    auto it = std::find(isa::pipeline_class_names().begin(), isa::pipeline_class_names().end(), name);
+    REQUIRE(it != isa::pipeline_class_names().end());
+    auto cls = static_cast<isa::PipelineClass>(it - isa::pipeline_class_names().begin());
+    INFO(name);
+    std::vector<std::pair<std::string, bool>> impl;
+    for (const auto& [a, req] : isa::pipeline_attributes(cls)) impl.emplace_back(std::string(a), req);
+    CHECK(attribute_list(r[1]) == impl);
+    std::set<std::string> doc_stmts = listed(r[3]), impl_stmts;
+    for (auto st : isa::pipeline_statements_of(cls)) impl_stmts.insert(std::string(st));
+    CHECK(doc_stmts == impl_stmts);
+  }
+  CHECK(doc_classes == std::vector<std::string>(isa::pipeline_class_names().begin(), isa::pipeline_class_names().end()));
+  std::set<std::string> doc_statements = first_words(nth_table(lines, 1));
+  CHECK(doc_statements == std::set<std::string>(isa::pipeline_statements().begin(), isa::pipeline_statements().end()));
+
+  // PTX spellings: each row is an alias the compiler takes, for the op (and flag) shown.
+  std::set<std::string> doc_aliases;
+  for (const auto& r : table(section(reference_lines(), "### PTX spellings"))) {
+    REQUIRE(r.size() == 2);
+    std::string alias = unquote(r[0]);
+    doc_aliases.insert(alias);
+    const isa::OpAlias* a = isa::find_alias(alias);
+    REQUIRE(a != nullptr);
+    std::smatch m;
+    REQUIRE(std::regex_match(r[1], m, std::regex("`([a-z0-9_.]+)`(?: with `([a-z_]+)`)?")));
+    CHECK(m[1].str() == a->op);
+    CHECK(m[2].str() == a->flag);
+    CHECK(isa::find_op(a->op).has_value());
+  }
+  std::set<std::string> impl_aliases;
+  for (const auto& a : isa::op_aliases()) impl_aliases.insert(std::string(a.alias));
+  CHECK(doc_aliases == impl_aliases);
 }

@@ -275,9 +275,14 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   }
   j["roles"] = roles;
   json bars = json::array();
-  for (const auto& b : s.barriers)
+  for (const auto& b : s.barriers) {
+    json hist = json::array();  // non-empty buckets: [lo, hi, count], lo <= cycles < hi
+    for (std::size_t i = 0; i < b.wait_histogram.size(); ++i)
+      if (b.wait_histogram[i] > 0)
+        hist.push_back({i == 0 ? 0 : std::int64_t{1} << (i - 1), std::int64_t{1} << i, b.wait_histogram[i]});
     bars.push_back({{"name", b.name}, {"phases", b.phases}, {"blocking_waits", b.waits}, {"wait_cycles", b.wait_cycles},
-                    {"wait_max", b.wait_max}});
+                    {"wait_max", b.wait_max}, {"wait_histogram", hist}});
+  }
   j["mbarriers"] = bars;
   json units = json::array();
   for (const auto& u : s.units) units.push_back({{"name", u.name}, {"busy_cycles", u.busy}, {"utilisation", u.utilisation}});

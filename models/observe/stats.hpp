@@ -1,8 +1,10 @@
 // What a run measured: per-role busy/wait split, per-barrier phases and waits, unit utilisation.
 #pragma once
 
-#include <cstdint>
 #include <algorithm>
+#include <array>
+#include <bit>
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -25,6 +27,13 @@ struct BarrierStats {
   std::int64_t waits = 0;        // waits that blocked
   std::int64_t wait_cycles = 0;  // total blocked cycles
   std::int64_t wait_max = 0;
+  // Blocking waits by length: bucket 0 counts waits of 0 cycles, bucket b > 0 those of [2^(b-1), 2^b).
+  std::array<std::int64_t, 64> wait_histogram{};
+  void add_wait(std::int64_t cycles) {
+    wait_cycles += cycles;
+    wait_max = std::max(wait_max, cycles);
+    wait_histogram[cycles <= 0 ? 0 : static_cast<std::size_t>(std::bit_width(static_cast<std::uint64_t>(cycles)))] += 1;
+  }
 };
 
 struct UnitStats {

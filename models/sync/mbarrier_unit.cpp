@@ -28,7 +28,7 @@ MbarrierUnit::MbarrierUnit(Simulator& sim) : Unit(sim) {
   const auto& p = sim.program();
   for (const auto& b : p.mbarriers) {
     causes_.push_back(sim.cause_id("mbarrier " + b.name));
-    stats_.push_back(BarrierStats{b.name, 0, 0, 0, 0});
+    stats_.push_back(BarrierStats{b.name});
   }
   noted_decl_.assign(p.mbarriers.size(), false);
   for (std::uint32_t f = 0; f < p.mbarrier_layout.count; ++f) decl_.push_back(p.mbarrier_layout.decl_of(f));
@@ -448,6 +448,7 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
         // Completed, not visible yet: resume when it is; if the next phase completes meanwhile, that is a
         // phase overrun too (woken checks it).
         c.observed[f] = 1;
+        stats_[decl_[f]].waits += 1;  // it blocks (and is counted in wait_cycles when it wakes)
         ctx.block(this, f, b.phase() - 1, cause_of(f));
         sim_.wake_at(ctx.warp_id, visible_at);
         return ctx.blocked();
@@ -483,10 +484,7 @@ void MbarrierUnit::woken(std::uint32_t id) {
   c.passed_waits[w.wait_obj] += 1;
   hazards_->acquire(id, w.cta, w.wait_obj);
   if (sim_.op_of(w, w.wait_op).kind == OpKind::kWait) note_consumed(id, w.wait_op, w.wait_obj, w.wait_value);
-  BarrierStats& bs = stats_[decl_[w.wait_obj]];
-  std::int64_t waited = (sim_.now() - w.wait_since).v;
-  bs.wait_cycles += waited;
-  bs.wait_max = std::max(bs.wait_max, waited);
+  stats_[decl_[w.wait_obj]].add_wait((sim_.now() - w.wait_since).v);
 }
 
 // A `wait` that returns on a completion the same warp's earlier `wait` already returned on did not wait for

@@ -22,6 +22,7 @@
 #include "traces/replay.hpp"
 #include "cli/load.hpp"
 #include "cli/output.hpp"
+#include "cli/report_files.hpp"
 #include "cli/sweep.hpp"
 #include "cli/replay.hpp"
 
@@ -95,6 +96,26 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     trace = std::make_unique<sim::TraceWriter>(l.machine.clock_mhz, a.trace_ctas);
     opt.trace = trace.get();
   }
+  // --html: the report shows CTA 0's timeline: from the --trace run when it records CTA 0, else from a trace
+  // kept for it alone (CTA 0, at most 64 MB of events).
+  std::unique_ptr<OutputFile> html_file;
+  std::unique_ptr<sim::TraceWriter> timeline;
+  if (!a.html.empty()) {
+    html_file = std::make_unique<OutputFile>(a.html, "HTML report");
+    if (!trace) {
+      timeline = std::make_unique<sim::TraceWriter>(l.machine.clock_mhz, 1, std::size_t{64} << 20);
+      opt.trace = timeline.get();
+    }
+  }
+  // --csv DIR: one file per table of the summary, claimed now like every output file.
+  std::vector<std::pair<std::string, std::unique_ptr<OutputFile>>> csv_files;
+  if (!a.csv_dir.empty()) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(a.csv_dir, ec))
+      throw isa::InputError(fmt::format("--csv {}: not a folder (give an existing folder for the CSV tables)", a.csv_dir));
+    for (const auto& name : csv_table_names())
+      csv_files.emplace_back(name, std::make_unique<OutputFile>((std::filesystem::path(a.csv_dir) / name).string(), "CSV file"));
+  }
   // On a terminal, a run that takes more than a second shows how far it got on stderr (then erases it).
   bool shown = false;
   if (interactive(err)) {
@@ -111,13 +132,24 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   }
   models::RunResult r = models::simulate(l.program, l.machine, opt);
   if (shown) err << "\r\033[K" << std::flush;
+  nlohmann::json run_json;
+  if (a.json || html_file || !csv_files.empty()) run_json = models::to_json(r, l.program);
   if (a.json) {
-    out << json_text(models::to_json(r, l.program)) << "\n";
+    out << json_text(run_json) << "\n";
   } else {
     out << models::format_summary(r, l.program);
     std::string problem = models::format_problem(r);
     if (!problem.empty()) out << "\n" << problem;
   }
+  if (html_file) {
+    std::string title = a.file;
+    for (const auto& d : a.defines) title += " -D " + d;
+    const sim::TraceWriter* tl = timeline ? timeline.get() : a.trace_ctas > 0 ? trace.get() : nullptr;
+    html_file->commit([&](std::ostream& f) { f << html_page(html_run_data(run_json, tl, title)); });
+    if (!a.json) out << fmt::format("report: {} (open in a browser)\n", a.html);
+  }
+  for (auto& [name, file] : csv_files) file->commit([&](std::ostream& f) { f << csv_table(run_json, name); });
+  if (!csv_files.empty() && !a.json) out << fmt::format("tables: {} ({})\n", a.csv_dir, fmt::join(csv_table_names(), ", "));
   if (trace) {
     trace_file->commit([&](std::ostream& f) { trace->write(f); });
     if (!a.json) {
@@ -316,6 +348,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   run->add_option("--trace-ctas", run_args.trace_ctas, "record the first N CTAs in the trace (default 8)");
   run->add_flag("--json", run_args.json, "print the results as JSON");
   run->add_flag("--dump-program", run_args.dump_program, "print the compiled bytecode and stop");
+  run->add_option("--html", run_args.html, "write a self-contained HTML report (summary, waits, barriers, units, CTA 0's timeline)");
+  run->add_option("--csv", run_args.csv_dir, "write the summary's tables as CSV files into this folder");
   CLI::App* check = app.add_subcommand("check", "run many jittered schedules and report any that hangs or breaks a rule");
   add_run_options(*check, check_args);
   check->add_flag("--json", check_args.json, "print the results as JSON (docs/json.md)");
@@ -328,6 +362,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   sweep->add_option("--group", sweep_args.group, "rank each group of these swept params on its own (e.g. --group M,N,K)")
       ->delimiter(',');
   sweep->add_option("--csv", sweep_args.csv, "write one row per point to this CSV file");
+  sweep->add_option("--html", sweep_args.html, "write a self-contained HTML report: a chart of the configs per group, every point");
   sweep->add_option("--json", sweep_args.json, "write one object per point to this JSON file");
   sweep->add_option("--jobs", sweep_args.jobs, "points run at once (default: one per core)")->check(CLI::PositiveNumber);
   sweep->add_option("--top", sweep_args.top, "points listed per group in the ranking (default 5)")->check(CLI::PositiveNumber);

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/output.hpp"
+#include "cli/report_files.hpp"
 #include "isa/source.hpp"
 #include "models/observe/report.hpp"
 
@@ -34,13 +35,6 @@ struct Row {
 };
 
 std::string first_line(const std::string& s) { return s.substr(0, s.find('\n')); }
-
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return q + "\"";
-}
 
 }  // namespace
 
@@ -74,9 +68,10 @@ std::pair<std::string, std::vector<std::int64_t>> parse_axis(const std::string& 
 
 int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
   // Output files are claimed before anything runs (a bad path is bad input) and written all or nothing.
-  std::unique_ptr<OutputFile> csv_file, json_file;
+  std::unique_ptr<OutputFile> csv_file, json_file, html_file;
   if (!a.csv.empty()) csv_file = std::make_unique<OutputFile>(a.csv, "CSV file");
   if (!a.json.empty()) json_file = std::make_unique<OutputFile>(a.json, "JSON file");
+  if (!a.html.empty()) html_file = std::make_unique<OutputFile>(a.html, "HTML report");
   // The grid: every combination of the axes' values, the first axis slowest; then the machines.
   std::vector<std::string> names;
   std::vector<std::vector<std::int64_t>> axes;
@@ -208,7 +203,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
                          r.exit, r.cycles, r.time_us, r.tflops, csv_field(r.bottleneck), csv_field(r.reason));
       }
     });
-  if (json_file) {
+  if (json_file || html_file) {
     nlohmann::json j = nlohmann::json::array();
     for (std::size_t i = 0; i < points.size(); ++i) {
       const Row& r = rows[i];
@@ -218,7 +213,16 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
                    {"cycles", r.cycles}, {"time_us", r.time_us}, {"tflops", r.tflops}, {"bottleneck", r.bottleneck},
                    {"reason", r.reason}});
     }
-    json_file->commit([&](std::ostream& f) { f << json_text(j) << "\n"; });
+    if (json_file) json_file->commit([&](std::ostream& f) { f << json_text(j) << "\n"; });
+    if (html_file) {
+      std::string title = a.run.file;
+      for (const auto& d : a.run.defines) title += " -D " + d;
+      for (const auto& d : a.axes) title += " -D " + d;
+      nlohmann::json data = {{"schema", kHtmlSchema}, {"kind", "sweep"}, {"title", title}, {"group_params", a.group},
+                             {"swept", names}, {"points", j}};
+      html_file->commit([&](std::ostream& f) { f << html_page(data); });
+      out << fmt::format("report: {} (open in a browser)\n", a.html);
+    }
   }
   return invalid == points.size() ? kBadInput : worst;  // nothing ran: the input is bad
 }

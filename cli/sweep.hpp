@@ -15,7 +15,7 @@ struct SweepArgs {
   std::vector<std::string> axes;    // NAME=V1,V2,... or NAME=A..B or NAME=A..B:STEP (half-open, like the language)
   std::vector<std::string> gpus;    // machines (one axis); none: the file's or the default
   std::vector<std::string> group;   // params whose values define a group ranked on its own (e.g. M, N, K)
-  std::string csv, json;            // result files
+  std::string csv, json, html;      // result files (html: a chart of the configs per group)
   int jobs = 0;
   int top = 5;
 };

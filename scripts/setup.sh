@@ -12,6 +12,7 @@ packages=(
   catch2                                # tests (Catch2 v2, header-only)
   python3                               # calibration scripts (standard library only)
   clang libclang-rt-dev                 # fuzzing: clang++ and libFuzzer (docs/fuzzing.md; .ci/run runs the fuzz targets)
+  chromium                              # tests: the HTML reports are loaded in headless Chromium (tests/html/)
 )
 
 missing=()

@@ -36,6 +36,7 @@ class TraceWriter {
   void instant(const std::string& name, std::int64_t at);
 
   std::size_t size() const { return events_.size(); }
+  const std::vector<std::string>& events() const { return events_; }  // each one JSON object, in the order written
   std::uint64_t dropped() const { return dropped_; }  // events left out past the size limit
   void write(std::ostream& out) const;
 

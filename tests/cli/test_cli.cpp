@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "cli/report_files.hpp"
 #include "cli/sweep.hpp"
 #include "support.hpp"
 
@@ -295,4 +296,74 @@ TEST_CASE("summary: a role's busy and waiting time never exceed its lifetime, al
     CHECK(role.busy + waited <= role.lifetime);
   }
   CHECK(r.stats.roles[0].busy == r.stats.roles[0].lifetime);  // the compute ran from 0 to the stop
+}
+
+TEST_CASE("run --csv writes the summary's tables, which add up to what --json says", "[cli][csv]") {
+  auto dir = std::filesystem::temp_directory_path() / "smpipe_csv_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  auto r = run_cli({"run", "examples/mainloop", "--csv", dir.string(), "--json"});
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  auto rows = [&](const std::string& name) {
+    std::vector<std::string> lines;
+    std::ifstream in(dir / name);
+    for (std::string l; std::getline(in, l);) lines.push_back(l);
+    return lines;
+  };
+  for (const auto& name : cli::csv_table_names()) CHECK(std::filesystem::exists(dir / name));
+  auto roles = rows("roles.csv");
+  REQUIRE(roles.size() == 1 + j["roles"].size());
+  CHECK(roles[0] == "role,warps,lifetime_cycles,busy_cycles,waiting_cycles,other_cycles,ops,busy_pct,waiting_pct,other_pct");
+  CHECK(roles[1].rfind(fmt::format("producer,1,{},{},", j["roles"][0]["lifetime_cycles"].get<std::int64_t>(),
+                                   j["roles"][0]["busy_cycles"].get<std::int64_t>()), 0) == 0);
+  auto bars = rows("mbarriers.csv");
+  REQUIRE(bars.size() == 1 + j["mbarriers"].size());
+  CHECK(bars[1].rfind(fmt::format("full,{},{},{},", j["mbarriers"][0]["phases"].get<std::int64_t>(),
+                                  j["mbarriers"][0]["blocking_waits"].get<std::int64_t>(),
+                                  j["mbarriers"][0]["wait_cycles"].get<std::int64_t>()), 0) == 0);
+  // The histogram's rows count every blocking wait once.
+  std::int64_t waits = 0;
+  for (const auto& l : rows("mbarrier_waits.csv"))
+    if (l.rfind("full,", 0) == 0) waits += std::stoll(l.substr(l.rfind(',') + 1));
+  CHECK(waits == j["mbarriers"][0]["blocking_waits"].get<std::int64_t>());
+  CHECK(rows("units.csv").size() == 1 + j["units"].size());
+  CHECK(rows("waits.csv").size() > 2);
+  // A field with a comma is quoted (the LSU's name).
+  CHECK(read_file((dir / "units.csv").string()).find("\"LSU (cp.async, global)\"") != std::string::npos);
+  // A folder that does not exist is bad input, before anything runs.
+  auto bad = run_cli({"run", "examples/mainloop", "--csv", (dir / "nope").string()});
+  CHECK(bad.code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("not a folder"));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the HTML report embeds the run's JSON and CTA 0's timeline, and no data can end its script", "[cli][html]") {
+  auto path = std::filesystem::temp_directory_path() / "smpipe_html_test.html";
+  auto r = run_cli({"run", "examples/deadlock_producer_start_phase", "--html", path.string()});
+  CHECK(r.code == 2);
+  std::string page = read_file(path.string());
+  CHECK(page.find("/*@SMPIPE_DATA@*/") == std::string::npos);  // the data replaced the placeholder
+  CHECK_THAT(page, Catch::Contains("\"schema\":\"smpipe-html/1\""));
+  CHECK_THAT(page, Catch::Contains("\"outcome\":\"deadlock\""));
+  CHECK_THAT(page, Catch::Contains("(unfinished)"));  // the stuck waits are on the timeline
+  // Text that would end the script is escaped: the page has as many </script> as the template.
+  std::size_t template_ends = 0, page_ends = 0;
+  std::string tmpl = cli::html_page(nlohmann::json::object());
+  for (std::size_t p = 0; (p = tmpl.find("</script>", p)) != std::string::npos; ++p) ++template_ends;
+  std::string hostile = cli::html_page({{"title", "</script><script>alert(1)</script>"}});
+  for (std::size_t p = 0; (p = hostile.find("</script>", p)) != std::string::npos; ++p) ++page_ends;
+  CHECK(page_ends == template_ends);
+  CHECK_THAT(hostile, Catch::Contains("\\u003c/script>\\u003cscript>alert(1)\\u003c/script>"));
+  // The timeline keeps CTA 0 only, however many CTAs --trace records.
+  auto both = run_cli({"run", "examples/cluster_multicast", "--html", path.string(), "--trace",
+                       (std::filesystem::temp_directory_path() / "smpipe_html_test.json").string()});
+  CHECK(both.code == 0);
+  page = read_file(path.string());
+  auto start = page.find("const DATA = ") + 13;
+  auto end = page.find(";\n", start);
+  auto data = nlohmann::json::parse(page.substr(start, end - start));
+  REQUIRE(data["timeline"]["events"].size() > 10);
+  for (const auto& e : data["timeline"]["events"]) CHECK(e.value("pid", 0) == 0);
+  std::filesystem::remove(path);
 }

@@ -37,6 +37,14 @@ std::int64_t value(const isa::Program& p, const std::string& name) {
   return 0;
 }
 
+// The arrival count of mbarrier declaration `name` (a pipeline's barriers: "mainloop.empty").
+std::int64_t barrier_count(const isa::Program& p, const std::string& name) {
+  for (const auto& b : p.mbarriers)
+    if (b.name == name) return b.count.value_or(-1);
+  FAIL("no mbarrier " << name);
+  return 0;
+}
+
 const isa::ParamOverrides kSmall = {{"M", 1024}, {"N", 1024}, {"K", 512}};
 
 isa::ParamOverrides with(isa::ParamOverrides base, const isa::ParamOverrides& extra) {
@@ -109,10 +117,14 @@ TEST_CASE("sm90 builder rules: epilogue defaults and StageCountAutoCarveout", "[
   CHECK(value(void_c, "S") == (232448 - 2 * 8192) / 49168);
   auto pp = compile_model("sm90/gemm_tma_ws_pingpong", {}, "h100-sxm");
   CHECK(value(pp, "EM") == 64);  // pingpong / basic: (min(64, M), 32)
-  CHECK(value(pp, "EMPTY") == 128);
-  CHECK(value(p, "EMPTY") == 256);
+  // The mainloop pipelines' empty barriers get CUTLASS's counts (PipelineTmaAsync::init_barriers).
+  CHECK(barrier_count(pp, "mainloop.empty") == 128);
+  CHECK(barrier_count(p, "mainloop.empty") == 256);
+  CHECK(barrier_count(p, "mainloop.full") == 1);
+  CHECK(barrier_count(p, "epi_load.full") == 32);
+  CHECK(barrier_count(p, "epi_load.empty") == 256);
   auto cl = compile_model("sm90/gemm_tma_ws_cooperative", {{"CLUSTER_M", 2}, {"CLUSTER_N", 2}}, "h100-sxm");
-  CHECK(value(cl, "EMPTY") == (2 + 2 - 1) * 2);  // (cluster_x + cluster_y - 1) * consumer warpgroups
+  CHECK(barrier_count(cl, "mainloop.empty") == (2 + 2 - 1) * 2);  // (cluster_x + cluster_y - 1) * consumer warpgroups
   // Every model's CTA fits the 227 KB a CTA may use.
   for (const auto& prog : {p, wide, void_c, pp, cl}) CHECK(prog.smem_bytes() <= 232448);
 }
@@ -121,13 +133,13 @@ TEST_CASE("known-bad sm90 configurations are found by simulation", "[kernels][di
   SECTION("transaction bytes that do not match the TMA boxes") {
     auto r = run_model("sm90/gemm_tma_ws_cooperative", with(kSmall, {{"TX_BYTES", 49152}}));
     CHECK(r.result.outcome == Outcome::kDeadlock);
-    CHECK_THAT(r.report, Catch::Contains("full[0]: all 1 arrivals came but the tx-count is stuck at 16384: 49152 bytes expected, "
+    CHECK_THAT(r.report, Catch::Contains("mainloop.full[0]: all 1 arrivals came but the tx-count is stuck at 16384: 49152 bytes expected, "
                                          "32768 delivered"));
   }
   SECTION("a pingpong pipeline built with the cooperative consumer count") {
     auto r = run_model("sm90/gemm_tma_ws_pingpong", with(kSmall, {{"EMPTY_COUNT", 256}}));
     CHECK(r.result.outcome == Outcome::kDeadlock);
-    CHECK_THAT(r.report, Catch::Contains("empty[0]: initialised with count 256 but only 128 arrival(s) came in phase 0"));
+    CHECK_THAT(r.report, Catch::Contains("mainloop.empty[0]: initialised with count 256 but only 128 arrival(s) came in phase 0"));
     CHECK(run_model("sm90/gemm_tma_ws_pingpong", kSmall).result.outcome == Outcome::kFinished);
   }
   SECTION("DelayTmaStore with ReuseSmemC and StagesC <= StagesD hangs; StagesC = StagesD + 1 does not") {
@@ -137,7 +149,7 @@ TEST_CASE("known-bad sm90 configurations are found by simulation", "[kernels][di
       INFO("StagesC " << sc);
       CHECK(r.result.outcome == Outcome::kDeadlock);
       CHECK_THAT(r.report, Catch::Contains("CTA 0 warp 2 (epilogue_load) -> CTA 0 warp"));
-      CHECK_THAT(r.report, Catch::Contains("c_empty[0]: none of the 256 arrivals of phase 0 came"));
+      CHECK_THAT(r.report, Catch::Contains("epi_load.empty[0]: none of the 256 arrivals of phase 0 came"));
     }
     auto ok = run_model("sm90/gemm_tma_ws_cooperative",
                         with(kSmall, {{"DELAY_TMA_STORE", 1}, {"REUSE_SMEM_C", 1}, {"STAGES_C", 3}, {"STAGES_D", 2}}));

@@ -20,6 +20,7 @@
 #include "traces/compare.hpp"
 #include "traces/hwtrace.hpp"
 #include "traces/replay.hpp"
+#include "api/load.hpp"
 #include "cli/load.hpp"
 #include "cli/output.hpp"
 #include "cli/report_files.hpp"
@@ -303,13 +304,7 @@ int cmd_compare(const ReplayArgs& a, std::ostream& out) {
 }
 
 int cmd_models(std::ostream& out) {
-  namespace fs = std::filesystem;
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (auto it = fs::recursive_directory_iterator(models::kernels_dir(), ec); it != fs::recursive_directory_iterator(); ++it)
-    if (it->path().extension() == ".pipe")
-      names.push_back(fs::relative(it->path(), models::kernels_dir()).replace_extension("").string());
-  std::sort(names.begin(), names.end());
+  std::vector<std::string> names = api::builtin_model_names();
   out << "built-in models (smpipe run NAME), from " << models::kernels_dir() << ":\n";
   for (const auto& n : names) {
     auto source = isa::load_source(models::kernels_dir() + "/" + n + ".pipe");

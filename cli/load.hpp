@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/commands.hpp"
+#include "api/load.hpp"
 #include "isa/program.hpp"
 #include "models/gpu/gpu.hpp"
 #include "models/machine.hpp"
@@ -34,17 +35,8 @@ struct RunArgs {
   int jobs = 0;  // check: threads (0: one per core)
 };
 
-struct Loaded {
-  isa::Program program;
-  models::Machine machine;
-};
+using api::Loaded;  // a program and its machine (api/load.hpp)
 
-// The machine a program's `gpu "..."` line names: a built-in name, or a .json file's bare name, looked up
-// beside the program. Throws isa::InputError for anything else (a path).
-std::string program_machine(const std::string& gpu, const std::string& program_path);
-
-// FILE or a built-in model name -> a path. Throws isa::InputError.
-std::string resolve_file(const std::string& f);
 // The program of a.file with a.defines bound, on its machine (a.gpu, the file's `gpu`, or h100-sxm).
 Loaded load(const RunArgs& a);
 // The run options of the command line's limits (--max-cycles, --max-ops) with this seed and jitter.

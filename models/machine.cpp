@@ -172,7 +172,7 @@ std::string machine_for_gpu(const std::string& device) {
 namespace {
 // Where the built-in models or machines (`sub`: kernels, machines) are: the environment variable `env` when
 // set; else beside an installed binary, PREFIX/share/smpipe/SUB for PREFIX/bin/smpipe (`cmake --install`);
-// else the source tree the binary was built from.
+// else the source tree the binary was built from, or when that is gone the configured install prefix.
 std::string data_dir(const char* env, const char* sub) {
   if (const char* e = std::getenv(env)) return e;
   namespace fs = std::filesystem;
@@ -182,7 +182,11 @@ std::string data_dir(const char* env, const char* sub) {
     fs::path installed = exe.parent_path().parent_path() / "share" / "smpipe" / sub;
     if (fs::is_directory(installed, ec)) return installed.string();
   }
-  return std::string(SMPIPE_SOURCE_DIR) + "/models/" + sub;
+  std::string source = std::string(SMPIPE_SOURCE_DIR) + "/models/" + sub;
+  // A program that embeds the installed library (docs/api.md) runs from elsewhere: the install prefix.
+  std::string prefix = std::string(SMPIPE_INSTALL_DATA_DIR) + "/" + sub;
+  if (!fs::is_directory(source, ec) && fs::is_directory(prefix, ec)) return prefix;
+  return source;
 }
 }  // namespace
 

@@ -1,0 +1,66 @@
+#include "api/load.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "isa/ast.hpp"
+#include "models/gpu/gpu.hpp"
+
+namespace smpipe::api {
+
+std::string resolve_file(const std::string& f) {
+  namespace fs = std::filesystem;
+  if (fs::exists(f)) return f;
+  std::string builtin = models::kernels_dir() + "/" + f + (f.size() > 5 && f.substr(f.size() - 5) == ".pipe" ? "" : ".pipe");
+  if (fs::exists(builtin)) return builtin;
+  throw isa::InputError(fmt::format("no file '{}' and no built-in model of that name (see `smpipe models`)", f));
+}
+
+std::string program_machine(const std::string& gpu, const std::string& program_path) {
+  namespace fs = std::filesystem;
+  bool json = gpu.size() > 5 && gpu.compare(gpu.size() - 5, 5, ".json") == 0;
+  // A program names a built-in machine or a machine file beside itself, by its bare name: it cannot make smpipe
+  // open other files (an absolute path, ../, a subfolder). The command line's --gpu may name any file.
+  if (gpu.empty() || gpu.find('/') != std::string::npos || gpu.find('\\') != std::string::npos || gpu[0] == '.')
+    throw isa::InputError(fmt::format("a program names a built-in machine, or a machine file by its bare name found beside the "
+                                      "program ('{}' is a path: give it with --gpu instead)", isa::printable(gpu)));
+  if (!json) return gpu;
+  return (fs::path(program_path).parent_path() / gpu).string();
+}
+
+Loaded load_program(const std::string& file_name, const isa::ParamOverrides& overrides, const std::string& gpu_given,
+                    const std::string& kernel, double clock_mhz) {
+  auto source = isa::load_source(resolve_file(file_name));
+  isa::File file = isa::parse(source);
+  // The machine comes first: the program may size its grid by SM_COUNT.
+  std::string gpu = gpu_given;
+  if (gpu.empty() && file.gpu) gpu = file.gpu->first;
+  if (gpu.empty()) gpu = "h100-sxm";
+  models::Machine machine;
+  bool from_program = gpu_given.empty() && file.gpu;
+  try {
+    machine = models::load_machine(from_program ? program_machine(gpu, source->name) : gpu);
+  } catch (const isa::InputError& e) {
+    if (from_program) throw isa::InputError(file.gpu->second, e.message());
+    throw;
+  }
+  if (clock_mhz > 0) machine = models::at_sm_clock(machine, clock_mhz);
+  isa::Program program = isa::compile(file, overrides, kernel, models::predefined_constants(machine));
+  models::check_fits(program, machine);
+  return Loaded{std::move(program), std::move(machine)};
+}
+
+std::vector<std::string> builtin_model_names() {
+  namespace fs = std::filesystem;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (auto it = fs::recursive_directory_iterator(models::kernels_dir(), ec); it != fs::recursive_directory_iterator(); ++it)
+    if (it->path().extension() == ".pipe")
+      names.push_back(fs::relative(it->path(), models::kernels_dir()).replace_extension("").string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+}  // namespace smpipe::api

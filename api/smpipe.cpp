@@ -1,0 +1,93 @@
+#include "api/smpipe.hpp"
+
+#include "api/load.hpp"
+#include "isa/ast.hpp"
+#include "models/gpu/gpu.hpp"
+#include "models/observe/report.hpp"
+
+namespace smpipe {
+
+struct Simulation::Impl {
+  std::string program;
+  Options options;
+  isa::ParamOverrides params;
+
+  api::Loaded load() const {
+    try {
+      return api::load_program(program, params, options.gpu, options.kernel, options.clock_mhz);
+    } catch (const isa::InputError& e) {
+      throw Error(e.what());
+    }
+  }
+};
+
+Simulation::Simulation(std::string program, Options options) : impl_(std::make_unique<Impl>()) {
+  impl_->program = std::move(program);
+  impl_->options = std::move(options);
+}
+Simulation::~Simulation() = default;
+Simulation::Simulation(Simulation&&) noexcept = default;
+Simulation& Simulation::operator=(Simulation&&) noexcept = default;
+
+Simulation& Simulation::set(const std::string& param, std::int64_t value) {
+  impl_->params[param] = value;
+  return *this;
+}
+
+Simulation& Simulation::options(const Options& o) {
+  impl_->options = o;
+  return *this;
+}
+
+std::map<std::string, std::int64_t> Simulation::params() const {
+  api::Loaded l = impl_->load();
+  return {l.program.params.begin(), l.program.params.end()};
+}
+
+Result Simulation::run() const {
+  api::Loaded l = impl_->load();
+  models::RunOptions opt;
+  opt.seed = impl_->options.seed;
+  opt.jitter_pct = impl_->options.jitter_pct;
+  opt.max_cycles = impl_->options.max_cycles;
+  if (impl_->options.max_ops > 0) opt.max_ops = impl_->options.max_ops;
+  models::RunResult r = models::simulate(l.program, l.machine, opt);
+  nlohmann::json j = models::to_json(r, l.program);
+  Result out;
+  switch (r.outcome) {
+    case models::Outcome::kFinished: out.outcome = Outcome::kFinished; break;
+    case models::Outcome::kDeadlock: out.outcome = Outcome::kDeadlock; break;
+    case models::Outcome::kWatchdog: out.outcome = Outcome::kWatchdog; break;
+    case models::Outcome::kUndefined:
+      out.outcome = r.diagnosis && r.diagnosis->hazard ? Outcome::kHazard : Outcome::kUndefinedBehaviour;
+      break;
+  }
+  out.exit_code = out.outcome == Outcome::kFinished ? 0 : out.outcome == Outcome::kDeadlock || out.outcome == Outcome::kWatchdog ? 2 : 3;
+  out.cycles = r.cycles;
+  out.time_us = j.value("time_us", 0.0);
+  out.tflops = j.value("tflops", 0.0);
+  out.clock_mhz = l.machine.clock_mhz;
+  out.bottleneck = j.value("bottleneck", "");
+  out.summary = models::format_summary(r, l.program);
+  out.problem = models::format_problem(r);
+  out.json = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace);
+  return out;
+}
+
+std::string version() { return SMPIPE_VERSION; }
+
+std::vector<std::string> builtin_models() {
+  std::vector<std::string> out;
+  for (const auto& n : api::builtin_model_names()) {
+    try {  // files of procs and constants that models import are not models
+      if (!isa::parse(isa::load_source(models::kernels_dir() + "/" + n + ".pipe")).kernels.empty()) out.push_back(n);
+    } catch (const isa::InputError&) {
+      out.push_back(n);  // a model that does not compile (a catalogue entry) is still a model
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> builtin_machines() { return models::builtin_machine_names(); }
+
+}  // namespace smpipe

@@ -1,0 +1,76 @@
+// smpipe's C++ API: load a .pipe program (or a built-in model) on a machine, set its params, run it, and read
+// the result, as `smpipe run` does. Installed as <smpipe/smpipe.hpp>; link the CMake target smpipe::smpipe
+// (find_package(smpipe)). docs/api.md documents it; api/example/ uses it.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace smpipe {
+
+// Bad input: a program that does not parse or compile, an unknown param, model or machine. what() is the
+// message `smpipe` prints for it (FILE:LINE:COL: error: ..., with the source line).
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class Outcome { kFinished, kDeadlock, kWatchdog, kUndefinedBehaviour, kHazard };
+
+struct Result {
+  Outcome outcome = Outcome::kFinished;
+  int exit_code = 0;         // what `smpipe run` exits with: 0 finished, 2 deadlock or watchdog, 3 undefined behaviour or hazard
+  std::int64_t cycles = 0;   // SM cycles until the last warp exited (or the run stopped)
+  double time_us = 0;        // the cycles at the clock, plus the launch cost for a finished run
+  double tflops = 0;         // the MMAs' FLOP over time_us
+  double clock_mhz = 0;      // the SM clock the run assumed
+  std::string bottleneck;    // the summary's bottleneck sentence ("" when none stands out)
+  std::string summary;       // the summary `smpipe run` prints
+  std::string problem;       // the diagnosis or deadlock report ("" for a clean finish)
+  std::string json;          // the run as `smpipe run --json` prints it (schema smpipe-run/1, docs/json.md)
+};
+
+// How to run: the same as the command line's options of the same names.
+struct Options {
+  std::string gpu;                      // a built-in machine (h100-sxm, h200, b200) or a .json file; "": the program's, else h100-sxm
+  std::string kernel;                   // which kernel of a file with several
+  std::uint64_t seed = 1;
+  int jitter_pct = 0;                   // vary every latency by +-PCT %
+  std::int64_t max_cycles = 100'000'000;
+  std::int64_t max_ops = 0;             // 0: the default (2^28)
+  double clock_mhz = 0;                 // 0: the machine's clock
+};
+
+class Simulation {
+ public:
+  // `program`: a .pipe file, or a built-in model's name (`examples/mainloop`, `sm90/gemm_tma_ws_cooperative`;
+  // see builtin_models()). Nothing is read until compile() or run().
+  explicit Simulation(std::string program, Options options = {});
+  ~Simulation();
+  Simulation(Simulation&&) noexcept;
+  Simulation& operator=(Simulation&&) noexcept;
+
+  // Sets a param, like `-D NAME=VALUE` (a param the program does not declare is an Error at run()).
+  Simulation& set(const std::string& param, std::int64_t value);
+  Simulation& options(const Options& o);
+
+  // Every param and const of the program with the values set so far, as compiled. Throws Error.
+  std::map<std::string, std::int64_t> params() const;
+  // Compiles and simulates. Same inputs, same result, byte for byte. Throws Error on bad input.
+  Result run() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+std::string version();
+// The built-in models (names for Simulation) and machines (names for Options::gpu).
+std::vector<std::string> builtin_models();
+std::vector<std::string> builtin_machines();
+
+}  // namespace smpipe

@@ -1,0 +1,77 @@
+// The C++ API (api/smpipe.hpp): the same runs as the command line, params set and read back, bad input as
+// smpipe::Error with the command line's message.
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include "api/smpipe.hpp"
+#include "support.hpp"
+
+TEST_CASE("the API runs a model as `smpipe run` does", "[api]") {
+  smpipe::Simulation sim("examples/mainloop");
+  smpipe::Result r = sim.run();
+  auto cli = smpipe::test::run_cli({"run", "examples/mainloop"});
+  auto cli_json = smpipe::test::run_cli({"run", "examples/mainloop", "--json"});
+  CHECK(r.outcome == smpipe::Outcome::kFinished);
+  CHECK(r.exit_code == 0);
+  CHECK(r.summary == cli.out);  // a clean finish: the summary is all it prints
+  CHECK(r.problem.empty());
+  CHECK(nlohmann::json::parse(r.json) == nlohmann::json::parse(cli_json.out));
+  CHECK(r.cycles == nlohmann::json::parse(r.json)["cycles"].get<std::int64_t>());
+  CHECK(r.clock_mhz == 1980.0);
+  CHECK(r.time_us > 0);
+  CHECK_THAT(r.bottleneck, Catch::Contains("bound"));
+  // The same inputs give the same result, byte for byte.
+  CHECK(sim.run().json == r.json);
+}
+
+TEST_CASE("the API sets params, reads them back, and takes options", "[api]") {
+  smpipe::Simulation sim("examples/mainloop");
+  CHECK(sim.params().at("STAGES") == 4);
+  sim.set("STAGES", 6).set("KTILES", 8);
+  auto p = sim.params();
+  CHECK(p.at("STAGES") == 6);
+  CHECK(p.at("KTILES") == 8);
+  auto cli = smpipe::test::run_cli({"run", "examples/mainloop", "-D", "STAGES=6", "-D", "KTILES=8", "--gpu", "h200", "--json"});
+  smpipe::Result r = sim.options({.gpu = "h200"}).run();
+  CHECK(nlohmann::json::parse(r.json) == nlohmann::json::parse(cli.out));
+  CHECK(nlohmann::json::parse(r.json)["machine"] == "h200");
+  smpipe::Result slow = sim.options({.gpu = "h200", .clock_mhz = 990}).run();
+  CHECK(slow.clock_mhz == 990.0);
+  // A deadlock and a hazard come back as outcomes with the report, not as exceptions.
+  smpipe::Result dl = smpipe::Simulation("examples/deadlock_producer_start_phase").run();
+  CHECK(dl.outcome == smpipe::Outcome::kDeadlock);
+  CHECK(dl.exit_code == 2);
+  CHECK_THAT(dl.problem, Catch::Contains("deadlock at cycle"));
+  smpipe::Result hz = smpipe::Simulation("examples/hazard_wgmma_before_tma").run();
+  CHECK(hz.outcome == smpipe::Outcome::kHazard);
+  CHECK(hz.exit_code == 3);
+  smpipe::Result ub = smpipe::Simulation("examples/ub_double_init").run();
+  CHECK(ub.outcome == smpipe::Outcome::kUndefinedBehaviour);
+  smpipe::Result wd = smpipe::Simulation("examples/watchdog_livelock", {.max_cycles = 20000}).run();
+  CHECK(wd.outcome == smpipe::Outcome::kWatchdog);
+}
+
+TEST_CASE("the API reports bad input as smpipe::Error with the command line's message", "[api]") {
+  auto message = [](smpipe::Simulation s) -> std::string {
+    try {
+      s.run();
+    } catch (const smpipe::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK_THAT(message(smpipe::Simulation("no/such/model")), Catch::Contains("no built-in model of that name"));
+  CHECK_THAT(message(std::move(smpipe::Simulation("examples/mainloop").set("NOPE", 1))), Catch::Contains("NOPE"));
+  CHECK_THAT(message(smpipe::Simulation("examples/mainloop", {.gpu = "a100"})), Catch::Contains("a100"));
+  CHECK_THROWS_AS(smpipe::Simulation("no/such/model").params(), smpipe::Error);
+}
+
+TEST_CASE("the API lists the built-in models and machines", "[api]") {
+  auto models = smpipe::builtin_models();
+  CHECK(std::find(models.begin(), models.end(), "sm90/gemm_tma_ws_cooperative") != models.end());
+  CHECK(std::find(models.begin(), models.end(), "sm90/common/loads") == models.end());  // imported, not a model
+  auto machines = smpipe::builtin_machines();
+  CHECK(std::find(machines.begin(), machines.end(), "b200") != machines.end());
+  CHECK(smpipe::version() == SMPIPE_VERSION);
+}

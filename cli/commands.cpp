@@ -287,7 +287,13 @@ int cmd_compare(const ReplayArgs& a, std::ostream& out) {
   if (!a.trace.empty()) trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
   Replayed r = replay(a, false);
   if (r.result.outcome != models::Outcome::kFinished) {
-    out << fmt::format("the replay of {} did not finish:\n", r.trace.path) << models::format_problem(r.result);
+    std::string problem = fmt::format("the replay of {} did not finish:\n", r.trace.path) + models::format_problem(r.result);
+    if (a.json)
+      out << json_text({{"schema", traces::kCompareSchema}, {"outcome", "replay-failed"}, {"exit", exit_code(r.result.outcome)},
+                        {"error", {{"file", r.trace.path}, {"line", 0}, {"column", 0}, {"message", problem}}}})
+          << "\n";
+    else
+      out << problem;
     return exit_code(r.result.outcome);
   }
   traces::SimTimes times = traces::sim_times(r.trace, r.replay, r.log);
@@ -376,7 +382,18 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e, out, err);
-    return code == 0 ? kOk : kBadInput;
+    if (code == 0) return kOk;
+    // A bad option of a command asked for --json: the error as a JSON object too (docs/json.md), as for bad input.
+    std::string command = argc > 1 ? argv[1] : "";
+    bool json = false;
+    for (int i = 2; i < argc; ++i) json = json || std::string(argv[i]) == "--json";
+    if (json && (command == "run" || command == "check" || command == "replay" || command == "compare"))
+      out << json_text({{"schema", command == "check" ? kCheckSchema : command == "compare" ? traces::kCompareSchema : models::kRunSchema},
+                        {"outcome", "input-error"},
+                        {"exit", kBadInput},
+                        {"error", {{"file", ""}, {"line", 0}, {"column", 0}, {"message", isa::printable(e.what())}}}})
+          << "\n";
+    return kBadInput;
   }
   try {
     if (run->parsed()) return cmd_run(run_args, out, err);
@@ -404,7 +421,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     // With --json the error is also one JSON object on stdout, so that a tool reading it needs no other parser.
     if (run_args.json || check_args.json || replay_args.json || compare_args.json) {
       const isa::SourceLoc& loc = e.loc();
-      out << json_text({{"schema", check->parsed() ? kCheckSchema : models::kRunSchema},
+      out << json_text({{"schema", check->parsed() ? kCheckSchema : cmp->parsed() ? traces::kCompareSchema : models::kRunSchema},
                         {"outcome", "input-error"},
                         {"exit", kBadInput},
                         {"error", {{"file", isa::printable(e.file())},

@@ -10,6 +10,8 @@ namespace smpipe::cli {
 enum ExitCode : int { kOk = 0, kBadInput = 1, kDeadlock = 2, kUndefined = 3, kInternal = 4, kOutputError = 5 };
 // check --json: an object whose "schema" is this (docs/json.md).
 inline constexpr const char* kCheckSchema = "smpipe-check/1";
+// sweep --json: a file whose "schema" is this (compare --json: traces::kCompareSchema).
+inline constexpr const char* kSweepSchema = "smpipe-sweep/1";
 
 int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 

@@ -213,7 +213,8 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
                    {"cycles", r.cycles}, {"time_us", r.time_us}, {"tflops", r.tflops}, {"bottleneck", r.bottleneck},
                    {"reason", r.reason}});
     }
-    if (json_file) json_file->commit([&](std::ostream& f) { f << json_text(j) << "\n"; });
+    if (json_file)
+      json_file->commit([&](std::ostream& f) { f << json_text({{"schema", kSweepSchema}, {"program", a.run.file}, {"points", j}}) << "\n"; });
     if (html_file) {
       std::string title = a.run.file;
       for (const auto& d : a.run.defines) title += " -D " + d;

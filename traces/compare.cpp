@@ -262,6 +262,7 @@ std::string format_comparison(const Comparison& c) {
 
 nlohmann::json to_json(const Comparison& c) {
   nlohmann::json j;
+  j["schema"] = kCompareSchema;
   j["trace"] = c.trace;
   j["machine"] = c.machine;
   j["clock_mhz"] = c.clock_mhz;

@@ -17,6 +17,9 @@
 
 namespace smpipe::traces {
 
+// compare --json: the comparison names its format in "schema" (docs/json.md).
+inline constexpr const char* kCompareSchema = "smpipe-compare/1";
+
 // An op start the simulator logged, in the replay program's terms. line 0 = the warp exited.
 struct LoggedOp {
   std::int64_t cta = 0;

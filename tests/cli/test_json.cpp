@@ -2,6 +2,7 @@
 // break a rule, deadlock, are stopped by the watchdog and are rejected, and a check with failures. Every key
 // printed must be in the table of its object, and every key of a table must be printed by one of them.
 #include <catch2/catch.hpp>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 #include <set>
 
 #include "support.hpp"
+#include "traces/compare.hpp"
 
 using namespace smpipe;
 using nlohmann::json;
@@ -32,7 +34,7 @@ std::map<std::string, std::set<std::string>> documented_keys() {
 
 // Objects whose keys are names from the program (params, reports, ...), not a fixed set.
 bool free_keys(const std::string& path) {
-  for (const char* p : {".params", ".reports", ".waiting_cycles", ".region_cycles"})
+  for (const char* p : {".params", ".reports", ".waiting_cycles", ".region_cycles", "compare.roles[].waits"})
     if (path.size() >= std::string(p).size() && path.compare(path.size() - std::string(p).size(), std::string::npos, p) == 0)
       return true;
   return false;
@@ -82,6 +84,26 @@ TEST_CASE("json output: every key printed is documented in docs/json.md, and eve
   REQUIRE(bad_check.at("schema") == cli::kCheckSchema);
   collect(check, "check", seen);
   collect(bad_check, "check", seen);
+  // compare: a committed hardware trace, a replay that cannot finish, and a bad option.
+  std::string trace = std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/k2_trace_2048x2048x2048.json";
+  for (const json& c : {run_json({"compare", trace, "--json"}), run_json({"compare", trace, "--json", "--max-cycles", "1000"}),
+                        run_json({"compare", trace, "--json", "--no-such-option"})}) {
+    REQUIRE(c.at("schema") == traces::kCompareSchema);
+    collect(c, "compare", seen);
+  }
+  // sweep: its JSON file, with points that finish, fail and are not valid.
+  auto sweep_file = std::filesystem::temp_directory_path() / "smpipe_json_sweep.json";
+  auto sw = test::run_cli({"sweep", ex + "/deadlock_producer_start_phase.pipe", "-D", "STAGES=2,4,200", "--json", sweep_file.string()});
+  REQUIRE(sw.code == 2);
+  std::ifstream sin(sweep_file);
+  json sweep = json::parse(sin);
+  REQUIRE(sweep.at("schema") == cli::kSweepSchema);
+  collect(sweep, "sweep", seen);
+  auto fin = test::run_cli({"sweep", ex + "/mainloop.pipe", "-D", "STAGES=2,4", "--json", sweep_file.string()});
+  REQUIRE(fin.code == 0);
+  std::ifstream fin_in(sweep_file);
+  collect(json::parse(fin_in), "sweep", seen);
+  std::filesystem::remove(sweep_file);
 
   auto doc = documented_keys();
   for (const auto& [path, keys] : seen) {
@@ -126,4 +148,21 @@ TEST_CASE("json output: input errors, diagnoses and waits are objects with codes
   CHECK(by_kind > 0);
   CHECK(models::code_of("tma.wait read (bulk store smem)") == "tma_wait_read_bulk_store_smem");
   CHECK(models::code_of("read before the write is complete (RAW)") == "read_before_the_write_is_complete_raw");
+}
+
+TEST_CASE("json output: a bad command-line option is a JSON object when --json is given", "[cli][json]") {
+  auto r = test::run_cli({"run", "examples/mainloop", "--json", "--no-such-option"});
+  CHECK(r.code == 1);
+  json j = json::parse(r.out);
+  CHECK(j["schema"] == models::kRunSchema);
+  CHECK(j["outcome"] == "input-error");
+  CHECK_THAT(j["error"]["message"].get<std::string>(), Catch::Contains("--no-such-option"));
+  json c = json::parse(test::run_cli({"check", "examples/mainloop", "--seeds", "0", "--json"}).out);
+  CHECK(c["schema"] == cli::kCheckSchema);
+  // Without --json the error is text only, on stderr.
+  auto text = test::run_cli({"run", "examples/mainloop", "--no-such-option"});
+  CHECK(text.code == 1);
+  CHECK(text.out.empty());
+  // --help is not an error.
+  CHECK(test::run_cli({"run", "--help", "--json"}).code == 0);
 }

@@ -62,6 +62,19 @@ CLI::Validator finite_check() {
       "FINITE");
 }
 
+// --csv DIR: one output file per table, claimed before anything runs (a folder that does not exist is bad input).
+using CsvFiles = std::vector<std::pair<std::string, std::unique_ptr<OutputFile>>>;
+CsvFiles claim_csv(const std::string& dir, const std::vector<std::string>& names) {
+  CsvFiles files;
+  if (dir.empty()) return files;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw isa::InputError(fmt::format("--csv {}: not a folder (give an existing folder for the CSV tables)", dir));
+  for (const auto& name : names)
+    files.emplace_back(name, std::make_unique<OutputFile>((std::filesystem::path(dir) / name).string(), "CSV file"));
+  return files;
+}
+
 void add_limit_options(CLI::App& app, std::uint64_t& seed, std::int64_t& max_cycles, std::int64_t& max_ops) {
   app.add_option("--seed", seed, "random seed (used by --jitter)")->check(seed_check());
   app.add_option("--max-cycles", max_cycles, "watchdog: stop after this many simulated cycles")
@@ -108,15 +121,7 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
       opt.trace = timeline.get();
     }
   }
-  // --csv DIR: one file per table of the summary, claimed now like every output file.
-  std::vector<std::pair<std::string, std::unique_ptr<OutputFile>>> csv_files;
-  if (!a.csv_dir.empty()) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(a.csv_dir, ec))
-      throw isa::InputError(fmt::format("--csv {}: not a folder (give an existing folder for the CSV tables)", a.csv_dir));
-    for (const auto& name : csv_table_names())
-      csv_files.emplace_back(name, std::make_unique<OutputFile>((std::filesystem::path(a.csv_dir) / name).string(), "CSV file"));
-  }
+  CsvFiles csv_files = claim_csv(a.csv_dir, csv_table_names());  // --csv DIR: the summary's tables
   // On a terminal, a run that takes more than a second shows how far it got on stderr (then erases it).
   bool shown = false;
   if (interactive(err)) {
@@ -267,9 +272,12 @@ void add_replay_options(CLI::App& app, ReplayArgs& a) {
 int cmd_replay(const ReplayArgs& a, std::ostream& out) {
   std::unique_ptr<OutputFile> trace_file;
   if (!a.trace.empty()) trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
+  CsvFiles csv_files = claim_csv(a.csv_dir, csv_table_names());
   Replayed r = replay(a, !a.trace.empty());
+  nlohmann::json run_json;
+  if (a.json || !csv_files.empty()) run_json = models::to_json(r.result, r.program);
   if (a.json) {
-    out << json_text(models::to_json(r.result, r.program)) << "\n";
+    out << json_text(run_json) << "\n";
   } else {
     out << fmt::format("replay of {}: {} CTA(s) launched, {} recorded, {} cycles per probe record\n", r.trace.path, r.replay.ctas,
                        r.trace.ctas.size(), r.replay.probe_cycles);
@@ -278,6 +286,7 @@ int cmd_replay(const ReplayArgs& a, std::ostream& out) {
     std::string problem = models::format_problem(r.result);
     if (!problem.empty()) out << "\n" << problem;
   }
+  for (auto& [name, file] : csv_files) file->commit([&](std::ostream& f) { f << csv_table(run_json, name); });
   if (r.sim_trace) trace_file->commit([&](std::ostream& f) { r.sim_trace->write(f); });
   return exit_code(r.result.outcome);
 }
@@ -285,6 +294,7 @@ int cmd_replay(const ReplayArgs& a, std::ostream& out) {
 int cmd_compare(const ReplayArgs& a, std::ostream& out) {
   std::unique_ptr<OutputFile> trace_file;
   if (!a.trace.empty()) trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
+  CsvFiles csv_files = claim_csv(a.csv_dir, compare_csv_table_names());
   Replayed r = replay(a, false);
   if (r.result.outcome != models::Outcome::kFinished) {
     std::string problem = fmt::format("the replay of {} did not finish:\n", r.trace.path) + models::format_problem(r.result);
@@ -298,10 +308,12 @@ int cmd_compare(const ReplayArgs& a, std::ostream& out) {
   }
   traces::SimTimes times = traces::sim_times(r.trace, r.replay, r.log);
   traces::Comparison c = traces::compare(r.trace, r.replay, times, r.machine_name, r.result.cycles, r.machine.clock_mhz);
+  nlohmann::json cj = traces::to_json(c);
   if (a.json)
-    out << json_text(traces::to_json(c)) << "\n";
+    out << json_text(cj) << "\n";
   else
     out << traces::format_comparison(c);
+  for (auto& [name, file] : csv_files) file->commit([&](std::ostream& f) { f << compare_csv_table(cj, name); });
   if (trace_file) {
     trace_file->commit([&](std::ostream& f) { traces::write_combined_trace(r.trace, times, c.clock_mhz, f); });
     if (!a.json) out << fmt::format("\ncombined trace: {} (hardware and simulated tracks per warp; open in https://ui.perfetto.dev)\n", a.trace);
@@ -372,10 +384,12 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   add_replay_options(*rep, replay_args);
   rep->add_option("--trace", replay_args.trace, "write a Chrome trace of the simulation");
   rep->add_flag("--json", replay_args.json, "print the results as JSON");
+  rep->add_option("--csv", replay_args.csv_dir, "write the summary's tables as CSV files into this folder");
   CLI::App* cmp = app.add_subcommand("compare", "replay a hardware trace and compare the simulation with it, event by event");
   add_replay_options(*cmp, compare_args);
   cmp->add_option("--trace", compare_args.trace, "write one Chrome trace with hardware and simulated tracks side by side");
   cmp->add_flag("--json", compare_args.json, "print the comparison as JSON");
+  cmp->add_option("--csv", compare_args.csv_dir, "write the comparison's tables (CTAs, roles, waits, intervals, errors) as CSV files into this folder");
   CLI::App* list = app.add_subcommand("models", "list the built-in models and machines");
   (void)list;
   try {

@@ -127,4 +127,49 @@ std::string csv_table(const nlohmann::json& run, const std::string& name) {
   return out;
 }
 
+const std::vector<std::string>& compare_csv_table_names() {
+  static const std::vector<std::string> v = {"ctas.csv", "roles.csv", "role_waits.csv", "intervals.csv", "event_errors.csv"};
+  return v;
+}
+
+std::string compare_csv_table(const nlohmann::json& c, const std::string& name) {
+  const nlohmann::json empty = nlohmann::json::array();
+  auto list = [&](const char* key) -> const nlohmann::json& { return c.contains(key) ? c.at(key) : empty; };
+  auto error_pct = [](double sim, double hw) { return hw > 0 ? 100.0 * (sim - hw) / hw : 0.0; };
+  std::string out;
+  if (name == "ctas.csv") {
+    out = "cta,hw_cycles,sim_cycles,error_pct\n";
+    for (const auto& x : list("ctas")) {
+      std::int64_t hw = int_of(x, "hw_cycles"), sim = int_of(x, "sim_cycles");
+      out += fmt::format("{},{},{},{:.2f}\n", int_of(x, "cta"), hw, sim, error_pct(static_cast<double>(sim), static_cast<double>(hw)));
+    }
+  } else if (name == "roles.csv") {
+    out = "role,warps,hw_life_cycles,sim_life_cycles,hw_wait_cycles,sim_wait_cycles\n";
+    for (const auto& r : list("roles"))
+      out += fmt::format("{},{},{},{},{},{}\n", csv_field(r.at("role").get<std::string>()), int_of(r, "warps"), int_of(r, "hw_life"),
+                         int_of(r, "sim_life"), int_of(r, "hw_wait"), int_of(r, "sim_wait"));
+  } else if (name == "role_waits.csv") {
+    out = "role,wait,hw_cycles,sim_cycles\n";
+    for (const auto& r : list("roles"))
+      for (const auto& [wait, v] : r.at("waits").items())
+        out += fmt::format("{},{},{},{}\n", csv_field(r.at("role").get<std::string>()), csv_field(wait), int_of(v, "hw"), int_of(v, "sim"));
+  } else if (name == "intervals.csv") {
+    out = "interval,count,hw_mean_cycles,sim_mean_cycles,abs_error_cycles\n";
+    for (const auto& g : list("intervals"))
+      out += fmt::format("{},{},{:.2f},{:.2f},{:.2f}\n", csv_field(g.at("key").get<std::string>()), int_of(g, "count"),
+                         g.at("hw_mean").get<double>(), g.at("sim_mean").get<double>(), g.at("abs_error").get<double>());
+  } else if (name == "event_errors.csv") {
+    out = "measure,n,p50,p90,p99,max,mean\n";
+    if (c.contains("events"))
+      for (const char* m : {"abs_error_cycles", "abs_error_pct_of_span", "interval_abs_error_cycles"}) {
+        const auto& p = c.at("events").at(m);
+        out += fmt::format("{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:.2f}\n", m, int_of(p, "n"), p.at("p50").get<double>(), p.at("p90").get<double>(),
+                           p.at("p99").get<double>(), p.at("max").get<double>(), p.at("mean").get<double>());
+      }
+  } else {
+    throw std::logic_error("no CSV table " + name);
+  }
+  return out;
+}
+
 }  // namespace smpipe::cli

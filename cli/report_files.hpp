@@ -28,6 +28,10 @@ nlohmann::json html_run_data(const nlohmann::json& run, const sim::TraceWriter* 
 const std::vector<std::string>& csv_table_names();
 // The text of table `name` of a run's JSON.
 std::string csv_table(const nlohmann::json& run, const std::string& name);
+// The comparison's tables (compare --csv), by file name: ctas.csv, roles.csv, role_waits.csv, intervals.csv,
+// event_errors.csv; and the text of one, from the comparison's JSON (smpipe-compare/1).
+const std::vector<std::string>& compare_csv_table_names();
+std::string compare_csv_table(const nlohmann::json& comparison, const std::string& name);
 // A CSV field: quoted when it holds a comma, a quote or a line break.
 std::string csv_field(const std::string& s);
 

@@ -367,3 +367,30 @@ TEST_CASE("the HTML report embeds the run's JSON and CTA 0's timeline, and no da
   for (const auto& e : data["timeline"]["events"]) CHECK(e.value("pid", 0) == 0);
   std::filesystem::remove(path);
 }
+
+TEST_CASE("compare --csv writes the comparison's tables from its JSON", "[cli][csv]") {
+  auto dir = std::filesystem::temp_directory_path() / "smpipe_compare_csv_test";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  std::string trace = std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/k2_trace_2048x2048x2048.json";
+  auto r = run_cli({"compare", trace, "--json", "--csv", dir.string()});
+  REQUIRE(r.code == 0);
+  auto j = nlohmann::json::parse(r.out);
+  auto lines = [&](const std::string& name) {
+    std::vector<std::string> v;
+    std::ifstream in(dir / name);
+    for (std::string l; std::getline(in, l);) v.push_back(l);
+    return v;
+  };
+  CHECK(lines("ctas.csv").size() == 1 + j["ctas"].size());
+  CHECK(lines("intervals.csv").size() == 1 + j["intervals"].size());
+  CHECK(lines("roles.csv").size() == 1 + j["roles"].size());
+  auto errors = lines("event_errors.csv");
+  REQUIRE(errors.size() == 4);
+  CHECK(errors[1].rfind(fmt::format("abs_error_cycles,{},", j["events"]["abs_error_cycles"]["n"].get<std::int64_t>()), 0) == 0);
+  // replay --csv: the run's tables.
+  auto rep = run_cli({"replay", trace, "--csv", dir.string()});
+  CHECK(rep.code == 0);
+  CHECK(lines("units.csv").size() > 1);
+  std::filesystem::remove_all(dir);
+}

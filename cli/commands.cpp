@@ -9,6 +9,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "isa/ast.hpp"
 #include "isa/limits.hpp"
@@ -62,6 +63,20 @@ CLI::Validator finite_check() {
       "FINITE");
 }
 
+// --trace-window FROM:TO, in cycles, FROM < TO. Throws isa::InputError.
+std::pair<std::int64_t, std::int64_t> parse_trace_window(const std::string& text) {
+  auto colon = text.find(':');
+  auto number = [&](std::string_view s, std::int64_t& v) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    return !s.empty() && ec == std::errc() && end == s.data() + s.size() && v >= 0;
+  };
+  std::int64_t from = 0, to = 0;
+  if (colon == std::string::npos || !number(std::string_view(text).substr(0, colon), from) ||
+      !number(std::string_view(text).substr(colon + 1), to) || from >= to)
+    throw isa::InputError(fmt::format("--trace-window {}: expected FROM:TO, cycles with 0 <= FROM < TO", isa::printable(text)));
+  return {from, to};
+}
+
 // --csv DIR: one output file per table, claimed before anything runs (a folder that does not exist is bad input).
 using CsvFiles = std::vector<std::pair<std::string, std::unique_ptr<OutputFile>>>;
 CsvFiles claim_csv(const std::string& dir, const std::vector<std::string>& names) {
@@ -103,23 +118,24 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
     return kOk;
   }
   models::RunOptions opt = run_options(a, a.seed, a.jitter);
+  // --trace-window FROM:TO: only what happens in those cycles.
+  std::optional<std::pair<std::int64_t, std::int64_t>> window;
+  if (!a.trace_window.empty()) window = parse_trace_window(a.trace_window);
+  // The trace is streamed to its file as the run goes (bounded memory, whatever the run's length); --html keeps
+  // CTA 0's first events of it for the report's timeline, or keeps them alone when there is no --trace.
+  std::unique_ptr<OutputFile> trace_file, html_file;
+  if (!a.trace.empty()) trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
+  if (!a.html.empty()) html_file = std::make_unique<OutputFile>(a.html, "HTML report");
   std::unique_ptr<sim::TraceWriter> trace;
-  std::unique_ptr<OutputFile> trace_file;
-  if (!a.trace.empty()) {
-    trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
-    trace = std::make_unique<sim::TraceWriter>(l.machine.clock_mhz, a.trace_ctas);
+  if (trace_file || html_file) {
+    trace = std::make_unique<sim::TraceWriter>(l.machine.clock_mhz, trace_file ? a.trace_ctas : 1);
+    std::size_t keep = html_file ? kHtmlTimelineEvents : 0;
+    if (trace_file)
+      trace->stream_to([f = trace_file.get()](std::string_view s) { f->append(s); }, keep);
+    else
+      trace->stream_to([](std::string_view) {}, keep);
+    if (window) trace->set_window(window->first, window->second);
     opt.trace = trace.get();
-  }
-  // --html: the report shows CTA 0's timeline: from the --trace run when it records CTA 0, else from a trace
-  // kept for it alone (CTA 0, at most 64 MB of events).
-  std::unique_ptr<OutputFile> html_file;
-  std::unique_ptr<sim::TraceWriter> timeline;
-  if (!a.html.empty()) {
-    html_file = std::make_unique<OutputFile>(a.html, "HTML report");
-    if (!trace) {
-      timeline = std::make_unique<sim::TraceWriter>(l.machine.clock_mhz, 1, std::size_t{64} << 20);
-      opt.trace = timeline.get();
-    }
   }
   CsvFiles csv_files = claim_csv(a.csv_dir, csv_table_names());  // --csv DIR: the summary's tables
   // On a terminal, a run that takes more than a second shows how far it got on stderr (then erases it).
@@ -150,13 +166,13 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   if (html_file) {
     std::string title = a.file;
     for (const auto& d : a.defines) title += " -D " + d;
-    const sim::TraceWriter* tl = timeline ? timeline.get() : a.trace_ctas > 0 ? trace.get() : nullptr;
+    const sim::TraceWriter* tl = !trace_file || a.trace_ctas > 0 ? trace.get() : nullptr;
     html_file->commit([&](std::ostream& f) { f << html_page(html_run_data(run_json, tl, title)); });
     if (!a.json) out << fmt::format("report: {} (open in a browser)\n", a.html);
   }
   for (auto& [name, file] : csv_files) file->commit([&](std::ostream& f) { f << csv_table(run_json, name); });
   if (!csv_files.empty() && !a.json) out << fmt::format("tables: {} ({})\n", a.csv_dir, fmt::join(csv_table_names(), ", "));
-  if (trace) {
+  if (trace_file) {
     trace_file->commit([&](std::ostream& f) { trace->write(f); });
     if (!a.json) {
       out << fmt::format("trace: {} ({} events; open in https://ui.perfetto.dev)\n", a.trace, trace->size());
@@ -359,6 +375,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   add_run_options(*run, run_args);
   run->add_option("--trace", run_args.trace, "write a Chrome trace-event file (open in ui.perfetto.dev)");
   run->add_option("--trace-ctas", run_args.trace_ctas, "record the first N CTAs in the trace (default 8)");
+  run->add_option("--trace-window", run_args.trace_window, "record only cycles FROM:TO in the trace (and the HTML timeline)");
   run->add_flag("--json", run_args.json, "print the results as JSON");
   run->add_flag("--dump-program", run_args.dump_program, "print the compiled bytecode and stop");
   run->add_option("--html", run_args.html, "write a self-contained HTML report (summary, waits, barriers, units, CTA 0's timeline)");

@@ -22,6 +22,7 @@ struct RunArgs {
   std::string kernel;
   std::string trace;
   std::int64_t trace_ctas = 8;
+  std::string trace_window;  // run --trace-window FROM:TO (cycles)
   std::string html;     // run --html: a self-contained HTML report
   std::string csv_dir;  // run --csv: the summary's tables as CSV files in this folder
   bool json = false;

@@ -50,6 +50,26 @@ OutputFile::~OutputFile() {
   if (!temp_.empty()) ::unlink(temp_.c_str());
 }
 
+namespace {
+// Writes all of `s` to `fd`; 0, or the error.
+int write_all(int fd, std::string_view s) {
+  for (std::size_t done = 0; done < s.size();) {
+    ssize_t n = ::write(fd, s.data() + done, s.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return n < 0 ? errno : EIO;
+    done += static_cast<std::size_t>(n);
+  }
+  return 0;
+}
+}  // namespace
+
+void OutputFile::append(std::string_view data) {
+  buffer_.append(data);
+  if (buffer_.size() < (std::size_t{1} << 20)) return;
+  if (append_errno_ == 0 && fd_ >= 0) append_errno_ = write_all(fd_, buffer_);
+  buffer_.clear();
+}
+
 void OutputFile::commit(const std::function<void(std::ostream&)>& write) {
   std::ostringstream text;
   write(text);
@@ -58,12 +78,10 @@ void OutputFile::commit(const std::function<void(std::ostream&)>& write) {
     throw OutputError(fmt::format("cannot write {} '{}': {}{}", what_, isa::printable(path_), std::strerror(e),
                                   in_place_ ? "" : " (no file was left)"));
   };
-  for (std::size_t done = 0; done < s.size();) {
-    ssize_t n = ::write(fd_, s.data() + done, s.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) fail(n < 0 ? errno : EIO);
-    done += static_cast<std::size_t>(n);
-  }
+  if (append_errno_ == 0) append_errno_ = write_all(fd_, buffer_);
+  buffer_.clear();
+  if (append_errno_ != 0) fail(append_errno_);
+  if (int e = write_all(fd_, s); e != 0) fail(e);
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) fail(errno);

@@ -10,6 +10,7 @@
 #include <ostream>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace smpipe::cli {
 
@@ -35,7 +36,10 @@ class OutputFile {
   OutputFile(const OutputFile&) = delete;
   OutputFile& operator=(const OutputFile&) = delete;
 
-  // Writes what `write` produces and puts it in place. Throws OutputError.
+  // Writes `data` now (a trace streamed as the run goes). A write error is kept, not thrown: the run goes on,
+  // and commit() reports it.
+  void append(std::string_view data);
+  // Writes what `write` produces (after what was appended) and puts the file in place. Throws OutputError.
   void commit(const std::function<void(std::ostream&)>& write);
   const std::string& path() const { return path_; }
 
@@ -43,6 +47,8 @@ class OutputFile {
   std::string path_, what_, temp_;
   int fd_ = -1;
   bool in_place_ = false;
+  int append_errno_ = 0;  // the first error of append()
+  std::string buffer_;    // appended, not written yet (written in pieces of about 1 MB)
 };
 
 }  // namespace smpipe::cli

@@ -41,7 +41,7 @@ nlohmann::json html_run_data(const nlohmann::json& run, const sim::TraceWriter* 
   nlohmann::json timeline = nullptr;
   if (trace != nullptr) {
     nlohmann::json events = nlohmann::json::array();
-    bool truncated = trace->dropped() > 0;
+    bool truncated = trace->dropped() > 0 || trace->cta0_not_kept() > 0;
     for (const std::string& e : trace->events()) {
       nlohmann::json ev = nlohmann::json::parse(e, nullptr, false);
       if (ev.is_discarded() || !ev.is_object() || ev.value("pid", std::int64_t{0}) != 0) continue;  // CTA 0 only

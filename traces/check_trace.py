@@ -134,6 +134,8 @@ SELF_TEST = [
     (["run", "examples/mainloop", "-D", "KTILES=4096", "--max-cycles", "2345"], "deadlock"),
     (["run", "examples/mainloop", "-D", "KTILES=4096", "--max-cycles", "6007"], "deadlock"),
     (["compare", "validation/results/h100/k2_trace_2048x2048x2048.json"], None),
+    (["run", "sm90/gemm_tma_ws_cooperative", "-D", "M=1024", "-D", "N=1024", "-D", "K=1024", "--trace-window", "3000:5000"], None),
+    (["run", "examples/deadlock_producer_start_phase", "--trace-window", "0:10"], "deadlock"),
 ]
 
 

@@ -28,10 +28,7 @@ void TraceObserver::wait_ended(std::int64_t cta, int warp, std::string_view caus
                                std::int64_t cycles) {
   auto it = woken_.find({cta, warp});
   if (it != woken_.end()) {
-    for (const Woken& k : it->second) {
-      w_.flow(cta, k.track, k.id, k.cycle, true);
-      w_.flow(cta, warp, k.id, k.wake, false);
-    }
+    for (const Woken& k : it->second) w_.flow(cta, k.track, k.cycle, cta, warp, k.wake, k.id);
     woken_.erase(it);
   }
   if (cycles <= 0) return;
@@ -56,11 +53,10 @@ void TraceObserver::signal_landed(std::uint64_t token, std::int64_t cta, std::ui
   if (token == 0) return;
   auto it = in_flight_.find(token);
   if (it == in_flight_.end()) return;
-  w_.flow(it->second.cta, it->second.warp, token, it->second.cycle, true);
-  in_flight_.erase(it);
   // A one-cycle slice where the signal lands, so that the arrow ends on a slice of the barrier's track.
   w_.slice(cta, kBarrierTrack + barrier, "signal lands", "mbarrier", cycle, 1);
-  w_.flow(cta, kBarrierTrack + barrier, token, cycle, false);
+  w_.flow(it->second.cta, it->second.warp, it->second.cycle, cta, kBarrierTrack + barrier, cycle, token);
+  in_flight_.erase(it);
 }
 
 void TraceObserver::wait_unfinished(std::int64_t cta, int warp, std::string_view cause, const isa::OpDesc& d, std::int64_t since,

@@ -200,3 +200,56 @@ TEST_CASE("a trace keeps at most its byte limit of events and says what it left 
   roomy.write(out2);
   CHECK_NOTHROW(nlohmann::json::parse(out2.str()));
 }
+
+TEST_CASE("a streamed trace is the same file as a kept one, keeps CTA 0's first events, and costs no memory", "[cli][trace]") {
+  auto fill = [](sim::TraceWriter& w) {
+    w.name_process(0, "CTA 0");
+    w.name_process(1, "CTA 1");
+    for (int i = 0; i < 50; ++i) {
+      w.slice(i % 2, 0, "op", "op", i * 10, 5);
+      w.flow(0, 0, i * 10, 1, 0, i * 10 + 2, static_cast<std::uint64_t>(i + 1));
+    }
+    w.instant("stop", 600);
+  };
+  sim::TraceWriter kept(1000.0, 8);
+  fill(kept);
+  std::ostringstream whole;
+  kept.write(whole);
+  std::string streamed;
+  sim::TraceWriter stream(1000.0, 8);
+  stream.stream_to([&](std::string_view s) { streamed += s; }, 10);
+  fill(stream);
+  std::ostringstream end;
+  stream.write(end);
+  CHECK(streamed + end.str() == whole.str());
+  CHECK(stream.size() == kept.size());
+  CHECK(stream.events().size() == 10);  // CTA 0's first ten, nothing else kept
+  for (const auto& e : stream.events()) CHECK(nlohmann::json::parse(e)["pid"] == 0);
+  CHECK(stream.cta0_not_kept() > 0);
+}
+
+TEST_CASE("--trace-window keeps what overlaps the window, arrows with both ends in it, and the stop", "[cli][trace]") {
+  sim::TraceWriter w(1000.0, 8);
+  w.set_window(100, 200);
+  w.name_thread(0, 0, "warp 0");
+  w.slice(0, 0, "before", "op", 0, 50);         // ends before the window
+  w.slice(0, 0, "across", "op", 90, 20);        // overlaps its start
+  w.slice(0, 0, "inside", "op", 150, 10);
+  w.slice(0, 0, "at the end", "op", 200, 10);   // starts where it ends: out
+  w.flow(0, 0, 150, 0, 1, 160, 1);              // both ends in: kept
+  w.flow(0, 0, 150, 0, 1, 250, 2);              // one end out: left out
+  w.counter(0, "c", 99, 1);
+  w.counter(0, "c", 100, 2);
+  w.async_slice(0, "tma", "tma", 3, 50, 120);   // overlaps: kept
+  w.instant("stop", 500);                       // always
+  std::ostringstream out;
+  w.write(out);
+  auto j = nlohmann::json::parse(out.str());
+  std::vector<std::string> names;
+  for (const auto& e : j["traceEvents"]) names.push_back(e.value("name", std::string()) + ":" + e.value("ph", std::string()));
+  CHECK(names == std::vector<std::string>{"thread_name:M", "thread_sort_index:M", "across:X", "inside:X", "flow:s", "flow:f", "c:C",
+                                          "tma:b", "tma:e", "stop:i"});
+  auto bad = test::run_cli({"run", "examples/mainloop", "--trace", "/dev/null", "--trace-window", "9:3"});
+  CHECK(bad.code == 1);
+  CHECK_THAT(bad.err, Catch::Contains("--trace-window 9:3: expected FROM:TO"));
+}

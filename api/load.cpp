@@ -12,9 +12,10 @@ namespace smpipe::api {
 
 std::string resolve_file(const std::string& f) {
   namespace fs = std::filesystem;
-  if (fs::exists(f)) return f;
+  std::error_code ec;  // a name too long or a folder that cannot be searched: not there
+  if (fs::exists(f, ec)) return f;
   std::string builtin = models::kernels_dir() + "/" + f + (f.size() > 5 && f.substr(f.size() - 5) == ".pipe" ? "" : ".pipe");
-  if (fs::exists(builtin)) return builtin;
+  if (fs::exists(builtin, ec)) return builtin;
   throw isa::InputError(fmt::format("no file '{}' and no built-in model of that name (see `smpipe models`)", f));
 }
 

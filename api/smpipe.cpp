@@ -1,6 +1,11 @@
 #include "api/smpipe.hpp"
 
+#include <fmt/format.h>
+
+#include <cmath>
+
 #include "api/load.hpp"
+#include "isa/limits.hpp"
 #include "isa/ast.hpp"
 #include "models/gpu/gpu.hpp"
 #include "models/observe/report.hpp"
@@ -21,7 +26,8 @@ struct Simulation::Impl {
   }
 };
 
-Simulation::Simulation(std::string program, Options options) : impl_(std::make_unique<Impl>()) {
+Simulation::Simulation(std::string program, Options options, const char* installed_data_dir) : impl_(std::make_unique<Impl>()) {
+  detail::use_installed_data(installed_data_dir);
   impl_->program = std::move(program);
   impl_->options = std::move(options);
 }
@@ -45,6 +51,13 @@ std::map<std::string, std::int64_t> Simulation::params() const {
 }
 
 Result Simulation::run() const {
+  const Options& o = impl_->options;
+  // The command line's ranges (docs/cli.md): the engine relies on them.
+  if (o.jitter_pct < 0 || o.jitter_pct > 100) throw Error(fmt::format("jitter_pct={} out of range 0..100", o.jitter_pct));
+  if (o.max_cycles < 1 || o.max_cycles > isa::kMaxCycleLimit)
+    throw Error(fmt::format("max_cycles={} out of range 1..{}", o.max_cycles, isa::kMaxCycleLimit));
+  if (o.max_ops < 0 || o.max_ops > isa::kMaxCycleLimit) throw Error(fmt::format("max_ops={} out of range 0..{}", o.max_ops, isa::kMaxCycleLimit));
+  if (!std::isfinite(o.clock_mhz) || o.clock_mhz < 0) throw Error(fmt::format("clock_mhz={} is not a clock", o.clock_mhz));
   api::Loaded l = impl_->load();
   models::RunOptions opt;
   opt.seed = impl_->options.seed;
@@ -76,6 +89,15 @@ Result Simulation::run() const {
 
 std::string version() { return SMPIPE_VERSION; }
 
+namespace detail {
+
+void use_installed_data(const char* dir) {
+  if (dir != nullptr && *dir != '\0') models::set_installed_data_dir(dir);
+}
+
+std::string models_dir() { return models::kernels_dir(); }
+std::string machines_dir() { return models::machines_dir(); }
+
 std::vector<std::string> builtin_models() {
   std::vector<std::string> out;
   for (const auto& n : api::builtin_model_names()) {
@@ -90,4 +112,5 @@ std::vector<std::string> builtin_models() {
 
 std::vector<std::string> builtin_machines() { return models::builtin_machine_names(); }
 
+}  // namespace detail
 }  // namespace smpipe

@@ -45,11 +45,27 @@ struct Options {
   double clock_mhz = 0;                 // 0: the machine's clock
 };
 
+namespace detail {
+// The share/smpipe folder of the installed package a program is built against: find_package(smpipe) defines
+// SMPIPE_INSTALLED_DATA_DIR for the programs that link smpipe::smpipe, so they find its models and machines.
+#ifdef SMPIPE_INSTALLED_DATA_DIR
+inline const char* installed_data_dir() { return SMPIPE_INSTALLED_DATA_DIR; }
+#else
+inline const char* installed_data_dir() { return ""; }
+#endif
+void use_installed_data(const char* dir);
+std::vector<std::string> builtin_models();
+std::vector<std::string> builtin_machines();
+std::string models_dir();
+std::string machines_dir();
+}  // namespace detail
+
 class Simulation {
  public:
   // `program`: a .pipe file, or a built-in model's name (`examples/mainloop`, `sm90/gemm_tma_ws_cooperative`;
-  // see builtin_models()). Nothing is read until compile() or run().
-  explicit Simulation(std::string program, Options options = {});
+  // see builtin_models()). Nothing is read until params() or run().
+  explicit Simulation(std::string program, Options options = {})
+      : Simulation(std::move(program), std::move(options), detail::installed_data_dir()) {}
   ~Simulation();
   Simulation(Simulation&&) noexcept;
   Simulation& operator=(Simulation&&) noexcept;
@@ -60,17 +76,33 @@ class Simulation {
 
   // Every param and const of the program with the values set so far, as compiled. Throws Error.
   std::map<std::string, std::int64_t> params() const;
-  // Compiles and simulates. Same inputs, same result, byte for byte. Throws Error on bad input.
+  // Compiles and simulates. Same inputs, same result, byte for byte. Throws Error on bad input (options out of
+  // their ranges included).
   Result run() const;
 
  private:
+  Simulation(std::string program, Options options, const char* installed_data_dir);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
 std::string version();
-// The built-in models (names for Simulation) and machines (names for Options::gpu).
-std::vector<std::string> builtin_models();
-std::vector<std::string> builtin_machines();
+// The built-in models (names for Simulation) and machines (names for Options::gpu), and their folders.
+inline std::vector<std::string> builtin_models() {
+  detail::use_installed_data(detail::installed_data_dir());
+  return detail::builtin_models();
+}
+inline std::vector<std::string> builtin_machines() {
+  detail::use_installed_data(detail::installed_data_dir());
+  return detail::builtin_machines();
+}
+inline std::string models_dir() {
+  detail::use_installed_data(detail::installed_data_dir());
+  return detail::models_dir();
+}
+inline std::string machines_dir() {
+  detail::use_installed_data(detail::installed_data_dir());
+  return detail::machines_dir();
+}
 
 }  // namespace smpipe

@@ -38,10 +38,10 @@ const std::vector<ClassDesc>& classes() {
   static const std::vector<ClassDesc> t = {
       {PipelineClass::kTmaAsync, "PipelineTmaAsync",
        {{"stages", true}, {"consumers", true}, {"tx", false}, {"producers", false}, {"empty_count", false}},
-       {"producer_acquire", "producer_commit", "producer_tail", "consumer_wait", "consumer_release"}},
+       {"producer_acquire", "producer_expect_tx", "producer_commit", "producer_tail", "consumer_wait", "consumer_release"}},
       {PipelineClass::kTmaUmmaAsync, "PipelineTmaUmmaAsync",
        {{"stages", true}, {"tx", false}, {"empty_count", false}},
-       {"producer_acquire", "producer_commit", "producer_tail", "consumer_wait", "consumer_release"}},
+       {"producer_acquire", "producer_expect_tx", "producer_commit", "producer_tail", "consumer_wait", "consumer_release"}},
       {PipelineClass::kTransactionAsync, "PipelineTransactionAsync",
        {{"stages", true}, {"producers", true}, {"consumers", true}, {"tx", false}},
        {"producer_acquire", "producer_expect_tx", "producer_commit", "producer_tail", "consumer_wait", "consumer_release"}},
@@ -146,7 +146,8 @@ Args read_args(const Stmt& s, const PipelineInfo& p) {
       bare.push_back(&o);
       continue;
     }
-    bool tx_ok = s.name == "producer_acquire" || s.name == "producer_expect_tx";
+    const bool tma = p.cls == PipelineClass::kTmaAsync || p.cls == PipelineClass::kTmaUmmaAsync;
+    bool tx_ok = (s.name == "producer_acquire" && tma) || s.name == "producer_expect_tx";
     bool group_ok = s.name == "sequence_wait" || s.name == "sequence_arrive";
     if ((*o.key == "tx" && tx_ok) || (*o.key == "group" && group_ok)) {
       if (o.tuple || o.values.size() != 1) throw InputError(o.loc, fmt::format("'{}=' takes one value", *o.key));
@@ -156,6 +157,8 @@ Args read_args(const Stmt& s, const PipelineInfo& p) {
     throw InputError(o.loc, fmt::format("unknown attribute '{}' for '{}' (attributes: {})", *o.key, s.name,
                                         tx_ok ? "tx" : group_ok ? "group" : "none"));
   }
+  if (!s.results.empty())
+    throw InputError(s.results.front().second, fmt::format("'{}' gives no result (a pipeline statement is not an op with '->')", s.name));
   if (bare.size() != 2 || bare[1]->tuple || bare[1]->values.size() != 1)
     throw InputError(s.loc, fmt::format("'{}' takes a pipeline and a state: '{} {} STATE' (the state counts the stages "
                                         "this role has moved through)", s.name, s.name, p.name));
@@ -244,6 +247,9 @@ PipelineInfo declare_pipeline(const Decl& d, const std::array<std::int64_t, 3>& 
     return v;
   };
   const std::int64_t cluster_size = cluster[0] * cluster[1] * cluster[2];
+  if (cluster[2] != 1 && (p.cls == PipelineClass::kTmaAsync || p.cls == PipelineClass::kTmaUmmaAsync))
+    throw InputError(d.loc, fmt::format("{} in a cluster of depth {}: CUTLASS's counts and multicast rows and columns are of a "
+                                        "2-D cluster (cluster=(x, y, 1))", a_class(c->name), cluster[2]));
   if (p.cls == PipelineClass::kOrderedSequence) {
     p.stages = ranged("depth", 1, 4096, "stages of the sequence");
     p.length = ranged("length", 1, 4096 / p.stages, "groups taking turns; depth * length barriers");
@@ -294,20 +300,30 @@ Block lower_pipeline_statement(const Stmt& s, const PipelineInfo& p, const std::
   Args a = read_args(s, p);
   const SourceLoc& at = s.loc;
   const std::string full = p.name + ".full", empty = p.name + ".empty";
-  auto index = [&](Expr g) { return bin("%", std::move(g), lit(p.stages, at)); };
-  auto phase = [&](Expr g) { return bin("&", bin("/", std::move(g), lit(p.stages, at)), lit(1, at)); };
+  // A pipeline of 0 stages has arrays of no elements: its index is 0, out of their range when it runs.
+  const std::int64_t ring = std::max<std::int64_t>(p.stages, 1);
+  auto index = [&](Expr g) { return bin("%", std::move(g), lit(ring, at)); };
+  auto phase = [&](Expr g) { return bin("&", bin("/", std::move(g), lit(ring, at)), lit(1, at)); };
   Block out;
 
   if (p.cls == PipelineClass::kOrderedSequence) {
     if (!a.group) throw InputError(s.loc, fmt::format("'{}' needs 'group=' (this group's id, 0..{})", s.name, p.length - 1));
-    Expr base = bin("*", index(a.state), lit(p.length, at));
+    if (a.group->kind == Expr::Kind::kInt && (a.group->value < 0 || a.group->value >= p.length))
+      throw InputError(a.group->loc, fmt::format("group={} out of range 0..{} (the sequence's groups)", a.group->value, p.length - 1));
+    // A computed group outside 0..length-1 names element depth * length, one past the array, so the run
+    // reports it instead of using another stage's barrier.
+    Expr inside = bin("&&", bin(">=", *a.group, lit(0, at)), bin("<", *a.group, lit(p.length, at)));
+    Expr outside = bin("||", bin("<", *a.group, lit(0, at)), bin(">=", *a.group, lit(p.length, at)));
+    auto slot = [&](Expr group) {  // element (STATE % depth) * length + group
+      Expr here = bin("+", bin("*", index(a.state), lit(p.length, at)), std::move(group));
+      return element(p.name + ".bar", bin("+", bin("*", inside, std::move(here)), bin("*", outside, lit(p.stages * p.length, at))));
+    };
     if (s.name == "sequence_wait") {
       // Group 0 starts at phase 1: its first wait passes at once.
       Expr parity = bin("^", phase(a.state), bin("==", *a.group, lit(0, at)));
-      out.push_back(op(s, written, "wait", {attr("bar", element(p.name + ".bar", bin("+", std::move(base), *a.group))), attr("parity", std::move(parity))}));
+      out.push_back(op(s, written, "wait", {attr("bar", slot(*a.group)), attr("parity", std::move(parity))}));
     } else {
-      Expr next = bin("%", bin("+", *a.group, lit(1, at)), lit(p.length, at));
-      out.push_back(op(s, written, "arrive", {attr("bar", element(p.name + ".bar", bin("+", std::move(base), std::move(next))))}));
+      out.push_back(op(s, written, "arrive", {attr("bar", slot(bin("%", bin("+", *a.group, lit(1, at)), lit(p.length, at))))}));
     }
     return out;
   }
@@ -334,7 +350,7 @@ Block lower_pipeline_statement(const Stmt& s, const PipelineInfo& p, const std::
     Stmt loop;
     loop.kind = Stmt::Kind::kFor;
     loop.loc = at;
-    loop.name = p.name + ".tail";
+    loop.name = p.name + "#tail";  // '#' starts a comment: no program can name this variable
     loop.exprs = {lit(0, at), lit(p.stages, at)};
     loop.body.push_back(acquire_wait(bin("+", a.state, name(loop.name, at))));
     out.push_back(std::move(loop));

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <filesystem>
+#include <mutex>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <variant>
@@ -170,9 +171,13 @@ std::string machine_for_gpu(const std::string& device) {
 }
 
 namespace {
+std::mutex installed_mutex;
+std::string installed_dir;  // set_installed_data_dir
+
 // Where the built-in models or machines (`sub`: kernels, machines) are: the environment variable `env` when
 // set; else beside an installed binary, PREFIX/share/smpipe/SUB for PREFIX/bin/smpipe (`cmake --install`);
-// else the source tree the binary was built from, or when that is gone the configured install prefix.
+// else where the installed package a program was built against lives (the C++ API); else the source tree the
+// binary was built from, or when that is gone the configured install prefix.
 std::string data_dir(const char* env, const char* sub) {
   if (const char* e = std::getenv(env)) return e;
   namespace fs = std::filesystem;
@@ -182,13 +187,21 @@ std::string data_dir(const char* env, const char* sub) {
     fs::path installed = exe.parent_path().parent_path() / "share" / "smpipe" / sub;
     if (fs::is_directory(installed, ec)) return installed.string();
   }
+  {
+    std::lock_guard<std::mutex> lock(installed_mutex);
+    if (!installed_dir.empty() && fs::is_directory(fs::path(installed_dir) / sub, ec)) return installed_dir + "/" + sub;
+  }
   std::string source = std::string(SMPIPE_SOURCE_DIR) + "/models/" + sub;
-  // A program that embeds the installed library (docs/api.md) runs from elsewhere: the install prefix.
   std::string prefix = std::string(SMPIPE_INSTALL_DATA_DIR) + "/" + sub;
   if (!fs::is_directory(source, ec) && fs::is_directory(prefix, ec)) return prefix;
   return source;
 }
 }  // namespace
+
+void set_installed_data_dir(const std::string& dir) {
+  std::lock_guard<std::mutex> lock(installed_mutex);
+  installed_dir = dir;
+}
 
 std::string machines_dir() { return data_dir("SMPIPE_MACHINES", "machines"); }
 

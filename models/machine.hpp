@@ -135,5 +135,8 @@ std::vector<std::string> builtin_machine_names();
 std::string machine_for_gpu(const std::string& device);
 std::string machines_dir();
 std::string kernels_dir();
+// The share/smpipe folder of an installed smpipe that a program embedding the library was built against
+// (the C++ API passes what find_package found): used before the source tree. Thread-safe.
+void set_installed_data_dir(const std::string& dir);
 
 }  // namespace smpipe::models

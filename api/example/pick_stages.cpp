@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
   std::int64_t m = argc > 3 ? std::atoll(argv[1]) : 2048, n = argc > 3 ? std::atoll(argv[2]) : 2048,
                k = argc > 3 ? std::atoll(argv[3]) : 2048;
   try {
+    std::printf("models from %s\n", smpipe::models_dir().c_str());
     smpipe::Simulation sim("sm90/gemm_tma_ws_cooperative", {.gpu = "h100-sxm"});
     sim.set("M", m).set("N", n).set("K", k).set("TILE_N", 256);
     std::int64_t best_stages = 0;

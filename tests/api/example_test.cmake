@@ -14,7 +14,7 @@ step(${CMAKE_COMMAND} -S ${SRC}/api/example -B ${WORK}/build -DCMAKE_PREFIX_PATH
      "-DCMAKE_CXX_FLAGS=${FLAGS}")
 step(${CMAKE_COMMAND} --build ${WORK}/build)
 step(${WORK}/build/pick_stages 1024 1024 1024)
-foreach(expected "STAGES=2: " "STAGES=4: " "fastest: STAGES=" "EMPTY_COUNT=256: exit 2" "deadlock at cycle")
+foreach(expected "models from ${WORK}/prefix/share/smpipe/kernels" "STAGES=2: " "STAGES=4: " "fastest: STAGES=" "EMPTY_COUNT=256: exit 2" "deadlock at cycle")
   string(FIND "${out}" "${expected}" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "pick_stages printed no '${expected}':\n${out}")

@@ -75,3 +75,22 @@ TEST_CASE("the API lists the built-in models and machines", "[api]") {
   CHECK(std::find(machines.begin(), machines.end(), "b200") != machines.end());
   CHECK(smpipe::version() == SMPIPE_VERSION);
 }
+
+TEST_CASE("the API checks its options' ranges and turns any bad file name into smpipe::Error", "[api]") {
+  auto message = [](const smpipe::Options& o) -> std::string {
+    try {
+      smpipe::Simulation("examples/mainloop", o).run();
+    } catch (const smpipe::Error& e) {
+      return e.what();
+    }
+    return "";
+  };
+  CHECK_THAT(message({.jitter_pct = 101}), Catch::Contains("jitter_pct=101"));
+  CHECK_THAT(message({.max_cycles = 0}), Catch::Contains("max_cycles=0"));
+  CHECK_THAT(message({.max_cycles = (std::int64_t{1} << 62) + 1}), Catch::Contains("out of range"));
+  CHECK_THAT(message({.clock_mhz = -5}), Catch::Contains("clock_mhz"));
+  CHECK(message({.jitter_pct = 100, .max_cycles = 1000}).empty());  // the bounds themselves are fine
+  // A name longer than any path: not found, not a filesystem exception.
+  CHECK_THROWS_AS(smpipe::Simulation(std::string(5000, 'x')).run(), smpipe::Error);
+  CHECK(smpipe::models_dir().size() > 0);
+}

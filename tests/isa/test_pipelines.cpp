@@ -250,7 +250,6 @@ TEST_CASE("pipeline declarations and statements are checked", "[isa][pipelines]"
              Catch::Contains("length=65 out of range 1..64"));
   CHECK_THAT(compile_error(with(ml + "\n  mbarrier ml.full count=1")), Catch::Contains("'ml.full' is declared twice"));
   CHECK_THAT(compile_error(with(ml + "\n  mbarrier ml count=1")), Catch::Contains("'ml' is declared twice"));
-  CHECK_THAT(compile_error(with(ml, "producer_expect_tx ml 0")), Catch::Contains("a PipelineTmaAsync has no 'producer_expect_tx'"));
   CHECK_THAT(compile_error(with(ml, "consumer_wait mx 0")), Catch::Contains("unknown pipeline 'mx' (did you mean 'ml'?)"));
   CHECK_THAT(compile_error(with(ml, "consumer_wait ml")), Catch::Contains("'consumer_wait' takes a pipeline and a state"));
   CHECK_THAT(compile_error(with(ml, "consumer_wait 3 0")), Catch::Contains("'consumer_wait' names a pipeline first"));
@@ -319,4 +318,60 @@ TEST_CASE("PTX spellings compile to the op they name, with the flag they imply",
   CHECK(r2.outcome == Outcome::kFinished);
   CHECK(r1.cycles == r2.cycles);
   CHECK(r1.stats.ops == r2.stats.ops);
+}
+
+TEST_CASE("pipeline statements take only what their class uses, and an OrderedSequenceBarrier group in range", "[isa][pipelines]") {
+  auto in_kernel = [](const std::string& decl, const std::string& body, const std::string& cluster = "(1, 1, 1)") {
+    return "kernel k cluster=" + cluster + " grid=" + cluster + " warps=8 {\n  " + decl + "\n  warp 0 w {\n" + body + "\n  }\n}\n";
+  };
+  const std::string async = "pipeline p PipelineAsync stages=2 producers=1 consumers=1";
+  CHECK_THAT(compile_error(in_kernel(async, "producer_acquire p 0 tx=4")), Catch::Contains("unknown attribute 'tx' for 'producer_acquire'"));
+  CHECK_THAT(compile_error(in_kernel(async, "consumer_release p 0 -> x")), Catch::Contains("'consumer_release' gives no result"));
+  // CUTLASS's producer_expect_transaction exists on the TMA classes too: one elected expect_tx on full.
+  const std::string tma = "pipeline ml PipelineTmaAsync stages=2 consumers=128 tx=1K";
+  auto p = compile_text(in_kernel(tma, "producer_expect_tx ml 3 tx=512"));
+  REQUIRE(p.roles.at(0).ops.size() == 1);
+  CHECK(p.roles[0].ops[0].kind == isa::OpKind::kExpectTx);
+  CHECK(p.roles[0].ops[0].lanes == 1);
+  CHECK_THAT(compile_error(in_kernel(async, "producer_expect_tx p 0")), Catch::Contains("a PipelineAsync has no 'producer_expect_tx'"));
+  // A 3-D cluster is not one CUTLASS's TMA pipelines count for.
+  CHECK_THAT(compile_error(in_kernel(tma, "", "(1, 1, 2)")), Catch::Contains("in a cluster of depth 2"));
+  CHECK(compile_error(in_kernel(async, "", "(1, 1, 2)")).empty());
+  // OrderedSequenceBarrier: a constant group outside 0..length-1 is an input error; a computed one is caught
+  // when it runs, not turned into another stage's barrier.
+  const std::string seq = "pipeline o OrderedSequenceBarrier depth=2 length=2 group_size=32";
+  CHECK_THAT(compile_error(in_kernel(seq, "sequence_wait o 0 group=2")), Catch::Contains("group=2 out of range 0..1"));
+  CHECK(compile_error(in_kernel(seq, "sequence_wait o 0 group=1")).empty());
+  for (const char* g : {"2", "0 - 1", "5"}) {
+    INFO("group " << g);
+    auto r = run_text("kernel k warps=1 {\n  " + seq + "\n  warp 0 w { let g = " + g + "\n    sequence_arrive o 1 group=g }\n}\n");
+    CHECK(r.outcome == Outcome::kUndefined);
+    CHECK_THAT(test::problem(r), Catch::Contains("out of range"));
+  }
+  CHECK(run_text("kernel k warps=1 {\n  " + seq + "\n  warp 0 w { let g = 1\n    sequence_arrive o 1 group=g }\n}\n").outcome ==
+        Outcome::kFinished);
+  // producer_tail's loop variable cannot be one of the program's (whatever the program names its variables).
+  auto tail = R"(kernel k warps=2 {
+  pipeline p PipelineAsync stages=2 producers=1 consumers=32
+  warp 0 producer { elect { for p.tail in 0..1 { producer_acquire p p.tail
+                                                 producer_commit p p.tail }
+                            producer_tail p 1 } }
+  warp 1 consumer { consumer_wait p 0
+                    consumer_release p 0 }
+})";
+  CHECK(run_text(tail).outcome == Outcome::kFinished);
+  // A pipeline of 0 stages compiles; a statement on it is an index out of range: at compile time with a
+  // constant state, when it runs with a computed one (and never where it does not run).
+  const std::string none = "pipeline c PipelineTransactionAsync stages=0 producers=32 consumers=32";
+  CHECK(compile_error(in_kernel(none, "")).empty());
+  CHECK_THAT(compile_error(in_kernel(none, "producer_acquire c 0")), Catch::Contains("index 0 out of range: 'c.empty' has 0 elements"));
+  CHECK(compile_error(in_kernel(none, "let g = 0\n if g { producer_acquire c g }")).empty());
+  auto ran = run_text("kernel k warps=1 {\n  " + none + "\n  warp 0 w { let g = 0\n    producer_acquire c g }\n}\n");
+  CHECK(ran.outcome == Outcome::kUndefined);
+}
+
+TEST_CASE("PTX's barrier.sync is the aligned form's spelling only", "[isa][pipelines]") {
+  CHECK(isa::find_alias("barrier.sync.aligned") != nullptr);
+  CHECK(isa::find_alias("barrier.sync") == nullptr);  // the non-aligned form may diverge; bar.sync may not
+  CHECK(isa::find_alias("barrier.arrive") == nullptr);
 }

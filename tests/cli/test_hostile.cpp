@@ -228,7 +228,7 @@ TEST_CASE("a streamed trace is the same file as a kept one, keeps CTA 0's first 
   CHECK(stream.cta0_not_kept() > 0);
 }
 
-TEST_CASE("--trace-window keeps what overlaps the window, arrows with both ends in it, and the stop", "[cli][trace]") {
+TEST_CASE("a trace window keeps what overlaps it, arrows with both ends in it, and the stop", "[cli][trace]") {
   sim::TraceWriter w(1000.0, 8);
   w.set_window(100, 200);
   w.name_thread(0, 0, "warp 0");

@@ -68,7 +68,7 @@ class Engine {
   std::size_t pending() const { return count_; }
 
  private:
-  static constexpr std::int64_t kWheelBits = 12;
+  static constexpr std::int64_t kWheelBits = 9;
   static constexpr std::int64_t kWheelSize = std::int64_t{1} << kWheelBits;
   static constexpr std::int64_t kWheelMask = kWheelSize - 1;
   static constexpr int kPriorities = 4;

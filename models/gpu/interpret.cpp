@@ -27,7 +27,21 @@ void Simulator::step(std::uint32_t id) {
   std::int64_t* st = w.stack.data();
   std::int64_t* slots = w.slots.data();
   int sp = 0;
+  // The watchdog on loops that take no time counts the instructions run, a straight run at a time (each
+  // jump adds the run that ended at it) and checks them on backward jumps, the only way to loop.
   std::uint64_t executed = 0;
+  std::uint32_t run_start = w.pc;
+  auto jump = [&](const isa::Instr& in) {
+    executed += w.pc - run_start;
+    bool backward = in.a < w.pc;
+    w.pc = in.a;
+    run_start = in.a;
+    if (backward && executed > static_cast<std::uint64_t>(options_.max_instructions_without_time))
+      throw WatchdogStop{fmt::format("{} executed {} instructions at cycle {} without any op taking time: an endless loop "
+                                     "around {}:{}",
+                                     warp_label(w), executed, now().v, program_.file(in.file)->name, in.line),
+                         false};
+  };
   auto diagnose_at = [&](const std::string& title, const std::string& message, const isa::Instr& where) {
     Diagnosis d;
     d.title = title;
@@ -83,9 +97,9 @@ void Simulator::step(std::uint32_t id) {
         st[sp++] = *r;
         break;
       }
-      case isa::Opc::kJump: w.pc = in.a; break;
+      case isa::Opc::kJump: jump(in); break;
       case isa::Opc::kJumpIfZero:
-        if (st[--sp] == 0) w.pc = in.a;
+        if (st[--sp] == 0) jump(in);
         break;
       case isa::Opc::kOp: {
         const isa::OpDesc& d = rc.ops[in.a];
@@ -130,11 +144,6 @@ void Simulator::step(std::uint32_t id) {
         w.region_start[in.a] = -1;
         break;
     }
-    if (++executed > static_cast<std::uint64_t>(options_.max_instructions_without_time))
-      throw WatchdogStop{fmt::format("{} executed {} instructions at cycle {} without any op taking time: an endless loop "
-                                     "around {}:{}",
-                                     warp_label(w), executed, now().v, program_.file(in.file)->name, in.line),
-                         false};
   }
 }
 

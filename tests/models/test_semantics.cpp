@@ -398,6 +398,18 @@ TEST_CASE("watchdogs: max cycles, and loops that take no time", "[semantics][wat
   auto loop = run_text("kernel k warps=1 {\n warp 0 a { while 1 { } }\n}\n");
   CHECK(loop.outcome == Outcome::kWatchdog);
   CHECK_THAT(loop.watchdog_reason, Catch::Contains("without any op taking time"));
+  // The count is of instructions run between ops that take time, checked where a loop goes round: a loop of
+  // zero-time work below the limit finishes, one above it is stopped.
+  models::RunOptions small;
+  small.max_instructions_without_time = 1000;
+  auto count = [&](int n) {
+    return run_text(fmt::format("kernel k warps=1 {{\n warp 0 a {{ let s = 0\n for i in 0..{} {{ let s = s + i }}\n compute 1 }}\n}}\n", n),
+                    "h100-sxm", small);
+  };
+  CHECK(count(50).outcome == Outcome::kFinished);
+  auto stopped = count(5000);
+  CHECK(stopped.outcome == Outcome::kWatchdog);
+  CHECK_THAT(stopped.watchdog_reason, Catch::Contains("without any op taking time"));
 }
 
 TEST_CASE("CTAs that do not fit are an input error naming the bytes", "[semantics][resources]") {

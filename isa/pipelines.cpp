@@ -22,6 +22,9 @@
 //                      group's own barrier, arrive() on the next group's.
 //   sm100_pipeline.hpp PipelineTmaUmmaAsync (1-SM MMA): full count 1, empty count cluster x + cluster y - 1;
 //                      consumer_release is a tcgen05.commit (umma_arrive, multicast to the same row and column).
+//                      PipelineUmmaAsync (the accumulator pipeline, 1-SM MMA): counts producer_arv_count and
+//                      consumer_arv_count; producer_commit is a tcgen05.commit on full (umma_arrive), the
+//                      consumers release by arriving on empty (PipelineAsync's consumer_release).
 
 namespace smpipe::isa {
 
@@ -42,6 +45,9 @@ const std::vector<ClassDesc>& classes() {
       {PipelineClass::kTmaUmmaAsync, "PipelineTmaUmmaAsync",
        {{"stages", true}, {"tx", false}, {"empty_count", false}},
        {"producer_acquire", "producer_expect_tx", "producer_commit", "producer_tail", "consumer_wait", "consumer_release"}},
+      {PipelineClass::kUmmaAsync, "PipelineUmmaAsync",
+       {{"stages", true}, {"consumers", true}, {"producers", false}},
+       {"producer_acquire", "producer_commit", "producer_tail", "consumer_wait", "consumer_release"}},
       {PipelineClass::kTransactionAsync, "PipelineTransactionAsync",
        {{"stages", true}, {"producers", true}, {"consumers", true}, {"tx", false}},
        {"producer_acquire", "producer_expect_tx", "producer_commit", "producer_tail", "consumer_wait", "consumer_release"}},
@@ -280,6 +286,10 @@ PipelineInfo declare_pipeline(const Decl& d, const std::array<std::int64_t, 3>& 
       p.full_count = 1;
       p.empty_count = cluster[0] + cluster[1] - 1;
       break;
+    case PipelineClass::kUmmaAsync:
+      p.full_count = value("producers") ? ranged("producers", 1, kMaxArrivalCount, "tcgen05.commit arrivals per stage") : 1;
+      p.empty_count = ranged("consumers", 1, kMaxArrivalCount, "consumer arrivals per stage: the empty barriers' count");
+      break;
     case PipelineClass::kTransactionAsync:
     case PipelineClass::kAsync:
       p.full_count = ranged("producers", 1, kMaxArrivalCount, "producer arrivals per stage: the full barriers' count");
@@ -345,7 +355,10 @@ Block lower_pipeline_statement(const Stmt& s, const PipelineInfo& p, const std::
   } else if (s.name == "producer_expect_tx") {
     out.push_back(elect(s, op(s, written, "expect_tx", {attr("bar", element(full, index(a.state))), attr("tx", tx_value())})));
   } else if (s.name == "producer_commit") {
-    if (!tma) out.push_back(op(s, written, "arrive", {attr("bar", element(full, index(a.state)))}));  // TMA classes: the TMA commits
+    if (p.cls == PipelineClass::kUmmaAsync)  // the MMAs issued so far arrive on full when they complete
+      out.push_back(elect(s, op(s, written, "umma.commit", {attr("bar", element(full, index(a.state)))})));
+    else if (!tma)  // the TMA classes: the TMA commits
+      out.push_back(op(s, written, "arrive", {attr("bar", element(full, index(a.state)))}));
   } else if (s.name == "producer_tail") {
     Stmt loop;
     loop.kind = Stmt::Kind::kFor;

@@ -17,7 +17,7 @@
 
 namespace smpipe::isa {
 
-enum class PipelineClass : std::uint8_t { kTmaAsync, kTmaUmmaAsync, kTransactionAsync, kAsync, kOrderedSequence };
+enum class PipelineClass : std::uint8_t { kTmaAsync, kTmaUmmaAsync, kUmmaAsync, kTransactionAsync, kAsync, kOrderedSequence };
 
 struct PipelineInfo {
   std::string name;

@@ -375,3 +375,41 @@ TEST_CASE("PTX's barrier.sync is the aligned form's spelling only", "[isa][pipel
   CHECK(isa::find_alias("barrier.sync") == nullptr);  // the non-aligned form may diverge; bar.sync may not
   CHECK(isa::find_alias("barrier.arrive") == nullptr);
 }
+
+TEST_CASE("PipelineUmmaAsync: the MMA warp commits an accumulator stage, the epilogue releases it", "[isa][pipelines]") {
+  auto prog = [](const std::string& consumers, bool commit) {
+    return fmt::format(R"(kernel k warps=8 {{
+  pipeline acc PipelineUmmaAsync stages=2 consumers={}
+  smem sA bytes=16K
+  warp 0 mma {{
+    tmem.alloc cols=256 -> t
+    for i in 0..6 {{
+      producer_acquire acc i
+      elect {{ umma m128n128k16 kind=f16 a=sA b=sA tmem=t + (i % 2) * 128 }}
+      if {} {{ producer_commit acc i }}
+    }}
+    producer_tail acc 6
+    tmem.relinquish
+    tmem.dealloc t cols=256
+  }}
+  warpgroup 1 epilogue {{
+    for i in 0..6 {{
+      consumer_wait acc i
+      tmem.ld 32x32b.x64
+      tmem.wait ld
+      consumer_release acc i
+    }}
+  }}
+}})",
+                       consumers, commit ? 1 : 0);
+  };
+  auto p = compile_text(prog("128", true), {}, "t.pipe", "b200");
+  CHECK(count_of(p, "acc.full") == 1);
+  CHECK(count_of(p, "acc.empty") == 128);
+  auto ok = run_text(prog("128", true), "b200");
+  CHECK(ok.outcome == Outcome::kFinished);
+  CHECK(test::problem(ok).empty());
+  CHECK(run_text(prog("128", false), "b200").outcome == Outcome::kDeadlock);  // nothing commits: full never completes
+  CHECK(run_text(prog("256", true), "b200").outcome == Outcome::kDeadlock);   // 128 epilogue threads release
+  CHECK_THAT(p.dump(), Catch::Contains("producer_commit acc i: umma.commit acc.full"));
+}

@@ -66,12 +66,30 @@ std::pair<std::string, std::vector<std::int64_t>> parse_axis(const std::string& 
   return {name, values};
 }
 
+Ranks& ranks() {
+  static Ranks r;
+  return r;
+}
+
+void set_ranks(Ranks r) { ranks() = std::move(r); }
+
+namespace {
+// A row as text, for the gather of a sweep split over processes.
+nlohmann::json row_json(std::size_t i, const Row& r) {
+  return {{"i", i}, {"status", r.status}, {"exit", r.exit}, {"cycles", r.cycles}, {"time_us", r.time_us}, {"tflops", r.tflops},
+          {"bottleneck", r.bottleneck}, {"machine", r.machine}, {"reason", r.reason}};
+}
+}  // namespace
+
 int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
-  // Output files are claimed before anything runs (a bad path is bad input) and written all or nothing.
+  const Ranks& rk = ranks();
+  const bool root = rk.rank == 0;
+  // Output files are claimed before anything runs (a bad path is bad input) and written all or nothing; by
+  // rank 0 only when the sweep is split over processes.
   std::unique_ptr<OutputFile> csv_file, json_file, html_file;
-  if (!a.csv.empty()) csv_file = std::make_unique<OutputFile>(a.csv, "CSV file");
-  if (!a.json.empty()) json_file = std::make_unique<OutputFile>(a.json, "JSON file");
-  if (!a.html.empty()) html_file = std::make_unique<OutputFile>(a.html, "HTML report");
+  if (!a.csv.empty() && root) csv_file = std::make_unique<OutputFile>(a.csv, "CSV file");
+  if (!a.json.empty() && root) json_file = std::make_unique<OutputFile>(a.json, "JSON file");
+  if (!a.html.empty() && root) html_file = std::make_unique<OutputFile>(a.html, "HTML report");
   // The grid: every combination of the axes' values, the first axis slowest; then the machines.
   std::vector<std::string> names;
   std::vector<std::vector<std::int64_t>> axes;
@@ -107,11 +125,15 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
   std::vector<Row> rows(points.size());
   std::atomic<std::size_t> done{0};
   std::mutex progress;
-  bool tty = interactive(err);
+  bool tty = interactive(err) && root;
+  // This process's points: all of them, or every size-th from its rank.
+  std::vector<std::size_t> mine;
+  for (std::size_t i = static_cast<std::size_t>(rk.rank); i < points.size(); i += static_cast<std::size_t>(rk.size)) mine.push_back(i);
   auto begin = std::chrono::steady_clock::now();
-  auto run_point = [&](int i) {
-    const Point& p = points[static_cast<std::size_t>(i)];
-    Row& row = rows[static_cast<std::size_t>(i)];
+  auto run_point = [&](int k) {
+    const std::size_t i = mine[static_cast<std::size_t>(k)];
+    const Point& p = points[i];
+    Row& row = rows[i];
     RunArgs r = a.run;
     r.gpu = p.gpu;
     for (std::size_t k = 0; k < names.size(); ++k) r.defines.push_back(fmt::format("{}={}", names[k], p.values[k]));
@@ -142,12 +164,31 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
     if (tty) {
       std::lock_guard<std::mutex> lock(progress);
       double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      double eta = spent / static_cast<double>(n) * static_cast<double>(points.size() - n);
-      err << fmt::format("\r[{}/{}] {:.0f} s left   ", n, points.size(), eta) << std::flush;
+      double eta = spent / static_cast<double>(n) * static_cast<double>(mine.size() - n);
+      err << fmt::format("\r[{}/{}] {:.0f} s left   ", n, mine.size(), eta) << std::flush;
     }
   };
-  parallel_for(static_cast<int>(points.size()), a.jobs, run_point);
+  parallel_for(static_cast<int>(mine.size()), a.jobs, run_point);
   if (tty) err << "\r\033[K" << std::flush;
+  if (rk.size > 1) {
+    // Every rank's rows to rank 0, which goes on as if it had run them all.
+    nlohmann::json local = nlohmann::json::array();
+    for (std::size_t i : mine) local.push_back(row_json(i, rows[i]));
+    std::vector<std::string> all = rk.gather(local.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (!root) return kOk;
+    for (const std::string& text : all)
+      for (const auto& j : nlohmann::json::parse(text)) {
+        Row& r = rows.at(j.at("i").get<std::size_t>());
+        r.status = j.at("status");
+        r.exit = j.at("exit");
+        r.cycles = j.at("cycles");
+        r.time_us = j.at("time_us");
+        r.tflops = j.at("tflops");
+        r.bottleneck = j.at("bottleneck");
+        r.machine = j.at("machine");
+        r.reason = j.at("reason");
+      }
+  }
 
   // The table, in grid order.
   std::string head;

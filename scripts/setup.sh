@@ -13,6 +13,7 @@ packages=(
   python3                               # calibration scripts (standard library only)
   clang libclang-rt-dev                 # fuzzing: clang++ and libFuzzer (docs/fuzzing.md; .ci/run runs the fuzz targets)
   chromium                              # tests: the HTML reports are loaded in headless Chromium (tests/html/)
+  openmpi-bin libopenmpi-dev            # smpipe_mpi: a sweep split over processes under mpirun
 )
 
 missing=()

@@ -84,12 +84,13 @@ nlohmann::json row_json(std::size_t i, const Row& r) {
 int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
   const Ranks& rk = ranks();
   const bool root = rk.rank == 0;
-  // Output files are claimed before anything runs (a bad path is bad input) and written all or nothing; by
-  // rank 0 only when the sweep is split over processes.
+  // Output files are claimed before anything runs (a bad path is bad input) and written all or nothing. Split
+  // over processes, every rank claims them (so that a bad path stops every rank before the gather, not rank 0
+  // alone) and only rank 0 writes them (the others' temporary files go when they return).
   std::unique_ptr<OutputFile> csv_file, json_file, html_file;
-  if (!a.csv.empty() && root) csv_file = std::make_unique<OutputFile>(a.csv, "CSV file");
-  if (!a.json.empty() && root) json_file = std::make_unique<OutputFile>(a.json, "JSON file");
-  if (!a.html.empty() && root) html_file = std::make_unique<OutputFile>(a.html, "HTML report");
+  if (!a.csv.empty()) csv_file = std::make_unique<OutputFile>(a.csv, "CSV file");
+  if (!a.json.empty()) json_file = std::make_unique<OutputFile>(a.json, "JSON file");
+  if (!a.html.empty()) html_file = std::make_unique<OutputFile>(a.html, "HTML report");
   // The grid: every combination of the axes' values, the first axis slowest; then the machines.
   std::vector<std::string> names;
   std::vector<std::vector<std::int64_t>> axes;

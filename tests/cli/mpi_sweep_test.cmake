@@ -26,4 +26,10 @@ string(FIND "${two}" "12 points: 10 finished, 2 did not" at)
 if(at EQUAL -1)
   message(FATAL_ERROR "unexpected table:\n${two}")
 endif()
+# A bad output path stops every rank (no rank left waiting for the others).
+execute_process(COMMAND ${MPIEXEC} -np 2 --oversubscribe ${SMPIPE_MPI} ${args} --csv ${WORK}/no/such/folder/x.csv
+                RESULT_VARIABLE code OUTPUT_VARIABLE out ERROR_VARIABLE err TIMEOUT 60)
+if(code EQUAL 0 OR code MATCHES "timeout")
+  message(FATAL_ERROR "a bad --csv path under mpirun gave '${code}':\n${out}\n${err}")
+endif()
 message(STATUS "mpirun sweep ok")

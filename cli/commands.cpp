@@ -289,9 +289,11 @@ int cmd_replay(const ReplayArgs& a, std::ostream& out) {
   std::unique_ptr<OutputFile> trace_file;
   if (!a.trace.empty()) trace_file = std::make_unique<OutputFile>(a.trace, "trace file");
   CsvFiles csv_files = claim_csv(a.csv_dir, csv_table_names());
-  Replayed r = replay(a, !a.trace.empty());
+  std::unique_ptr<OutputFile> html_file;
+  if (!a.html.empty()) html_file = std::make_unique<OutputFile>(a.html, "HTML report");
+  Replayed r = replay(a, !a.trace.empty() || html_file);  // the report's timeline comes from the replay's trace
   nlohmann::json run_json;
-  if (a.json || !csv_files.empty()) run_json = models::to_json(r.result, r.program);
+  if (a.json || !csv_files.empty() || html_file) run_json = models::to_json(r.result, r.program);
   if (a.json) {
     out << json_text(run_json) << "\n";
   } else {
@@ -303,7 +305,11 @@ int cmd_replay(const ReplayArgs& a, std::ostream& out) {
     if (!problem.empty()) out << "\n" << problem;
   }
   for (auto& [name, file] : csv_files) file->commit([&](std::ostream& f) { f << csv_table(run_json, name); });
-  if (r.sim_trace) trace_file->commit([&](std::ostream& f) { r.sim_trace->write(f); });
+  if (html_file) {
+    html_file->commit([&](std::ostream& f) { f << html_page(html_run_data(run_json, r.sim_trace.get(), "replay of " + a.trace_file)); });
+    if (!a.json) out << fmt::format("report: {} (open in a browser)\n", a.html);
+  }
+  if (trace_file) trace_file->commit([&](std::ostream& f) { r.sim_trace->write(f); });
   return exit_code(r.result.outcome);
 }
 
@@ -402,6 +408,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   rep->add_option("--trace", replay_args.trace, "write a Chrome trace of the simulation");
   rep->add_flag("--json", replay_args.json, "print the results as JSON");
   rep->add_option("--csv", replay_args.csv_dir, "write the summary's tables as CSV files into this folder");
+  rep->add_option("--html", replay_args.html, "write a self-contained HTML report of the replayed run");
   CLI::App* cmp = app.add_subcommand("compare", "replay a hardware trace and compare the simulation with it, event by event");
   add_replay_options(*cmp, compare_args);
   cmp->add_option("--trace", compare_args.trace, "write one Chrome trace with hardware and simulated tracks side by side");

@@ -28,6 +28,7 @@ struct ReplayArgs {
   std::string trace;            // replay: Chrome trace of the simulation; compare: the combined trace
   bool json = false;
   std::string csv_dir;          // replay: the run's tables; compare: the comparison's tables (CSV files in this folder)
+  std::string html;             // replay: a self-contained HTML report of the replayed run
   std::uint64_t seed = 1;
   std::int64_t max_cycles = 100'000'000;
   std::int64_t max_ops = models::kDefaultMaxOps;

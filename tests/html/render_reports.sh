@@ -23,5 +23,6 @@ report deadlock 2 "deadlock" run examples/deadlock_producer_start_phase
 report hazard 3 "hazard" run examples/hazard_wgmma_before_tma
 report watchdog 2 "watchdog" run examples/watchdog_livelock --max-cycles 20000
 report blackwell 0 "TMEM" run sm100/gemm_blockscaled_nvfp4 -D M=512 -D N=512 -D K=512
+report replay 0 "replay of" replay "$here/../../validation/results/h100/k2_trace_2048x2048x2048.json"
 report sweep 0 "TILE_N" sweep sm90/gemm_tma_ws_cooperative -D M=1024,2048 -D N=1024 -D K=512 -D TILE_N=128,256 --group M
 exit $fail

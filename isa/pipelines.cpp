@@ -63,6 +63,9 @@ const std::vector<ClassDesc>& classes() {
 
 const ClassDesc& desc(PipelineClass c) { return classes()[static_cast<std::size_t>(c)]; }
 
+// The classes whose stages a TMA fills (the producer's leader expects the bytes; the TMA commits).
+bool tma_class(PipelineClass c) { return c == PipelineClass::kTmaAsync || c == PipelineClass::kTmaUmmaAsync; }
+
 // "a PipelineAsync", "an OrderedSequenceBarrier".
 std::string a_class(std::string_view name) { return fmt::format("{} {}", name.front() == 'O' ? "an" : "a", name); }
 
@@ -152,8 +155,7 @@ Args read_args(const Stmt& s, const PipelineInfo& p) {
       bare.push_back(&o);
       continue;
     }
-    const bool tma = p.cls == PipelineClass::kTmaAsync || p.cls == PipelineClass::kTmaUmmaAsync;
-    bool tx_ok = (s.name == "producer_acquire" && tma) || s.name == "producer_expect_tx";
+    bool tx_ok = (s.name == "producer_acquire" && tma_class(p.cls)) || s.name == "producer_expect_tx";
     bool group_ok = s.name == "sequence_wait" || s.name == "sequence_arrive";
     if ((*o.key == "tx" && tx_ok) || (*o.key == "group" && group_ok)) {
       if (o.tuple || o.values.size() != 1) throw InputError(o.loc, fmt::format("'{}=' takes one value", *o.key));
@@ -253,7 +255,7 @@ PipelineInfo declare_pipeline(const Decl& d, const std::array<std::int64_t, 3>& 
     return v;
   };
   const std::int64_t cluster_size = cluster[0] * cluster[1] * cluster[2];
-  if (cluster[2] != 1 && (p.cls == PipelineClass::kTmaAsync || p.cls == PipelineClass::kTmaUmmaAsync))
+  if (cluster[2] != 1 && tma_class(p.cls))
     throw InputError(d.loc, fmt::format("{} in a cluster of depth {}: CUTLASS's counts and multicast rows and columns are of a "
                                         "2-D cluster (cluster=(x, y, 1))", a_class(c->name), cluster[2]));
   if (p.cls == PipelineClass::kOrderedSequence) {
@@ -338,7 +340,7 @@ Block lower_pipeline_statement(const Stmt& s, const PipelineInfo& p, const std::
     return out;
   }
 
-  const bool tma = p.cls == PipelineClass::kTmaAsync || p.cls == PipelineClass::kTmaUmmaAsync;
+  const bool tma = tma_class(p.cls);
   auto tx_value = [&]() {
     if (a.tx) return *a.tx;
     if (p.tx) return lit(*p.tx, at);

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,13 @@ inline isa::Program compile_text(const std::string& text, const isa::ParamOverri
   static std::vector<std::shared_ptr<isa::SourceFile>> keep;
   keep.push_back(src);
   return isa::compile(isa::parse(src), params, "", models::predefined_constants(models::load_machine(machine)));
+}
+
+// The arrival count of mbarrier declaration `name` of a program (a pipeline's barriers: "mainloop.empty").
+inline std::int64_t barrier_count(const isa::Program& p, const std::string& name) {
+  for (const auto& b : p.mbarriers)
+    if (b.name == name) return b.count.value_or(-1);
+  throw std::logic_error("no mbarrier " + name);
 }
 
 // The message of the InputError that compiling `text` throws ("" if none).

@@ -19,6 +19,19 @@ std::string read_file(const std::string& path) {
   s << in.rdbuf();
   return s.str();
 }
+// An empty folder of this name under the temporary directory.
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+std::vector<std::string> file_lines(const std::filesystem::path& path) {
+  std::vector<std::string> lines;
+  std::ifstream in(path);
+  for (std::string l; std::getline(in, l);) lines.push_back(l);
+  return lines;
+}
 std::string example(const std::string& name) { return test::examples_dir() + "/" + name + ".pipe"; }
 
 // Golden files hold the output with the example directory replaced by "EXAMPLES"; SMPIPE_UPDATE_GOLDEN=1
@@ -299,18 +312,11 @@ TEST_CASE("summary: a role's busy and waiting time never exceed its lifetime, al
 }
 
 TEST_CASE("run --csv writes the summary's tables, which add up to what --json says", "[cli][csv]") {
-  auto dir = std::filesystem::temp_directory_path() / "smpipe_csv_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  auto dir = fresh_dir("smpipe_csv_test");
   auto r = run_cli({"run", "examples/mainloop", "--csv", dir.string(), "--json"});
   REQUIRE(r.code == 0);
   auto j = nlohmann::json::parse(r.out);
-  auto rows = [&](const std::string& name) {
-    std::vector<std::string> lines;
-    std::ifstream in(dir / name);
-    for (std::string l; std::getline(in, l);) lines.push_back(l);
-    return lines;
-  };
+  auto rows = [&](const std::string& name) { return file_lines(dir / name); };
   for (const auto& name : cli::csv_table_names()) CHECK(std::filesystem::exists(dir / name));
   auto roles = rows("roles.csv");
   REQUIRE(roles.size() == 1 + j["roles"].size());
@@ -369,19 +375,12 @@ TEST_CASE("the HTML report embeds the run's JSON and CTA 0's timeline, and no da
 }
 
 TEST_CASE("compare --csv writes the comparison's tables from its JSON", "[cli][csv]") {
-  auto dir = std::filesystem::temp_directory_path() / "smpipe_compare_csv_test";
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  auto dir = fresh_dir("smpipe_compare_csv_test");
   std::string trace = std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/k2_trace_2048x2048x2048.json";
   auto r = run_cli({"compare", trace, "--json", "--csv", dir.string()});
   REQUIRE(r.code == 0);
   auto j = nlohmann::json::parse(r.out);
-  auto lines = [&](const std::string& name) {
-    std::vector<std::string> v;
-    std::ifstream in(dir / name);
-    for (std::string l; std::getline(in, l);) v.push_back(l);
-    return v;
-  };
+  auto lines = [&](const std::string& name) { return file_lines(dir / name); };
   CHECK(lines("ctas.csv").size() == 1 + j["ctas"].size());
   CHECK(lines("intervals.csv").size() == 1 + j["intervals"].size());
   CHECK(lines("roles.csv").size() == 1 + j["roles"].size());

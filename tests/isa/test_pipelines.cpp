@@ -17,13 +17,6 @@ using test::run_text;
 
 namespace {
 
-std::int64_t count_of(const isa::Program& p, const std::string& name) {
-  for (const auto& b : p.mbarriers)
-    if (b.name == name) return b.count.value_or(-1);
-  FAIL("no mbarrier " << name);
-  return 0;
-}
-
 // A TMA mainloop on a PipelineTmaAsync: a producer warp, CONS consumer warpgroups, a CX x CY cluster.
 std::string tma_program(int cx, int cy, int consumer_wgs, const std::string& decl_extra = "", bool tail = true,
                         bool release_last = true) {
@@ -63,16 +56,16 @@ kernel k grid=({0}, {1}, 1) cluster=({0}, {1}, 1) warps={2} {{
 
 TEST_CASE("a pipeline declares its class's barriers with CUTLASS's counts", "[isa][pipelines]") {
   auto one = compile_text(tma_program(1, 1, 2));
-  CHECK(count_of(one, "ml.full") == 1);
-  CHECK(count_of(one, "ml.empty") == 256);  // every consumer thread
+  CHECK(test::barrier_count(one, "ml.full") == 1);
+  CHECK(test::barrier_count(one, "ml.empty") == 256);  // every consumer thread
   CHECK(one.mbarriers.at(0).size == 2);
   CHECK(one.mbarriers.at(0).array);
   // A cluster: (x + y - 1) signalling threads per consumer warpgroup (PipelineTmaAsync::init_barriers).
-  CHECK(count_of(compile_text(tma_program(2, 2, 2)), "ml.empty") == 3 * 2);
-  CHECK(count_of(compile_text(tma_program(4, 1, 1)), "ml.empty") == 4);
-  CHECK(count_of(compile_text(tma_program(1, 1, 2, "producers=2")), "ml.full") == 2);
-  CHECK(count_of(compile_text(tma_program(1, 1, 2, "empty_count=7")), "ml.empty") == 7);
-  CHECK(count_of(compile_text(tma_program(1, 1, 2, "empty_count=0")), "ml.empty") == 256);
+  CHECK(test::barrier_count(compile_text(tma_program(2, 2, 2)), "ml.empty") == 3 * 2);
+  CHECK(test::barrier_count(compile_text(tma_program(4, 1, 1)), "ml.empty") == 4);
+  CHECK(test::barrier_count(compile_text(tma_program(1, 1, 2, "producers=2")), "ml.full") == 2);
+  CHECK(test::barrier_count(compile_text(tma_program(1, 1, 2, "empty_count=7")), "ml.empty") == 7);
+  CHECK(test::barrier_count(compile_text(tma_program(1, 1, 2, "empty_count=0")), "ml.empty") == 256);
 
   auto others = compile_text(R"(kernel k cluster=(2, 1, 1) grid=(2, 1, 1) warps=8 {
   pipeline u PipelineTmaUmmaAsync stages=3 tx=1K
@@ -80,13 +73,13 @@ TEST_CASE("a pipeline declares its class's barriers with CUTLASS's counts", "[is
   pipeline a PipelineAsync stages=4 producers=1 consumers=64
   pipeline o OrderedSequenceBarrier depth=2 length=3 group_size=128
 })");
-  CHECK(count_of(others, "u.full") == 1);
-  CHECK(count_of(others, "u.empty") == 2);  // cluster x + cluster y - 1
-  CHECK(count_of(others, "t.full") == 32);
-  CHECK(count_of(others, "t.empty") == 128);
-  CHECK(count_of(others, "a.full") == 1);
-  CHECK(count_of(others, "a.empty") == 64);
-  CHECK(count_of(others, "o.bar") == 128);
+  CHECK(test::barrier_count(others, "u.full") == 1);
+  CHECK(test::barrier_count(others, "u.empty") == 2);  // cluster x + cluster y - 1
+  CHECK(test::barrier_count(others, "t.full") == 32);
+  CHECK(test::barrier_count(others, "t.empty") == 128);
+  CHECK(test::barrier_count(others, "a.full") == 1);
+  CHECK(test::barrier_count(others, "a.empty") == 64);
+  CHECK(test::barrier_count(others, "o.bar") == 128);
   CHECK(others.mbarriers.back().size == 6);
 }
 
@@ -197,7 +190,7 @@ TEST_CASE("PipelineTmaUmmaAsync releases with tcgen05.commit", "[isa][pipelines]
 }})",
                        cluster);
   };
-  CHECK(count_of(compile_text(prog(1), {}, "t.pipe", "b200"), "ml.empty") == 1);
+  CHECK(test::barrier_count(compile_text(prog(1), {}, "t.pipe", "b200"), "ml.empty") == 1);
   auto r = run_text(prog(1), "b200");
   CHECK(r.outcome == Outcome::kFinished);
   CHECK(test::problem(r).empty());
@@ -404,8 +397,8 @@ TEST_CASE("PipelineUmmaAsync: the MMA warp commits an accumulator stage, the epi
                        consumers, commit ? 1 : 0);
   };
   auto p = compile_text(prog("128", true), {}, "t.pipe", "b200");
-  CHECK(count_of(p, "acc.full") == 1);
-  CHECK(count_of(p, "acc.empty") == 128);
+  CHECK(test::barrier_count(p, "acc.full") == 1);
+  CHECK(test::barrier_count(p, "acc.empty") == 128);
   auto ok = run_text(prog("128", true), "b200");
   CHECK(ok.outcome == Outcome::kFinished);
   CHECK(test::problem(ok).empty());

@@ -37,14 +37,6 @@ std::int64_t value(const isa::Program& p, const std::string& name) {
   return 0;
 }
 
-// The arrival count of mbarrier declaration `name` (a pipeline's barriers: "mainloop.empty").
-std::int64_t barrier_count(const isa::Program& p, const std::string& name) {
-  for (const auto& b : p.mbarriers)
-    if (b.name == name) return b.count.value_or(-1);
-  FAIL("no mbarrier " << name);
-  return 0;
-}
-
 const isa::ParamOverrides kSmall = {{"M", 1024}, {"N", 1024}, {"K", 512}};
 
 isa::ParamOverrides with(isa::ParamOverrides base, const isa::ParamOverrides& extra) {
@@ -118,13 +110,13 @@ TEST_CASE("sm90 builder rules: epilogue defaults and StageCountAutoCarveout", "[
   auto pp = compile_model("sm90/gemm_tma_ws_pingpong", {}, "h100-sxm");
   CHECK(value(pp, "EM") == 64);  // pingpong / basic: (min(64, M), 32)
   // The mainloop pipelines' empty barriers get CUTLASS's counts (PipelineTmaAsync::init_barriers).
-  CHECK(barrier_count(pp, "mainloop.empty") == 128);
-  CHECK(barrier_count(p, "mainloop.empty") == 256);
-  CHECK(barrier_count(p, "mainloop.full") == 1);
-  CHECK(barrier_count(p, "epi_load.full") == 32);
-  CHECK(barrier_count(p, "epi_load.empty") == 256);
+  CHECK(test::barrier_count(pp, "mainloop.empty") == 128);
+  CHECK(test::barrier_count(p, "mainloop.empty") == 256);
+  CHECK(test::barrier_count(p, "mainloop.full") == 1);
+  CHECK(test::barrier_count(p, "epi_load.full") == 32);
+  CHECK(test::barrier_count(p, "epi_load.empty") == 256);
   auto cl = compile_model("sm90/gemm_tma_ws_cooperative", {{"CLUSTER_M", 2}, {"CLUSTER_N", 2}}, "h100-sxm");
-  CHECK(barrier_count(cl, "mainloop.empty") == (2 + 2 - 1) * 2);  // (cluster_x + cluster_y - 1) * consumer warpgroups
+  CHECK(test::barrier_count(cl, "mainloop.empty") == (2 + 2 - 1) * 2);  // (cluster_x + cluster_y - 1) * consumer warpgroups
   // Every model's CTA fits the 227 KB a CTA may use.
   for (const auto& prog : {p, wide, void_c, pp, cl}) CHECK(prog.smem_bytes() <= 232448);
 }

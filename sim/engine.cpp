@@ -35,6 +35,23 @@ void Engine::schedule(Cycle at, Priority priority, std::uint32_t kind, std::uint
   ++count_;
 }
 
+bool Engine::due_before(Priority p) const {
+  const Slot& slot = wheel_[static_cast<std::size_t>(now_.v & kWheelMask)];
+  for (int q = 0; q < static_cast<int>(p); ++q)
+    if (slot.head[q] != slot.queue[q].size()) return true;
+  return false;
+}
+
+void Engine::requeue_front(const Event& e) {
+  SMPIPE_CHECK(e.at == now_, "only an event of the current cycle can be put back");
+  Slot& slot = wheel_[static_cast<std::size_t>(now_.v & kWheelMask)];
+  int p = static_cast<int>(e.priority);
+  SMPIPE_CHECK(slot.head[p] > 0, "requeue_front needs the place of the event just taken");
+  slot.queue[p][--slot.head[p]] = e;
+  ++in_wheel_;
+  ++count_;
+}
+
 std::int64_t Engine::next_wheel_cycle() const {
   if (in_wheel_ == 0) return -1;
   // The wheel holds cycles [now, now + size): scan slots from now's slot, wrapping once.

@@ -64,6 +64,16 @@ class Engine {
   // Ask for Handler::progress about every `events` events (0: never, the default).
   void report_progress(std::uint64_t events) { progress_every_ = events, next_progress_ = events ? events : ~std::uint64_t{0}; }
 
+  // For a handler that does the work of several events in one (a batch of same-cycle wake-ups): counts
+  // one more event processed, so the count is what the separate events would give.
+  void count_event() { ++processed_; }
+  // Whether an event of a priority that runs before `p` is due at the current cycle (scheduled by the
+  // event being handled): a batch stops there and puts the rest of its work back with requeue_front.
+  bool due_before(Priority p) const;
+  // During the handling of an event of priority `e.priority` at the current cycle: puts `e` back at the
+  // head of that priority's queue, where the event just taken was, so it keeps that place in the order.
+  void requeue_front(const Event& e);
+
   std::uint64_t events_processed() const { return processed_; }
   std::size_t pending() const { return count_; }
 

@@ -366,11 +366,50 @@ inline void Simulator::resume(std::uint32_t id) {
 
 // ---- events ----
 
+void Simulator::wake_all(std::span<const std::uint32_t> warp_ids, Cycle at) {
+  if (warp_ids.size() <= 1) {
+    for (std::uint32_t w : warp_ids) wake_at(w, at);
+    return;
+  }
+  std::uint32_t list;
+  if (free_wake_lists_.empty()) {
+    list = static_cast<std::uint32_t>(wake_lists_.size());
+    wake_lists_.emplace_back();
+  } else {
+    list = free_wake_lists_.back();
+    free_wake_lists_.pop_back();
+  }
+  wake_lists_[list].assign(warp_ids.begin(), warp_ids.end());
+  engine_.schedule(at, sim::Priority::kWake, kEvWakeList, 0, list);
+}
+
+// The warps of a wake list resume one after the other, as separate wake events would run them: when one
+// of them schedules something that runs before wake-ups in this cycle, the rest go back to the head of
+// the queue and wait for it, where their own events would have waited.
+void Simulator::wake_list(const sim::Event& e) {
+  auto list = static_cast<std::uint32_t>(e.payload);
+  for (std::uint32_t i = e.target;;) {
+    resume(wake_lists_[list][i]);  // (may add wake lists: index, never hold a reference)
+    if (++i == wake_lists_[list].size()) {
+      free_wake_lists_.push_back(list);
+      return;
+    }
+    if (engine_.due_before(sim::Priority::kWake)) {
+      sim::Event rest = e;
+      rest.target = i;
+      engine_.requeue_front(rest);
+      return;
+    }
+    engine_.count_event();
+  }
+}
+
 void Simulator::handle(const sim::Event& e) {
   switch (e.kind) {
     case kEvLaunch: try_launch(); break;
     case kEvWarpStep: step(e.target); break;
     case kEvWake: resume(e.target); break;
+    case kEvWakeList: wake_list(e); break;
     default:
       SMPIPE_CHECK(e.kind >= kEvFirstUnit && e.kind - kEvFirstUnit < units_.size(), fmt::format("unknown event kind {}", e.kind));
       units_[e.kind - kEvFirstUnit]->complete(e.target, e.payload);

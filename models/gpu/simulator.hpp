@@ -5,6 +5,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -54,6 +55,9 @@ class Simulator : public sim::Handler {
     w.wait_since = now();
   }
   void wake_at(std::uint32_t warp_id, Cycle at) { engine_.schedule(at, sim::Priority::kWake, kEvWake, warp_id); }
+  // Wakes warps at one cycle, in this order: the same run as wake_at for each in turn, done by one event
+  // (a barrier's waiters, a warpgroup after a collective op).
+  void wake_all(std::span<const std::uint32_t> warp_ids, Cycle at);
   // Ends the run with a diagnosis at warp `warp`'s op `op` (warp ~0u: no warp).
   [[noreturn]] void ub(std::uint32_t warp, std::uint32_t op, const std::string& title, const std::string& message,
                        bool hazard = false);
@@ -127,6 +131,7 @@ class Simulator : public sim::Handler {
     kEvLaunch,    // try to launch clusters (target unused)
     kEvWarpStep,  // target = warp id: continue interpreting
     kEvWake,      // target = warp id: a wait is over
+    kEvWakeList,  // payload = wake list, target = its first warp not woken yet: their waits are over
     kEvFirstUnit  // kEvFirstUnit + i: an event of units_[i]
   };
 
@@ -165,6 +170,10 @@ class Simulator : public sim::Handler {
   std::int64_t live_ctas_ = 0;
   std::int64_t peak_ctas_ = 0;
   bool launch_pending_ = false;
+
+  std::vector<std::vector<std::uint32_t>> wake_lists_;  // the warps of kEvWakeList events (reused)
+  std::vector<std::uint32_t> free_wake_lists_;
+  void wake_list(const sim::Event& e);
 
   std::vector<std::string> causes_;
   std::vector<RoleStats> role_stats_;

@@ -45,7 +45,7 @@ void ClusterBarrierUnit::check_release(std::uint32_t cs) {
   mbar_->cluster_synced(cs);
   hazards_->cluster_release(cs, cl.waiters);
   Cycle at = sim_.now() + sim_.jit(sim_.machine().cluster_sync_cycles);
-  for (std::uint32_t w : cl.waiters) sim_.wake_at(w, at);
+  sim_.wake_all(cl.waiters, at);
   cl.waiters.clear();
   cl.arrived = 0;
 }

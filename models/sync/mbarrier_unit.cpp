@@ -270,7 +270,7 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   Cycle wake = now + sim_.jit(sim_.machine().mbarrier_wake_cycles);
   auto& waiters = c.waiters[flat];
   c.observed[flat] = waiters.empty() ? 0 : 1;  // blocked waiters observe it when they resume
-  for (std::uint32_t w : waiters) sim_.wake_at(w, std::max(wake, now));
+  sim_.wake_all(waiters, std::max(wake, now));
   if (!sim_.observers().empty() && sim_.observers().wants(id)) {
     std::vector<int> warps;
     for (std::uint32_t w : waiters) warps.push_back(sim_.warp(w).index);

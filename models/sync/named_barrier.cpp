@@ -109,7 +109,7 @@ void NamedBarrierUnit::release(std::uint32_t cta, int id) {
   Cycle at = sim_.now() + sim_.jit(latency);
   hazards_->named_release(cta, id, nb.waiters);
   sim_.progressed();
-  for (std::uint32_t w : nb.waiters) sim_.wake_at(w, at);
+  sim_.wake_all(nb.waiters, at);
   nb.last_arrivers.swap(nb.arrivers);  // kept for deadlock reports (both keep their storage)
   nb.uses_done += 1;
   // Reset for the next use, keeping the vectors' storage.

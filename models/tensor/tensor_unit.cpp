@@ -211,7 +211,7 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
     if (older > 0) wg.groups.erase(wg.groups.begin(), wg.groups.begin() + older);
     wg.reads.complete_older(n, [&](HazardUnit::Part p) { hazards_->retire_any(p, wg.waiting); });
   }
-  for (std::uint32_t wid : wg.waiting) sim_.wake_at(wid, resume);
+  sim_.wake_all(wg.waiting, resume);
   wg.waiting.clear();
   wg.arrived = 0;
   return ctx.blocked();

@@ -11,6 +11,7 @@
 
 #include "isa/ast.hpp"
 #include "isa/eval.hpp"
+#include "isa/fuse.hpp"
 #include "isa/limits.hpp"
 #include "isa/pipelines.hpp"
 #include "isa/program.hpp"
@@ -406,6 +407,7 @@ class Compiler {
     compile_block(r.body, 32);
     emit(Opc::kExit, r.loc);
     for (std::int64_t w = first; w < end; ++w) p.warp_role[w] = static_cast<int>(p.roles.size());
+    fuse(rc);
     p.roles.push_back(std::move(rc));
     role_ = nullptr;
   }

@@ -50,6 +50,7 @@ const char* opc_name(Opc o) {
     case Opc::kExit: return "exit";
     case Opc::kRegionBegin: return "region+";
     case Opc::kRegionEnd: return "region-";
+    default: break;  // fused forms are never dumped (the dump shows `code`)
   }
   return "?";
 }
@@ -106,6 +107,7 @@ std::string Program::dump() const {
         }
         case Opc::kExit: break;
         case Opc::kRegionBegin: case Opc::kRegionEnd: arg = regions[in.a]; break;
+        default: break;
       }
       out += fmt::format("  {:4}  {:<8} {:<40} ; line {}\n", pc, opc_name(in.opc), arg, in.line);
     }

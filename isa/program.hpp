@@ -78,6 +78,16 @@ enum class Opc : std::uint8_t {
   kExit,        // the warp exits
   kRegionBegin, // a = region index: time from here to kRegionEnd counts for the region
   kRegionEnd,
+  // Fused forms (isa/fuse.cpp): only in RoleCode::fast, each doing what a short run of the instructions
+  // above does. `op` is sub (a BinOp), slots are a and b, constants imm.
+  kBinImm,         // push c; binary op          -> top = top op imm
+  kBinLoad,        // load s; binary op          -> top = top op slot[a]
+  kLoadBinImm,     // load s; push c; binary op  -> push slot[a] op imm
+  kLoadLoadBin,    // load s; load t; binary op  -> push slot[a] op slot[b]
+  kLoadLoadBinJz,  // ... then jz T               -> if !(slot[a] op slot[b]): pc = imm
+  kBinImmStore,    // push c; binary op; store d -> slot[a] = pop op imm
+  kLoadBinImmStore,// load s; push c; binary op; store d -> slot[b] = slot[a] op imm
+  kSet,            // push c; store d            -> slot[a] = imm
 };
 
 enum class BinOp : std::uint8_t { kOr, kAnd, kBitOr, kBitXor, kBitAnd, kEq, kNe, kLt, kLe, kGt, kGe, kShl, kShr, kAdd, kSub, kMul, kDiv, kMod };
@@ -94,6 +104,7 @@ struct Instr {
   std::int64_t imm = 0;
   std::int32_t line = 0;  // source line, for the source map
   std::uint16_t file = 0;  // and its file: Program::file(0) is the program, 1.. the files it imports
+  std::uint16_t b = 0;     // fused forms: a second slot
 };
 
 // Where each attribute of an op lives in the argument vector the interpreter builds.
@@ -137,6 +148,10 @@ struct RoleCode {
   int first_warp = 0, end_warp = 0;  // warps [first, end)
   SourceLoc loc;
   std::vector<Instr> code;
+  // What the interpreter runs: `code` with short runs fused into one instruction each (isa/fuse.cpp);
+  // fast_orig[i] is the index in `code` where fast[i]'s run starts (one more entry: code.size()).
+  std::vector<Instr> fast;
+  std::vector<std::uint32_t> fast_orig;
   std::vector<OpDesc> ops;
   std::vector<std::string> slot_names;
   int max_stack = 0;

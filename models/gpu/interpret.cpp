@@ -19,29 +19,47 @@ void Simulator::check_ranges(const OpContext& ctx, const std::int64_t* values) c
   }
 }
 
+// An operator without a value (division by zero, overflow): undefined behaviour at its line.
+void Simulator::binary_error(const Warp& w, const isa::Instr& in, isa::EvalError error, std::int64_t a, std::int64_t b) const {
+  Diagnosis d;
+  d.message = error == isa::EvalError::kDivByZero
+                  ? fmt::format("{} divides by zero at line {}", warp_label(w), in.line)
+                  : fmt::format("{}: {} at line {} (operands {} and {})", warp_label(w), isa::eval_error_text(error), in.line, a, b);
+  d.title = error == isa::EvalError::kDivByZero ? "division by zero" : "integer overflow";
+  d.cycle = now().v;
+  d.cta = ctas_[w.cta].id;
+  d.warp = w.index;
+  d.role = program_.roles[w.role].name;
+  d.loc = program_.loc_of(in);
+  throw UndefinedBehaviour{d};
+}
+
 void Simulator::step(std::uint32_t id) {
   Warp& w = warps_[id];
   if (w.state != WarpState::kReady) return;
   const isa::RoleCode& rc = program_.roles[w.role];
-  const isa::Instr* code = rc.code.data();
+  const isa::Instr* code = rc.fast.data();
+  const std::uint32_t* orig = rc.fast_orig.data();
   std::int64_t* st = w.stack.data();
   std::int64_t* slots = w.slots.data();
   int sp = 0;
   // The watchdog on loops that take no time counts the instructions run, a straight run at a time (each
-  // jump adds the run that ended at it) and checks them on backward jumps, the only way to loop.
+  // jump adds the run that ended at it) and checks them on backward jumps, the only way to loop. It counts
+  // the unfused instructions (RoleCode::code), so fusing changes no count.
   std::uint64_t executed = 0;
   std::uint32_t run_start = w.pc;
-  auto jump = [&](const isa::Instr& in) {
-    executed += w.pc - run_start;
-    bool backward = in.a < w.pc;
-    w.pc = in.a;
-    run_start = in.a;
+  auto jump_to = [&](std::uint32_t to, const isa::Instr& in) {
+    executed += orig[w.pc] - orig[run_start];
+    bool backward = to < w.pc;
+    w.pc = to;
+    run_start = to;
     if (backward && executed > static_cast<std::uint64_t>(options_.max_instructions_without_time))
       throw WatchdogStop{fmt::format("{} executed {} instructions at cycle {} without any op taking time: an endless loop "
                                      "around {}:{}",
                                      warp_label(w), executed, now().v, program_.file(in.file)->name, in.line),
                          false};
   };
+  auto jump = [&](const isa::Instr& in) { jump_to(in.a, in); };
   auto diagnose_at = [&](const std::string& title, const std::string& message, const isa::Instr& where) {
     Diagnosis d;
     d.title = title;
@@ -53,6 +71,13 @@ void Simulator::step(std::uint32_t id) {
     d.loc = program_.loc_of(where);
     throw UndefinedBehaviour{d};
   };
+  // An operator of the program: the checked arithmetic of isa/eval.hpp, its error reported at the line.
+  auto binary = [&](const isa::Instr& in, std::int64_t a, std::int64_t b) __attribute__((always_inline)) {
+    isa::EvalResult r = isa::eval_binary(static_cast<isa::BinOp>(in.sub), a, b);
+    if (!r) [[unlikely]]
+      binary_error(w, in, r.error, a, b);
+    return *r;
+  };
   for (;;) {
     const isa::Instr& in = code[w.pc++];
     switch (in.opc) {
@@ -62,17 +87,19 @@ void Simulator::step(std::uint32_t id) {
       case isa::Opc::kBuiltin: st[sp++] = w.builtins[in.a]; break;
       case isa::Opc::kBinary: {
         std::int64_t b = st[--sp];
-        std::int64_t& a = st[sp - 1];
-        isa::EvalResult r = isa::eval_binary(static_cast<isa::BinOp>(in.sub), a, b);
-        if (!r) {
-          if (r.error == isa::EvalError::kDivByZero)
-            diagnose_at("division by zero", fmt::format("{} divides by zero at line {}", warp_label(w), in.line), in);
-          diagnose_at("integer overflow", fmt::format("{}: {} at line {} (operands {} and {})", warp_label(w),
-                                                      isa::eval_error_text(r.error), in.line, a, b), in);
-        }
-        a = *r;
+        st[sp - 1] = binary(in, st[sp - 1], b);
         break;
       }
+      case isa::Opc::kBinImm: st[sp - 1] = binary(in, st[sp - 1], in.imm); break;
+      case isa::Opc::kBinLoad: st[sp - 1] = binary(in, st[sp - 1], slots[in.a]); break;
+      case isa::Opc::kLoadBinImm: st[sp] = binary(in, slots[in.a], in.imm), ++sp; break;
+      case isa::Opc::kLoadLoadBin: st[sp] = binary(in, slots[in.a], slots[in.b]), ++sp; break;
+      case isa::Opc::kLoadLoadBinJz:
+        if (binary(in, slots[in.a], slots[in.b]) == 0) jump_to(static_cast<std::uint32_t>(in.imm), in);
+        break;
+      case isa::Opc::kBinImmStore: slots[in.a] = binary(in, st[--sp], in.imm); break;
+      case isa::Opc::kLoadBinImmStore: slots[in.b] = binary(in, slots[in.a], in.imm); break;
+      case isa::Opc::kSet: slots[in.a] = in.imm; break;
       case isa::Opc::kUnary: {
         isa::EvalResult r = isa::eval_unary(static_cast<isa::UnOp>(in.sub), st[sp - 1]);
         if (!r)

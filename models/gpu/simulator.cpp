@@ -525,7 +525,7 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
       s.waits_for = poll.empty() ? "nothing: it keeps running" : poll;
       s.since = now().v;
     } else {
-      s.loc = program_.loc_of(program_.roles[w.role].code[w.pc ? w.pc - 1 : 0]);
+      s.loc = program_.loc_of(program_.roles[w.role].fast[w.pc ? w.pc - 1 : 0]);
       s.waits_for = "nothing: it keeps running (no op executed yet)";
       s.since = now().v;
     }

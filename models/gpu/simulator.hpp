@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "isa/eval.hpp"
 #include "models/gpu/gpu.hpp"
 #include "models/gpu/unit.hpp"
 #include "sim/engine.hpp"
@@ -125,6 +126,8 @@ class Simulator : public sim::Handler {
   // ---- the interpreter (interpret.cpp) ----
   void step(std::uint32_t warp_id);
   void check_ranges(const OpContext& ctx, const std::int64_t* values) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void binary_error(const Warp& w, const isa::Instr& in, isa::EvalError error,
+                                                          std::int64_t a, std::int64_t b) const;
 
  private:
   enum EventKind : std::uint32_t {

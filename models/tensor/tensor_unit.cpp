@@ -312,7 +312,7 @@ void TensorUnit::warp_exited(std::uint32_t warp_id) {
           fmt::format("'{}' is warpgroup-collective (.sync.aligned) but warp {} of warpgroup {} exited (line {}) while warps "
                       "of its warpgroup wait there",
                       sim_.op_of(sim_.warp(waiter), wg.op).text, w.index, w.index / 4,
-                      sim_.program().roles[w.role].code[w.pc ? w.pc - 1 : 0].line));
+                      sim_.program().roles[w.role].fast[w.pc ? w.pc - 1 : 0].line));
 }
 
 std::string TensorUnit::describe_wait(const Warp& w) const {

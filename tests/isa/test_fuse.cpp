@@ -1,0 +1,157 @@
+// The interpreter runs fused code (isa/fuse.cpp): each fused instruction must do what its run of stack
+// instructions does. Checked on the fused forms themselves, and by running programs twice, fused and
+// unfused, and comparing the whole result (cycles, statistics, diagnoses, the watchdog's counts).
+#include <catch2/catch.hpp>
+
+#include <numeric>
+
+#include "api/load.hpp"
+#include "isa/fuse.hpp"
+#include "support.hpp"
+
+using namespace smpipe;
+
+namespace {
+
+// The program as the compiler emitted it, run without fusion.
+isa::Program unfused(isa::Program p) {
+  for (auto& r : p.roles) {
+    r.fast = r.code;
+    r.fast_orig.resize(r.code.size() + 1);
+    std::iota(r.fast_orig.begin(), r.fast_orig.end(), 0u);
+  }
+  return p;
+}
+
+std::string result_json(const isa::Program& p, const models::Machine& m) {
+  return models::to_json(models::simulate(p, m, {}), p).dump();
+}
+
+void same_run(const isa::Program& p, const models::Machine& m) {
+  std::string fused = result_json(p, m);
+  std::string plain = result_json(unfused(p), m);
+  CHECK(fused == plain);
+}
+
+std::size_t count(const isa::RoleCode& r, isa::Opc o) {
+  return static_cast<std::size_t>(std::count_if(r.fast.begin(), r.fast.end(), [&](const isa::Instr& in) { return in.opc == o; }));
+}
+
+}  // namespace
+
+TEST_CASE("fused code: each form replaces its run, jumps land on the runs they targeted") {
+  auto p = test::compile_text(R"(
+kernel k grid=(1,1,1) warps=1 {
+  warp 0 w {
+    let g = 3
+    for k in 0..10 {
+      let s = (g + k) % 4
+      let t = s * 2 + k
+      compute cycles=t + 1
+    }
+  }
+}
+)");
+  const isa::RoleCode& r = p.roles[0];
+  REQUIRE(r.fast_orig.size() == r.fast.size() + 1);
+  CHECK(r.fast_orig.front() == 0);
+  CHECK(r.fast_orig.back() == r.code.size());
+  CHECK(r.fast.size() < r.code.size());
+  CHECK(count(r, isa::Opc::kLoadLoadBinJz) == 1);  // the loop test
+  CHECK(count(r, isa::Opc::kLoadLoadBin) >= 1);    // g + k
+  CHECK(count(r, isa::Opc::kBinImmStore) >= 1);    // % 4 -> s
+  CHECK(count(r, isa::Opc::kLoadBinImmStore) == 1);  // k = k + 1
+  CHECK(count(r, isa::Opc::kSet) >= 1);            // let g = 3
+  // Runs are contiguous and in order; every jump goes to the start of a run that begins at its old target.
+  for (std::size_t i = 0; i + 1 < r.fast_orig.size(); ++i) CHECK(r.fast_orig[i] < r.fast_orig[i + 1]);
+  for (const isa::Instr& in : r.fast) {
+    std::uint32_t to = in.opc == isa::Opc::kLoadLoadBinJz ? static_cast<std::uint32_t>(in.imm)
+                       : in.opc == isa::Opc::kJump || in.opc == isa::Opc::kJumpIfZero ? in.a
+                                                                                    : ~0u;
+    if (to == ~0u) continue;
+    REQUIRE(to < r.fast.size());
+    const isa::Instr& old = r.code[r.fast_orig[to]];
+    (void)old;
+    bool is_target = std::any_of(r.code.begin(), r.code.end(), [&](const isa::Instr& c) {
+      return (c.opc == isa::Opc::kJump || c.opc == isa::Opc::kJumpIfZero) && c.a == r.fast_orig[to];
+    });
+    CHECK(is_target);
+  }
+  same_run(p, models::load_machine("h100-sxm"));
+}
+
+TEST_CASE("fused code: a jump into the middle of a run keeps the run apart") {
+  // `while` jumps back to its test, which starts with `load`: the instructions before it do not fuse
+  // across it.
+  auto p = test::compile_text(R"(
+kernel k grid=(1,1,1) warps=1 {
+  warp 0 w {
+    let i = 0
+    let j = 5
+    while i < j {
+      let i = i + 1
+      compute cycles=1
+    }
+  }
+}
+)");
+  const isa::RoleCode& r = p.roles[0];
+  for (std::size_t f = 0; f < r.fast.size(); ++f)
+    for (std::uint32_t c = r.fast_orig[f] + 1; c < r.fast_orig[f + 1]; ++c)
+      for (const isa::Instr& in : r.code)
+        if (in.opc == isa::Opc::kJump || in.opc == isa::Opc::kJumpIfZero) CHECK(in.a != c);
+  same_run(p, models::load_machine("h100-sxm"));
+}
+
+TEST_CASE("fused code: errors and the watchdog read as without fusion") {
+  models::Machine m = models::load_machine("h100-sxm");
+  // Division by zero and overflow inside fused forms (load/push/binary/store), with their lines.
+  for (const char* body : {"let z = 0\n    let x = 7 % z", "let z = 0\n    for k in 0..3 { let y = (k + 1) / z }",
+                           "let big = 9223372036854775807\n    let x = big + 1", "let big = 9223372036854775807\n    let big = big * 2"}) {
+    auto p = test::compile_text(fmt::format(R"(
+kernel k grid=(1,1,1) warps=1 {{
+  warp 0 w {{
+    {}
+    compute cycles=1
+  }}
+}}
+)",
+                                            body));
+    auto r = models::simulate(p, m, {});
+    CHECK(r.outcome == models::Outcome::kUndefined);
+    same_run(p, m);
+  }
+  // An endless loop that takes no time: stopped after the same number of (unfused) instructions.
+  auto p = test::compile_text(R"(
+kernel k grid=(1,1,1) warps=1 {
+  warp 0 w {
+    let i = 0
+    while i >= 0 {
+      let i = (i + 1) % 3
+    }
+  }
+}
+)");
+  auto r = models::simulate(p, m, {});
+  REQUIRE(r.outcome == models::Outcome::kWatchdog);
+  CHECK_THAT(r.watchdog_reason, Catch::Contains("instructions"));
+  same_run(p, m);
+}
+
+TEST_CASE("fused code: the built-in models run the same fused and unfused") {
+  for (const std::string& name : api::builtin_model_names()) {
+    if (name.find("/common/") != std::string::npos) continue;  // imported pieces, not models
+    INFO(name);
+    isa::ParamOverrides small;
+    if (name.rfind("sm90/", 0) == 0 || name.rfind("sm100/", 0) == 0 || name == "sm80/gemm_multistage")
+      small = {{"M", 512}, {"N", 512}, {"K", 512}};
+    if (name == "sm80/b2b_gemm_smem_accumulator") small = {{"M", 4096}};
+    api::Loaded l;
+    try {
+      l = api::load_program(api::resolve_file(name), small, "", "", 0);
+    } catch (const isa::InputError&) {
+      continue;  // models written not to compile (catalogue entries that show a compile error)
+    }
+    same_run(l.program, l.machine);
+  }
+}

@@ -89,3 +89,71 @@ TEST_CASE("the timing wheel gives the same order as one (cycle, priority, sequen
     if (c0 == c1 && p0 == p1) CHECK(t0 < t1);
   }
 }
+
+namespace {
+// A batch of wake-ups (kind 1, payload = warps still to wake, low digit first) handled as Simulator::wake_list
+// does: each warp may schedule a completion for this cycle (kind 2) or a wake-up (kind 3); a due completion
+// sends the rest of the batch back to the head of its queue.
+struct Batcher : Handler {
+  Engine* engine = nullptr;
+  std::vector<std::uint32_t> seen;
+  void handle(const Event& e) override {
+    if (e.kind != 1) {
+      seen.push_back(e.target);
+      return;
+    }
+    for (std::uint64_t rest = e.payload;;) {
+      std::uint32_t warp = static_cast<std::uint32_t>(rest % 10);
+      rest /= 10;
+      seen.push_back(warp);
+      if (warp == 2) engine->schedule(engine->now(), Priority::kCompletion, 2, 20);  // runs before warps 3, 4
+      if (warp == 3) engine->schedule(engine->now(), Priority::kWake, 3, 30);        // after the batch
+      if (rest == 0) return;
+      if (engine->due_before(Priority::kWake)) {
+        Event r = e;
+        r.payload = rest;
+        engine->requeue_front(r);
+        return;
+      }
+      engine->count_event();
+    }
+  }
+};
+}  // namespace
+
+TEST_CASE("a batch of wake-ups runs in the order separate events would, and counts as many events", "[sim]") {
+  Batcher b;
+  Engine e(b);
+  b.engine = &e;
+  e.schedule(Cycle(4), Priority::kWake, 0, 9);         // queued before the batch
+  e.schedule(Cycle(4), Priority::kWake, 1, 0, 4321);  // warps 1, 2, 3, 4
+  e.schedule(Cycle(4), Priority::kWake, 0, 8);         // after it
+  REQUIRE(e.run(Cycle(100)) == Engine::StopReason::kQueueEmpty);
+  // Warp 2's completion (20) runs before warps 3 and 4; warp 3's wake-up (30) after everything queued.
+  CHECK(b.seen == std::vector<std::uint32_t>{9, 1, 2, 20, 3, 4, 8, 30});
+  // 9, 8, the four warps, 20 and 30: what separate events give.
+  CHECK(e.events_processed() == 8);
+  CHECK(e.pending() == 0);
+}
+
+TEST_CASE("due_before sees only earlier priorities of the current cycle", "[sim]") {
+  struct Probe : Handler {
+    Engine* engine = nullptr;
+    std::vector<bool> due;
+    void handle(const Event& ev) override {
+      if (ev.target == 1) {
+        engine->schedule(engine->now() + Cycle(1), Priority::kCompletion, 0, 9);  // next cycle: not due
+        due.push_back(engine->due_before(Priority::kWake));
+        engine->schedule(engine->now(), Priority::kWarpStep, 0, 9);  // later priority: not due
+        due.push_back(engine->due_before(Priority::kWake));
+        engine->schedule(engine->now(), Priority::kCompletion, 0, 9);
+        due.push_back(engine->due_before(Priority::kWake));
+      }
+    }
+  } p;
+  Engine e(p);
+  p.engine = &e;
+  e.schedule(Cycle(2), Priority::kWake, 0, 1);
+  e.run(Cycle(100));
+  CHECK(p.due == std::vector<bool>{false, false, true});
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env python3
+"""Speed of the built-in models (not a test): for each, the ops it simulates, the best wall time of N runs on
+one core, ops per second, and with --callgrind the instructions per op (valgrind --tool=callgrind: a figure
+that the noise of a shared machine does not move). With --sweep, also the wall time of a sweep of the
+cooperative model over tiles, stages, clusters and shapes on every core.
+
+Usage: bench/models.py [--smpipe build/smpipe] [--runs 3] [--callgrind] [--sweep] [--only NAME]
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+# name, params, and the params of its callgrind run (the same code paths at about 1/8 of the ops: valgrind
+# runs ~50x slower). The sizes are those the issue's targets name (8192^3 for the GEMMs).
+S4 = ["-D", "M=4096", "-D", "N=4096", "-D", "K=4096"]
+MODELS = [
+    ("sm90/gemm_tma_ws_cooperative", [], S4),
+    ("sm90/gemm_tma_ws_pingpong", [], S4),
+    ("sm90/gemm_tma_ws", [], S4),
+    ("sm90/gemm_tma_ws_cooperative", ["-D", "CLUSTER_M=2"], S4 + ["-D", "CLUSTER_M=2"]),
+    ("sm100/gemm_blockscaled_nvfp4", ["-D", "M=8192", "-D", "N=8192", "-D", "K=8192"], S4),
+    ("sm80/gemm_multistage", S4, ["-D", "M=2048", "-D", "N=2048", "-D", "K=2048"]),
+    ("sm80/b2b_gemm_smem_accumulator", [], ["-D", "M=16384"]),
+]
+
+SWEEP = ["-D", "TILE_N=64,128,256", "-D", "STAGES=2,3,4,5", "-D", "CLUSTER_M=1,2",
+         "-D", "M=2048,4096,6144,8192", "-D", "N=2048,4096,6144,8192", "-D", "K=2048,4096,8192"]
+
+
+def run_json(smpipe, name, params):
+    out = subprocess.run([smpipe, "run", name, *params, "--json", "--max-ops", "4000000000"], capture_output=True,
+                         text=True, check=False)
+    return json.loads(out.stdout)
+
+
+def instructions(smpipe, name, params):
+    with tempfile.TemporaryDirectory() as d:
+        cg = os.path.join(d, "cg.out")
+        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", smpipe, "run", name, *params,
+                            "--json", "--max-ops", "4000000000"], capture_output=True, text=True, check=False)
+        m = re.search(r"refs:\s+([\d,]+)", r.stderr)
+        ops = json.loads(r.stdout)["ops"]
+        return int(m.group(1).replace(",", "")), ops
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--smpipe", default="build/smpipe")
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--callgrind", action="store_true")
+    ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--only")
+    a = ap.parse_args()
+    print(f"{'model':62s} {'ops':>10s} {'wall s':>7s} {'Mops/s':>7s}" + (f" {'instr/op':>9s}" if a.callgrind else ""))
+    for name, params, cg_params in MODELS:
+        label = " ".join([name, *params[1::2]])
+        if a.only and a.only not in label:
+            continue
+        best, ops = None, 0
+        for _ in range(a.runs):
+            t0 = time.perf_counter()
+            ops = run_json(a.smpipe, name, params)["ops"]
+            dt = time.perf_counter() - t0
+            best = dt if best is None else min(best, dt)
+        line = f"{label:62s} {ops:10d} {best:7.3f} {ops / best / 1e6:7.2f}"
+        if a.callgrind:
+            ir, cops = instructions(a.smpipe, name, cg_params)
+            line += f" {ir / cops:9.0f}"
+        print(line, flush=True)
+    if a.sweep:
+        jobs = os.cpu_count() or 1
+        with tempfile.TemporaryDirectory() as d:
+            t0 = time.perf_counter()
+            subprocess.run([a.smpipe, "sweep", "sm90/gemm_tma_ws_cooperative", *SWEEP, "--group", "M,N,K", "--csv",
+                            os.path.join(d, "s.csv")], capture_output=True, check=False)
+            dt = time.perf_counter() - t0
+            points = sum(1 for _ in open(os.path.join(d, "s.csv"))) - 1
+        print(f"sweep of the cooperative model: {points} points in {dt:.1f} s on {jobs} cores")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -185,8 +185,9 @@ int cmd_run(const RunArgs& a, std::ostream& out, std::ostream& err) {
   return exit_code(r.outcome);
 }
 
-int cmd_check(const RunArgs& a, std::ostream& out) {
+int cmd_check(const RunArgs& a, std::ostream& out, std::ostream& err) {
   Loaded l = load(a);
+  const Ranks& rk = ranks();
   int jitter = a.jitter >= 0 ? a.jitter : 20;  // -1: --jitter not given (an explicit 0 is kept)
   // What each schedule came to; runs are independent (a Simulator shares nothing but the read-only program
   // and machine), so they run on `jobs` threads and are reported in seed order: the output does not
@@ -197,9 +198,14 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
     std::string what, problem, warning;
   };
   std::vector<Seen> seen(static_cast<std::size_t>(a.seeds));
-  auto run_seed = [&](int i) {
+  // This process's seeds: all, or every size-th from its rank under mpirun.
+  std::vector<std::size_t> mine = rk.share(seen.size());
+  Progress progress(err, mine.size(), rk.rank == 0);
+  auto run_seed = [&](int k) {
+    std::size_t i = mine[static_cast<std::size_t>(k)];
     models::RunResult r = models::simulate(l.program, l.machine, run_options(a, a.seed + static_cast<std::uint64_t>(i), jitter));
-    Seen& s = seen[static_cast<std::size_t>(i)];
+    Seen& s = seen[i];
+    progress.step();
     s.code = exit_code(r.outcome);
     s.cycles = r.cycles;
     if (s.code == kOk) {
@@ -212,7 +218,27 @@ int cmd_check(const RunArgs& a, std::ostream& out) {
                                                        : "watchdog";
     s.problem = models::format_problem(r);
   };
-  parallel_for(a.seeds, a.jobs, run_seed);
+  parallel_for(static_cast<int>(mine.size()), a.jobs, run_seed);
+  progress.clear();
+  if (rk.size > 1) {
+    // Every rank's schedules to rank 0, which reports as if it had run them all.
+    nlohmann::json local = nlohmann::json::array();
+    for (std::size_t i : mine) {
+      const Seen& s = seen[i];
+      local.push_back({{"i", i}, {"code", s.code}, {"cycles", s.cycles}, {"what", s.what}, {"problem", s.problem}, {"warning", s.warning}});
+    }
+    std::vector<std::string> all = rk.gather(local.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    if (rk.rank != 0) return kOk;
+    for (const std::string& text : all)
+      for (const auto& j : nlohmann::json::parse(text)) {
+        Seen& s = seen.at(j.at("i").get<std::size_t>());
+        s.code = j.at("code");
+        s.cycles = j.at("cycles");
+        s.what = j.at("what");
+        s.problem = j.at("problem");
+        s.warning = j.at("warning");
+      }
+  }
   if (a.json) {
     // One object for the whole check: a row per schedule, the first failure's full run JSON (docs/json.md).
     nlohmann::json runs = nlohmann::json::array();
@@ -435,7 +461,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   }
   try {
     if (run->parsed()) return cmd_run(run_args, out, err);
-    if (check->parsed()) return cmd_check(check_args, out);
+    if (check->parsed()) return cmd_check(check_args, out, err);
     if (sweep->parsed()) {
       // -D with several values (V1,V2 or A..B[:S]) is an axis; with one, a fixed param. --gpu may list machines.
       std::vector<std::string> fixed;

@@ -68,4 +68,14 @@ void parallel_for(int n, int jobs, const std::function<void(int)>& fn) {
   if (error) std::rethrow_exception(error);
 }
 
+namespace {
+Ranks& the_ranks() {
+  static Ranks r;
+  return r;
+}
+}  // namespace
+
+void set_ranks(Ranks r) { the_ranks() = std::move(r); }
+const Ranks& ranks() { return the_ranks(); }
+
 }  // namespace smpipe::cli

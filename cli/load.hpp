@@ -46,4 +46,21 @@ int exit_code(models::Outcome o);
 // fn(0) .. fn(n - 1) on `jobs` threads (0: one per core); the first exception is rethrown once all stop.
 void parallel_for(int n, int jobs, const std::function<void(int)>& fn);
 
+// Work split over processes (smpipe_mpi under mpirun, cli/mpi_main.cpp): `sweep` points and `check` seeds.
+// This process is `rank` of `size` and runs the items i with i % size == rank; `gather` gives rank 0 every
+// rank's text, in rank order (the others get nothing back). Rank 0 prints and writes everything, as one
+// process would; the others print and write nothing. The default is one process.
+struct Ranks {
+  int rank = 0, size = 1;
+  std::function<std::vector<std::string>(const std::string& mine)> gather;
+  // The items of n this process runs.
+  std::vector<std::size_t> share(std::size_t n) const {
+    std::vector<std::size_t> mine;
+    for (std::size_t i = static_cast<std::size_t>(rank); i < n; i += static_cast<std::size_t>(size)) mine.push_back(i);
+    return mine;
+  }
+};
+void set_ranks(Ranks ranks);
+const Ranks& ranks();
+
 }  // namespace smpipe::cli

@@ -1,7 +1,7 @@
 // smpipe_mpi: the smpipe command for mpirun. `mpirun -np N smpipe_mpi sweep ...` splits the sweep's points over
 // the N processes (every N-th point from the process's rank, each on all its cores) and rank 0 gathers the
-// rows and prints and writes what one process would, byte for byte (docs/cli.md). Any other command runs on
-// rank 0 alone.
+// rows and prints and writes what one process would, byte for byte (docs/cli.md); `check` splits its seeds
+// the same way. Any other command runs on rank 0 alone.
 #include <mpi.h>
 
 #include <iostream>
@@ -10,14 +10,14 @@
 #include <vector>
 
 #include "cli/commands.hpp"
-#include "cli/sweep.hpp"
+#include "cli/load.hpp"
 
 int main(int argc, char** argv) {
   MPI_Init(&argc, &argv);
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
-  bool sweep = argc > 1 && std::string(argv[1]) == "sweep";
+  bool sweep = argc > 1 && (std::string(argv[1]) == "sweep" || std::string(argv[1]) == "check");  // split over ranks
   int code = smpipe::cli::kOk;
   if (sweep) {
     smpipe::cli::set_ranks({rank, size, [rank, size](const std::string& mine) {

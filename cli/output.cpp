@@ -18,6 +18,22 @@ namespace smpipe::cli {
 
 bool interactive(const std::ostream& err) { return &err == &std::cerr && isatty(STDERR_FILENO) != 0; }
 
+Progress::Progress(std::ostream& err, std::size_t total, bool may_show)
+    : err_(err), total_(total), shown_(may_show && interactive(err)), begin_(std::chrono::steady_clock::now()) {}
+
+void Progress::step() {
+  if (!shown_) return;
+  std::lock_guard<std::mutex> lock(mutex_);
+  ++done_;
+  double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin_).count();
+  double eta = spent / static_cast<double>(done_) * static_cast<double>(total_ - done_);
+  err_ << fmt::format("\r[{}/{}] {:.0f} s left   ", done_, total_, eta) << std::flush;
+}
+
+void Progress::clear() {
+  if (shown_) err_ << "\r\033[K" << std::flush;
+}
+
 std::string json_text(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
 
 OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {

@@ -5,7 +5,9 @@
 // /dev/null, a FIFO with a reader) is written in place, its errors checked the same way.
 #pragma once
 
+#include <chrono>
 #include <functional>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <stdexcept>
@@ -17,6 +19,22 @@ namespace smpipe::cli {
 // Whether a progress line may be drawn on `err`: it is the process's stderr and that is a terminal (never when
 // the output is captured, piped or written to a file, so no output depends on it).
 bool interactive(const std::ostream& err);
+
+// "[n/N] 12 s left" on a terminal while independent jobs run (sweep points, check seeds); nothing otherwise.
+// step() may be called from any thread.
+class Progress {
+ public:
+  Progress(std::ostream& err, std::size_t total, bool may_show);
+  void step();
+  void clear();  // erases the line once the jobs are done
+
+ private:
+  std::ostream& err_;
+  std::size_t total_, done_ = 0;
+  bool shown_;
+  std::chrono::steady_clock::time_point begin_;
+  std::mutex mutex_;
+};
 
 // JSON as smpipe prints it: two-space indent; bytes that are not UTF-8 (a file name) become U+FFFD instead of
 // an exception.

@@ -4,11 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <chrono>
 #include <memory>
 #include <map>
-#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "cli/output.hpp"
@@ -66,13 +63,6 @@ std::pair<std::string, std::vector<std::int64_t>> parse_axis(const std::string& 
   return {name, values};
 }
 
-Ranks& ranks() {
-  static Ranks r;
-  return r;
-}
-
-void set_ranks(Ranks r) { ranks() = std::move(r); }
-
 namespace {
 // A row as text, for the gather of a sweep split over processes.
 nlohmann::json row_json(std::size_t i, const Row& r) {
@@ -124,13 +114,9 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
       throw isa::InputError(fmt::format("--group {}: not a swept parameter (give it with -D {}=...)", g, g));
 
   std::vector<Row> rows(points.size());
-  std::atomic<std::size_t> done{0};
-  std::mutex progress;
-  bool tty = interactive(err) && root;
   // This process's points: all of them, or every size-th from its rank.
-  std::vector<std::size_t> mine;
-  for (std::size_t i = static_cast<std::size_t>(rk.rank); i < points.size(); i += static_cast<std::size_t>(rk.size)) mine.push_back(i);
-  auto begin = std::chrono::steady_clock::now();
+  std::vector<std::size_t> mine = rk.share(points.size());
+  Progress progress(err, mine.size(), root);
   auto run_point = [&](int k) {
     const std::size_t i = mine[static_cast<std::size_t>(k)];
     const Point& p = points[i];
@@ -161,16 +147,10 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
       row.exit = kBadInput;
       row.reason = first_line(e.what());
     }
-    std::size_t n = ++done;
-    if (tty) {
-      std::lock_guard<std::mutex> lock(progress);
-      double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      double eta = spent / static_cast<double>(n) * static_cast<double>(mine.size() - n);
-      err << fmt::format("\r[{}/{}] {:.0f} s left   ", n, mine.size(), eta) << std::flush;
-    }
+    progress.step();
   };
   parallel_for(static_cast<int>(mine.size()), a.jobs, run_point);
-  if (tty) err << "\r\033[K" << std::flush;
+  progress.clear();
   if (rk.size > 1) {
     // Every rank's rows to rank 0, which goes on as if it had run them all.
     nlohmann::json local = nlohmann::json::array();

@@ -26,14 +26,4 @@ std::pair<std::string, std::vector<std::int64_t>> parse_axis(const std::string& 
 
 int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err);
 
-// A sweep split over processes (smpipe_mpi under mpirun, cli/mpi_main.cpp): this process is `rank` of `size`
-// and runs the points i with i % size == rank; `gather` gives rank 0 every rank's text, in rank order (the
-// others get nothing back). Rank 0 prints and writes everything, as one process would; the others print and
-// write nothing. The default is one process.
-struct Ranks {
-  int rank = 0, size = 1;
-  std::function<std::vector<std::string>(const std::string& mine)> gather;
-};
-void set_ranks(Ranks ranks);
-
 }  // namespace smpipe::cli

@@ -407,7 +407,7 @@ class Compiler {
     compile_block(r.body, 32);
     emit(Opc::kExit, r.loc);
     for (std::int64_t w = first; w < end; ++w) p.warp_role[w] = static_cast<int>(p.roles.size());
-    fuse(rc);
+    fuse(rc, p);
     p.roles.push_back(std::move(rc));
     role_ = nullptr;
   }

@@ -152,6 +152,9 @@ struct RoleCode {
   // fast_orig[i] is the index in `code` where fast[i]'s run starts (one more entry: code.size()).
   std::vector<Instr> fast;
   std::vector<std::uint32_t> fast_orig;
+  // Expressions of constants and built-ins that `fast` loads from hidden slots (slot_names.size() + i),
+  // computed when a warp starts (isa/fuse.hpp).
+  std::vector<std::vector<Instr>> hoisted;
   std::vector<OpDesc> ops;
   std::vector<std::string> slot_names;
   int max_stack = 0;

@@ -16,6 +16,7 @@ namespace {
 // The program as the compiler emitted it, run without fusion.
 isa::Program unfused(isa::Program p) {
   for (auto& r : p.roles) {
+    r.hoisted.clear();
     r.fast = r.code;
     r.fast_orig.resize(r.code.size() + 1);
     std::iota(r.fast_orig.begin(), r.fast_orig.end(), 0u);
@@ -136,6 +137,60 @@ kernel k grid=(1,1,1) warps=1 {
   REQUIRE(r.outcome == models::Outcome::kWatchdog);
   CHECK_THAT(r.watchdog_reason, Catch::Contains("instructions"));
   same_run(p, m);
+}
+
+TEST_CASE("fused code: expressions of built-ins are computed once per warp, where they cannot fail") {
+  auto p = test::compile_text(R"(
+kernel k grid=(4,1,1) cluster=(2,1,1) warps=8 {
+  mbarrier bar[4] count=1
+  warps 0..8 w {
+    for k in 0..6 {
+      let rank = ((warp % 4) ^ 1) << 2 | 1
+      let peer = cluster_rank / 2 + cta_x % 2
+      let far = warp * 4611686018427387904
+      compute cycles=rank + peer + 1
+    }
+  }
+}
+)");
+  const isa::RoleCode& r = p.roles[0];
+  // `((warp % 4) ^ 1) << 2 | 1` and `cluster_rank / 2 + cta_x % 2` are hoisted; `warp * 2^62` may overflow
+  // (warp can be 2): it stays in the loop.
+  CHECK(r.hoisted.size() == 2);
+  for (const auto& h : r.hoisted) {
+    bool mul = std::any_of(h.begin(), h.end(), [](const isa::Instr& in) {
+      return in.opc == isa::Opc::kBinary && in.sub == static_cast<std::uint8_t>(isa::BinOp::kMul);
+    });
+    CHECK_FALSE(mul);
+  }
+  std::int64_t builtins[static_cast<int>(isa::Builtin::kCount)] = {};
+  builtins[static_cast<int>(isa::Builtin::kWarp)] = 6;
+  std::vector<std::int64_t> values;
+  for (const auto& h : r.hoisted) values.push_back(isa::evaluate_hoisted(h, builtins));
+  CHECK(std::count(values.begin(), values.end(), ((6 % 4) ^ 1) << 2 | 1) == 1);
+  // The overflow happens where it did, at its line and cycle (warp 2 reaches it).
+  auto fused = models::simulate(p, models::load_machine("h100-sxm"), {});
+  CHECK(fused.outcome == models::Outcome::kUndefined);
+  same_run(p, models::load_machine("h100-sxm"));
+  // A division by a built-in expression that can be zero stays where it is: warp 1 fails at its line.
+  auto q = test::compile_text(R"(
+kernel k grid=(1,1,1) warps=4 {
+  warps 0..4 w {
+    compute cycles=10
+    let x = 100 / (warp - 1)
+    compute cycles=1
+  }
+}
+)");
+  for (const auto& h : q.roles[0].hoisted)  // `warp - 1` may be; the division is not
+    CHECK(std::none_of(h.begin(), h.end(), [](const isa::Instr& in) {
+      return in.opc == isa::Opc::kBinary && in.sub == static_cast<std::uint8_t>(isa::BinOp::kDiv);
+    }));
+  auto rq = models::simulate(q, models::load_machine("h100-sxm"), {});
+  REQUIRE(rq.outcome == models::Outcome::kUndefined);
+  CHECK(rq.diagnosis->cycle == 10);
+  CHECK(rq.diagnosis->loc.line == 5);
+  same_run(q, models::load_machine("h100-sxm"));
 }
 
 TEST_CASE("fused code: the built-in models run the same fused and unfused") {

@@ -71,7 +71,12 @@ std::uint32_t HazardUnit::barrier_index(std::uint32_t cta, std::uint32_t bar) co
 void HazardUnit::cta_started(std::uint32_t slot) {
   const Cta& c = sim_.cta(slot);
   if (slot >= buffers_.size()) buffers_.resize(slot + 1);
-  buffers_[slot].assign(tracks_ ? tmem_base_ + (tracks_tmem_ ? kTmemChunks : 0) : 0, Buffer{});
+  // Cleared, not reallocated: the slot's next CTA reuses the record vectors' storage.
+  buffers_[slot].resize(tracks_ ? tmem_base_ + (tracks_tmem_ ? kTmemChunks : 0) : 0);
+  for (Buffer& b : buffers_[slot]) {
+    b.writes.clear();
+    b.reads.clear();
+  }
   for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(warps_) && w < observed_.size(); ++w)
     observed_[w].clear();
   if (c.rank != 0) return;  // one domain per cluster, reset by its first CTA
@@ -194,9 +199,11 @@ void HazardUnit::complete(Part p, std::span<const std::uint32_t> comps, std::spa
       for (int i = 0; i < r->epochs; ++i) r->comp[i] = comps[i], r->clock[i] = clocks[i];
       r->done_phase = phase;
     }
-  std::vector<Part> children = std::move(s->children);
+  // The children complete too. The part's state stays where it is meanwhile (completing allocates no part),
+  // and its children vector keeps its storage for the slot's next part.
   free_part(p);
-  for (Part c : children) complete(c, comps, clocks, phase);
+  for (std::size_t k = 0; k < s->children.size(); ++k) complete(s->children[k], comps, clocks, phase);
+  s->children.clear();
 }
 
 void HazardUnit::land(Part p, std::uint32_t cta, std::uint32_t bar) {

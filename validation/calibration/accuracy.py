@@ -28,9 +28,35 @@ DATA = os.path.join("validation", "results", "accuracy.json")
 MODELS = {"cooperative": "models/kernels/sm90/gemm_tma_ws_cooperative.pipe",
           "pingpong": "models/kernels/sm90/gemm_tma_ws_pingpong.pipe"}
 MACHINES = {"H100": "h100-sxm", "H200": "h200"}
+# K2's hardware traces with beta = 0 (as in the sweeps), and the interval of a subtile's conversion in them.
+TRACES = ["validation/results/h100/k2_trace_2048x2048x2048.json", "validation/results/h100/k2_trace_8192x8192x8192.json"]
+CONVERSION = "bar.sync.end epi -> st.shared"
+CONSUMER_THREADS = {"cooperative": 256, "pingpong": 128}  # the threads that convert one tile's subtile
 
 
-def defines(p):
+def conversion_cost(smpipe):
+    """K2's epilogue converts each subtile (fp32 accumulators -> bf16, packed for st.shared) between the subtile's
+    named barrier and its st.shared: instructions between pipeline ops, which the model has as `compute
+    cycles=FUSION_CYCLES`. Measured in the K2 traces (`smpipe compare`: the interval's hardware mean less the
+    probe's own cycles per event), per accumulator element each consumer thread converts."""
+    weighted, count, raw, probe = 0.0, 0, 0.0, 0.0
+    for path in TRACES:
+        with open(os.path.join(ROOT, path)) as f:
+            meta = json.load(f)["params"]
+        r = subprocess.run([smpipe, "compare", path, "--json"], cwd=ROOT, capture_output=True, text=True)
+        j = json.loads(r.stdout)
+        iv = next(x for x in j["intervals"] if x["key"] == CONVERSION)
+        em, en = meta["epilogue_tile"]
+        per_thread = em * en / (meta["threads"] - 128)  # one producer warpgroup, the rest convert
+        weighted += (iv["hw_mean"] - j["probe_cycles"]) / per_thread * iv["count"]
+        raw += iv["hw_mean"] * iv["count"]
+        probe += j["probe_cycles"] * iv["count"]
+        count += iv["count"]
+    return {"interval": CONVERSION, "traces": TRACES, "samples": count, "trace_mean": raw / count,
+            "probe_cycles": probe / count, "per_element": weighted / count}
+
+
+def defines(p, per_element):
     """The model parameters that reproduce a K2 configuration (validation/kernels/README.md)."""
     d = {"M": p["M"], "N": p["N"], "K": p["K"], "TILE_M": p["tile_m"], "TILE_N": p["tile_n"], "TILE_K": p["tile_k"],
          "STAGES": p["stages"], "CLUSTER_M": p["cluster_m"], "STAGES_C": p["stages_c"], "STAGES_D": p["stages_d"],
@@ -39,14 +65,17 @@ def defines(p):
          "BETA_ZERO": 1}
     # K2's grouped raster in cluster rows (g0, along M, is one group of every row).
     d["GROUP_M"] = p["raster_rows"]
+    # Its conversion of a subtile, from the traces: the elements each consumer thread converts at the measured cost.
+    em, en = p["epi_tile"]
+    d["FUSION_CYCLES"] = round(per_element * em * en / CONSUMER_THREADS[p["schedule"]])
     return d
 
 
-def predict(smpipe, gpu, p, clock):
+def predict(smpipe, gpu, p, clock, per_element):
     cmd = [smpipe, "run", MODELS[p["schedule"]], "--gpu", gpu, "--json"]
     if clock:
         cmd += ["--clock-mhz", f"{clock:.0f}"]
-    for k, v in defines(p).items():
+    for k, v in defines(p, per_element).items():
         cmd += ["-D", f"{k}={v}"]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
@@ -156,6 +185,7 @@ def fmt(v, spec=".1f"):
 
 def markdown(data):
     a, b = data["at_measured_clock"], data["at_nominal_clock"]
+    conv = data["conversion"]
     lines = [
         "# Accuracy against the GPU",
         "",
@@ -168,7 +198,11 @@ def markdown(data):
         "(median of the runs), with the SM clock it ran at measured inside the kernel. smpipe predicts each point",
         "with the matching model (`gemm_tma_ws_cooperative.pipe` or `gemm_tma_ws_pingpong.pipe`, parameters in",
         "`validation/calibration/accuracy.py`) on the machine file of that GPU. No parameter is fitted to these",
-        "points: the machine files come from microbenchmarks, so every point is held out.",
+        "points: the machine files come from microbenchmarks, so every point is held out. One parameter describes",
+        "K2 itself rather than the GPU: its epilogue's conversion of a subtile (`FUSION_CYCLES`), measured in",
+        f'K2\'s hardware traces: the interval `{CONVERSION}` averages {conv["trace_mean"]:.0f} cycles over {conv["samples"]} subtiles,',
+        f'{conv["per_element"] * 16:.0f} without the probe\'s own {conv["probe_cycles"]:.0f} cycles, i.e. {conv["per_element"]:.1f} cycles per accumulator element',
+        "a consumer thread converts; every point's subtile gives each thread 16 elements (docs/replay.md).",
         "",
         "Two predictions per point:",
         "- **at the measured clock**: `--clock-mhz` set to the clock the GPU ran the point at. This judges the",
@@ -210,12 +244,14 @@ def markdown(data):
               "  `hier_l2_sharing_bw_group*`), the GEMM's loads no longer bind it, and a warpgroup's wgmma issue stalls",
               "  on the tensor pipe's queue as measured (`wgmma_issue_*`), most points are bound by the tensor pipe.",
               "- The largest errors are short-K shapes with large outputs (8192x8192x256, 32768x256x1024,",
-              "  4096x4096x512): their time goes into the epilogue and the write stream (128 MB of D at 8192x8192x256).",
-              "  The GPU streams TMA stores to HBM at 3.1-3.3 TB/s and into the L2 at 4.0 TB/s (`hier_store_*`),",
-              "  which the models do not use yet; whether the D stream also evicts A and B is not measured.",
-              "- The kernel's own instructions between pipeline ops (the epilogue's conversion of each subtile, the",
-              "  loop's stage and phase bookkeeping) take ~50-570 cycles per interval on the GPU (docs/replay.md) and",
-              "  are not in the models.",
+              "  4096x4096x512), pingpong above all, and skinny ones (256x8192x8192, 8192x256x8192). The first spend",
+              "  their time in the epilogue and the write stream (128 MB of D at 8192x8192x256): besides the",
+              "  conversion, the epilogue's other steps take longer on the GPU (`st.shared -> fence.proxy.async` 140",
+              "  cycles against 58, docs/replay.md), and the GPU streams TMA stores to HBM at 3.1-3.3 TB/s and into",
+              "  the L2 at 4.0 TB/s (`hier_store_*`), which the models do not use yet.",
+              "- The kernel's own instructions between pipeline ops: the epilogue's conversion of each subtile is in",
+              "  (measured, above); the smaller ones (the loop's stage and phase bookkeeping, 50-90 cycles per",
+              "  interval more on the GPU than in the model, docs/replay.md) are not.",
               "- Two stages stay the most optimistic group: the GPU's loaded latency of a stage is longer than the",
               "  model's round-robin share of the L2 gives.",
               "- The clock: the GPU ran these points at 1,300-1,900 MHz (power limit; lower with random data than",
@@ -246,18 +282,21 @@ def main():
     points = load_points()
     if not points:
         sys.exit("no K2 sweep results under validation/results/*/k2_sweep*.json")
+    conversion = conversion_cost(smpipe)
+    per_element = conversion["per_element"]
 
     def one(item):
         src, gpu, p = item
         clock = p.get("clock_mhz_median")
         return {"source": src, "gpu": gpu, "data": p.get("data", "random"), "shape": shape(p), "config": label(p),
                 "measured_us": 1000 * p["ms_median"], "clock_mhz": clock,
-                "at_measured_clock": predict(smpipe, gpu, p, clock) if clock else {"error": "no clock measured"},
-                "at_nominal_clock": predict(smpipe, gpu, p, None)}
+                "at_measured_clock": predict(smpipe, gpu, p, clock, per_element) if clock else {"error": "no clock measured"},
+                "at_nominal_clock": predict(smpipe, gpu, p, None, per_element)}
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         rows = list(ex.map(one, points))
     data = {"generator": "validation/calibration/accuracy.py", "points": rows,
+            "conversion": conversion,
             "at_measured_clock": summarise(rows, "at_measured_clock"), "at_nominal_clock": summarise(rows, "at_nominal_clock")}
     text_json = json.dumps(data, indent=1, sort_keys=True) + "\n"
     text_md = markdown(data)

@@ -28,35 +28,56 @@ DATA = os.path.join("validation", "results", "accuracy.json")
 MODELS = {"cooperative": "models/kernels/sm90/gemm_tma_ws_cooperative.pipe",
           "pingpong": "models/kernels/sm90/gemm_tma_ws_pingpong.pipe"}
 MACHINES = {"H100": "h100-sxm", "H200": "h200"}
-# K2's hardware traces with beta = 0 (as in the sweeps), and the interval of a subtile's conversion in them.
+# K2's hardware traces with beta = 0 (as in the sweeps), and the intervals of its own instructions in them.
 TRACES = ["validation/results/h100/k2_trace_2048x2048x2048.json", "validation/results/h100/k2_trace_8192x8192x8192.json"]
 CONVERSION = "bar.sync.end epi -> st.shared"
+# A k-block's intervals between pipeline ops, in the load warp and in a consumer warp.
+PRODUCER_GAPS = ["wait.end empty -> arrive.expect_tx", "arrive.expect_tx full -> tma.load", "tma.load full A -> tma.load",
+                 "tma.load full B -> wait"]
+CONSUMER_GAPS = ["wait.end full -> wgmma.fence", "wgmma.wait.end -> arrive", "arrive empty -> wait"]
 CONSUMER_THREADS = {"cooperative": 256, "pingpong": 128}  # the threads that convert one tile's subtile
 
 
-def conversion_cost(smpipe):
-    """K2's epilogue converts each subtile (fp32 accumulators -> bf16, packed for st.shared) between the subtile's
-    named barrier and its st.shared: instructions between pipeline ops, which the model has as `compute
-    cycles=FUSION_CYCLES`. Measured in the K2 traces (`smpipe compare`: the interval's hardware mean less the
-    probe's own cycles per event), per accumulator element each consumer thread converts."""
-    weighted, count, raw, probe = 0.0, 0, 0.0, 0.0
+def kernel_instructions(smpipe):
+    """K2's own instructions between pipeline ops, which the models have as `compute` ops, measured in its
+    hardware traces (`smpipe compare` per interval: the hardware mean against the replay's, which holds the
+    model's op costs and the probe's own cycles per event, so the difference is what neither accounts for):
+    - the epilogue's conversion of a subtile (fp32 accumulators -> bf16, packed for st.shared, between the
+      subtile's named barrier and its st.shared; the replay has only the probe there), per accumulator element
+      a consumer thread converts -> FUSION_CYCLES;
+    - a k-block's instructions in the load warp (stage and phase bookkeeping, box coordinates) beyond its
+      acquire and two TMA loads -> PRODUCER_STAGE_CYCLES;
+    - the same in a consumer warp beyond its wait, MMAs and release -> CONSUMER_STAGE_CYCLES.
+    Means weighted by the samples of the traces."""
+    sums = {"conversion": 0.0, "producer": 0.0, "consumer": 0.0}
+    counts = dict.fromkeys(sums, 0)
+    raw, probe = 0.0, 0.0
     for path in TRACES:
         with open(os.path.join(ROOT, path)) as f:
             meta = json.load(f)["params"]
         r = subprocess.run([smpipe, "compare", path, "--json"], cwd=ROOT, capture_output=True, text=True)
         j = json.loads(r.stdout)
-        iv = next(x for x in j["intervals"] if x["key"] == CONVERSION)
+        iv = {x["key"]: x for x in j["intervals"]}
+        c = iv[CONVERSION]
         em, en = meta["epilogue_tile"]
         per_thread = em * en / (meta["threads"] - 128)  # one producer warpgroup, the rest convert
-        weighted += (iv["hw_mean"] - j["probe_cycles"]) / per_thread * iv["count"]
-        raw += iv["hw_mean"] * iv["count"]
-        probe += j["probe_cycles"] * iv["count"]
-        count += iv["count"]
-    return {"interval": CONVERSION, "traces": TRACES, "samples": count, "trace_mean": raw / count,
-            "probe_cycles": probe / count, "per_element": weighted / count}
+        sums["conversion"] += (c["hw_mean"] - c["sim_mean"]) / per_thread * c["count"]
+        counts["conversion"] += c["count"]
+        raw += c["hw_mean"] * c["count"]
+        probe += j["probe_cycles"] * c["count"]
+        for name, keys in (("producer", PRODUCER_GAPS), ("consumer", CONSUMER_GAPS)):
+            n = min(iv[k]["count"] for k in keys)
+            sums[name] += sum(iv[k]["hw_mean"] - iv[k]["sim_mean"] for k in keys) * n
+            counts[name] += n
+    return {"conversion_interval": CONVERSION, "traces": TRACES, "conversion_samples": counts["conversion"],
+            "conversion_trace_mean": raw / counts["conversion"], "probe_cycles": probe / counts["conversion"],
+            "conversion_per_element": sums["conversion"] / counts["conversion"],
+            "producer_gaps": PRODUCER_GAPS, "producer_stage_cycles": sums["producer"] / counts["producer"],
+            "consumer_gaps": CONSUMER_GAPS, "consumer_stage_cycles": sums["consumer"] / counts["consumer"],
+            "kblocks": counts["consumer"]}
 
 
-def defines(p, per_element):
+def defines(p, measured):
     """The model parameters that reproduce a K2 configuration (validation/kernels/README.md)."""
     d = {"M": p["M"], "N": p["N"], "K": p["K"], "TILE_M": p["tile_m"], "TILE_N": p["tile_n"], "TILE_K": p["tile_k"],
          "STAGES": p["stages"], "CLUSTER_M": p["cluster_m"], "STAGES_C": p["stages_c"], "STAGES_D": p["stages_d"],
@@ -65,17 +86,20 @@ def defines(p, per_element):
          "BETA_ZERO": 1}
     # K2's grouped raster in cluster rows (g0, along M, is one group of every row).
     d["GROUP_M"] = p["raster_rows"]
-    # Its conversion of a subtile, from the traces: the elements each consumer thread converts at the measured cost.
+    # Its own instructions, from the traces: the conversion of a subtile (the elements each consumer thread
+    # converts at the measured cost) and a k-block's bookkeeping in the load and consumer warps.
     em, en = p["epi_tile"]
-    d["FUSION_CYCLES"] = round(per_element * em * en / CONSUMER_THREADS[p["schedule"]])
+    d["FUSION_CYCLES"] = round(measured["conversion_per_element"] * em * en / CONSUMER_THREADS[p["schedule"]])
+    d["PRODUCER_STAGE_CYCLES"] = round(measured["producer_stage_cycles"])
+    d["CONSUMER_STAGE_CYCLES"] = round(measured["consumer_stage_cycles"])
     return d
 
 
-def predict(smpipe, gpu, p, clock, per_element):
+def predict(smpipe, gpu, p, clock, measured):
     cmd = [smpipe, "run", MODELS[p["schedule"]], "--gpu", gpu, "--json"]
     if clock:
         cmd += ["--clock-mhz", f"{clock:.0f}"]
-    for k, v in defines(p, per_element).items():
+    for k, v in defines(p, measured).items():
         cmd += ["-D", f"{k}={v}"]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
@@ -185,7 +209,7 @@ def fmt(v, spec=".1f"):
 
 def markdown(data):
     a, b = data["at_measured_clock"], data["at_nominal_clock"]
-    conv = data["conversion"]
+    conv = data["kernel_instructions"]
     lines = [
         "# Accuracy against the GPU",
         "",
@@ -198,11 +222,19 @@ def markdown(data):
         "(median of the runs), with the SM clock it ran at measured inside the kernel. smpipe predicts each point",
         "with the matching model (`gemm_tma_ws_cooperative.pipe` or `gemm_tma_ws_pingpong.pipe`, parameters in",
         "`validation/calibration/accuracy.py`) on the machine file of that GPU. No parameter is fitted to these",
-        "points: the machine files come from microbenchmarks, so every point is held out. One parameter describes",
-        "K2 itself rather than the GPU: its epilogue's conversion of a subtile (`FUSION_CYCLES`), measured in",
-        f'K2\'s hardware traces: the interval `{CONVERSION}` averages {conv["trace_mean"]:.0f} cycles over {conv["samples"]} subtiles,',
-        f'{conv["per_element"] * 16:.0f} without the probe\'s own {conv["probe_cycles"]:.0f} cycles, i.e. {conv["per_element"]:.1f} cycles per accumulator element',
-        "a consumer thread converts; every point's subtile gives each thread 16 elements (docs/replay.md).",
+        "points: the machine files come from microbenchmarks, so every point is held out.",
+        "",
+        "Three parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
+        "the models have as `compute` ops. They are measured in K2's hardware traces (beta = 0, as in the sweeps;",
+        f'{conv["kblocks"]} k-blocks of two shapes): per interval, the hardware mean less the replay\'s, which holds the',
+        "model's op costs and the probe's own cycles per event (docs/replay.md).",
+        f'- `FUSION_CYCLES`: the epilogue\'s conversion of a subtile (`{conv["conversion_interval"]}`: {conv["conversion_trace_mean"]:.0f} cycles',
+        f'  on the GPU, {conv["probe_cycles"]:.0f} of them the probe\'s), {conv["conversion_per_element"]:.1f} cycles per accumulator element a',
+        f'  consumer thread converts; every point\'s subtile gives each thread 16 elements: {round(conv["conversion_per_element"] * 16)} cycles.',
+        f'- `PRODUCER_STAGE_CYCLES` = {round(conv["producer_stage_cycles"])}: a k-block of the load warp beyond its acquire and its two TMA',
+        "  loads (" + ", ".join(f"`{k}`" for k in conv["producer_gaps"]) + ").",
+        f'- `CONSUMER_STAGE_CYCLES` = {round(conv["consumer_stage_cycles"])}: a k-block of a consumer warp beyond its wait, MMAs and release',
+        "  (" + ", ".join(f"`{k}`" for k in conv["consumer_gaps"]) + ").",
         "",
         "Two predictions per point:",
         "- **at the measured clock**: `--clock-mhz` set to the clock the GPU ran the point at. This judges the",
@@ -282,21 +314,20 @@ def main():
     points = load_points()
     if not points:
         sys.exit("no K2 sweep results under validation/results/*/k2_sweep*.json")
-    conversion = conversion_cost(smpipe)
-    per_element = conversion["per_element"]
+    measured = kernel_instructions(smpipe)
 
     def one(item):
         src, gpu, p = item
         clock = p.get("clock_mhz_median")
         return {"source": src, "gpu": gpu, "data": p.get("data", "random"), "shape": shape(p), "config": label(p),
                 "measured_us": 1000 * p["ms_median"], "clock_mhz": clock,
-                "at_measured_clock": predict(smpipe, gpu, p, clock, per_element) if clock else {"error": "no clock measured"},
-                "at_nominal_clock": predict(smpipe, gpu, p, None, per_element)}
+                "at_measured_clock": predict(smpipe, gpu, p, clock, measured) if clock else {"error": "no clock measured"},
+                "at_nominal_clock": predict(smpipe, gpu, p, None, measured)}
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         rows = list(ex.map(one, points))
     data = {"generator": "validation/calibration/accuracy.py", "points": rows,
-            "conversion": conversion,
+            "kernel_instructions": measured,
             "at_measured_clock": summarise(rows, "at_measured_clock"), "at_nominal_clock": summarise(rows, "at_nominal_clock")}
     text_json = json.dumps(data, indent=1, sort_keys=True) + "\n"
     text_md = markdown(data)

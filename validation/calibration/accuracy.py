@@ -35,6 +35,10 @@ CONVERSION = "bar.sync.end epi -> st.shared"
 PRODUCER_GAPS = ["wait.end empty -> arrive.expect_tx", "arrive.expect_tx full -> tma.load", "tma.load full A -> tma.load",
                  "tma.load full B -> wait"]
 CONSUMER_GAPS = ["wait.end full -> wgmma.fence", "wgmma.wait.end -> arrive", "arrive empty -> wait"]
+# A tile's intervals in a consumer warp outside its k-blocks and subtiles: from the tile's start to its first
+# wait, from the mainloop's last release to the epilogue, from there to the first subtile's st.shared (which
+# holds the first conversion, counted by FUSION_CYCLES), from the last subtile's barrier to the next tile.
+TILE_GAPS = ["tile -> wait", "arrive empty -> epilogue", "epilogue -> st.shared", "bar.sync.end epi -> tile"]
 CONSUMER_THREADS = {"cooperative": 256, "pingpong": 128}  # the threads that convert one tile's subtile
 
 
@@ -47,9 +51,11 @@ def kernel_instructions(smpipe):
       a consumer thread converts -> FUSION_CYCLES;
     - a k-block's instructions in the load warp (stage and phase bookkeeping, box coordinates) beyond its
       acquire and two TMA loads -> PRODUCER_STAGE_CYCLES;
-    - the same in a consumer warp beyond its wait, MMAs and release -> CONSUMER_STAGE_CYCLES.
-    Means weighted by the samples of the traces."""
-    sums = {"conversion": 0.0, "producer": 0.0, "consumer": 0.0}
+    - the same in a consumer warp beyond its wait, MMAs and release -> CONSUMER_STAGE_CYCLES;
+    - a tile's in a consumer warp outside its k-blocks and subtiles (the scheduler's next tile, coordinates, the
+      epilogue's set-up), less the first subtile's conversion that FUSION_CYCLES counts -> TILE_CYCLES.
+    Means weighted by the samples of the traces; each interval of a group by its own samples."""
+    sums = {"conversion": 0.0, "producer": 0.0, "consumer": 0.0, "tile": 0.0}
     counts = dict.fromkeys(sums, 0)
     raw, probe = 0.0, 0.0
     for path in TRACES:
@@ -65,7 +71,9 @@ def kernel_instructions(smpipe):
         counts["conversion"] += c["count"]
         raw += c["hw_mean"] * c["count"]
         probe += j["probe_cycles"] * c["count"]
-        for name, keys in (("producer", PRODUCER_GAPS), ("consumer", CONSUMER_GAPS)):
+        for name, keys in (("producer", PRODUCER_GAPS), ("consumer", CONSUMER_GAPS), ("tile", TILE_GAPS)):
+            if any(k not in iv for k in keys):
+                continue  # a trace whose CTAs ran one tile each has no tile-to-tile interval
             n = min(iv[k]["count"] for k in keys)
             sums[name] += sum(iv[k]["hw_mean"] - iv[k]["sim_mean"] for k in keys) * n
             counts[name] += n
@@ -74,6 +82,7 @@ def kernel_instructions(smpipe):
             "conversion_per_element": sums["conversion"] / counts["conversion"],
             "producer_gaps": PRODUCER_GAPS, "producer_stage_cycles": sums["producer"] / counts["producer"],
             "consumer_gaps": CONSUMER_GAPS, "consumer_stage_cycles": sums["consumer"] / counts["consumer"],
+            "tile_gaps": TILE_GAPS, "tile_cycles": sums["tile"] / counts["tile"],
             "kblocks": counts["consumer"]}
 
 
@@ -92,6 +101,7 @@ def defines(p, measured):
     d["FUSION_CYCLES"] = round(measured["conversion_per_element"] * em * en / CONSUMER_THREADS[p["schedule"]])
     d["PRODUCER_STAGE_CYCLES"] = round(measured["producer_stage_cycles"])
     d["CONSUMER_STAGE_CYCLES"] = round(measured["consumer_stage_cycles"])
+    d["TILE_CYCLES"] = max(0, round(measured["tile_cycles"] - measured["conversion_per_element"] * 16))
     return d
 
 
@@ -224,7 +234,7 @@ def markdown(data):
         "`validation/calibration/accuracy.py`) on the machine file of that GPU. No parameter is fitted to these",
         "points: the machine files come from microbenchmarks, so every point is held out.",
         "",
-        "Three parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
+        "Four parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
         "the models have as `compute` ops. They are measured in K2's hardware traces (beta = 0, as in the sweeps;",
         f'{conv["kblocks"]} k-blocks of two shapes): per interval, the hardware mean less the replay\'s, which holds the',
         "model's op costs and the probe's own cycles per event (docs/replay.md).",
@@ -235,6 +245,8 @@ def markdown(data):
         "  loads (" + ", ".join(f"`{k}`" for k in conv["producer_gaps"]) + ").",
         f'- `CONSUMER_STAGE_CYCLES` = {round(conv["consumer_stage_cycles"])}: a k-block of a consumer warp beyond its wait, MMAs and release',
         "  (" + ", ".join(f"`{k}`" for k in conv["consumer_gaps"]) + ").",
+        f'- `TILE_CYCLES` = {max(0, round(conv["tile_cycles"] - conv["conversion_per_element"] * 16))}: a tile of a consumer warp outside its k-blocks and subtiles',
+        "  (" + ", ".join(f"`{k}`" for k in conv["tile_gaps"]) + "), less the first subtile's conversion.",
         "",
         "Two predictions per point:",
         "- **at the measured clock**: `--clock-mhz` set to the clock the GPU ran the point at. This judges the",

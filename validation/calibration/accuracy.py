@@ -39,6 +39,9 @@ CONSUMER_GAPS = ["wait.end full -> wgmma.fence", "wgmma.wait.end -> arrive", "ar
 # wait, from the mainloop's last release to the epilogue, from there to the first subtile's st.shared (which
 # holds the first conversion, counted by FUSION_CYCLES), from the last subtile's barrier to the next tile.
 TILE_GAPS = ["tile -> wait", "arrive empty -> epilogue", "epilogue -> st.shared", "bar.sync.end epi -> tile"]
+# A subtile's intervals after its st.shared in every consumer warp, and around the TMA store in the store thread.
+SUBTILE_GAPS = ["st.shared -> fence.proxy.async", "fence.proxy.async -> bar.sync"]
+STORE_GAPS = ["bar.sync.end epi -> tma.store", "tma.wait.read.end -> bar.sync"]
 CONSUMER_THREADS = {"cooperative": 256, "pingpong": 128}  # the threads that convert one tile's subtile
 
 
@@ -53,9 +56,11 @@ def kernel_instructions(smpipe):
       acquire and two TMA loads -> PRODUCER_STAGE_CYCLES;
     - the same in a consumer warp beyond its wait, MMAs and release -> CONSUMER_STAGE_CYCLES;
     - a tile's in a consumer warp outside its k-blocks and subtiles (the scheduler's next tile, coordinates, the
-      epilogue's set-up), less the first subtile's conversion that FUSION_CYCLES counts -> TILE_CYCLES.
+      epilogue's set-up), less the first subtile's conversion that FUSION_CYCLES counts -> TILE_CYCLES;
+    - a subtile's after its st.shared in every consumer warp -> SUBTILE_CYCLES, and around its TMA store in the
+      store thread -> STORE_CYCLES.
     Means weighted by the samples of the traces; each interval of a group by its own samples."""
-    sums = {"conversion": 0.0, "producer": 0.0, "consumer": 0.0, "tile": 0.0}
+    sums = {"conversion": 0.0, "producer": 0.0, "consumer": 0.0, "tile": 0.0, "subtile": 0.0, "store": 0.0}
     counts = dict.fromkeys(sums, 0)
     raw, probe = 0.0, 0.0
     for path in TRACES:
@@ -71,7 +76,8 @@ def kernel_instructions(smpipe):
         counts["conversion"] += c["count"]
         raw += c["hw_mean"] * c["count"]
         probe += j["probe_cycles"] * c["count"]
-        for name, keys in (("producer", PRODUCER_GAPS), ("consumer", CONSUMER_GAPS), ("tile", TILE_GAPS)):
+        for name, keys in (("producer", PRODUCER_GAPS), ("consumer", CONSUMER_GAPS), ("tile", TILE_GAPS),
+                           ("subtile", SUBTILE_GAPS), ("store", STORE_GAPS)):
             if any(k not in iv for k in keys):
                 continue  # a trace whose CTAs ran one tile each has no tile-to-tile interval
             n = min(iv[k]["count"] for k in keys)
@@ -83,6 +89,8 @@ def kernel_instructions(smpipe):
             "producer_gaps": PRODUCER_GAPS, "producer_stage_cycles": sums["producer"] / counts["producer"],
             "consumer_gaps": CONSUMER_GAPS, "consumer_stage_cycles": sums["consumer"] / counts["consumer"],
             "tile_gaps": TILE_GAPS, "tile_cycles": sums["tile"] / counts["tile"],
+            "subtile_gaps": SUBTILE_GAPS, "subtile_cycles": sums["subtile"] / counts["subtile"],
+            "store_gaps": STORE_GAPS, "store_cycles": sums["store"] / counts["store"],
             "kblocks": counts["consumer"]}
 
 
@@ -102,6 +110,8 @@ def defines(p, measured):
     d["PRODUCER_STAGE_CYCLES"] = round(measured["producer_stage_cycles"])
     d["CONSUMER_STAGE_CYCLES"] = round(measured["consumer_stage_cycles"])
     d["TILE_CYCLES"] = max(0, round(measured["tile_cycles"] - measured["conversion_per_element"] * 16))
+    d["SUBTILE_CYCLES"] = round(measured["subtile_cycles"])
+    d["STORE_CYCLES"] = round(measured["store_cycles"])
     return d
 
 
@@ -235,7 +245,7 @@ def markdown(data):
         "`validation/calibration/accuracy.py`) on the machine file of that GPU. No parameter is fitted to these",
         "points: the machine files come from microbenchmarks, so every point is held out.",
         "",
-        "Four parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
+        "Six parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
         "the models have as `compute` ops. They are measured in K2's hardware traces (beta = 0, as in the sweeps;",
         f'{conv["kblocks"]} k-blocks of two shapes): per interval, the hardware mean less the replay\'s, which holds the',
         "model's op costs and the probe's own cycles per event (docs/replay.md).",
@@ -248,6 +258,10 @@ def markdown(data):
         "  (" + ", ".join(f"`{k}`" for k in conv["consumer_gaps"]) + ").",
         f'- `TILE_CYCLES` = {max(0, round(conv["tile_cycles"] - conv["conversion_per_element"] * 16))}: a tile of a consumer warp outside its k-blocks and subtiles',
         "  (" + ", ".join(f"`{k}`" for k in conv["tile_gaps"]) + "), less the first subtile's conversion.",
+        f'- `SUBTILE_CYCLES` = {round(conv["subtile_cycles"])}: a subtile of a consumer warp after its st.shared'
+        " (" + ", ".join(f"`{k}`" for k in conv["subtile_gaps"]) + ");",
+        f'  `STORE_CYCLES` = {round(conv["store_cycles"])}: the store thread\'s around its TMA store'
+        " (" + ", ".join(f"`{k}`" for k in conv["store_gaps"]) + ").",
         "",
         "Two predictions per point:",
         "- **at the measured clock**: `--clock-mhz` set to the clock the GPU ran the point at. This judges the",

@@ -187,8 +187,8 @@ std::vector<Item> hoist(RoleCode& role, const Program& p, const std::vector<bool
       }
       case Opc::kStore: case Opc::kJumpIfZero: consumed(pop(1), i); break;
       case Opc::kOp: consumed(pop(role.ops[in.a].dynamic_slots.size()), i); break;
-      default:  // jumps, exit, regions: the stack is empty between statements
-        for (Val& v : st) v.pure = false;
+      default:  // jumps, exit, regions: the compiler leaves the stack empty between statements
+        if (!st.empty()) ok = false;  // it did not: hoist nothing in this role rather than guess
         break;
     }
   }

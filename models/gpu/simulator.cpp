@@ -527,7 +527,9 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
       s.waits_for = poll.empty() ? "nothing: it keeps running" : poll;
       s.since = now().v;
     } else {
-      s.loc = program_.loc_of(program_.roles[w.role].fast[w.pc ? w.pc - 1 : 0]);
+      const isa::RoleCode& rc = program_.roles[w.role];
+      std::uint32_t done = rc.fast_orig[w.pc];  // the unfused instructions run so far: show the last one's line
+      s.loc = program_.loc_of(rc.code[done ? done - 1 : 0]);
       s.waits_for = "nothing: it keeps running (no op executed yet)";
       s.since = now().v;
     }

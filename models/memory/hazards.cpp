@@ -42,7 +42,12 @@ HazardUnit::HazardUnit(Simulator& sim) : Unit(sim) {
 // The hottest loop of the checker (every arrive, wait and warpgroup access joins a clock of one component
 // per warp and per mbarrier of the cluster): compiled for AVX2 as well as the baseline, picked at load time
 // by the CPU (GCC function multiversioning); both give the same values.
-[[gnu::target_clones("avx2", "default")]] void HazardUnit::join(Clock* into, const Clock* from, std::size_t n) {
+#if defined(__x86_64__) && defined(__ELF__) && defined(__GNUC__)
+#define SMPIPE_AVX2_CLONES [[gnu::target_clones("avx2", "default")]]
+#else
+#define SMPIPE_AVX2_CLONES  // other processors and object formats: the one portable version
+#endif
+SMPIPE_AVX2_CLONES void HazardUnit::join(Clock* into, const Clock* from, std::size_t n) {
   for (std::size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
 }
 

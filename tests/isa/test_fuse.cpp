@@ -38,6 +38,19 @@ std::size_t count(const isa::RoleCode& r, isa::Opc o) {
   return static_cast<std::size_t>(std::count_if(r.fast.begin(), r.fast.end(), [&](const isa::Instr& in) { return in.opc == o; }));
 }
 
+isa::Instr instr(isa::Opc o, std::uint32_t a = 0, std::int64_t imm = 0, isa::BinOp op = isa::BinOp::kAdd) {
+  isa::Instr in{o};
+  in.a = a;
+  in.imm = imm;
+  in.sub = static_cast<std::uint8_t>(op);
+  return in;
+}
+// The fast instruction whose run holds code index c.
+std::size_t run_of(const isa::RoleCode& r, std::uint32_t c) {
+  std::size_t k = 0;
+  while (k + 1 < r.fast_orig.size() && r.fast_orig[k + 1] <= c) ++k;
+  return k;
+}
 }  // namespace
 
 TEST_CASE("fused code: each form replaces its run, jumps land on the runs they targeted") {
@@ -71,14 +84,58 @@ kernel k grid=(1,1,1) warps=1 {
                                                                                     : ~0u;
     if (to == ~0u) continue;
     REQUIRE(to < r.fast.size());
-    const isa::Instr& old = r.code[r.fast_orig[to]];
-    (void)old;
-    bool is_target = std::any_of(r.code.begin(), r.code.end(), [&](const isa::Instr& c) {
-      return (c.opc == isa::Opc::kJump || c.opc == isa::Opc::kJumpIfZero) && c.a == r.fast_orig[to];
-    });
-    CHECK(is_target);
+  }
+  for (std::uint32_t c = 0; c < r.code.size(); ++c) {  // each jump lands on the run of its own old target
+    const isa::Instr& old = r.code[c];
+    if (old.opc != isa::Opc::kJump && old.opc != isa::Opc::kJumpIfZero) continue;
+    const isa::Instr& f = r.fast[run_of(r, c)];
+    std::uint32_t to = f.opc == isa::Opc::kLoadLoadBinJz ? static_cast<std::uint32_t>(f.imm) : f.a;
+    CHECK(r.fast_orig[to] == old.a);
   }
   same_run(p, models::load_machine("h100-sxm"));
+}
+
+
+TEST_CASE("fused code: hand-made code with jump targets inside would-be runs and slots past 16 bits") {
+  using isa::Opc;
+  isa::Program p;
+  p.warps = 1;
+  isa::RoleCode r;
+  r.slot_names.assign(70002, "s");
+  r.code = {
+      instr(Opc::kPush, 0, 7),                 // 0
+      instr(Opc::kStore, 0),                   // 1
+      instr(Opc::kLoad, 0),                    // 2
+      instr(Opc::kPush, 0, 3),                 // 3
+      instr(Opc::kBinary, 0, 0, isa::BinOp::kMod),  // 4: a jump target right after a push
+      instr(Opc::kStore, 1),                   // 5
+      instr(Opc::kLoad, 70000),                // 6
+      instr(Opc::kLoad, 70001),                // 7: a second slot past 16 bits
+      instr(Opc::kBinary, 0, 0, isa::BinOp::kLt),   // 8
+      instr(Opc::kJumpIfZero, 12),             // 9
+      instr(Opc::kJump, 4),                    // 10
+      instr(Opc::kJump, 2),                    // 11
+      instr(Opc::kExit),                       // 12
+  };
+  isa::fuse(r, p);
+  REQUIRE(r.fast_orig.size() == r.fast.size() + 1);
+  // No run holds a jump target after its first instruction.
+  for (std::uint32_t t : {2u, 4u, 12u})
+    CHECK(r.fast_orig[run_of(r, t)] == t);
+  // `push 3` did not fuse with the `binary %` it precedes (4 is a target); loads of slots past 16 bits
+  // did not fuse into a form that keeps the second slot in 16 bits.
+  CHECK(r.fast[run_of(r, 3)].opc == Opc::kPush);  // alone: it cannot fuse with the target after it
+  for (const isa::Instr& in : r.fast) CHECK(in.opc != Opc::kLoadLoadBin);
+  CHECK(std::none_of(r.fast.begin(), r.fast.end(), [](const isa::Instr& in) { return in.opc == Opc::kLoadLoadBinJz; }));
+  // Every jump lands on the run that starts at its own old target.
+  for (std::uint32_t c = 0; c < r.code.size(); ++c) {
+    const isa::Instr& old = r.code[c];
+    if (old.opc != Opc::kJump && old.opc != Opc::kJumpIfZero) continue;
+    const isa::Instr& f = r.fast[run_of(r, c)];
+    std::uint32_t to = f.opc == Opc::kLoadLoadBinJz ? static_cast<std::uint32_t>(f.imm) : f.a;
+    INFO("code jump at " << c);
+    CHECK(r.fast_orig[to] == old.a);
+  }
 }
 
 TEST_CASE("fused code: a jump into the middle of a run keeps the run apart") {

@@ -48,7 +48,9 @@ CONSUMER_THREADS = {"cooperative": 256, "pingpong": 128}  # the threads that con
 def kernel_instructions(smpipe):
     """K2's own instructions between pipeline ops, which the models have as `compute` ops, measured in its
     hardware traces (`smpipe compare` per interval: the hardware mean against the replay's, which holds the
-    model's op costs and the probe's own cycles per event, so the difference is what neither accounts for):
+    model's op costs and the probe's own cycles per event, so the difference is what neither accounts for: the
+    kernel's instructions, and any error of the machine file's op costs in that interval, e.g. a TMA issue
+    that takes the single issuing thread longer than the burst microbenchmark):
     - the epilogue's conversion of a subtile (fp32 accumulators -> bf16, packed for st.shared, between the
       subtile's named barrier and its st.shared; the replay has only the probe there), per accumulator element
       a consumer thread converts -> FUSION_CYCLES;
@@ -59,7 +61,8 @@ def kernel_instructions(smpipe):
       epilogue's set-up), less the first subtile's conversion that FUSION_CYCLES counts -> TILE_CYCLES;
     - a subtile's after its st.shared in every consumer warp -> SUBTILE_CYCLES, and around its TMA store in the
       store thread -> STORE_CYCLES.
-    Means weighted by the samples of the traces; each interval of a group by its own samples."""
+    A group's intervals are summed per k-block (tile, subtile) of a trace, weighted by the group's fewest samples
+    in that trace; the traces are weighted by those samples."""
     sums = {"conversion": 0.0, "producer": 0.0, "consumer": 0.0, "tile": 0.0, "subtile": 0.0, "store": 0.0}
     counts = dict.fromkeys(sums, 0)
     raw, probe = 0.0, 0.0
@@ -67,6 +70,8 @@ def kernel_instructions(smpipe):
         with open(os.path.join(ROOT, path)) as f:
             meta = json.load(f)["params"]
         r = subprocess.run([smpipe, "compare", path, "--json"], cwd=ROOT, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"smpipe compare {path} failed (exit {r.returncode}): {r.stderr.strip()[-400:]}")
         j = json.loads(r.stdout)
         iv = {x["key"]: x for x in j["intervals"]}
         c = iv[CONVERSION]
@@ -81,7 +86,10 @@ def kernel_instructions(smpipe):
             if any(k not in iv for k in keys):
                 continue  # a trace whose CTAs ran one tile each has no tile-to-tile interval
             n = min(iv[k]["count"] for k in keys)
-            sums[name] += sum(iv[k]["hw_mean"] - iv[k]["sim_mean"] for k in keys) * n
+            gap = sum(iv[k]["hw_mean"] - iv[k]["sim_mean"] for k in keys)
+            if name == "tile":  # less the tile's first conversion, which FUSION_CYCLES counts
+                gap -= c["hw_mean"] - c["sim_mean"]
+            sums[name] += gap * n
             counts[name] += n
     return {"conversion_interval": CONVERSION, "traces": TRACES, "conversion_samples": counts["conversion"],
             "conversion_trace_mean": raw / counts["conversion"], "probe_cycles": probe / counts["conversion"],
@@ -109,7 +117,7 @@ def defines(p, measured):
     d["FUSION_CYCLES"] = round(measured["conversion_per_element"] * em * en / CONSUMER_THREADS[p["schedule"]])
     d["PRODUCER_STAGE_CYCLES"] = round(measured["producer_stage_cycles"])
     d["CONSUMER_STAGE_CYCLES"] = round(measured["consumer_stage_cycles"])
-    d["TILE_CYCLES"] = max(0, round(measured["tile_cycles"] - measured["conversion_per_element"] * 16))
+    d["TILE_CYCLES"] = max(0, round(measured["tile_cycles"]))
     d["SUBTILE_CYCLES"] = round(measured["subtile_cycles"])
     d["STORE_CYCLES"] = round(measured["store_cycles"])
     return d
@@ -243,12 +251,17 @@ def markdown(data):
         "(median of the runs), with the SM clock it ran at measured inside the kernel. smpipe predicts each point",
         "with the matching model (`gemm_tma_ws_cooperative.pipe` or `gemm_tma_ws_pingpong.pipe`, parameters in",
         "`validation/calibration/accuracy.py`) on the machine file of that GPU. No parameter is fitted to these",
-        "points: the machine files come from microbenchmarks, so every point is held out.",
+        "points: the machine files come from microbenchmarks and the K2 parameters below from K2's traces, separate",
+        "(probe-on) runs of one configuration (cooperative 128x256x64, 4 stages, groups of 8 rows) at 2048^3 and",
+        "8192^3 on the H100; the timed points of that configuration on those shapes are the only ones that share",
+        "its source. The H200's points share nothing.",
         "",
         "Six parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
         "the models have as `compute` ops. They are measured in K2's hardware traces (beta = 0, as in the sweeps;",
         f'{conv["kblocks"]} k-blocks of two shapes): per interval, the hardware mean less the replay\'s, which holds the',
-        "model's op costs and the probe's own cycles per event (docs/replay.md).",
+        "model's op costs and the probe's own cycles per event (docs/replay.md); so they also hold any error of the",
+        "machine file's op costs in those intervals (the single issuing thread's TMA issue is slower than the",
+        "burst microbenchmark's, and that difference lands in `PRODUCER_STAGE_CYCLES`).",
         f'- `FUSION_CYCLES`: the epilogue\'s conversion of a subtile (`{conv["conversion_interval"]}`: {conv["conversion_trace_mean"]:.0f} cycles',
         f'  on the GPU, {conv["probe_cycles"]:.0f} of them the probe\'s), {conv["conversion_per_element"]:.1f} cycles per accumulator element a',
         f'  consumer thread converts; every point\'s subtile gives each thread 16 elements: {round(conv["conversion_per_element"] * 16)} cycles.',
@@ -256,7 +269,7 @@ def markdown(data):
         "  loads (" + ", ".join(f"`{k}`" for k in conv["producer_gaps"]) + ").",
         f'- `CONSUMER_STAGE_CYCLES` = {round(conv["consumer_stage_cycles"])}: a k-block of a consumer warp beyond its wait, MMAs and release',
         "  (" + ", ".join(f"`{k}`" for k in conv["consumer_gaps"]) + ").",
-        f'- `TILE_CYCLES` = {max(0, round(conv["tile_cycles"] - conv["conversion_per_element"] * 16))}: a tile of a consumer warp outside its k-blocks and subtiles',
+        f'- `TILE_CYCLES` = {max(0, round(conv["tile_cycles"]))}: a tile of a consumer warp outside its k-blocks and subtiles',
         "  (" + ", ".join(f"`{k}`" for k in conv["tile_gaps"]) + "), less the first subtile's conversion.",
         f'- `SUBTILE_CYCLES` = {round(conv["subtile_cycles"])}: a subtile of a consumer warp after its st.shared'
         " (" + ", ".join(f"`{k}`" for k in conv["subtile_gaps"]) + ");",
@@ -316,19 +329,17 @@ def markdown(data):
         if errs:
             lines.append(f"| {name} | {len(errs)} | {sum(errs) / len(errs):+.1f} % | {sum(abs(e) for e in errs) / len(errs):.1f} % |")
     lines += ["",
-              "- The model is too fast nearly everywhere, by a similar margin in every group: what it lacks costs time",
-              "  in every configuration. Since CTAs reading the same tiles merge their L2 misses (measured:",
-              "  `hier_l2_sharing_bw_group*`), the GEMM's loads no longer bind it, and a warpgroup's wgmma issue stalls",
-              "  on the tensor pipe's queue as measured (`wgmma_issue_*`), most points are bound by the tensor pipe.",
+              "- The model is still too fast in most groups, least with small tiles (their load warp's instructions per",
+              "  k-block now bound them) and most with two stages. CTAs reading the same tiles merge their L2 misses",
+              "  (measured: `hier_l2_sharing_bw_group*`) and a warpgroup's wgmma issue stalls on the tensor pipe's queue",
+              "  as measured (`wgmma_issue_*`), so most large-tile points are bound by the tensor pipe.",
               "- The largest errors are short-K shapes with large outputs (8192x8192x256, 32768x256x1024,",
               "  4096x4096x512), pingpong above all, and skinny ones (256x8192x8192, 8192x256x8192). The first spend",
-              "  their time in the epilogue and the write stream (128 MB of D at 8192x8192x256): besides the",
-              "  conversion, the epilogue's other steps take longer on the GPU (`st.shared -> fence.proxy.async` 140",
-              "  cycles against 58, docs/replay.md), and the GPU streams TMA stores to HBM at 3.1-3.3 TB/s and into",
-              "  the L2 at 4.0 TB/s (`hier_store_*`), which the models do not use yet.",
-              "- The kernel's own instructions between pipeline ops: the epilogue's conversion of each subtile is in",
-              "  (measured, above); the smaller ones (the loop's stage and phase bookkeeping, 50-90 cycles per",
-              "  interval more on the GPU than in the model, docs/replay.md) are not.",
+              "  their time in the epilogue and the write stream (128 MB of D at 8192x8192x256): the GPU streams TMA",
+              "  stores to HBM at 3.1-3.3 TB/s and into the L2 at 4.0 TB/s (`hier_store_*`), which the models do not",
+              "  use yet, and its epilogue barrier and wgmma issue differ from the model's (docs/replay.md).",
+              "- The kernel's own instructions between pipeline ops are in, as K2's (above); a CUTLASS kernel's may",
+              "  differ, and the models' defaults (FUSION_CYCLES 48, the others 0) are not K2's.",
               "- Two stages stay the most optimistic group: the GPU's loaded latency of a stage is longer than the",
               "  model's round-robin share of the L2 gives.",
               "- The clock: the GPU ran these points at 1,300-1,900 MHz (power limit; lower with random data than",

@@ -15,8 +15,8 @@ import sys
 import tempfile
 import time
 
-# name, params, and the params of its callgrind run (the same code paths at about 1/8 of the ops: valgrind
-# runs ~50x slower). The sizes are those the issue's targets name (8192^3 for the GEMMs).
+# name, params, and the params of its callgrind run (the same code paths at a fraction of the ops, 1/8 for the
+# 8192^3 GEMMs: valgrind runs ~50x slower). The sizes are those the issue's targets name (8192^3 for the GEMMs).
 S4 = ["-D", "M=4096", "-D", "N=4096", "-D", "K=4096"]
 MODELS = [
     ("sm90/gemm_tma_ws_cooperative", [], S4),
@@ -35,6 +35,8 @@ SWEEP = ["-D", "TILE_N=64,128,256", "-D", "STAGES=2,3,4,5", "-D", "CLUSTER_M=1,2
 def run_json(smpipe, name, params):
     out = subprocess.run([smpipe, "run", name, *params, "--json", "--max-ops", "4000000000"], capture_output=True,
                          text=True, check=False)
+    if out.returncode != 0:
+        sys.exit(f"{name} {' '.join(params)}: exit {out.returncode}: {out.stderr.strip()[-300:]}")
     return json.loads(out.stdout)
 
 

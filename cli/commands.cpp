@@ -227,17 +227,16 @@ int cmd_check(const RunArgs& a, std::ostream& out, std::ostream& err) {
       const Seen& s = seen[i];
       local.push_back({{"i", i}, {"code", s.code}, {"cycles", s.cycles}, {"what", s.what}, {"problem", s.problem}, {"warning", s.warning}});
     }
-    std::vector<std::string> all = rk.gather(local.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    std::vector<nlohmann::json> all = rk.gather_json(local);
     if (rk.rank != 0) return kOk;
-    for (const std::string& text : all)
-      for (const auto& j : nlohmann::json::parse(text)) {
-        Seen& s = seen.at(j.at("i").get<std::size_t>());
-        s.code = j.at("code");
-        s.cycles = j.at("cycles");
-        s.what = j.at("what");
-        s.problem = j.at("problem");
-        s.warning = j.at("warning");
-      }
+    for (const auto& j : all) {
+      Seen& s = seen.at(j.at("i").get<std::size_t>());
+      s.code = j.at("code");
+      s.cycles = j.at("cycles");
+      s.what = j.at("what");
+      s.problem = j.at("problem");
+      s.warning = j.at("warning");
+    }
   }
   if (a.json) {
     // One object for the whole check: a row per schedule, the first failure's full run JSON (docs/json.md).

@@ -76,6 +76,13 @@ Ranks& the_ranks() {
 }  // namespace
 
 void set_ranks(Ranks r) { the_ranks() = std::move(r); }
+
+std::vector<nlohmann::json> Ranks::gather_json(const nlohmann::json& mine) const {
+  std::vector<nlohmann::json> all;
+  for (const std::string& text : gather(mine.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)))
+    for (const auto& j : nlohmann::json::parse(text)) all.push_back(j);
+  return all;
+}
 const Ranks& ranks() { return the_ranks(); }
 
 }  // namespace smpipe::cli

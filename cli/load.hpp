@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -59,6 +60,9 @@ struct Ranks {
     for (std::size_t i = static_cast<std::size_t>(rank); i < n; i += static_cast<std::size_t>(size)) mine.push_back(i);
     return mine;
   }
+  // This process's results (a JSON array, one object per item) to rank 0: there every rank's objects, in rank
+  // order; elsewhere none.
+  std::vector<nlohmann::json> gather_json(const nlohmann::json& mine) const;
 };
 void set_ranks(Ranks ranks);
 const Ranks& ranks();

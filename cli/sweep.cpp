@@ -155,20 +155,19 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
     // Every rank's rows to rank 0, which goes on as if it had run them all.
     nlohmann::json local = nlohmann::json::array();
     for (std::size_t i : mine) local.push_back(row_json(i, rows[i]));
-    std::vector<std::string> all = rk.gather(local.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+    std::vector<nlohmann::json> all = rk.gather_json(local);
     if (!root) return kOk;
-    for (const std::string& text : all)
-      for (const auto& j : nlohmann::json::parse(text)) {
-        Row& r = rows.at(j.at("i").get<std::size_t>());
-        r.status = j.at("status");
-        r.exit = j.at("exit");
-        r.cycles = j.at("cycles");
-        r.time_us = j.at("time_us");
-        r.tflops = j.at("tflops");
-        r.bottleneck = j.at("bottleneck");
-        r.machine = j.at("machine");
-        r.reason = j.at("reason");
-      }
+    for (const auto& j : all) {
+      Row& r = rows.at(j.at("i").get<std::size_t>());
+      r.status = j.at("status");
+      r.exit = j.at("exit");
+      r.cycles = j.at("cycles");
+      r.time_us = j.at("time_us");
+      r.tflops = j.at("tflops");
+      r.bottleneck = j.at("bottleneck");
+      r.machine = j.at("machine");
+      r.reason = j.at("reason");
+    }
   }
 
   // The table, in grid order.

@@ -67,6 +67,7 @@ TEST_CASE("sm90 models run across a sweep of sizes and knobs", "[kernels]") {
       {}, {{"TILE_N", 256}}, {{"TILE_N", 64}}, {{"CLUSTER_M", 2}}, {{"CLUSTER_N", 2}}, {{"C_VOID", 1}},
       {{"REUSE_SMEM_C", 0}}, {{"DELAY_TMA_STORE", 1}, {"REUSE_SMEM_C", 0}}, {{"STAGES", 2}}, {{"EPI_N", 64}},
       {{"RASTER_N", 1}}, {{"M", 1000}, {"N", 3000}, {"K", 296}}, {{"L", 3}}, {{"EPILOGUE", 0}},  // K a multiple of 8 bf16: TMA rows are 16-byte multiples
+      {{"TILE_K", 128}}, {{"TILE_K", 128}, {"CLUSTER_M", 2}},
   };
   for (const char* name : {"sm90/gemm_tma_ws", "sm90/gemm_tma_ws_cooperative", "sm90/gemm_tma_ws_pingpong"}) {
     for (std::size_t i = 0; i < sweep.size(); ++i) {
@@ -119,6 +120,25 @@ TEST_CASE("sm90 builder rules: epilogue defaults and StageCountAutoCarveout", "[
   CHECK(test::barrier_count(cl, "mainloop.empty") == (2 + 2 - 1) * 2);  // (cluster_x + cluster_y - 1) * consumer warpgroups
   // Every model's CTA fits the 227 KB a CTA may use.
   for (const auto& prog : {p, wide, void_c, pp, cl}) CHECK(prog.smem_bytes() <= 232448);
+}
+
+TEST_CASE("sm90 CTA tiles with K = 128: two 128-byte swizzle atoms per row, loaded into one stage", "[kernels]") {
+  // CUTLASS's builder gives a 128x128x128 cooperative tile 3 stages ((232448 - 32896) / (65536 + 16));
+  // measured: validation/results/h100/cutlass_gemm.json, coop_128x128x128_1x1_auto, "stages": 3.
+  auto p = compile_model("sm90/gemm_tma_ws_cooperative", {{"TILE_K", 128}}, "h100-sxm");
+  CHECK(value(p, "S") == 3);
+  CHECK(value(p, "TX") == (128 + 128) * 128 * 2);
+  // Every stage's bytes arrive on its full barrier (two boxes per operand: a wrong count would hang or
+  // overflow the transaction count) and each operand byte is loaded once per tile.
+  for (const char* name : {"sm90/gemm_tma_ws", "sm90/gemm_tma_ws_cooperative", "sm90/gemm_tma_ws_pingpong"}) {
+    DYNAMIC_SECTION(name) {
+      auto r = run_model(name, with(kSmall, {{"TILE_K", 128}, {"TILE_M", 128}, {"C_VOID", 1}}));
+      INFO(r.report);
+      REQUIRE(r.result.outcome == Outcome::kFinished);
+      const std::int64_t tiles = (1024 / 128) * (1024 / value(r.program, "TILE_N"));
+      CHECK(r.result.stats.bytes_loaded == tiles * (512 / 128) * (128 + value(r.program, "TILE_N")) * 128 * 2);
+    }
+  }
 }
 
 TEST_CASE("known-bad sm90 configurations are found by simulation", "[kernels][diagnosis]") {

@@ -129,14 +129,20 @@ TEST_CASE("sm90 CTA tiles with K = 128: two 128-byte swizzle atoms per row, load
   CHECK(value(p, "S") == 3);
   CHECK(value(p, "TX") == (128 + 128) * 128 * 2);
   // Every stage's bytes arrive on its full barrier (two boxes per operand: a wrong count would hang or
-  // overflow the transaction count) and each operand byte is loaded once per tile.
+  // overflow the transaction count), each operand byte is loaded once per tile, and the boxes cover A and B
+  // exactly: all of both fit in the L2, so their misses are A's and B's bytes, once each (a box at a wrong or
+  // repeated coordinate would miss fewer or other blocks). The same with a 2x1 cluster (B multicast).
   for (const char* name : {"sm90/gemm_tma_ws", "sm90/gemm_tma_ws_cooperative", "sm90/gemm_tma_ws_pingpong"}) {
-    DYNAMIC_SECTION(name) {
-      auto r = run_model(name, with(kSmall, {{"TILE_K", 128}, {"TILE_M", 128}, {"C_VOID", 1}}));
-      INFO(r.report);
-      REQUIRE(r.result.outcome == Outcome::kFinished);
-      const std::int64_t tiles = (1024 / 128) * (1024 / value(r.program, "TILE_N"));
-      CHECK(r.result.stats.bytes_loaded == tiles * (512 / 128) * (128 + value(r.program, "TILE_N")) * 128 * 2);
+    for (int cluster_m : {1, 2}) {
+      DYNAMIC_SECTION(name << " cluster " << cluster_m << "x1") {
+        auto r = run_model(name, with(kSmall, {{"TILE_K", 128}, {"TILE_M", 128}, {"C_VOID", 1}, {"CLUSTER_M", cluster_m}}));
+        INFO(r.report);
+        REQUIRE(r.result.outcome == Outcome::kFinished);
+        const std::int64_t tn = value(r.program, "TILE_N"), tiles = (1024 / 128) * (1024 / tn);
+        // Each CTA loads all of its A tile and its 1 / cluster_m share of the B tile (the rest is multicast to it).
+        CHECK(r.result.stats.bytes_loaded == tiles * (512 / 128) * (128 + tn / cluster_m) * 128 * 2);
+        CHECK(r.result.stats.l2_miss_bytes == (1024 + 1024) * 512 * 2);
+      }
     }
   }
 }

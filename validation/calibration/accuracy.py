@@ -12,8 +12,9 @@ data validation/results/accuracy.json.
 No parameter of the models or the machine files is fitted to these points. The K2 points are predicted with
 K2's own instruction costs (measured in its traces); the CUTLASS points with the models' defaults, as a user
 gets them.
-Each point is predicted twice: at the SM clock the GPU ran it at (measured in the kernel: clock64 against
-%globaltimer), which isolates the pipeline and memory model, and at the machine file's nominal clock.
+Each point is predicted twice: at the SM clock the GPU ran it at (K2: measured in the kernel, clock64 against
+%globaltimer; CUTLASS: read by a probe kernel right after each launch, and where Nsight Compute counters
+exist also at the clock they measured during the kernel), and at the machine file's nominal clock.
 Standard library only.
 """
 import argparse
@@ -277,7 +278,7 @@ def markdown(data):
         "\"CUTLASS's own kernels\" below); a test (`accuracy_report_is_current`) fails when the models, the machine",
         "files or the data change without it.",
         "",
-        "| | K2 (the project's kernel, its own instruction costs) | CUTLASS (the models' defaults) |",
+        "| | K2 (the project's kernel, its own instruction costs) | CUTLASS (the models' defaults, at the probe's clock) |",
         "|---|---|---|",
         f'| MAPE at the measured clock | {fmt(a["mape_pct"])} % | {fmt(data["cutlass"]["at_measured_clock"]["mape_pct"])} % |',
         f'| mean signed error | {fmt(a["mean_signed_pct"], "+.1f")} % | {fmt(data["cutlass"]["at_measured_clock"]["mean_signed_pct"], "+.1f")} % |',
@@ -385,8 +386,9 @@ def markdown(data):
               "  with constant data); at the nominal 1,980 MHz the model is that much faster still.",
               ]
     lines += cutlass_markdown(data["cutlass"])
-    lines += ["", "## Every point", "",
-              "Times in microseconds. `clock`: the SM clock measured on the GPU for that point (MHz).",
+    lines += ["", "## Every K2 point", "",
+              "Times in microseconds. `clock`: the SM clock measured on the GPU for that point (MHz). The CUTLASS",
+              "points are in `validation/results/accuracy.json` (`cutlass.points`).",
               "", "| GPU | data | shape | config | clock | measured | predicted | error | at nominal clock | error | model's bottleneck |",
               "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in data["points"]:
@@ -407,28 +409,43 @@ def error_pct(r, key):
 def cutlass_markdown(c):
     """The section on CUTLASS's own kernels: predicted with the models' defaults."""
     pts = [r for r in c["points"] if "us" in r["at_measured_clock"] and "us" in r["at_nominal_clock"]]
+    runs = {}
+    for path in sorted(glob.glob(os.path.join(ROOT, "validation/results/*/cutlass_gemm.json"))):
+        with open(path) as f:
+            run = json.load(f)
+        runs[os.path.relpath(path, ROOT)] = run
+    any_run = next(iter(runs.values()))
+    rows = [p for run in runs.values() for p in run["rows"]]
+    configs = sorted({p["config"] for p in rows})
     lines = [
         "", "## CUTLASS's own kernels", "",
-        "CUTLASS's sm90 bf16 GEMMs (`GemmUniversal` over the `CollectiveBuilder`'s mainloop and TMA epilogue, CUTLASS",
-        "7107b05), built from CUTLASS's source and timed on the GPU by a harness that stays outside the repository",
-        "(it compiles fetched code): 15 configurations (cooperative, pingpong and the basic warp-specialized kernel;",
-        "CTA tiles 64x128 to 256x128, K 64 and 128, clusters 1x1, 2x1, 1x2, automatic and fixed stage counts) on 14",
-        "shapes, random and constant data, alpha = 1 and beta = 0, CUTLASS's default tile scheduler.",
-        "`validation/results/<gpu>/cutlass_gemm.json` holds every point: the median of 30 launches timed with CUDA",
-        "events, the SM clock read right after each launch by a one-warp probe (clock64 against %globaltimer over",
-        "50 us, pooled over the launches), a check of sampled output elements, and a second run of the whole sweep.",
+        f'CUTLASS\'s sm90 bf16 GEMMs (`GemmUniversal` over the `CollectiveBuilder`\'s mainloop and TMA epilogue; CUTLASS at',
+        f'{any_run["cutlass"].split(" at ")[1].split()[0][:7]}), built from CUTLASS\'s source and timed on the GPU by a harness that stays outside the',
+        f'repository (it compiles fetched code): {len(configs)} configurations ({", ".join(sorted({p["schedule"] for p in rows}))} schedules;',
+        f'CTA tiles {", ".join(sorted({"x".join(map(str, p["tile"])) for p in rows}))}; clusters',
+        f'{", ".join(sorted({"x".join(map(str, p["cluster"])) for p in rows}))}; automatic and fixed stage counts) on',
+        f'{len({shape(p) for p in rows})} shapes, {" and ".join(sorted({p["data"] for p in rows}))} data, alpha = 1 and beta = 0, CUTLASS\'s default tile scheduler,',
+        f'on {" and the ".join(run["gpu"] for run in runs.values())}.',
+        f'`validation/results/<gpu>/cutlass_gemm.json` holds every point: the median of {any_run["reps"]} launches timed with CUDA',
+        "events, the SM clock read right after each launch by a one-warp probe (clock64 against %globaltimer, pooled",
+        "over the launches: the file's `timing`), a check of sampled output elements, and a second run of the sweep.",
         "",
         "Each point is predicted with the matching model at its defaults (`cutlass_defines` in",
         "`validation/calibration/accuracy.py`: shape, tile, cluster, the stage count when fixed, beta = 0): what a",
         "user gets. The kernel's own instruction costs are the models' defaults, not K2's, and nothing is fitted.",
+        "Here \"the measured clock\" is the probe's, read after the kernel, not inside it as for K2; see the",
+        "comparison with the clock Nsight Compute measured during the kernel below.",
         "",
     ]
-    mism = sorted({(r["config"], r["cutlass_stages"], r["at_nominal_clock"].get("stages")) for r in pts
+    auto = [r for r in pts if next((p for p in rows if p["config"] == r["config"]), {}).get("stages_param") == 0]
+    mism = sorted({(r["config"], r["cutlass_stages"], r["at_nominal_clock"].get("stages")) for r in auto
                    if r["at_nominal_clock"].get("stages") != r["cutlass_stages"]})
+    n_auto = len({r["config"] for r in auto})
     if mism:
-        lines.append("Stage counts that differ from CUTLASS's: " + "; ".join(f"{a}: CUTLASS {b}, model {m}" for a, b, m in mism) + ".")
+        lines.append("Stage counts that differ from CUTLASS's StageCountAutoCarveout: " +
+                     "; ".join(f"{a}: CUTLASS {b}, model {m}" for a, b, m in mism) + ".")
     else:
-        lines.append("The models' stage counts (StageCountAutoCarveout) equal CUTLASS's for every configuration.")
+        lines.append(f"The models' stage counts equal CUTLASS's StageCountAutoCarveout in all {n_auto} configurations that use it.")
     lines += ["", "| GPU | points | MAPE | mean signed error | MAPE at the nominal clock | Spearman | fastest within 3 % | GPU against its second run |",
               "|---|---|---|---|---|---|---|---|"]
     a = c["at_measured_clock"]
@@ -480,50 +497,79 @@ def load_ncu():
 
 
 def ncu_markdown(c):
-    """The model's memory traffic against the GPU's counters (Nsight Compute) on the large shapes."""
+    """The clock and the model's memory traffic against the GPU's counters (Nsight Compute)."""
     ncu = load_ncu()
-    pts = [r for r in c["points"] if (r["gpu"], r["config"], r["shape"], r["data"]) in ncu and "us" in r["at_measured_clock"]
-           and int(r["shape"].split("x")[0]) * int(r["shape"].split("x")[1]) * int(r["shape"].split("x")[2]) >= 6144 ** 3]
-    if not pts:
+    key = lambda r: (r["gpu"], r["config"], r["shape"], r["data"])
+    counted = [r for r in c["points"] if key(r) in ncu and "us" in r.get("at_ncu_clock", {}) and "us" in r["at_measured_clock"]]
+    if not counted:
         return []
     l2_clock = [m["lts__cycles_elapsed.avg.per_second"] / 1e6 for m in ncu.values()]
     sm_clock = [m["sm__cycles_elapsed.avg.per_second"] / 1e6 for m in ncu.values()]
-    lines = ["", "### Memory traffic against the GPU's counters", "",
-             "`validation/results/<gpu>/cutlass_ncu.json`: one launch per configuration on eight shapes (random data), read",
-             "by Nsight Compute (`--clock-control none`; it flushes the L2 before each launch, so small shapes start cold).",
-             f"The L2 runs on its own clock: {min(l2_clock):.0f}-{max(l2_clock):.0f} MHz in every launch while the SM clock",
-             f"moved over {min(sm_clock):.0f}-{max(sm_clock):.0f} MHz, so the L2 and HBM bandwidths are fixed in bytes per",
-             "second (as the models scale them with `--clock-mhz`). On the large shapes (below; GB per launch):",
+    ratio = sorted(r["clock_mhz"] / r["ncu_clock_mhz"] for r in counted)
+    tratio = sorted(ncu[key(r)]["gpu__time_duration.sum"] / 1e3 / r["measured_us"] for r in counted)
+    e_probe = [error_pct(r, "at_measured_clock") for r in counted]
+    e_ncu = [error_pct(r, "at_ncu_clock") for r in counted]
+    lines = ["", "### The clock and the memory traffic against the GPU's counters", "",
+             f"`validation/results/<gpu>/cutlass_ncu.json`: one launch per configuration on {len({r['shape'] for r in counted})} shapes",
+             "(random data), read by Nsight Compute (`--clock-control none`; it flushes the L2 before each launch, so small",
+             "shapes start cold).",
              "",
-             "| GPU | shape | config | GPU time (us) | L2 read lookups | from the SMs | GPU lookups / time (TB/s) | model's reads | of them merged | DRAM read | model's HBM |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(pts, key=lambda r: (r["gpu"], r["shape"], r["config"])):
-        m = ncu[(r["gpu"], r["config"], r["shape"], r["data"])]
-        p = r["at_measured_clock"]
+             f"- The clock: on these {len(counted)} points the probe's clock is {ratio[0]:.2f}-{ratio[-1]:.2f}x (median",
+             f"  {ratio[len(ratio) // 2]:.2f}) the SM clock Nsight Compute measured during the kernel, while the kernel times agree",
+             f"  ({tratio[0]:.2f}-{tratio[-1]:.2f}x, median {tratio[len(tratio) // 2]:.2f}): the probe most likely reads the clock the GPU",
+             "  returns to once the GEMM is over. At the clock measured during the kernel the model's error on these",
+             f"  points is MAPE {sum(map(abs, e_ncu)) / len(e_ncu):.1f} %, mean signed {sum(e_ncu) / len(e_ncu):+.1f} % (at the probe's clock:",
+             f"  {sum(map(abs, e_probe)) / len(e_probe):.1f} %, {sum(e_probe) / len(e_probe):+.1f} %).",
+             f"- The L2 runs on its own clock: {min(l2_clock):.0f}-{max(l2_clock):.0f} MHz in every launch while the SM clock",
+             f"  moved over {min(sm_clock):.0f}-{max(sm_clock):.0f} MHz, so the L2 and HBM bandwidths are fixed in bytes per",
+             "  second (as the models scale them with `--clock-mhz`).",
+             "", "On the large shapes (predicted at the clock measured during the kernel; GB per launch):", "",
+             "| GPU | shape | config | GPU time (us) | predicted (us) | L2 read lookups | from the SMs | GPU lookups / time (TB/s) | model's reads | of them merged | DRAM read + write | model's HBM |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    big = [r for r in counted if math.prod(int(v) for v in r["shape"].split("x")) >= 6144 ** 3]
+    for r in sorted(big, key=lambda r: (r["gpu"], r["shape"], r["config"])):
+        m = ncu[key(r)]
+        p = r["at_ncu_clock"]
         t = m["gpu__time_duration.sum"] / 1e3
         look = m["lts__t_sectors_op_read.sum"] * 32 / 1e9
-        lines.append(f'| {r["gpu"]} | {r["shape"]} | {r["config"]} | {t:.0f} | {look:.2f} | '
+        lines.append(f'| {r["gpu"]} | {r["shape"]} | {r["config"]} | {t:.0f} | {p["us"]:.0f} | {look:.2f} | '
                      f'{m["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / 1e9:.2f} | {look / t * 1e3:.1f} | '
                      f'{(p.get("bytes_loaded") or 0) / 1e9:.2f} | {(p.get("l2_merged_bytes") or 0) / 1e9:.2f} | '
-                     f'{m["dram__bytes_read.sum"] / 1e9:.2f} | {(p.get("hbm_bytes") or 0) / 1e9:.2f} |')
-    tex = [ncu[(r["gpu"], r["config"], r["shape"], r["data"])]["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 /
-           r["at_measured_clock"]["bytes_loaded"] for r in pts if r["at_measured_clock"].get("bytes_loaded")]
-    hbm = [r["at_measured_clock"]["hbm_bytes"] / ncu[(r["gpu"], r["config"], r["shape"], r["data"])]["dram__bytes_read.sum"]
-           for r in pts if r["at_measured_clock"].get("hbm_bytes")]
-    rate = sorted(ncu[(r["gpu"], r["config"], r["shape"], r["data"])]["lts__t_sectors_op_read.sum"] * 32 /
-                  ncu[(r["gpu"], r["config"], r["shape"], r["data"])]["gpu__time_duration.sum"] / 1e3 for r in pts)  # bytes per ns / 1e3: TB/s
+                     f'{(m["dram__bytes_read.sum"] + m["dram__bytes_write.sum"]) / 1e9:.2f} | {(p.get("hbm_bytes") or 0) / 1e9:.2f} |')
+    tex = [ncu[key(r)]["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / r["at_ncu_clock"]["bytes_loaded"]
+           for r in big if r["at_ncu_clock"].get("bytes_loaded")]
+    merged = [r["at_ncu_clock"]["l2_merged_bytes"] / r["at_ncu_clock"]["bytes_loaded"] for r in big if r["at_ncu_clock"].get("bytes_loaded")]
+    hbm = [r["at_ncu_clock"]["hbm_bytes"] / (ncu[key(r)]["dram__bytes_read.sum"] + ncu[key(r)]["dram__bytes_write.sum"])
+           for r in big if r["at_ncu_clock"].get("hbm_bytes")]
+    rate = sorted(ncu[key(r)]["lts__t_sectors_op_read.sum"] * 32 / ncu[key(r)]["gpu__time_duration.sum"] / 1e3 for r in big)
     lines += ["",
-              f"- The GPU's L2 looks up about as many bytes as the SMs ask for (the SMs' requests reach it at {min(tex):.2f}-{max(tex):.2f}x",
-              "  the bytes the TMA boxes name, plus traffic between the L2's two partitions) and runs at up to",
-              f"  {rate[-1]:.1f} TB/s of lookups (median of these points {rate[len(rate) // 2]:.1f}). The model lets a read of a block that is still being fetched from HBM",
-              "  ride on that fetch without L2 bandwidth of its own; its CTAs run in step, so half or more of their reads",
-              "  merge (`of them merged`), which the counters do not show for these kernels. Charging merged reads to the",
-              "  L2 (tried, not kept) fits the large shapes within a few percent but makes skinny shapes 50 % too slow:",
-              "  there the GPU's SMs do share requests (8192x256x8192: 0.37 GB requested of 0.81 GB in TMA boxes), as in",
-              "  the hot-spot microbenchmark (`tma_load_bw_pipe_l2_all_sms_box32KB_shared1`: 19.8 TB/s). Which requests",
-              "  the GPU combines depends on how far its CTAs drift apart, which the model does not reproduce yet.",
-              f"- The model's HBM traffic is {min(hbm):.2f}-{max(hbm):.2f}x the GPU's DRAM reads on these shapes (below 1: its",
-              "  L2 keeps more of the operands than the GPU's does)."]
+              f"- The SMs' requests reach the GPU's L2 at {min(tex):.2f}-{max(tex):.2f}x the bytes the TMA boxes name (L2 lookups",
+              "  add the traffic between the L2's two partitions), and the slow configurations run it at up to",
+              f"  {rate[-1]:.1f} TB/s of lookups (median of these points {rate[len(rate) // 2]:.1f}). The model lets a read of a block",
+              "  that is still being fetched from HBM ride on that fetch without L2 bandwidth of its own; its CTAs run in",
+              f"  step, so {min(merged):.2f}-{max(merged):.2f} of their reads merge: far more than the GPU combines here, which is why",
+              "  the large shapes come out too fast (HBM-bound in the model, L2-bound on the GPU)."]
+    skinny = [r for r in counted if r["shape"] == "8192x256x8192" and r["at_ncu_clock"].get("bytes_loaded")]
+    if skinny:
+        sk = sorted(skinny, key=lambda r: ncu[key(r)]["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / r["at_ncu_clock"]["bytes_loaded"])
+        f = lambda r: ncu[key(r)]["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / r["at_ncu_clock"]["bytes_loaded"]
+        lines += [f"- Yet the GPU does combine requests elsewhere: on 8192x256x8192 the SMs request {f(sk[0]):.2f}x the box bytes",
+                  f"  ({sk[0]['gpu']} {sk[0]['config']}) to {f(sk[-1]):.2f}x ({sk[-1]['gpu']} {sk[-1]['config']})."]
+    co_path = os.path.join(ROOT, "validation/results/h100/l2_coalescing_ncu.json")
+    if os.path.exists(co_path):
+        with open(co_path) as fh:
+            co = {r["measurement"]: r for r in json.load(fh)["rows"]}
+        g = lambda n: co[n]["sm_requests_over_delivered"]
+        lines += ["- The sharing microbenchmarks under Nsight Compute (`validation/results/h100/l2_coalescing_ncu.json`)",
+                  "  show where: identical TMA requests of several SMs reach the L2 as one when the sharers are spread over",
+                  f"  the GPU (groups of consecutive CTAs reading from HBM: {g('hier_l2_sharing_bw_group2'):.2f}x the delivered bytes for",
+                  f"  pairs, {g('hier_l2_sharing_bw_group8'):.2f}x for 8; CTAs k = g mod 4 on an L2-resident tensor:",
+                  f"  {g('tma_load_bw_pipe_l2_all_sms_box32KB_shared4'):.2f}x), not when they are CTAs k = g mod 16",
+                  f"  ({g('tma_load_bw_pipe_l2_all_sms_box32KB_shared16'):.2f}x), and a read from HBM costs",
+                  f"  {g('hier_l2_sharing_bw_group1'):.2f} requests and {co['hier_l2_sharing_bw_group1']['l2_lookups_over_delivered']:.2f} L2 lookups per delivered byte.",
+                  "  Which SMs' requests combine, and how far a GEMM's CTAs drift apart, are not modelled yet."]
+    lines += [f"- The model's HBM traffic is {min(hbm):.2f}-{max(hbm):.2f}x the GPU's DRAM reads and writes on these shapes (below",
+              "  1: its L2 keeps more of the operands than the GPU's does)."]
     return lines
 
 
@@ -548,10 +594,13 @@ def main():
                 "at_measured_clock": predict(smpipe, gpu, p, clock, defs) if clock else {"error": "no clock measured"},
                 "at_nominal_clock": predict(smpipe, gpu, p, None, defs)}
 
+    ncu = load_ncu()
+
     def one_cutlass(item):
         src, gpu, p = item
         clock = p.get("clock_mhz_pooled") or p.get("clock_mhz_median")
         defs = cutlass_defines(p)
+        counters = ncu.get((gpu, p["config"], shape(p), p["data"]))
         def slim(x):  # the per-unit utilisations of 840 points are left out of the data file
             x.pop("units", None)
             return x
@@ -559,7 +608,10 @@ def main():
                 "measured_us": 1000 * p["ms_median"], "repeat_us": 1000 * p["repeat_ms_median"], "clock_mhz": clock,
                 "cutlass_stages": p["stages"],
                 "at_measured_clock": slim(predict(smpipe, gpu, p, clock, defs)) if clock else {"error": "no clock measured"},
-                "at_nominal_clock": slim(predict(smpipe, gpu, p, None, defs))}
+                "at_nominal_clock": slim(predict(smpipe, gpu, p, None, defs)),
+                **({"ncu_clock_mhz": counters["sm__cycles_elapsed.avg.per_second"] / 1e6,
+                    "at_ncu_clock": slim(predict(smpipe, gpu, p, counters["sm__cycles_elapsed.avg.per_second"] / 1e6, defs))}
+                   if counters else {})}
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         rows = list(ex.map(one, points))

@@ -178,32 +178,29 @@ def spearman(xs, ys):
     return num / den if den else None
 
 
-def load_points():
-    points = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "validation/results/*/k2_sweep*.json"))):
+def load_runs(pattern):
+    """(path relative to the root, machine, run) of every committed result file matching `pattern` whose GPU
+    has a machine file; a run names its GPU as a string or as {"name": ...}."""
+    for path in sorted(glob.glob(os.path.join(ROOT, pattern))):
         with open(path) as f:
             run = json.load(f)
-        gpu = next((m for k, m in MACHINES.items() if k in run["gpu"]["name"]), None)
-        if gpu is None:
-            continue
-        for p in run["rows"]:
-            if p.get("ok") and p.get("ms_median"):
-                points.append((os.path.relpath(path, ROOT), gpu, p))
-    return points
+        name = run["gpu"]["name"] if isinstance(run["gpu"], dict) else run["gpu"]
+        gpu = next((m for k, m in MACHINES.items() if k in name), None)
+        if gpu is not None:
+            yield os.path.relpath(path, ROOT), gpu, run
+
+
+def timed_points(pattern):
+    """(path, machine, row) of every checked and timed row of those files."""
+    return [(path, gpu, p) for path, gpu, run in load_runs(pattern) for p in run["rows"] if p.get("ok") and p.get("ms_median")]
+
+
+def load_points():
+    return timed_points("validation/results/*/k2_sweep*.json")
 
 
 def load_cutlass():
-    points = []
-    for path in sorted(glob.glob(os.path.join(ROOT, "validation/results/*/cutlass_gemm.json"))):
-        with open(path) as f:
-            run = json.load(f)
-        gpu = next((m for k, m in MACHINES.items() if k in run["gpu"]), None)
-        if gpu is None:
-            continue
-        for p in run["rows"]:
-            if p.get("ok") and p.get("ms_median"):
-                points.append((os.path.relpath(path, ROOT), gpu, p))
-    return points
+    return timed_points("validation/results/*/cutlass_gemm.json")
 
 
 def label(p):
@@ -409,11 +406,7 @@ def error_pct(r, key):
 def cutlass_markdown(c):
     """The section on CUTLASS's own kernels: predicted with the models' defaults."""
     pts = [r for r in c["points"] if "us" in r["at_measured_clock"] and "us" in r["at_nominal_clock"]]
-    runs = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, "validation/results/*/cutlass_gemm.json"))):
-        with open(path) as f:
-            run = json.load(f)
-        runs[os.path.relpath(path, ROOT)] = run
+    runs = {path: run for path, _, run in load_runs("validation/results/*/cutlass_gemm.json")}
     any_run = next(iter(runs.values()))
     rows = [p for run in runs.values() for p in run["rows"]]
     configs = sorted({p["config"] for p in rows})
@@ -487,10 +480,7 @@ def cutlass_markdown(c):
 
 def load_ncu():
     rows = {}
-    for path in sorted(glob.glob(os.path.join(ROOT, "validation/results/*/cutlass_ncu.json"))):
-        with open(path) as f:
-            run = json.load(f)
-        gpu = next((m for k, m in MACHINES.items() if k in run["gpu"]), None)
+    for _, gpu, run in load_runs("validation/results/*/cutlass_ncu.json"):
         for r in run["rows"]:
             rows[(gpu, r["config"], shape(r), r["data"])] = r["metrics"]
     return rows

@@ -1127,7 +1127,7 @@ class Compiler {
       for (int e = 0; e < d.attrs[i].length; ++e) {
         auto v = const_attr(d, spec, spec.attrs[i].name, e);
         if (!v) {
-          d.ranged_slots.emplace_back(static_cast<std::uint8_t>(d.attrs[i].first + e), static_cast<std::uint8_t>(i));
+          d.ranged_slots.push_back({static_cast<std::uint8_t>(d.attrs[i].first + e), static_cast<std::uint8_t>(i), *range});
           continue;
         }
         std::string msg = range_error(spec.attrs[i].name, *v, *range);

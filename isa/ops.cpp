@@ -268,8 +268,7 @@ std::optional<ValueRange> value_range(OpKind kind, Attr attr) {
 }
 
 std::string range_error(std::string_view attr, std::int64_t v, const ValueRange& r) {
-  bool pow2 = v > 0 && (v & (v - 1)) == 0;
-  if (v >= r.lo && v <= r.hi && v % r.multiple == 0 && (!r.pow2 || pow2)) return {};
+  if (in_range(v, r)) return {};
   std::string what = r.pow2 ? "a power of 2 in " : r.multiple > 1 ? "a multiple of " + std::to_string(r.multiple) + " in " : "";
   return std::string(attr) + "=" + std::to_string(v) + " out of range: must be " + what + std::to_string(r.lo) + ".." +
          std::to_string(r.hi) + " (" + std::string(r.why) + ")";

@@ -120,6 +120,9 @@ struct ValueRange {
 // The range of attribute `attr` of op `kind`, or nullopt when any 64-bit value is allowed (or the attribute
 // is not an integer).
 std::optional<ValueRange> value_range(OpKind kind, Attr attr);
+inline bool in_range(std::int64_t v, const ValueRange& r) {
+  return v >= r.lo && v <= r.hi && v % r.multiple == 0 && (!r.pow2 || (v > 0 && (v & (v - 1)) == 0));
+}
 // Empty when `v` lies in `r`; else a message such as "bytes=8 must be a multiple of 16 in 16..4294967280 (...)".
 std::string range_error(std::string_view attr, std::int64_t v, const ValueRange& r);
 

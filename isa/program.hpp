@@ -124,7 +124,12 @@ struct OpDesc {
   std::array<std::int8_t, kAttrCount> attr_index{};  // Attr -> index into attrs; -1: the op has no such attribute
   std::vector<std::int64_t> base_values;     // constant values; dynamic positions filled at run time
   std::vector<std::uint8_t> dynamic_slots;   // positions popped from the stack, in push order
-  std::vector<std::pair<std::uint8_t, std::uint8_t>> ranged_slots;  // (dynamic position, attrs index) with a value_range
+  struct Ranged {
+    std::uint8_t pos;    // dynamic position
+    std::uint8_t index;  // into attrs
+    ValueRange range;    // value_range(kind, its attribute)
+  };
+  std::vector<Ranged> ranged_slots;  // the dynamic values that have a value_range
   std::vector<std::uint32_t> result_slots;   // variables written by "-> V"
   std::string shape, dtype;                  // shape / dtype words
   // Derived at compile time (where constant):

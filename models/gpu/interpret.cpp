@@ -11,11 +11,11 @@ namespace smpipe::models {
 
 // A value known only at run time is checked against the range the compiler checks a constant against.
 void Simulator::check_ranges(const OpContext& ctx, const std::int64_t* values) const {
-  const isa::OpSpec& spec = isa::op_spec(ctx.desc.kind);
-  for (auto [pos, index] : ctx.desc.ranged_slots) {
-    const isa::AttrSpec& a = spec.attrs[index];
-    std::string msg = isa::range_error(a.name, values[pos], *isa::value_range(ctx.desc.kind, a.attr));
-    if (!msg.empty()) ctx.ub(a.attr == isa::Attr::kN ? "bad wait count" : "value out of range", msg);
+  for (const auto& r : ctx.desc.ranged_slots) {
+    if (isa::in_range(values[r.pos], r.range)) [[likely]]
+      continue;
+    const isa::AttrSpec& a = isa::op_spec(ctx.desc.kind).attrs[r.index];
+    ctx.ub(a.attr == isa::Attr::kN ? "bad wait count" : "value out of range", isa::range_error(a.name, values[r.pos], r.range));
   }
 }
 

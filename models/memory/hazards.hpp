@@ -46,29 +46,28 @@ class HazardUnit : public Unit {
   // The accesses in flight of one waiter's commit groups (bulk groups, cp.async groups, wgmma groups), in
   // commit order, and of the open group: what a `wait N` completes.
   struct Groups {
-    std::vector<std::vector<Part>> committed;
-    std::vector<Part> open;
+    // One flat buffer (no allocation once warm): committed group i is parts[ends[i-1], ends[i]) (ends[-1]
+    // = 0), the open group parts[ends.back(), end).
+    std::vector<Part> parts;
+    std::vector<std::uint32_t> ends;
     void add(Part p) {
-      if (p != 0) open.push_back(p);
+      if (p != 0) parts.push_back(p);
     }
-    void commit() {
-      committed.push_back(std::move(open));
-      open.clear();
-    }
+    void commit() { ends.push_back(static_cast<std::uint32_t>(parts.size())); }
     // Every group but the newest n is complete: f(part) for each of their parts.
     template <class F>
     void complete_older(std::int64_t n, F&& f) {
-      std::int64_t older = static_cast<std::int64_t>(committed.size()) - n;
+      std::int64_t older = static_cast<std::int64_t>(ends.size()) - n;
       if (older <= 0) return;
-      for (std::int64_t i = 0; i < older; ++i)
-        for (Part p : committed[i]) f(p);
-      committed.erase(committed.begin(), committed.begin() + older);
+      std::uint32_t cut = ends[static_cast<std::size_t>(older - 1)];
+      for (std::uint32_t i = 0; i < cut; ++i) f(parts[i]);
+      parts.erase(parts.begin(), parts.begin() + cut);
+      ends.erase(ends.begin(), ends.begin() + older);
+      for (auto& e : ends) e -= cut;
     }
     template <class F>
     void each(F&& f) const {
-      for (const auto& g : committed)
-        for (Part p : g) f(p);
-      for (Part p : open) f(p);
+      for (Part p : parts) f(p);
     }
   };
 

@@ -51,6 +51,8 @@ struct RingArgs {
   const long long* start;         // per CTA: first box
   const long long* stride;        // per CTA: box step (mod nboxes)
   uint32_t* lat;                  // [cta][kLatCap] latency samples (cycles)
+  const long long* delay_ns;      // per CTA, or nullptr: start this long after a common %globaltimer instant
+  unsigned long long* t0;         // that instant (0 before the launch: the first CTA sets it)
   unsigned long long* rec;        // [cta][kRecW]: g0, g1, cycles, smid, nlat, wait cycles, loads done, issue cycles
 };
 
@@ -88,6 +90,15 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
   int nlat = 0, done = 0, issued = 0, chk = a.check_every;
   unsigned bad = 0;
   unsigned long long wait_cyc = 0, issue_cyc = 0;
+  if (a.delay_ns != nullptr) {
+    // A common start 20 us after the first CTA arrives (all CTAs are resident by then), plus this CTA's delay.
+    const unsigned long long now = gtime();
+    unsigned long long t0 = atomicCAS(a.t0, 0ull, now + 20000ull);
+    if (t0 == 0ull) t0 = now + 20000ull;
+    const unsigned long long until = t0 + static_cast<unsigned long long>(a.delay_ns[blockIdx.x]);
+    while (gtime() < until) {
+    }
+  }
   const unsigned long long g0 = gtime(), c0 = clk();
 #pragma unroll
   for (int s = 0; s < D; ++s) {
@@ -173,12 +184,13 @@ RingKernel ring_kernel(int D) {
 }
 
 struct RingBufs {
-  DevBuf<long long> start, stride;
+  DevBuf<long long> start, stride, delay;
   DevBuf<uint32_t> lat;
-  DevBuf<unsigned long long> rec;
+  DevBuf<unsigned long long> rec, t0;
   int cap;
   explicit RingBufs(int ncta)
-      : start(ncta), stride(ncta), lat(static_cast<size_t>(ncta) * kLatCap), rec(ncta * kRecW), cap(kLatCap) {}
+      : start(ncta), stride(ncta), delay(ncta), lat(static_cast<size_t>(ncta) * kLatCap), rec(ncta * kRecW), t0(1),
+        cap(kLatCap) {}
 };
 
 struct RingCfg {
@@ -188,6 +200,8 @@ struct RingCfg {
   std::vector<long long> start, stride;  // per CTA
   bool flush;                            // flush L2 before every rep (HBM source)
   int reps;                              // measured reps (after one warm-up rep)
+  std::vector<long long> delay_ns;       // per CTA start delays (empty: none)
+  bool want_smids = false;               // report the SM of every CTA even when all SMs run one
 };
 
 struct RingOut {
@@ -228,10 +242,17 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.rec = b.rec.p;
   CK(cudaMemcpy(b.start.p, cfg.start.data(), cfg.ncta * sizeof(long long), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(b.stride.p, cfg.stride.data(), cfg.ncta * sizeof(long long), cudaMemcpyHostToDevice));
+  a.delay_ns = nullptr;
+  a.t0 = b.t0.p;
+  if (!cfg.delay_ns.empty()) {
+    CK(cudaMemcpy(b.delay.p, cfg.delay_ns.data(), cfg.ncta * sizeof(long long), cudaMemcpyHostToDevice));
+    a.delay_ns = b.delay.p;
+  }
   std::vector<double> bpcs, bpc_c, wf, isf, spans;
   const int reps = c.quick ? 1 : cfg.reps;
   for (int r = 0; r <= reps; ++r) {
     if (cfg.flush) flush_l2(c);
+    if (a.delay_ns != nullptr) CK(cudaMemset(b.t0.p, 0, sizeof(unsigned long long)));
     ring_kernel(cfg.D)<<<cfg.ncta, 32, kRingDyn>>>(*cfg.map, a, c.d_err);
     CK_LAUNCH();
     if (r == 0) continue;  // warm-up (fills L2 for the L2 source; TLB, clocks)
@@ -264,7 +285,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
     bpcs.push_back(g / (c.clk_ghz * cfg.ncta));
     wf.push_back(wsum / cfg.ncta);
     isf.push_back(isum / cfg.ncta);
-    if (cfg.ncta < c.sm_count) {
+    if (cfg.ncta < c.sm_count || cfg.want_smids) {
       o.smids.clear();
       for (int k = 0; k < cfg.ncta; ++k) o.smids += (k ? "," : "") + std::to_string(h[static_cast<size_t>(k) * kRecW + 3]);
     }
@@ -1045,6 +1066,84 @@ void part_clock(Ctx& c) {
 }
 
 }  // namespace
+
+// Group "combine": when do identical TMA reads of two SMs reach the L2 as one? Pairs of CTAs read the same
+// 8 MiB of boxes (HBM-sourced: L2 flushed before every rep; pairs read disjoint data), the second CTA of each
+// pair starting a fixed delay after the first (a common %globaltimer instant, 32 ns resolution), with the pair
+// on neighbouring SMs (CTAs 2j, 2j+1) or far apart (CTAs j, j + n/2). Run under Nsight Compute, the L2 request
+// counters per delivered byte show how far apart two readers may be and still combine; the bandwidth alone shows
+// whether the second reader saves L2 work. A run with no sharing is the baseline.
+void bench_l2_combine(Ctx& c) {
+  const size_t big_bytes = 2ull << 30;
+  const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
+  DevBuf<uint16_t> big(big_bytes / 2);
+  fill_pattern(c, big.p, static_cast<size_t>(big_rows));
+  CK(cudaFuncSetAttribute(ring_kernel(6), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+  RingBufs rb(c.sm_count);
+  const int br = 256, bytes = br * kRowBytes, D = 6;
+  CUtensorMap map = make_map(big.p, big_rows, br);
+  const int iters = static_cast<int>((8ll << 20) / bytes);
+  struct Case {
+    const char* pattern;
+    long long delay;
+  };
+  std::vector<Case> cases = {{"none", 0}};
+  for (long long d : {0, 32, 64, 128, 256, 512, 1024, 2048, 4096}) cases.push_back({"adjacent", d});
+  for (long long d : {0, 128, 512}) cases.push_back({"far", d});
+  // Pairs d CTAs apart (blocks of 2d CTAs: CTA i of the first half with CTA i + d; CTAs past the last whole
+  // block read their own data), both starting together.
+  for (int d : {2, 4, 8, 12, 16, 24, 33, 48}) cases.push_back({"dist", d});
+  const int n = c.sm_count, half = n / 2;
+  for (const Case& cs : cases) {
+    RingCfg cfg;
+    cfg.map = &map;
+    cfg.box_rows = br;
+    cfg.D = D;
+    cfg.ncta = n;
+    cfg.nboxes = big_rows / br;
+    cfg.flush = true;
+    cfg.reps = 3;
+    cfg.iters = iters;
+    cfg.want_smids = true;
+    const std::string pat = cs.pattern;
+    for (int k = 0; k < n; ++k) {
+      long long pair = k, second = 0;  // which data the CTA reads; whether it is the pair's later reader
+      if (pat == "adjacent") pair = k / 2, second = k % 2;
+      if (pat == "far") pair = k % half, second = k >= half && k < 2 * half;
+      if (pat == "dist") {
+        const int d = static_cast<int>(cs.delay), block = k / (2 * d), i = k % (2 * d);
+        pair = (block + 1) * 2 * d <= n ? block * d + i % d : half + k;  // (pairs use ids < half)
+        second = 0;
+      }
+      cfg.start.push_back(pair * iters);
+      cfg.stride.push_back(1);
+      cfg.delay_ns.push_back(second && pat != "dist" ? cs.delay : 0);
+    }
+    long long distinct = 0;
+    {
+      std::vector<long long> s = cfg.start;
+      std::sort(s.begin(), s.end());
+      distinct = std::unique(s.begin(), s.end()) - s.begin();
+    }
+    RingOut o = run_ring(c, cfg, rb);
+    JObj p;
+    p.str("pattern", pat).num(pat == "dist" ? "distance_ctas" : "delay_ns", double(cs.delay)).num("box_bytes", bytes).num("inflight_loads", D)
+        .num("ctas", n).num("bytes_per_cta", double(iters) * bytes).num("distinct_bytes", double(distinct) * iters * bytes);
+    const std::string name = "l2_combine_" + pat +
+                             (pat == "none"   ? std::string()
+                              : pat == "dist" ? std::to_string(cs.delay)
+                                              : "_delay" + std::to_string(cs.delay) + "ns");
+    record_ring(c, name + "_bw", name + "_latency", o,
+                "L2 request combining vs the time between two readers: every CTA reads 8 MiB of 32 KB boxes (D = 6, "
+                "2 GiB tensor, L2 flushed before every rep); pattern adjacent: CTAs 2j and 2j+1 read the same boxes "
+                "(neighbouring SMs), the odd one starting delay_ns after the even one (a common %globaltimer "
+                "instant 20 us after the first CTA arrives, plus the delay); far: CTAs j and j + SMs/2; distD: CTAs "
+                "i and i + D in each block of 2D CTAs (CTAs past the last whole block read their own data), no delay; "
+                "none: every CTA its own data. Pairs read disjoint data. Run under Nsight Compute (lts__t_sectors_srcunit_tex_op_"
+                "read per delivered byte) to see which identical requests reached the L2 as one.",
+                p);
+  }
+}
 
 void bench_hierarchy(Ctx& c) {
   const size_t big_bytes = 2ull << 30;

@@ -52,6 +52,9 @@ struct Machine {
   std::int64_t l2_capacity_bytes = 0;
   double hbm_bytes_per_cycle = 0;  // whole GPU
   std::int64_t hbm_latency_cycles = 0;  // an L2 miss beyond an L2 hit
+  std::int64_t l2_combine_sms = 1;      // SMs (consecutive ids) whose identical reads in flight reach the L2 as one
+  std::int64_t l2_combine_window_cycles = 0;  // ... when the second starts at most this long after the first
+  double l2_miss_lookups = 1;           // L2 work of a byte read from HBM, in bytes that hit
   std::int64_t cp_async_latency_cycles = 0;
   double lsu_bytes_per_cycle = 0;  // one SM's load/store path (cp.async, ld/st.global)
   double smem_bytes_per_cycle = 0;

@@ -1,6 +1,7 @@
 #include "models/memory/l2.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "isa/program.hpp"
 #include "models/gpu/simulator.hpp"
@@ -29,6 +30,9 @@ CachedL2::CachedL2(Simulator& sim)
     : MemoryHierarchy(sim), cache_(sim.machine().l2_capacity_bytes / (kBlockRows * kBlockBytes)) {
   sm_free_.assign(static_cast<std::size_t>(sim.machine().sm_count), Cycle(0));
   sm_busy_.assign(static_cast<std::size_t>(sim.machine().sm_count), 0);
+  const Machine& m = sim.machine();
+  std::int64_t groups = (m.sm_count + std::max<std::int64_t>(1, m.l2_combine_sms) - 1) / std::max<std::int64_t>(1, m.l2_combine_sms);
+  requests_.assign(static_cast<std::size_t>(groups) * kRequestsPerGroup, Request{});
 }
 
 Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
@@ -54,6 +58,7 @@ Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
 
 Cycle CachedL2::transfer(Cycle start, std::int64_t bytes) {
   hit_bytes_ += bytes;
+  l2_work_ += bytes;
   return l2_.serve(start, bytes, sim_.machine().l2_bytes_per_cycle);
 }
 
@@ -68,6 +73,8 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   std::int64_t hit = 0, miss = 0, written = 0, back = 0, merged = 0;
   Cycle merged_done = start;
   fresh_.clear();
+  issued_.clear();
+  const std::int64_t group = static_cast<std::int64_t>(a.sm) / std::max<std::int64_t>(1, m.l2_combine_sms);
   auto touch_rows = [&](std::int64_t row0, std::int64_t row1) {  // rows [row0, row1) of the flattened tensor
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb) {
       std::int64_t rows = std::min(row1, (rb + 1) * kBlockRows) - std::max(row0, rb * kBlockRows);
@@ -80,17 +87,26 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
         BlockCache::Touch tc = cache_.touch(key, a.write);
         if (tc.evicted_dirty) back += kBlockRows * kBlockBytes;
         std::int64_t& in_flight = cache_.stamp(tc.node);
+        Request& mine = request(group, key);
         if (a.write) {
           written += bytes;
-        } else if (tc.hit && in_flight > start.v) {
-          // The block is still being fetched from HBM for another SM's read: this one rides on it.
+        } else if (mine.key == key && mine.until > start.v && mine.count < m.l2_combine_sms) {
+          // Another SM of the group has a read of the block in flight: this one reaches the L2 with it.
           merged += bytes;
-          merged_done = sim::max(merged_done, Cycle(in_flight));
-        } else if (tc.hit) {
-          hit += bytes;
+          merged_done = sim::max(merged_done, Cycle(mine.done));
+          mine.count += 1;
         } else {
-          miss += bytes;
-          fresh_.push_back(tc.node);
+          issued_.push_back(key);
+          if (tc.hit && in_flight > start.v) {
+            // The block is still coming from HBM for another group's read: a lookup that waits for that data.
+            hit += bytes;
+            merged_done = sim::max(merged_done, Cycle(in_flight));
+          } else if (tc.hit) {
+            hit += bytes;
+          } else {
+            miss += bytes;
+            fresh_.push_back(tc.node);
+          }
         }
       }
     }
@@ -126,21 +142,26 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   written_back_ += back;
   written_ += written;
   Cycle done = merged_done;
-  if (std::int64_t moved = hit + miss + written; moved > 0)
-    done = sim::max(done, sim::max(l2_.serve(start, moved, m.l2_bytes_per_cycle), fair_share(a.sm, start, moved)));
+  if (std::int64_t moved = hit + miss + written; moved > 0) {
+    auto work = hit + written + static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups));
+    l2_work_ += work;
+    done = sim::max(done, sim::max(l2_.serve(start, work, m.l2_bytes_per_cycle), fair_share(a.sm, start, moved)));
+  }
   if (miss + back > 0) {
     hbm_bytes_ += miss + back;
     Cycle fetched = hbm_.serve(start, miss + back, m.hbm_bytes_per_cycle);
     if (miss > 0) done = sim::max(done, fetched + Cycle(m.hbm_latency_cycles));
   }
-  // The blocks this box read itself are in flight until it is done: later readers of them merge.
+  // The blocks this box read itself are in flight until it is done: later readers of them (outside its group's
+  // window) are lookups that wait for that data.
   for (std::int32_t n : fresh_) cache_.stamp(n) = std::max(cache_.stamp(n), done.v);
+  for (std::uint64_t key : issued_) request(group, key) = Request{key, start.v + m.l2_combine_window_cycles, done.v, 1};
   return done;
 }
 
 void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   const Machine& m = sim_.machine();
-  s.units.push_back(link_stats("L2 bandwidth (whole GPU)", hit_bytes_ + miss_bytes_ + written_, m.l2_bytes_per_cycle, cycles, l2_.free()));
+  s.units.push_back(link_stats("L2 bandwidth (whole GPU)", l2_work_, m.l2_bytes_per_cycle, cycles, l2_.free()));
   s.units.push_back(link_stats("HBM bandwidth", hbm_bytes_, m.hbm_bytes_per_cycle, cycles, hbm_.free()));
   s.l2_hit_bytes = hit_bytes_ + merged_bytes_;
   s.l2_merged_bytes = merged_bytes_;

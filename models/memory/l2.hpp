@@ -63,11 +63,19 @@ class SingleQueueL2 : public MemoryHierarchy {
 // blocks dirty, without reading HBM; a dirty block evicted is written back through the HBM queue. Parts of
 // a box outside its tensor move no memory traffic (TMA fills them with zeros). Transfers without an
 // address (cp.async, ld/st.global) count as L2 hits.
-// Reads of a block that another read is still fetching merge with it: they take no L2 or HBM bandwidth
-// and complete when that read does (a block is in flight from its read's start until its data is
-// delivered). Measured: SMs reading the same boxes at the same time receive 2x, 4x and ~6x the bytes the
-// L2 delivers to SMs reading different data (hierarchy.json, hier_l2_sharing_bw_group*: 6.3, 12.4 and
-// 19.9 TB/s against 3.17 from HBM and 8.4 from L2 hits).
+// The L2's work: a byte that hits costs one byte of l2_bytes_per_cycle, a byte read from HBM costs
+// l2_miss_lookups (its request and its fill; measured with Nsight Compute: 1.75 L2 lookups per byte read
+// from HBM against 1.03 per byte that hits, validation/results/h100/l2_combine_ncu.json and
+// l2_coalescing_ncu.json).
+// Combining: the SMs of a group of l2_combine_sms consecutive ids (a TPC on Hopper) reach the L2 through one
+// path; a read of a block that another SM of the group started at most l2_combine_window_cycles earlier goes
+// to the L2 with it: no L2 or HBM work of its own, done when that read is. Measured: two SMs of a TPC reading
+// the same boxes make half the L2 requests of two SMs reading different data while they are within ~128 ns
+// of each other (l2_combine_adjacent_delay*; the saving fades to two thirds at 4 us, which the window leaves
+// out), while SMs farther apart make nearly all of their own (l2_combine_dist*, l2_combine_far*: 0.89-1.2
+// requests per byte against 0.63 for a TPC and 1.25 alone; not modelled).
+// Any other read of a block in flight from HBM is an L2 lookup of its own that waits for that data (no
+// second HBM read).
 
 // The L2 and the crossbar serve the SMs round robin, not request by request: while n SMs have tensor
 // transfers in flight each gets 1/n of l2_bytes_per_cycle (processor sharing), so a stage's latency grows
@@ -94,7 +102,25 @@ class CachedL2 : public MemoryHierarchy {
   std::priority_queue<std::pair<std::int64_t, std::uint32_t>, std::vector<std::pair<std::int64_t, std::uint32_t>>,
                       std::greater<>> ends_;
   std::vector<std::int32_t> fresh_;  // the blocks the current box reads itself (not merged)
+  // Each group's recent reads, by block (direct-mapped on the block's key): until when the read is in flight
+  // and how many of the group's SMs ride on it. A group has a few dozen blocks in flight at most; a read whose
+  // entry another block took over no longer combines.
+  struct Request {
+    std::uint64_t key = ~0ULL;
+    std::int64_t until = 0;  // reads of the group that start before this combine with it
+    std::int64_t done = 0;   // its data is delivered
+    std::int64_t count = 0;
+  };
+  static constexpr int kRequestBits = 10;
+  static constexpr std::uint64_t kRequestsPerGroup = std::uint64_t{1} << kRequestBits;
+  Request& request(std::int64_t group, std::uint64_t key) {
+    std::uint64_t h = (key ^ (key >> 29) ^ (key >> 41)) * 0x9E3779B97F4A7C15ULL;
+    return requests_[static_cast<std::size_t>(group) * kRequestsPerGroup + (h >> (64 - kRequestBits))];
+  }
+  std::vector<Request> requests_;     // [group * kRequestsPerGroup + slot]
+  std::vector<std::uint64_t> issued_;  // keys of the blocks the current box reads itself (not combined)
   std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, merged_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;
+  std::int64_t l2_work_ = 0;  // bytes of L2 bandwidth used (a missed byte counts l2_miss_lookups)
 };
 
 }  // namespace smpipe::models

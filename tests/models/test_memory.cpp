@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <list>
+#include <functional>
 #include <random>
 
 #include "models/memory/block_cache.hpp"
@@ -205,41 +206,111 @@ TEST_CASE("memory: SMs share the L2 round robin: a transfer takes longer while m
   CHECK(many.cycles >= one.cycles + static_cast<std::int64_t>(131 * 16384 / m.l2_bytes_per_cycle));
 }
 
-TEST_CASE("memory: a read of a block still being fetched from HBM merges with that fetch; after the fill it is a hit", "[memory]") {
-  // Eight CTAs read the same 16 KB box, CTA c after `delay` x c cycles. The first misses; the others ask
-  // while its fetch is in flight (merged: no L2 or HBM bandwidth of their own) or after the data arrived
-  // in the L2 (hits).
-  auto run = [&](int delay) {
-    return boxes(fmt::format(R"(
+namespace {
+// `ctas` CTAs read the same 16 KB box, CTA c `delay` x c cycles after CTA 0, on a machine changed by `edit`.
+// The first wave places CTA c on SM c, so CTAs 2j and 2j + 1 share a TPC.
+models::RunResult same_box(int ctas, int delay, const std::function<void(models::Machine&)>& edit = {}) {
+  std::string text = fmt::format(R"(
+kernel k grid=({},1,1) warps=1 {{
+  mbarrier full count=1
+  smem s bytes=16384
+  tensor T dtype=bf16 shape=(4096, 64)
+  warp 0 w {{
+    elect {{
       compute cycles=1 + cta * {}
       arrive.expect_tx full tx=16384
       tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
-      wait full parity=0)",
-                             delay),
-                 "tensor T dtype=bf16 shape=(4096, 64)", 8);
-  };
-  auto alone = boxes(R"(
-      compute cycles=1
-      arrive.expect_tx full tx=16384
-      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
-      wait full parity=0)");
-  // The fetch is in flight for at least the HBM latency: readers 0..7 x 10 cycles later all merge.
-  auto together = run(10);
+      wait full parity=0
+    }}
+  }}
+}}
+)",
+                                 ctas, delay);
+  models::Machine m = models::load_machine("h100-sxm");
+  if (edit) edit(m);
+  return models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
+}
+}  // namespace
+
+TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches the L2 with it; other readers look it up "
+          "themselves and wait for the data in flight, without a second HBM read; after the fill they hit", "[memory]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  REQUIRE(m.l2_combine_sms == 2);
+  auto alone = same_box(1, 10);
+  // Eight CTAs 10 cycles apart, all while CTA 0's fetch is in flight (it takes at least the HBM latency):
+  // CTAs 1, 3, 5, 7 combine with the read of their TPC's other SM; CTAs 2, 4, 6 are L2 lookups of their own
+  // that wait for CTA 0's data.
+  auto together = same_box(8, 10);
   INFO(problem(together));
   REQUIRE(together.outcome == Outcome::kFinished);
   CHECK(together.stats.l2_miss_bytes == 16384);
-  CHECK(together.stats.l2_merged_bytes == 7 * 16384);
-  CHECK(together.stats.l2_hit_bytes == 7 * 16384);  // merged reads count as hits
+  CHECK(together.stats.l2_merged_bytes == 4 * 16384);
+  CHECK(together.stats.l2_hit_bytes == 7 * 16384);  // combined reads count as hits
   CHECK(together.stats.hbm_bytes == 16384);
-  // They finish when the first read's data arrives (plus their own start offsets), not one after another.
-  CHECK(together.cycles <= alone.cycles + 7 * 10 + 5);
-  // Readers that come after the fill completed hit: they take L2 bandwidth and do not merge.
-  auto later = run(static_cast<int>(2 * alone.cycles));
+  // All of them finish when the first read's data arrives (plus their own start offsets and three lookups).
+  CHECK(together.cycles <= alone.cycles + 7 * 10 + 3 * 16384 / static_cast<std::int64_t>(m.l2_bytes_per_cycle) + 5);
+  // One SM per group: nothing combines; eight: every reader combines with the first.
+  auto none = same_box(8, 10, [](models::Machine& x) { x.l2_combine_sms = 1; });
+  auto all = same_box(8, 10, [](models::Machine& x) { x.l2_combine_sms = 8; });
+  CHECK(none.stats.l2_merged_bytes == 0);
+  CHECK(none.stats.hbm_bytes == 16384);
+  CHECK(all.stats.l2_merged_bytes == 7 * 16384);
+  // The window: the TPC's second SM combines when it starts at most l2_combine_window_cycles after the first,
+  // not later, even while the first read's data is still coming from HBM (then it waits for that data).
+  REQUIRE(m.l2_combine_window_cycles > 0);
+  REQUIRE(m.l2_combine_window_cycles + 1 < m.hbm_latency_cycles);
+  auto inside = same_box(2, static_cast<int>(m.l2_combine_window_cycles) - 1);
+  auto outside = same_box(2, static_cast<int>(m.l2_combine_window_cycles) + 1);
+  CHECK(inside.stats.l2_merged_bytes == 16384);
+  CHECK(outside.stats.l2_merged_bytes == 0);
+  CHECK(outside.stats.l2_hit_bytes == 16384);
+  CHECK(outside.stats.hbm_bytes == 16384);
+  // Readers that come after the fill completed hit: they take L2 bandwidth and do not combine.
+  auto later = same_box(8, static_cast<int>(2 * alone.cycles));
   REQUIRE(later.outcome == Outcome::kFinished);
   CHECK(later.stats.l2_miss_bytes == 16384);
   CHECK(later.stats.l2_merged_bytes == 0);
   CHECK(later.stats.l2_hit_bytes == 7 * 16384);
   CHECK(later.stats.hbm_bytes == 16384);
+}
+
+TEST_CASE("memory: a byte read from HBM takes l2_miss_lookups bytes of the L2's bandwidth, a byte that hits one", "[memory]") {
+  // 132 CTAs read their own boxes from HBM (all misses), then the same boxes again (all hits). With HBM made
+  // fast, the L2 sets the time of the misses; its busy time counts each missed byte l2_miss_lookups times.
+  std::string text = R"(
+kernel k grid=(132,1,1) warps=1 {
+  mbarrier full[2] count=1
+  smem s bytes=16384
+  tensor T dtype=bf16 shape=(65536, 64)
+  warp 0 w {
+    elect {
+      for i in 0..2 {
+        arrive.expect_tx full[i] tx=16384
+        tma.load T box=(128, 64) at=(cta * 128, 0) dst=s bar=full[i]
+        wait full[i] parity=0
+      }
+    }
+  }
+}
+)";
+  auto busy = [&](double lookups) {
+    models::Machine m = models::load_machine("h100-sxm");
+    m.hbm_bytes_per_cycle = 1e6;
+    m.l2_miss_lookups = lookups;
+    auto r = models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
+    REQUIRE(r.outcome == Outcome::kFinished);
+    for (const auto& u : r.stats.units)
+      if (u.name == "L2 bandwidth (whole GPU)") return std::pair{u.busy, r.stats.l2_miss_bytes};
+    FAIL("no L2 unit in the stats");
+    return std::pair<std::int64_t, std::int64_t>{0, 0};
+  };
+  auto [one, missed] = busy(1.0);
+  auto [more, missed2] = busy(1.7);
+  REQUIRE(missed == 132 * 16384);
+  REQUIRE(missed2 == missed);
+  // Hits cost the same in both; the misses 0.7 x their bytes more (within a cycle of rounding).
+  models::Machine m = models::load_machine("h100-sxm");
+  CHECK(std::abs(static_cast<double>(more - one) - 0.7 * static_cast<double>(missed) / m.l2_bytes_per_cycle) <= 2.0);
 }
 
 TEST_CASE("launch: a finished run's time is its cycles at the clock plus the machine's launch cost", "[memory]") {

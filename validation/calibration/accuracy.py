@@ -361,20 +361,24 @@ def markdown(data):
     lines += ["", "## Where the error comes from", "",
               "Mean signed error at the measured clock by group of points (+: the model is slower than the GPU):", "",
               "| group | points | mean signed error | MAPE |", "|---|---|---|---|"]
+    signed = {}
     for name, members in groups(data["points"]):
         errs = [100 * (r["at_measured_clock"]["us"] / r["measured_us"] - 1) for r in members if "us" in r["at_measured_clock"]]
         if errs:
-            lines.append(f"| {name} | {len(errs)} | {sum(errs) / len(errs):+.1f} % | {sum(abs(e) for e in errs) / len(errs):.1f} % |")
+            signed[name] = sum(errs) / len(errs)
+            lines.append(f"| {name} | {len(errs)} | {signed[name]:+.1f} % | {sum(abs(e) for e in errs) / len(errs):.1f} % |")
+    fast = sorted(signed, key=signed.get)
     lines += ["",
-              "- The model is still too fast in most groups, least with small tiles (their load warp's instructions per",
-              "  k-block now bound them) and most with two stages. CTAs reading the same tiles merge their L2 misses",
-              "  (measured: `hier_l2_sharing_bw_group*`) and a warpgroup's wgmma issue stalls on the tensor pipe's queue",
-              "  as measured (`wgmma_issue_*`), so most large-tile points are bound by the tensor pipe.",
-              "- The largest errors are short-K shapes with large outputs (8192x8192x256, 32768x256x1024,",
-              "  4096x4096x512), pingpong above all, and skinny ones (256x8192x8192, 8192x256x8192). The first spend",
-              "  their time in the epilogue and the write stream (128 MB of D at 8192x8192x256): the GPU streams TMA",
-              "  stores to HBM at 3.1-3.3 TB/s and into the L2 at 4.0 TB/s (`hier_store_*`), which the models do not",
-              "  use yet, and its epilogue barrier and wgmma issue differ from the model's (docs/replay.md).",
+              f"- The model is too fast most with {fast[0]} ({signed[fast[0]]:+.1f} %) and too slow most with {fast[-1]}",
+              f"  ({signed[fast[-1]]:+.1f} %). Its L2 takes the reads of the two SMs of a TPC that start within",
+              "  `l2_combine_window_cycles` of each other as one request and charges a byte from HBM 1.7 L2 lookups (both",
+              "  measured with Nsight Compute: `l2_combine_*`), and a warpgroup's wgmma issue stalls on the tensor pipe's",
+              "  queue as measured (`wgmma_issue_*`): large-tile points are bound by the tensor pipe or the L2.",
+              worst_errors(data["points"]),
+              "  Short-K shapes with large outputs spend their time in the epilogue and the write stream (128 MB of",
+              "  D at 8192x8192x256): the GPU streams TMA stores to HBM at 3.1-3.3 TB/s and into the L2 at 4.0 TB/s",
+              "  (`hier_store_*`), which the models do not use yet, and its epilogue barrier and wgmma issue differ",
+              "  from the model's (docs/replay.md).",
               "- The kernel's own instructions between pipeline ops are in, as K2's (above); a CUTLASS kernel's may",
               "  differ, and the models' defaults (FUSION_CYCLES 48, the others 0) are not K2's.",
               "- Two stages stay the most optimistic group: the GPU's loaded latency of a stage is longer than the",
@@ -532,13 +536,16 @@ def ncu_markdown(c):
     hbm = [r["at_ncu_clock"]["hbm_bytes"] / (ncu[key(r)]["dram__bytes_read.sum"] + ncu[key(r)]["dram__bytes_write.sum"])
            for r in big if r["at_ncu_clock"].get("hbm_bytes")]
     rate = sorted(ncu[key(r)]["lts__t_sectors_op_read.sum"] * 32 / ncu[key(r)]["gpu__time_duration.sum"] / 1e3 for r in big)
+    model_req = [1 - x for x in merged]
     lines += ["",
               f"- The SMs' requests reach the GPU's L2 at {min(tex):.2f}-{max(tex):.2f}x the bytes the TMA boxes name (L2 lookups",
               "  add the traffic between the L2's two partitions), and the slow configurations run it at up to",
-              f"  {rate[-1]:.1f} TB/s of lookups (median of these points {rate[len(rate) // 2]:.1f}). The model lets a read of a block",
-              "  that is still being fetched from HBM ride on that fetch without L2 bandwidth of its own; its CTAs run in",
-              f"  step, so {min(merged):.2f}-{max(merged):.2f} of their reads merge: far more than the GPU combines here, which is why",
-              "  the large shapes come out too fast (HBM-bound in the model, L2-bound on the GPU)."]
+              f"  {rate[-1]:.1f} TB/s of lookups (median of these points {rate[len(rate) // 2]:.1f}). In the model the two SMs of a",
+              "  TPC that read the same block within `l2_combine_window_cycles` of each other make one request; its CTAs",
+              f"  run in step, so its SMs request {min(model_req):.2f}-{max(model_req):.2f}x the box bytes. Where the GPU's ratio is",
+              "  near 1 (tiles walked along N, where neighbouring CTAs share their A tile) it combines fewer reads than",
+              "  the model; K2's counters (`validation/results/h100/k2_ncu.json`) show both cases: 0.63x with its groups",
+              "  of 8 rows (neighbours share B), 0.94x along N."]
     skinny = [r for r in counted if r["shape"] == "8192x256x8192" and r["at_ncu_clock"].get("bytes_loaded")]
     if skinny:
         sk = sorted(skinny, key=lambda r: ncu[key(r)]["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / r["at_ncu_clock"]["bytes_loaded"])
@@ -557,10 +564,27 @@ def ncu_markdown(c):
                   f"  {g('tma_load_bw_pipe_l2_all_sms_box32KB_shared4'):.2f}x), not when they are CTAs k = g mod 16",
                   f"  ({g('tma_load_bw_pipe_l2_all_sms_box32KB_shared16'):.2f}x), and a read from HBM costs",
                   f"  {g('hier_l2_sharing_bw_group1'):.2f} requests and {co['hier_l2_sharing_bw_group1']['l2_lookups_over_delivered']:.2f} L2 lookups per delivered byte.",
-                  "  Which SMs' requests combine, and how far a GEMM's CTAs drift apart, are not modelled yet."]
+                  "  The 'combine' microbenchmark (`validation/results/h100/l2_combine_ncu.json`) pins the first part down:",
+                  "  the two SMs of a TPC combine fully up to 128 ns apart, SMs 2-8 apart about half their requests,",
+                  "  farther apart almost none. Which of a GEMM's neighbouring reads combine, and why tiles walked along N",
+                  "  combine less than K2's groups, is not modelled yet."]
     lines += [f"- The model's HBM traffic is {min(hbm):.2f}-{max(hbm):.2f}x the GPU's DRAM reads and writes on these shapes (below",
               "  1: its L2 keeps more of the operands than the GPU's does)."]
     return lines
+
+
+def worst_errors(points, n=40):
+    """A bullet naming the shapes and configurations with the largest errors at the measured clock."""
+    pts = [p for p in points if "us" in p["at_measured_clock"]]
+    err = lambda p: 100 * (p["at_measured_clock"]["us"] / p["measured_us"] - 1)
+    worst = sorted(pts, key=lambda p: (-abs(err(p)), p["shape"], p["config"], p["gpu"], p["data"]))[:n]
+    shapes = {}
+    for p in worst:
+        shapes[p["shape"]] = shapes.get(p["shape"], 0) + 1
+    top = sorted(shapes.items(), key=lambda kv: (-kv[1], kv[0]))[:4]
+    first = worst[:3]
+    return (f"- The {n} largest errors are on {', '.join(f'{s} ({k})' for s, k in top)} and others; the largest: "
+            + "; ".join(f"{p['gpu']} {p['shape']} {p['config']} ({p['data']}) {err(p):+.0f} %" for p in first) + ".")
 
 
 def main():

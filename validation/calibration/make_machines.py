@@ -55,6 +55,45 @@ def wgmma_issue():
     }
 
 
+COMBINE = "validation/results/h100/l2_combine_ncu.json"
+COALESCING = "validation/results/h100/l2_coalescing_ncu.json"
+
+
+def l2_combining():
+    """The L2's request combining and its work per missed byte, from the Nsight Compute counters of the
+    'combine' and sharing microbenchmarks (H100)."""
+    with open(os.path.join(ROOT, COMBINE)) as f:
+        comb = {r["measurement"]: r for r in json.load(f)["rows"]}
+    with open(os.path.join(ROOT, COALESCING)) as f:
+        coal = {r["measurement"]: r for r in json.load(f)["rows"]}
+    alone = comb["l2_combine_none_bw"]
+    tpc = comb["l2_combine_adjacent_delay0ns_bw"]
+    hit = coal["tma_load_bw_pipe_l2_all_sms_box32KB_shared16"]  # L2-resident, no two sharers close: no combining
+    hit_lookups = hit["ncu"]["lts__t_sectors_op_read.sum"] * 32 / hit["delivered_bytes"]
+    sms = round(alone["sm_requests_over_delivered"] / tpc["sm_requests_over_delivered"])
+    lag = {int(r["params"]["delay_ns"]): r["sm_requests_over_delivered"] for r in comb.values() if r["params"].get("pattern") == "adjacent"}
+    # The largest start delay at which the second SM still combines 95 % of its requests.
+    combined = {d: (alone["sm_requests_over_delivered"] - q) / (alone["sm_requests_over_delivered"] - tpc["sm_requests_over_delivered"])
+                for d, q in lag.items()}
+    window_ns = max(d for d, f in combined.items() if f >= 0.95)
+    return {
+        "l2_combine_window_cycles": (round(window_ns * 1980 / 1000),
+                                     f"derived: {window_ns} ns at the 1980 MHz clock, the longest start delay between the two SMs of a TPC "
+                                     f"at which 95 % of the second one's requests still combine (l2_combine_adjacent_delay{window_ns}ns: "
+                                     f"{lag[window_ns]} requests per byte against {tpc['sm_requests_over_delivered']} at 0 ns and "
+                                     f"{alone['sm_requests_over_delivered']} alone; {100 * combined[max(lag)]:.0f} % still at {max(lag)} ns) "
+                                     f"(Nsight Compute, {COMBINE}; NVIDIA H100 80GB HBM3, 2026-11-24)"),
+        "l2_combine_sms": (sms, f"derived: L2 requests per delivered byte of one SM reading alone over those of two SMs of one TPC "
+                                f"(CTAs 2j, 2j+1) reading the same boxes: {alone['sm_requests_over_delivered']} / "
+                                f"{tpc['sm_requests_over_delivered']} (Nsight Compute, {COMBINE}; SMs farther apart combine "
+                                f"little: l2_combine_dist*, l2_combine_far*; NVIDIA H100 80GB HBM3, 2026-11-24)"),
+        "l2_miss_lookups": (round(alone["l2_lookups_over_delivered"] / hit_lookups, 2),
+                            f"derived: L2 lookups per delivered byte read from HBM (l2_combine_none: {alone['l2_lookups_over_delivered']}, "
+                            f"{COMBINE}) over those of a byte that hits (tma_load_bw_pipe_l2_all_sms_box32KB_shared16: "
+                            f"{hit_lookups:.3f}, {COALESCING}) (Nsight Compute, NVIDIA H100 80GB HBM3, 2026-11-24)"),
+    }
+
+
 def sm90(results):
     """The parameters of an sm90 machine (H100, H200) from one microbenchmark result file."""
     global RESULTS, MEDIAN, WHO
@@ -166,6 +205,7 @@ def sm90(results):
 
 
 h100 = sm90("validation/results/h100/microbench.json")
+h100.update(l2_combining())
 
 
 def atomics(results, who_note=""):
@@ -196,6 +236,8 @@ h100.update(atomics(ATOMICS))
 # The H200 (the H100's SM with more and faster HBM) from its own run.
 h200 = sm90("validation/results/h200/microbench.json")
 h200["sm_count"] = (132, "published: NVIDIA H200 datasheet (132 SMs); also read from the device in " + RESULTS)
+for k, (v, src) in l2_combining().items():
+    h200[k] = (v, "estimate: taken from the H100 measurement (the H200 has the H100's SMs, TPCs and L2); " + src)
 # No atomics run on the H200 yet: its SM and L2 design are the H100's.
 for k, (v, src) in atomics(ATOMICS).items():
     h200[k] = (v, "estimate: taken from the H100 measurement (the H200 has the H100's SM and L2); " + src)
@@ -234,6 +276,8 @@ b200.update({
     "wgmma_issue_cycles_n256": (0, "derived: no wgmma on sm_100"),
     "wgmma_queue_depth": (0, "derived: no wgmma on sm_100"),
 })
+for k, (v, src) in l2_combining().items():
+    b200[k] = (v, "estimate: taken from the H100 measurement (Blackwell's TPCs also pair two SMs); " + src)
 for k, (v, src) in list(b200.items()):
     if src.startswith("measured:") or (src.startswith("derived:") and RESULTS in src):
         b200[k] = (v, "estimate: taken from the H100 measurement, assuming Blackwell's SM is no slower here; " + src)
@@ -247,7 +291,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "smem_bytes_per_cycle", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_miss_lookups"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

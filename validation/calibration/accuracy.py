@@ -537,6 +537,8 @@ def ncu_markdown(c):
            for r in big if r["at_ncu_clock"].get("hbm_bytes")]
     rate = sorted(ncu[key(r)]["lts__t_sectors_op_read.sum"] * 32 / ncu[key(r)]["gpu__time_duration.sum"] / 1e3 for r in big)
     model_req = [1 - x for x in merged]
+    with open(os.path.join(ROOT, "validation/results/h100/k2_ncu.json")) as fh:
+        k2 = {(r["tile"][1], r["cluster_m"], r["raster_group"]): r["sm_requests_over_box_bytes"] for r in json.load(fh)["rows"]}
     lines += ["",
               f"- The SMs' requests reach the GPU's L2 at {min(tex):.2f}-{max(tex):.2f}x the bytes the TMA boxes name (L2 lookups",
               "  add the traffic between the L2's two partitions), and the slow configurations run it at up to",
@@ -544,8 +546,8 @@ def ncu_markdown(c):
               "  TPC that read the same block within `l2_combine_window_cycles` of each other make one request; its CTAs",
               f"  run in step, so its SMs request {min(model_req):.2f}-{max(model_req):.2f}x the box bytes. Where the GPU's ratio is",
               "  near 1 (tiles walked along N, where neighbouring CTAs share their A tile) it combines fewer reads than",
-              "  the model; K2's counters (`validation/results/h100/k2_ncu.json`) show both cases: 0.63x with its groups",
-              "  of 8 rows (neighbours share B), 0.94x along N."]
+              f"  the model; K2's counters (`validation/results/h100/k2_ncu.json`) show both cases: {k2[(128, 1, 8)]:.2f}x with its groups",
+              f"  of 8 rows (neighbours share B), {k2[(128, 1, 1)]:.2f}x along N."]
     skinny = [r for r in counted if r["shape"] == "8192x256x8192" and r["at_ncu_clock"].get("bytes_loaded")]
     if skinny:
         sk = sorted(skinny, key=lambda r: ncu[key(r)]["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / r["at_ncu_clock"]["bytes_loaded"])

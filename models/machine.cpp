@@ -89,12 +89,12 @@ const std::vector<ParamDef>& param_defs() {
       {"l2", "hbm_bytes_per_cycle", "whole-GPU HBM bandwidth behind the L2 (cache_hbm)", &Machine::hbm_bytes_per_cycle, kGpuBytes},
       {"l2", "hbm_latency_cycles", "an L2 miss: the latency an HBM read adds to an L2 hit (cache_hbm)", &Machine::hbm_latency_cycles, kCycles},
       {"l2", "l2_combine_sms",
-       "SMs with consecutive ids that share one path to the L2 (a TPC): a read of a block another of them has in flight "
-       "reaches the L2 with it (cache_hbm)",
+       "SMs with consecutive ids that share one path to the L2 (a TPC): a read of a block that another of them started "
+       "within l2_combine_window_cycles and whose data is still coming reaches the L2 with it (cache_hbm)",
        &Machine::l2_combine_sms, {1, 64, "SMs (Hopper: 2, a TPC; 1: no combining)"}},
       {"l2", "l2_combine_window_cycles",
-       "how long after a read of a block another SM of its group (l2_combine_sms) may start the same read and still "
-       "reach the L2 with it (cache_hbm)",
+       "how long after a read of a block another SM of its group (l2_combine_sms) may start the same read (at most) and "
+       "still reach the L2 with it (cache_hbm)",
        &Machine::l2_combine_window_cycles, kCycles},
       {"l2", "l2_miss_lookups", "the L2's work for a byte read from HBM, in bytes that hit (its request and its fill; cache_hbm)",
        &Machine::l2_miss_lookups, {1, 16, "bytes of L2 bandwidth per missed byte (H100: 1.7)"}},

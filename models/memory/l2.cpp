@@ -31,8 +31,10 @@ CachedL2::CachedL2(Simulator& sim)
   sm_free_.assign(static_cast<std::size_t>(sim.machine().sm_count), Cycle(0));
   sm_busy_.assign(static_cast<std::size_t>(sim.machine().sm_count), 0);
   const Machine& m = sim.machine();
-  std::int64_t groups = (m.sm_count + std::max<std::int64_t>(1, m.l2_combine_sms) - 1) / std::max<std::int64_t>(1, m.l2_combine_sms);
-  requests_.assign(static_cast<std::size_t>(groups) * kRequestsPerGroup, Request{});
+  if (m.l2_combine_sms > 1) {
+    std::int64_t groups = (m.sm_count + m.l2_combine_sms - 1) / m.l2_combine_sms;
+    requests_.assign(static_cast<std::size_t>(groups) * kRequestsPerGroup, Request{});
+  }
 }
 
 Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
@@ -74,7 +76,9 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   Cycle merged_done = start;
   fresh_.clear();
   issued_.clear();
+  const bool combines = m.l2_combine_sms > 1 && !a.write;
   const std::int64_t group = static_cast<std::int64_t>(a.sm) / std::max<std::int64_t>(1, m.l2_combine_sms);
+  const std::uint64_t me = std::uint64_t{1} << (static_cast<std::int64_t>(a.sm) % std::max<std::int64_t>(1, m.l2_combine_sms));
   auto touch_rows = [&](std::int64_t row0, std::int64_t row1) {  // rows [row0, row1) of the flattened tensor
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb) {
       std::int64_t rows = std::min(row1, (rb + 1) * kBlockRows) - std::max(row0, rb * kBlockRows);
@@ -87,16 +91,16 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
         BlockCache::Touch tc = cache_.touch(key, a.write);
         if (tc.evicted_dirty) back += kBlockRows * kBlockBytes;
         std::int64_t& in_flight = cache_.stamp(tc.node);
-        Request& mine = request(group, key);
+        Request* mine = combines ? &request(group, key) : nullptr;
         if (a.write) {
           written += bytes;
-        } else if (mine.key == key && mine.until > start.v && mine.count < m.l2_combine_sms) {
-          // Another SM of the group has a read of the block in flight: this one reaches the L2 with it.
+        } else if (mine != nullptr && mine->key == key && start.v <= mine->until && start.v < mine->done && !(mine->sms & me)) {
+          // Another SM of the group started this read lately and its data is still coming: this one joins it.
           merged += bytes;
-          merged_done = sim::max(merged_done, Cycle(mine.done));
-          mine.count += 1;
+          merged_done = sim::max(merged_done, Cycle(mine->done));
+          mine->sms |= me;
         } else {
-          issued_.push_back(key);
+          if (combines) issued_.push_back(key);
           if (tc.hit && in_flight > start.v) {
             // The block is still coming from HBM for another group's read: a lookup that waits for that data.
             hit += bytes;
@@ -155,7 +159,7 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   // The blocks this box read itself are in flight until it is done: later readers of them (outside its group's
   // window) are lookups that wait for that data.
   for (std::int32_t n : fresh_) cache_.stamp(n) = std::max(cache_.stamp(n), done.v);
-  for (std::uint64_t key : issued_) request(group, key) = Request{key, start.v + m.l2_combine_window_cycles, done.v, 1};
+  for (std::uint64_t key : issued_) request(group, key) = Request{key, start.v + m.l2_combine_window_cycles, done.v, me};
   return done;
 }
 

@@ -68,12 +68,14 @@ class SingleQueueL2 : public MemoryHierarchy {
 // from HBM against 1.03 per byte that hits, validation/results/h100/l2_combine_ncu.json and
 // l2_coalescing_ncu.json).
 // Combining: the SMs of a group of l2_combine_sms consecutive ids (a TPC on Hopper) reach the L2 through one
-// path; a read of a block that another SM of the group started at most l2_combine_window_cycles earlier goes
-// to the L2 with it: no L2 or HBM work of its own, done when that read is. Measured: two SMs of a TPC reading
-// the same boxes make half the L2 requests of two SMs reading different data while they are within ~128 ns
-// of each other (l2_combine_adjacent_delay*; the saving fades to two thirds at 4 us, which the window leaves
-// out), while SMs farther apart make nearly all of their own (l2_combine_dist*, l2_combine_far*: 0.89-1.2
-// requests per byte against 0.63 for a TPC and 1.25 alone; not modelled).
+// path; a read of a block that another SM of the group started at most l2_combine_window_cycles earlier, and
+// whose data is not yet delivered, goes to the L2 with it: no L2 or HBM work of its own, done when that read
+// is. Measured: two SMs of a TPC reading the same boxes make half the L2 requests of two SMs reading different
+// data while they start within ~128 ns of each other (l2_combine_adjacent_delay*; the saving fades to two
+// thirds at 4 us, which the window leaves out). Not modelled: SMs 2-8 apart combine about half of their
+// requests at zero lag, farther ones almost none (l2_combine_dist*, l2_combine_far*), and groups of 4-8
+// consecutive SMs reading together combine beyond pairs (0.29-0.32 requests per byte against 0.63 for a TPC
+// and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json).
 // Any other read of a block in flight from HBM is an L2 lookup of its own that waits for that data (no
 // second HBM read).
 
@@ -102,14 +104,15 @@ class CachedL2 : public MemoryHierarchy {
   std::priority_queue<std::pair<std::int64_t, std::uint32_t>, std::vector<std::pair<std::int64_t, std::uint32_t>>,
                       std::greater<>> ends_;
   std::vector<std::int32_t> fresh_;  // the blocks the current box reads itself (not merged)
-  // Each group's recent reads, by block (direct-mapped on the block's key): until when the read is in flight
-  // and how many of the group's SMs ride on it. A group has a few dozen blocks in flight at most; a read whose
-  // entry another block took over no longer combines.
+  // Each group's recent reads, by block (direct-mapped on the block's key): until when another SM of the
+  // group may join it, when its data is delivered, and which of the group's SMs are on it. A TPC has up to
+  // ~100 blocks in flight (4-6 stages of two boxes); a read whose entry another block took over no longer
+  // combines.
   struct Request {
     std::uint64_t key = ~0ULL;
-    std::int64_t until = 0;  // reads of the group that start before this combine with it
-    std::int64_t done = 0;   // its data is delivered
-    std::int64_t count = 0;
+    std::int64_t until = -1;  // reads of the group's other SMs that start at or before this combine with it
+    std::int64_t done = 0;    // its data is delivered (after that, nothing combines with it)
+    std::uint64_t sms = 0;    // the group's SMs on it (bit: SM id mod l2_combine_sms)
   };
   static constexpr int kRequestBits = 10;
   static constexpr std::uint64_t kRequestsPerGroup = std::uint64_t{1} << kRequestBits;

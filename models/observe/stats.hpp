@@ -70,7 +70,7 @@ struct Stats {
   double launch_us = 0;  // the launch's fixed cost (machine launch_overhead_ns), in time_us
   // The memory hierarchy's split, where it has addresses (l2 cache_hbm); -1: not modelled.
   std::int64_t l2_hit_bytes = -1, l2_miss_bytes = -1, hbm_bytes = -1;
-  std::int64_t l2_merged_bytes = -1;  // of the hits: reads merged with another SM's read in flight
+  std::int64_t l2_merged_bytes = -1;  // of the hits: reads combined with a read of another SM of their group (TPC) in flight
   std::vector<RoleStats> roles;
   std::vector<BarrierStats> barriers;
   std::vector<UnitStats> units;

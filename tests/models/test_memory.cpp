@@ -259,12 +259,15 @@ TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches
   // not later, even while the first read's data is still coming from HBM (then it waits for that data).
   REQUIRE(m.l2_combine_window_cycles > 0);
   REQUIRE(m.l2_combine_window_cycles + 1 < m.hbm_latency_cycles);
-  auto inside = same_box(2, static_cast<int>(m.l2_combine_window_cycles) - 1);
+  auto inside = same_box(2, static_cast<int>(m.l2_combine_window_cycles));
   auto outside = same_box(2, static_cast<int>(m.l2_combine_window_cycles) + 1);
   CHECK(inside.stats.l2_merged_bytes == 16384);
   CHECK(outside.stats.l2_merged_bytes == 0);
   CHECK(outside.stats.l2_hit_bytes == 16384);
   CHECK(outside.stats.hbm_bytes == 16384);
+  // A window of 0: reads of the same cycle still combine.
+  auto same_cycle = same_box(2, 0, [](models::Machine& x) { x.l2_combine_window_cycles = 0; });
+  CHECK(same_cycle.stats.l2_merged_bytes == 16384);
   // Readers that come after the fill completed hit: they take L2 bandwidth and do not combine.
   auto later = same_box(8, static_cast<int>(2 * alone.cycles));
   REQUIRE(later.outcome == Outcome::kFinished);
@@ -274,9 +277,55 @@ TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches
   CHECK(later.stats.hbm_bytes == 16384);
 }
 
+TEST_CASE("memory: an SM does not combine with its own read; a lookup of a block still coming from HBM waits for it", "[memory]") {
+  // One CTA reads the same box twice at once (two stages): the second read is no combined read of the first
+  // (the same SM), but a lookup that waits for the data the first one is fetching.
+  auto twice = boxes(R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0)");
+  INFO(problem(twice));
+  REQUIRE(twice.outcome == Outcome::kFinished);
+  CHECK(twice.stats.l2_merged_bytes == 0);
+  CHECK(twice.stats.l2_miss_bytes == 16384);
+  CHECK(twice.stats.l2_hit_bytes == 16384);
+  CHECK(twice.stats.hbm_bytes == 16384);
+  // CTA 2 (another TPC than CTA 0) reads CTA 0's box 20 cycles later, then computes a long time; CTA 1 reads a
+  // box of its own. CTA 2's lookup waits for the HBM data CTA 0's read is fetching: a longer HBM latency
+  // delays the end of the run by as much.
+  std::string text = R"(
+kernel k grid=(3,1,1) warps=1 {
+  mbarrier full count=1
+  smem s bytes=16384
+  tensor T dtype=bf16 shape=(4096, 64)
+  warp 0 w {
+    elect {
+      compute cycles=1 + (cta == 2) * 20
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=((cta == 1) * 1024, 0) dst=s bar=full
+      wait full parity=0
+      if cta == 2 { compute cycles=20000 }
+    }
+  }
+}
+)";
+  auto run = [&](std::int64_t extra) {
+    models::Machine m = models::load_machine("h100-sxm");
+    m.hbm_latency_cycles += extra;
+    return models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
+  };
+  auto base = run(0), slow = run(3000);
+  REQUIRE(base.outcome == Outcome::kFinished);
+  CHECK(base.stats.l2_merged_bytes == 0);
+  CHECK(base.stats.hbm_bytes == 2 * 16384);  // CTA 0's box once, CTA 1's box
+  CHECK(slow.cycles - base.cycles >= 3000);
+}
+
 TEST_CASE("memory: a byte read from HBM takes l2_miss_lookups bytes of the L2's bandwidth, a byte that hits one", "[memory]") {
   // 132 CTAs read their own boxes from HBM (all misses), then the same boxes again (all hits). With HBM made
   // fast, the L2 sets the time of the misses; its busy time counts each missed byte l2_miss_lookups times.
+  // A second run with the misses only: the L2 bounds it, so it takes that much longer.
   std::string text = R"(
 kernel k grid=(132,1,1) warps=1 {
   mbarrier full[2] count=1
@@ -293,6 +342,9 @@ kernel k grid=(132,1,1) warps=1 {
   }
 }
 )";
+  struct Out {
+    std::int64_t busy, missed, cycles;
+  };
   auto busy = [&](double lookups) {
     models::Machine m = models::load_machine("h100-sxm");
     m.hbm_bytes_per_cycle = 1e6;
@@ -300,17 +352,29 @@ kernel k grid=(132,1,1) warps=1 {
     auto r = models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
     REQUIRE(r.outcome == Outcome::kFinished);
     for (const auto& u : r.stats.units)
-      if (u.name == "L2 bandwidth (whole GPU)") return std::pair{u.busy, r.stats.l2_miss_bytes};
+      if (u.name == "L2 bandwidth (whole GPU)") return Out{u.busy, r.stats.l2_miss_bytes, r.cycles};
     FAIL("no L2 unit in the stats");
-    return std::pair<std::int64_t, std::int64_t>{0, 0};
+    return Out{0, 0, 0};
   };
-  auto [one, missed] = busy(1.0);
-  auto [more, missed2] = busy(1.7);
-  REQUIRE(missed == 132 * 16384);
-  REQUIRE(missed2 == missed);
-  // Hits cost the same in both; the misses 0.7 x their bytes more (within a cycle of rounding).
+  Out one = busy(1.0), more = busy(1.7);
+  REQUIRE(one.missed == 132 * 16384);
+  REQUIRE(more.missed == one.missed);
+  // Hits cost the same in both; the misses 0.7 x their bytes more (within a cycle of rounding), and the run,
+  // bound by the L2 while the misses go through it, takes most of that longer.
   models::Machine m = models::load_machine("h100-sxm");
-  CHECK(std::abs(static_cast<double>(more - one) - 0.7 * static_cast<double>(missed) / m.l2_bytes_per_cycle) <= 2.0);
+  double extra = 0.7 * static_cast<double>(one.missed) / m.l2_bytes_per_cycle;
+  CHECK(std::abs(static_cast<double>(more.busy - one.busy) - extra) <= 2.0);
+  auto misses_only = [&](double lookups) {
+    models::Machine x = models::load_machine("h100-sxm");
+    x.hbm_bytes_per_cycle = 1e6;
+    x.l2_miss_lookups = lookups;
+    std::string once = text;
+    once.replace(once.find("for i in 0..2"), 13, "for i in 0..1");
+    auto r = models::simulate(test::compile_text(once, {}, "test.pipe", "h100-sxm"), x, {});
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r.cycles;
+  };
+  CHECK(static_cast<double>(misses_only(1.7) - misses_only(1.0)) >= 0.8 * extra);
 }
 
 TEST_CASE("launch: a finished run's time is its cycles at the clock plus the machine's launch cost", "[memory]") {

@@ -126,8 +126,8 @@ void bench_memory(Ctx& c);
 void bench_launch(Ctx& c);
 void bench_atomics(Ctx& c);
 void bench_hierarchy(Ctx& c);
-void bench_hier_store(Ctx& c);
-void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combining vs the time between readers)  // hier_store_* (group "hierarchy"; --only store or hierarchy)
+void bench_hier_store(Ctx& c);  // hier_store_* (group "hierarchy"; --only store or hierarchy)
+void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combining vs the time between readers)
 
 // Runs a shell command (popen) and returns its stdout without the trailing newline ("" on failure).
 // Defined in main.cu (used for nvidia-smi queries).

@@ -77,8 +77,9 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   fresh_.clear();
   issued_.clear();
   const bool combines = m.l2_combine_sms > 1 && !a.write;
-  const std::int64_t group = static_cast<std::int64_t>(a.sm) / std::max<std::int64_t>(1, m.l2_combine_sms);
-  const std::uint64_t me = std::uint64_t{1} << (static_cast<std::int64_t>(a.sm) % std::max<std::int64_t>(1, m.l2_combine_sms));
+  const std::int64_t per_group = std::max<std::int64_t>(1, m.l2_combine_sms);
+  const std::int64_t group = static_cast<std::int64_t>(a.sm) / per_group;
+  const std::uint64_t me = std::uint64_t{1} << (static_cast<std::int64_t>(a.sm) % per_group);
   auto touch_rows = [&](std::int64_t row0, std::int64_t row1) {  // rows [row0, row1) of the flattened tensor
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb) {
       std::int64_t rows = std::min(row1, (rb + 1) * kBlockRows) - std::max(row0, rb * kBlockRows);

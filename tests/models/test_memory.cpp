@@ -52,9 +52,16 @@ TEST_CASE("memory: the block cache keeps the most recently used blocks, like a r
 }
 
 namespace {
+// A program run on the H100 machine changed by `edit` (none: as it is).
+models::RunResult run_edited(const std::string& text, const std::function<void(models::Machine&)>& edit) {
+  models::Machine m = models::load_machine("h100-sxm");
+  if (edit) edit(m);
+  return models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
+}
+
 // One warp of one CTA loads (or stores) boxes of a 2-D bf16 tensor; returns the run.
 models::RunResult boxes(const std::string& body, const std::string& tensor = "tensor T dtype=bf16 shape=(4096, 64)",
-                        int ctas = 1) {
+                        int ctas = 1, const std::function<void(models::Machine&)>& edit = {}) {
   std::string text = fmt::format(R"(
 kernel k grid=({},1,1) warps=1 {{
   mbarrier full count=1
@@ -68,7 +75,7 @@ kernel k grid=({},1,1) warps=1 {{
 }}
 )",
                                  ctas, tensor, body);
-  return run_text(text);
+  return run_edited(text, edit);
 }
 }  // namespace
 
@@ -210,25 +217,13 @@ namespace {
 // `ctas` CTAs read the same 16 KB box, CTA c `delay` x c cycles after CTA 0, on a machine changed by `edit`.
 // The first wave places CTA c on SM c, so CTAs 2j and 2j + 1 share a TPC.
 models::RunResult same_box(int ctas, int delay, const std::function<void(models::Machine&)>& edit = {}) {
-  std::string text = fmt::format(R"(
-kernel k grid=({},1,1) warps=1 {{
-  mbarrier full count=1
-  smem s bytes=16384
-  tensor T dtype=bf16 shape=(4096, 64)
-  warp 0 w {{
-    elect {{
+  return boxes(fmt::format(R"(
       compute cycles=1 + cta * {}
       arrive.expect_tx full tx=16384
       tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
-      wait full parity=0
-    }}
-  }}
-}}
-)",
-                                 ctas, delay);
-  models::Machine m = models::load_machine("h100-sxm");
-  if (edit) edit(m);
-  return models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
+      wait full parity=0)",
+                           delay),
+               "tensor T dtype=bf16 shape=(4096, 64)", ctas, edit);
 }
 }  // namespace
 
@@ -310,11 +305,7 @@ kernel k grid=(3,1,1) warps=1 {
   }
 }
 )";
-  auto run = [&](std::int64_t extra) {
-    models::Machine m = models::load_machine("h100-sxm");
-    m.hbm_latency_cycles += extra;
-    return models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
-  };
+  auto run = [&](std::int64_t extra) { return run_edited(text, [&](models::Machine& m) { m.hbm_latency_cycles += extra; }); };
   auto base = run(0), slow = run(3000);
   REQUIRE(base.outcome == Outcome::kFinished);
   CHECK(base.stats.l2_merged_bytes == 0);
@@ -346,10 +337,7 @@ kernel k grid=(132,1,1) warps=1 {
     std::int64_t busy, missed, cycles;
   };
   auto busy = [&](double lookups) {
-    models::Machine m = models::load_machine("h100-sxm");
-    m.hbm_bytes_per_cycle = 1e6;
-    m.l2_miss_lookups = lookups;
-    auto r = models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
+    auto r = run_edited(text, [&](models::Machine& m) { m.hbm_bytes_per_cycle = 1e6, m.l2_miss_lookups = lookups; });
     REQUIRE(r.outcome == Outcome::kFinished);
     for (const auto& u : r.stats.units)
       if (u.name == "L2 bandwidth (whole GPU)") return Out{u.busy, r.stats.l2_miss_bytes, r.cycles};
@@ -365,12 +353,9 @@ kernel k grid=(132,1,1) warps=1 {
   double extra = 0.7 * static_cast<double>(one.missed) / m.l2_bytes_per_cycle;
   CHECK(std::abs(static_cast<double>(more.busy - one.busy) - extra) <= 2.0);
   auto misses_only = [&](double lookups) {
-    models::Machine x = models::load_machine("h100-sxm");
-    x.hbm_bytes_per_cycle = 1e6;
-    x.l2_miss_lookups = lookups;
     std::string once = text;
     once.replace(once.find("for i in 0..2"), 13, "for i in 0..1");
-    auto r = models::simulate(test::compile_text(once, {}, "test.pipe", "h100-sxm"), x, {});
+    auto r = run_edited(once, [&](models::Machine& m) { m.hbm_bytes_per_cycle = 1e6, m.l2_miss_lookups = lookups; });
     REQUIRE(r.outcome == Outcome::kFinished);
     return r.cycles;
   };

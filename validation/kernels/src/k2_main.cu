@@ -6,7 +6,8 @@
 //   k2_gemm [--out FILE] [--shapes 4096x4096x4096,8192x8192x8192,...] [--reps N]
 //           [--variants all|issue5|NAME,SPEC,...] [--bench-beta B] [--quick] [--skip-bench]
 // --variants: all (default) = the two original cooperative 1x1 variants 128x256x64_s4 (alias 256x4) and
-// 128x128x64_s6 (128x6); issue5 = the issue-5 set (kIssue5: pingpong, 2x1 clusters, epilogue knobs); or a list
+// 128x128x64_s6 (128x6); 128x256x64_s2 (256x2) and 128x128x64_s2 (128x2) have probe-on instances too (traces
+// of a 2-stage ring); issue5 = the issue-5 set (kIssue5: pingpong, 2x1 clusters, epilogue knobs); or a list
 // of names and specs schedule:tile:stages[:knobs] (parse_spec), e.g. pp:128x128:s6:c2, coop:128x256:s4:reuse:delay.
 // A refused configuration (DelayTmaStore + ReuseSmemC with StagesC <= StagesD: a deadlock) stops the driver
 // with a message before anything runs on the GPU.  --bench-beta B: also time alpha=1, beta=B (C loaded).
@@ -144,7 +145,7 @@ struct Variant {
   int raster = k2::GROUP_M;              // scheduler raster group in m-blocks (Params::raster_group; <= 0: all rows)
   int epi_m = k2::EPI_M, epi_slots = 4;
   std::string spec;                      // as given on the command line
-  bool legacy = false;   // one of the two original cooperative 1x1 variants (probe-on instance, traces)
+  bool legacy = false;   // an original cooperative 1x1 variant or a 2-stage one (probe-on instance, traces)
   int max_clusters = 0;  // clusters (or CTAs, 1x1) resident at once: the persistent grid
   std::function<void(const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, k2::Params, int,
                      cudaStream_t)>
@@ -357,6 +358,10 @@ std::vector<Variant> parse_variant_list(const std::string& variants_arg) {
       vars.push_back(legacy_variant(256, 4));
     } else if (item == "128x128x64_s6" || item == "128x6") {
       vars.push_back(legacy_variant(128, 6));
+    } else if (item == "128x256x64_s2" || item == "256x2") {
+      vars.push_back(legacy_variant(256, 2));  // probe-on instances too (traces of a 2-stage ring)
+    } else if (item == "128x128x64_s2" || item == "128x2") {
+      vars.push_back(legacy_variant(128, 2));
     } else {
       throw std::runtime_error("unknown variant '" + item + "'");
     }

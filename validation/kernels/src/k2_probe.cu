@@ -25,20 +25,25 @@ void launch_t(const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c, 
 
 }  // namespace
 
+// The probe-on instances: the two original variants and the 2-stage ones (traces of a latency-bound ring).
+#define K2_PROBE_INSTANCES(X) X(256, 4) X(128, 6) X(256, 2) X(128, 2)
+
 cudaError_t prepare(int bn, int stages) {
-  if (bn == 256 && stages == 4)
-    return cudaFuncSetAttribute(k2::k2_gemm_kernel<256, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                k2::Cfg<256, 4>::SMEM_BYTES);
-  if (bn == 128 && stages == 6)
-    return cudaFuncSetAttribute(k2::k2_gemm_kernel<128, 6>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                k2::Cfg<128, 6>::SMEM_BYTES);
+#define K2_PREPARE(BN, ST)                                                                              \
+  if (bn == BN && stages == ST)                                                                         \
+    return cudaFuncSetAttribute(k2::k2_gemm_kernel<BN, ST>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                k2::Cfg<BN, ST>::SMEM_BYTES);
+  K2_PROBE_INSTANCES(K2_PREPARE)
+#undef K2_PREPARE
   return cudaErrorInvalidValue;
 }
 
 void launch(int bn, int stages, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c,
             const CUtensorMap& d, k2::Params p, int grid, cudaStream_t st) {
-  if (bn == 256 && stages == 4) launch_t<256, 4>(a, b, c, d, p, grid, st);
-  if (bn == 128 && stages == 6) launch_t<128, 6>(a, b, c, d, p, grid, st);
+#define K2_LAUNCH(BN, ST) \
+  if (bn == BN && stages == ST) launch_t<BN, ST>(a, b, c, d, p, grid, st);
+  K2_PROBE_INSTANCES(K2_LAUNCH)
+#undef K2_LAUNCH
 }
 
 cudaError_t configure(int set, uint32_t slots, uint32_t cta_first, uint32_t warps, uint32_t capacity,

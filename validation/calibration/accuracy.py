@@ -36,10 +36,15 @@ MACHINES = {"H100": "h100-sxm", "H200": "h200"}
 # K2's hardware traces with beta = 0 (as in the sweeps), and the intervals of its own instructions in them.
 TRACES = ["validation/results/h100/k2_trace_2048x2048x2048.json", "validation/results/h100/k2_trace_8192x8192x8192.json"]
 CONVERSION = "bar.sync.end epi -> st.shared"
-# A k-block's intervals between pipeline ops, in the load warp and in a consumer warp.
-PRODUCER_GAPS = ["wait.end empty -> arrive.expect_tx", "arrive.expect_tx full -> tma.load", "tma.load full A -> tma.load",
-                 "tma.load full B -> wait"]
-CONSUMER_GAPS = ["wait.end full -> wgmma.fence", "wgmma.wait.end -> arrive", "arrive empty -> wait"]
+# A k-block's intervals between pipeline ops, in the load warp and in a consumer warp, by where they stand in
+# the loop (the models place each part there: in a latency-bound pipeline the instructions before a stage's
+# loads or before its release lengthen the ring's round trip, those after do not).
+PRODUCER_ACQUIRE_GAPS = ["wait.end empty -> arrive.expect_tx", "arrive.expect_tx full -> tma.load"]
+PRODUCER_LOAD_GAPS = ["tma.load full A -> tma.load"]
+PRODUCER_STAGE_GAPS = ["tma.load full B -> wait"]
+CONSUMER_ISSUE_GAPS = ["wait.end full -> wgmma.fence"]
+CONSUMER_RELEASE_GAPS = ["wgmma.wait.end -> arrive"]
+CONSUMER_STAGE_GAPS = ["arrive empty -> wait"]
 # A tile's intervals in a consumer warp outside its k-blocks and subtiles: from the tile's start to its first
 # wait, from the mainloop's last release to the epilogue, from there to the first subtile's st.shared (which
 # holds the first conversion, counted by FUSION_CYCLES), from the last subtile's barrier to the next tile.
@@ -48,6 +53,30 @@ TILE_GAPS = ["tile -> wait", "arrive empty -> epilogue", "epilogue -> st.shared"
 SUBTILE_GAPS = ["st.shared -> fence.proxy.async", "fence.proxy.async -> bar.sync"]
 STORE_GAPS = ["bar.sync.end epi -> tma.store", "tma.wait.read.end -> bar.sync"]
 CONSUMER_THREADS = {"cooperative": 256, "pingpong": 128}  # the threads that convert one tile's subtile
+
+
+def stage_latency(path):
+    """In a hardware trace: per k-block, the cycles from the load warp's last TMA load of the stage to the end of
+    the first consumer's wait on it, where that consumer was already waiting when the load was issued (the
+    stage's load latency as the ring sees it). Events are matched by tile (counted per warp) and k-block."""
+    with open(os.path.join(ROOT, path)) as f:
+        t = json.load(f)
+    out = []
+    for c in t["ctas"]:
+        loads, ends, starts = {}, {}, {}
+        for w in c["warps"]:
+            tile = -1
+            for e in w["events"]:
+                if e[1] == "tile":
+                    tile += 1
+                key = (tile, e[6])
+                if w["role"] == "producer" and e[1] == "tma.load":
+                    loads[key] = e[0]
+                elif w["role"] == "consumer" and e[2] == "full" and e[1] in ("wait", "wait.end"):
+                    d = starts if e[1] == "wait" else ends
+                    d[key] = min(d.get(key, e[0]), e[0])
+        out += [ends[k] - t0 for k, t0 in loads.items() if k in ends and starts[k] < t0]
+    return sorted(out)
 
 
 def kernel_instructions(smpipe):
@@ -60,15 +89,22 @@ def kernel_instructions(smpipe):
       subtile's named barrier and its st.shared; the replay has only the probe there), per accumulator element
       a consumer thread converts -> FUSION_CYCLES;
     - a k-block's instructions in the load warp (stage and phase bookkeeping, box coordinates) beyond its
-      acquire and two TMA loads -> PRODUCER_STAGE_CYCLES;
-    - the same in a consumer warp beyond its wait, MMAs and release -> CONSUMER_STAGE_CYCLES;
+      acquire and two TMA loads: after the acquire, before the first load -> PRODUCER_ACQUIRE_CYCLES; between
+      the loads -> PRODUCER_LOAD_CYCLES; after the last -> PRODUCER_STAGE_CYCLES;
+    - the same in a consumer warp beyond its wait, MMAs and release: after the wait, before the MMAs ->
+      CONSUMER_ISSUE_CYCLES; after the MMA wait, before the release -> CONSUMER_RELEASE_CYCLES; after the
+      release -> CONSUMER_STAGE_CYCLES;
     - a tile's in a consumer warp outside its k-blocks and subtiles (the scheduler's next tile, coordinates, the
       epilogue's set-up), less the first subtile's conversion that FUSION_CYCLES counts -> TILE_CYCLES;
     - a subtile's after its st.shared in every consumer warp -> SUBTILE_CYCLES, and around its TMA store in the
       store thread -> STORE_CYCLES.
     A group's intervals are summed per k-block (tile, subtile) of a trace, weighted by the group's fewest samples
     in that trace; the traces are weighted by those samples."""
-    sums = {"conversion": 0.0, "producer": 0.0, "consumer": 0.0, "tile": 0.0, "subtile": 0.0, "store": 0.0}
+    groups = (("producer_acquire", PRODUCER_ACQUIRE_GAPS), ("producer_load", PRODUCER_LOAD_GAPS),
+              ("producer_stage", PRODUCER_STAGE_GAPS), ("consumer_issue", CONSUMER_ISSUE_GAPS),
+              ("consumer_release", CONSUMER_RELEASE_GAPS), ("consumer_stage", CONSUMER_STAGE_GAPS),
+              ("tile", TILE_GAPS), ("subtile", SUBTILE_GAPS), ("store", STORE_GAPS))
+    sums = {"conversion": 0.0, **{name: 0.0 for name, _ in groups}}
     counts = dict.fromkeys(sums, 0)
     raw, probe = 0.0, 0.0
     for path in TRACES:
@@ -86,8 +122,7 @@ def kernel_instructions(smpipe):
         counts["conversion"] += c["count"]
         raw += c["hw_mean"] * c["count"]
         probe += j["probe_cycles"] * c["count"]
-        for name, keys in (("producer", PRODUCER_GAPS), ("consumer", CONSUMER_GAPS), ("tile", TILE_GAPS),
-                           ("subtile", SUBTILE_GAPS), ("store", STORE_GAPS)):
+        for name, keys in groups:
             if any(k not in iv for k in keys):
                 continue  # a trace whose CTAs ran one tile each has no tile-to-tile interval
             n = min(iv[k]["count"] for k in keys)
@@ -99,12 +134,9 @@ def kernel_instructions(smpipe):
     return {"conversion_interval": CONVERSION, "traces": TRACES, "conversion_samples": counts["conversion"],
             "conversion_trace_mean": raw / counts["conversion"], "probe_cycles": probe / counts["conversion"],
             "conversion_per_element": sums["conversion"] / counts["conversion"],
-            "producer_gaps": PRODUCER_GAPS, "producer_stage_cycles": sums["producer"] / counts["producer"],
-            "consumer_gaps": CONSUMER_GAPS, "consumer_stage_cycles": sums["consumer"] / counts["consumer"],
-            "tile_gaps": TILE_GAPS, "tile_cycles": sums["tile"] / counts["tile"],
-            "subtile_gaps": SUBTILE_GAPS, "subtile_cycles": sums["subtile"] / counts["subtile"],
-            "store_gaps": STORE_GAPS, "store_cycles": sums["store"] / counts["store"],
-            "kblocks": counts["consumer"]}
+            **{f"{name}_gaps": keys for name, keys in groups},
+            **{f"{name}_cycles": sums[name] / counts[name] for name, _ in groups},
+            "kblocks": counts["consumer_issue"]}
 
 
 def defines(p, measured):
@@ -120,8 +152,9 @@ def defines(p, measured):
     # converts at the measured cost) and a k-block's bookkeeping in the load and consumer warps.
     em, en = p["epi_tile"]
     d["FUSION_CYCLES"] = round(measured["conversion_per_element"] * em * en / CONSUMER_THREADS[p["schedule"]])
-    d["PRODUCER_STAGE_CYCLES"] = round(measured["producer_stage_cycles"])
-    d["CONSUMER_STAGE_CYCLES"] = round(measured["consumer_stage_cycles"])
+    for name in ("producer_acquire", "producer_load", "producer_stage", "consumer_issue", "consumer_release",
+                 "consumer_stage"):
+        d[f"{name.upper()}_CYCLES"] = round(measured[f"{name}_cycles"])
     d["TILE_CYCLES"] = max(0, round(measured["tile_cycles"]))
     d["SUBTILE_CYCLES"] = round(measured["subtile_cycles"])
     d["STORE_CYCLES"] = round(measured["store_cycles"])
@@ -244,6 +277,27 @@ def summarise(rows, key):
     return out
 
 
+S2_TRACES = "validation/results/h100/k2_traces_s2"
+
+
+def two_stage_lines():
+    """What K2's 2-stage traces (held out: nothing is measured from them) say about a latency-bound ring."""
+    rows = []
+    for path in sorted(glob.glob(os.path.join(ROOT, S2_TRACES, "k2_trace_*_s2.json"))):
+        lat = stage_latency(os.path.relpath(path, ROOT))
+        if lat:
+            rows.append((lat[len(lat) // 2], lat[int(0.9 * len(lat))]))
+    if not rows:
+        return []
+    med, p90 = [r[0] for r in rows], [r[1] for r in rows]
+    return ["- With 2 stages the ring is latency-bound: in K2's 2-stage traces (`" + S2_TRACES + f"`, {len(rows)} of them,",
+            f"  held out) a stage's data lands {min(med)}-{max(med)} cycles (medians; p90 {min(p90)}-{max(p90)}) after its last TMA load",
+            "  while its consumers wait, and every instruction before a stage's loads or before its release adds to",
+            "  the round trip: the models place K2's own instructions where its traces show them",
+            "  (`PRODUCER_ACQUIRE_CYCLES` ... `CONSUMER_STAGE_CYCLES` above). The rest of the 2-stage error is the",
+            "  load latency under load, which varies widely on the GPU and little in the model."]
+
+
 def groups(points):
     """Groups of points that share a mechanism, for the error breakdown."""
     def stages(r):
@@ -293,19 +347,27 @@ def markdown(data):
         "8192^3 on the H100; the timed points of that configuration on those shapes are the only ones that share",
         "its source. The H200's points share nothing.",
         "",
-        "Six parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
-        "the models have as `compute` ops. They are measured in K2's hardware traces (beta = 0, as in the sweeps;",
-        f'{conv["kblocks"]} k-blocks of two shapes): per interval, the hardware mean less the replay\'s, which holds the',
-        "model's op costs and the probe's own cycles per event (docs/replay.md); so they also hold any error of the",
-        "machine file's op costs in those intervals (the single issuing thread's TMA issue is slower than the",
-        "burst microbenchmark's, and that difference lands in `PRODUCER_STAGE_CYCLES`).",
+        "Ten parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
+        "the models have as `compute` ops, each where it stands in the loop. They are measured in K2's hardware",
+        f'traces (beta = 0, as in the sweeps; {conv["kblocks"]} k-blocks of two shapes): per interval, the hardware mean less the',
+        "replay's, which holds the model's op costs and the probe's own cycles per event (docs/replay.md); so they",
+        "also hold any error of the machine file's op costs in those intervals (the single issuing thread's TMA",
+        "issue is slower than the burst microbenchmark's, and that difference lands in the producer's).",
         f'- `FUSION_CYCLES`: the epilogue\'s conversion of a subtile (`{conv["conversion_interval"]}`: {conv["conversion_trace_mean"]:.0f} cycles',
         f'  on the GPU, {conv["probe_cycles"]:.0f} of them the probe\'s), {conv["conversion_per_element"]:.1f} cycles per accumulator element a',
         f'  consumer thread converts; every point\'s subtile gives each thread 16 elements: {round(conv["conversion_per_element"] * 16)} cycles.',
-        f'- `PRODUCER_STAGE_CYCLES` = {round(conv["producer_stage_cycles"])}: a k-block of the load warp beyond its acquire and its two TMA',
-        "  loads (" + ", ".join(f"`{k}`" for k in conv["producer_gaps"]) + ").",
-        f'- `CONSUMER_STAGE_CYCLES` = {round(conv["consumer_stage_cycles"])}: a k-block of a consumer warp beyond its wait, MMAs and release',
-        "  (" + ", ".join(f"`{k}`" for k in conv["consumer_gaps"]) + ").",
+        "- A k-block of the load warp beyond its acquire and its two TMA loads:",
+        *(f'  `{name.upper()}_CYCLES` = {round(conv[name + "_cycles"])} {where} ('
+          + ", ".join(f"`{k}`" for k in conv[name + "_gaps"]) + ")" + end
+          for name, where, end in (("producer_acquire", "after the acquire, before the first load", ";"),
+                                   ("producer_load", "between the loads", ";"),
+                                   ("producer_stage", "after the last load", "."))),
+        "- A k-block of a consumer warp beyond its wait, MMAs and release:",
+        *(f'  `{name.upper()}_CYCLES` = {round(conv[name + "_cycles"])} {where} ('
+          + ", ".join(f"`{k}`" for k in conv[name + "_gaps"]) + ")" + end
+          for name, where, end in (("consumer_issue", "after the wait, before the MMAs", ";"),
+                                   ("consumer_release", "after the MMA wait, before the release", ";"),
+                                   ("consumer_stage", "after the release", "."))),
         f'- `TILE_CYCLES` = {max(0, round(conv["tile_cycles"]))}: a tile of a consumer warp outside its k-blocks and subtiles',
         "  (" + ", ".join(f"`{k}`" for k in conv["tile_gaps"]) + "), less the first subtile's conversion.",
         f'- `SUBTILE_CYCLES` = {round(conv["subtile_cycles"])}: a subtile of a consumer warp after its st.shared'
@@ -381,8 +443,7 @@ def markdown(data):
               "  from the model's (docs/replay.md).",
               "- The kernel's own instructions between pipeline ops are in, as K2's (above); a CUTLASS kernel's may",
               "  differ, and the models' defaults (FUSION_CYCLES 48, the others 0) are not K2's.",
-              "- Two stages stay the most optimistic group: the GPU's loaded latency of a stage is longer than the",
-              "  model's round-robin share of the L2 gives.",
+              *two_stage_lines(),
               "- The clock: the GPU ran these points at 1,300-1,900 MHz (power limit; lower with random data than",
               "  with constant data); at the nominal 1,980 MHz the model is that much faster still.",
               ]

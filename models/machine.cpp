@@ -238,10 +238,14 @@ Machine at_sm_clock(const Machine& machine, double mhz) {
   Machine m = machine;
   m.l2_bytes_per_cycle = machine.l2_bytes_per_cycle * machine.clock_mhz / mhz;
   m.hbm_bytes_per_cycle = machine.hbm_bytes_per_cycle * machine.clock_mhz / mhz;
+  // The L2's combining window is a time (measured in ns, stored in cycles of the file's clock).
+  m.l2_combine_window_cycles = static_cast<std::int64_t>(
+      std::llround(static_cast<double>(machine.l2_combine_window_cycles) * mhz / machine.clock_mhz));
   m.clock_mhz = mhz;
   m.sources["clock_mhz"] = fmt::format("set: {} MHz (the machine file says {})", mhz, machine.clock_mhz);
   m.sources["l2_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   m.sources["hbm_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
+  m.sources["l2_combine_window_cycles"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   return m;
 }
 

@@ -158,36 +158,48 @@ TEST_CASE("sm90 models: a kernel's own instructions stand where they are in the 
                           "CONSUMER_ISSUE_CYCLES", "CONSUMER_RELEASE_CYCLES", "CONSUMER_STAGE_CYCLES"};
   for (const char* p : places) zero[p] = 0;
   const std::int64_t kblocks = 2048 / 64, ctas = 64, x = 300;
-  for (int stages : {2, 6}) {
-    DYNAMIC_SECTION("stages " << stages) {
-      auto base = run_model("sm90/gemm_tma_ws_cooperative", with(zero, {{"STAGES", stages}}));
-      REQUIRE(base.result.outcome == Outcome::kFinished);
-      for (const char* p : places) {
-        INFO(p);
-        auto r = run_model("sm90/gemm_tma_ws_cooperative", with(zero, {{"STAGES", stages}, {p, x}}));
-        REQUIRE(r.result.outcome == Outcome::kFinished);
-        const std::string place = p;
-        const bool producer = place.rfind("PRODUCER", 0) == 0;
-        // One compute op per k-block in the load warp, per k-block in each of the 8 consumer warps (the release
-        // of every k-block, the wait of every one, the rest of all but the last).
-        const std::int64_t per_cta = producer ? kblocks : 8 * (place == "CONSUMER_STAGE_CYCLES" ? kblocks - 1 : kblocks);
-        CHECK(r.result.stats.ops - base.result.stats.ops == ctas * per_cta);
-        const std::int64_t added = r.result.cycles - base.result.cycles;
-        const bool on_path = place == "PRODUCER_ACQUIRE_CYCLES" || place == "CONSUMER_ISSUE_CYCLES" ||
-                             place == "CONSUMER_RELEASE_CYCLES";
-        if (stages == 2 && on_path) {
-          CHECK(added >= x * (kblocks - 1));  // every round trip after the first
-        } else if (stages == 2 && place == "PRODUCER_LOAD_CYCLES") {
-          // between the A and the B box: the A box's transfer (16 KB) hides part of it in every round trip
-          CHECK(added >= x * (kblocks - 1) / 2);
-          CHECK(added < x * (kblocks - 1));
-        } else {
-          CHECK(added >= 0);
-          CHECK(added <= x);  // at most the first k-block's
+  // The consumer warps that run a CTA's one tile: both warpgroups in the cooperative kernel, one otherwise.
+  const std::pair<const char*, std::int64_t> models[] = {
+      {"sm90/gemm_tma_ws_cooperative", 8}, {"sm90/gemm_tma_ws_pingpong", 4}, {"sm90/gemm_tma_ws", 4}};
+  for (const auto& [name, consumer_warps] : models) {
+    for (int stages : {2, 6}) {
+      DYNAMIC_SECTION(name << " stages " << stages) {
+        auto base = run_model(name, with(zero, {{"STAGES", stages}}));
+        REQUIRE(base.result.outcome == Outcome::kFinished);
+        for (const char* p : places) {
+          INFO(p);
+          auto r = run_model(name, with(zero, {{"STAGES", stages}, {p, x}}));
+          REQUIRE(r.result.outcome == Outcome::kFinished);
+          const std::string place = p;
+          const bool producer = place.rfind("PRODUCER", 0) == 0;
+          // One compute op per k-block in the load warp, per k-block in each consumer warp (the release of every
+          // k-block, the wait of every one, the rest of all but the last).
+          const std::int64_t per_cta =
+              producer ? kblocks : consumer_warps * (place == "CONSUMER_STAGE_CYCLES" ? kblocks - 1 : kblocks);
+          CHECK(r.result.stats.ops - base.result.stats.ops == ctas * per_cta);
+          const std::int64_t added = r.result.cycles - base.result.cycles;
+          const bool on_path = place == "PRODUCER_ACQUIRE_CYCLES" || place == "CONSUMER_ISSUE_CYCLES" ||
+                               place == "CONSUMER_RELEASE_CYCLES";
+          if (stages == 2 && on_path) {
+            CHECK(added >= x * (kblocks - 1));  // every round trip after the first
+          } else if (stages == 2 && place == "PRODUCER_LOAD_CYCLES") {
+            // between the A and the B box: the A box's transfer (16 KB) hides part of it in every round trip
+            CHECK(added >= x * (kblocks - 1) / 2);
+            CHECK(added < x * (kblocks - 1));
+          } else {
+            CHECK(added >= 0);
+            CHECK(added <= 2 * x);  // at most the first and the last k-block's (the tile's start and its epilogue)
+          }
         }
       }
     }
   }
+  // A K = 128 stage is two swizzle atoms per operand (four boxes in the model, one TMA per operand in CUTLASS):
+  // the instructions between A and B stand once per k-block.
+  auto base = run_model("sm90/gemm_tma_ws_cooperative", with(zero, {{"TILE_K", 128}}));
+  auto load = run_model("sm90/gemm_tma_ws_cooperative", with(zero, {{"TILE_K", 128}, {"PRODUCER_LOAD_CYCLES", x}}));
+  REQUIRE(load.result.outcome == Outcome::kFinished);
+  CHECK(load.result.stats.ops - base.result.stats.ops == ctas * (2048 / 128));
 }
 
 TEST_CASE("known-bad sm90 configurations are found by simulation", "[kernels][diagnosis]") {

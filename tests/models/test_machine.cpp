@@ -328,6 +328,13 @@ TEST_CASE("at_sm_clock refuses a clock that is not finite or not plausible", "[m
     CHECK(s.hbm_bytes_per_cycle > 0);
   }
   CHECK(models::at_sm_clock(m, 990).l2_bytes_per_cycle == Approx(2 * m.l2_bytes_per_cycle));
+  // The L2's combining window is a time: fewer cycles of a slower clock, more of a faster one.
+  REQUIRE(m.l2_combine_window_cycles > 2);
+  CHECK(models::at_sm_clock(m, 990).l2_combine_window_cycles ==
+        std::llround(static_cast<double>(m.l2_combine_window_cycles) * 990 / m.clock_mhz));
+  CHECK(models::at_sm_clock(m, 990).l2_combine_window_cycles < m.l2_combine_window_cycles);
+  CHECK(models::at_sm_clock(m, 3000).l2_combine_window_cycles > m.l2_combine_window_cycles);
+  CHECK(models::at_sm_clock(m, m.clock_mhz).l2_combine_window_cycles == m.l2_combine_window_cycles);
   // A machine built in code without a clock cannot be scaled (its bandwidth would become 0 or NaN).
   models::Machine none = m;
   none.clock_mhz = 0;

@@ -76,7 +76,7 @@ def stage_latency(path):
                 elif w["role"] == "consumer" and e[2] == "full" and e[1] in ("wait", "wait.end"):
                     d = starts if e[1] == "wait" else ends
                     d[key] = min(d.get(key, e[0]), e[0])
-        out += [ends[k] - t0 for k, t0 in loads.items() if k in ends and starts[k] < t0]
+        out += [ends[k] - t0 for k, t0 in loads.items() if k in ends and starts.get(k, t0) < t0]
     return sorted(out)
 
 
@@ -723,8 +723,12 @@ def main():
         # Why FUSION_CYCLES is not K2's by default: the short-K points (bound by the epilogue) with K2's conversion.
         def with_k2_conversion(item):
             src, gpu, p = item
+            # 16 accumulator elements per consumer thread: every model's default epilogue tile gives that.
             defs = dict(cutlass_defines(p), FUSION_CYCLES=round(measured["conversion_per_element"] * 16))
-            r = predict(smpipe, gpu, p, p.get("clock_mhz_pooled") or p.get("clock_mhz_median"), defs)
+            clock = p.get("clock_mhz_pooled") or p.get("clock_mhz_median")
+            if not clock:
+                return None
+            r = predict(smpipe, gpu, p, clock, defs)
             return 100 * (r["us"] / (1000 * p["ms_median"]) - 1) if "us" in r else None
         short_k = [e for e in ex.map(with_k2_conversion, [i for i in load_cutlass() if i[2]["K"] <= 512]) if e is not None]
     data = {"generator": "validation/calibration/accuracy.py", "points": rows,

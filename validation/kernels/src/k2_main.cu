@@ -250,7 +250,8 @@ bool bind_instance(Variant& v) {
 }
 int prepare_variant(const Variant& v, int sms) { return v.prepare(v.cluster_m, sms); }
 
-// The two original variants (names kept: run_k2.sh, run_k2_trace.sh, k2_gemm.json select them by name).
+// The original variants and the 2-stage ones with probe-on instances (names kept: run_k2.sh, run_k2_trace.sh,
+// k2_gemm.json select them by name).
 Variant legacy_variant(int bn, int st) {
   Variant v;
   v.name = "128x" + std::to_string(bn) + "x64_s" + std::to_string(st);
@@ -1198,7 +1199,8 @@ int main(int argc, char** argv) {
           k2probe::launch(v.bn, v.stages, tA, tB, tC, tD, p, grid, 0);
         };
 
-        const std::string vsuffix = vars.size() > 1 || v.bn != 256 ? "_" + v.name : "";
+        // The 128x256x64_s4 variant alone keeps the plain names (k2_trace_<shape>.json) that the tools read.
+        const std::string vsuffix = vars.size() > 1 || v.bn != 256 || v.stages != 4 ? "_" + v.name : "";
         if (!trace_prefix.empty() && ok && slots > 0 && v.legacy) {
           for (float tb : trace_betas) {
             const float ta = 1.0f;

@@ -53,6 +53,11 @@ TILE_GAPS = ["tile -> wait", "arrive empty -> epilogue", "epilogue -> st.shared"
 # A subtile's intervals after its st.shared in every consumer warp, and around the TMA store in the store thread.
 SUBTILE_GAPS = ["st.shared -> fence.proxy.async", "fence.proxy.async -> bar.sync"]
 STORE_GAPS = ["bar.sync.end epi -> tma.store", "tma.wait.read.end -> bar.sync"]
+# Every measured instruction cost but the conversion: (name, its intervals); the model knob is NAME_CYCLES.
+INSTRUCTION_GROUPS = (("producer_acquire", PRODUCER_ACQUIRE_GAPS), ("producer_load", PRODUCER_LOAD_GAPS),
+                      ("producer_stage", PRODUCER_STAGE_GAPS), ("consumer_issue", CONSUMER_ISSUE_GAPS),
+                      ("consumer_release", CONSUMER_RELEASE_GAPS), ("consumer_stage", CONSUMER_STAGE_GAPS),
+                      ("tile", TILE_GAPS), ("subtile", SUBTILE_GAPS), ("store", STORE_GAPS))
 CONSUMER_THREADS = {"cooperative": 256, "pingpong": 128}  # the threads that convert one tile's subtile
 
 
@@ -101,11 +106,7 @@ def kernel_instructions(smpipe):
       store thread -> STORE_CYCLES.
     A group's intervals are summed per k-block (tile, subtile) of a trace, weighted by the group's fewest samples
     in that trace; the traces are weighted by those samples."""
-    groups = (("producer_acquire", PRODUCER_ACQUIRE_GAPS), ("producer_load", PRODUCER_LOAD_GAPS),
-              ("producer_stage", PRODUCER_STAGE_GAPS), ("consumer_issue", CONSUMER_ISSUE_GAPS),
-              ("consumer_release", CONSUMER_RELEASE_GAPS), ("consumer_stage", CONSUMER_STAGE_GAPS),
-              ("tile", TILE_GAPS), ("subtile", SUBTILE_GAPS), ("store", STORE_GAPS))
-    sums = {"conversion": 0.0, **{name: 0.0 for name, _ in groups}}
+    sums = {"conversion": 0.0, **{name: 0.0 for name, _ in INSTRUCTION_GROUPS}}
     counts = dict.fromkeys(sums, 0)
     raw, probe = 0.0, 0.0
     for path in TRACES:
@@ -123,7 +124,7 @@ def kernel_instructions(smpipe):
         counts["conversion"] += c["count"]
         raw += c["hw_mean"] * c["count"]
         probe += j["probe_cycles"] * c["count"]
-        for name, keys in groups:
+        for name, keys in INSTRUCTION_GROUPS:
             if any(k not in iv for k in keys):
                 continue  # a trace whose CTAs ran one tile each has no tile-to-tile interval
             n = min(iv[k]["count"] for k in keys)
@@ -135,8 +136,8 @@ def kernel_instructions(smpipe):
     return {"conversion_interval": CONVERSION, "traces": TRACES, "conversion_samples": counts["conversion"],
             "conversion_trace_mean": raw / counts["conversion"], "probe_cycles": probe / counts["conversion"],
             "conversion_per_element": sums["conversion"] / counts["conversion"],
-            **{f"{name}_gaps": keys for name, keys in groups},
-            **{f"{name}_cycles": sums[name] / counts[name] for name, _ in groups},
+            **{f"{name}_gaps": keys for name, keys in INSTRUCTION_GROUPS},
+            **{f"{name}_cycles": sums[name] / counts[name] for name, _ in INSTRUCTION_GROUPS},
             "kblocks": counts["consumer_issue"]}
 
 
@@ -153,22 +154,19 @@ def defines(p, measured):
     # converts at the measured cost) and a k-block's bookkeeping in the load and consumer warps.
     em, en = p["epi_tile"]
     d["FUSION_CYCLES"] = round(measured["conversion_per_element"] * em * en / CONSUMER_THREADS[p["schedule"]])
-    for name in ("producer_acquire", "producer_load", "producer_stage", "consumer_issue", "consumer_release",
-                 "consumer_stage"):
-        d[f"{name.upper()}_CYCLES"] = round(measured[f"{name}_cycles"])
-    d["TILE_CYCLES"] = max(0, round(measured["tile_cycles"]))
-    d["SUBTILE_CYCLES"] = round(measured["subtile_cycles"])
-    d["STORE_CYCLES"] = round(measured["store_cycles"])
+    d.update(instruction_knobs(measured))
     return d
+
+
+def instruction_knobs(measured):
+    """The models' knobs of K2's measured instruction costs but the conversion (FUSION_CYCLES)."""
+    return {f"{name.upper()}_CYCLES": max(0, round(measured[f"{name}_cycles"])) for name, _ in INSTRUCTION_GROUPS}
 
 
 def stale_defaults(measured):
     """The sm90 models' default instruction costs that differ from K2's measured ones (they are the defaults,
     but for FUSION_CYCLES: docs/models.md); an empty list when all are in step."""
-    want = {f"{n.upper()}_CYCLES": round(measured[f"{n}_cycles"]) for n in
-            ("producer_acquire", "producer_load", "producer_stage", "consumer_issue", "consumer_release",
-             "consumer_stage", "subtile", "store")}
-    want["TILE_CYCLES"] = max(0, round(measured["tile_cycles"]))
+    want = instruction_knobs(measured)
     out = []
     for path in MODELS.values():
         with open(os.path.join(ROOT, path)) as f:

@@ -204,8 +204,14 @@ def sm90(results):
     return params
 
 
+def borrowed(params, why):
+    """Parameters measured on the H100, as estimates for another GPU (`why`: what the two share)."""
+    return {k: (v, f"estimate: taken from the H100 measurement ({why}); " + src) for k, (v, src) in params.items()}
+
+
 h100 = sm90("validation/results/h100/microbench.json")
-h100.update(l2_combining())
+COMBINING = l2_combining()
+h100.update(COMBINING)
 
 
 def atomics(results, who_note=""):
@@ -231,19 +237,18 @@ def atomics(results, who_note=""):
 
 
 ATOMICS = "validation/results/h100/atomics.json"
-h100.update(atomics(ATOMICS))
+atomic_params = atomics(ATOMICS)
+h100.update(atomic_params)
 
 # The H200 (the H100's SM with more and faster HBM) from its own run.
 h200 = sm90("validation/results/h200/microbench.json")
 h200["sm_count"] = (132, "published: NVIDIA H200 datasheet (132 SMs); also read from the device in " + RESULTS)
-for k, (v, src) in l2_combining().items():
-    h200[k] = (v, "estimate: taken from the H100 measurement (the H200 has the H100's SMs, TPCs and L2); " + src)
+h200.update(borrowed(COMBINING, "the H200 has the H100's SMs, TPCs and L2"))
 # No atomics run on the H200 yet: its SM and L2 design are the H100's.
-for k, (v, src) in atomics(ATOMICS).items():
-    h200[k] = (v, "estimate: taken from the H100 measurement (the H200 has the H100's SM and L2); " + src)
-h100.update(wgmma_issue())
-for k, (v, src) in wgmma_issue().items():
-    h200[k] = (v, "estimate: taken from the H100 measurement (the H200 has the H100's SM); " + src)
+h200.update(borrowed(atomic_params, "the H200 has the H100's SM and L2"))
+wgmma = wgmma_issue()
+h100.update(wgmma)
+h200.update(borrowed(wgmma, "the H200 has the H100's SM"))
 h100_results = "validation/results/h100/microbench.json"
 RESULTS = h100_results
 
@@ -276,8 +281,7 @@ b200.update({
     "wgmma_issue_cycles_n256": (0, "derived: no wgmma on sm_100"),
     "wgmma_queue_depth": (0, "derived: no wgmma on sm_100"),
 })
-for k, (v, src) in l2_combining().items():
-    b200[k] = (v, "estimate: taken from the H100 measurement (Blackwell's TPCs also pair two SMs); " + src)
+b200.update(borrowed(COMBINING, "Blackwell's TPCs also pair two SMs"))
 for k, (v, src) in list(b200.items()):
     if src.startswith("measured:") or (src.startswith("derived:") and RESULTS in src):
         b200[k] = (v, "estimate: taken from the H100 measurement, assuming Blackwell's SM is no slower here; " + src)

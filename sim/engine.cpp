@@ -28,18 +28,18 @@ void Engine::schedule(Cycle at, Priority priority, std::uint32_t kind, std::uint
   Event e{at, priority, next_sequence_++, kind, target, payload};
   if (at.v - now_.v < kWheelSize) {
     put_in_wheel(e);
+    last_valid_ = true;
+    last_priority_ = priority;
+    last_at_ = at;
+    last_sequence_ = e.sequence;
+    last_slot_ = static_cast<std::size_t>(at.v & kWheelMask);
+    last_index_ = wheel_[last_slot_].queue[static_cast<int>(priority)].size() - 1;
   } else {
     far_.push_back(e);
     std::push_heap(far_.begin(), far_.end(), later);
+    last_valid_ = false;
   }
   ++count_;
-}
-
-bool Engine::due_before(Priority p) const {
-  const Slot& slot = wheel_[static_cast<std::size_t>(now_.v & kWheelMask)];
-  for (int q = 0; q < static_cast<int>(p); ++q)
-    if (slot.head[q] != slot.queue[q].size()) return true;
-  return false;
 }
 
 void Engine::requeue_front(const Event& e) {
@@ -48,6 +48,7 @@ void Engine::requeue_front(const Event& e) {
   int p = static_cast<int>(e.priority);
   SMPIPE_CHECK(slot.head[p] > 0, "requeue_front needs the place of the event just taken");
   slot.queue[p][--slot.head[p]] = e;
+  last_valid_ = false;  // (it may have taken the place of the event scheduled last)
   ++in_wheel_;
   ++count_;
 }
@@ -100,6 +101,7 @@ Engine::StopReason Engine::run(Cycle limit) {
       while (p < kPriorities && slot.head[p] == slot.queue[p].size()) ++p;
       if (p == kPriorities) break;
       Event event = slot.queue[p][slot.head[p]++];
+      if (event.sequence == last_sequence_) last_valid_ = false;  // taken: nothing may join it now
       --in_wheel_;
       --count_;
       ++processed_;

@@ -69,10 +69,24 @@ class Engine {
   void count_event() { ++processed_; }
   // Whether an event of a priority that runs before `p` is due at the current cycle (scheduled by the
   // event being handled): a batch stops there and puts the rest of its work back with requeue_front.
-  bool due_before(Priority p) const;
+  bool due_before(Priority p) const {
+    const Slot& slot = wheel_[static_cast<std::size_t>(now_.v & kWheelMask)];
+    for (int q = 0; q < static_cast<int>(p); ++q)
+      if (slot.head[q] != slot.queue[q].size()) return true;
+    return false;
+  }
   // During the handling of an event of priority `e.priority` at the current cycle: puts `e` back at the
   // head of that priority's queue, where the event just taken was, so it keeps that place in the order.
   void requeue_front(const Event& e);
+
+  // The event scheduled last, while it still waits in the wheel at (`at`, `p`), else nullptr. An event
+  // scheduled now at (`at`, `p`) would run right after it, with nothing between them, so a handler may
+  // instead add the new work to it (a list of warps, run one after the other; each one counted with
+  // count_event when it runs). The pointer is valid until the next schedule, run or requeue.
+  Event* last_pending(Cycle at, Priority p) {
+    return last_valid_ && last_at_ == at && last_priority_ == p ? &wheel_[last_slot_].queue[static_cast<int>(p)][last_index_]
+                                                                : nullptr;
+  }
 
   std::uint64_t events_processed() const { return processed_; }
   std::size_t pending() const { return count_; }
@@ -104,6 +118,12 @@ class Engine {
   Cycle now_{0};
   std::uint64_t next_sequence_ = 0;
   std::uint64_t processed_ = 0;
+  // The event scheduled last, while it waits in the wheel (last_valid_): its key and place there.
+  bool last_valid_ = false;
+  Priority last_priority_ = Priority::kCompletion;
+  Cycle last_at_{0};
+  std::uint64_t last_sequence_ = 0;
+  std::size_t last_slot_ = 0, last_index_ = 0;
   bool stop_requested_ = false;
 };
 

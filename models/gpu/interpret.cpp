@@ -154,7 +154,7 @@ void Simulator::step(std::uint32_t id) {
             std::int64_t cta = ctas_[w.cta].id;
             observers_.each(cta, [&](Observer& o) { o.op_busy(cta, w.index, d, now().v, r.cycles); });
           }
-          engine_.schedule(now() + Cycle(r.cycles), sim::Priority::kWarpStep, kEvWarpStep, id);
+          enqueue(kSteps, now() + Cycle(r.cycles), id);
         }
         return;  // kBusy / kBlocked / kExited
       }

@@ -210,8 +210,8 @@ bool Simulator::place_cluster(std::int64_t ci) {
   for (std::uint32_t slot : cl.ctas) {
     Cta& c = ctas_[slot];
     for (int i = 0; i < p.warps; ++i)
-      if (warps_[c.first_warp + i].state == WarpState::kReady)
-        engine_.schedule(now(), sim::Priority::kWarpStep, kEvWarpStep, c.first_warp + i);
+      if (std::uint32_t id = c.first_warp + static_cast<std::uint32_t>(i); warps_[id].state == WarpState::kReady)
+        enqueue(kSteps, now(), id);
   }
   return true;
 }
@@ -368,35 +368,61 @@ inline void Simulator::resume(std::uint32_t id) {
 
 // ---- events ----
 
-void Simulator::wake_all(std::span<const std::uint32_t> warp_ids, Cycle at) {
-  if (warp_ids.size() <= 1) {
-    for (std::uint32_t w : warp_ids) wake_at(w, at);
-    return;
+std::uint32_t Simulator::new_warp_list() {
+  if (free_warp_lists_.empty()) {
+    warp_lists_.emplace_back();
+    return static_cast<std::uint32_t>(warp_lists_.size() - 1);
   }
-  std::uint32_t list;
-  if (free_wake_lists_.empty()) {
-    list = static_cast<std::uint32_t>(wake_lists_.size());
-    wake_lists_.emplace_back();
-  } else {
-    list = free_wake_lists_.back();
-    free_wake_lists_.pop_back();
-  }
-  wake_lists_[list].assign(warp_ids.begin(), warp_ids.end());
-  engine_.schedule(at, sim::Priority::kWake, kEvWakeList, 0, list);
+  std::uint32_t list = free_warp_lists_.back();
+  free_warp_lists_.pop_back();
+  warp_lists_[list].clear();
+  return list;
 }
 
-// The warps of a wake list resume one after the other, as separate wake events would run them: when one
-// of them schedules something that runs before wake-ups in this cycle, the rest go back to the head of
-// the queue and wait for it, where their own events would have waited.
-void Simulator::wake_list(const sim::Event& e) {
+void Simulator::join(sim::Event& last, const WarpEvents& kind, std::uint32_t warp_id) {
+  std::uint32_t list = new_warp_list();
+  warp_lists_[list].push_back(last.target);
+  warp_lists_[list].push_back(warp_id);
+  last.kind = kind.list;
+  last.target = 0;
+  last.payload = list;
+}
+
+void Simulator::enqueue(const WarpEvents& kind, Cycle at, std::span<const std::uint32_t> warp_ids) {
+  if (warp_ids.size() == 1) return enqueue(kind, at, warp_ids[0]);
+  if (warp_ids.empty()) return;
+  // The event scheduled last is of this cycle and priority and still waiting: these warps would run right
+  // after its own, so they join it.
+  sim::Event* last = engine_.last_pending(at, kind.priority);
+  if (last != nullptr && last->kind == kind.single) join(*last, kind, warp_ids[0]), warp_ids = warp_ids.subspan(1);
+  if (last != nullptr && last->kind == kind.list) {
+    auto& l = warp_lists_[static_cast<std::size_t>(last->payload)];
+    l.insert(l.end(), warp_ids.begin(), warp_ids.end());
+    return;
+  }
+  std::uint32_t list = new_warp_list();
+  warp_lists_[list].assign(warp_ids.begin(), warp_ids.end());
+  engine_.schedule(at, kind.priority, kind.list, 0, list);
+}
+
+// The warps of a list continue (or resume) one after the other, as separate events would run them: when
+// one of them schedules something that runs before this priority in this cycle, the rest go back to the
+// head of the queue and wait for it, where their own events would have waited.
+void Simulator::warp_list(const sim::Event& e) {
   auto list = static_cast<std::uint32_t>(e.payload);
+  const bool wake = e.kind == kEvWakeList;
   for (std::uint32_t i = e.target;;) {
-    resume(wake_lists_[list][i]);  // (may add wake lists: index, never hold a reference)
-    if (++i == wake_lists_[list].size()) {
-      free_wake_lists_.push_back(list);
+    std::uint32_t w = warp_lists_[list][i];  // (a warp may add lists: index, never hold a reference)
+    if (wake) {
+      resume(w);
+    } else {
+      step(w);
+    }
+    if (++i == warp_lists_[list].size()) {
+      free_warp_lists_.push_back(list);
       return;
     }
-    if (engine_.due_before(sim::Priority::kWake)) {
+    if (engine_.due_before(e.priority)) {
       sim::Event rest = e;
       rest.target = i;
       engine_.requeue_front(rest);
@@ -411,7 +437,8 @@ void Simulator::handle(const sim::Event& e) {
     case kEvLaunch: try_launch(); break;
     case kEvWarpStep: step(e.target); break;
     case kEvWake: resume(e.target); break;
-    case kEvWakeList: wake_list(e); break;
+    case kEvStepList:
+    case kEvWakeList: warp_list(e); break;
     default:
       SMPIPE_CHECK(e.kind >= kEvFirstUnit && e.kind - kEvFirstUnit < units_.size(), fmt::format("unknown event kind {}", e.kind));
       units_[e.kind - kEvFirstUnit]->complete(e.target, e.payload);

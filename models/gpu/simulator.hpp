@@ -55,10 +55,10 @@ class Simulator : public sim::Handler {
     w.wait_cause = cause;
     w.wait_since = now();
   }
-  void wake_at(std::uint32_t warp_id, Cycle at) { engine_.schedule(at, sim::Priority::kWake, kEvWake, warp_id); }
+  void wake_at(std::uint32_t warp_id, Cycle at) { enqueue(kWakes, at, warp_id); }
   // Wakes warps at one cycle, in this order: the same run as wake_at for each in turn, done by one event
   // (a barrier's waiters, a warpgroup after a collective op).
-  void wake_all(std::span<const std::uint32_t> warp_ids, Cycle at);
+  void wake_all(std::span<const std::uint32_t> warp_ids, Cycle at) { enqueue(kWakes, at, warp_ids); }
   // Ends the run with a diagnosis at warp `warp`'s op `op` (warp ~0u: no warp).
   [[noreturn]] void ub(std::uint32_t warp, std::uint32_t op, const std::string& title, const std::string& message,
                        bool hazard = false);
@@ -133,10 +133,34 @@ class Simulator : public sim::Handler {
   enum EventKind : std::uint32_t {
     kEvLaunch,    // try to launch clusters (target unused)
     kEvWarpStep,  // target = warp id: continue interpreting
+    kEvStepList,  // payload = warp list, target = its first warp not stepped yet: they continue, in turn
     kEvWake,      // target = warp id: a wait is over
-    kEvWakeList,  // payload = wake list, target = its first warp not woken yet: their waits are over
+    kEvWakeList,  // payload = warp list, target = its first warp not woken yet: their waits are over
     kEvFirstUnit  // kEvFirstUnit + i: an event of units_[i]
   };
+  // Warps that continue (kSteps) or end a wait (kWakes) at a cycle: one event per warp would do, but warps
+  // scheduled one right after the other for the same cycle share one event, a list run in the same order
+  // (most often the four warps of a warpgroup leaving a compute op or a barrier together).
+  struct WarpEvents {
+    sim::Priority priority;
+    std::uint32_t single, list;
+  };
+  static constexpr WarpEvents kSteps{sim::Priority::kWarpStep, kEvWarpStep, kEvStepList};
+  static constexpr WarpEvents kWakes{sim::Priority::kWake, kEvWake, kEvWakeList};
+  void enqueue(const WarpEvents& kind, Cycle at, std::span<const std::uint32_t> warp_ids);
+  void enqueue(const WarpEvents& kind, Cycle at, std::uint32_t warp_id) {
+    sim::Event* last = engine_.last_pending(at, kind.priority);
+    if (last != nullptr && last->kind == kind.list) {
+      warp_lists_[static_cast<std::size_t>(last->payload)].push_back(warp_id);
+    } else if (last != nullptr && last->kind == kind.single) {
+      join(*last, kind, warp_id);
+    } else {
+      engine_.schedule(at, kind.priority, kind.single, warp_id);
+    }
+  }
+  // Turns `last`, a single warp's event, into a list of that warp and `warp_id`.
+  void join(sim::Event& last, const WarpEvents& kind, std::uint32_t warp_id);
+  std::uint32_t new_warp_list();
 
   // launch and lifecycle
   void try_launch();
@@ -174,9 +198,9 @@ class Simulator : public sim::Handler {
   std::int64_t peak_ctas_ = 0;
   bool launch_pending_ = false;
 
-  std::vector<std::vector<std::uint32_t>> wake_lists_;  // the warps of kEvWakeList events (reused)
-  std::vector<std::uint32_t> free_wake_lists_;
-  void wake_list(const sim::Event& e);
+  std::vector<std::vector<std::uint32_t>> warp_lists_;  // the warps of kEvStepList / kEvWakeList events (reused)
+  std::vector<std::uint32_t> free_warp_lists_;
+  void warp_list(const sim::Event& e);
 
   std::vector<std::string> causes_;
   std::vector<RoleStats> role_stats_;

@@ -157,3 +157,33 @@ TEST_CASE("due_before sees only earlier priorities of the current cycle", "[sim]
   e.run(Cycle(100));
   CHECK(p.due == std::vector<bool>{false, false, true});
 }
+
+TEST_CASE("last_pending offers the event scheduled last only while nothing can come between it and a new one", "[sim]") {
+  Recorder r;
+  Engine e(r);
+  e.schedule(Cycle(3), Priority::kWarpStep, 0, 1);
+  Event* last = e.last_pending(Cycle(3), Priority::kWarpStep);
+  REQUIRE(last != nullptr);
+  CHECK(last->target == 1);
+  CHECK(e.last_pending(Cycle(4), Priority::kWarpStep) == nullptr);  // another cycle
+  CHECK(e.last_pending(Cycle(3), Priority::kWake) == nullptr);      // another priority
+  e.schedule(Cycle(5), Priority::kWarpStep, 0, 2);                  // something scheduled since
+  CHECK(e.last_pending(Cycle(3), Priority::kWarpStep) == nullptr);
+  REQUIRE(e.last_pending(Cycle(5), Priority::kWarpStep) != nullptr);
+  e.schedule(Cycle(100000), Priority::kWarpStep, 0, 3);             // beyond the wheel: in the heap, not offered
+  CHECK(e.last_pending(Cycle(100000), Priority::kWarpStep) == nullptr);
+
+  // Taken by the run: no longer offered, even from the handler of that very event.
+  struct Taker : Handler {
+    Engine* engine = nullptr;
+    bool offered = true;
+    void handle(const Event& ev) override {
+      if (ev.target == 7) offered = engine->last_pending(engine->now(), Priority::kWarpStep) != nullptr;
+    }
+  } t;
+  Engine f(t);
+  t.engine = &f;
+  f.schedule(Cycle(2), Priority::kWarpStep, 0, 7);
+  f.run(Cycle(100));
+  CHECK_FALSE(t.offered);
+}

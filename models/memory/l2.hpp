@@ -75,7 +75,9 @@ class SingleQueueL2 : public MemoryHierarchy {
 // thirds at 4 us, which the window leaves out). Not modelled: SMs 2-8 apart combine about half of their
 // requests at zero lag, farther ones almost none (l2_combine_dist*, l2_combine_far*), and groups of 4-8
 // consecutive SMs reading together combine beyond pairs (0.29-0.32 requests per byte against 0.63 for a TPC
-// and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json).
+// and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json). Chosen by SM id rather than by CTA,
+// non-TPC pairs combine 15-44 % and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs, while the
+// CTA pairs 2-8 apart of the same session combine 64 % (l2_smpairs_ncu.json): which readers combine is open.
 // Any other read of a block in flight from HBM is an L2 lookup of its own that waits for that data (no
 // second HBM read).
 

@@ -48,8 +48,9 @@ struct RingArgs {
   int check_every;  // check 4 elements of every k-th load (0: never)
   int lat_from, lat_to;           // loads [from, to) store their latency (at most kLatCap per CTA)
   long long nboxes;               // boxes in the tensor (box b = rows [b*box_rows, +box_rows))
-  const long long* start;         // per CTA: first box
-  const long long* stride;        // per CTA: box step (mod nboxes)
+  const long long* start;         // per CTA (per SM when by_sm): first box
+  const long long* stride;        // per CTA (per SM when by_sm): box step (mod nboxes)
+  int by_sm;                      // start, stride and delay_ns are indexed by the SM id (%smid), not the CTA
   uint32_t* lat;                  // [cta][kLatCap] latency samples (cycles)
   const long long* delay_ns;      // per CTA, or nullptr: start this long after a common %globaltimer instant
   unsigned long long* t0;         // that instant (0 before the launch: the first CTA sets it)
@@ -85,8 +86,9 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
   }
   fence_mbar_init();
   prefetch_tmap(&map);
-  const long long nb = a.nboxes, st = a.stride[blockIdx.x];
-  long long bidx = a.start[blockIdx.x] % nb;
+  const unsigned who = a.by_sm ? smid() : blockIdx.x;
+  const long long nb = a.nboxes, st = a.stride[who];
+  long long bidx = a.start[who] % nb;
   int nlat = 0, done = 0, issued = 0, chk = a.check_every;
   unsigned bad = 0;
   unsigned long long wait_cyc = 0, issue_cyc = 0;
@@ -95,7 +97,7 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
     const unsigned long long now = gtime();
     unsigned long long t0 = atomicCAS(a.t0, 0ull, now + 20000ull);
     if (t0 == 0ull) t0 = now + 20000ull;
-    const unsigned long long until = t0 + static_cast<unsigned long long>(a.delay_ns[blockIdx.x]);
+    const unsigned long long until = t0 + static_cast<unsigned long long>(a.delay_ns[who]);
     while (gtime() < until) {
     }
   }
@@ -188,9 +190,11 @@ struct RingBufs {
   DevBuf<uint32_t> lat;
   DevBuf<unsigned long long> rec, t0;
   int cap;
+  int entries;  // of start, stride, delay: CTAs, or SM ids (%smid < 1024 on Hopper's largest parts)
   explicit RingBufs(int ncta)
-      : start(ncta), stride(ncta), delay(ncta), lat(static_cast<size_t>(ncta) * kLatCap), rec(ncta * kRecW), t0(1),
-        cap(kLatCap) {}
+      : start(std::max(ncta, kSmIds)), stride(std::max(ncta, kSmIds)), delay(std::max(ncta, kSmIds)),
+        lat(static_cast<size_t>(ncta) * kLatCap), rec(ncta * kRecW), t0(1), cap(kLatCap), entries(std::max(ncta, kSmIds)) {}
+  static constexpr int kSmIds = 1024;
 };
 
 struct RingCfg {
@@ -202,6 +206,7 @@ struct RingCfg {
   int reps;                              // measured reps (after one warm-up rep)
   std::vector<long long> delay_ns;       // per CTA start delays (empty: none)
   bool want_smids = false;               // report the SM of every CTA even when all SMs run one
+  bool by_sm = false;                    // start, stride, delay_ns are per SM id (as many as RingBufs holds)
 };
 
 struct RingOut {
@@ -240,12 +245,17 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.stride = b.stride.p;
   a.lat = b.lat.p;
   a.rec = b.rec.p;
-  CK(cudaMemcpy(b.start.p, cfg.start.data(), cfg.ncta * sizeof(long long), cudaMemcpyHostToDevice));
-  CK(cudaMemcpy(b.stride.p, cfg.stride.data(), cfg.ncta * sizeof(long long), cudaMemcpyHostToDevice));
+  a.by_sm = cfg.by_sm;
+  const size_t entries = cfg.start.size();  // ncta, or one per SM id with by_sm
+  if (entries != cfg.stride.size() || entries > static_cast<size_t>(b.entries) || (!cfg.by_sm && entries != static_cast<size_t>(cfg.ncta)) ||
+      (!cfg.delay_ns.empty() && cfg.delay_ns.size() != entries))
+    throw std::runtime_error("run_ring: per-CTA / per-SM tables of the wrong size");
+  CK(cudaMemcpy(b.start.p, cfg.start.data(), entries * sizeof(long long), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(b.stride.p, cfg.stride.data(), entries * sizeof(long long), cudaMemcpyHostToDevice));
   a.delay_ns = nullptr;
   a.t0 = b.t0.p;
   if (!cfg.delay_ns.empty()) {
-    CK(cudaMemcpy(b.delay.p, cfg.delay_ns.data(), cfg.ncta * sizeof(long long), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(b.delay.p, cfg.delay_ns.data(), entries * sizeof(long long), cudaMemcpyHostToDevice));
     a.delay_ns = b.delay.p;
   }
   std::vector<double> bpcs, bpc_c, wf, isf, spans;
@@ -1141,6 +1151,74 @@ void bench_l2_combine(Ctx& c) {
                 "i and i + D in each block of 2D CTAs (CTAs past the last whole block read their own data), no delay; "
                 "none: every CTA its own data. Pairs read disjoint data. Run under Nsight Compute (lts__t_sectors_srcunit_tex_op_"
                 "read per delivered byte) to see which identical requests reached the L2 as one.",
+                p);
+  }
+}
+
+// Group "smpairs": which SMs' identical TMA reads reach the L2 as one, by SM id rather than by CTA (the CTA ->
+// SM placement is the hardware's; here each CTA reads %smid and takes the data of its SM's set). Sets of SMs
+// read the same 8 MiB of boxes, HBM-sourced (L2 flushed before every rep), all SMs starting at one common
+// %globaltimer instant; different sets read disjoint data. Patterns: pairs of SM ids d apart (blocks of 2d ids:
+// SM b*2d + i with SM b*2d + i + d, i < d), and groups of k SM ids t apart (blocks of k*t ids: SMs b*k*t + j,
+// + t, ..., + (k-1)t); SMs past the last whole block read their own data. Meant to run under Nsight Compute
+// (lts__t_sectors_srcunit_tex_op_read per delivered byte).
+void bench_l2_smpairs(Ctx& c) {
+  const size_t big_bytes = 2ull << 30;
+  const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
+  DevBuf<uint16_t> big(big_bytes / 2);
+  fill_pattern(c, big.p, static_cast<size_t>(big_rows));
+  CK(cudaFuncSetAttribute(ring_kernel(6), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+  RingBufs rb(c.sm_count);
+  const int br = 256, bytes = br * kRowBytes, D = 6;
+  CUtensorMap map = make_map(big.p, big_rows, br);
+  const int iters = static_cast<int>((8ll << 20) / bytes);
+  const int n = c.sm_count;
+  struct Case {
+    int k, t;  // groups of k SM ids t apart (pairs d apart: k = 2, t = d; none: k = 1)
+  };
+  std::vector<Case> cases = {{1, 1}};
+  for (int d : {1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 18, 20, 24, 32, 48, 64, 66}) cases.push_back({2, d});
+  for (Case g : std::vector<Case>{{4, 1}, {4, 2}, {4, 16}, {8, 1}, {8, 2}, {8, 16}, {16, 1}}) cases.push_back(g);
+  for (const Case& cs : cases) {
+    RingCfg cfg;
+    cfg.map = &map;
+    cfg.box_rows = br;
+    cfg.D = D;
+    cfg.ncta = n;
+    cfg.nboxes = big_rows / br;
+    cfg.flush = true;
+    cfg.reps = 3;
+    cfg.iters = iters;
+    cfg.want_smids = true;
+    cfg.by_sm = true;
+    std::vector<long long> set_of(RingBufs::kSmIds);
+    const int block = cs.k * cs.t;
+    for (int s = 0; s < RingBufs::kSmIds; ++s) {
+      const int b = s / block, r = s % block;
+      // Sets of whole blocks take ids below n; every other SM id a set of its own, above them.
+      set_of[s] = s < n && (b + 1) * block <= n ? static_cast<long long>(b) * cs.t + r % cs.t : n + s;
+      cfg.start.push_back(set_of[s] * iters);
+      cfg.stride.push_back(1);
+      cfg.delay_ns.push_back(0);
+    }
+    std::vector<long long> used(set_of.begin(), set_of.begin() + n);
+    std::sort(used.begin(), used.end());
+    const long long distinct = std::unique(used.begin(), used.end()) - used.begin();
+    RingOut o = run_ring(c, cfg, rb);
+    JObj p;
+    p.str("pattern", cs.k == 1 ? "none" : cs.k == 2 ? "pair" : "group").num("sms_per_set", cs.k).num("sm_id_step", cs.t)
+        .num("box_bytes", bytes).num("inflight_loads", D).num("ctas", n).num("bytes_per_cta", double(iters) * bytes)
+        .num("distinct_bytes", double(distinct) * iters * bytes);
+    const std::string name = cs.k == 1   ? std::string("l2_smpairs_none")
+                             : cs.k == 2 ? "l2_smpairs_d" + std::to_string(cs.t)
+                                         : "l2_smpairs_group" + std::to_string(cs.k) + "_step" + std::to_string(cs.t);
+    record_ring(c, name + "_bw", name + "_latency", o,
+                "L2 request combining by SM id: sets of sms_per_set SMs whose ids are sm_id_step apart (blocks of "
+                "sms_per_set x sm_id_step ids; SMs past the last whole block read their own data) read the same 8 MiB "
+                "of 32 KB boxes (D = 6, 2 GiB tensor, L2 flushed before every rep), all starting at one %globaltimer "
+                "instant; each CTA picks its data by %smid. Sets read disjoint data; none: every SM its own. Run under "
+                "Nsight Compute (lts__t_sectors_srcunit_tex_op_read per delivered byte): below the no-sharing value, "
+                "identical requests of several SMs reached the L2 as one.",
                 p);
   }
 }

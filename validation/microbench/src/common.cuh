@@ -128,6 +128,7 @@ void bench_atomics(Ctx& c);
 void bench_hierarchy(Ctx& c);
 void bench_hier_store(Ctx& c);  // hier_store_* (group "hierarchy"; --only store or hierarchy)
 void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combining vs the time between readers)
+void bench_l2_smpairs(Ctx& c);  // l2_smpairs_* (group "smpairs": request combining by SM id)
 
 // Runs a shell command (popen) and returns its stdout without the trailing newline ("" on failure).
 // Defined in main.cu (used for nvidia-smi queries).

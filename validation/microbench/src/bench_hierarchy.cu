@@ -207,6 +207,8 @@ struct RingCfg {
   std::vector<long long> delay_ns;       // per CTA start delays (empty: none)
   bool want_smids = false;               // report the SM of every CTA even when all SMs run one
   bool by_sm = false;                    // start, stride, delay_ns are per SM id (as many as RingBufs holds)
+  int row_bytes = kRowBytes;             // bytes of each box row
+  bool check_data = true;                // compare elements with the fill pattern (a 64-column tensor of it)
 };
 
 struct RingOut {
@@ -231,13 +233,13 @@ long long pick_stride(int k, long long n) {
 
 RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   RingOut o;
-  const int bytes = cfg.box_rows * kRowBytes;
+  const int bytes = cfg.box_rows * cfg.row_bytes;
   RingArgs a{};
   a.nbuf = std::min(cfg.D, kRingBufBytes / bytes);
   a.box_rows = cfg.box_rows;
   a.bytes = bytes;
   a.iters = cfg.iters;
-  a.check_every = a.nbuf >= cfg.D ? 16 : 0;
+  a.check_every = a.nbuf >= cfg.D && cfg.check_data ? 16 : 0;
   a.lat_from = 2 * cfg.D;
   a.lat_to = cfg.iters - cfg.D;
   a.nboxes = cfg.nboxes;
@@ -1219,6 +1221,70 @@ void bench_l2_smpairs(Ctx& c) {
                 "instant; each CTA picks its data by %smid. Sets read disjoint data; none: every SM its own. Run under "
                 "Nsight Compute (lts__t_sectors_srcunit_tex_op_read per delivered byte): below the no-sharing value, "
                 "identical requests of several SMs reached the L2 as one.",
+                p);
+  }
+}
+
+// Group "segments": HBM bandwidth when each box row is a short segment of a longer tensor row (what an sm80
+// kernel's cp.async of a narrow K-tile reads: 64 B of each 1152 B row of K1's A0). The 2 GiB buffer is viewed as
+// rows of R bytes; every box takes the first W bytes of 256 consecutive rows (TMA, no swizzle), the SMs walk
+// disjoint row ranges from HBM (L2 flushed; 2 MiB delivered per SM, or its share of the rows), D = 6 boxes in
+// flight per SM, all 132 SMs. Bandwidth counts the bytes delivered; run under Nsight Compute, dram__bytes_read shows what HBM moved for them.
+void bench_hbm_segments(Ctx& c) {
+  const size_t big_bytes = 2ull << 30;
+  DevBuf<uint16_t> big(big_bytes / 2);
+  CK(cudaMemset(big.p, 0, big_bytes));
+  CK(cudaFuncSetAttribute(ring_kernel(6), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+  RingBufs rb(c.sm_count);
+  const int n = c.sm_count, D = 6, box_rows = 256;
+  struct Case {
+    int row_bytes, seg_bytes;
+  };
+  // (row, segment) bytes; a TMA box row is at most 256 elements: 512 bytes of bf16.
+  const Case cases[] = {{128, 128},  {256, 256},  {512, 512},  {1152, 16},  {1152, 32},  {1152, 48},  {1152, 64},
+                        {1152, 96},  {1152, 128}, {1152, 192}, {1152, 256}, {1152, 384}, {1152, 512}, {256, 64},
+                        {512, 64},   {2048, 64},  {256, 128},  {512, 128},  {2048, 128}, {512, 256}};
+  for (const Case& cs : cases) {
+    const long long rows = static_cast<long long>(big_bytes / cs.row_bytes);
+    CUtensorMap map;
+    cuuint64_t dims[2] = {static_cast<cuuint64_t>(cs.row_bytes / 2), static_cast<cuuint64_t>(rows)};
+    cuuint64_t strides[1] = {static_cast<cuuint64_t>(cs.row_bytes)};
+    cuuint32_t box[2] = {static_cast<cuuint32_t>(cs.seg_bytes / 2), static_cast<cuuint32_t>(box_rows)};
+    cuuint32_t es[2] = {1, 1};
+    CUresult r = get_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, big.p, dims, strides, box, es,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed: " + std::to_string((int)r));
+    const int seg = cs.seg_bytes;
+    RingCfg cfg;
+    cfg.map = &map;
+    cfg.box_rows = box_rows;
+    cfg.row_bytes = seg;
+    cfg.D = D;
+    cfg.ncta = n;
+    cfg.nboxes = rows / box_rows;
+    cfg.flush = true;
+    cfg.reps = 3;
+    // 2 MiB delivered per SM, or as much as its share of the buffer's rows holds (each SM its own rows).
+    cfg.iters = static_cast<int>(std::min<long long>((2ll << 20) / (static_cast<long long>(box_rows) * seg), cfg.nboxes / n));
+    cfg.want_smids = false;
+    cfg.check_data = false;  // other rows than the fill pattern's (the buffer holds zeros)
+    for (int k = 0; k < n; ++k) {
+      cfg.start.push_back(static_cast<long long>(k) * cfg.iters);
+      cfg.stride.push_back(1);
+    }
+    RingOut o = run_ring(c, cfg, rb);
+    JObj p;
+    p.num("row_bytes", cs.row_bytes).num("segment_bytes", seg).num("box_rows", box_rows).num("box_bytes", box_rows * seg)
+        .num("inflight_loads", D).num("ctas", n).num("boxes_per_cta", cfg.iters)
+        .num("delivered_bytes", double(cfg.iters) * box_rows * seg * n);
+    const std::string name = "hbm_segments_row" + std::to_string(cs.row_bytes) + "_seg" + std::to_string(seg);
+    record_ring(c, name + "_bw", name + "_latency", o,
+                "HBM read bandwidth of short segments: the 2 GiB buffer seen as rows of row_bytes; each TMA box (no "
+                "swizzle) takes the first segment_bytes of 256 consecutive rows, every SM walks its own rows (2 MiB "
+                "delivered, or its share of the rows) from HBM (L2 flushed before every rep) with 6 boxes in flight. "
+                "GB/s of delivered bytes; the rest of each row is not read. Run under Nsight Compute: dram__bytes_read per delivered byte is what HBM "
+                "moved for each useful byte.",
                 p);
   }
 }

@@ -129,6 +129,7 @@ void bench_hierarchy(Ctx& c);
 void bench_hier_store(Ctx& c);  // hier_store_* (group "hierarchy"; --only store or hierarchy)
 void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combining vs the time between readers)
 void bench_l2_smpairs(Ctx& c);  // l2_smpairs_* (group "smpairs": request combining by SM id)
+void bench_hbm_segments(Ctx& c);  // hbm_segments_* (group "segments": HBM bandwidth of short row segments)
 
 // Runs a shell command (popen) and returns its stdout without the trailing newline ("" on failure).
 // Defined in main.cu (used for nvidia-smi queries).

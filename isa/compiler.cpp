@@ -1034,12 +1034,12 @@ class Compiler {
         auto size = const_attr(d, spec, "size");
         if (size && *size != 4 && *size != 8 && *size != 16)
           fail(attr_loc(s, "size"), fmt::format("cp.async size={} must be 4, 8 or 16 bytes", *size));
-        auto b = const_attr(d, spec, "bytes");
-        d.bytes = b.value_or(-1);
-        if (b && *b <= 0) fail(attr_loc(s, "bytes"), "bytes must be positive");
+        check_global_box(d, spec, s, "src");
         break;
       }
-      case OpKind::kLdShared: case OpKind::kStShared: case OpKind::kLdmatrix: case OpKind::kLdGlobal: case OpKind::kStGlobal: {
+      case OpKind::kLdGlobal: check_global_box(d, spec, s, "src"); break;
+      case OpKind::kStGlobal: check_global_box(d, spec, s, "dst"); break;
+      case OpKind::kLdShared: case OpKind::kStShared: case OpKind::kLdmatrix: {
         if (d.kind == OpKind::kLdmatrix) require_warp("ldmatrix.sync.aligned");
         auto b = const_attr(d, spec, "bytes");
         d.bytes = b.value_or(-1);
@@ -1202,6 +1202,42 @@ class Compiler {
                                              inner_bits / 8, *swz, *swz));
     }
     d.bytes = elems * td.bits / 8;
+  }
+
+  // cp.async, ld.global, st.global: bytes=N, or box=(...) [at=(...)] of the tensor named by `tensor_attr`, whose
+  // bytes it moves (then the L2 sees where: docs/reference.md). Box dimensions are constants.
+  void check_global_box(OpDesc& d, const OpSpec& spec, const Stmt& s, std::string_view tensor_attr) {
+    const AttrSlot& bytes = attr(d, spec, "bytes");
+    const AttrSlot& box = attr(d, spec, "box");
+    const AttrSlot& t = attr(d, spec, tensor_attr);
+    if (bytes.present == box.present)
+      fail(s.loc, fmt::format("'{}' needs either bytes=N or box=(...) of its {}= tensor (not both)", spec.name, tensor_attr));
+    if (bytes.present) {
+      if (attr(d, spec, "at").present) fail(attr_loc(s, "at"), fmt::format("'{}': at= goes with box=, not with bytes=", spec.name));
+      auto b = const_attr(d, spec, "bytes");
+      d.bytes = b.value_or(-1);
+      if (b && *b <= 0) fail(attr_loc(s, "bytes"), "bytes must be positive");
+      return;
+    }
+    if (!t.present) fail(attr_loc(s, "box"), fmt::format("'{}': box= needs the tensor it is a box of ({}=T)", spec.name, tensor_attr));
+    const TensorDecl& td = program_->tensors[t.decl];
+    if (box.length != td.shape.size())
+      fail(attr_loc(s, "box"), fmt::format("box has {} dimensions but tensor '{}' has rank {}", box.length, td.name, td.shape.size()));
+    const AttrSlot& at = attr(d, spec, "at");
+    if (at.present && at.length != td.shape.size())
+      fail(attr_loc(s, "at"), fmt::format("at= has {} coordinates but tensor '{}' has rank {}", at.length, td.name, td.shape.size()));
+    std::int64_t elems = 1;
+    for (int i = 0; i < box.length; ++i) {
+      auto v = const_attr(d, spec, "box", i);
+      if (!v) fail(attr_loc(s, "box"), "box dimensions must be constants");
+      constexpr std::int64_t kGiB = std::int64_t{1} << 30;  // the bytes of one op (ops.cpp's range of bytes=)
+      if (*v < 1 || *v > kGiB) fail(attr_loc(s, "box"), fmt::format("box dimension {} = {} out of range 1..{}", i, *v, kGiB));
+      if (static_cast<__int128>(elems) * *v * td.bits / 8 > kGiB)
+        fail(attr_loc(s, "box"), fmt::format("the box moves more than {} bytes (a simulator limit of 1 GiB per op)", kGiB));
+      elems *= *v;
+    }
+    d.bytes = elems * td.bits / 8;
+    if (d.bytes <= 0) fail(attr_loc(s, "box"), "the box moves no whole byte");
   }
 
   // `m=.. n=.. k=..` (constant expressions) is the other way to write a shape word such as m64n128k16.

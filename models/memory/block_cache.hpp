@@ -27,6 +27,9 @@ class BlockCache {
   // A value the user keeps per block (the cached L2: until when a read of it is in flight); 0 for a block
   // just inserted.
   std::int64_t& stamp(std::int32_t node) { return nodes_[static_cast<std::size_t>(node)].stamp; }
+  // Another: which parts of the block it holds (the cached L2: a bit per 64-byte half row); 0 for a block just
+  // inserted.
+  std::uint64_t& parts(std::int32_t node) { return nodes_[static_cast<std::size_t>(node)].parts; }
   std::int64_t size() const { return size_; }
   std::int64_t capacity() const { return capacity_; }
 
@@ -35,6 +38,7 @@ class BlockCache {
   struct Node {
     std::uint64_t key = 0;
     std::int64_t stamp = 0;
+    std::uint64_t parts = 0;
     std::int32_t prev = kNone, next = kNone;
     bool dirty = false;
   };

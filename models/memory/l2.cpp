@@ -1,12 +1,40 @@
 #include "models/memory/l2.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "isa/program.hpp"
 #include "models/gpu/simulator.hpp"
 
 namespace smpipe::models {
+
+// The parts of a block (a bit per 64-byte half of each of its kBlockRows rows) that `rows` rows from row `r0`
+// (relative to the block) cover in bytes [c0, c1) of each row.
+std::uint64_t CachedL2::block_parts(std::int64_t r0, std::int64_t rows, std::int64_t c0, std::int64_t c1) {
+  static_assert(kBlockRows * 2 == 64 && kBlockBytes == 128, "a bit per 64-byte half row of a block");
+  const std::uint64_t row_bits = rows >= kBlockRows ? ~std::uint64_t{0} : ((std::uint64_t{1} << (2 * rows)) - 1) << (2 * r0);
+  const bool low = c0 < 64, high = c1 > 64;
+  const std::uint64_t halves = low && high ? ~std::uint64_t{0} : low ? 0x5555555555555555ULL : 0xAAAAAAAAAAAAAAAAULL;
+  return row_bits & halves;
+}
+
+Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, bool write) {
+  const isa::AttrSlot& t = ctx.attr(tensor);
+  if (!t.present || !ctx.present(isa::Attr::kBox)) return l2.transfer(start, bytes);
+  TensorAccess a;
+  a.tensor = t.decl;
+  a.rank = static_cast<int>(ctx.sim.program().tensors[static_cast<std::size_t>(t.decl)].shape.size());
+  bool has_at = ctx.present(isa::Attr::kAt);
+  for (int i = 0; i < a.rank; ++i) {
+    a.box[i] = ctx.value(isa::Attr::kBox, i);
+    a.at[i] = has_at ? ctx.value(isa::Attr::kAt, i) : 0;
+  }
+  a.bytes = bytes;
+  a.write = write;
+  a.sm = ctx.cta().sm;
+  return l2.transfer(start, a);
+}
 
 Cycle SingleQueueL2::transfer(Cycle start, std::int64_t bytes) {
   return queue_.serve(start, bytes, sim_.machine().l2_bytes_per_cycle);
@@ -84,7 +112,9 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb) {
       std::int64_t rows = std::min(row1, (rb + 1) * kBlockRows) - std::max(row0, rb * kBlockRows);
       for (std::int64_t cb = col0 / kBlockBytes; cb * kBlockBytes < col1; ++cb) {
-        std::int64_t bytes = rows * (std::min(col1, (cb + 1) * kBlockBytes) - std::max(col0, cb * kBlockBytes));
+        const std::int64_t c0 = std::max(col0, cb * kBlockBytes) - cb * kBlockBytes, c1 = std::min(col1, (cb + 1) * kBlockBytes) - cb * kBlockBytes;
+        std::int64_t bytes = rows * (c1 - c0);
+        const std::uint64_t need = block_parts(std::max(row0, rb * kBlockRows) - rb * kBlockRows, rows, c0, c1);
         // Block key: tensor (8 bits), column block (20 bits), row block (36 bits); wider keys alias, which
         // only merges blocks of huge tensors.
         std::uint64_t key = (static_cast<std::uint64_t>(a.tensor & 0xff) << 56) |
@@ -93,6 +123,9 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
         if (tc.evicted_dirty) back += kBlockRows * kBlockBytes;
         std::int64_t& in_flight = cache_.stamp(tc.node);
         Request* mine = combines ? &request(group, key) : nullptr;
+        std::uint64_t& held = cache_.parts(tc.node);
+        const std::uint64_t missing = need & ~held;
+        held |= need;
         if (a.write) {
           written += bytes;
         } else if (mine != nullptr && mine->key == key && start.v <= mine->until && start.v < mine->done && !(mine->sms & me)) {
@@ -102,15 +135,19 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
           mine->sms |= me;
         } else {
           if (combines) issued_.push_back(key);
-          if (tc.hit && in_flight > start.v) {
-            // The block is still coming from HBM for another group's read: a lookup that waits for that data.
-            hit += bytes;
-            merged_done = sim::max(merged_done, Cycle(in_flight));
-          } else if (tc.hit) {
-            hit += bytes;
-          } else {
-            miss += bytes;
+          // The parts of the block the L2 does not hold yet come from HBM (a block whose every part it holds
+          // is a hit; one just inserted holds none).
+          const std::int64_t missed =
+              missing == need ? bytes
+                              : bytes * std::popcount(missing) / std::popcount(need);
+          if (missed > 0) {
+            miss += missed;
             fresh_.push_back(tc.node);
+          }
+          if (missed < bytes) {
+            hit += bytes - missed;
+            // The block is still coming from HBM for another group's read: a lookup that waits for that data.
+            if (in_flight > start.v) merged_done = sim::max(merged_done, Cycle(in_flight));
           }
         }
       }

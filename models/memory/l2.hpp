@@ -1,7 +1,7 @@
 // The memory behind the SMs (L2 and HBM) as a unit with implementations chosen in the machine file
 // (section "l2", key "impl"). Units that move data to or from global memory ask it when a transfer that
-// can start at `start` is done: with the tensor box it touches where the op names one (TMA), or as bytes
-// without an address (cp.async, ld/st.global).
+// can start at `start` is done: with the tensor box it touches where the op names one (TMA; cp.async and
+// ld/st.global given box=), or as bytes without an address.
 #pragma once
 
 #include <array>
@@ -41,6 +41,11 @@ class MemoryHierarchy : public Unit {
   virtual Cycle transfer(Cycle start, const TensorAccess& a) { return transfer(start, a.bytes); }
 };
 
+// When an op's `bytes` moved at `start` are through `l2`: with the box of the tensor its attribute `tensor` names
+// (TMA's tensor=, cp.async's and ld.global's src=, st.global's dst=) when the op gives box=, else as bytes
+// without an address.
+Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, bool write);
+
 // "single_queue": the whole GPU's L2 bandwidth as one shared queue, first come first served, no addresses,
 // no latency of its own (the issuing unit adds its measured latency). First-order: it cannot tell hits
 // from misses, nor near from far L2 partitions.
@@ -61,8 +66,9 @@ class SingleQueueL2 : public MemoryHierarchy {
 // goes through the GPU-wide L2 queue (l2_bytes_per_cycle); the bytes of blocks that miss are read from HBM
 // first, through the HBM queue (hbm_bytes_per_cycle), and add hbm_latency_cycles. Stores allocate their
 // blocks dirty, without reading HBM; a dirty block evicted is written back through the HBM queue. Parts of
-// a box outside its tensor move no memory traffic (TMA fills them with zeros). Transfers without an
-// address (cp.async, ld/st.global) count as L2 hits.
+// a box outside its tensor move no memory traffic (TMA fills them with zeros). A block remembers which 64-byte
+// half rows it holds: a box reads from HBM only the parts it needs that the L2 does not hold yet (a box narrower
+// or shorter than a block brings its part; a later box the rest). Transfers without an address count as hits.
 // The L2's work: a byte that hits costs one byte of l2_bytes_per_cycle, a byte read from HBM costs
 // l2_miss_lookups (its request and its fill; measured with Nsight Compute: 1.75 L2 lookups per byte read
 // from HBM against 1.03 per byte that hits, validation/results/h100/l2_combine_ncu.json and
@@ -96,6 +102,7 @@ class CachedL2 : public MemoryHierarchy {
  private:
   // When SM `sm`'s share of the L2 has moved `bytes` that can start at `start`.
   Cycle fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes);
+  static std::uint64_t block_parts(std::int64_t r0, std::int64_t rows, std::int64_t c0, std::int64_t c1);
 
   BandwidthQueue l2_, hbm_;
   BlockCache cache_;

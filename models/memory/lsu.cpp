@@ -54,7 +54,8 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
       lsu = start + Cycle(occ);
       busy_ += occ;
-      Cycle done = sim::max(start + Cycle(occ), l2_->transfer(start, bytes)) + sim_.jit(m.cp_async_latency_cycles);
+      Cycle done = sim::max(start + Cycle(occ), through_l2(*l2_, ctx, Attr::kSrc, start, bytes, false)) +
+                   sim_.jit(m.cp_async_latency_cycles);
       sim_.counters().bytes_loaded += bytes;
       w.open = sim::max(w.open, done);
       w.all = sim::max(w.all, done);
@@ -115,8 +116,9 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
       lsu = start + Cycle(occ);
       busy_ += occ;
-      Cycle done = sim::max(start + Cycle(occ), l2_->transfer(start, bytes));
-      if (d.kind == OpKind::kStGlobal) {
+      const bool store = d.kind == OpKind::kStGlobal;
+      Cycle done = sim::max(start + Cycle(occ), through_l2(*l2_, ctx, store ? Attr::kDst : Attr::kSrc, start, bytes, store));
+      if (store) {
         sim_.counters().bytes_stored += bytes;
         return ctx.busy(m.op_issue_cycles);
       }

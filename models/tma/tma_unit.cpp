@@ -31,23 +31,6 @@ void TmaUnit::connect() {
   hazards_ = &sim_.find<HazardUnit>();
 }
 
-Cycle TmaUnit::through_l2(const OpContext& ctx, Cycle start, std::int64_t bytes, bool write) {
-  const isa::AttrSlot* t = ctx.desc.slot(Attr::kTensor);
-  if (t == nullptr || !t->present) return l2_->transfer(start, bytes);
-  TensorAccess a;
-  a.tensor = t->decl;
-  a.rank = static_cast<int>(sim_.program().tensors[static_cast<std::size_t>(t->decl)].shape.size());
-  bool has_at = ctx.present(Attr::kAt);
-  for (int i = 0; i < a.rank; ++i) {
-    a.box[i] = ctx.value(Attr::kBox, i);
-    a.at[i] = has_at ? ctx.value(Attr::kAt, i) : 0;
-  }
-  a.bytes = bytes;
-  a.write = write;
-  a.sm = ctx.cta().sm;
-  return l2_->transfer(start, a);
-}
-
 void TmaUnit::cta_started(std::uint32_t slot) {
   sim_.reset_warps(warps_, slot);
 }
@@ -71,7 +54,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       std::int64_t occ = transfer_cycles(bytes, m.tma_bytes_per_cycle);
       engine = start + Cycle(occ);
       busy_ += occ;
-      Cycle done = sim::max(start + Cycle(occ), through_l2(ctx, start, bytes, false)) + sim_.jit(m.tma_load_latency_cycles);
+      Cycle done = sim::max(start + Cycle(occ), through_l2(*l2_, ctx, Attr::kTensor, start, bytes, false)) + sim_.jit(m.tma_load_latency_cycles);
       sim_.counters().bytes_loaded += bytes;
       std::int64_t mask = ctx.present(Attr::kMulticast) ? ctx.value(Attr::kMulticast) : 0;
       Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), mask);
@@ -106,7 +89,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       engine = start + Cycle(occ);
       busy_ += occ;
       Cycle read = start + Cycle(occ) + sim_.jit(m.tma_store_read_cycles);
-      Cycle write = sim::max(read, through_l2(ctx, start, bytes, true)) + sim_.jit(m.tma_store_latency_cycles);
+      Cycle write = sim::max(read, through_l2(*l2_, ctx, Attr::kTensor, start, bytes, true)) + sim_.jit(m.tma_store_latency_cycles);
       w.open_read = sim::max(w.open_read, read);
       w.open_write = sim::max(w.open_write, write);
       sim_.counters().bytes_stored += bytes;

@@ -35,8 +35,6 @@ class TmaUnit : public Unit {
     // complete only by a covering wait, whatever the timing.
     HazardUnit::Groups reads;
   };
-  // When the op's bytes are through the memory hierarchy (with its tensor box, when it names a tensor).
-  Cycle through_l2(const OpContext& ctx, Cycle start, std::int64_t bytes, bool write);
 
   std::vector<Cycle> free_;       // per SM: the engine is free from
   std::vector<WarpState> warps_;  // by warp id

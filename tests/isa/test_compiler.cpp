@@ -104,6 +104,30 @@ TEST_CASE("other attribute checks", "[isa][boundary]") {
   CHECK_THAT(with_op(d, "compute cycles=b"), Catch::Contains("'b' is a declaration, not a value"));
 }
 
+TEST_CASE("cp.async / ld.global / st.global: bytes= or a box of their tensor (not both)", "[isa][boundary]") {
+  const std::string d = "smem s bytes=1K\n  tensor T dtype=f16 shape=(64, 64)";
+  CHECK(with_op(d, "cp.async bytes=512 dst=s").empty());
+  CHECK(with_op(d, "cp.async dst=s src=T box=(4, 64) at=(8, 0)").empty());
+  CHECK(with_op(d, "cp.async dst=s src=T box=(4, 64)").empty());  // at= defaults to the origin
+  CHECK_THAT(with_op(d, "cp.async dst=s"), Catch::Contains("needs either bytes=N or box=(...) of its src= tensor"));
+  CHECK_THAT(with_op(d, "cp.async bytes=512 dst=s src=T box=(4, 64)"), Catch::Contains("not both"));
+  CHECK_THAT(with_op(d, "cp.async dst=s box=(4, 64)"), Catch::Contains("box= needs the tensor it is a box of (src=T)"));
+  CHECK_THAT(with_op(d, "cp.async bytes=512 dst=s src=T at=(0, 0)"), Catch::Contains("at= goes with box="));
+  CHECK_THAT(with_op(d, "cp.async dst=s src=T box=(4, 4, 4)"), Catch::Contains("box has 3 dimensions but tensor 'T' has rank 2"));
+  CHECK_THAT(with_op(d, "cp.async dst=s src=T box=(4, 64) at=(0)"), Catch::Contains("at= has 1 coordinates"));
+  CHECK_THAT(with_op(d, "cp.async dst=s src=T box=(0, 64)"), Catch::Contains("box dimension 0 = 0 out of range 1..1073741824"));
+  CHECK(with_op(d, "cp.async dst=s src=T box=(1, 1)").empty());  // a box may be smaller than a row or larger than the tensor
+  CHECK(with_op(d, "cp.async dst=s src=T box=(128, 64)").empty());
+  CHECK_THAT(with_op(d, "cp.async dst=s src=T box=(32768, 32768)"), Catch::Contains("more than 1073741824 bytes"));
+  CHECK(with_op(d, "cp.async dst=s src=T box=(16384, 32768)").empty());  // exactly 1 GiB
+  CHECK(with_op(d, "ld.global src=T box=(8, 64) at=(0, 0)").empty());
+  CHECK(with_op(d, "ld.global bytes=64").empty());
+  CHECK_THAT(with_op(d, "ld.global src=T"), Catch::Contains("needs either bytes=N or box=(...) of its src= tensor"));
+  CHECK(with_op(d, "st.global dst=T box=(8, 64) at=(8, 0)").empty());
+  CHECK_THAT(with_op(d, "st.global dst=s box=(8, 64)"), Catch::Contains("'s' is an smem buffer, not a tensor"));
+  CHECK_THAT(with_op(d, "st.global box=(8, 64)"), Catch::Contains("box= needs the tensor it is a box of (dst=T)"));
+}
+
 TEST_CASE("bar.sync and bar.arrive are .aligned: not inside elect", "[isa][boundary]") {
   CHECK(with_op("", "bar.sync 1 threads=128").empty());
   CHECK(with_op("", "bar.arrive 1 threads=128").empty());

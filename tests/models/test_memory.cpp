@@ -126,6 +126,98 @@ TEST_CASE("memory: a box read twice misses once; HBM moves the missed bytes; box
   CHECK(d.stats.l2_miss_bytes + d.stats.l2_hit_bytes == 0);
 }
 
+TEST_CASE("memory: a block's parts come from HBM once each: boxes narrower than a block miss on their own half rows", "[memory]") {
+  // T's rows are 128 bytes (one block wide); the block holds 32 rows. Two boxes of the two 64-byte halves of the
+  // same 32 rows both miss (each brings its half), then the whole block hits.
+  auto halves = boxes(R"(
+      arrive.expect_tx full tx=2048
+      tma.load T box=(32, 32) at=(0, 0) dst=s bar=full
+      wait full parity=0
+      arrive.expect_tx full tx=2048
+      tma.load T box=(32, 32) at=(0, 32) dst=s bar=full
+      wait full parity=1
+      arrive.expect_tx full tx=4096
+      tma.load T box=(32, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0)");
+  INFO(problem(halves));
+  REQUIRE(halves.outcome == Outcome::kFinished);
+  CHECK(halves.stats.l2_miss_bytes == 4096);
+  CHECK(halves.stats.hbm_bytes == 4096);
+  CHECK(halves.stats.l2_hit_bytes == 4096);
+  // Rows: the first 16 rows of the block, then all 32: the second box misses on its 16 new rows only.
+  auto rows = boxes(R"(
+      arrive.expect_tx full tx=2048
+      tma.load T box=(16, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0
+      arrive.expect_tx full tx=4096
+      tma.load T box=(32, 64) at=(0, 0) dst=s bar=full
+      wait full parity=1)");
+  INFO(problem(rows));
+  REQUIRE(rows.outcome == Outcome::kFinished);
+  CHECK(rows.stats.l2_miss_bytes == 4096);
+  CHECK(rows.stats.l2_hit_bytes == 2048);
+  // The same half twice: the second read hits.
+  auto again = boxes(R"(
+      arrive.expect_tx full tx=2048
+      tma.load T box=(32, 32) at=(0, 32) dst=s bar=full
+      wait full parity=0
+      arrive.expect_tx full tx=2048
+      tma.load T box=(32, 32) at=(0, 32) dst=s bar=full
+      wait full parity=1)");
+  REQUIRE(again.outcome == Outcome::kFinished);
+  CHECK(again.stats.l2_miss_bytes == 2048);
+  CHECK(again.stats.l2_hit_bytes == 2048);
+}
+
+TEST_CASE("memory: cp.async / ld.global / st.global with a box reach the L2 at their address; without one they count as hits", "[memory]") {
+  // A warp copies its quarter of a 64 x 64 f16 tile (rows of 128 bytes) with cp.async, twice over: the first
+  // pass misses, the second hits; then it stores a box and loads it back (a hit: the store allocated it).
+  std::string text = R"(
+kernel k grid=(1,1,1) warps=4 {
+  smem s bytes=8K
+  tensor A dtype=f16 shape=(64, 64)
+  tensor D dtype=f16 shape=(64, 64)
+  warps 0..4 w {
+    for p in 0..2 {
+      cp.async dst=s src=A box=(16, 64) at=(warp * 16, 0)
+      cp.async.commit
+      cp.async.wait 0
+    }
+    st.global dst=D box=(16, 64) at=(warp * 16, 0)
+    ld.global src=D box=(16, 64) at=(warp * 16, 0)
+  }
+}
+)";
+  auto r = run_text(text);
+  INFO(problem(r));
+  REQUIRE(r.outcome == Outcome::kFinished);
+  CHECK(r.stats.bytes_loaded == 2 * 8192 + 8192);
+  CHECK(r.stats.bytes_stored == 8192);
+  CHECK(r.stats.l2_miss_bytes == 8192);
+  CHECK(r.stats.hbm_bytes == 8192);
+  CHECK(r.stats.l2_hit_bytes == 8192 + 8192);
+  // The same copies given as bytes: no address, every byte a hit, nothing from HBM.
+  std::string plain = R"(
+kernel k grid=(1,1,1) warps=4 {
+  smem s bytes=8K
+  warps 0..4 w {
+    for p in 0..2 {
+      cp.async bytes=2048 dst=s
+      cp.async.commit
+      cp.async.wait 0
+    }
+  }
+}
+)";
+  auto q = run_text(plain);
+  REQUIRE(q.outcome == Outcome::kFinished);
+  CHECK(q.stats.l2_miss_bytes == 0);
+  CHECK(q.stats.hbm_bytes == 0);
+  CHECK(q.stats.l2_hit_bytes == 2 * 8192);
+  // The miss costs the copy HBM's latency: the addressed run's first pass is the slower one.
+  CHECK(r.cycles > q.cycles);
+}
+
 TEST_CASE("memory: a footprint beyond the L2 capacity misses again; a small one hits", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
   // Rows of 128 bytes: a box of 256 rows is 32 KB. Walk a region twice: within the capacity the second

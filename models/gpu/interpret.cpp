@@ -134,17 +134,23 @@ void Simulator::step(std::uint32_t id) {
           std::int64_t cta = ctas_[w.cta].id;
           observers_.each(cta, [&](Observer& o) { o.op_started(cta, w.index, w.role, in.a, now().v); });
         }
+        // The op's values: its constants as compiled, with the run-time ones (popped) in their places; an op
+        // whose values are all constants reads them where they are.
         std::array<std::int64_t, isa::kMaxArgValues> v;
-        std::copy(d.base_values.begin(), d.base_values.end(), v.begin());
-        for (auto it = d.dynamic_slots.rbegin(); it != d.dynamic_slots.rend(); ++it) v[*it] = st[--sp];
+        const std::int64_t* values = d.base_values.data();
+        if (!d.dynamic_slots.empty()) {
+          std::copy(d.base_values.begin(), d.base_values.end(), v.begin());
+          for (auto it = d.dynamic_slots.rbegin(); it != d.dynamic_slots.rend(); ++it) v[*it] = st[--sp];
+          values = v.data();
+        }
         ++w.ops;
         if (++ops_ > options_.max_ops)
           throw WatchdogStop{fmt::format("--max-ops {} reached: the warps executed that many ops by cycle {} (a program that "
                                          "loops forever, or a run larger than the default work budget: raise --max-ops)",
                                          options_.max_ops, now().v)};
         w.last_op = in.a;
-        OpContext ctx(*this, id, w, in.a, d, v.data());
-        if (!d.ranged_slots.empty()) check_ranges(ctx, v.data());
+        OpContext ctx(*this, id, w, in.a, d, values);
+        if (!d.ranged_slots.empty()) check_ranges(ctx, values);
         OpResult r = by_op_[static_cast<int>(d.kind)]->execute(ctx);
         if (r.kind == OpResult::kContinue) break;
         if (r.kind == OpResult::kBusy) {

@@ -1232,7 +1232,8 @@ class Compiler {
       if (!v) fail(attr_loc(s, "box"), "box dimensions must be constants");
       constexpr std::int64_t kGiB = std::int64_t{1} << 30;  // the bytes of one op (ops.cpp's range of bytes=)
       if (*v < 1 || *v > kGiB) fail(attr_loc(s, "box"), fmt::format("box dimension {} = {} out of range 1..{}", i, *v, kGiB));
-      if (static_cast<__int128>(elems) * *v * td.bits / 8 > kGiB)
+      // elems x bits is at most 8 GiB here (the box so far is within 1 GiB), so the bound needs no wider type.
+      if (*v > (kGiB * 8 + 7) / (elems * td.bits))
         fail(attr_loc(s, "box"), fmt::format("the box moves more than {} bytes (a simulator limit of 1 GiB per op)", kGiB));
       elems *= *v;
     }

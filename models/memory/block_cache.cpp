@@ -95,6 +95,7 @@ BlockCache::Touch BlockCache::touch(std::uint64_t key, bool write) {
   x.dirty = write;
   x.stamp = 0;
   x.parts = 0;
+  x.coming = 0;
   t.node = n;
   std::uint64_t s = static_cast<std::uint64_t>(slot_of(key));
   while (index_[s] != kNone) s = (s + 1) & mask_;

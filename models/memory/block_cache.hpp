@@ -30,6 +30,8 @@ class BlockCache {
   // Another: which parts of the block it holds (the cached L2: a bit per 64-byte half row); 0 for a block just
   // inserted.
   std::uint64_t& parts(std::int32_t node) { return nodes_[static_cast<std::size_t>(node)].parts; }
+  // And a third (the cached L2: which of those parts are still coming from HBM); 0 for a block just inserted.
+  std::uint64_t& coming(std::int32_t node) { return nodes_[static_cast<std::size_t>(node)].coming; }
   std::int64_t size() const { return size_; }
   std::int64_t capacity() const { return capacity_; }
 
@@ -38,7 +40,7 @@ class BlockCache {
   struct Node {
     std::uint64_t key = 0;
     std::int64_t stamp = 0;
-    std::uint64_t parts = 0;
+    std::uint64_t parts = 0, coming = 0;
     std::int32_t prev = kNone, next = kNone;
     bool dirty = false;
   };

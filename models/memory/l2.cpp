@@ -126,6 +126,10 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
         std::uint64_t& held = cache_.parts(tc.node);
         const std::uint64_t missing = need & ~held;
         held |= need;
+        // The parts of the block a read is still bringing from HBM (until its stamp): a later read waits only
+        // for those it needs.
+        std::uint64_t& coming = cache_.coming(tc.node);
+        if (in_flight <= start.v) coming = 0;
         if (a.write) {
           written += bytes;
         } else if (mine != nullptr && mine->key == key && start.v <= mine->until && start.v < mine->done && !(mine->sms & me)) {
@@ -140,14 +144,15 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
           const std::int64_t missed =
               missing == need ? bytes
                               : bytes * std::popcount(missing) / std::popcount(need);
-          if (missed > 0) {
-            miss += missed;
-            fresh_.push_back(tc.node);
-          }
           if (missed < bytes) {
             hit += bytes - missed;
-            // The block is still coming from HBM for another group's read: a lookup that waits for that data.
-            if (in_flight > start.v) merged_done = sim::max(merged_done, Cycle(in_flight));
+            // Parts it needs are still coming from HBM for another group's read: a lookup that waits for that data.
+            if (in_flight > start.v && (need & ~missing & coming) != 0) merged_done = sim::max(merged_done, Cycle(in_flight));
+          }
+          if (missed > 0) {
+            miss += missed;
+            coming |= missing;
+            fresh_.push_back(tc.node);
           }
         }
       }
@@ -157,22 +162,26 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
     if (r == 1) {
       touch_rows(0, 1);
     } else {
-      // Every combination of the coordinates outside the two innermost dimensions (box dimensions are at
-      // least 1), then a run of rows.
-      std::array<std::int64_t, 5> idx{};
-      for (int i = 0; i < r - 2; ++i) idx[i] = a.at[i];
-      while (true) {
-        bool in_range = true;
+      // Every combination of the coordinates outside the two innermost dimensions that lies inside the tensor
+      // ([first, end) per dimension: the box clipped to the tensor), then a run of rows.
+      std::array<std::int64_t, 5> idx{}, first{}, end{};
+      bool any = true;
+      for (int i = 0; i < r - 2; ++i) {
+        first[i] = std::max<std::int64_t>(0, a.at[i]);
+        end[i] = std::min(a.at[i] + a.box[i], t.shape[static_cast<std::size_t>(i)]);
+        any &= end[i] > first[i];
+        idx[i] = first[i];
+      }
+      while (any) {
         std::int64_t base = 0;
         for (int i = 0; i < r - 1; ++i) base = base * t.shape[static_cast<std::size_t>(i)] + (i < r - 2 ? idx[i] : 0);
-        for (int i = 0; i < r - 2; ++i) in_range &= idx[i] >= 0 && idx[i] < t.shape[static_cast<std::size_t>(i)];
         std::int64_t rows = t.shape[static_cast<std::size_t>(r - 2)];
         std::int64_t lo = std::max<std::int64_t>(0, a.at[r - 2]), hi = std::min(a.at[r - 2] + a.box[r - 2], rows);
-        if (in_range && hi > lo) touch_rows(base + lo, base + hi);
+        if (hi > lo) touch_rows(base + lo, base + hi);
         int i = r - 3;
         for (; i >= 0; --i) {
-          if (++idx[i] < a.at[i] + a.box[i]) break;
-          idx[i] = a.at[i];
+          if (++idx[i] < end[i]) break;
+          idx[i] = first[i];
         }
         if (i < 0) break;
       }

@@ -169,6 +169,71 @@ TEST_CASE("memory: a block's parts come from HBM once each: boxes narrower than 
   CHECK(again.stats.l2_hit_bytes == 2048);
 }
 
+TEST_CASE("memory: a read of parts the L2 holds does not wait for other parts of the block still coming from HBM", "[memory]") {
+  // The low halves of block 0 are read and held; then a load of the high halves of block 0 (or, in the
+  // reference run, of another block) is issued and, while it is in flight, the low halves are read again on a
+  // second barrier. That read hits without waiting for the other fetch, so both runs take the same time; a read
+  // of the high halves themselves waits for them (region `again`: the second read, issue to wait).
+  auto run = [](int other_row, int again_col) {
+    std::string text = fmt::format(R"(
+kernel k grid=(1,1,1) warps=1 {{
+  mbarrier a count=1
+  mbarrier b count=1
+  smem sa bytes=2048
+  smem sb bytes=2048
+  tensor T dtype=bf16 shape=(4096, 64)
+  warp 0 w {{
+    elect {{
+      arrive.expect_tx a tx=2048
+      tma.load T box=(32, 32) at=(0, 0) dst=sa bar=a
+      wait a parity=0
+      arrive.expect_tx a tx=2048
+      tma.load T box=(32, 32) at=({}, 32) dst=sa bar=a
+      region again {{
+        arrive.expect_tx b tx=2048
+        tma.load T box=(32, 32) at=(0, {}) dst=sb bar=b
+        wait b parity=0
+      }}
+      wait a parity=1
+    }}
+  }}
+}}
+)",
+                                   other_row, again_col);
+    return run_text(text);
+  };
+  auto same_block = run(0, 0), other_block = run(64, 0), needs_it = run(0, 32);
+  INFO(problem(same_block) << problem(other_block) << problem(needs_it));
+  REQUIRE(same_block.outcome == Outcome::kFinished);
+  REQUIRE(other_block.outcome == Outcome::kFinished);
+  REQUIRE(needs_it.outcome == Outcome::kFinished);
+  CHECK(same_block.stats.l2_hit_bytes == 2048);
+  auto again = [](const models::RunResult& r) { return r.stats.roles.at(0).regions.at("again"); };
+  CHECK(again(same_block) == again(other_block));
+  // The read of the halves in flight waits for their HBM fetch: longer by about the HBM latency.
+  models::Machine m = models::load_machine("h100-sxm");
+  CHECK(again(needs_it) > again(same_block) + m.hbm_latency_cycles / 2);
+}
+
+TEST_CASE("memory: a box far larger than its tensor touches only the tensor", "[memory]") {
+  // A 3-D tensor of 2 x 2 rows of 128 bytes; a box of 2^28 planes: only the tensor's 2 planes are visited (the
+  // op takes no longer than one of 2 planes), and only their bytes move.
+  std::string big = R"(
+kernel k grid=(1,1,1) warps=1 {
+  smem s bytes=1K
+  tensor T dtype=bf16 shape=(2, 2, 64)
+  warp 0 w {
+    ld.global src=T box=(268435456, 1, 1) at=(0, 0, 0)
+  }
+}
+)";
+  auto r = run_text(big);
+  INFO(problem(r));
+  REQUIRE(r.outcome == Outcome::kFinished);
+  CHECK(r.stats.l2_miss_bytes == 2 * 2);
+  CHECK(r.stats.bytes_loaded == 268435456LL * 2);
+}
+
 TEST_CASE("memory: cp.async / ld.global / st.global with a box reach the L2 at their address; without one they count as hits", "[memory]") {
   // A warp copies its quarter of a 64 x 64 f16 tile (rows of 128 bytes) with cp.async, twice over: the first
   // pass misses, the second hits; then it stores a box and loads it back (a hit: the store allocated it).

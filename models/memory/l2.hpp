@@ -83,9 +83,10 @@ class SingleQueueL2 : public MemoryHierarchy {
 // consecutive SMs reading together combine beyond pairs (0.29-0.32 requests per byte against 0.63 for a TPC
 // and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json). Chosen by SM id rather than by CTA,
 // non-TPC pairs combine 15-44 % and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs, while the
-// CTA pairs 2-8 apart of the same session combine 64 % (l2_smpairs_ncu.json): which readers combine is open.
-// Any other read of a block in flight from HBM is an L2 lookup of its own that waits for that data (no
-// second HBM read).
+// CTA pairs 2-8 apart of the same session combine 64 % (l2_smpairs_ncu.json); what predicts it is the CTAs'
+// launch-order distance (validation/microbench/tools/combine_by_launch.py), not modelled yet.
+// Any other read of parts of a block still coming from HBM is an L2 lookup of its own that waits for that data
+// (no second HBM read); parts the L2 already holds do not wait for other parts in flight.
 
 // The L2 and the crossbar serve the SMs round robin, not request by request: while n SMs have tensor
 // transfers in flight each gets 1/n of l2_bytes_per_cycle (processor sharing), so a stage's latency grows

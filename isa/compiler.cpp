@@ -1173,11 +1173,7 @@ class Compiler {
                                                "global strides cannot be encoded in a tensor map (cuTensorMapEncodeTiled "
                                                "needs every global stride a multiple of 16 bytes)",
                                                td.name, td.shape.back(), td.bits));
-    if (box.length != td.shape.size())
-      fail(attr_loc(s, "box"), fmt::format("box has {} dimensions but tensor '{}' has rank {}", box.length, td.name, td.shape.size()));
-    const AttrSlot& at = attr(d, spec, "at");
-    if (at.present && at.length != td.shape.size())
-      fail(attr_loc(s, "at"), fmt::format("at= has {} coordinates but tensor '{}' has rank {}", at.length, td.name, td.shape.size()));
+    check_box_rank(d, spec, s, box, td);
     std::int64_t elems = 1;
     for (int i = 0; i < box.length; ++i) {
       auto v = const_attr(d, spec, "box", i);
@@ -1204,6 +1200,15 @@ class Compiler {
     d.bytes = elems * td.bits / 8;
   }
 
+  // box=(...) and at=(...) of a TMA op or a global copy: one entry per dimension of the tensor.
+  void check_box_rank(const OpDesc& d, const OpSpec& spec, const Stmt& s, const AttrSlot& box, const TensorDecl& td) {
+    if (box.length != td.shape.size())
+      fail(attr_loc(s, "box"), fmt::format("box has {} dimensions but tensor '{}' has rank {}", box.length, td.name, td.shape.size()));
+    const AttrSlot& at = attr(d, spec, "at");
+    if (at.present && at.length != td.shape.size())
+      fail(attr_loc(s, "at"), fmt::format("at= has {} coordinates but tensor '{}' has rank {}", at.length, td.name, td.shape.size()));
+  }
+
   // cp.async, ld.global, st.global: bytes=N, or box=(...) [at=(...)] of the tensor named by `tensor_attr`, whose
   // bytes it moves (then the L2 sees where: docs/reference.md). Box dimensions are constants.
   void check_global_box(OpDesc& d, const OpSpec& spec, const Stmt& s, std::string_view tensor_attr) {
@@ -1221,11 +1226,7 @@ class Compiler {
     }
     if (!t.present) fail(attr_loc(s, "box"), fmt::format("'{}': box= needs the tensor it is a box of ({}=T)", spec.name, tensor_attr));
     const TensorDecl& td = program_->tensors[t.decl];
-    if (box.length != td.shape.size())
-      fail(attr_loc(s, "box"), fmt::format("box has {} dimensions but tensor '{}' has rank {}", box.length, td.name, td.shape.size()));
-    const AttrSlot& at = attr(d, spec, "at");
-    if (at.present && at.length != td.shape.size())
-      fail(attr_loc(s, "at"), fmt::format("at= has {} coordinates but tensor '{}' has rank {}", at.length, td.name, td.shape.size()));
+    check_box_rank(d, spec, s, box, td);
     std::int64_t elems = 1;
     for (int i = 0; i < box.length; ++i) {
       auto v = const_attr(d, spec, "box", i);

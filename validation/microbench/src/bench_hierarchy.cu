@@ -1079,6 +1079,47 @@ void part_clock(Ctx& c) {
 
 }  // namespace
 
+namespace {
+
+// What the combining groups ("combine", "smpairs") share: a 2 GiB pattern-filled tensor of 128-byte rows read from
+// HBM in 32 KB boxes, 6 in flight per SM, every CTA 8 MiB, one CTA per SM, the SMs recorded.
+struct SharedReads {
+  static constexpr size_t kBigBytes = 2ull << 30;
+  static constexpr int kBoxRows = 256, kBytes = kBoxRows * kRowBytes, kD = 6;
+  const long long big_rows = static_cast<long long>(kBigBytes / kRowBytes);
+  const int iters = static_cast<int>((8ll << 20) / kBytes);
+  DevBuf<uint16_t> big;
+  RingBufs rb;
+  CUtensorMap map;
+  explicit SharedReads(Ctx& c) : big(kBigBytes / 2), rb(c.sm_count) {
+    fill_pattern(c, big.p, static_cast<size_t>(big_rows));
+    CK(cudaFuncSetAttribute(ring_kernel(kD), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+    map = make_map(big.p, big_rows, kBoxRows);
+  }
+  // The ring of one measurement, without its per-CTA (or per-SM) tables.
+  RingCfg cfg(int ncta) const {
+    RingCfg g;
+    g.map = &map;
+    g.box_rows = kBoxRows;
+    g.D = kD;
+    g.ncta = ncta;
+    g.nboxes = big_rows / kBoxRows;
+    g.flush = true;
+    g.reps = 3;
+    g.iters = iters;
+    g.want_smids = true;
+    return g;
+  }
+};
+
+// How many different values `v` holds (the distinct data sets of a measurement's start table).
+long long distinct_values(std::vector<long long> v) {
+  std::sort(v.begin(), v.end());
+  return std::unique(v.begin(), v.end()) - v.begin();
+}
+
+}  // namespace
+
 // Group "combine": when do identical TMA reads of two SMs reach the L2 as one? Pairs of CTAs read the same
 // 8 MiB of boxes (HBM-sourced: L2 flushed before every rep; pairs read disjoint data), the second CTA of each
 // pair starting a fixed delay after the first (a common %globaltimer instant, 32 ns resolution), with the pair
@@ -1086,15 +1127,8 @@ void part_clock(Ctx& c) {
 // counters per delivered byte show how far apart two readers may be and still combine; the bandwidth alone shows
 // whether the second reader saves L2 work. A run with no sharing is the baseline.
 void bench_l2_combine(Ctx& c) {
-  const size_t big_bytes = 2ull << 30;
-  const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
-  DevBuf<uint16_t> big(big_bytes / 2);
-  fill_pattern(c, big.p, static_cast<size_t>(big_rows));
-  CK(cudaFuncSetAttribute(ring_kernel(6), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
-  RingBufs rb(c.sm_count);
-  const int br = 256, bytes = br * kRowBytes, D = 6;
-  CUtensorMap map = make_map(big.p, big_rows, br);
-  const int iters = static_cast<int>((8ll << 20) / bytes);
+  SharedReads rig(c);
+  const int bytes = SharedReads::kBytes, D = SharedReads::kD, iters = rig.iters;
   struct Case {
     const char* pattern;
     long long delay;
@@ -1107,16 +1141,7 @@ void bench_l2_combine(Ctx& c) {
   for (int d : {2, 4, 8, 12, 16, 24, 33, 48}) cases.push_back({"dist", d});
   const int n = c.sm_count, half = n / 2;
   for (const Case& cs : cases) {
-    RingCfg cfg;
-    cfg.map = &map;
-    cfg.box_rows = br;
-    cfg.D = D;
-    cfg.ncta = n;
-    cfg.nboxes = big_rows / br;
-    cfg.flush = true;
-    cfg.reps = 3;
-    cfg.iters = iters;
-    cfg.want_smids = true;
+    RingCfg cfg = rig.cfg(n);
     const std::string pat = cs.pattern;
     for (int k = 0; k < n; ++k) {
       long long pair = k, second = 0;  // which data the CTA reads; whether it is the pair's later reader
@@ -1131,13 +1156,8 @@ void bench_l2_combine(Ctx& c) {
       cfg.stride.push_back(1);
       cfg.delay_ns.push_back(second && pat != "dist" ? cs.delay : 0);
     }
-    long long distinct = 0;
-    {
-      std::vector<long long> s = cfg.start;
-      std::sort(s.begin(), s.end());
-      distinct = std::unique(s.begin(), s.end()) - s.begin();
-    }
-    RingOut o = run_ring(c, cfg, rb);
+    const long long distinct = distinct_values(cfg.start);
+    RingOut o = run_ring(c, cfg, rig.rb);
     JObj p;
     p.str("pattern", pat).num(pat == "dist" ? "distance_ctas" : "delay_ns", double(cs.delay)).num("box_bytes", bytes).num("inflight_loads", D)
         .num("ctas", n).num("bytes_per_cta", double(iters) * bytes).num("distinct_bytes", double(distinct) * iters * bytes);
@@ -1165,15 +1185,8 @@ void bench_l2_combine(Ctx& c) {
 // + t, ..., + (k-1)t); SMs past the last whole block read their own data. Meant to run under Nsight Compute
 // (lts__t_sectors_srcunit_tex_op_read per delivered byte).
 void bench_l2_smpairs(Ctx& c) {
-  const size_t big_bytes = 2ull << 30;
-  const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
-  DevBuf<uint16_t> big(big_bytes / 2);
-  fill_pattern(c, big.p, static_cast<size_t>(big_rows));
-  CK(cudaFuncSetAttribute(ring_kernel(6), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
-  RingBufs rb(c.sm_count);
-  const int br = 256, bytes = br * kRowBytes, D = 6;
-  CUtensorMap map = make_map(big.p, big_rows, br);
-  const int iters = static_cast<int>((8ll << 20) / bytes);
+  SharedReads rig(c);
+  const int bytes = SharedReads::kBytes, D = SharedReads::kD, iters = rig.iters;
   const int n = c.sm_count;
   struct Case {
     int k, t;  // groups of k SM ids t apart (pairs d apart: k = 2, t = d; none: k = 1)
@@ -1182,16 +1195,7 @@ void bench_l2_smpairs(Ctx& c) {
   for (int d : {1, 2, 3, 4, 6, 8, 10, 12, 14, 16, 18, 20, 24, 32, 48, 64, 66}) cases.push_back({2, d});
   for (Case g : std::vector<Case>{{4, 1}, {4, 2}, {4, 16}, {8, 1}, {8, 2}, {8, 16}, {16, 1}}) cases.push_back(g);
   for (const Case& cs : cases) {
-    RingCfg cfg;
-    cfg.map = &map;
-    cfg.box_rows = br;
-    cfg.D = D;
-    cfg.ncta = n;
-    cfg.nboxes = big_rows / br;
-    cfg.flush = true;
-    cfg.reps = 3;
-    cfg.iters = iters;
-    cfg.want_smids = true;
+    RingCfg cfg = rig.cfg(n);
     cfg.by_sm = true;
     std::vector<long long> set_of(RingBufs::kSmIds);
     const int block = cs.k * cs.t;
@@ -1203,10 +1207,8 @@ void bench_l2_smpairs(Ctx& c) {
       cfg.stride.push_back(1);
       cfg.delay_ns.push_back(0);
     }
-    std::vector<long long> used(set_of.begin(), set_of.begin() + n);
-    std::sort(used.begin(), used.end());
-    const long long distinct = std::unique(used.begin(), used.end()) - used.begin();
-    RingOut o = run_ring(c, cfg, rb);
+    const long long distinct = distinct_values(std::vector<long long>(set_of.begin(), set_of.begin() + n));
+    RingOut o = run_ring(c, cfg, rig.rb);
     JObj p;
     p.str("pattern", cs.k == 1 ? "none" : cs.k == 2 ? "pair" : "group").num("sms_per_set", cs.k).num("sm_id_step", cs.t)
         .num("box_bytes", bytes).num("inflight_loads", D).num("ctas", n).num("bytes_per_cta", double(iters) * bytes)

@@ -96,6 +96,16 @@ const std::vector<ParamDef>& param_defs() {
        "how long after a read of a block another SM of its group (l2_combine_sms) may start the same read (at most) and "
        "still reach the L2 with it (cache_hbm)",
        &Machine::l2_combine_window_cycles, kCycles},
+      {"l2", "l2_combine_near_ctas",
+       "CTAs at most this far apart in launch order whose reads of one block in flight combine for l2_combine_near_share of "
+       "the later read's bytes (cache_hbm)",
+       &Machine::l2_combine_near_ctas, {0, 1048576, "CTAs (H100: 12)"}},
+      {"l2", "l2_combine_near_share",
+       "the share of a read's bytes that reach the L2 with another CTA's read of the same block in flight, started at most "
+       "l2_combine_window_cycles earlier, when the two CTAs are at most l2_combine_near_ctas apart in launch order (cache_hbm)",
+       &Machine::l2_combine_near_share, {0, 1, "share of the bytes (0: none)"}},
+      {"l2", "l2_combine_far_share", "the same share for CTAs farther apart than l2_combine_near_ctas (cache_hbm)",
+       &Machine::l2_combine_far_share, {0, 1, "share of the bytes (0: none)"}},
       {"l2", "l2_miss_lookups", "the L2's work for a byte read from HBM, in bytes that hit (its request and its fill; cache_hbm)",
        &Machine::l2_miss_lookups, {1, 16, "bytes of L2 bandwidth per missed byte (H100: 1.7)"}},
       {"lsu", "cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer", &Machine::cp_async_latency_cycles, kCycles},

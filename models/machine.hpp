@@ -55,6 +55,11 @@ struct Machine {
   std::int64_t l2_combine_sms = 1;      // SMs (consecutive ids) whose identical reads in flight reach the L2 as one
   std::int64_t l2_combine_window_cycles = 0;  // ... when the second starts at most this long after the first
   double l2_miss_lookups = 1;           // L2 work of a byte read from HBM, in bytes that hit
+  // Combining beyond the group: a read of a block another CTA's read has in flight (started at most
+  // l2_combine_window_cycles earlier) reaches the L2 with it for this share of its bytes, by the CTAs' distance
+  // in launch order: near (at most l2_combine_near_ctas apart) or far.
+  std::int64_t l2_combine_near_ctas = 0;
+  double l2_combine_near_share = 0, l2_combine_far_share = 0;
   std::int64_t cp_async_latency_cycles = 0;
   double lsu_bytes_per_cycle = 0;  // one SM's load/store path (cp.async, ld/st.global)
   double smem_bytes_per_cycle = 0;

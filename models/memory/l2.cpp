@@ -33,6 +33,7 @@ Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cy
   a.bytes = bytes;
   a.write = write;
   a.sm = ctx.cta().sm;
+  a.cta = ctx.cta().id;
   return l2.transfer(start, a);
 }
 
@@ -63,6 +64,7 @@ CachedL2::CachedL2(Simulator& sim)
     std::int64_t groups = (m.sm_count + m.l2_combine_sms - 1) / m.l2_combine_sms;
     requests_.assign(static_cast<std::size_t>(groups) * kRequestsPerGroup, Request{});
   }
+  if (m.l2_combine_near_share > 0 || m.l2_combine_far_share > 0) cta_reads_.assign(std::size_t{1} << kCtaReadBits, CtaRead{});
 }
 
 Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
@@ -104,7 +106,9 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   Cycle merged_done = start;
   fresh_.clear();
   issued_.clear();
+  owned_.clear();
   const bool combines = m.l2_combine_sms > 1 && !a.write;
+  const bool ctas_combine = !cta_reads_.empty() && !a.write;
   const std::int64_t per_group = std::max<std::int64_t>(1, m.l2_combine_sms);
   const std::int64_t group = static_cast<std::int64_t>(a.sm) / per_group;
   const std::uint64_t me = std::uint64_t{1} << (static_cast<std::int64_t>(a.sm) % per_group);
@@ -139,6 +143,20 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
           mine->sms |= me;
         } else {
           if (combines) issued_.push_back(key);
+          CtaRead* other = ctas_combine ? &cta_read(key) : nullptr;
+          if (other != nullptr && other->key == key && start.v <= other->until && start.v < other->done && other->cta != a.cta) {
+            // Another CTA's read of the block is in flight: a share of this one's bytes reaches the L2 with it.
+            const bool near = std::abs(a.cta - other->cta) <= m.l2_combine_near_ctas;
+            const auto joined = static_cast<std::int64_t>(
+                std::llround(static_cast<double>(bytes) * (near ? m.l2_combine_near_share : m.l2_combine_far_share)));
+            if (joined > 0) {
+              merged += joined;
+              merged_done = sim::max(merged_done, Cycle(other->done));
+              bytes -= joined;
+            }
+          } else if (other != nullptr) {
+            owned_.push_back(key);
+          }
           // The parts of the block the L2 does not hold yet come from HBM (a block whose every part it holds
           // is a hit; one just inserted holds none).
           const std::int64_t missed =
@@ -207,6 +225,7 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   // window) are lookups that wait for that data.
   for (std::int32_t n : fresh_) cache_.stamp(n) = std::max(cache_.stamp(n), done.v);
   for (std::uint64_t key : issued_) request(group, key) = Request{key, start.v + m.l2_combine_window_cycles, done.v, me};
+  for (std::uint64_t key : owned_) cta_read(key) = CtaRead{key, start.v + m.l2_combine_window_cycles, done.v, a.cta};
   return done;
 }
 

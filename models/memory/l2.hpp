@@ -29,6 +29,7 @@ struct TensorAccess {
   std::int64_t bytes = 0;   // the whole box's bytes (what the SM's engine moves)
   bool write = false;
   std::uint32_t sm = 0;      // the SM that issued it
+  std::int64_t cta = 0;      // the linear id of its CTA (launch order)
 };
 
 class MemoryHierarchy : public Unit {
@@ -84,7 +85,16 @@ class SingleQueueL2 : public MemoryHierarchy {
 // and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json). Chosen by SM id rather than by CTA,
 // non-TPC pairs combine 15-44 % and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs, while the
 // CTA pairs 2-8 apart of the same session combine 64 % (l2_smpairs_ncu.json); what predicts it is the CTAs'
-// launch-order distance (validation/microbench/tools/combine_by_launch.py), not modelled yet.
+// launch-order distance (validation/microbench/tools/combine_by_launch.py).
+// Combining between CTAs, by launch order: a read that does not join its group's read of a block joins, for a
+// share of its bytes, the read of the block another CTA started at most l2_combine_window_cycles earlier and whose
+// data is still coming: l2_combine_near_share when the two CTAs are at most l2_combine_near_ctas apart in launch
+// order, l2_combine_far_share otherwise (H100: about 0.6 for CTAs 2-8 apart, 0.4 at 12, 0.2 at 16, 0.13 at 24
+// and beyond, l2_combine_dist* and l2_combine_far* in l2_combine_ncu.json and l2_smpairs_ncu.json). The rest of
+// its bytes are lookups of their own (the block's parts are on their way: no second HBM read). The read a CTA
+// issues itself is the one others join (a GPU-wide table by block, the latest such read of each).
+// Not modelled: groups of 4-8 consecutive CTAs combine more than pairs do (see above), and far pairs combine as
+// much 512 ns apart as at once (the window is the TPC's).
 // Any other read of parts of a block still coming from HBM is an L2 lookup of its own that waits for that data
 // (no second HBM read); parts the L2 already holds do not wait for other parts in flight.
 
@@ -132,6 +142,20 @@ class CachedL2 : public MemoryHierarchy {
   }
   std::vector<Request> requests_;     // [group * kRequestsPerGroup + slot]
   std::vector<std::uint64_t> issued_;  // keys of the blocks the current box reads itself (not combined)
+  // The GPU-wide reads other CTAs may join (combining by launch order), direct-mapped by block like requests_:
+  // sized for every SM's ~100 blocks in flight.
+  struct CtaRead {
+    std::uint64_t key = ~0ULL;
+    std::int64_t until = -1, done = 0;  // as in Request
+    std::int64_t cta = -1;              // the CTA that issued it
+  };
+  static constexpr int kCtaReadBits = 15;
+  CtaRead& cta_read(std::uint64_t key) {
+    std::uint64_t h = (key ^ (key >> 29) ^ (key >> 41)) * 0x9E3779B97F4A7C15ULL;
+    return cta_reads_[static_cast<std::size_t>(h >> (64 - kCtaReadBits))];
+  }
+  std::vector<CtaRead> cta_reads_;
+  std::vector<std::uint64_t> owned_;  // keys of the blocks the current box reads without joining another CTA's read
   std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, merged_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;
   std::int64_t l2_work_ = 0;  // bytes of L2 bandwidth used (a missed byte counts l2_miss_lookups)
 };

@@ -75,7 +75,7 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
                        static_cast<double>(s.bytes_loaded) / (s.time_us * 1e3),
                        static_cast<double>(s.bytes_stored) / (s.time_us * 1e3));
   if (s.l2_hit_bytes >= 0 && s.l2_hit_bytes + s.l2_miss_bytes > 0)
-    out += fmt::format("  memory       L2 hits {:.1f}% of {} read ({:.1f}% combined with a neighbour SM's read); HBM {} ({:.1f} GB/s, "
+    out += fmt::format("  memory       L2 hits {:.1f}% of {} read ({:.1f}% combined with another SM's read); HBM {} ({:.1f} GB/s, "
                        "write-backs included)\n",
                        100.0 * static_cast<double>(s.l2_hit_bytes) / static_cast<double>(s.l2_hit_bytes + s.l2_miss_bytes),
                        byte_size(s.l2_hit_bytes + s.l2_miss_bytes),

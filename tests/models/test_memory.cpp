@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <list>
 #include <functional>
 #include <random>
@@ -371,8 +372,11 @@ TEST_CASE("memory: SMs share the L2 round robin: a transfer takes longer while m
 }
 
 namespace {
-// `ctas` CTAs read the same 16 KB box, CTA c `delay` x c cycles after CTA 0, on a machine changed by `edit`.
-// The first wave places CTA c on SM c, so CTAs 2j and 2j + 1 share a TPC.
+// The H100 without combining between CTAs beyond their TPC (l2_combine_near_share, l2_combine_far_share).
+void tpc_only(models::Machine& m) { m.l2_combine_near_share = m.l2_combine_far_share = 0; }
+
+// `ctas` CTAs read the same 16 KB box, CTA c `delay` x c cycles after CTA 0, on a machine without combining between
+// CTAs beyond their TPC, changed by `edit`. The first wave places CTA c on SM c, so CTAs 2j and 2j + 1 share a TPC.
 models::RunResult same_box(int ctas, int delay, const std::function<void(models::Machine&)>& edit = {}) {
   return boxes(fmt::format(R"(
       compute cycles=1 + cta * {}
@@ -380,7 +384,22 @@ models::RunResult same_box(int ctas, int delay, const std::function<void(models:
       tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
       wait full parity=0)",
                            delay),
-               "tensor T dtype=bf16 shape=(4096, 64)", ctas, edit);
+               "tensor T dtype=bf16 shape=(4096, 64)", ctas, [&](models::Machine& m) {
+                 tpc_only(m);
+                 if (edit) edit(m);
+               });
+}
+
+// CTAs 0 and `distance` read the same 16 KB box (four 4 KB blocks), the second `delay` cycles after the first; the
+// CTAs between them read boxes of their own. On the H100 as measured, changed by `edit`.
+models::RunResult pair_box(int distance, int delay, const std::function<void(models::Machine&)>& edit = {}) {
+  return boxes(fmt::format(R"(
+      compute cycles=1 + (cta == {0}) * {1}
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=((cta != 0 && cta != {0}) * cta * 128, 0) dst=s bar=full
+      wait full parity=0)",
+                           distance, delay),
+               "tensor T dtype=bf16 shape=(8192, 64)", distance + 1, edit);
 }
 }  // namespace
 
@@ -462,12 +481,62 @@ kernel k grid=(3,1,1) warps=1 {
   }
 }
 )";
-  auto run = [&](std::int64_t extra) { return run_edited(text, [&](models::Machine& m) { m.hbm_latency_cycles += extra; }); };
+  auto run = [&](std::int64_t extra) {
+    return run_edited(text, [&](models::Machine& m) {
+      tpc_only(m);
+      m.hbm_latency_cycles += extra;
+    });
+  };
   auto base = run(0), slow = run(3000);
   REQUIRE(base.outcome == Outcome::kFinished);
   CHECK(base.stats.l2_merged_bytes == 0);
   CHECK(base.stats.hbm_bytes == 2 * 16384);  // CTA 0's box once, CTA 1's box
   CHECK(slow.cycles - base.cycles >= 3000);
+}
+
+TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 with it for a share of its bytes, by the "
+          "CTAs' distance in launch order", "[memory]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  REQUIRE(m.l2_combine_near_ctas >= 2);
+  REQUIRE(m.l2_combine_near_share > m.l2_combine_far_share);
+  REQUIRE(m.l2_combine_far_share > 0);
+  // Per 4 KB block, the share of its bytes rounded.
+  auto joined = [](double share) { return 4 * static_cast<std::int64_t>(std::llround(4096 * share)); };
+  const int near = static_cast<int>(m.l2_combine_near_ctas);
+  for (int d : {2, near, near + 1, near + 8}) {
+    CAPTURE(d);
+    auto r = pair_box(d, 10);
+    INFO(problem(r));
+    REQUIRE(r.outcome == Outcome::kFinished);
+    const std::int64_t merged = joined(d <= near ? m.l2_combine_near_share : m.l2_combine_far_share);
+    CHECK(r.stats.l2_merged_bytes == merged);
+    // The rest of the second read is a lookup of its own, waiting for the first's data: no second HBM read.
+    CHECK(r.stats.l2_hit_bytes == 16384);
+    CHECK(r.stats.hbm_bytes == static_cast<std::int64_t>(d) * 16384);  // the shared box once, the others' own
+  }
+  // A TPC's second SM (CTA 1) joins its whole read; shares 0: nothing combines.
+  CHECK(pair_box(1, 10).stats.l2_merged_bytes == 16384);
+  CHECK(pair_box(2, 10, tpc_only).stats.l2_merged_bytes == 0);
+  // The window: at most l2_combine_window_cycles after the first read, not later, while its data is still coming.
+  REQUIRE(m.l2_combine_window_cycles + 1 < m.hbm_latency_cycles);
+  CHECK(pair_box(2, static_cast<int>(m.l2_combine_window_cycles)).stats.l2_merged_bytes == joined(m.l2_combine_near_share));
+  auto late = pair_box(2, static_cast<int>(m.l2_combine_window_cycles) + 1);
+  CHECK(late.stats.l2_merged_bytes == 0);
+  CHECK(late.stats.l2_hit_bytes == 16384);
+  // A CTA never joins its own read (the same box twice at once: see above). A read that joined another CTA's for a
+  // share is not one others join: CTAs 0, near and 2 x near read the box 5 cycles apart (the others their own
+  // boxes); the last is near the second but joins the first, at the far share.
+  auto three = boxes(fmt::format(R"(
+      compute cycles=1 + cta * 5
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=((cta % {0} != 0) * cta * 128, 0) dst=s bar=full
+      wait full parity=0)",
+                                 near),
+                     "tensor T dtype=bf16 shape=(8192, 64)", 2 * near + 1);
+  INFO(problem(three));
+  REQUIRE(three.outcome == Outcome::kFinished);
+  REQUIRE(2 * near * 5 < m.l2_combine_window_cycles);
+  CHECK(three.stats.l2_merged_bytes == joined(m.l2_combine_near_share) + joined(m.l2_combine_far_share));
 }
 
 TEST_CASE("memory: a byte read from HBM takes l2_miss_lookups bytes of the L2's bandwidth, a byte that hits one", "[memory]") {

@@ -450,7 +450,8 @@ def markdown(data):
     lines += ["",
               f"- The model is too fast most with {fast[0]} ({signed[fast[0]]:+.1f} %) and too slow most with {fast[-1]}",
               f"  ({signed[fast[-1]]:+.1f} %). Its L2 takes the reads of the two SMs of a TPC that start within",
-              "  `l2_combine_window_cycles` of each other as one request and charges a byte from HBM 1.7 L2 lookups (both",
+              "  `l2_combine_window_cycles` of each other as one request, combines a share of the reads of CTAs close",
+              "  in launch order (0.56 up to 12 apart, 0.13 farther) and charges a byte from HBM 1.7 L2 lookups (all",
               "  measured with Nsight Compute: `l2_combine_*`), and a warpgroup's wgmma issue stalls on the tensor pipe's",
               "  queue as measured (`wgmma_issue_*`): large-tile points are bound by the tensor pipe or the L2.",
               worst_errors(data["points"]),
@@ -625,12 +626,9 @@ def ncu_markdown(c):
     lines += ["",
               f"- The SMs' requests reach the GPU's L2 at {min(tex):.2f}-{max(tex):.2f}x the bytes the TMA boxes name (L2 lookups",
               "  add the traffic between the L2's two partitions), and the slow configurations run it at up to",
-              f"  {rate[-1]:.1f} TB/s of lookups (median of these points {rate[len(rate) // 2]:.1f}). In the model the two SMs of a",
-              "  TPC that read the same block within `l2_combine_window_cycles` of each other make one request; its CTAs",
-              f"  run in step, so its SMs request {min(model_req):.2f}-{max(model_req):.2f}x the box bytes. Where the GPU's ratio is",
-              "  near 1 (tiles walked along N, where neighbouring CTAs share their A tile) it combines fewer reads than",
-              f"  the model; K2's counters (`validation/results/h100/k2_ncu.json`) show both cases: {k2[(128, 1, 8)]:.2f}x with its groups",
-              f"  of 8 rows (neighbours share B), {k2[(128, 1, 1)]:.2f}x along N."]
+              f"  {rate[-1]:.1f} TB/s of lookups (median of these points {rate[len(rate) // 2]:.1f}); the model's SMs request",
+              f"  {min(model_req):.2f}-{max(model_req):.2f}x the box bytes (the rest reached the L2 with another SM's read).",
+              f"  K2's counters (`validation/results/h100/k2_ncu.json`): {k2[(128, 1, 8)]:.2f}x with its groups of 8 rows, {k2[(128, 1, 1)]:.2f}x along N."]
     skinny = [r for r in counted if r["shape"] == "8192x256x8192" and r["at_ncu_clock"].get("bytes_loaded")]
     if skinny:
         sk = sorted(skinny, key=lambda r: ncu[key(r)]["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / r["at_ncu_clock"]["bytes_loaded"])
@@ -650,9 +648,27 @@ def ncu_markdown(c):
                   f"  ({g('tma_load_bw_pipe_l2_all_sms_box32KB_shared16'):.2f}x), and a read from HBM costs",
                   f"  {g('hier_l2_sharing_bw_group1'):.2f} requests and {co['hier_l2_sharing_bw_group1']['l2_lookups_over_delivered']:.2f} L2 lookups per delivered byte.",
                   "  The 'combine' microbenchmark (`validation/results/h100/l2_combine_ncu.json`) pins the first part down:",
-                  "  the two SMs of a TPC combine fully up to 128 ns apart, SMs 2-8 apart about half their requests,",
-                  "  farther apart almost none. Which of a GEMM's neighbouring reads combine, and why tiles walked along N",
-                  "  combine less than K2's groups, is not modelled yet."]
+                  "  the two SMs of a TPC combine fully up to 128 ns apart, CTAs 2-12 apart in launch order about 0.6 of",
+                  "  their requests, farther apart 0.13 (the machine file's `l2_combine_*`)."]
+        # The share of the box bytes whose requests the GPU combined: its SMs' requests against what they would be
+        # without combining, a byte read from HBM costing as many requests as when read alone
+        # (hier_l2_sharing_bw_group1), a byte that hits as many as when no sharers are near (shared16).
+        hit_req, miss_req = g("tma_load_bw_pipe_l2_all_sms_box32KB_shared16"), g("hier_l2_sharing_bw_group1")
+        diff, shares = [], []
+        for r in counted:
+            p, m = r["at_ncu_clock"], ncu[key(r)]
+            if not p.get("bytes_loaded"):
+                continue
+            dram = min(m["dram__bytes_read.sum"], p["bytes_loaded"])
+            alone = (p["bytes_loaded"] - dram) * hit_req + dram * miss_req
+            gpu = 1 - m["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / alone
+            diff.append(p["l2_merged_bytes"] / p["bytes_loaded"] - gpu)
+            shares.append(gpu)
+        lines += [f"- The share of the box bytes whose requests were combined, GPU against model, on these {len(diff)} points:",
+                  f"  the GPU's from its SMs' requests against those the same bytes cost without combining ({hit_req:.3f} per byte",
+                  f"  that hits, {miss_req:.2f} per byte from HBM, as measured alone on the H100). The model's share is",
+                  f"  {sum(diff) / len(diff):+.3f} from the GPU's on average ({sum(map(abs, diff)) / len(diff):.3f} mean absolute difference;",
+                  f"  the GPU's ranges over {min(shares):.2f}-{max(shares):.2f} with shape and configuration)."]
     lines += [f"- The model's HBM traffic is {min(hbm):.2f}-{max(hbm):.2f}x the GPU's DRAM reads and writes on these shapes (below",
               "  1: its L2 keeps more of the operands than the GPU's does)."]
     return lines

@@ -57,6 +57,28 @@ def wgmma_issue():
 
 COMBINE = "validation/results/h100/l2_combine_ncu.json"
 COALESCING = "validation/results/h100/l2_coalescing_ncu.json"
+SMPAIRS = "validation/results/h100/l2_smpairs_ncu.json"  # its session reran the 'combine' group too
+
+
+def cta_pair_combining():
+    """The share of a second reader's L2 requests that combine with the first's when the two CTAs are d apart in
+    launch order (blockIdx), from the 'combine' group's l2_combine_dist<d> (CTAs k and k + d) and l2_combine_far
+    (k and k + 66) rows of both sessions: {d: [shares]} (far as 66)."""
+    by_distance = {}
+    for path in (COMBINE, SMPAIRS):
+        with open(os.path.join(ROOT, path)) as f:
+            rows = {r["measurement"]: r for r in json.load(f)["rows"]}
+        alone = rows["l2_combine_none_bw"]["sm_requests_over_delivered"]
+        for name, r in rows.items():
+            if not (name.startswith("l2_combine_dist") or name.startswith("l2_combine_far")):
+                continue
+            n = r["params"]["ctas"]
+            d = int(r["params"]["distance_ctas"]) if "distance_ctas" in r["params"] else n // 2
+            # Pairs (k, k + d) for k in the first half of each run of 2d CTAs that fits: as the kernel pairs them.
+            pairs = sum(1 for k in range(n) if (k // (2 * d) + 1) * 2 * d <= n and k % (2 * d) < d)
+            # Each combined pair makes one request instead of two.
+            by_distance.setdefault(d, []).append((1 - r["sm_requests_over_delivered"] / alone) * n / pairs)
+    return by_distance
 
 
 def l2_combining():
@@ -76,7 +98,23 @@ def l2_combining():
     combined = {d: (alone["sm_requests_over_delivered"] - q) / (alone["sm_requests_over_delivered"] - tpc["sm_requests_over_delivered"])
                 for d, q in lag.items()}
     window_ns = max(d for d, f in combined.items() if f >= 0.95)
+    # Combining between CTAs by launch distance: near is the mean share at the distances whose pairs combine at least
+    # half way from the farthest pairs' share to the nearest's; the largest such distance bounds it.
+    shares = {d: sum(v) / len(v) for d, v in cta_pair_combining().items()}
+    nearest, farthest = shares[min(shares)], [shares[d] for d in shares if d >= 24]
+    far = sum(farthest) / len(farthest)
+    near_d = [d for d, v in sorted(shares.items()) if v >= (nearest + far) / 2]
+    near_ctas = max(d for d in near_d if all(e in near_d for e in shares if e <= d))
+    near = sum(shares[d] for d in shares if d <= near_ctas) / sum(1 for d in shares if d <= near_ctas)
+    table = ", ".join(f"{d}: {shares[d]:.2f}" for d in sorted(shares))
+    sessions = f"Nsight Compute, {COMBINE} and {SMPAIRS}, two sessions; NVIDIA H100 80GB HBM3, 2026-11-24"
     return {
+        "l2_combine_near_ctas": (near_ctas, f"derived: the largest CTA distance in launch order up to which every measured distance "
+                                            f"combines at least half way from the far share to the nearest pairs' (l2_combine_dist*, "
+                                            f"l2_combine_far: share of the second reader's requests combined by distance, {table}; {sessions})"),
+        "l2_combine_near_share": (round(near, 2), f"derived: the mean share combined at distances 2-{near_ctas} (l2_combine_dist*; {sessions})"),
+        "l2_combine_far_share": (round(far, 2), f"derived: the mean share combined at distances 24 and beyond (l2_combine_dist24/33/48, "
+                                                f"l2_combine_far at 66; {sessions}; the same 128-512 ns apart)"),
         "l2_combine_window_cycles": (round(window_ns * 1980 / 1000),
                                      f"derived: {window_ns} ns at the 1980 MHz clock, the longest start delay between the two SMs of a TPC "
                                      f"at which 95 % of the second one's requests still combine (l2_combine_adjacent_delay{window_ns}ns: "
@@ -295,7 +333,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "smem_bytes_per_cycle", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_miss_lookups"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_miss_lookups"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

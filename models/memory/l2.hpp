@@ -93,8 +93,9 @@ class SingleQueueL2 : public MemoryHierarchy {
 // and beyond, l2_combine_dist* and l2_combine_far* in l2_combine_ncu.json and l2_smpairs_ncu.json). The rest of
 // its bytes are lookups of their own (the block's parts are on their way: no second HBM read). The read a CTA
 // issues itself is the one others join (a GPU-wide table by block, the latest such read of each).
-// Not modelled: groups of 4-8 consecutive CTAs combine more than pairs do (see above), and far pairs combine as
-// much 512 ns apart as at once (the window is the TPC's).
+// Not modelled: groups of 4-8 consecutive CTAs combine more than pairs do (see above), and the share fades over
+// microseconds of lag while the first read is in flight rather than ending at the window (TPC 0.87 at 512 ns, 0.66
+// at 4 us; CTAs 4 apart 0.49, 0.23; far pairs 0.13, 0.09: l2_combine_lag_ncu.json).
 // Any other read of parts of a block still coming from HBM is an L2 lookup of its own that waits for that data
 // (no second HBM read); parts the L2 already holds do not wait for other parts in flight.
 

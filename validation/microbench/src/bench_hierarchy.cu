@@ -1139,6 +1139,9 @@ void bench_l2_combine(Ctx& c) {
   // Pairs d CTAs apart (blocks of 2d CTAs: CTA i of the first half with CTA i + d; CTAs past the last whole
   // block read their own data), both starting together.
   for (int d : {2, 4, 8, 12, 16, 24, 33, 48}) cases.push_back({"dist", d});
+  // Pairs 4 CTAs apart (as dist4), the second starting a delay after the first; far pairs with longer delays.
+  for (long long d : {128, 512, 2048, 4096}) cases.push_back({"near4", d});
+  for (long long d : {2048, 4096}) cases.push_back({"far", d});
   const int n = c.sm_count, half = n / 2;
   for (const Case& cs : cases) {
     RingCfg cfg = rig.cfg(n);
@@ -1147,10 +1150,10 @@ void bench_l2_combine(Ctx& c) {
       long long pair = k, second = 0;  // which data the CTA reads; whether it is the pair's later reader
       if (pat == "adjacent") pair = k / 2, second = k % 2;
       if (pat == "far") pair = k % half, second = k >= half && k < 2 * half;
-      if (pat == "dist") {
-        const int d = static_cast<int>(cs.delay), block = k / (2 * d), i = k % (2 * d);
+      if (pat == "dist" || pat == "near4") {
+        const int d = pat == "dist" ? static_cast<int>(cs.delay) : 4, block = k / (2 * d), i = k % (2 * d);
         pair = (block + 1) * 2 * d <= n ? block * d + i % d : half + k;  // (pairs use ids < half)
-        second = 0;
+        second = pat == "near4" && (block + 1) * 2 * d <= n && i >= d;
       }
       cfg.start.push_back(pair * iters);
       cfg.stride.push_back(1);
@@ -1171,6 +1174,7 @@ void bench_l2_combine(Ctx& c) {
                 "(neighbouring SMs), the odd one starting delay_ns after the even one (a common %globaltimer "
                 "instant 20 us after the first CTA arrives, plus the delay); far: CTAs j and j + SMs/2; distD: CTAs "
                 "i and i + D in each block of 2D CTAs (CTAs past the last whole block read their own data), no delay; "
+                "near4: as dist4, the second CTA of each pair starting delay_ns after the first; "
                 "none: every CTA its own data. Pairs read disjoint data. Run under Nsight Compute (lts__t_sectors_srcunit_tex_op_"
                 "read per delivered byte) to see which identical requests reached the L2 as one.",
                 p);

@@ -97,8 +97,8 @@ const std::vector<ParamDef>& param_defs() {
        "still reach the L2 with it (cache_hbm)",
        &Machine::l2_combine_window_cycles, kCycles},
       {"l2", "l2_combine_near_ctas",
-       "CTAs at most this far apart in launch order whose reads of one block in flight combine for l2_combine_near_share of "
-       "the later read's bytes (cache_hbm)",
+       "CTAs at most this far apart in launch order (linear CTA index) whose reads of one block in flight combine for "
+       "l2_combine_near_share of the later read's bytes (cache_hbm)",
        &Machine::l2_combine_near_ctas, {0, 1048576, "CTAs (H100: 12)"}},
       {"l2", "l2_combine_near_share",
        "the share of a read's bytes that reach the L2 with another CTA's read of the same block in flight, started at most "

@@ -136,16 +136,20 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
         if (in_flight <= start.v) coming = 0;
         if (a.write) {
           written += bytes;
-        } else if (mine != nullptr && mine->key == key && start.v <= mine->until && start.v < mine->done && !(mine->sms & me)) {
-          // Another SM of the group started this read lately and its data is still coming: this one joins it.
+        } else if (mine != nullptr && mine->key == key && start.v <= mine->until && start.v < mine->done && !(mine->sms & me) &&
+                   (need & ~mine->parts) == 0) {
+          // Another SM of the group started a read of every part this one needs lately, and its data is still
+          // coming: this one joins it.
           merged += bytes;
           merged_done = sim::max(merged_done, Cycle(mine->done));
           mine->sms |= me;
         } else {
-          if (combines) issued_.push_back(key);
+          if (combines) issued_.emplace_back(key, need);
           CtaRead* other = ctas_combine ? &cta_read(key) : nullptr;
-          if (other != nullptr && other->key == key && start.v <= other->until && start.v < other->done && other->cta != a.cta) {
-            // Another CTA's read of the block is in flight: a share of this one's bytes reaches the L2 with it.
+          if (other != nullptr && other->key == key && start.v <= other->until && start.v < other->done && other->cta != a.cta &&
+              (need & ~other->parts) == 0) {
+            // Another CTA's read of every part this one needs is in flight: a share of this one's bytes reaches the
+            // L2 with it.
             const bool near = std::abs(a.cta - other->cta) <= m.l2_combine_near_ctas;
             const auto joined = static_cast<std::int64_t>(
                 std::llround(static_cast<double>(bytes) * (near ? m.l2_combine_near_share : m.l2_combine_far_share)));
@@ -155,7 +159,7 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
               bytes -= joined;
             }
           } else if (other != nullptr) {
-            owned_.push_back(key);
+            owned_.emplace_back(key, need);
           }
           // The parts of the block the L2 does not hold yet come from HBM (a block whose every part it holds
           // is a hit; one just inserted holds none).
@@ -224,8 +228,8 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   // The blocks this box read itself are in flight until it is done: later readers of them (outside its group's
   // window) are lookups that wait for that data.
   for (std::int32_t n : fresh_) cache_.stamp(n) = std::max(cache_.stamp(n), done.v);
-  for (std::uint64_t key : issued_) request(group, key) = Request{key, start.v + m.l2_combine_window_cycles, done.v, me};
-  for (std::uint64_t key : owned_) cta_read(key) = CtaRead{key, start.v + m.l2_combine_window_cycles, done.v, a.cta};
+  for (auto [key, parts] : issued_) request(group, key) = Request{key, start.v + m.l2_combine_window_cycles, done.v, me, parts};
+  for (auto [key, parts] : owned_) cta_read(key) = CtaRead{key, start.v + m.l2_combine_window_cycles, done.v, a.cta, parts};
   return done;
 }
 

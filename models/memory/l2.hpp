@@ -75,27 +75,26 @@ class SingleQueueL2 : public MemoryHierarchy {
 // from HBM against 1.03 per byte that hits, validation/results/h100/l2_combine_ncu.json and
 // l2_coalescing_ncu.json).
 // Combining: the SMs of a group of l2_combine_sms consecutive ids (a TPC on Hopper) reach the L2 through one
-// path; a read of a block that another SM of the group started at most l2_combine_window_cycles earlier, and
-// whose data is not yet delivered, goes to the L2 with it: no L2 or HBM work of its own, done when that read
-// is. Measured: two SMs of a TPC reading the same boxes make half the L2 requests of two SMs reading different
-// data while they start within ~128 ns of each other (l2_combine_adjacent_delay*; the saving fades to two
-// thirds at 4 us, which the window leaves out). Not modelled: SMs 2-8 apart combine about half of their
-// requests at zero lag, farther ones almost none (l2_combine_dist*, l2_combine_far*), and groups of 4-8
-// consecutive SMs reading together combine beyond pairs (0.29-0.32 requests per byte against 0.63 for a TPC
-// and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json). Chosen by SM id rather than by CTA,
-// non-TPC pairs combine 15-44 % and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs, while the
-// CTA pairs 2-8 apart of the same session combine 64 % (l2_smpairs_ncu.json); what predicts it is the CTAs'
-// launch-order distance (validation/microbench/tools/combine_by_launch.py).
-// Combining between CTAs, by launch order: a read that does not join its group's read of a block joins, for a
-// share of its bytes, the read of the block another CTA started at most l2_combine_window_cycles earlier and whose
-// data is still coming: l2_combine_near_share when the two CTAs are at most l2_combine_near_ctas apart in launch
-// order, l2_combine_far_share otherwise (H100: about 0.6 for CTAs 2-8 apart, 0.4 at 12, 0.2 at 16, 0.13 at 24
-// and beyond, l2_combine_dist* and l2_combine_far* in l2_combine_ncu.json and l2_smpairs_ncu.json). The rest of
-// its bytes are lookups of their own (the block's parts are on their way: no second HBM read). The read a CTA
-// issues itself is the one others join (a GPU-wide table by block, the latest such read of each).
-// Not modelled: groups of 4-8 consecutive CTAs combine more than pairs do (see above), and the share fades over
-// microseconds of lag while the first read is in flight rather than ending at the window (TPC 0.87 at 512 ns, 0.66
-// at 4 us; CTAs 4 apart 0.49, 0.23; far pairs 0.13, 0.09: l2_combine_lag_ncu.json).
+// path; a read of a block that another SM of the group started at most l2_combine_window_cycles earlier for every
+// part this one needs, and whose data is not yet delivered, goes to the L2 with it: no L2 or HBM work of its own,
+// done when that read is. Measured: two SMs of a TPC reading the same boxes make half the L2 requests of two SMs
+// reading different data while they start within ~128 ns of each other (l2_combine_adjacent_delay*).
+// Combining between CTAs: a read that does not join its group's read of a block joins, for a share of its bytes,
+// the read of every part it needs that another CTA started at most l2_combine_window_cycles earlier and whose data
+// is still coming: l2_combine_near_share when the two CTAs' linear indices (blockIdx, x fastest: the order the
+// GPU launches them in) are at most l2_combine_near_ctas apart, l2_combine_far_share otherwise (H100: about 0.6 for
+// CTAs 2-8 apart, 0.4 at 12, 0.2 at 16, 0.13 at 24 and beyond, l2_combine_dist* and l2_combine_far* in
+// l2_combine_ncu.json and l2_smpairs_ncu.json). Chosen by SM id rather than by CTA, non-TPC pairs combine 15-44 %
+// and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs (l2_smpairs_ncu.json): what predicts it
+// is the CTAs' distance in launch order (validation/microbench/tools/combine_by_launch.py). The rest of the
+// read's bytes are lookups of their own, of parts the L2 already holds or has coming (no second HBM read). Only a
+// read that joined no other CTA's read is one others join; the table of such reads is direct-mapped by block (a
+// read of another block may take an entry over, and then nothing joins the read it held).
+// Not modelled: groups of 4-8 consecutive SMs reading together combine beyond pairs (0.29-0.32 requests per byte
+// against 0.63 for a TPC and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json); the share fades
+// over microseconds of lag while the first read is in flight rather than ending at the window (TPC 0.87 at 512
+// ns, 0.66 at 4 us; CTAs 4 apart 0.49, 0.23; far pairs 0.13, 0.09: l2_combine_lag_ncu.json); pairs of readers that
+// are not a TPC read 1.2-1.5x the distinct bytes from HBM (the model reads a block once).
 // Any other read of parts of a block still coming from HBM is an L2 lookup of its own that waits for that data
 // (no second HBM read); parts the L2 already holds do not wait for other parts in flight.
 
@@ -134,6 +133,7 @@ class CachedL2 : public MemoryHierarchy {
     std::int64_t until = -1;  // reads of the group's other SMs that start at or before this combine with it
     std::int64_t done = 0;    // its data is delivered (after that, nothing combines with it)
     std::uint64_t sms = 0;    // the group's SMs on it (bit: SM id mod l2_combine_sms)
+    std::uint64_t parts = 0;  // the parts of the block it reads (a later read joins only when they cover its own)
   };
   static constexpr int kRequestBits = 10;
   static constexpr std::uint64_t kRequestsPerGroup = std::uint64_t{1} << kRequestBits;
@@ -142,13 +142,14 @@ class CachedL2 : public MemoryHierarchy {
     return requests_[static_cast<std::size_t>(group) * kRequestsPerGroup + (h >> (64 - kRequestBits))];
   }
   std::vector<Request> requests_;     // [group * kRequestsPerGroup + slot]
-  std::vector<std::uint64_t> issued_;  // keys of the blocks the current box reads itself (not combined)
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> issued_;  // (key, parts) of the blocks the current box reads itself
   // The GPU-wide reads other CTAs may join (combining by launch order), direct-mapped by block like requests_:
   // sized for every SM's ~100 blocks in flight.
   struct CtaRead {
     std::uint64_t key = ~0ULL;
     std::int64_t until = -1, done = 0;  // as in Request
     std::int64_t cta = -1;              // the CTA that issued it
+    std::uint64_t parts = 0;            // as in Request
   };
   static constexpr int kCtaReadBits = 15;
   CtaRead& cta_read(std::uint64_t key) {
@@ -156,7 +157,8 @@ class CachedL2 : public MemoryHierarchy {
     return cta_reads_[static_cast<std::size_t>(h >> (64 - kCtaReadBits))];
   }
   std::vector<CtaRead> cta_reads_;
-  std::vector<std::uint64_t> owned_;  // keys of the blocks the current box reads without joining another CTA's read
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> owned_;  // (key, parts) of the blocks the current box reads
+                                                                 // without joining another CTA's read
   std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, merged_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;
   std::int64_t l2_work_ = 0;  // bytes of L2 bandwidth used (a missed byte counts l2_miss_lookups)
 };

@@ -514,9 +514,31 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
     CHECK(r.stats.l2_hit_bytes == 16384);
     CHECK(r.stats.hbm_bytes == static_cast<std::int64_t>(d) * 16384);  // the shared box once, the others' own
   }
-  // A TPC's second SM (CTA 1) joins its whole read; shares 0: nothing combines.
+  // A TPC's second SM (CTA 1) joins its whole read; shares 0: nothing combines; a far share of 0 leaves the near one.
   CHECK(pair_box(1, 10).stats.l2_merged_bytes == 16384);
   CHECK(pair_box(2, 10, tpc_only).stats.l2_merged_bytes == 0);
+  auto no_far = [](models::Machine& x) { x.l2_combine_far_share = 0; };
+  CHECK(pair_box(2, 10, no_far).stats.l2_merged_bytes == joined(m.l2_combine_near_share));
+  CHECK(pair_box(near + 1, 10, no_far).stats.l2_merged_bytes == 0);
+  // The joined share is done when the first read is: CTA 2 joins all of CTA 0's read (share 1), then computes long
+  // enough to end the run last; with HBM 3000 cycles slower its data, and the run, come that much later.
+  auto joiner = [&](std::int64_t extra) {
+    return boxes(R"(
+      compute cycles=1 + (cta == 2) * 10
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=((cta == 1) * 1024, 0) dst=s bar=full
+      wait full parity=0
+      if cta == 2 { compute cycles=20000 })",
+                 "tensor T dtype=bf16 shape=(8192, 64)", 3, [extra](models::Machine& x) {
+                   x.l2_combine_near_share = 1;
+                   x.hbm_latency_cycles += extra;
+                 });
+  };
+  auto fast = joiner(0), slow = joiner(3000);
+  INFO(problem(fast));
+  REQUIRE(fast.outcome == Outcome::kFinished);
+  CHECK(fast.stats.l2_merged_bytes == 16384);
+  CHECK(slow.cycles - fast.cycles >= 3000);
   // The window: at most l2_combine_window_cycles after the first read, not later, while its data is still coming.
   REQUIRE(m.l2_combine_window_cycles + 1 < m.hbm_latency_cycles);
   CHECK(pair_box(2, static_cast<int>(m.l2_combine_window_cycles)).stats.l2_merged_bytes == joined(m.l2_combine_near_share));
@@ -537,6 +559,22 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
   REQUIRE(three.outcome == Outcome::kFinished);
   REQUIRE(2 * near * 5 < m.l2_combine_window_cycles);
   CHECK(three.stats.l2_merged_bytes == joined(m.l2_combine_near_share) + joined(m.l2_combine_far_share));
+  // A read joins only a read that brings every part it needs: CTAs 0 and 2 (and, for the TPC, 0 and 1) read the
+  // two 64-byte halves of the same rows: nothing combines and both halves come from HBM.
+  for (int second : {1, 2}) {
+    CAPTURE(second);
+    auto halves = boxes(fmt::format(R"(
+      compute cycles=1 + (cta == {0}) * 10
+      arrive.expect_tx full tx=8192
+      tma.load T box=(128, 32) at=((cta != 0 && cta != {0}) * cta * 128, (cta == {0}) * 32) dst=s bar=full
+      wait full parity=0)",
+                                    second),
+                        "tensor T dtype=bf16 shape=(8192, 64)", 3);
+    INFO(problem(halves));
+    REQUIRE(halves.outcome == Outcome::kFinished);
+    CHECK(halves.stats.l2_merged_bytes == 0);
+    CHECK(halves.stats.hbm_bytes == 3 * 8192);
+  }
 }
 
 TEST_CASE("memory: a byte read from HBM takes l2_miss_lookups bytes of the L2's bandwidth, a byte that hits one", "[memory]") {

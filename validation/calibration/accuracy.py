@@ -654,21 +654,30 @@ def ncu_markdown(c):
         # without combining, a byte read from HBM costing as many requests as when read alone
         # (hier_l2_sharing_bw_group1), a byte that hits as many as when no sharers are near (shared16).
         hit_req, miss_req = g("tma_load_bw_pipe_l2_all_sms_box32KB_shared16"), g("hier_l2_sharing_bw_group1")
-        diff, shares = [], []
+        # An upper bound for a hit: the second read of a far pair 4 us apart (it combines almost nothing) costs
+        # 2 x its pair's requests per byte less the first read's.
+        with open(os.path.join(ROOT, "validation/results/h100/l2_combine_lag_ncu.json")) as fh:
+            lag = {r["measurement"]: r["sm_requests_over_delivered"] for r in json.load(fh)["rows"]}
+        hit_high = 2 * lag["l2_combine_far_delay4096ns_bw"] - lag["l2_combine_none_bw"]
+        diff, shares, diff_high = [], [], []
         for r in counted:
             p, m = r["at_ncu_clock"], ncu[key(r)]
             if not p.get("bytes_loaded"):
                 continue
             dram = min(m["dram__bytes_read.sum"], p["bytes_loaded"])
-            alone = (p["bytes_loaded"] - dram) * hit_req + dram * miss_req
-            gpu = 1 - m["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / alone
+            tex = m["lts__t_sectors_srcunit_tex_op_read.sum"] * 32
+            gpu = 1 - tex / ((p["bytes_loaded"] - dram) * hit_req + dram * miss_req)
             diff.append(p["l2_merged_bytes"] / p["bytes_loaded"] - gpu)
+            diff_high.append(p["l2_merged_bytes"] / p["bytes_loaded"] - (1 - tex / ((p["bytes_loaded"] - dram) * hit_high + dram * miss_req)))
             shares.append(gpu)
         lines += [f"- The share of the box bytes whose requests were combined, GPU against model, on these {len(diff)} points:",
                   f"  the GPU's from its SMs' requests against those the same bytes cost without combining ({hit_req:.3f} per byte",
                   f"  that hits, {miss_req:.2f} per byte from HBM, as measured alone on the H100). The model's share is",
                   f"  {sum(diff) / len(diff):+.3f} from the GPU's on average ({sum(map(abs, diff)) / len(diff):.3f} mean absolute difference;",
-                  f"  the GPU's ranges over {min(shares):.2f}-{max(shares):.2f} with shape and configuration)."]
+                  f"  the GPU's ranges over {min(shares):.2f}-{max(shares):.2f} with shape and configuration). Were every byte that",
+                  f"  hits as costly as the second read of a far pair 4 us apart ({hit_high:.2f} requests per byte,",
+                  f"  `l2_combine_lag_ncu.json`), the GPU's shares would be larger and the model's {sum(diff_high) / len(diff_high):+.3f} from them",
+                  f"  ({sum(map(abs, diff_high)) / len(diff_high):.3f} per point)."]
     lines += [f"- The model's HBM traffic is {min(hbm):.2f}-{max(hbm):.2f}x the GPU's DRAM reads and writes on these shapes (below",
               "  1: its L2 keeps more of the operands than the GPU's does)."]
     return lines

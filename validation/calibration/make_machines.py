@@ -70,7 +70,8 @@ def cta_pair_combining():
             rows = {r["measurement"]: r for r in json.load(f)["rows"]}
         alone = rows["l2_combine_none_bw"]["sm_requests_over_delivered"]
         for name, r in rows.items():
-            if not (name.startswith("l2_combine_dist") or name.startswith("l2_combine_far")):
+            # Pairs that start together (far pairs up to 512 ns apart combine as at once; later they combine less).
+            if not (name.startswith("l2_combine_dist") or name.startswith("l2_combine_far")) or r["params"].get("delay_ns", 0) > 512:
                 continue
             n = r["params"]["ctas"]
             d = int(r["params"]["distance_ctas"]) if "distance_ctas" in r["params"] else n // 2
@@ -104,8 +105,8 @@ def l2_combining():
     nearest, farthest = shares[min(shares)], [shares[d] for d in shares if d >= 24]
     far = sum(farthest) / len(farthest)
     near_d = [d for d, v in sorted(shares.items()) if v >= (nearest + far) / 2]
-    near_ctas = max(d for d in near_d if all(e in near_d for e in shares if e <= d))
-    near = sum(shares[d] for d in shares if d <= near_ctas) / sum(1 for d in shares if d <= near_ctas)
+    near_ctas = max((d for d in near_d if all(e in near_d for e in shares if e <= d)), default=0)
+    near = sum(shares[d] for d in shares if d <= near_ctas) / max(1, sum(1 for d in shares if d <= near_ctas))
     table = ", ".join(f"{d}: {shares[d]:.2f}" for d in sorted(shares))
     sessions = f"Nsight Compute, {COMBINE} and {SMPAIRS}, two sessions; NVIDIA H100 80GB HBM3, 2026-11-24"
     return {

@@ -1162,7 +1162,9 @@ void bench_l2_combine(Ctx& c) {
     const long long distinct = distinct_values(cfg.start);
     RingOut o = run_ring(c, cfg, rig.rb);
     JObj p;
-    p.str("pattern", pat).num(pat == "dist" ? "distance_ctas" : "delay_ns", double(cs.delay)).num("box_bytes", bytes).num("inflight_loads", D)
+    p.str("pattern", pat).num(pat == "dist" ? "distance_ctas" : "delay_ns", double(cs.delay));
+    if (pat == "near4") p.num("distance_ctas", 4);
+    p.num("box_bytes", bytes).num("inflight_loads", D)
         .num("ctas", n).num("bytes_per_cta", double(iters) * bytes).num("distinct_bytes", double(distinct) * iters * bytes);
     const std::string name = "l2_combine_" + pat +
                              (pat == "none"   ? std::string()

@@ -62,9 +62,9 @@ CachedL2::CachedL2(Simulator& sim)
   const Machine& m = sim.machine();
   if (m.l2_combine_sms > 1) {
     std::int64_t groups = (m.sm_count + m.l2_combine_sms - 1) / m.l2_combine_sms;
-    requests_.assign(static_cast<std::size_t>(groups) * kRequestsPerGroup, Request{});
+    requests_.assign(static_cast<std::size_t>(groups) * kRequestsPerGroup, InFlightRead{});
   }
-  if (m.l2_combine_near_share > 0 || m.l2_combine_far_share > 0) cta_reads_.assign(std::size_t{1} << kCtaReadBits, CtaRead{});
+  if (m.l2_combine_near_share > 0 || m.l2_combine_far_share > 0) cta_reads_.assign(std::size_t{1} << kCtaReadBits, InFlightRead{});
 }
 
 Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
@@ -126,7 +126,7 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
         BlockCache::Touch tc = cache_.touch(key, a.write);
         if (tc.evicted_dirty) back += kBlockRows * kBlockBytes;
         std::int64_t& in_flight = cache_.stamp(tc.node);
-        Request* mine = combines ? &request(group, key) : nullptr;
+        InFlightRead* mine = combines ? &request(group, key) : nullptr;
         std::uint64_t& held = cache_.parts(tc.node);
         const std::uint64_t missing = need & ~held;
         held |= need;
@@ -136,8 +136,7 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
         if (in_flight <= start.v) coming = 0;
         if (a.write) {
           written += bytes;
-        } else if (mine != nullptr && mine->key == key && start.v <= mine->until && start.v < mine->done && !(mine->sms & me) &&
-                   (need & ~mine->parts) == 0) {
+        } else if (mine != nullptr && mine->joinable(key, start, need) && !(mine->sms & me)) {
           // Another SM of the group started a read of every part this one needs lately, and its data is still
           // coming: this one joins it.
           merged += bytes;
@@ -145,9 +144,8 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
           mine->sms |= me;
         } else {
           if (combines) issued_.emplace_back(key, need);
-          CtaRead* other = ctas_combine ? &cta_read(key) : nullptr;
-          if (other != nullptr && other->key == key && start.v <= other->until && start.v < other->done && other->cta != a.cta &&
-              (need & ~other->parts) == 0) {
+          InFlightRead* other = ctas_combine ? &cta_read(key) : nullptr;
+          if (other != nullptr && other->joinable(key, start, need) && other->cta != a.cta) {
             // Another CTA's read of every part this one needs is in flight: a share of this one's bytes reaches the
             // L2 with it.
             const bool near = std::abs(a.cta - other->cta) <= m.l2_combine_near_ctas;
@@ -228,8 +226,9 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   // The blocks this box read itself are in flight until it is done: later readers of them (outside its group's
   // window) are lookups that wait for that data.
   for (std::int32_t n : fresh_) cache_.stamp(n) = std::max(cache_.stamp(n), done.v);
-  for (auto [key, parts] : issued_) request(group, key) = Request{key, start.v + m.l2_combine_window_cycles, done.v, me, parts};
-  for (auto [key, parts] : owned_) cta_read(key) = CtaRead{key, start.v + m.l2_combine_window_cycles, done.v, a.cta, parts};
+  const std::int64_t until = start.v + m.l2_combine_window_cycles;
+  for (auto [key, parts] : issued_) request(group, key) = InFlightRead{.key = key, .until = until, .done = done.v, .parts = parts, .sms = me};
+  for (auto [key, parts] : owned_) cta_read(key) = InFlightRead{.key = key, .until = until, .done = done.v, .parts = parts, .cta = a.cta};
   return done;
 }
 

@@ -124,39 +124,35 @@ class CachedL2 : public MemoryHierarchy {
   std::priority_queue<std::pair<std::int64_t, std::uint32_t>, std::vector<std::pair<std::int64_t, std::uint32_t>>,
                       std::greater<>> ends_;
   std::vector<std::int32_t> fresh_;  // the blocks the current box reads itself (not merged)
-  // Each group's recent reads, by block (direct-mapped on the block's key): until when another SM of the
-  // group may join it, when its data is delivered, and which of the group's SMs are on it. A TPC has up to
-  // ~100 blocks in flight (4-6 stages of two boxes); a read whose entry another block took over no longer
-  // combines.
-  struct Request {
+  // A recent read of a block that later reads may join: until when they may (they start at or before), when its
+  // data is delivered (after that, nothing joins it), the parts of the block it reads (a read joins only when they
+  // cover its own), and who is on it.
+  struct InFlightRead {
     std::uint64_t key = ~0ULL;
-    std::int64_t until = -1;  // reads of the group's other SMs that start at or before this combine with it
-    std::int64_t done = 0;    // its data is delivered (after that, nothing combines with it)
-    std::uint64_t sms = 0;    // the group's SMs on it (bit: SM id mod l2_combine_sms)
-    std::uint64_t parts = 0;  // the parts of the block it reads (a later read joins only when they cover its own)
+    std::int64_t until = -1, done = 0;
+    std::uint64_t parts = 0;
+    std::uint64_t sms = 0;  // the group table: the group's SMs on it (bit: SM id mod l2_combine_sms)
+    std::int64_t cta = -1;  // the CTA table: the CTA that issued it
+    bool joinable(std::uint64_t k, Cycle start, std::uint64_t need) const {
+      return key == k && start.v <= until && start.v < done && (need & ~parts) == 0;
+    }
   };
+  // Both tables are direct-mapped on the block's key; a read whose entry another block took over is no longer joined.
+  static std::size_t slot(std::uint64_t key, int bits) {
+    return static_cast<std::size_t>(((key ^ (key >> 29) ^ (key >> 41)) * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
+  }
+  // Each group's recent reads (a TPC has up to ~100 blocks in flight: 4-6 stages of two boxes).
   static constexpr int kRequestBits = 10;
   static constexpr std::uint64_t kRequestsPerGroup = std::uint64_t{1} << kRequestBits;
-  Request& request(std::int64_t group, std::uint64_t key) {
-    std::uint64_t h = (key ^ (key >> 29) ^ (key >> 41)) * 0x9E3779B97F4A7C15ULL;
-    return requests_[static_cast<std::size_t>(group) * kRequestsPerGroup + (h >> (64 - kRequestBits))];
+  InFlightRead& request(std::int64_t group, std::uint64_t key) {
+    return requests_[static_cast<std::size_t>(group) * kRequestsPerGroup + slot(key, kRequestBits)];
   }
-  std::vector<Request> requests_;     // [group * kRequestsPerGroup + slot]
+  std::vector<InFlightRead> requests_;  // [group * kRequestsPerGroup + slot]
   std::vector<std::pair<std::uint64_t, std::uint64_t>> issued_;  // (key, parts) of the blocks the current box reads itself
-  // The GPU-wide reads other CTAs may join (combining by launch order), direct-mapped by block like requests_:
-  // sized for every SM's ~100 blocks in flight.
-  struct CtaRead {
-    std::uint64_t key = ~0ULL;
-    std::int64_t until = -1, done = 0;  // as in Request
-    std::int64_t cta = -1;              // the CTA that issued it
-    std::uint64_t parts = 0;            // as in Request
-  };
+  // The GPU-wide reads other CTAs may join (combining by launch order): sized for every SM's ~100 blocks in flight.
   static constexpr int kCtaReadBits = 15;
-  CtaRead& cta_read(std::uint64_t key) {
-    std::uint64_t h = (key ^ (key >> 29) ^ (key >> 41)) * 0x9E3779B97F4A7C15ULL;
-    return cta_reads_[static_cast<std::size_t>(h >> (64 - kCtaReadBits))];
-  }
-  std::vector<CtaRead> cta_reads_;
+  InFlightRead& cta_read(std::uint64_t key) { return cta_reads_[slot(key, kCtaReadBits)]; }
+  std::vector<InFlightRead> cta_reads_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> owned_;  // (key, parts) of the blocks the current box reads
                                                                  // without joining another CTA's read
   std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, merged_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;

@@ -665,11 +665,11 @@ def ncu_markdown(c):
             if not p.get("bytes_loaded"):
                 continue
             dram = min(m["dram__bytes_read.sum"], p["bytes_loaded"])
-            tex = m["lts__t_sectors_srcunit_tex_op_read.sum"] * 32
-            gpu = 1 - tex / ((p["bytes_loaded"] - dram) * hit_req + dram * miss_req)
-            diff.append(p["l2_merged_bytes"] / p["bytes_loaded"] - gpu)
-            diff_high.append(p["l2_merged_bytes"] / p["bytes_loaded"] - (1 - tex / ((p["bytes_loaded"] - dram) * hit_high + dram * miss_req)))
-            shares.append(gpu)
+            gpu_share = lambda hit: 1 - m["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / ((p["bytes_loaded"] - dram) * hit + dram * miss_req)
+            model_share = p["l2_merged_bytes"] / p["bytes_loaded"]
+            shares.append(gpu_share(hit_req))
+            diff.append(model_share - shares[-1])
+            diff_high.append(model_share - gpu_share(hit_high))
         lines += [f"- The share of the box bytes whose requests were combined, GPU against model, on these {len(diff)} points:",
                   f"  the GPU's from its SMs' requests against those the same bytes cost without combining ({hit_req:.3f} per byte",
                   f"  that hits, {miss_req:.2f} per byte from HBM, as measured alone on the H100). The model's share is",

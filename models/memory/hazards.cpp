@@ -145,8 +145,11 @@ HazardUnit::Part HazardUnit::alloc_part(std::uint32_t cluster, const Clock* cloc
   s.live = true;
   s.cluster = cluster;
   s.vc = vc;
-  s.cta = s.buffer = kNone;
+  s.cta = s.buffer = s.buffer_end = kNone;
   s.sticky = false;
+  s.chunks = 0;
+  s.landed = false;
+  s.commits.clear();
   s.children.clear();
   return (Part{s.gen} << 32) | i;
 }
@@ -187,23 +190,21 @@ void HazardUnit::complete(Part p, std::span<const std::uint32_t> comps, std::spa
   PartState* s = state(p);
   if (s == nullptr) return;
   if (s->sticky) {
-    // An accumulator write: this commit (and every later one of its thread) orders it.
-    if (Rec* r = find_rec(s->cta, s->buffer, p)) {
-      r->landed = true;
-      for (std::size_t i = 0; i < comps.size(); ++i)
-        if (std::none_of(r->commits.begin(), r->commits.end(), [&](const auto& e) { return e.first == comps[i]; }))
-          r->commits.emplace_back(comps[i], clocks[i]);
-      r->done_phase = phase;
-    }
+    // An accumulator write: this commit (and every later one of its thread) orders it, in every chunk.
+    s->landed = true;
+    for (std::size_t i = 0; i < comps.size(); ++i)
+      if (std::none_of(s->commits.begin(), s->commits.end(), [&](const auto& e) { return e.first == comps[i]; }))
+        s->commits.emplace_back(comps[i], clocks[i]);
     return;
   }
   if (s->buffer != kNone)
-    if (Rec* r = find_rec(s->cta, s->buffer, p)) {
-      r->part = 0;
-      r->epochs = static_cast<std::uint8_t>(std::min<std::size_t>(comps.size(), kMaxEpochs));
-      for (int i = 0; i < r->epochs; ++i) r->comp[i] = comps[i], r->clock[i] = clocks[i];
-      r->done_phase = phase;
-    }
+    for (std::uint32_t b = s->buffer; b < s->buffer_end; ++b)
+      if (Rec* r = find_rec(s->cta, b, p)) {
+        r->part = 0;
+        r->epochs = static_cast<std::uint8_t>(std::min<std::size_t>(comps.size(), kMaxEpochs));
+        for (int i = 0; i < r->epochs; ++i) r->comp[i] = comps[i], r->clock[i] = clocks[i];
+        r->done_phase = phase;
+      }
   // The children complete too. The part's state stays where it is meanwhile (completing allocates no part),
   // and its children vector keeps its storage for the slot's next part.
   free_part(p);
@@ -247,21 +248,37 @@ std::pair<std::uint32_t, std::uint32_t> HazardUnit::tmem_buffers(std::int64_t co
   return {tmem_base_ + static_cast<std::uint32_t>(first), tmem_base_ + static_cast<std::uint32_t>(end)};
 }
 
-HazardUnit::Part HazardUnit::tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer) {
-  Part p = async_access(warp_id, op, cta, buffer, true, Via::kTmemMma);
-  if (PartState* s = state(p)) {
-    s->sticky = true;
-    if (Rec* r = find_rec(cta, buffer, p)) r->sticky = true;
-  }
+HazardUnit::Part HazardUnit::tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t first,
+                                            std::uint32_t end) {
+  if (first >= end || !tracks_) return 0;
+  Part p = new_part(warp_id);
+  PartState& s = *state(p);
+  s.cta = cta;
+  s.buffer = first;
+  s.buffer_end = end;
+  s.sticky = true;
+  s.chunks = end - first;
+  Rec r;
+  r.part = p;
+  r.sticky = true;
+  r.warp = warp_id;
+  r.op = op;
+  r.cta_id = sim_.cta(sim_.warp(warp_id).cta).id;
+  r.via = Via::kTmemMma;
+  r.write = true;
+  const Clock* vc = pool_.data() + s.vc * dim_;
+  for (std::uint32_t b = first; b < end; ++b) access(cta, b, r, vc);
   return p;
 }
 
-void HazardUnit::forget(Part p) {
+bool HazardUnit::forget(Part p, std::uint32_t cta, std::uint32_t buffer) {
   PartState* s = state(p);
-  if (s == nullptr) return;
-  if (s->cta < buffers_.size() && s->buffer < buffers_[s->cta].size())
-    std::erase_if(buffers_[s->cta][s->buffer].writes, [&](const Rec& r) { return r.part == p; });
+  if (s == nullptr) return true;
+  if (cta < buffers_.size() && buffer < buffers_[cta].size())
+    std::erase_if(buffers_[cta][buffer].writes, [&](const Rec& r) { return r.part == p; });
+  if (--s->chunks > 0) return false;
   free_part(p);
+  return true;
 }
 
 // ---- mbarriers ----
@@ -425,6 +442,7 @@ HazardUnit::Part HazardUnit::group_access(std::span<const std::uint32_t> warp_id
   PartState& s = *state(p);
   s.cta = cta;
   s.buffer = buffer;
+  s.buffer_end = buffer + 1;
   Rec r;
   r.part = p;
   r.warp = warp_ids.back();
@@ -503,7 +521,7 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
   const auto& p = sim_.program();
   const Warp& pw = sim_.warp(prior.warp);
   int now_index = sim_.warp(now.warp).index;
-  if (prior.part != 0 && !prior.landed) {
+  if (prior.part != 0 && !landed(prior)) {
     switch (prior.via) {
       case Via::kTmaLoad:
       case Via::kClcResponse:
@@ -544,8 +562,8 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
       case Via::kGeneric: break;
     }
   }
-  if (prior.sticky && prior.landed) {
-    std::uint32_t last = prior.commits.back().first - static_cast<std::uint32_t>(cluster_size_ * warps_);
+  if (landed(prior)) {
+    std::uint32_t last = state(prior.part)->commits.back().first - static_cast<std::uint32_t>(cluster_size_ * warps_);
     return fmt::format("the accumulator that warp {}'s tcgen05.mma writes is complete only for a warp that observed a "
                        "barrier phase a later `umma.commit` of warp {} arrived on (the latest: {}), and warp {} observed "
                        "none: wait on the accumulator's 'full' barrier (the one the MMA warp commits each tile to) first",

@@ -82,12 +82,15 @@ class HazardUnit : public Unit {
   // The buffers of TMEM columns [column, column + width): [first, end), empty when the program names no
   // TMEM address.
   std::pair<std::uint32_t, std::uint32_t> tmem_buffers(std::int64_t column, std::int64_t width) const;
-  // A tcgen05.mma's accumulator write to one chunk: in flight until a umma.commit of its thread lands, and
-  // then ordered before whoever observes that commit or any later one of the thread (every commit tracks
-  // all the thread's earlier tcgen05 ops). The caller keeps the part (adopting it into each later commit)
-  // until the thread's next accumulator write to the chunk supersedes it: then forget() it.
-  Part tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer);
-  void forget(Part p);
+  std::uint32_t tmem_chunk(std::uint32_t buffer) const { return buffer - tmem_base_; }  // 0 .. kTmemChunks - 1
+  // A tcgen05.mma's accumulator write to the chunks [first, end) of CTA slot `cta`: in flight until a
+  // umma.commit of its thread lands, and then ordered before whoever observes that commit or any later one
+  // of the thread (every commit tracks all the thread's earlier tcgen05 ops). One part for all its chunks (a
+  // record in each); the caller keeps it (adopting it into each later commit) until the thread's later
+  // accumulator writes supersede it chunk by chunk: forget(p, cta, chunk) each time, which returns true
+  // when that was its last chunk (the part is gone).
+  Part tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t first, std::uint32_t end);
+  bool forget(Part p, std::uint32_t cta, std::uint32_t buffer);
 
   // A generic access by the executing warp; a hazard (never returns) when it races.
   void generic(const OpContext& ctx, std::uint32_t buffer, bool write);
@@ -157,11 +160,7 @@ class HazardUnit : public Unit {
   static constexpr int kMaxEpochs = isa::kWarpsPerWarpgroup;
   struct Rec {
     Part part = 0;             // in flight (not ordered before anything) while non-zero and not landed
-    bool sticky = false;       // a tcgen05.mma accumulator write: later commits add epochs
-    bool landed = false;       // sticky: a commit landed (its part stays, for later commits)
-    // Sticky: the epoch of every barrier a commit landed on (the earliest per barrier: a later phase of the
-    // same barrier orders nothing more).
-    std::vector<std::pair<std::uint32_t, Clock>> commits;
+    bool sticky = false;       // a tcgen05.mma accumulator write: its part's commits order it (PartState)
     // Epochs (component, clock): ordered before a clock that covers any of them (one unless a warpgroup's
     // wait completed it: then each of its warps' own).
     std::uint8_t epochs = 1;
@@ -184,8 +183,15 @@ class HazardUnit : public Unit {
     bool live = false;
     std::uint32_t cluster = 0;
     std::uint32_t vc = ~0u;                // row in the clock pool
-    std::uint32_t cta = ~0u, buffer = ~0u;  // its access (~0u: a pure release)
+    std::uint32_t cta = ~0u, buffer = ~0u;  // its access (~0u: a pure release): buffers [buffer, buffer_end)
+    std::uint32_t buffer_end = ~0u;
     bool sticky = false;
+    // Sticky (accumulator writes): chunks not superseded yet; whether a commit landed (the part stays, for
+    // later commits); the epoch of every barrier a commit landed on (the earliest per barrier: a later phase
+    // of the same barrier orders nothing more). Kept with the part, for all its chunks' records.
+    std::uint32_t chunks = 0;
+    bool landed = false;
+    std::vector<std::pair<std::uint32_t, Clock>> commits;
     std::vector<Part> children;
   };
   struct Domain {  // one cluster
@@ -213,6 +219,7 @@ class HazardUnit : public Unit {
   std::uint32_t barrier_index(std::uint32_t cta, std::uint32_t bar) const;
 
   PartState* state(Part p);
+  const PartState* state(Part p) const { return const_cast<HazardUnit*>(this)->state(p); }
   // A part of cluster slot `cluster` whose clock is a copy of `clock` (which may lie in the pool).
   Part alloc_part(std::uint32_t cluster, const Clock* clock);
   Part new_part(std::uint32_t warp_id);
@@ -220,9 +227,16 @@ class HazardUnit : public Unit {
   void complete(Part p, std::span<const std::uint32_t> comps, std::span<const Clock> clocks, std::int64_t phase);
   Rec* find_rec(std::uint32_t cta, std::uint32_t buffer, Part p);
 
-  static bool ordered(const Rec& r, const Clock* vc) {
+  // A sticky record whose part is gone (its CTA left the slot) is stale: ordered before everything.
+  bool landed(const Rec& r) const {
+    const PartState* s = r.sticky ? state(r.part) : nullptr;
+    return s != nullptr && s->landed;
+  }
+  bool ordered(const Rec& r, const Clock* vc) const {
     if (r.sticky) {
-      for (const auto& [comp, clock] : r.commits)
+      const PartState* s = state(r.part);
+      if (s == nullptr) return true;
+      for (const auto& [comp, clock] : s->commits)
         if (vc[comp] >= clock) return true;
       return false;
     }

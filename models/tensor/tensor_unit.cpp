@@ -238,18 +238,20 @@ OpResult TensorUnit::umma(OpContext& ctx) {
   // The accumulator's TMEM columns (tmem=, in this CTA, and in the peer's for cta_group::2).
   if (ctx.present(Attr::kTmem)) {
     auto [first, end] = hazards_->tmem_buffers(ctx.value(Attr::kTmem) & 0xffff, d.n);
-    for (int c = 0; c < ctas; ++c)
+    for (int c = 0; c < ctas; ++c) {
+      std::uint64_t part = hazards_->tmem_mma_write(ctx.warp_id, ctx.op, pair[c], first, end);
+      if (part == 0) continue;
+      auto it = std::find_if(t.d_writes.begin(), t.d_writes.end(), [&](const auto& e) { return e.first == pair[c]; });
+      if (it == t.d_writes.end()) it = t.d_writes.insert(it, {pair[c], {}});
       for (std::uint32_t b = first; b < end; ++b) {
-        std::uint64_t key = (std::uint64_t{pair[c]} << 32) | b;
-        std::uint64_t part = hazards_->tmem_mma_write(ctx.warp_id, ctx.op, pair[c], b);
-        auto it = std::find_if(t.d_writes.begin(), t.d_writes.end(), [&](const auto& e) { return e.first == key; });
-        if (it == t.d_writes.end()) {
-          t.d_writes.emplace_back(key, part);
-        } else {
-          hazards_->forget(it->second);  // the thread's newer write to the chunk orders after it
-          it->second = part;
-        }
+        std::uint64_t& latest = it->second[hazards_->tmem_chunk(b)];
+        // The thread's newer write to the chunk orders after the older one, which is gone once it has no chunk left.
+        if (latest != 0 && hazards_->forget(latest, pair[c], b))
+          std::erase_if(t.d_parts, [&](const auto& e) { return e.second == latest; });
+        latest = part;
       }
+      t.d_parts.emplace_back(pair[c], part);
+    }
   }
   // Ordered after this thread's earlier tcgen05.cp (scale factors) (semantics.md §6).
   for (Cycle& c : pipe_free_[cta.sm]) c = sim::max(c, t.cp_done);
@@ -293,8 +295,8 @@ OpResult TensorUnit::umma_commit(OpContext& ctx) {
     };
     for (const auto& [cta, part] : t.reads)
       if (lands_with(cta)) hazards_->adopt(s.hb, part);
-    for (const auto& [key, part] : t.d_writes)
-      if (lands_with(static_cast<std::uint32_t>(key >> 32))) hazards_->adopt(s.hb, part);
+    for (const auto& [cta, part] : t.d_parts)
+      if (lands_with(cta)) hazards_->adopt(s.hb, part);
     if (!sim_.observers().empty()) s.token = sim_.observers().signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
     mbar_->send(target == ctx.cta_slot() ? at : at + sim_.jit(m.remote_arrive_cycles), s);
   }

@@ -36,8 +36,11 @@ class TensorUnit : public Unit {
     // smem operand reads in flight, not yet tracked by a commit (hazards): (CTA slot, part); a cta_group::2
     // MMA reads the operands of both CTAs of the pair.
     std::vector<std::pair<std::uint32_t, std::uint64_t>> reads;
-    // Accumulator writes (hazards): the latest per (CTA slot << 32 | TMEM chunk buffer), adopted by every commit.
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> d_writes;
+    // Accumulator writes (hazards): the latest part per TMEM chunk of each CTA slot written (its own, and its
+    // pair peer's for cta_group::2), and the distinct parts among them (CTA slot, part), each adopted by every
+    // commit.
+    std::vector<std::pair<std::uint32_t, std::array<std::uint64_t, HazardUnit::kTmemChunks>>> d_writes;
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> d_parts;
   };
   Tcgen05Thread& tcgen05(std::uint32_t warp_id) { return threads_[warp_id]; }
 

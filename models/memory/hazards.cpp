@@ -18,7 +18,8 @@ HazardUnit::HazardUnit(Simulator& sim) : Unit(sim) {
   warps_ = p.warps;
   bars_ = static_cast<int>(p.mbarrier_layout.count);
   cluster_size_ = static_cast<int>(p.cluster_size());
-  dim_ = static_cast<std::size_t>(cluster_size_) * static_cast<std::size_t>(warps_ + bars_);
+  // Rounded up to whole 32-byte vectors: a join is then a loop of whole vectors (the extra components stay 0).
+  dim_ = (static_cast<std::size_t>(cluster_size_) * static_cast<std::size_t>(warps_ + bars_) + 7) / 8 * 8;
   smem_count_ = p.smem_layout.count;
   tmem_base_ = smem_count_ + static_cast<std::uint32_t>(bars_);
   whole_.assign(smem_count_, false);
@@ -48,7 +49,8 @@ HazardUnit::HazardUnit(Simulator& sim) : Unit(sim) {
 #define SMPIPE_AVX2_CLONES  // other processors and object formats: the one portable version
 #endif
 SMPIPE_AVX2_CLONES void HazardUnit::join(Clock* into, const Clock* from, std::size_t n) {
-  for (std::size_t i = 0; i < n; ++i) into[i] = std::max(into[i], from[i]);
+  for (std::size_t i = 0; i < n; i += 8)
+    for (std::size_t j = 0; j < 8; ++j) into[i + j] = std::max(into[i + j], from[i + j]);
 }
 
 std::vector<HazardUnit::Clock>& HazardUnit::row(std::vector<std::vector<Clock>>& rows, std::size_t i) {

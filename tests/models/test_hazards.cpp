@@ -296,6 +296,50 @@ kernel k warps=8 {{
   CHECK(late.diagnosis->message.find("tmem.wait ld") != std::string::npos);
 }
 
+TEST_CASE("hazards: an accumulator write partly superseded still completes with later commits", "[hazards][tmem]") {
+  // The first MMA writes columns 0..255, the second only 0..127: the first write's columns 128..255 are still
+  // its own, and the commit to acc_full (after both) orders them too. Reading them before acc_full is observed
+  // is a RAW.
+  auto prog = [](const char* before_read) {
+    return fmt::format(R"(
+kernel k warps=8 {{
+  mbarrier full count=1
+  mbarrier empty count=1
+  mbarrier acc_full count=1
+  smem sA bytes=16K
+  smem sB bytes=16K
+  warp 0 mma {{
+    tmem.alloc cols=256 -> base
+    elect {{ arrive.expect_tx full tx=32K
+            tma.load bytes=16K dst=sA bar=full
+            tma.load bytes=16K dst=sB bar=full }}
+    wait full parity=0
+    elect {{ umma m128n256k16 kind=f16 a=sA b=sB tmem=base
+            umma.commit empty
+            umma m128n128k16 kind=f16 a=sA b=sB tmem=base
+            umma.commit acc_full }}
+    wait empty parity=0
+    sleep cycles=5000
+    tmem.dealloc base cols=256
+  }}
+  warpgroup 1 epi {{
+    {}
+    tmem.ld 32x32b.x32 tmem=160
+    tmem.wait ld
+  }}
+}}
+)",
+                       before_read);
+  };
+  auto ok = run_text(prog("wait acc_full parity=0"), "b200");
+  INFO(test::problem(ok));
+  CHECK(ok.outcome == Outcome::kFinished);
+  auto early = run_text(prog("sleep cycles=3000"), "b200");
+  CHECK(hazard(early));
+  CHECK(title(early) == "read before the write is complete (RAW)");
+  CHECK(early.diagnosis->message.find("the TMEM chunk of columns 160..167") != std::string::npos);
+}
+
 TEST_CASE("hazards: TMEM columns outside the accumulator's are not in conflict; without tmem= nothing is checked",
           "[hazards][tmem]") {
   auto prog = [](const char* ld) {

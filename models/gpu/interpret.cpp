@@ -134,14 +134,13 @@ void Simulator::step(std::uint32_t id) {
           std::int64_t cta = ctas_[w.cta].id;
           observers_.each(cta, [&](Observer& o) { o.op_started(cta, w.index, w.role, in.a, now().v); });
         }
-        // The op's values: its constants as compiled, with the run-time ones (popped) in their places; an op
-        // whose values are all constants reads them where they are.
-        std::array<std::int64_t, isa::kMaxArgValues> v;
+        // The op's values: its constants as compiled, with the run-time ones (popped) in their places (in the
+        // op's own copy of its constants); an op whose values are all constants reads them where they are.
         const std::int64_t* values = d.base_values.data();
         if (!d.dynamic_slots.empty()) {
-          std::copy(d.base_values.begin(), d.base_values.end(), v.begin());
+          std::int64_t* v = op_values_.data() + op_values_at_[static_cast<std::size_t>(w.role)][in.a];
           for (auto it = d.dynamic_slots.rbegin(); it != d.dynamic_slots.rend(); ++it) v[*it] = st[--sp];
-          values = v.data();
+          values = v;
         }
         ++w.ops;
         if (++ops_ > options_.max_ops)

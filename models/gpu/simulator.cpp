@@ -74,6 +74,12 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
     RoleStats rs;
     rs.name = r.name;
     role_stats_.push_back(rs);
+    // Each op with run-time values gets its own copy of its constants, where the interpreter writes those values.
+    auto& bases = op_values_at_.emplace_back();
+    for (const auto& d : r.ops) {
+      bases.push_back(static_cast<std::uint32_t>(op_values_.size()));
+      if (!d.dynamic_slots.empty()) op_values_.insert(op_values_.end(), d.base_values.begin(), d.base_values.end());
+    }
   }
 }
 

@@ -202,6 +202,11 @@ class Simulator : public sim::Handler {
   std::vector<std::uint32_t> free_warp_lists_;
   void warp_list(const sim::Event& e);
 
+  // The values of ops with run-time values: per op, its constants, the run-time values written over their places
+  // by the interpreter before each execution (ops do not nest); op_values_at_[role][op] is where an op's start.
+  std::vector<std::int64_t> op_values_;
+  std::vector<std::vector<std::uint32_t>> op_values_at_;
+
   std::vector<std::string> causes_;
   std::vector<RoleStats> role_stats_;
   Counters counters_;

@@ -417,14 +417,19 @@ void Simulator::enqueue(const WarpEvents& kind, Cycle at, std::span<const std::u
 void Simulator::warp_list(const sim::Event& e) {
   auto list = static_cast<std::uint32_t>(e.payload);
   const bool wake = e.kind == kEvWakeList;
+  // The list's own storage stays put while its warps run: a warp may add lists (warp_lists_ may move its
+  // vectors, which keep their storage) but never adds to this one (only the event scheduled last takes
+  // more warps, and this event is no longer pending).
+  const std::uint32_t* ids = warp_lists_[list].data();
+  const std::size_t n = warp_lists_[list].size();
   for (std::uint32_t i = e.target;;) {
-    std::uint32_t w = warp_lists_[list][i];  // (a warp may add lists: index, never hold a reference)
+    std::uint32_t w = ids[i];
     if (wake) {
       resume(w);
     } else {
       step(w);
     }
-    if (++i == warp_lists_[list].size()) {
+    if (++i == n) {
       free_warp_lists_.push_back(list);
       return;
     }

@@ -3,6 +3,8 @@
 // configurations of the seed kernels are found by simulation.
 #include <catch2/catch.hpp>
 
+#include <map>
+
 #include "support.hpp"
 
 using namespace smpipe;
@@ -263,6 +265,56 @@ TEST_CASE("sm80 models: multistage and b2b GEMM run and count their FLOPs", "[ke
   const auto& roles = b2b.result.stats.roles;
   REQUIRE(roles.size() == 1);
   for (const char* region : {"gemm0", "epilogue0", "gemm1", "epilogue1"}) CHECK(roles[0].regions.count(region) == 1);
+}
+
+TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle and fetch order", "[kernels]") {
+  // One accumulator stage when the MMA N is 256, two otherwise (sm100_blockscaled_umma_builder.inl).
+  auto acc_stages = [](const isa::Program& p) {
+    for (const auto& b : p.mbarriers)
+      if (b.name == "acc_full") return b.size;
+    FAIL("no acc_full");
+    return -1;
+  };
+  CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 256}}, "b200")) == 1);
+  CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 128}}, "b200")) == 2);
+  CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 256}, {"ACC_STAGES", 1}}, "b200")) == 1);
+  // The cycles at which CTA 0's warps start their ops, by the op's text.
+  struct Starts : models::Observer {
+    const isa::Program* p = nullptr;
+    std::map<std::string, std::vector<std::int64_t>> by_text;  // "role:op text" -> cycles
+    bool wants(std::int64_t cta) const override { return cta == 0; }
+    void op_started(std::int64_t, int, int role, std::uint32_t op, std::int64_t cycle) override {
+      const auto& r = p->roles[static_cast<std::size_t>(role)];
+      by_text[r.name + ":" + r.ops[op].text].push_back(cycle);
+    }
+    const std::vector<std::int64_t>& at(const std::string& prefix) const {
+      for (const auto& [k, v] : by_text)
+        if (k.rfind(prefix, 0) == 0) return v;
+      FAIL("no op " << prefix);
+      return by_text.begin()->second;
+    }
+  };
+  for (int cta_group : {1, 2}) {
+    INFO("CTA_GROUP " << cta_group);
+    auto p = compile_model("sm100/gemm_blockscaled_nvfp4", {{"CTA_GROUP", cta_group}, {"M", 4096}, {"N", 2048}, {"K", 1024}}, "b200");
+    Starts s;
+    s.p = &p;
+    models::RunOptions o;
+    o.observers.push_back(&s);
+    REQUIRE(models::simulate(p, models::load_machine("b200"), o).outcome == Outcome::kFinished);
+    // The scheduler queries a tile only after the load warp has started as many tiles (the throttle): without
+    // it the second query goes out while the first tile's loads are still being issued.
+    const auto& queries = s.at("scheduler:clc.try_cancel");
+    const auto& started = s.at("load:producer_commit clc_throttle");
+    REQUIRE(queries.size() >= 3);
+    REQUIRE(started.size() >= queries.size());
+    for (std::size_t k = 0; k < queries.size(); ++k) CHECK(queries[k] >= started[k]);
+    // The MMA warp reads the next tile's response before its tile's first MMA (not after its last).
+    const auto& fetched = s.at("mma:clc.query");
+    const auto& commits = s.at("mma:umma.commit acc_full");
+    REQUIRE(fetched.size() == commits.size());
+    for (std::size_t k = 0; k < commits.size(); ++k) CHECK(fetched[k] < commits[k]);
+  }
 }
 
 TEST_CASE("sm100 block-scaled model: 1-SM and 2-SM, CLC persistence, TMEM limits", "[kernels]") {

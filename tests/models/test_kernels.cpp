@@ -278,13 +278,34 @@ TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle 
   CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 256}}, "b200")) == 1);
   CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 128}}, "b200")) == 2);
   CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 256}, {"ACC_STAGES", 1}}, "b200")) == 1);
+  // 2-SM: the leader alone arrives on its full barrier (count 1, both CTAs' bytes); the pair's MMA warps free TMEM
+  // after a two-way handshake (the peer MMA warp's 32 threads), or, with one overlapping accumulator stage, after
+  // the epilogue warps of both CTAs arrive (256). A wrong count or byte total deadlocks the runs below.
+  auto count_of = [](const isa::Program& p, const std::string& name) {
+    for (const auto& b : p.mbarriers)
+      if (b.name == name) return b.count.value_or(-1);
+    FAIL("no " << name);
+    return std::int64_t{-1};
+  };
+  auto two = compile_model("sm100/gemm_blockscaled_nvfp4", {{"CTA_GROUP", 2}}, "b200");
+  CHECK(count_of(two, "full") == 1);
+  CHECK(count_of(two, "tmem_dealloc") == 32);
+  auto two_overlap = compile_model("sm100/gemm_blockscaled_nvfp4", {{"CTA_GROUP", 2}, {"TILE_N", 256}}, "b200");
+  CHECK(count_of(two_overlap, "tmem_dealloc") == 256);
+  for (const auto& extra : std::vector<isa::ParamOverrides>{{{"CTA_GROUP", 2}, {"TILE_N", 256}}, {{"TILE_N", 256}},
+                                                            {{"CTA_GROUP", 2}, {"C_VOID", 0}}}) {
+    auto r = run_model("sm100/gemm_blockscaled_nvfp4", extra, "b200");
+    INFO(r.report);
+    CHECK(r.result.outcome == Outcome::kFinished);
+  }
   // The cycles at which CTA 0's warps start their ops, by the op's text.
   struct Starts : models::Observer {
     const isa::Program* p = nullptr;
     std::map<std::string, std::vector<std::int64_t>> by_text;  // "role:op text" -> cycles
     bool wants(std::int64_t cta) const override { return cta == 0; }
-    void op_started(std::int64_t, int, int role, std::uint32_t op, std::int64_t cycle) override {
+    void op_started(std::int64_t, int warp, int role, std::uint32_t op, std::int64_t cycle) override {
       const auto& r = p->roles[static_cast<std::size_t>(role)];
+      if (r.name == "epilogue" && warp != 4) return;  // one epilogue warp
       by_text[r.name + ":" + r.ops[op].text].push_back(cycle);
     }
     const std::vector<std::int64_t>& at(const std::string& prefix) const {
@@ -314,6 +335,26 @@ TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle 
     const auto& commits = s.at("mma:umma.commit acc_full");
     REQUIRE(fetched.size() == commits.size());
     for (std::size_t k = 0; k < commits.size(); ++k) CHECK(fetched[k] < commits[k]);
+  }
+  // One accumulator stage shared by two tiles (MMA N 256): the next tile's MMAs start while the epilogue still
+  // reads the tile before (from the columns the two do not share), and the hazard checker finds no race.
+  for (int cta_group : {1, 2}) {
+    INFO("CTA_GROUP " << cta_group);
+    auto p = compile_model("sm100/gemm_blockscaled_nvfp4",
+                           {{"CTA_GROUP", cta_group}, {"TILE_N", 256}, {"M", 8192}, {"N", 4096}, {"K", 512}}, "b200");
+    Starts s;
+    s.p = &p;
+    models::RunOptions o;
+    o.observers.push_back(&s);
+    auto r = models::simulate(p, models::load_machine("b200"), o);
+    INFO(models::format_problem(r));
+    REQUIRE(r.outcome == Outcome::kFinished);
+    const auto& mmas = s.at("mma:umma ");
+    const auto& loads = s.at("epilogue:tmem.ld");
+    const std::size_t k_tiles = 512 / 256, subtiles = 256 / 32;
+    REQUIRE(mmas.size() > k_tiles);
+    REQUIRE(loads.size() >= subtiles);
+    CHECK(mmas[k_tiles] < loads[subtiles - 1]);  // tile 1's first MMA before tile 0's last accumulator read
   }
 }
 

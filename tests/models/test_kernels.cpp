@@ -307,6 +307,13 @@ TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle 
       const auto& r = p->roles[static_cast<std::size_t>(role)];
       if (r.name == "epilogue" && warp != 4) return;  // one epilogue warp
       by_text[r.name + ":" + r.ops[op].text].push_back(cycle);
+      if (r.name == "epilogue") epilogue.push_back(r.ops[op].text);
+    }
+    std::vector<std::string> epilogue;  // warp 4's ops in order
+    std::size_t first(const std::string& prefix, std::size_t nth = 0) const {
+      for (std::size_t i = 0; i < epilogue.size(); ++i)
+        if (epilogue[i].rfind(prefix, 0) == 0 && nth-- == 0) return i;
+      return epilogue.size();
     }
     const std::vector<std::int64_t>& at(const std::string& prefix) const {
       for (const auto& [k, v] : by_text)
@@ -355,6 +362,29 @@ TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle 
     REQUIRE(mmas.size() > k_tiles);
     REQUIRE(loads.size() >= subtiles);
     CHECK(mmas[k_tiles] < loads[subtiles - 1]);  // tile 1's first MMA before tile 0's last accumulator read
+  }
+  // The store of a D subtile acquires the next buffer right after its commit; with a void C (DelayTmaStore) it
+  // is issued after the next subtile's accumulator read, with C before it.
+  for (int c_void : {1, 0}) {
+    INFO("C_VOID " << c_void);
+    auto p = compile_model("sm100/gemm_blockscaled_nvfp4", {{"C_VOID", c_void}}, "b200");
+    Starts s;
+    s.p = &p;
+    models::RunOptions o;
+    o.observers.push_back(&s);
+    REQUIRE(models::simulate(p, models::load_machine("b200"), o).outcome == Outcome::kFinished);
+    std::size_t store = s.first("tma.store D"), second_read = s.first("tmem.ld", 1);
+    REQUIRE(store < s.epilogue.size());
+    REQUIRE(second_read < s.epilogue.size());
+    CHECK((store > second_read) == (c_void == 1));
+    std::size_t commits = 0;
+    for (std::size_t i = 0; i < s.epilogue.size(); ++i)
+      if (s.epilogue[i] == "tma.commit") {
+        ++commits;
+        REQUIRE(i + 1 < s.epilogue.size());
+        CHECK(s.epilogue[i + 1] == "tma.wait 1 read");
+      }
+    CHECK(commits == 2 * (128 / 32));  // CTA 0 takes tiles 0 and 148 of 256: 4 subtiles each
   }
 }
 

@@ -204,6 +204,61 @@ TEST_CASE("sm90 models: a kernel's own instructions stand where they are in the 
   CHECK(load.result.stats.ops - base.result.stats.ops == ctas * (2048 / 128));
 }
 
+TEST_CASE("sm90 models: where the epilogue acquires the next D buffer", "[kernels]") {
+  // CTA 0's warp 4 (the store thread's warp) ops, in order.
+  struct Ops : models::Observer {
+    const isa::Program* p = nullptr;
+    std::vector<std::string> seq;
+    bool wants(std::int64_t cta) const override { return cta == 0; }
+    void op_started(std::int64_t, int warp, int role, std::uint32_t op, std::int64_t) override {
+      if (warp == 4) seq.push_back(p->roles[static_cast<std::size_t>(role)].ops[op].text);
+    }
+  };
+  // CUTLASS acquires right after a subtile's commit when C's smem is reused (the default with a 16-bit C), and
+  // before the next subtile's st.shared when it is not (a void C; REUSE_SMEM_C=0); K2 (STORE_ACQUIRE=1) always
+  // after the commit.
+  struct Case {
+    const char* model;
+    isa::ParamOverrides params;
+    bool after_commit;
+  };
+  for (const Case& c : std::vector<Case>{{"sm90/gemm_tma_ws_cooperative", {}, true},
+                                         {"sm90/gemm_tma_ws_cooperative", {{"C_VOID", 1}}, false},
+                                         {"sm90/gemm_tma_ws_cooperative", {{"REUSE_SMEM_C", 0}}, false},
+                                         {"sm90/gemm_tma_ws_cooperative", {{"REUSE_SMEM_C", 0}, {"STORE_ACQUIRE", 1}}, true},
+                                         {"sm90/gemm_tma_ws_pingpong", {{"C_VOID", 1}}, false},
+                                         {"sm90/gemm_tma_ws", {{"REUSE_SMEM_C", 0}}, false}}) {
+    isa::ParamOverrides params = c.params;
+    params["M"] = 512;
+    params["N"] = 512;
+    params["K"] = 256;
+    INFO(c.model << " " << c.params.size() << " params, acquire after the commit: " << c.after_commit);
+    auto p = compile_model(c.model, params, "h100-sxm");
+    Ops o;
+    o.p = &p;
+    models::RunOptions opt;
+    opt.observers.push_back(&o);
+    REQUIRE(models::simulate(p, models::load_machine("h100-sxm"), opt).outcome == Outcome::kFinished);
+    std::size_t acquires = 0, after_commit = 0, before_write = 0;
+    for (std::size_t i = 0; i < o.seq.size(); ++i) {
+      if (o.seq[i] != "tma.wait SD - 1 read") continue;
+      ++acquires;
+      if (i > 0 && o.seq[i - 1] == "tma.commit") ++after_commit;
+      // before a write: the sync that follows it, then the subtile's st.shared
+      if (i + 2 < o.seq.size() && o.seq[i + 2].rfind("st.shared", 0) == 0) ++before_write;
+    }
+    REQUIRE(acquires > 0);
+    if (c.after_commit) {
+      CHECK(after_commit == acquires);
+      CHECK(before_write == 0);
+    } else {
+      CHECK(before_write == acquires);  // (with DelayTmaStore a delayed store's commit may come just before)
+    }
+  }
+  CHECK_THROWS_WITH(compile_model("sm90/gemm_tma_ws_cooperative", {{"STORE_ACQUIRE", 0}}, "h100-sxm"),
+                    Catch::Contains("STORE_ACQUIRE"));
+}
+
 TEST_CASE("known-bad sm90 configurations are found by simulation", "[kernels][diagnosis]") {
   SECTION("transaction bytes that do not match the TMA boxes") {
     auto r = run_model("sm90/gemm_tma_ws_cooperative", with(kSmall, {{"TX_BYTES", 49152}}));

@@ -146,6 +146,8 @@ def defines(p, measured):
     d = {"M": p["M"], "N": p["N"], "K": p["K"], "TILE_M": p["tile_m"], "TILE_N": p["tile_n"], "TILE_K": p["tile_k"],
          "STAGES": p["stages"], "CLUSTER_M": p["cluster_m"], "STAGES_C": p["stages_c"], "STAGES_D": p["stages_d"],
          "REUSE_SMEM_C": int(p["reuse"]), "DELAY_TMA_STORE": int(p["delay"]),
+         # K2 acquires the next D buffer right after each store's commit, with or without ReuseSmemC.
+         "STORE_ACQUIRE": 1,
          # K2 times alpha = 1, beta = 0: its C buffers exist, no C is loaded.
          "BETA_ZERO": 1}
     # K2's grouped raster in cluster rows (g0, along M, is one group of every row).

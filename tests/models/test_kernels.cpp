@@ -322,6 +322,44 @@ TEST_CASE("sm80 models: multistage and b2b GEMM run and count their FLOPs", "[ke
   for (const char* region : {"gemm0", "epilogue0", "gemm1", "epilogue1"}) CHECK(roles[0].regions.count(region) == 1);
 }
 
+TEST_CASE("sm80 models: CUTLASS's multistage k-loop (wait and sync before the last k-group's MMAs)", "[kernels]") {
+  struct Ops : models::Observer {
+    const isa::Program* p = nullptr;
+    std::vector<std::string> seq;  // CTA 0, warp 0
+    bool wants(std::int64_t cta) const override { return cta == 0; }
+    void op_started(std::int64_t, int warp, int role, std::uint32_t op, std::int64_t) override {
+      if (warp == 0) seq.push_back(p->roles[static_cast<std::size_t>(role)].ops[op].text);
+    }
+  };
+  for (const char* model : {"sm80/gemm_multistage", "sm80/b2b_gemm_smem_accumulator"}) {
+    INFO(model);
+    isa::ParamOverrides params = std::string(model) == "sm80/gemm_multistage"
+                                     ? isa::ParamOverrides{{"M", 256}, {"N", 256}, {"K", 256}}
+                                     : isa::ParamOverrides{{"M", 1024}};
+    auto p = compile_model(model, params, "h100-sxm");
+    Ops o;
+    o.p = &p;
+    models::RunOptions opt;
+    opt.observers.push_back(&o);
+    REQUIRE(models::simulate(p, models::load_machine("h100-sxm"), opt).outcome == Outcome::kFinished);
+    // Each k-tile has two k-groups (TILE_K 32): its first MMA op (even index), then commit, wait and bar.sync,
+    // then its second MMA op (odd), the next stage's fragments read after the sync.
+    std::vector<std::size_t> mma;
+    for (std::size_t i = 0; i < o.seq.size(); ++i)
+      if (o.seq[i].rfind("mma.sync", 0) == 0) mma.push_back(i);
+    REQUIRE(mma.size() >= 4);
+    REQUIRE(mma.size() % 2 == 0);
+    for (std::size_t n = 0; n + 1 < mma.size(); n += 2) {
+      const auto first = o.seq.begin() + static_cast<std::ptrdiff_t>(mma[n]), second = o.seq.begin() + static_cast<std::ptrdiff_t>(mma[n + 1]);
+      CHECK(std::find(first, second, "bar.sync 0") != second);
+      CHECK(std::find(first, second, "cp.async.wait STAGES - 2") != second);
+    }
+    // the drain after the loop: a wait for every copy
+    CHECK(std::find(o.seq.begin(), o.seq.end(), "cp.async.wait 0") != o.seq.end());
+  }
+  CHECK_THROWS_WITH(compile_model("sm80/gemm_multistage", {{"TILE_K", 16}}, "h100-sxm"), Catch::Contains("two warp k-groups"));
+}
+
 TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle and fetch order", "[kernels]") {
   // One accumulator stage when the MMA N is 256, two otherwise (sm100_blockscaled_umma_builder.inl).
   auto acc_stages = [](const isa::Program& p) {

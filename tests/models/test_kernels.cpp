@@ -232,7 +232,9 @@ TEST_CASE("sm90 models: where the epilogue acquires the next D buffer", "[kernel
     params["M"] = 512;
     params["N"] = 512;
     params["K"] = 256;
-    INFO(c.model << " " << c.params.size() << " params, acquire after the commit: " << c.after_commit);
+    std::string knobs;
+    for (const auto& [k, v] : c.params) knobs += " " + k + "=" + std::to_string(v);
+    INFO(c.model << knobs << ", acquire after the commit: " << c.after_commit);
     auto p = compile_model(c.model, params, "h100-sxm");
     Ops o;
     o.p = &p;
@@ -354,8 +356,18 @@ TEST_CASE("sm80 models: CUTLASS's multistage k-loop (wait and sync before the la
       CHECK(std::find(first, second, "bar.sync 0") != second);
       CHECK(std::find(first, second, "cp.async.wait STAGES - 2") != second);
     }
-    // the drain after the loop: a wait for every copy
-    CHECK(std::find(o.seq.begin(), o.seq.end(), "cp.async.wait 0") != o.seq.end());
+    // the drain after each mainloop (GEMM0's after its 36 MMA ops in the b2b model): a wait for every copy after
+    // the mainloop's last MMA, then a sync
+    std::vector<std::size_t> drains;
+    for (std::size_t i = 0; i + 1 < o.seq.size(); ++i)
+      if (o.seq[i] == "cp.async.wait 0") {
+        drains.push_back(i);
+        CHECK(o.seq[i + 1] == "bar.sync 0");
+      }
+    const bool b2b = std::string(model) != "sm80/gemm_multistage";
+    REQUIRE(drains.size() == (b2b ? 2u : 1u));
+    CHECK(drains.back() > mma.back());
+    if (b2b) CHECK((drains[0] > mma[35] && drains[0] < mma[36]));
   }
   CHECK_THROWS_WITH(compile_model("sm80/gemm_multistage", {{"TILE_K", 16}}, "h100-sxm"), Catch::Contains("two warp k-groups"));
 }
@@ -370,7 +382,7 @@ TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle 
   };
   CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 256}}, "b200")) == 1);
   CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 128}}, "b200")) == 2);
-  CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 256}, {"ACC_STAGES", 1}}, "b200")) == 1);
+  CHECK(acc_stages(compile_model("sm100/gemm_blockscaled_nvfp4", {{"TILE_N", 128}, {"ACC_STAGES", 1}}, "b200")) == 1);
   // 2-SM: the leader alone arrives on its full barrier (count 1, both CTAs' bytes); the pair's MMA warps free TMEM
   // after a two-way handshake (the peer MMA warp's 32 threads), or, with one overlapping accumulator stage, after
   // the epilogue warps of both CTAs arrive (256). A wrong count or byte total deadlocks the runs below.
@@ -401,8 +413,10 @@ TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle 
       if (r.name == "epilogue" && warp != 4) return;  // one epilogue warp
       by_text[r.name + ":" + r.ops[op].text].push_back(cycle);
       if (r.name == "epilogue") epilogue.push_back(r.ops[op].text);
+      if (r.name == "mma") mma.push_back(r.ops[op].text);
     }
     std::vector<std::string> epilogue;  // warp 4's ops in order
+    std::vector<std::string> mma;       // the MMA warp's ops in order
     std::size_t first(const std::string& prefix, std::size_t nth = 0) const {
       for (std::size_t i = 0; i < epilogue.size(); ++i)
         if (epilogue[i].rfind(prefix, 0) == 0 && nth-- == 0) return i;
@@ -455,6 +469,19 @@ TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle 
     REQUIRE(mmas.size() > k_tiles);
     REQUIRE(loads.size() >= subtiles);
     CHECK(mmas[k_tiles] < loads[subtiles - 1]);  // tile 1's first MMA before tile 0's last accumulator read
+    // ... and the MMA warp waits for the shared stage only after the tile's first stage and its scale factors
+    // (with two stages, before them)
+    std::size_t tiles = 0, waits_before_mma = 0;
+    for (std::size_t i = 0; i < s.mma.size(); ++i) {
+      tiles += s.mma[i].rfind("umma.commit acc_full", 0) == 0;
+      if (s.mma[i].rfind("wait acc_empty", 0) == 0 && i + 1 < s.mma.size() && s.mma[i + 1].rfind("umma ", 0) == 0) {
+        ++waits_before_mma;
+        REQUIRE(i >= 2);
+        CHECK(s.mma[i - 1].rfind("tmem.cp", 0) == 0);
+      }
+    }
+    REQUIRE(tiles >= 2);
+    CHECK(waits_before_mma == tiles);
   }
   // The store of a D subtile acquires the next buffer right after its commit; with a void C (DelayTmaStore) it
   // is issued after the next subtile's accumulator read, with C before it.

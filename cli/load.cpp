@@ -19,6 +19,7 @@ models::RunOptions run_options(const RunArgs& a, std::uint64_t seed, int jitter_
   opt.jitter_pct = jitter_pct;
   opt.max_cycles = a.max_cycles;
   opt.max_ops = a.max_ops;
+  opt.hazards = !a.no_hazards;
   return opt;
 }
 

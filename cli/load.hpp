@@ -33,6 +33,7 @@ struct RunArgs {
   std::int64_t max_ops = models::kDefaultMaxOps;
   double clock_mhz = 0;
   bool dump_program = false;
+  bool no_hazards = false;  // --no-hazards: skip the data-hazard checker
   int seeds = 16;
   int jobs = 0;  // check: threads (0: one per core)
 };

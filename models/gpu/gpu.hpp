@@ -30,6 +30,9 @@ struct RunOptions {
   // model needs at 8192^3 (28 M ops) and about 25 s of simulation on one core.
   std::int64_t max_ops = kDefaultMaxOps;
   std::int64_t max_instructions_without_time = 1'000'000;  // a warp looping without any op taking time
+  // The data-hazard checker (models/memory/hazards.hpp): races on shared memory, TMEM and CLC responses, and
+  // barrier inits not ordered before their uses. Off, a run takes the same time and finds none of them.
+  bool hazards = true;
   TraceWriter* trace = nullptr;            // the Chrome trace (an observer the run adds)
   OpLog* op_log = nullptr;                 // the op log (an observer the run adds)
   std::vector<Observer*> observers;        // further observers, called after those two

@@ -38,6 +38,7 @@ class Simulator : public sim::Handler {
   // ---- services for units ----
   const isa::Program& program() const { return program_; }
   const Machine& machine() const { return machine_; }
+  const RunOptions& options() const { return options_; }
   Cycle now() const { return engine_.now(); }
   // Something moved the kernel forward (a barrier phase completed or released, a warp exited): a watchdog stop
   // reports how long ago, to tell a run that needs more time from one that loops without progress.

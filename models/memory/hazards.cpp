@@ -13,7 +13,7 @@ constexpr std::uint32_t kNone = ~0u;
 constexpr std::size_t kMaxRecords = 256;  // unordered accesses kept per buffer and kind (bounded memory)
 }  // namespace
 
-HazardUnit::HazardUnit(Simulator& sim) : Unit(sim) {
+HazardUnit::HazardUnit(Simulator& sim) : Unit(sim), off_(!sim.options().hazards) {
   const isa::Program& p = sim.program();
   warps_ = p.warps;
   bars_ = static_cast<int>(p.mbarrier_layout.count);
@@ -30,12 +30,13 @@ HazardUnit::HazardUnit(Simulator& sim) : Unit(sim) {
       const isa::AttrSlot* t = d.slot(isa::Attr::kTmem);
       if (t != nullptr && t->present) tracks_ = tracks_tmem_ = true;
       if (d.kind == isa::OpKind::kClcTryCancel || d.kind == isa::OpKind::kClcQuery) tracks_ = true;
-      if (d.kind == isa::OpKind::kMbarrierInit) inits_ = true;
+      if (d.kind == isa::OpKind::kMbarrierInit) inits_ = !off_;
       for (const isa::AttrSpec& a : isa::op_spec(d.kind).attrs) {
         const isa::AttrSlot* s = d.slot(a.attr);
         if (a.type == isa::AttrType::kSmem && s != nullptr && s->decl >= 0) tracks_ = true;
       }
     }
+  if (off_) tracks_ = tracks_tmem_ = false;
 }
 
 // ---- clocks ----
@@ -76,6 +77,7 @@ std::uint32_t HazardUnit::barrier_index(std::uint32_t cta, std::uint32_t bar) co
 }
 
 void HazardUnit::cta_started(std::uint32_t slot) {
+  if (off_) return;
   const Cta& c = sim_.cta(slot);
   if (slot >= buffers_.size()) buffers_.resize(slot + 1);
   // Cleared, not reallocated: the slot's next CTA reuses the record vectors' storage.
@@ -157,6 +159,7 @@ HazardUnit::Part HazardUnit::alloc_part(std::uint32_t cluster, const Clock* cloc
 }
 
 HazardUnit::Part HazardUnit::new_part(std::uint32_t warp_id) {
+  if (off_) return 0;
   Clock* vc = vc_of(warp_id);
   Part p = alloc_part(sim_.cta(sim_.warp(warp_id).cta).cluster_slot, vc);
   vc[comp_of(warp_id)] += 1;  // what the warp does next is not part of this release
@@ -286,6 +289,7 @@ bool HazardUnit::forget(Part p, std::uint32_t cta, std::uint32_t buffer) {
 // ---- mbarriers ----
 
 void HazardUnit::arrive(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar) {
+  if (off_) return;
   Domain& d = domain_of_cta(cta);
   Clock* vc = vc_of(warp_id);
   join(row(d.acc, barrier_index(cta, bar)).data(), vc, dim_);
@@ -293,6 +297,7 @@ void HazardUnit::arrive(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t 
 }
 
 void HazardUnit::phase_completed(std::uint32_t cta, std::uint32_t bar) {
+  if (off_) return;
   Domain& d = domain_of_cta(cta);
   std::uint32_t bi = barrier_index(cta, bar);
   std::uint32_t comp = comp_bar(sim_.cta(cta).rank, bar);
@@ -308,12 +313,14 @@ void HazardUnit::phase_completed(std::uint32_t cta, std::uint32_t bar) {
 }
 
 void HazardUnit::acquire(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar) {
+  if (off_) return;
   Domain& d = domain_of_cta(cta);
   const std::vector<Clock>& snap = d.snap[barrier_index(cta, bar)];
   if (snap.size() == dim_) join(vc_of(warp_id), snap.data(), dim_);
 }
 
 void HazardUnit::init(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t bar) {
+  if (off_) return;
   Domain& d = domain_of_cta(cta);
   std::uint32_t bi = barrier_index(cta, bar);
   const Warp& w = sim_.warp(warp_id);
@@ -345,6 +352,7 @@ void HazardUnit::check_init(std::uint32_t warp_id, std::uint32_t op, std::uint32
 // ---- named barriers and the cluster barrier ----
 
 void HazardUnit::named_arrive(std::uint32_t warp_id, std::uint32_t cta, int id) {
+  if (off_) return;
   Domain& d = domain_of_cta(cta);
   Clock* vc = vc_of(warp_id);
   join(row(d.named, static_cast<std::size_t>(sim_.cta(cta).rank * isa::kNamedBarriers + id)).data(), vc, dim_);
@@ -352,6 +360,7 @@ void HazardUnit::named_arrive(std::uint32_t warp_id, std::uint32_t cta, int id) 
 }
 
 void HazardUnit::named_release(std::uint32_t cta, int id, const std::vector<std::uint32_t>& waiters) {
+  if (off_) return;
   Domain& d = domain_of_cta(cta);
   std::vector<Clock>& acc = row(d.named, static_cast<std::size_t>(sim_.cta(cta).rank * isa::kNamedBarriers + id));
   for (std::uint32_t w : waiters) join(vc_of(w), acc.data(), dim_);
@@ -359,6 +368,7 @@ void HazardUnit::named_release(std::uint32_t cta, int id, const std::vector<std:
 }
 
 void HazardUnit::cluster_arrive(std::uint32_t warp_id) {
+  if (off_) return;
   Domain& d = domain_of_cta(sim_.warp(warp_id).cta);
   Clock* vc = vc_of(warp_id);
   join(d.cluster.data(), vc, dim_);
@@ -366,12 +376,14 @@ void HazardUnit::cluster_arrive(std::uint32_t warp_id) {
 }
 
 void HazardUnit::cluster_release(std::uint32_t cluster_slot, const std::vector<std::uint32_t>& waiters) {
+  if (off_) return;
   Domain& d = domains_[cluster_slot];
   for (std::uint32_t w : waiters) join(vc_of(w), d.cluster.data(), dim_);
   std::fill(d.cluster.begin(), d.cluster.end(), 0);
 }
 
 void HazardUnit::global_write(Part release, std::uint32_t word, bool store) {
+  if (off_) return;
   if (store)
     for (Domain& d : domains_) d.globals.erase(word);
   PartState* s = state(release);
@@ -383,6 +395,7 @@ void HazardUnit::global_write(Part release, std::uint32_t word, bool store) {
 }
 
 void HazardUnit::global_observe(std::uint32_t warp_id, std::uint32_t word) {
+  if (off_) return;
   Domain& d = domain_of_cta(sim_.warp(warp_id).cta);
   auto it = d.globals.find(word);
   if (it == d.globals.end()) return;
@@ -392,6 +405,7 @@ void HazardUnit::global_observe(std::uint32_t warp_id, std::uint32_t word) {
 }
 
 void HazardUnit::fence_acquire(std::uint32_t warp_id) {
+  if (off_) return;
   if (warp_id >= observed_.size() || observed_[warp_id].size() != dim_) return;
   join(vc_of(warp_id), observed_[warp_id].data(), dim_);
   observed_[warp_id].clear();
@@ -404,6 +418,7 @@ HazardUnit::Part HazardUnit::clone(Part p) {
 }
 
 void HazardUnit::global_acquire(std::uint32_t warp_id, std::uint32_t word) {
+  if (off_) return;
   Domain& d = domain_of_cta(sim_.warp(warp_id).cta);
   auto it = d.globals.find(word);
   if (it != d.globals.end()) join(vc_of(warp_id), it->second.data(), dim_);
@@ -499,6 +514,12 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   if (rec.write) std::erase_if(b.reads, [&](const Rec& r) { return ordered(r, vc); });
   if (same.size() >= kMaxRecords) same.erase(same.begin());
   same.push_back(rec);
+}
+
+void HazardUnit::add_warnings(std::vector<std::string>& warnings) const {
+  if (off_)
+    warnings.push_back("data-hazard checks were off (--no-hazards): races on shared memory, TMEM and CLC responses, and "
+                       "barrier inits not ordered before their uses, were not looked for (the timing is the same)");
 }
 
 // ---- reports ----

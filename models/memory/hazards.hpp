@@ -155,6 +155,8 @@ class HazardUnit : public Unit {
 
   // Whether the program names any buffer in an op (otherwise only synchronisation is tracked).
   bool tracks_buffers() const { return tracks_; }
+  // With RunOptions::hazards off nothing is tracked: every call returns at once (parts are 0); a warning says so.
+  void add_warnings(std::vector<std::string>& warnings) const override;
 
  private:
   static constexpr int kMaxEpochs = isa::kWarpsPerWarpgroup;
@@ -252,6 +254,7 @@ class HazardUnit : public Unit {
   std::string op_words(const Rec& r) const;
   std::string missing(std::uint32_t cta, const Rec& prior, const Rec& now, const Clock* vc) const;
 
+  bool off_ = false;  // RunOptions::hazards is false
   int warps_ = 0, bars_ = 0, cluster_size_ = 1;
   std::size_t dim_ = 0;
   std::uint32_t smem_count_ = 0;

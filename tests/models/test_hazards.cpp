@@ -479,3 +479,48 @@ kernel k grid=(1,1,1) warps=12 {
   CHECK(hazard(r));
   CHECK(title(r) == "unordered writes (WAW)");
 }
+
+TEST_CASE("hazards off (--no-hazards): the same run, nothing looked for, a warning", "[hazards]") {
+  // Every built-in model that runs race-free gives the same result with the checker off, but for the warning.
+  for (const auto& [name, params, machine] : std::vector<std::tuple<std::string, isa::ParamOverrides, std::string>>{
+           {"sm90/gemm_tma_ws_cooperative", {{"M", 1024}, {"N", 1024}, {"K", 1024}, {"CLUSTER_M", 2}}, "h100-sxm"},
+           {"sm90/gemm_tma_ws_pingpong", {{"M", 1024}, {"N", 1024}, {"K", 1024}}, "h100-sxm"},
+           {"sm100/gemm_blockscaled_nvfp4", {{"CTA_GROUP", 2}, {"C_VOID", 0}}, "b200"},
+           {"sm80/b2b_gemm_smem_accumulator", {{"M", 4096}}, "h100-sxm"},
+           {"examples/global_sync", {}, "h100-sxm"}}) {
+    INFO(name);
+    auto src = isa::load_source(models::kernels_dir() + "/" + name + ".pipe");
+    auto p = isa::compile(isa::parse(src), params, "", models::predefined_constants(models::load_machine(machine)));
+    models::RunOptions on, off;
+    on.jitter_pct = off.jitter_pct = 10;
+    on.seed = off.seed = 3;
+    off.hazards = false;
+    auto a = models::simulate(p, models::load_machine(machine), on);
+    auto b = models::simulate(p, models::load_machine(machine), off);
+    REQUIRE(a.outcome == Outcome::kFinished);
+    CHECK(b.outcome == Outcome::kFinished);
+    CHECK(a.cycles == b.cycles);
+    auto ja = models::to_json(a, p), jb = models::to_json(b, p);
+    REQUIRE(jb["warnings"].size() == ja["warnings"].size() + 1);
+    CHECK(jb["warnings"].back().get<std::string>().find("data-hazard checks were off") != std::string::npos);
+    ja.erase("warnings");
+    jb.erase("warnings");
+    CHECK(ja == jb);
+  }
+  // A race the checker reports runs to its end with the checker off.
+  const char* racy = R"(
+kernel k warps=2 {
+  mbarrier b count=32
+  smem v bytes=16 whole
+  warp 0 w { st.shared bytes=16 dst=v }
+  warp 1 r { sleep cycles=100
+             ld.shared bytes=16 src=v }
+}
+)";
+  CHECK(hazard(run_text(racy)));
+  models::RunOptions off;
+  off.hazards = false;
+  auto r = run_text(racy, "h100-sxm", off);
+  CHECK(r.outcome == Outcome::kFinished);
+  REQUIRE(r.warnings.size() == 1);
+}

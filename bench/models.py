@@ -4,7 +4,9 @@ one core, ops per second, and with --callgrind the instructions per op (valgrind
 that the noise of a shared machine does not move). With --sweep, also the wall time of a sweep of the
 cooperative model over tiles, stages, clusters and shapes on every core.
 
-Usage: bench/models.py [--smpipe build/smpipe] [--runs 3] [--callgrind] [--sweep] [--only NAME]
+With --no-hazards every run skips the data-hazard checker (smpipe --no-hazards: the same timing, less work).
+
+Usage: bench/models.py [--smpipe build/smpipe] [--runs 3] [--callgrind] [--sweep] [--only NAME] [--no-hazards]
 """
 import argparse
 import json
@@ -32,8 +34,11 @@ SWEEP = ["-D", "TILE_N=64,128,256", "-D", "STAGES=2,3,4,5", "-D", "CLUSTER_M=1,2
          "-D", "M=2048,4096,6144,8192", "-D", "N=2048,4096,6144,8192", "-D", "K=2048,4096,8192"]
 
 
+EXTRA = []  # --no-hazards
+
+
 def run_json(smpipe, name, params):
-    out = subprocess.run([smpipe, "run", name, *params, "--json", "--max-ops", "4000000000"], capture_output=True,
+    out = subprocess.run([smpipe, "run", name, *params, *EXTRA, "--json", "--max-ops", "4000000000"], capture_output=True,
                          text=True, check=False)
     if out.returncode != 0:
         sys.exit(f"{name} {' '.join(params)}: exit {out.returncode}: {out.stderr.strip()[-300:]}")
@@ -43,7 +48,7 @@ def run_json(smpipe, name, params):
 def instructions(smpipe, name, params):
     with tempfile.TemporaryDirectory() as d:
         cg = os.path.join(d, "cg.out")
-        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", smpipe, "run", name, *params,
+        r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={cg}", smpipe, "run", name, *params, *EXTRA,
                             "--json", "--max-ops", "4000000000"], capture_output=True, text=True, check=False)
         m = re.search(r"refs:\s+([\d,]+)", r.stderr)
         ops = json.loads(r.stdout)["ops"]
@@ -57,7 +62,10 @@ def main():
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--only")
+    ap.add_argument("--no-hazards", action="store_true")
     a = ap.parse_args()
+    if a.no_hazards:
+        EXTRA.append("--no-hazards")
     print(f"{'model':62s} {'ops':>10s} {'wall s':>7s} {'Mops/s':>7s}" + (f" {'instr/op':>9s}" if a.callgrind else ""))
     for name, params, cg_params in MODELS:
         label = " ".join([name, *params[1::2]])
@@ -78,7 +86,7 @@ def main():
         jobs = os.cpu_count() or 1
         with tempfile.TemporaryDirectory() as d:
             t0 = time.perf_counter()
-            subprocess.run([a.smpipe, "sweep", "sm90/gemm_tma_ws_cooperative", *SWEEP, "--group", "M,N,K", "--csv",
+            subprocess.run([a.smpipe, "sweep", "sm90/gemm_tma_ws_cooperative", *SWEEP, *EXTRA, "--group", "M,N,K", "--csv",
                             os.path.join(d, "s.csv")], capture_output=True, check=False)
             dt = time.perf_counter() - t0
             points = sum(1 for _ in open(os.path.join(d, "s.csv"))) - 1

@@ -502,9 +502,32 @@ TEST_CASE("sm100 block-scaled model: CUTLASS's accumulator stages, CLC throttle 
       if (s.epilogue[i] == "tma.commit") {
         ++commits;
         REQUIRE(i + 1 < s.epilogue.size());
-        CHECK(s.epilogue[i + 1] == "tma.wait 1 read");
+        CHECK(s.epilogue[i + 1] == "tma.wait SD - 1 read");
       }
     CHECK(commits == 2 * (128 / 32));  // CTA 0 takes tiles 0 and 148 of 256: 4 subtiles each
+  }
+  // With a C (16-bit, ReuseSmemC): 4 C buffers and no D buffers, D written into and stored from its subtile's C
+  // buffer; a subtile's C is read before the tile's accumulator; the epilogue-load warp loads after the
+  // mainloop load warp's first stages (the load-order barrier).
+  {
+    auto p = compile_model("sm100/gemm_blockscaled_nvfp4", {{"C_VOID", 0}}, "b200");
+    auto size_of = [&](const std::string& name) {
+      for (const auto& d : p.smems)
+        if (d.name == name) return d.size;
+      FAIL("no " << name);
+      return -1;
+    };
+    CHECK(size_of("sC") == 4);
+    CHECK(size_of("sD") == 0);
+    Starts s;
+    s.p = &p;
+    models::RunOptions o;
+    o.observers.push_back(&s);
+    REQUIRE(models::simulate(p, models::load_machine("b200"), o).outcome == Outcome::kFinished);
+    CHECK(s.first("ld.shared") < s.first("tmem.ld"));
+    CHECK(s.first("tma.store D") < s.epilogue.size());
+    CHECK(s.epilogue[s.first("tma.store D")].find("src=sC[buf]") != std::string::npos);
+    CHECK(s.at("epilogue_load:tma.load C")[0] >= s.at("load:arrive load_order")[0]);
   }
 }
 

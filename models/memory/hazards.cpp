@@ -255,25 +255,8 @@ std::pair<std::uint32_t, std::uint32_t> HazardUnit::tmem_buffers(std::int64_t co
 
 HazardUnit::Part HazardUnit::tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t first,
                                             std::uint32_t end) {
-  if (first >= end || !tracks_) return 0;
-  Part p = new_part(warp_id);
-  PartState& s = *state(p);
-  s.cta = cta;
-  s.buffer = first;
-  s.buffer_end = end;
-  s.sticky = true;
-  s.chunks = end - first;
-  Rec r;
-  r.part = p;
-  r.sticky = true;
-  r.warp = warp_id;
-  r.op = op;
-  r.cta_id = sim_.cta(sim_.warp(warp_id).cta).id;
-  r.via = Via::kTmemMma;
-  r.write = true;
-  const Clock* vc = pool_.data() + s.vc * dim_;
-  for (std::uint32_t b = first; b < end; ++b) access(cta, b, r, vc);
-  return p;
+  if (first >= end) return 0;
+  return range_access({&warp_id, 1}, op, cta, first, end, true, Via::kTmemMma, kNone, kNone, true);
 }
 
 bool HazardUnit::forget(Part p, std::uint32_t cta, std::uint32_t buffer) {
@@ -447,7 +430,14 @@ void HazardUnit::generic(const OpContext& ctx, std::uint32_t buffer, bool write)
 
 HazardUnit::Part HazardUnit::group_access(std::span<const std::uint32_t> warp_ids, std::uint32_t op, std::uint32_t cta,
                                           std::uint32_t buffer, bool write, Via via, std::uint32_t bar_cta, std::uint32_t bar) {
-  if (buffer == kNone || !tracks_ || warp_ids.empty()) return 0;
+  if (buffer == kNone) return 0;
+  return range_access(warp_ids, op, cta, buffer, buffer + 1, write, via, bar_cta, bar, false);
+}
+
+HazardUnit::Part HazardUnit::range_access(std::span<const std::uint32_t> warp_ids, std::uint32_t op, std::uint32_t cta,
+                                          std::uint32_t first, std::uint32_t end, bool write, Via via, std::uint32_t bar_cta,
+                                          std::uint32_t bar, bool sticky) {
+  if (!tracks_ || warp_ids.empty()) return 0;
   // The part's clock: the join of every issuing warp's, each of which moves on.
   Part p = new_part(warp_ids[0]);
   Clock* vc = pool_.data() + state(p)->vc * dim_;
@@ -458,10 +448,13 @@ HazardUnit::Part HazardUnit::group_access(std::span<const std::uint32_t> warp_id
   }
   PartState& s = *state(p);
   s.cta = cta;
-  s.buffer = buffer;
-  s.buffer_end = buffer + 1;
+  s.buffer = first;
+  s.buffer_end = end;
+  s.sticky = sticky;
+  s.chunks = end - first;
   Rec r;
   r.part = p;
+  r.sticky = sticky;
   r.warp = warp_ids.back();
   r.op = op;
   r.cta_id = sim_.cta(sim_.warp(warp_ids[0]).cta).id;
@@ -469,7 +462,7 @@ HazardUnit::Part HazardUnit::group_access(std::span<const std::uint32_t> warp_id
   r.bar = bar;
   r.via = via;
   r.write = write;
-  access(cta, buffer, r, vc);
+  for (std::uint32_t b = first; b < end; ++b) access(cta, b, r, vc);
   return p;
 }
 

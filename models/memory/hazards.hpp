@@ -247,6 +247,10 @@ class HazardUnit : public Unit {
       if (vc[r.comp[i]] >= r.clock[i]) return true;
     return false;
   }
+  // The asynchronous access of group_access to buffers [first, end) of CTA slot `cta`, one part for all of them
+  // (a record in each); sticky: a tcgen05.mma accumulator write (tmem_mma_write).
+  Part range_access(std::span<const std::uint32_t> warp_ids, std::uint32_t op, std::uint32_t cta, std::uint32_t first,
+                    std::uint32_t end, bool write, Via via, std::uint32_t bar_cta, std::uint32_t bar, bool sticky);
   // Checks an access against the buffer's records and installs it; a hazard at (warp, op) on conflict.
   void access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec, const Clock* vc);
   [[noreturn]] void report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc);

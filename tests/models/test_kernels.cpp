@@ -39,6 +39,18 @@ std::int64_t value(const isa::Program& p, const std::string& name) {
   return 0;
 }
 
+// The texts of the ops one warp of CTA 0 starts, in order.
+struct WarpOps : models::Observer {
+  WarpOps(const isa::Program& program, int warp) : p(program), warp(warp) {}
+  const isa::Program& p;
+  int warp;
+  std::vector<std::string> seq;
+  bool wants(std::int64_t cta) const override { return cta == 0; }
+  void op_started(std::int64_t, int w, int role, std::uint32_t op, std::int64_t) override {
+    if (w == warp) seq.push_back(p.roles[static_cast<std::size_t>(role)].ops[op].text);
+  }
+};
+
 const isa::ParamOverrides kSmall = {{"M", 1024}, {"N", 1024}, {"K", 512}};
 
 isa::ParamOverrides with(isa::ParamOverrides base, const isa::ParamOverrides& extra) {
@@ -205,15 +217,6 @@ TEST_CASE("sm90 models: a kernel's own instructions stand where they are in the 
 }
 
 TEST_CASE("sm90 models: where the epilogue acquires the next D buffer", "[kernels]") {
-  // CTA 0's warp 4 (the store thread's warp) ops, in order.
-  struct Ops : models::Observer {
-    const isa::Program* p = nullptr;
-    std::vector<std::string> seq;
-    bool wants(std::int64_t cta) const override { return cta == 0; }
-    void op_started(std::int64_t, int warp, int role, std::uint32_t op, std::int64_t) override {
-      if (warp == 4) seq.push_back(p->roles[static_cast<std::size_t>(role)].ops[op].text);
-    }
-  };
   // CUTLASS acquires right after a subtile's commit when C's smem is reused (the default with a 16-bit C), and
   // before the next subtile's st.shared when it is not (a void C; REUSE_SMEM_C=0); K2 (STORE_ACQUIRE=1) always
   // after the commit.
@@ -236,8 +239,7 @@ TEST_CASE("sm90 models: where the epilogue acquires the next D buffer", "[kernel
     for (const auto& [k, v] : c.params) knobs += " " + k + "=" + std::to_string(v);
     INFO(c.model << knobs << ", acquire after the commit: " << c.after_commit);
     auto p = compile_model(c.model, params, "h100-sxm");
-    Ops o;
-    o.p = &p;
+    WarpOps o(p, 4);  // the store thread's warp
     models::RunOptions opt;
     opt.observers.push_back(&o);
     REQUIRE(models::simulate(p, models::load_machine("h100-sxm"), opt).outcome == Outcome::kFinished);
@@ -325,22 +327,13 @@ TEST_CASE("sm80 models: multistage and b2b GEMM run and count their FLOPs", "[ke
 }
 
 TEST_CASE("sm80 models: CUTLASS's multistage k-loop (wait and sync before the last k-group's MMAs)", "[kernels]") {
-  struct Ops : models::Observer {
-    const isa::Program* p = nullptr;
-    std::vector<std::string> seq;  // CTA 0, warp 0
-    bool wants(std::int64_t cta) const override { return cta == 0; }
-    void op_started(std::int64_t, int warp, int role, std::uint32_t op, std::int64_t) override {
-      if (warp == 0) seq.push_back(p->roles[static_cast<std::size_t>(role)].ops[op].text);
-    }
-  };
   for (const char* model : {"sm80/gemm_multistage", "sm80/b2b_gemm_smem_accumulator"}) {
     INFO(model);
     isa::ParamOverrides params = std::string(model) == "sm80/gemm_multistage"
                                      ? isa::ParamOverrides{{"M", 256}, {"N", 256}, {"K", 256}}
                                      : isa::ParamOverrides{{"M", 1024}};
     auto p = compile_model(model, params, "h100-sxm");
-    Ops o;
-    o.p = &p;
+    WarpOps o(p, 0);
     models::RunOptions opt;
     opt.observers.push_back(&o);
     REQUIRE(models::simulate(p, models::load_machine("h100-sxm"), opt).outcome == Outcome::kFinished);

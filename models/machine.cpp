@@ -52,6 +52,11 @@ const std::vector<ParamDef>& param_defs() {
        {1, 1024, "real GPUs have up to ~200 SMs; the simulator keeps state per SM"}},
       {"sm", "clock_mhz", "SM clock used to convert cycles to time", &Machine::clock_mhz,
        {kMinClockMhz, kMaxClockMhz, "MHz: real SM clocks are 1,000-3,000; time = cycles / clock"}},
+      {"sm", "load_clock_mhz", "SM clock under sustained load with zero or constant operands (--clock sustained-constant)",
+       &Machine::load_clock_mhz, {kMinClockMhz, kMaxClockMhz, "MHz: real SM clocks are 1,000-3,000"}},
+      {"sm", "load_clock_random_mhz",
+       "SM clock under sustained load with random operands and the tensor pipe busy all the time (--clock sustained)",
+       &Machine::load_clock_random_mhz, {kMinClockMhz, kMaxClockMhz, "MHz: real SM clocks are 1,000-3,000"}},
       {"sm", "max_warps_per_sm", "resident warps per SM", &Machine::max_warps_per_sm, {1, 256, "real SMs hold 48-64"}},
       {"sm", "max_ctas_per_sm", "resident CTAs per SM", &Machine::max_ctas_per_sm, {1, 256, "real SMs hold 16-32"}},
       {"sm", "smem_per_sm", "shared memory per SM, bytes", &Machine::smem_per_sm, kSmemBytes},
@@ -257,6 +262,12 @@ Machine at_sm_clock(const Machine& machine, double mhz) {
   m.sources["hbm_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   m.sources["l2_combine_window_cycles"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   return m;
+}
+
+double sustained_clock_mhz(const Machine& machine, double tensor_busy, bool random_data) {
+  if (!random_data) return machine.load_clock_mhz;
+  double u = std::clamp(std::isfinite(tensor_busy) ? tensor_busy : 0.0, 0.0, 1.0);
+  return machine.load_clock_mhz - u * (machine.load_clock_mhz - machine.load_clock_random_mhz);
 }
 
 Machine load_machine(const std::string& name_or_path) {

@@ -22,6 +22,13 @@ struct Machine {
   // GPU and SM resources
   std::int64_t sm_count = 0;
   double clock_mhz = 0;
+  // The SM clock a GPU holds under sustained load (sustained_clock_mhz): with the tensor pipe busy on zero or
+  // constant operands, and with it busy all the time on random operands (the power cap).
+  double load_clock_mhz = 0;
+  double load_clock_random_mhz = 0;
+  // How clock_mhz was chosen, for reports: empty for the machine file's clock or --clock-mhz; else the sustained
+  // clock's basis (set by the command line's --clock sustained, not read from a file).
+  std::string clock_basis;
   std::int64_t max_warps_per_sm = 0;
   std::int64_t max_ctas_per_sm = 0;
   std::int64_t smem_per_sm = 0;
@@ -131,6 +138,16 @@ std::map<std::string, std::int64_t> predefined_constants(const Machine& machine)
 // the L2 and the memory run on clocks of their own (docs/replay.md). `mhz` must be finite and within
 // kMinClockMhz..kMaxClockMhz (else isa::InputError).
 Machine at_sm_clock(const Machine& machine, double mhz);
+
+// The SM clock the GPU holds under sustained load (MHz). Under a kernel that keeps the GPU busy the clock leaves
+// its boost value (clock_mhz) for load_clock_mhz, with zero or constant operands too (the H100: ~1,800 MHz at
+// ~300 W, far below its 700 W cap); random operands add the tensor cores' switching power, which takes the board to
+// its power cap and the clock down to load_clock_random_mhz when the tensor pipe is busy all the time. Dynamic power
+// follows the switching activity, so between the two the clock falls in proportion to `tensor_busy`, the share of the
+// GPU's tensor-pipe capacity the kernel uses (its utilisation times the share of the SMs it runs on, 0..1):
+//   random data:   load_clock_mhz - tensor_busy * (load_clock_mhz - load_clock_random_mhz)
+//   constant data: load_clock_mhz
+double sustained_clock_mhz(const Machine& machine, double tensor_busy, bool random_data);
 
 // NAME (looked up in models/machines/) or a path to a .json file (at most kMaxMachineFileBytes). Throws
 // isa::InputError.

@@ -29,6 +29,25 @@ def launch_overhead():
                              f"launches minus the CTAs' span; {run['gpu']['name']}, {run['date_utc'][:10]})")
 
 
+def load_clocks():
+    """The SM clock under sustained load (hierarchy group, `clock under load`: 132 CTAs of two warpgroups issuing
+    m64n256k16 wgmmas back to back for ~330 ms; the clock is the SMs' clock64 over %globaltimer, median over the
+    CTAs): with constant operands (zero operands give the same within 0.3 %) and with random ones (the board then
+    reaches its 700 W power cap: 725-768 W instantaneous in the same run)."""
+    with open(os.path.join(ROOT, HIERARCHY)) as f:
+        run = json.load(f)
+    med = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
+    who = f"{run['gpu']['name']}, {run['date_utc'][:10]}"
+    return {
+        "load_clock_mhz": (round(med["hier_clock_wgmma_constant_mhz"]),
+                           f"measured: {HIERARCHY}#hier_clock_wgmma_constant_mhz (wgmma on every SM for ~330 ms, constant operands; "
+                           f"zero operands: {med['hier_clock_wgmma_zero_mhz']:.0f}; {who})"),
+        "load_clock_random_mhz": (round(med["hier_clock_wgmma_random_mhz"]),
+                                  f"measured: {HIERARCHY}#hier_clock_wgmma_random_mhz (wgmma on every SM for ~330 ms, random operands, "
+                                  f"at the 700 W power cap; {who})"),
+    }
+
+
 WGMMA_ISSUE = "validation/results/h100/wgmma_issue.json"
 
 
@@ -185,6 +204,7 @@ def sm90(results):
         "has_wgmma": (1, "published: PTX ISA 9.7.15 (wgmma requires sm_90a)"),
         "cta_launch_cycles": measured("cta_wave_gap_same_sm"),
         "launch_overhead_ns": launch_overhead(),
+        **load_clocks(),
         "op_issue_cycles": est(2, "issue of a fence / commit / bar.arrive"),
         "mbarrier_arrive_cycles": est(4, "issue of a local arrive"),
         "mbarrier_test_wait_cycles": measured("mbar_test_wait_completed_dependent"),
@@ -283,6 +303,8 @@ h100.update(atomic_params)
 h200 = sm90("validation/results/h200/microbench.json")
 h200["sm_count"] = (132, "published: NVIDIA H200 datasheet (132 SMs); also read from the device in " + RESULTS)
 h200.update(borrowed(COMBINING, "the H200 has the H100's SMs, TPCs and L2"))
+# No clock-under-load run on the H200 yet: the same GH100 chip and the same 700 W board power.
+h200.update(borrowed(load_clocks(), "the H200 has the H100's chip and its 700 W power limit"))
 # No atomics run on the H200 yet: its SM and L2 design are the H100's.
 h200.update(borrowed(atomic_params, "the H200 has the H100's SM and L2"))
 wgmma = wgmma_issue()
@@ -302,6 +324,8 @@ b200 = dict(h100)
 b200.update({
     "sm_count": (148, B),
     "clock_mhz": (1900, B + " (~1.85-1.97 GHz; midpoint)"),
+    "load_clock_mhz": bd(1900, "the nominal clock: the B200's clock under load is not known"),
+    "load_clock_random_mhz": bd(1900, "the nominal clock: the B200's clock under load is not known"),
     "tmem_columns": (512, "published: PTX ISA 9.7.16 (tensor memory: 128 lanes x 512 columns)"),
     "has_wgmma": (0, "published: PTX ISA 9.7.15 (wgmma is sm_90a only)"),
     "tensor_flops_per_cycle_16bit": (8192, B + " (dense bf16 FLOP per SM per clock)"),
@@ -327,7 +351,7 @@ for k, (v, src) in list(b200.items()):
 
 # The simulator unit each parameter belongs to (the sections of a machine file, models/machine.hpp).
 UNITS = {
-    "sm": ["sm_count", "clock_mhz", "max_warps_per_sm", "max_ctas_per_sm", "smem_per_sm", "smem_per_cta_max", "smem_reserved_per_cta", "max_cluster_size", "cta_launch_cycles", "launch_overhead_ns", "op_issue_cycles"],
+    "sm": ["sm_count", "clock_mhz", "load_clock_mhz", "load_clock_random_mhz", "max_warps_per_sm", "max_ctas_per_sm", "smem_per_sm", "smem_per_cta_max", "smem_reserved_per_cta", "max_cluster_size", "cta_launch_cycles", "launch_overhead_ns", "op_issue_cycles"],
     "tensor": ["has_wgmma", "tensor_flops_per_cycle_16bit", "tensor_flops_per_cycle_8bit", "tensor_flops_per_cycle_tf32", "tensor_flops_per_cycle_4bit", "wgmma_latency_cycles", "wgmma_issue_cycles", "wgmma_issue_cycles_n256", "wgmma_queue_depth", "mma_sync_latency_cycles", "mma_sync_flops_per_cycle_16bit", "umma_latency_cycles"],
     "mbarrier": ["mbarrier_arrive_cycles", "mbarrier_test_wait_cycles", "mbarrier_wake_cycles", "remote_arrive_cycles"],
     "named_barrier": ["named_barrier_cycles", "named_barrier_cycles_per_warp"],

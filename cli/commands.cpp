@@ -106,9 +106,14 @@ void add_run_options(CLI::App& app, RunArgs& a) {
   app.add_option("--kernel", a.kernel, "which kernel of the file to run (when it has several)");
   add_limit_options(app, a.seed, a.max_cycles, a.max_ops);
   app.add_option("--jitter", a.jitter, "vary every latency uniformly by +-PCT percent")->check(CLI::Range(0, 100));
-  app.add_option("--clock-mhz", a.clock_mhz,
-                 "run the machine at this SM clock (e.g. a power-capped GPU); the L2 keeps its bytes per second")
-      ->check(finite_check() & CLI::PositiveNumber);
+  auto* mhz = app.add_option("--clock-mhz", a.clock_mhz,
+                              "run the machine at this SM clock (e.g. a power-capped GPU); the L2 keeps its bytes per second")
+                  ->check(finite_check() & CLI::PositiveNumber);
+  app.add_option("--clock", a.clock_mode,
+                 "sustained: the SM clock the GPU holds under load with random data (lower the busier its tensor pipe: "
+                 "a first run measures it); sustained-constant: with zero or constant data")
+      ->check(CLI::IsMember({"sustained", "sustained-constant"}))
+      ->excludes(mhz);
   app.add_flag("--no-hazards", a.no_hazards,
                "skip the data-hazard checker (races on smem, TMEM, CLC responses; barrier-init order): the same timing, "
                "16-37 % faster; a warning says so");

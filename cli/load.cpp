@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <exception>
 #include <filesystem>
@@ -29,7 +30,28 @@ Loaded load(const RunArgs& a) {
     auto [name, value] = isa::parse_define(d);
     overrides[name] = value;
   }
-  return api::load_program(a.file, overrides, a.gpu, a.kernel, a.clock_mhz);
+  Loaded l = api::load_program(a.file, overrides, a.gpu, a.kernel, a.clock_mhz);
+  if (a.clock_mode.empty()) return l;
+  const models::Machine nominal = l.machine;
+  const bool random = a.clock_mode == "sustained";
+  double mhz = nominal.load_clock_mhz;
+  std::string basis = "sustained under load, constant data";
+  if (random) {
+    // The GPU-wide share of the tensor pipe's capacity the kernel uses, from a run at the load clock.
+    l.machine = models::at_sm_clock(nominal, mhz);
+    models::RunOptions first = run_options(a, a.seed, std::max(0, a.jitter));
+    first.hazards = false;
+    models::RunResult r = models::simulate(l.program, l.machine, first);
+    double busy = 0;
+    for (const auto& u : r.stats.units)
+      if (u.name == "tensor pipe")
+        busy = u.utilisation * static_cast<double>(r.stats.sms_used) / static_cast<double>(std::max<std::int64_t>(1, nominal.sm_count));
+    mhz = std::round(models::sustained_clock_mhz(nominal, busy, true));
+    basis = fmt::format("sustained under load, random data, tensor pipe {:.0f}% busy", 100 * std::clamp(busy, 0.0, 1.0));
+  }
+  l.machine = models::at_sm_clock(nominal, mhz);
+  l.machine.clock_basis = basis;
+  return l;
 }
 
 int exit_code(models::Outcome o) {

@@ -617,6 +617,7 @@ void Simulator::fill_stats(RunResult& r) {
   s.kernel = program_.kernel_name;
   s.machine = machine_.name;
   s.clock_mhz = machine_.clock_mhz;
+  s.clock_basis = machine_.clock_basis;
   s.cycles = r.cycles;
   s.time_us = static_cast<double>(r.cycles) / machine_.clock_mhz;
   if (r.outcome == Outcome::kFinished) {

@@ -61,7 +61,8 @@ std::string byte_size(std::int64_t bytes) {
 std::string format_summary(const RunResult& r, const isa::Program& p) {
   const Stats& s = r.stats;
   std::string out;
-  out += fmt::format("kernel {} on {} ({} MHz): {}\n", s.kernel, s.machine, s.clock_mhz, outcome_word(r));
+  out += fmt::format("kernel {} on {} ({} MHz{}): {}\n", s.kernel, s.machine, s.clock_mhz,
+                     s.clock_basis.empty() ? "" : ", " + s.clock_basis, outcome_word(r));
   if (s.launch_us > 0)
     out += fmt::format("  total        {} cycles = {:.3f} us + launch {:.3f} us = {:.3f} us   ({} CTAs on {} SMs, {} ops, {} events)\n",
                        s.cycles, s.time_us - s.launch_us, s.launch_us, s.time_us, s.ctas, s.sms_used, s.ops, s.events);
@@ -237,6 +238,7 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
   j["kernel"] = s.kernel;
   j["machine"] = s.machine;
   j["clock_mhz"] = s.clock_mhz;
+  if (!s.clock_basis.empty()) j["clock_basis"] = s.clock_basis;
   j["outcome"] = outcome_word(r);
   j["cycles"] = s.cycles;
   j["time_us"] = s.time_us;

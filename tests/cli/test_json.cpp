@@ -73,6 +73,7 @@ TEST_CASE("json output: every key printed is documented in docs/json.md, and eve
       run_json({"run", ex + "/watchdog_livelock.pipe", "--max-cycles", "20000", "--json"}),
       run_json({"run", ex + "/mainloop.pipe", "-D", "KTILES=4096", "--max-cycles", "20000", "--json"}),
       run_json({"run", ex + "/mainloop.pipe", "-D", "NO_SUCH=1", "--json"}),
+      run_json({"run", ex + "/mainloop.pipe", "--clock", "sustained-constant", "--json"}),
   };
   for (const auto& j : outputs) {
     REQUIRE(j.at("schema") == models::kRunSchema);

@@ -344,3 +344,61 @@ TEST_CASE("at_sm_clock refuses a clock that is not finite or not plausible", "[m
   CHECK(r.code == cli::kBadInput);
   CHECK_THAT(r.err, Catch::Contains("an SM clock of 1000000000 MHz is not in 100..10000 MHz"));
 }
+
+TEST_CASE("the sustained clock: the load clock, lowered in proportion to the tensor pipe's load with random data", "[machine][clock]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  REQUIRE(m.load_clock_mhz < m.clock_mhz);               // under load the GPU leaves its boost clock
+  REQUIRE(m.load_clock_random_mhz < m.load_clock_mhz);   // random operands take it to the power cap
+  // Constant data: the load clock whatever the load.
+  for (double busy : {0.0, 0.5, 1.0}) CHECK(models::sustained_clock_mhz(m, busy, false) == m.load_clock_mhz);
+  // Random data: both ends of the load, the middle, and loads outside 0..1 held at the ends.
+  CHECK(models::sustained_clock_mhz(m, 0.0, true) == m.load_clock_mhz);
+  CHECK(models::sustained_clock_mhz(m, 1.0, true) == m.load_clock_random_mhz);
+  CHECK(models::sustained_clock_mhz(m, 0.5, true) == Approx((m.load_clock_mhz + m.load_clock_random_mhz) / 2));
+  CHECK(models::sustained_clock_mhz(m, 0.25, true) > models::sustained_clock_mhz(m, 0.75, true));
+  CHECK(models::sustained_clock_mhz(m, 1.5, true) == m.load_clock_random_mhz);
+  CHECK(models::sustained_clock_mhz(m, -1.0, true) == m.load_clock_mhz);
+  CHECK(models::sustained_clock_mhz(m, std::nan(""), true) == m.load_clock_mhz);
+  // Unmeasured (the B200): the nominal clock.
+  models::Machine b = models::load_machine("b200");
+  CHECK(models::sustained_clock_mhz(b, 1.0, true) == b.clock_mhz);
+}
+
+TEST_CASE("--clock sustained: a first run measures the tensor pipe's load, the run is at the clock it gives", "[cli][clock]") {
+  const std::string model = "sm90/gemm_tma_ws_cooperative";
+  const std::vector<std::string> shape = {"-D", "M=1024", "-D", "N=1024", "-D", "K=1024"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"run", model, "--json"};
+    args.insert(args.end(), shape.begin(), shape.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run_cli(args);
+    REQUIRE(r.code == cli::kOk);
+    return nlohmann::json::parse(r.out);
+  };
+  models::Machine m = models::load_machine("h100-sxm");
+  // Constant data: the load clock, no first run needed; the same result as --clock-mhz at that clock.
+  auto constant = run({"--clock", "sustained-constant"});
+  CHECK(constant["clock_mhz"].get<double>() == m.load_clock_mhz);
+  CHECK(constant["clock_basis"] == "sustained under load, constant data");
+  auto at_load = run({"--clock-mhz", std::to_string(static_cast<int>(m.load_clock_mhz))});
+  CHECK(constant["cycles"] == at_load["cycles"]);
+  CHECK_FALSE(at_load.contains("clock_basis"));
+  // Random data: the tensor pipe's GPU-wide share at the load clock sets the clock.
+  double busy = 0;
+  for (const auto& u : at_load["units"])
+    if (u["name"] == "tensor pipe") busy = u["utilisation"].get<double>() * at_load["sms_used"].get<double>() / m.sm_count;
+  REQUIRE(busy > 0.05);
+  auto random = run({"--clock", "sustained"});
+  double want = std::round(models::sustained_clock_mhz(m, busy, true));
+  CHECK(random["clock_mhz"].get<double>() == want);
+  CHECK(want < m.load_clock_mhz);
+  CHECK(random["cycles"] == run({"--clock-mhz", std::to_string(static_cast<int>(want))})["cycles"]);
+  CHECK_THAT(random["clock_basis"].get<std::string>(), Catch::StartsWith("sustained under load, random data, tensor pipe "));
+  // The summary says which clock it assumed.
+  auto text = test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "sustained-constant"});
+  CHECK_THAT(text.out, Catch::StartsWith("kernel mainloop on h100-sxm (1806 MHz, sustained under load, constant data): finished"));
+  CHECK_THAT(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe"}).out, Catch::StartsWith("kernel mainloop on h100-sxm (1980 MHz): "));
+  // --clock and --clock-mhz together, or another mode, are bad input.
+  CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "sustained", "--clock-mhz", "1500"}).code == cli::kBadInput);
+  CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "boost"}).code == cli::kBadInput);
+}

@@ -277,6 +277,9 @@ int cmd_check(const RunArgs& a, std::ostream& out, std::ostream& err) {
   for (const auto& d : a.defines) options += " -D " + d;
   if (!a.gpu.empty()) options += " --gpu " + a.gpu;
   if (!a.kernel.empty()) options += " --kernel " + a.kernel;
+  if (a.clock_mhz > 0) options += fmt::format(" --clock-mhz {}", a.clock_mhz);
+  if (!a.clock_mode.empty()) options += " --clock " + a.clock_mode;
+  if (a.no_hazards) options += " --no-hazards";
   for (int i = 0; i < a.seeds; ++i) {
     const Seen& s = seen[static_cast<std::size_t>(i)];
     std::uint64_t seed = a.seed + static_cast<std::uint64_t>(i);

@@ -196,7 +196,8 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
   std::size_t finished = 0;
   for (auto& [key, members] : groups) {
     finished += members.size();
-    std::stable_sort(members.begin(), members.end(), [&](std::size_t x, std::size_t y) { return rows[x].cycles < rows[y].cycles; });
+    // By time: points on other machines, or at their own sustained clock (--clock sustained), differ in clock.
+    std::stable_sort(members.begin(), members.end(), [&](std::size_t x, std::size_t y) { return rows[x].time_us < rows[y].time_us; });
     std::string label;
     for (std::size_t k = 0; k < key.size(); ++k) label += fmt::format("{}{}={}", k ? " " : "", a.group[k], key[k]);
     out << fmt::format("\nfastest{}:\n", label.empty() ? "" : " for " + label);

@@ -364,7 +364,7 @@ TEST_CASE("the sustained clock: the load clock, lowered in proportion to the ten
   CHECK(models::sustained_clock_mhz(b, 1.0, true) == b.clock_mhz);
 }
 
-TEST_CASE("--clock sustained: a first run measures the tensor pipe's load, the run is at the clock it gives", "[cli][clock]") {
+TEST_CASE("run with the sustained clock: a first run measures the tensor pipe's load, the run is at the clock it gives", "[cli][clock]") {
   const std::string model = "sm90/gemm_tma_ws_cooperative";
   const std::vector<std::string> shape = {"-D", "M=1024", "-D", "N=1024", "-D", "K=1024"};
   auto run = [&](std::vector<std::string> extra) {
@@ -401,4 +401,41 @@ TEST_CASE("--clock sustained: a first run measures the tensor pipe's load, the r
   // --clock and --clock-mhz together, or another mode, are bad input.
   CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "sustained", "--clock-mhz", "1500"}).code == cli::kBadInput);
   CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "boost"}).code == cli::kBadInput);
+}
+
+TEST_CASE("the sustained clock does not depend on a run's seed or jitter; check's rerun line and sweep's ranking follow it", "[cli][clock]") {
+  const std::string ex = test::examples_dir();
+  auto clock_of = [](const test::CliResult& r) {
+    REQUIRE(r.code == cli::kOk);
+    return nlohmann::json::parse(r.out)["clock_mhz"].get<double>();
+  };
+  // The first run that measures the load is without jitter: a check's seeds and the rerun of one get one clock.
+  std::vector<std::string> coop = {"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=1024", "-D", "N=1024", "-D", "K=1024",
+                                   "--clock", "sustained", "--json"};
+  double plain = clock_of(test::run_cli(coop));
+  coop.insert(coop.end(), {"--seed", "7", "--jitter", "30"});
+  CHECK(clock_of(test::run_cli(coop)) == plain);
+  // check: the rerun line repeats the clock option.
+  auto check = test::run_cli({"check", ex + "/hazard_wgmma_before_tma.pipe", "--seeds", "1", "--clock", "sustained-constant"});
+  CHECK(check.code == cli::kUndefined);
+  CHECK_THAT(check.out, Catch::Contains("--seed 1 --jitter 20") && Catch::Contains(" --clock sustained-constant"));
+  // sweep ranks by time: a machine at half the clock takes no more cycles (its L2 is faster per cycle) but more time.
+  nlohmann::json slow;
+  {
+    std::ifstream in(models::machines_dir() + "/h100-sxm.json");
+    slow = nlohmann::json::parse(in);
+  }
+  slow["name"] = "h100-half-clock";
+  slow["units"]["sm"]["params"]["clock_mhz"]["value"] = 990;
+  auto path = (std::filesystem::temp_directory_path() / "smpipe_half_clock.json").string();
+  std::ofstream(path) << slow.dump();
+  auto sweep = test::run_cli({"sweep", ex + "/mainloop.pipe", "-D", "STAGES=4", "--gpu", path + ",h100-sxm"});
+  INFO(sweep.out << sweep.err);
+  REQUIRE(sweep.code == cli::kOk);
+  auto first = sweep.out.find("  1. ");
+  REQUIRE(first != std::string::npos);
+  CHECK(sweep.out.substr(first, sweep.out.find('\n', first) - first).find("on h100-sxm:") != std::string::npos);
+  auto half = test::run_cli({"run", ex + "/mainloop.pipe", "-D", "STAGES=4", "--gpu", path, "--json"});
+  auto full = test::run_cli({"run", ex + "/mainloop.pipe", "-D", "STAGES=4", "--json"});
+  CHECK(nlohmann::json::parse(half.out)["cycles"].get<std::int64_t>() <= nlohmann::json::parse(full.out)["cycles"].get<std::int64_t>());
 }

@@ -39,23 +39,22 @@ Loaded load(const RunArgs& a) {
   auto src = nominal.sources.find("load_clock_mhz");
   const bool estimated = src != nominal.sources.end() && src->second.rfind("estimate:", 0) == 0;
   const std::string under_load = estimated ? "sustained under load (estimated)" : "sustained under load";
-  double mhz = std::round(nominal.load_clock_mhz);
-  std::string basis = under_load + ", constant data";
+  double busy = 0;
   if (random) {
     // The GPU-wide share of the tensor pipe's capacity the kernel uses, from a run at the load clock: without
     // jitter, so that the clock depends on the program and the machine alone (a check's seeds, and the rerun
     // of one of them, all get the same clock).
-    l.machine = models::at_sm_clock(nominal, mhz);
+    l.machine = models::at_sm_clock(nominal, std::round(models::sustained_clock_mhz(nominal, 0, false)));
     models::RunOptions first = run_options(a, a.seed, 0);
     first.hazards = false;
     models::RunResult r = models::simulate(l.program, l.machine, first);
-    double busy = 0;
     for (const auto& u : r.stats.units)
       if (u.name == "tensor pipe")
         busy = u.utilisation * static_cast<double>(r.stats.sms_used) / static_cast<double>(std::max<std::int64_t>(1, nominal.sm_count));
-    mhz = std::round(models::sustained_clock_mhz(nominal, busy, true));
-    basis = fmt::format("{}, random data, tensor pipe {:.0f}% busy", under_load, 100 * std::clamp(busy, 0.0, 1.0));
   }
+  const double mhz = std::round(models::sustained_clock_mhz(nominal, busy, random));
+  const std::string basis = random ? fmt::format("{}, random data, tensor pipe {:.0f}% busy", under_load, 100 * std::clamp(busy, 0.0, 1.0))
+                                   : under_load + ", constant data";
   l.machine = models::at_sm_clock(nominal, mhz);
   l.machine.clock_basis = basis;
   return l;

@@ -1,5 +1,6 @@
-// The command line: exit codes, golden summaries, determinism, check --seeds, --json, --trace.
+// The command line: exit codes, golden summaries, determinism, check --seeds, --json, --trace, --clock.
 #include <catch2/catch.hpp>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -7,6 +8,7 @@
 
 #include "cli/report_files.hpp"
 #include "cli/sweep.hpp"
+#include "models/machine.hpp"
 #include "support.hpp"
 
 using namespace smpipe;
@@ -392,4 +394,80 @@ TEST_CASE("compare --csv writes the comparison's tables from its JSON", "[cli][c
   CHECK(rep.code == 0);
   CHECK(lines("units.csv").size() > 1);
   std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("run with the sustained clock: a first run measures the tensor pipe's load, the run is at the clock it gives", "[cli][clock]") {
+  const std::string model = "sm90/gemm_tma_ws_cooperative";
+  const std::vector<std::string> shape = {"-D", "M=1024", "-D", "N=1024", "-D", "K=1024"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"run", model, "--json"};
+    args.insert(args.end(), shape.begin(), shape.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    auto r = test::run_cli(args);
+    REQUIRE(r.code == cli::kOk);
+    return nlohmann::json::parse(r.out);
+  };
+  models::Machine m = models::load_machine("h100-sxm");
+  // Constant data: the load clock, no first run needed; the same result as --clock-mhz at that clock.
+  auto constant = run({"--clock", "sustained-constant"});
+  CHECK(constant["clock_mhz"].get<double>() == m.load_clock_mhz);
+  CHECK(constant["clock_basis"] == "sustained under load, constant data");
+  auto at_load = run({"--clock-mhz", std::to_string(static_cast<int>(m.load_clock_mhz))});
+  CHECK(constant["cycles"] == at_load["cycles"]);
+  CHECK_FALSE(at_load.contains("clock_basis"));
+  // Random data: the tensor pipe's GPU-wide share at the load clock sets the clock.
+  double busy = 0;
+  for (const auto& u : at_load["units"])
+    if (u["name"] == "tensor pipe") busy = u["utilisation"].get<double>() * at_load["sms_used"].get<double>() / m.sm_count;
+  REQUIRE(busy > 0.05);
+  auto random = run({"--clock", "sustained"});
+  double want = std::round(models::sustained_clock_mhz(m, busy, true));
+  CHECK(random["clock_mhz"].get<double>() == want);
+  CHECK(want < m.load_clock_mhz);
+  CHECK(random["cycles"] == run({"--clock-mhz", std::to_string(static_cast<int>(want))})["cycles"]);
+  CHECK_THAT(random["clock_basis"].get<std::string>(), Catch::StartsWith("sustained under load, random data, tensor pipe "));
+  // The summary says which clock it assumed.
+  auto text = test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "sustained-constant"});
+  CHECK_THAT(text.out, Catch::StartsWith("kernel mainloop on h100-sxm (1806 MHz, sustained under load, constant data): finished"));
+  CHECK_THAT(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe"}).out, Catch::StartsWith("kernel mainloop on h100-sxm (1980 MHz): "));
+  // --clock and --clock-mhz together, or another mode, are bad input.
+  CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "sustained", "--clock-mhz", "1500"}).code == cli::kBadInput);
+  CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "boost"}).code == cli::kBadInput);
+}
+
+TEST_CASE("the sustained clock does not depend on a run's seed or jitter; check's rerun line and sweep's ranking follow it", "[cli][clock]") {
+  const std::string ex = test::examples_dir();
+  auto clock_of = [](const test::CliResult& r) {
+    REQUIRE(r.code == cli::kOk);
+    return nlohmann::json::parse(r.out)["clock_mhz"].get<double>();
+  };
+  // The first run that measures the load is without jitter: a check's seeds and the rerun of one get one clock.
+  std::vector<std::string> coop = {"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=1024", "-D", "N=1024", "-D", "K=1024",
+                                   "--clock", "sustained", "--json"};
+  double plain = clock_of(test::run_cli(coop));
+  coop.insert(coop.end(), {"--seed", "7", "--jitter", "30"});
+  CHECK(clock_of(test::run_cli(coop)) == plain);
+  // check: the rerun line repeats the clock option.
+  auto check = test::run_cli({"check", ex + "/hazard_wgmma_before_tma.pipe", "--seeds", "1", "--clock", "sustained-constant"});
+  CHECK(check.code == cli::kUndefined);
+  CHECK_THAT(check.out, Catch::Contains("--seed 1 --jitter 20") && Catch::Contains(" --clock sustained-constant"));
+  // sweep ranks by time: a machine at half the clock takes no more cycles (its L2 is faster per cycle) but more time.
+  nlohmann::json slow;
+  {
+    std::ifstream in(models::machines_dir() + "/h100-sxm.json");
+    slow = nlohmann::json::parse(in);
+  }
+  slow["name"] = "h100-half-clock";
+  slow["units"]["sm"]["params"]["clock_mhz"]["value"] = 990;
+  auto path = (std::filesystem::temp_directory_path() / "smpipe_half_clock.json").string();
+  std::ofstream(path) << slow.dump();
+  auto sweep = test::run_cli({"sweep", ex + "/mainloop.pipe", "-D", "STAGES=4", "--gpu", path + ",h100-sxm"});
+  INFO(sweep.out << sweep.err);
+  REQUIRE(sweep.code == cli::kOk);
+  auto first = sweep.out.find("  1. ");
+  REQUIRE(first != std::string::npos);
+  CHECK(sweep.out.substr(first, sweep.out.find('\n', first) - first).find("on h100-sxm:") != std::string::npos);
+  auto half = test::run_cli({"run", ex + "/mainloop.pipe", "-D", "STAGES=4", "--gpu", path, "--json"});
+  auto full = test::run_cli({"run", ex + "/mainloop.pipe", "-D", "STAGES=4", "--json"});
+  CHECK(nlohmann::json::parse(half.out)["cycles"].get<std::int64_t>() <= nlohmann::json::parse(full.out)["cycles"].get<std::int64_t>());
 }

@@ -452,12 +452,12 @@ def markdown(data):
         "|---|---|---|---|---|---|---|---|",
     ]
     for gpu in sorted({r["gpu"] for r in data["points"]}):
-        pts = [r for r in data["points"] if r["gpu"] == gpu and all("us" in r[k] for k in ("at_measured_clock", "at_nominal_clock", "at_sustained_clock"))]
+        pts = [r for r in data["points"] if r["gpu"] == gpu and predicted_at_every_clock(r)]
         if not pts:
             continue
-        e = [100 * (r["at_measured_clock"]["us"] / r["measured_us"] - 1) for r in pts]
-        en = [100 * (r["at_nominal_clock"]["us"] / r["measured_us"] - 1) for r in pts]
-        es = [100 * (r["at_sustained_clock"]["us"] / r["measured_us"] - 1) for r in pts]
+        e = [error_pct(r, "at_measured_clock") for r in pts]
+        en = [error_pct(r, "at_nominal_clock") for r in pts]
+        es = [error_pct(r, "at_sustained_clock") for r in pts]
         shapes = [s for s in a["per_shape"] if s["gpu"] == gpu]
         rhos = [s["spearman"] for s in shapes if s["spearman"] is not None]
         lines.append(f'| {gpu} | {len(pts)} | {sum(abs(x) for x in e) / len(e):.1f} % | {sum(e) / len(e):+.1f} % | '
@@ -533,9 +533,13 @@ def error_pct(r, key):
     return 100 * (r[key]["us"] / r["measured_us"] - 1)
 
 
+def predicted_at_every_clock(r):
+    return all("us" in r[k] for k in ("at_measured_clock", "at_nominal_clock", "at_sustained_clock"))
+
+
 def cutlass_markdown(c):
     """The section on CUTLASS's own kernels: predicted with the models' defaults."""
-    pts = [r for r in c["points"] if all("us" in r[k] for k in ("at_measured_clock", "at_nominal_clock", "at_sustained_clock"))]
+    pts = [r for r in c["points"] if predicted_at_every_clock(r)]
     runs = {path: run for path, _, run in load_runs("validation/results/*/cutlass_gemm.json")}
     any_run = next(iter(runs.values()))
     rows = [p for run in runs.values() for p in run["rows"]]

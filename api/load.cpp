@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 #include "isa/ast.hpp"
 #include "models/gpu/gpu.hpp"
+#include "sim/check.hpp"
 
 namespace smpipe::api {
 
@@ -51,6 +53,40 @@ Loaded load_program(const std::string& file_name, const isa::ParamOverrides& ove
   isa::Program program = isa::compile(file, overrides, kernel, models::predefined_constants(machine));
   models::check_fits(program, machine);
   return Loaded{std::move(program), std::move(machine)};
+}
+
+bool is_clock_mode(const std::string& mode) {
+  return mode.empty() || mode == "sustained" || mode == "sustained-constant" || mode == "boost";
+}
+
+void set_clock(Loaded& l, const std::string& mode, models::RunOptions first) {
+  SMPIPE_CHECK(is_clock_mode(mode), "set_clock: not a clock mode");
+  if (mode == "boost") {
+    l.machine.clock_basis = "boost clock";
+    return;
+  }
+  const models::Machine nominal = l.machine;
+  const bool random = mode != "sustained-constant";
+  // A machine whose clock under load was not measured on that GPU says so (the H200 borrows the H100's; the
+  // B200's is its nominal clock).
+  auto src = nominal.sources.find("load_clock_mhz");
+  const bool estimated = src != nominal.sources.end() && src->second.rfind("estimate:", 0) == 0;
+  const std::string under_load = estimated ? "sustained under load (estimated)" : "sustained under load";
+  double busy = 0;
+  if (random) {
+    l.machine = models::at_sm_clock(nominal, std::round(models::sustained_clock_mhz(nominal, 0, false)));
+    first.jitter_pct = 0;
+    first.hazards = false;
+    first.max_ops = std::min(first.max_ops, kLoadProbeOps);
+    models::RunResult r = models::simulate(l.program, l.machine, first);
+    for (const auto& u : r.stats.units)
+      if (u.name == "tensor pipe")
+        busy = u.utilisation * static_cast<double>(r.stats.sms_used) / static_cast<double>(std::max<std::int64_t>(1, nominal.sm_count));
+  }
+  const double mhz = std::round(models::sustained_clock_mhz(nominal, busy, random));
+  l.machine = models::at_sm_clock(nominal, mhz);
+  l.machine.clock_basis = random ? fmt::format("{}, random data, tensor pipe {:.0f}% busy", under_load, 100 * std::clamp(busy, 0.0, 1.0))
+                                 : under_load + ", constant data";
 }
 
 std::vector<std::string> builtin_model_names() {

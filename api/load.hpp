@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "isa/program.hpp"
+#include "models/gpu/gpu.hpp"
 #include "models/machine.hpp"
 
 namespace smpipe::api {
@@ -24,6 +25,20 @@ std::string program_machine(const std::string& gpu, const std::string& program_p
 // `gpu` line, else h100-sxm), at `clock_mhz` (0: the machine's). Throws isa::InputError.
 Loaded load_program(const std::string& file, const isa::ParamOverrides& overrides, const std::string& gpu,
                     const std::string& kernel, double clock_mhz);
+// The SM clock modes (the command line's --clock, Options::clock): "sustained" (also ""), "sustained-constant",
+// "boost".
+bool is_clock_mode(const std::string& mode);
+// Sets l.machine's SM clock by `mode` (is_clock_mode) when no clock in MHz was given: "boost" keeps the machine
+// file's clock; "sustained-constant" takes its clock under load with constant data; "sustained" (and "") the clock
+// under load with random data (models::sustained_clock_mhz), which takes a first run at the machine's load clock
+// with `first`'s seed and limits, without jitter (the clock depends on the program and machine alone) and
+// without the race checker (it does not change the timing), over at most kLoadProbeOps ops, to measure the
+// tensor pipe's share of the GPU. Says which clock in l.machine.clock_basis.
+void set_clock(Loaded& l, const std::string& mode, models::RunOptions first);
+// Ops of that first run: its share of the tensor pipe at 1 M ops is within 0.05 of the whole run's on the
+// built-in models (the difference: the ramp-up, a last partial wave; at most 7 MHz, 0.4 % of the time), at a
+// small part of a large run's cost.
+inline constexpr std::int64_t kLoadProbeOps = 1'000'000;
 // The .pipe files of the built-in models' folder (models and the files they import): paths under it without
 // .pipe, sorted.
 std::vector<std::string> builtin_model_names();

@@ -58,12 +58,22 @@ Result Simulation::run() const {
     throw Error(fmt::format("max_cycles={} out of range 1..{}", o.max_cycles, isa::kMaxCycleLimit));
   if (o.max_ops < 0 || o.max_ops > isa::kMaxCycleLimit) throw Error(fmt::format("max_ops={} out of range 0..{}", o.max_ops, isa::kMaxCycleLimit));
   if (!std::isfinite(o.clock_mhz) || o.clock_mhz < 0) throw Error(fmt::format("clock_mhz={} is not a clock", o.clock_mhz));
+  if (!api::is_clock_mode(o.clock))
+    throw Error(fmt::format("clock=\"{}\" is not sustained, sustained-constant or boost", isa::printable(o.clock)));
+  if (o.clock_mhz > 0 && !o.clock.empty()) throw Error("clock and clock_mhz exclude each other");
   api::Loaded l = impl_->load();
   models::RunOptions opt;
   opt.seed = impl_->options.seed;
   opt.jitter_pct = impl_->options.jitter_pct;
   opt.max_cycles = impl_->options.max_cycles;
   if (impl_->options.max_ops > 0) opt.max_ops = impl_->options.max_ops;
+  if (o.clock_mhz <= 0) {
+    try {
+      api::set_clock(l, o.clock, opt);
+    } catch (const isa::InputError& e) {
+      throw Error(e.what());
+    }
+  }
   models::RunResult r = models::simulate(l.program, l.machine, opt);
   nlohmann::json j = models::to_json(r, l.program);
   Result out;
@@ -80,6 +90,7 @@ Result Simulation::run() const {
   out.time_us = j.value("time_us", 0.0);
   out.tflops = j.value("tflops", 0.0);
   out.clock_mhz = l.machine.clock_mhz;
+  out.clock_basis = l.machine.clock_basis;
   out.bottleneck = j.value("bottleneck", "");
   out.summary = models::format_summary(r, l.program);
   out.problem = models::format_problem(r);

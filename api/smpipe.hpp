@@ -28,6 +28,7 @@ struct Result {
   double time_us = 0;        // the cycles at the clock, plus the launch cost for a finished run
   double tflops = 0;         // the MMAs' FLOP over time_us
   double clock_mhz = 0;      // the SM clock the run assumed
+  std::string clock_basis;   // how that clock was chosen ("sustained under load, random data, ..."; "": set in MHz)
   std::string bottleneck;    // the summary's bottleneck sentence ("" when none stands out)
   std::string summary;       // the summary `smpipe run` prints
   std::string problem;       // the diagnosis or deadlock report ("" for a clean finish)
@@ -42,7 +43,11 @@ struct Options {
   int jitter_pct = 0;                   // vary every latency by +-PCT %
   std::int64_t max_cycles = 100'000'000;
   std::int64_t max_ops = 0;             // 0: the default (2^28)
-  double clock_mhz = 0;                 // 0: the machine's clock
+  double clock_mhz = 0;                 // the SM clock in MHz (0: by `clock`)
+  // Without clock_mhz: "sustained" (""): the clock the GPU holds under sustained load with random data (a first,
+  // shorter run measures the tensor pipe's load); "sustained-constant": with zero or constant data; "boost": the
+  // machine file's nominal clock.
+  std::string clock;
 };
 
 namespace detail {

@@ -110,9 +110,10 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                               "run the machine at this SM clock (e.g. a power-capped GPU); the L2 keeps its bytes per second")
                   ->check(finite_check() & CLI::PositiveNumber);
   app.add_option("--clock", a.clock_mode,
-                 "sustained: the SM clock the GPU holds under load with random data (lower the busier its tensor pipe: "
-                 "a first run measures it); sustained-constant: with zero or constant data")
-      ->check(CLI::IsMember({"sustained", "sustained-constant"}))
+                 "sustained (the default): the SM clock the GPU holds under load with random data (lower the busier its "
+                 "tensor pipe: a first run measures it); sustained-constant: with zero or constant data; boost: the "
+                 "machine file's nominal (boost) clock")
+      ->check(CLI::IsMember({"sustained", "sustained-constant", "boost"}))
       ->excludes(mhz);
   app.add_flag("--no-hazards", a.no_hazards,
                "skip the data-hazard checker (races on smem, TMEM, CLC responses; barrier-init order): the same timing, "

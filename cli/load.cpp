@@ -31,32 +31,9 @@ Loaded load(const RunArgs& a) {
     overrides[name] = value;
   }
   Loaded l = api::load_program(a.file, overrides, a.gpu, a.kernel, a.clock_mhz);
-  if (a.clock_mode.empty() || a.dump_program) return l;
-  const models::Machine nominal = l.machine;
-  const bool random = a.clock_mode == "sustained";
-  // A machine whose clock under load was not measured on that GPU says so (the H200 borrows the H100's; the
-  // B200's is its nominal clock).
-  auto src = nominal.sources.find("load_clock_mhz");
-  const bool estimated = src != nominal.sources.end() && src->second.rfind("estimate:", 0) == 0;
-  const std::string under_load = estimated ? "sustained under load (estimated)" : "sustained under load";
-  double busy = 0;
-  if (random) {
-    // The GPU-wide share of the tensor pipe's capacity the kernel uses, from a run at the load clock: without
-    // jitter, so that the clock depends on the program and the machine alone (a check's seeds, and the rerun
-    // of one of them, all get the same clock).
-    l.machine = models::at_sm_clock(nominal, std::round(models::sustained_clock_mhz(nominal, 0, false)));
-    models::RunOptions first = run_options(a, a.seed, 0);
-    first.hazards = false;
-    models::RunResult r = models::simulate(l.program, l.machine, first);
-    for (const auto& u : r.stats.units)
-      if (u.name == "tensor pipe")
-        busy = u.utilisation * static_cast<double>(r.stats.sms_used) / static_cast<double>(std::max<std::int64_t>(1, nominal.sm_count));
-  }
-  const double mhz = std::round(models::sustained_clock_mhz(nominal, busy, random));
-  const std::string basis = random ? fmt::format("{}, random data, tensor pipe {:.0f}% busy", under_load, 100 * std::clamp(busy, 0.0, 1.0))
-                                   : under_load + ", constant data";
-  l.machine = models::at_sm_clock(nominal, mhz);
-  l.machine.clock_basis = basis;
+  // The clock: --clock-mhz as given, else --clock's (by default the clock the GPU holds under sustained load with
+  // random data: what a kernel gets when it runs for real).
+  if (a.clock_mhz <= 0 && !a.dump_program) api::set_clock(l, a.clock_mode, run_options(a, a.seed, 0));
   return l;
 }
 

@@ -32,7 +32,7 @@ struct RunArgs {
   std::int64_t max_cycles = 100'000'000;
   std::int64_t max_ops = models::kDefaultMaxOps;
   double clock_mhz = 0;
-  std::string clock_mode;  // --clock: "sustained" (random data) or "sustained-constant"; empty: the machine's clock
+  std::string clock_mode;  // --clock: "sustained" (random data; also when empty), "sustained-constant" or "boost"
   bool dump_program = false;
   bool no_hazards = false;  // --no-hazards: skip the data-hazard checker
   int seeds = 16;
@@ -42,9 +42,9 @@ struct RunArgs {
 using api::Loaded;  // a program and its machine (api/load.hpp)
 
 // The program of a.file with a.defines bound, on its machine (a.gpu, the file's `gpu`, or h100-sxm), at the SM
-// clock --clock-mhz sets, or --clock's sustained clock (models::sustained_clock_mhz): with random data that takes
-// a first run at the machine's load clock, without the hazard checker, to measure the tensor pipe's busy share.
+// clock --clock-mhz sets, else --clock's (api::set_clock: by default the sustained clock with random data).
 Loaded load(const RunArgs& a);
+using api::kLoadProbeOps;
 // The run options of the command line's limits (--max-cycles, --max-ops) with this seed and jitter.
 models::RunOptions run_options(const RunArgs& a, std::uint64_t seed, int jitter_pct);
 int exit_code(models::Outcome o);

@@ -26,6 +26,7 @@ struct Row {
   std::string status = "invalid";  // finished, deadlock, watchdog, undefined, hazard, invalid
   std::string reason;              // why it did not finish (the diagnosis, the first cause, the input error)
   std::int64_t cycles = 0;
+  double clock_mhz = 0;  // the SM clock of the point (each its own: the sustained clock follows its load)
   double time_us = 0, tflops = 0;
   std::string bottleneck, machine;
   int exit = kBadInput;
@@ -66,8 +67,8 @@ std::pair<std::string, std::vector<std::int64_t>> parse_axis(const std::string& 
 namespace {
 // A row as text, for the gather of a sweep split over processes.
 nlohmann::json row_json(std::size_t i, const Row& r) {
-  return {{"i", i}, {"status", r.status}, {"exit", r.exit}, {"cycles", r.cycles}, {"time_us", r.time_us}, {"tflops", r.tflops},
-          {"bottleneck", r.bottleneck}, {"machine", r.machine}, {"reason", r.reason}};
+  return {{"i", i}, {"status", r.status}, {"exit", r.exit}, {"cycles", r.cycles}, {"clock_mhz", r.clock_mhz}, {"time_us", r.time_us},
+          {"tflops", r.tflops}, {"bottleneck", r.bottleneck}, {"machine", r.machine}, {"reason", r.reason}};
 }
 }  // namespace
 
@@ -129,6 +130,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
       models::RunResult res = models::simulate(l.program, l.machine, run_options(r, r.seed, r.jitter));
       row.exit = exit_code(res.outcome);
       row.cycles = res.cycles;
+      row.clock_mhz = l.machine.clock_mhz;
       row.machine = res.stats.machine;
       row.time_us = res.stats.time_us;
       row.tflops = res.stats.time_us > 0 ? static_cast<double>(res.stats.flops) / (res.stats.time_us * 1e6) : 0.0;
@@ -162,6 +164,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
       r.status = j.at("status");
       r.exit = j.at("exit");
       r.cycles = j.at("cycles");
+      r.clock_mhz = j.at("clock_mhz");
       r.time_us = j.at("time_us");
       r.tflops = j.at("tflops");
       r.bottleneck = j.at("bottleneck");
@@ -174,15 +177,15 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
   std::string head;
   for (const auto& n : names) head += fmt::format("{:>10} ", n);
   bool many_gpus = gpus.size() > 1;
-  out << fmt::format("{}{}{:>10} {:>12} {:>10} {:>9}  {}\n", head, many_gpus ? fmt::format("{:>10} ", "gpu") : "", "status", "cycles",
-                     "time_us", "TFLOP/s", "bottleneck or reason");
+  out << fmt::format("{}{}{:>10} {:>12} {:>5} {:>10} {:>9}  {}\n", head, many_gpus ? fmt::format("{:>10} ", "gpu") : "", "status",
+                     "cycles", "MHz", "time_us", "TFLOP/s", "bottleneck or reason");
   int worst = kOk;
   for (std::size_t i = 0; i < points.size(); ++i) {
     const Row& r = rows[i];
     std::string vals;
     for (auto v : points[i].values) vals += fmt::format("{:>10} ", v);
-    out << fmt::format("{}{}{:>10} {:>12} {:>10.3f} {:>9.1f}  {}\n", vals, many_gpus ? fmt::format("{:>10} ", r.machine) : "",
-                       r.status, r.cycles, r.time_us, r.tflops, r.status == "finished" ? r.bottleneck : r.reason);
+    out << fmt::format("{}{}{:>10} {:>12} {:>5.0f} {:>10.3f} {:>9.1f}  {}\n", vals, many_gpus ? fmt::format("{:>10} ", r.machine) : "",
+                       r.status, r.cycles, r.clock_mhz, r.time_us, r.tflops, r.status == "finished" ? r.bottleneck : r.reason);
     if (r.exit != kBadInput) worst = std::max(worst, r.exit);
   }
   // The ranking: the fastest finished points of each group (the values of the --group params).
@@ -217,12 +220,12 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
   if (csv_file)
     csv_file->commit([&](std::ostream& f) {
       for (const auto& n : names) f << csv_field(n) << ",";
-      f << "gpu,status,exit,cycles,time_us,tflops,bottleneck,reason\n";
+      f << "gpu,status,exit,cycles,clock_mhz,time_us,tflops,bottleneck,reason\n";
       for (std::size_t i = 0; i < points.size(); ++i) {
         const Row& r = rows[i];
         for (auto v : points[i].values) f << v << ",";
-        f << fmt::format("{},{},{},{},{:.3f},{:.3f},{},{}\n", csv_field(r.machine.empty() ? points[i].gpu : r.machine), r.status,
-                         r.exit, r.cycles, r.time_us, r.tflops, csv_field(r.bottleneck), csv_field(r.reason));
+        f << fmt::format("{},{},{},{},{:g},{:.3f},{:.3f},{},{}\n", csv_field(r.machine.empty() ? points[i].gpu : r.machine), r.status,
+                         r.exit, r.cycles, r.clock_mhz, r.time_us, r.tflops, csv_field(r.bottleneck), csv_field(r.reason));
       }
     });
   if (json_file || html_file) {
@@ -232,7 +235,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
       nlohmann::json params = nlohmann::json::object();
       for (std::size_t k = 0; k < names.size(); ++k) params[names[k]] = points[i].values[k];
       j.push_back({{"params", params}, {"gpu", r.machine.empty() ? points[i].gpu : r.machine}, {"status", r.status}, {"exit", r.exit},
-                   {"cycles", r.cycles}, {"time_us", r.time_us}, {"tflops", r.tflops}, {"bottleneck", r.bottleneck},
+                   {"cycles", r.cycles}, {"clock_mhz", r.clock_mhz}, {"time_us", r.time_us}, {"tflops", r.tflops}, {"bottleneck", r.bottleneck},
                    {"reason", r.reason}});
     }
     if (json_file)

@@ -265,9 +265,10 @@ Machine at_sm_clock(const Machine& machine, double mhz) {
 }
 
 double sustained_clock_mhz(const Machine& machine, double tensor_busy, bool random_data) {
-  if (!random_data) return machine.load_clock_mhz;
-  double u = std::clamp(std::isfinite(tensor_busy) ? tensor_busy : 0.0, 0.0, 1.0);
-  return machine.load_clock_mhz - u * (machine.load_clock_mhz - machine.load_clock_random_mhz);
+  double u = random_data ? std::clamp(std::isfinite(tensor_busy) ? tensor_busy : 0.0, 0.0, 1.0) : 0.0;
+  // Never above the machine's own clock (its boost clock): a machine file may set that lower than its clocks
+  // under load.
+  return std::min(machine.clock_mhz, machine.load_clock_mhz - u * (machine.load_clock_mhz - machine.load_clock_random_mhz));
 }
 
 Machine load_machine(const std::string& name_or_path) {

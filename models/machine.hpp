@@ -147,6 +147,7 @@ Machine at_sm_clock(const Machine& machine, double mhz);
 // GPU's tensor-pipe capacity the kernel uses (its utilisation times the share of the SMs it runs on, 0..1):
 //   random data:   load_clock_mhz - tensor_busy * (load_clock_mhz - load_clock_random_mhz)
 //   constant data: load_clock_mhz
+// and never above clock_mhz (a machine file may set its boost clock below its clocks under load).
 double sustained_clock_mhz(const Machine& machine, double tensor_busy, bool random_data);
 
 // NAME (looked up in models/machines/) or a path to a .json file (at most kMaxMachineFileBytes). Throws

@@ -18,7 +18,10 @@ TEST_CASE("the API runs a model as `smpipe run` does", "[api]") {
   CHECK(r.problem.empty());
   CHECK(nlohmann::json::parse(r.json) == nlohmann::json::parse(cli_json.out));
   CHECK(r.cycles == nlohmann::json::parse(r.json)["cycles"].get<std::int64_t>());
-  CHECK(r.clock_mhz == 1980.0);
+  // The default clock is the command line's: sustained under load with random data.
+  CHECK(r.clock_mhz == nlohmann::json::parse(cli_json.out)["clock_mhz"].get<double>());
+  CHECK(r.clock_mhz < 1980.0);
+  CHECK_THAT(r.clock_basis, Catch::StartsWith("sustained under load, random data"));
   CHECK(r.time_us > 0);
   CHECK_THAT(r.bottleneck, Catch::Contains("bound"));
   // The same inputs give the same result, byte for byte.
@@ -38,6 +41,15 @@ TEST_CASE("the API sets params, reads them back, and takes options", "[api]") {
   CHECK(nlohmann::json::parse(r.json)["machine"] == "h200");
   smpipe::Result slow = sim.options({.gpu = "h200", .clock_mhz = 990}).run();
   CHECK(slow.clock_mhz == 990.0);
+  CHECK(slow.clock_basis.empty());
+  // The clock modes, as --clock.
+  for (std::string mode : {"boost", "sustained-constant", "sustained"}) {
+    auto c = smpipe::test::run_cli({"run", "examples/mainloop", "-D", "STAGES=6", "-D", "KTILES=8", "--gpu", "h200", "--clock", mode, "--json"});
+    smpipe::Result m = sim.options({.gpu = "h200", .clock = mode}).run();
+    CHECK(nlohmann::json::parse(m.json) == nlohmann::json::parse(c.out));
+  }
+  CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_mhz == 1980.0);
+  CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_basis == "boost clock");
   // A deadlock and a hazard come back as outcomes with the report, not as exceptions.
   smpipe::Result dl = smpipe::Simulation("examples/deadlock_producer_start_phase").run();
   CHECK(dl.outcome == smpipe::Outcome::kDeadlock);
@@ -64,6 +76,8 @@ TEST_CASE("the API reports bad input as smpipe::Error with the command line's me
   CHECK_THAT(message(smpipe::Simulation("no/such/model")), Catch::Contains("no built-in model of that name"));
   CHECK_THAT(message(std::move(smpipe::Simulation("examples/mainloop").set("NOPE", 1))), Catch::Contains("NOPE"));
   CHECK_THAT(message(smpipe::Simulation("examples/mainloop", {.gpu = "a100"})), Catch::Contains("a100"));
+  CHECK_THAT(message(smpipe::Simulation("examples/mainloop", {.clock = "turbo"})), Catch::Contains("turbo"));
+  CHECK_THAT(message(smpipe::Simulation("examples/mainloop", {.clock_mhz = 1500, .clock = "boost"})), Catch::Contains("exclude"));
   CHECK_THROWS_AS(smpipe::Simulation("no/such/model").params(), smpipe::Error);
 }
 

@@ -429,10 +429,47 @@ TEST_CASE("run with the sustained clock: a first run measures the tensor pipe's 
   // The summary says which clock it assumed.
   auto text = test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "sustained-constant"});
   CHECK_THAT(text.out, Catch::StartsWith("kernel mainloop on h100-sxm (1806 MHz, sustained under load, constant data): finished"));
-  CHECK_THAT(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe"}).out, Catch::StartsWith("kernel mainloop on h100-sxm (1980 MHz): "));
+  CHECK_THAT(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "boost"}).out,
+             Catch::StartsWith("kernel mainloop on h100-sxm (1980 MHz, boost clock): "));
+  CHECK_THAT(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock-mhz", "1500"}).out,
+             Catch::StartsWith("kernel mainloop on h100-sxm (1500 MHz): "));
+  // The default is the sustained clock with random data.
+  CHECK(run({})["clock_mhz"] == random["clock_mhz"]);
+  CHECK(run({})["cycles"] == random["cycles"]);
+  CHECK(run({"--clock", "boost"})["clock_mhz"].get<double>() == m.clock_mhz);
   // --clock and --clock-mhz together, or another mode, are bad input.
   CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "sustained", "--clock-mhz", "1500"}).code == cli::kBadInput);
-  CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "boost"}).code == cli::kBadInput);
+  CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "turbo"}).code == cli::kBadInput);
+}
+
+TEST_CASE("the sustained clock of a long run: the tensor pipe's load over the first run's first kLoadProbeOps ops", "[cli][clock]") {
+  // 2048x2048x4096 runs about 1.4 M ops: the first run stops at 1 M, and its share of the tensor pipe (not the
+  // whole run's) sets the clock.
+  const std::vector<std::string> args = {"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=2048", "-D", "N=2048", "-D", "K=4096", "--json"};
+  models::Machine m = models::load_machine("h100-sxm");
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = args;
+    all.insert(all.end(), extra.begin(), extra.end());
+    auto r = test::run_cli(all);
+    INFO(r.err);
+    REQUIRE((r.code == cli::kOk || r.code == cli::kDeadlock));
+    return nlohmann::json::parse(r.out);
+  };
+  auto busy_of = [&](const nlohmann::json& j) {
+    for (const auto& u : j["units"])
+      if (u["name"] == "tensor pipe") return u["utilisation"].get<double>() * j["sms_used"].get<double>() / m.sm_count;
+    return 0.0;
+  };
+  const std::string load = std::to_string(static_cast<int>(m.load_clock_mhz));
+  auto whole = with({"--clock-mhz", load, "--no-hazards"});
+  REQUIRE(whole["ops"].get<std::int64_t>() > cli::kLoadProbeOps);
+  auto probe = with({"--clock-mhz", load, "--no-hazards", "--max-ops", std::to_string(cli::kLoadProbeOps)});
+  CHECK(probe["outcome"] == "watchdog");
+  double from_probe = std::round(models::sustained_clock_mhz(m, busy_of(probe), true));
+  double from_whole = std::round(models::sustained_clock_mhz(m, busy_of(whole), true));
+  REQUIRE(from_probe != from_whole);  // else this test could not tell the two apart
+  CHECK(with({})["clock_mhz"].get<double>() == from_probe);
+  CHECK(std::abs(busy_of(probe) - busy_of(whole)) < 0.05);
 }
 
 TEST_CASE("the sustained clock does not depend on a run's seed or jitter; check's rerun line and sweep's ranking follow it", "[cli][clock]") {

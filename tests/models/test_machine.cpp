@@ -362,4 +362,11 @@ TEST_CASE("the sustained clock: the load clock, lowered in proportion to the ten
   // Unmeasured (the B200): the nominal clock.
   models::Machine b = models::load_machine("b200");
   CHECK(models::sustained_clock_mhz(b, 1.0, true) == b.clock_mhz);
+  // Never above the machine's own clock: one set between the two load clocks caps the light loads only.
+  models::Machine low = m;
+  low.clock_mhz = (m.load_clock_mhz + m.load_clock_random_mhz) / 2;
+  CHECK(models::sustained_clock_mhz(low, 0.0, false) == low.clock_mhz);
+  CHECK(models::sustained_clock_mhz(low, 0.25, true) == low.clock_mhz);
+  CHECK(models::sustained_clock_mhz(low, 0.75, true) == models::sustained_clock_mhz(m, 0.75, true));
+  CHECK(models::sustained_clock_mhz(low, 1.0, true) == m.load_clock_random_mhz);
 }

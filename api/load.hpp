@@ -31,9 +31,10 @@ bool is_clock_mode(const std::string& mode);
 // Sets l.machine's SM clock by `mode` (is_clock_mode) when no clock in MHz was given: "boost" keeps the machine
 // file's clock; "sustained-constant" takes its clock under load with constant data; "sustained" (and "") the clock
 // under load with random data (models::sustained_clock_mhz), which takes a first run at the machine's load clock
-// with `first`'s seed and limits, without jitter (the clock depends on the program and machine alone) and
-// without the race checker (it does not change the timing), over at most kLoadProbeOps ops, to measure the
-// tensor pipe's share of the GPU. Says which clock in l.machine.clock_basis.
+// with `first`'s seed and limits, without jitter (the clock depends on the program and machine alone), without
+// the race checker (it does not change the timing) and without first's trace and observers, over at most
+// kLoadProbeOps ops, to measure the tensor pipe's share of the GPU (no first run where the clock cannot depend on
+// it: the B200's clocks under load are its nominal clock). Says which clock in l.machine.clock_basis.
 void set_clock(Loaded& l, const std::string& mode, models::RunOptions first);
 // Ops of that first run: its share of the tensor pipe at 1 M ops is within 0.05 of the whole run's on the
 // built-in models (the difference: the ramp-up, a last partial wave; at most 7 MHz, 0.4 % of the time), at a

@@ -5,8 +5,11 @@ that the noise of a shared machine does not move). With --sweep, also the wall t
 cooperative model over tiles, stages, clusters and shapes on every core.
 
 With --no-hazards every run skips the data-hazard checker (smpipe --no-hazards: the same timing, less work).
+Every run is at --clock boost (one simulation: the engine's speed) unless --clock says otherwise; the default
+clock (sustained) adds a first run of at most 1 M ops that measures the tensor pipe's load.
 
 Usage: bench/models.py [--smpipe build/smpipe] [--runs 3] [--callgrind] [--sweep] [--only NAME] [--no-hazards]
+                       [--clock boost|sustained|sustained-constant]
 """
 import argparse
 import json
@@ -34,7 +37,7 @@ SWEEP = ["-D", "TILE_N=64,128,256", "-D", "STAGES=2,3,4,5", "-D", "CLUSTER_M=1,2
          "-D", "M=2048,4096,6144,8192", "-D", "N=2048,4096,6144,8192", "-D", "K=2048,4096,8192"]
 
 
-EXTRA = []  # --no-hazards
+EXTRA = []  # --clock MODE, --no-hazards
 
 
 def run_json(smpipe, name, params):
@@ -63,7 +66,9 @@ def main():
     ap.add_argument("--sweep", action="store_true")
     ap.add_argument("--only")
     ap.add_argument("--no-hazards", action="store_true")
+    ap.add_argument("--clock", default="boost", choices=["boost", "sustained", "sustained-constant"])
     a = ap.parse_args()
+    EXTRA.extend(["--clock", a.clock])
     if a.no_hazards:
         EXTRA.append("--no-hazards")
     print(f"{'model':62s} {'ops':>10s} {'wall s':>7s} {'Mops/s':>7s}" + (f" {'instr/op':>9s}" if a.callgrind else ""))

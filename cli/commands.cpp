@@ -281,6 +281,9 @@ int cmd_check(const RunArgs& a, std::ostream& out, std::ostream& err) {
   if (a.clock_mhz > 0) options += fmt::format(" --clock-mhz {}", a.clock_mhz);
   if (!a.clock_mode.empty()) options += " --clock " + a.clock_mode;
   if (a.no_hazards) options += " --no-hazards";
+  // The limits too: they end a run, and bound the first run that sets the sustained clock.
+  if (a.max_cycles != RunArgs{}.max_cycles) options += fmt::format(" --max-cycles {}", a.max_cycles);
+  if (a.max_ops != RunArgs{}.max_ops) options += fmt::format(" --max-ops {}", a.max_ops);
   for (int i = 0; i < a.seeds; ++i) {
     const Seen& s = seen[static_cast<std::size_t>(i)];
     std::uint64_t seed = a.seed + static_cast<std::uint64_t>(i);

@@ -224,7 +224,7 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
       for (std::size_t i = 0; i < points.size(); ++i) {
         const Row& r = rows[i];
         for (auto v : points[i].values) f << v << ",";
-        f << fmt::format("{},{},{},{},{:g},{:.3f},{:.3f},{},{}\n", csv_field(r.machine.empty() ? points[i].gpu : r.machine), r.status,
+        f << fmt::format("{},{},{},{},{},{:.3f},{:.3f},{},{}\n", csv_field(r.machine.empty() ? points[i].gpu : r.machine), r.status,
                          r.exit, r.cycles, r.clock_mhz, r.time_us, r.tflops, csv_field(r.bottleneck), csv_field(r.reason));
       }
     });

@@ -26,8 +26,8 @@ struct Machine {
   // constant operands, and with it busy all the time on random operands (the power cap).
   double load_clock_mhz = 0;
   double load_clock_random_mhz = 0;
-  // How clock_mhz was chosen, for reports: empty for the machine file's clock or --clock-mhz; else the sustained
-  // clock's basis (set by the command line's --clock sustained, not read from a file).
+  // How clock_mhz was chosen, for reports ("boost clock", "sustained under load, ..."): set by api::set_clock
+  // (--clock, by default sustained), not read from a file; empty with --clock-mhz or a machine loaded alone.
   std::string clock_basis;
   std::int64_t max_warps_per_sm = 0;
   std::int64_t max_ctas_per_sm = 0;

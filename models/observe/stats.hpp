@@ -58,7 +58,7 @@ struct Stats {
   std::string kernel;
   std::string machine;
   double clock_mhz = 0;
-  std::string clock_basis;  // how clock_mhz was chosen when not the machine file's or --clock-mhz (Machine::clock_basis)
+  std::string clock_basis;  // how clock_mhz was chosen (Machine::clock_basis; empty with --clock-mhz)
   std::int64_t cycles = 0;
   double time_us = 0;  // end to end: the SMs' span (cycles at the clock) plus launch_us
   std::int64_t ctas = 0;

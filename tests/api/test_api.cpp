@@ -50,6 +50,9 @@ TEST_CASE("the API sets params, reads them back, and takes options", "[api]") {
   }
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_mhz == 1980.0);
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_basis == "boost clock");
+  // The first run that sets the sustained clock has no jitter: any seed and jitter get the same clock.
+  double plain = sim.options({.gpu = "h200"}).run().clock_mhz;
+  CHECK(sim.options({.gpu = "h200", .seed = 7, .jitter_pct = 30}).run().clock_mhz == plain);
   // A deadlock and a hazard come back as outcomes with the report, not as exceptions.
   smpipe::Result dl = smpipe::Simulation("examples/deadlock_producer_start_phase").run();
   CHECK(dl.outcome == smpipe::Outcome::kDeadlock);

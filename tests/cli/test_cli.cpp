@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "cli/report_files.hpp"
@@ -195,6 +196,47 @@ TEST_CASE("sweep: a grid of params on several threads, invalid points as rows, a
   auto dead = test::run_cli({"sweep", "examples/deadlock_producer_start_phase", "-D", "STAGES=2,4"});
   CHECK(dead.code == 2);
   CHECK(dead.out.find("deadlock") != std::string::npos);
+}
+
+TEST_CASE("sweep: each point's SM clock in the table, the CSV and the JSON, as `run` chooses it", "[cli][sweep][clock]") {
+  auto dir = fresh_dir("smpipe_sweep_clock_test");
+  const std::string csv = (dir / "s.csv").string(), json = (dir / "s.json").string();
+  // Two stage counts of the cooperative model: different loads of the tensor pipe, so different sustained clocks.
+  const std::vector<std::string> shape = {"-D", "M=1024", "-D", "N=1024", "-D", "K=1024"};
+  std::vector<std::string> args = {"sweep", "sm90/gemm_tma_ws_cooperative", "-D", "STAGES=2,4", "--csv", csv, "--json", json};
+  args.insert(args.end(), shape.begin(), shape.end());
+  auto s = test::run_cli(args);
+  INFO(s.out << s.err);
+  REQUIRE(s.code == 0);
+  CHECK(s.out.find(" MHz ") != std::string::npos);
+  nlohmann::json j;
+  {
+    std::ifstream in(json);
+    j = nlohmann::json::parse(in);
+  }
+  auto lines = file_lines(csv);
+  REQUIRE(lines.size() == 3);
+  CHECK(lines[0].find(",cycles,clock_mhz,time_us,") != std::string::npos);
+  std::set<double> clocks;
+  for (std::size_t i = 0; i < 2; ++i) {
+    std::vector<std::string> run = {"run", "sm90/gemm_tma_ws_cooperative", "-D", i == 0 ? "STAGES=2" : "STAGES=4", "--json"};
+    run.insert(run.end(), shape.begin(), shape.end());
+    double clock = nlohmann::json::parse(test::run_cli(run).out)["clock_mhz"].get<double>();
+    CHECK(j["points"][i]["clock_mhz"].get<double>() == clock);
+    CHECK(lines[i + 1].find(fmt::format(",{},", clock)) != std::string::npos);
+    clocks.insert(clock);
+  }
+  CHECK(clocks.size() == 2);
+  // --clock boost: every point at the machine file's clock.
+  args.push_back("--clock");
+  args.push_back("boost");
+  REQUIRE(test::run_cli(args).code == 0);
+  {
+    std::ifstream in(json);
+    j = nlohmann::json::parse(in);
+  }
+  for (const auto& p : j["points"]) CHECK(p["clock_mhz"].get<double>() == 1980.0);
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("summary: no unit is busier than 100 % when work was booked past the run's end", "[cli][summary]") {
@@ -470,6 +512,28 @@ TEST_CASE("the sustained clock of a long run: the tensor pipe's load over the fi
   REQUIRE(from_probe != from_whole);  // else this test could not tell the two apart
   CHECK(with({})["clock_mhz"].get<double>() == from_probe);
   CHECK(std::abs(busy_of(probe) - busy_of(whole)) < 0.05);
+  // A smaller --max-ops bounds the first run too.
+  auto short_probe = with({"--clock-mhz", load, "--no-hazards", "--max-ops", "50000"});
+  double from_short = std::round(models::sustained_clock_mhz(m, busy_of(short_probe), true));
+  REQUIRE(from_short != from_probe);
+  CHECK(with({"--max-ops", "50000"})["clock_mhz"].get<double>() == from_short);
+  // A check's rerun line repeats the limits (they bound the first run as well as the run).
+  auto check = test::run_cli({"check", "sm90/gemm_tma_ws_cooperative", "-D", "M=2048", "-D", "N=2048", "-D", "K=4096", "--seeds", "1",
+                              "--max-ops", "50000", "--max-cycles", "900000"});
+  CHECK(check.code == cli::kDeadlock);
+  CHECK_THAT(check.out, Catch::Contains(" --max-cycles 900000 --max-ops 50000"));
+}
+
+TEST_CASE("the sustained clock of a machine whose clocks under load do not differ: no first run, no load in its basis", "[cli][clock]") {
+  models::Machine b = models::load_machine("b200");
+  REQUIRE(models::sustained_clock_mhz(b, 0, true) == models::sustained_clock_mhz(b, 1, true));
+  auto r = test::run_cli({"run", test::examples_dir() + "/sm100_umma_clc.pipe", "--json"});
+  REQUIRE(r.code == cli::kOk);
+  auto j = nlohmann::json::parse(r.out);
+  CHECK(j["clock_mhz"].get<double>() == b.clock_mhz);
+  CHECK(j["clock_basis"] == "sustained under load (estimated), random data");
+  auto boost = nlohmann::json::parse(test::run_cli({"run", test::examples_dir() + "/sm100_umma_clc.pipe", "--json", "--clock", "boost"}).out);
+  CHECK(boost["cycles"] == j["cycles"]);
 }
 
 TEST_CASE("the sustained clock does not depend on a run's seed or jitter; check's rerun line and sweep's ranking follow it", "[cli][clock]") {

@@ -2,8 +2,9 @@
 """Predicts every point of the committed K2 sweeps (validation/results/<gpu>/k2_sweep*.json: the project's
 sm90 GEMM timed on the GPU over schedules, tiles, stages, clusters, rasters and shapes) and of the committed
 CUTLASS runs (validation/results/<gpu>/cutlass_gemm.json: CUTLASS's own sm90 GEMMs, built from its source,
-timed the same way) with the matching sm90 model, and writes the accuracy report docs/accuracy.md with its
-data validation/results/accuracy.json.
+timed the same way) with the matching sm90 model, and the project's K1 (validation/results/h100/k1_b2b.json: an
+sm80 fused back-to-back GEMM) against the same two GEMMs unfused, and writes the accuracy report docs/accuracy.md
+with its data validation/results/accuracy.json.
 
   python3 validation/calibration/accuracy.py SMPIPE            # write both files, print the summary
   python3 validation/calibration/accuracy.py SMPIPE --check    # exit 1 if either committed file is stale
@@ -27,6 +28,7 @@ import os
 import re
 import subprocess
 import sys
+import textwrap
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join("docs", "accuracy.md")
@@ -214,6 +216,127 @@ def predict(smpipe, gpu, p, clock, defs, mode=None):
             "l2_merged_bytes": j.get("l2_merged_bytes"), "hbm_bytes": j.get("hbm_bytes"),
             "bottleneck": j.get("bottleneck", ""), "l2_hit": (j["l2_hit_bytes"] / max(1, j["l2_hit_bytes"] + j["l2_miss_bytes"]))
             if "l2_hit_bytes" in j else None, "units": units}
+
+
+K1 = "validation/results/h100/k1_b2b.json"
+K1_FUSED = "models/kernels/sm80/b2b_gemm_smem_accumulator.pipe"
+# Tile widths tried for each unfused GEMM (the model's fastest is its prediction: cuBLASLt's choice is not known).
+K1_TILE_N = (64, 128, 256)
+
+
+def run_model(smpipe, model, defs, clock=None, mode=None):
+    """One smpipe run of `model` with -D defs on the H100, at --clock-mhz `clock` or --clock `mode`: its JSON, or
+    {"error": its last line} when it fails."""
+    cmd = [smpipe, "run", model, "--gpu", "h100-sxm", "--json"] + (["--clock-mhz", f"{clock:.0f}"] if clock else []) + \
+        (["--clock", mode] if mode else [])
+    for k, v in defs.items():
+        cmd += ["-D", f"{k}={v}"]
+    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
+    if r.returncode != 0:
+        lines = (r.stdout + r.stderr).strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit {r.returncode}"}
+    return json.loads(r.stdout)
+
+
+def k1_predictions(smpipe, ex):
+    """K1 (the project's sm80 back-to-back GEMM) and the same two GEMMs unfused (cuBLASLt, two launches with their
+    bias/ReLU and C epilogues fused), on the GPU and in the models, at the SM clock nvidia-smi read while K1 ran
+    (taken for the unfused GEMMs too: they ran interleaved with K1) and at the sustained clock. Unfused: GEMM0
+    (M x N0 x K0, bias + ReLU, no C) and GEMM1 (M x N1 x N0, C read) with the sm90 cooperative model at the fastest
+    of K1_TILE_N, each with its own launch."""
+    with open(os.path.join(ROOT, K1)) as f:
+        run = json.load(f)
+    q = run["params"]
+    smi = re.search(r"P0, (\d+) MHz, \d+ MHz, \d+ MHz, \d+ MHz, ([\d.]+) W", run["nvidia_smi"]["while_k1_runs"])
+    clock = float(smi.group(1)) if smi else None
+    gemms = [{"M": q["M"], "N": q["N0"], "K": q["K0"], "C_VOID": 1}, {"M": q["M"], "N": q["N1"], "K": q["N0"]}]
+    fused_defs = {"M": q["M"], "N0": q["N0"], "K0": q["K0"], "N1": q["N1"], "STAGES": q["stages"]}
+    out = {"source": K1, "clock_mhz": clock, "watts": float(smi.group(2)) if smi else None,
+           "gpu_us": {k: 1000 * run["timing"][k]["ms_median"] for k in ("fused", "cublaslt", "baseline")}}
+    for key, c, mode in (("at_measured_clock", clock, None), ("at_sustained_clock", None, "sustained")):
+        if key == "at_measured_clock" and not clock:
+            out[key] = {"error": "no clock measured"}
+            continue
+        jobs = [(K1_FUSED, fused_defs)] + [(MODELS["cooperative"], dict(g, TILE_N=t)) for g in gemms for t in K1_TILE_N]
+        res = list(ex.map(lambda j: run_model(smpipe, j[0], j[1], c, mode), jobs))
+        fused = res[0]
+        if "error" in fused or fused["outcome"] != "finished":
+            out[key] = {"error": f'fused: {fused.get("error", fused.get("outcome"))}'}
+            continue
+        unfused = []
+        for g in range(len(gemms)):
+            done = [(r["time_us"], t, r["clock_mhz"]) for r, t in zip(res[1 + g * len(K1_TILE_N):1 + (g + 1) * len(K1_TILE_N)], K1_TILE_N)
+                    if "error" not in r and r["outcome"] == "finished"]
+            unfused.append(min(done) if done else None)
+        if not all(unfused):
+            out[key] = {"error": "an unfused GEMM finished at no tile width"}
+            continue
+        out[key] = {"fused_us": fused["time_us"], "fused_clock_mhz": fused["clock_mhz"], "unfused_us": sum(u[0] for u in unfused),
+                    "unfused_gemms": [{"us": u[0], "tile_n": u[1], "clock_mhz": u[2]} for u in unfused]}
+    return out
+
+
+def k1_markdown(k):
+    g = k["gpu_us"]
+    clocks = [("at_measured_clock", "the measured clock"), ("at_sustained_clock", "the sustained clock")]
+    ok = [(key, name) for key, name in clocks if "fused_us" in k[key]]
+    smi = f'nvidia-smi read the SM clock at {fmt(k["clock_mhz"], ".0f")} MHz and {fmt(k["watts"], ".0f")} W while K1 ran' \
+        if k["clock_mhz"] else "no SM clock was recorded"
+    lines = ["", "## K1: the fused back-to-back GEMM against the same GEMMs unfused", "",
+             f'K1 (validation/kernels: CUTLASS example 13\'s sm80 structure, mma.sync and cp.async, 3 stages, 64-row CTAs) on '
+             f'its reference problem, and the same two GEMMs as two cuBLASLt launches with their bias/ReLU and C epilogues '
+             f'fused (`{k["source"]}`: CUDA events, medians of 50 interleaved rounds; {smi}). smpipe predicts K1 with '
+             "`sm80/b2b_gemm_smem_accumulator` (its defaults are K1's) and each unfused GEMM with the sm90 cooperative model "
+             f'at the fastest of its tile widths {", ".join(map(str, K1_TILE_N))} (cuBLASLt\'s own choice is not recorded), each '
+             "with its own launch cost; the measured clock is K1's, the unfused GEMMs ran interleaved with it.", "",
+             "| | GPU | " + " | ".join(f"model at {name} | error" for _, name in clocks) + " |",
+             "|---|---|" + "---|---|" * len(clocks)]
+
+    def cell(key, field, measured):
+        x = k[key]
+        if field not in x:
+            return f'{x.get("error", "-")} | -'
+        return f'{x[field]:.1f} us | {100 * (x[field] / measured - 1):+.1f} %'
+
+    def faster(f, u):
+        return "fused faster" if f < u else "unfused faster" if u < f else "a tie"
+
+    gpu_order = faster(g["fused"], g["cublaslt"])
+    lines.append(f'| fused (K1, one launch) | {g["fused"]:.1f} us | ' + " | ".join(cell(key, "fused_us", g["fused"]) for key, _ in clocks) + " |")
+    lines.append(f'| unfused (two cuBLASLt GEMMs) | {g["cublaslt"]:.1f} us | ' +
+                 " | ".join(cell(key, "unfused_us", g["cublaslt"]) for key, _ in clocks) + " |")
+    orders = []
+    for key, _ in clocks:
+        x = k[key]
+        if "fused_us" in x:
+            o = faster(x["fused_us"], x["unfused_us"])
+            orders.append(f'{o} | {"right" if o == gpu_order else "wrong"}')
+        else:
+            orders.append("- | -")
+    lines.append(f'| faster | {gpu_order} ({max(g["fused"], g["cublaslt"]) / min(g["fused"], g["cublaslt"]):.2f}x) | ' + " | ".join(orders) + " |")
+    if ok:
+        margin = max(abs(k[key]["fused_us"] / k[key]["unfused_us"] - 1) for key, _ in ok)
+        errs = [abs(k[key][f] / g[m] - 1) for key, _ in ok for f, m in (("fused_us", "fused"), ("unfused_us", "cublaslt"))]
+        if margin < min(errs):
+            lines += ["", f'The model puts the two within {100 * margin:.1f} % of each other, less than its smallest error here '
+                      f'({100 * min(errs):.1f} %): an order it gets right is not a prediction of it.']
+        s = k["at_sustained_clock"]
+        if "unfused_gemms" in s:
+            tiles = ", ".join(f'GEMM{i} TILE_N {u["tile_n"]} ({u["us"]:.1f} us at {u["clock_mhz"]:.0f} MHz)' for i, u in enumerate(s["unfused_gemms"]))
+            lines += ["", f'At the sustained clock the unfused GEMMs are {tiles}; K1 runs at {s["fused_clock_mhz"]:.0f} MHz.']
+        signs = [(k[key]["fused_us"] / g["fused"] - 1, k[key]["unfused_us"] / g["cublaslt"] - 1) for key, _ in ok]
+        if all(f < 0 and u < 0 for f, u in signs):
+            worse = "on K1 most" if all(f < u for f, u in signs) else "on the unfused GEMMs most"
+            lines += ["", f"The model is too fast on both, {worse}. K1 is bound by the latency of its warps' own instruction "
+                      "streams (Nsight Compute, `validation/results/h100/k1_ncu.txt`: issue slots 17 % busy, 0.2 of 1.9 warps per "
+                      "scheduler eligible, half of the stalls on global-memory scoreboards), which the sm80 model has only as "
+                      "two `compute` estimates (docs/models.md, \"How far to trust the numbers\")."]
+    if k["clock_mhz"] and "fused_clock_mhz" in k["at_sustained_clock"] and k["clock_mhz"] > k["at_sustained_clock"]["fused_clock_mhz"]:
+        lines += ["", f'The GPU ran K1 at {k["clock_mhz"]:.0f} MHz ({fmt(k["watts"], ".0f")} W), above the sustained clock of '
+                  f'{k["at_sustained_clock"]["fused_clock_mhz"]:.0f} MHz: K1 (mma.sync, timed over milliseconds of launches) did '
+                  "not bring the clock down as the wgmma microbenchmark's 330 ms on every SM did."]
+    lines += ["", "Goal (issue 11): the right order, each within 10 %."]
+    return [ln for para in lines for ln in (textwrap.wrap(para, 110, break_on_hyphens=False) if para and not para.startswith(("|", "#")) else [para])]
 
 
 def clock_errors(rows, measured="clock_mhz"):
@@ -510,6 +633,7 @@ def markdown(data):
               "  stages is too fast already at the measured clock (above): on the largest shapes it becomes the pick.",
               ]
     lines += cutlass_markdown(data["cutlass"])
+    lines += k1_markdown(data["k1"])
     lines += ["", "## Every K2 point", "",
               "Times in microseconds. `clock`: the SM clock measured on the GPU for that point (MHz). The CUTLASS",
               "points are in `validation/results/accuracy.json` (`cutlass.points`).",
@@ -813,6 +937,7 @@ def main():
             r = predict(smpipe, gpu, p, clock, defs)
             return 100 * (r["us"] / (1000 * p["ms_median"]) - 1) if "us" in r else None
         short_k = [e for e in ex.map(with_k2_conversion, [i for i in load_cutlass() if i[2]["K"] <= 512]) if e is not None]
+        k1 = k1_predictions(smpipe, ex)
     data = {"generator": "validation/calibration/accuracy.py", "points": rows,
             "kernel_instructions": measured,
             "at_measured_clock": summarise(rows, "at_measured_clock"), "at_nominal_clock": summarise(rows, "at_nominal_clock"),
@@ -823,7 +948,8 @@ def main():
                         "sustained_clock": clock_errors(crows, "ncu_clock_mhz"),
                         "short_k_with_k2_conversion": {"points": len(short_k),
                                                        "mape_pct": sum(abs(e) for e in short_k) / max(1, len(short_k)),
-                                                       "mean_signed_pct": sum(short_k) / max(1, len(short_k))}}}
+                                                       "mean_signed_pct": sum(short_k) / max(1, len(short_k))}},
+            "k1": k1}
     text_json = json.dumps(data, indent=1, sort_keys=True) + "\n"
     text_md = markdown(data)
     if a.check:

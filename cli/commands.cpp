@@ -264,10 +264,11 @@ int cmd_check(const RunArgs& a, std::ostream& out, std::ostream& err) {
         }
       }
     }
-    out << json_text({{"schema", kCheckSchema}, {"program", a.file}, {"seeds", a.seeds}, {"first_seed", a.seed},
-                      {"jitter_pct", jitter}, {"finished", a.seeds - failed}, {"failed", failed}, {"exit", worst},
-                      {"runs", runs}, {"first_failure", first}})
-        << "\n";
+    nlohmann::json j{{"schema", kCheckSchema}, {"program", a.file}, {"seeds", a.seeds}, {"first_seed", a.seed},
+                     {"jitter_pct", jitter}, {"clock_mhz", l.machine.clock_mhz}, {"finished", a.seeds - failed}, {"failed", failed},
+                     {"exit", worst}, {"runs", runs}, {"first_failure", first}};
+    if (!l.machine.clock_basis.empty()) j["clock_basis"] = l.machine.clock_basis;
+    out << json_text(j) << "\n";
     return worst;
   }
   int worst = kOk;
@@ -303,7 +304,10 @@ int cmd_check(const RunArgs& a, std::ostream& out, std::ostream& err) {
     if (first_report.empty()) first_report = s.problem;
   }
   out << fmt::format("{} schedules with --jitter {}: {} finished, {} failed", a.seeds, jitter, a.seeds - failures, failures);
-  if (min_cycles >= 0) out << fmt::format("; finished runs took {}..{} cycles", min_cycles, max_cycles);
+  // The cycles are at the run's SM clock: the summary says which (as a run's first line does).
+  if (min_cycles >= 0)
+    out << fmt::format("; finished runs took {}..{} cycles at {} MHz{}", min_cycles, max_cycles, l.machine.clock_mhz,
+                       l.machine.clock_basis.empty() ? "" : " (" + l.machine.clock_basis + ")");
   if (warned > 0) out << fmt::format("; {} finished with warnings", warned);
   out << "\n";
   if (!first_warning.empty()) out << first_warning;

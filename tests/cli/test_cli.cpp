@@ -333,9 +333,9 @@ TEST_CASE("progress: a long run reports how far it got, and the run is the same 
   CHECK(seen.back().ctas_done > 0);  // two waves: the first finished before the end
 }
 
-TEST_CASE("check: --jitter 0 is kept (no jitter); without --jitter the default is 20 %", "[cli][check]") {
-  auto zero = run_cli({"check", "examples/mainloop", "--seeds", "3", "--jitter", "0"});
-  CHECK_THAT(zero.out, Catch::Contains("3 schedules with --jitter 0: 3 finished, 0 failed; finished runs took 18112..18112 cycles"));
+TEST_CASE("check: --jitter 0 is kept (no jitter), without --jitter the default is 20 %", "[cli][check]") {
+  auto zero = run_cli({"check", "examples/mainloop", "--seeds", "3", "--jitter", "0", "--clock", "boost"});
+  CHECK_THAT(zero.out, Catch::Contains("3 schedules with --jitter 0: 3 finished, 0 failed; finished runs took 18112..18112 cycles at 1980 MHz (boost clock)"));
   auto dflt = run_cli({"check", "examples/mainloop", "--seeds", "3"});
   CHECK_THAT(dflt.out, Catch::Contains("3 schedules with --jitter 20"));
 }
@@ -536,7 +536,7 @@ TEST_CASE("the sustained clock of a machine whose clocks under load do not diffe
   CHECK(boost["cycles"] == j["cycles"]);
 }
 
-TEST_CASE("the sustained clock does not depend on a run's seed or jitter; check's rerun line and sweep's ranking follow it", "[cli][clock]") {
+TEST_CASE("the sustained clock does not depend on a run's seed or jitter, check's rerun line and sweep's ranking follow it", "[cli][clock]") {
   const std::string ex = test::examples_dir();
   auto clock_of = [](const test::CliResult& r) {
     REQUIRE(r.code == cli::kOk);
@@ -548,6 +548,12 @@ TEST_CASE("the sustained clock does not depend on a run's seed or jitter; check'
   double plain = clock_of(test::run_cli(coop));
   coop.insert(coop.end(), {"--seed", "7", "--jitter", "30"});
   CHECK(clock_of(test::run_cli(coop)) == plain);
+  // check says the clock of its schedules (text and JSON): the run's.
+  auto checked = test::run_cli({"check", "sm90/gemm_tma_ws_cooperative", "-D", "M=1024", "-D", "N=1024", "-D", "K=1024", "--seeds", "2", "--json"});
+  REQUIRE(checked.code == cli::kOk);
+  CHECK(nlohmann::json::parse(checked.out)["clock_mhz"].get<double>() == plain);
+  CHECK_THAT(test::run_cli({"check", "sm90/gemm_tma_ws_cooperative", "-D", "M=1024", "-D", "N=1024", "-D", "K=1024", "--seeds", "2"}).out,
+             Catch::Contains(fmt::format(" cycles at {} MHz (sustained under load, random data, tensor pipe ", plain)));
   // check: the rerun line repeats the clock option.
   auto check = test::run_cli({"check", ex + "/hazard_wgmma_before_tma.pipe", "--seeds", "1", "--clock", "sustained-constant"});
   CHECK(check.code == cli::kUndefined);
@@ -562,13 +568,14 @@ TEST_CASE("the sustained clock does not depend on a run's seed or jitter; check'
   slow["units"]["sm"]["params"]["clock_mhz"]["value"] = 990;
   auto path = (std::filesystem::temp_directory_path() / "smpipe_half_clock.json").string();
   std::ofstream(path) << slow.dump();
-  auto sweep = test::run_cli({"sweep", ex + "/mainloop.pipe", "-D", "STAGES=4", "--gpu", path + ",h100-sxm"});
+  // At the machine files' own clocks (990 and 1980 MHz).
+  auto sweep = test::run_cli({"sweep", ex + "/mainloop.pipe", "-D", "STAGES=4", "--gpu", path + ",h100-sxm", "--clock", "boost"});
   INFO(sweep.out << sweep.err);
   REQUIRE(sweep.code == cli::kOk);
   auto first = sweep.out.find("  1. ");
   REQUIRE(first != std::string::npos);
   CHECK(sweep.out.substr(first, sweep.out.find('\n', first) - first).find("on h100-sxm:") != std::string::npos);
-  auto half = test::run_cli({"run", ex + "/mainloop.pipe", "-D", "STAGES=4", "--gpu", path, "--json"});
-  auto full = test::run_cli({"run", ex + "/mainloop.pipe", "-D", "STAGES=4", "--json"});
+  auto half = test::run_cli({"run", ex + "/mainloop.pipe", "-D", "STAGES=4", "--gpu", path, "--json", "--clock", "boost"});
+  auto full = test::run_cli({"run", ex + "/mainloop.pipe", "-D", "STAGES=4", "--json", "--clock", "boost"});
   CHECK(nlohmann::json::parse(half.out)["cycles"].get<std::int64_t>() <= nlohmann::json::parse(full.out)["cycles"].get<std::int64_t>());
 }

@@ -82,7 +82,7 @@ TEST_CASE("import: params, consts, asserts and procs of another file, as if writ
   CHECK_THAT(bad.err, Catch::Contains("lib/pipeline.pipe:4:1: error: assertion failed: STAGES must be at least 2"));
 }
 
-TEST_CASE("import: a file imported twice is read once; errors point into the imported file", "[isa][import]") {
+TEST_CASE("import: a file imported twice is read once, errors point into the imported file", "[isa][import]") {
   Folder f({{"a.pipe", "import \"c.pipe\"\nconst A = C + 1\n"},
             {"b.pipe", "import \"c.pipe\"\nconst B = C + 2\n"},
             {"c.pipe", "const C = 10\n"},
@@ -98,7 +98,7 @@ TEST_CASE("import: a file imported twice is read once; errors point into the imp
   CHECK_THAT(e.err, Catch::Contains("broken.pipe:2:28: error"));
 }
 
-TEST_CASE("import: only files inside the importer's folder; no cycles, kernels, machines or reports in them", "[isa][import]") {
+TEST_CASE("import: only files inside the importer's folder, no cycles, kernels, machines or reports in them", "[isa][import]") {
   Folder f({{"sub/main.pipe", "import \"../outside.pipe\"\nkernel k { }\n"},
             {"outside.pipe", "const X = 1\n"},
             {"abs.pipe", "import \"/etc/passwd.pipe\"\nkernel k { }\n"},
@@ -127,7 +127,7 @@ TEST_CASE("import: only files inside the importer's folder; no cycles, kernels, 
   CHECK_THAT(err("importsgpu.pipe"), Catch::Contains("an imported file names no machine"));
 }
 
-TEST_CASE("file-level procs: every kernel sees them; a kernel's own proc of the same name is an error", "[isa][import]") {
+TEST_CASE("file-level procs: every kernel sees them, a kernel's own proc of the same name is an error", "[isa][import]") {
   std::string text = "proc busy(n) { for i in 0..n { compute cycles=1 } }\n"
                      "kernel a { warp 0 w { busy(3) } }\nkernel b { warp 0 w { busy(5) } }\n";
   CHECK_THAT(test::compile_error("proc p() { compute cycles=1 }\nkernel k {\n proc p() { sleep cycles=1 }\n warp 0 w { p() }\n}\n"),
@@ -147,7 +147,7 @@ TEST_CASE("import: a run-time error inside an imported proc points into the impo
   CHECK_THAT(r.out, !Catch::Contains("main.pipe:4:1"));
 }
 
-TEST_CASE("import: a symbolic link cannot lead out of the folder; an in-memory program imports nothing", "[isa][import]") {
+TEST_CASE("import: a symbolic link cannot lead out of the folder, an in-memory program imports nothing", "[isa][import]") {
   Folder f({{"secret.txt", "TOPSECRET\n"}, {"sub/main.pipe", "import \"evil.pipe\"\nkernel k { }\n"},
             {"sub/main2.pipe", "import \"up/secret.pipe\"\nkernel k { }\n"}, {"sub/ok_target.pipe", "const X = 1\n"},
             {"sub/main3.pipe", "import \"alias.pipe\"\nreport x = X\nkernel k { warp 0 w { compute cycles=1 } }\n"}});

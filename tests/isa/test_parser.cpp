@@ -21,7 +21,7 @@ TEST_CASE("the language.md example compiles to two roles", "[isa]") {
   CHECK(p.warp_role[1] == -1);  // warps 1..3 have no role
 }
 
-TEST_CASE("params: -D overrides a param; consts cannot be overridden; unknown params are named", "[isa]") {
+TEST_CASE("params: -D overrides a param, consts cannot be overridden, unknown params are named", "[isa]") {
   const char* text = "param STAGES = 4\nconst X = 2\nkernel k warps=1 {\n mbarrier b[STAGES] count=1\n}\n";
   CHECK(compile_text(text, {{"STAGES", 6}}).mbarriers[0].size == 6);
   CHECK(compile_text(text).mbarriers[0].size == 4);

@@ -116,7 +116,7 @@ TEST_CASE("PipelineTmaAsync statements run the mbarrier protocol, in a CTA and i
   CHECK_THAT(test::problem(tx), Catch::Contains("ml.full[0]: all 1 arrivals came but the tx-count is stuck"));
 }
 
-TEST_CASE("producer_acquire's tx= overrides the declaration's; a missing one is an error", "[isa][pipelines]") {
+TEST_CASE("producer_acquire's tx= overrides the declaration's, a missing one is an error", "[isa][pipelines]") {
   std::string p = tma_program(1, 1, 1);
   std::string no_tx = p;
   no_tx.replace(no_tx.find(" tx=16K"), 7, "");

@@ -23,7 +23,7 @@ std::string causes(const models::RunResult& r) {
 }
 }  // namespace
 
-TEST_CASE("atomics: atom ops return the value before and update the word; a spin sees the result", "[atomics]") {
+TEST_CASE("atomics: atom ops return the value before and update the word, a spin sees the result", "[atomics]") {
   // 8 CTAs each add 1 and take the old value; CTA 0 spins until all arrived, then checks each op's value by
   // spinning on words whose expected value it writes only when its own results are right.
   const char* text = R"(
@@ -139,7 +139,7 @@ kernel k grid=({0},1,1) warps=4 smem=200K {{
                        "CTAs at once") != std::string::npos);
 }
 
-TEST_CASE("atomics: grid.sync passes once every CTA arrived; a grid too large or a CTA that exits never passes",
+TEST_CASE("atomics: grid.sync passes once every CTA arrived, a grid too large or a CTA that exits never passes",
           "[atomics][deadlock]") {
   auto prog = [](int ctas, const char* before) {
     return fmt::format(R"(
@@ -171,7 +171,7 @@ kernel k grid=({},1,1) warps=2 smem=200K {{
   CHECK(causes(quit).find("1 CTA(s) exited (3), so they never reach this grid.sync") != std::string::npos);
 }
 
-TEST_CASE("atomics: release/acquire through a global word orders a buffer for the hazard checker; relaxed does not",
+TEST_CASE("atomics: release/acquire through a global word orders a buffer for the hazard checker, relaxed does not",
           "[atomics][hazards]") {
   // Warp 0 waits for a TMA load, then signals warp 1 through a global flag; warp 1 reads the buffer.
   auto prog = [](const char* signal, const char* observe) {
@@ -257,7 +257,7 @@ kernel k grid=(4,1,1) warps=2 {{
   CHECK(hazard(run_text(prog("compute cycles=5000"))));
 }
 
-TEST_CASE("atomics: timing follows the measured H100 round trips; a flag hand-off between SMs matches the hardware",
+TEST_CASE("atomics: timing follows the measured H100 round trips, a flag hand-off between SMs matches the hardware",
           "[atomics][timing]") {
   models::Machine m = models::load_machine("h100-sxm");
   // One atom: issue to the result (the warp then exits at once).

@@ -13,7 +13,7 @@ std::string title(const models::RunResult& r) { return r.diagnosis ? r.diagnosis
 bool hazard(const models::RunResult& r) { return r.outcome == Outcome::kUndefined && r.diagnosis && r.diagnosis->hazard; }
 }  // namespace
 
-TEST_CASE("hazards: two TMA boxes completing on one barrier fill one stage; on two barriers they race", "[hazards][tma]") {
+TEST_CASE("hazards: two TMA boxes completing on one barrier fill one stage, on two barriers they race", "[hazards][tma]") {
   auto prog = [](const char* second_bar) {
     return fmt::format(R"(
 kernel k warps=1 {{
@@ -92,7 +92,7 @@ kernel k warps=2 {{
   CHECK(hazard(run_text(prog(1))));                               // one early test_wait (0): no order
 }
 
-TEST_CASE("hazards: named barriers order their participants; bar.arrive releases but does not acquire", "[hazards][named]") {
+TEST_CASE("hazards: named barriers order their participants, bar.arrive releases but does not acquire", "[hazards][named]") {
   auto prog = [](const char* reader_sync) {
     return fmt::format(R"(
 kernel k warps=2 {{
@@ -118,7 +118,7 @@ kernel k warps=2 {{
   CHECK(title(r) == "read before the write is complete (RAW)");
 }
 
-TEST_CASE("hazards: a TMA store reads its source until a covering tma.wait; wait N leaves the newest N", "[hazards][tma]") {
+TEST_CASE("hazards: a TMA store reads its source until a covering tma.wait, wait N leaves the newest N", "[hazards][tma]") {
   auto prog = [](int n) {
     return fmt::format(R"(
 kernel k warps=1 {{
@@ -340,7 +340,7 @@ kernel k warps=8 {{
   CHECK(early.diagnosis->message.find("the TMEM chunk of columns 160..167") != std::string::npos);
 }
 
-TEST_CASE("hazards: TMEM columns outside the accumulator's are not in conflict; without tmem= nothing is checked",
+TEST_CASE("hazards: TMEM columns outside the accumulator's are not in conflict, without tmem= nothing is checked",
           "[hazards][tmem]") {
   auto prog = [](const char* ld) {
     return fmt::format(R"(
@@ -397,7 +397,7 @@ kernel k warps=2 {{
 }
 
 
-TEST_CASE("hazards: TMEM is tracked in 8-column chunks; warps w and w + 4 share TMEM lanes", "[hazards][tmem]") {
+TEST_CASE("hazards: TMEM is tracked in 8-column chunks, warps w and w + 4 share TMEM lanes", "[hazards][tmem]") {
   // Two accumulator stages of N = 48 columns packed at 0 and 48, correctly synchronised.
   const char* packed = R"(
 param TILES = 6

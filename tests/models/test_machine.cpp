@@ -277,7 +277,7 @@ TEST_CASE("machine files: names, descriptions, sources and notes are bounded tex
   CHECK_THAT(edit([](auto& j) { j["x\ny"] = 1; }), Catch::Contains("unknown key 'x\\x0ay'"));
 }
 
-TEST_CASE("sensible what-if machines pass; the extremes of every range run with finite, non-negative times", "[machine][hostile]") {
+TEST_CASE("sensible what-if machines pass, the extremes of every range run with finite, non-negative times", "[machine][hostile]") {
   nlohmann::json j = h100_json();
   for (const char* bw : {"l2_bytes_per_cycle", "hbm_bytes_per_cycle", "tma_bytes_per_cycle", "lsu_bytes_per_cycle"})
     param(j, bw) = param(j, bw).get<double>() * 2;

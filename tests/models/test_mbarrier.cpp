@@ -6,7 +6,7 @@
 using smpipe::models::MBarrier;
 using R = MBarrier::Result;
 
-TEST_CASE("init: count in 1..2^20-1; phase 0, pending = expected = count, tx 0", "[mbarrier]") {
+TEST_CASE("init: count in 1..2^20-1, phase 0, pending = expected = count, tx 0", "[mbarrier]") {
   MBarrier b;
   CHECK(b.init(0) == R::kBadCount);
   CHECK_FALSE(b.valid());
@@ -21,7 +21,7 @@ TEST_CASE("init: count in 1..2^20-1; phase 0, pending = expected = count, tx 0",
   CHECK(c.tx() == 0);
 }
 
-TEST_CASE("double init is undefined; inval then init is fine; use before init is undefined", "[mbarrier]") {
+TEST_CASE("double init is undefined, inval then init is fine, use before init is undefined", "[mbarrier]") {
   MBarrier b;
   CHECK(b.arrive(1) == R::kNotInitialised);
   CHECK(b.expect_tx(1) == R::kNotInitialised);
@@ -96,7 +96,7 @@ TEST_CASE("parity: done = (phase & 1) != P", "[mbarrier]") {
   CHECK_FALSE(b.test_parity(1));
 }
 
-TEST_CASE("arrive.drop lowers expected for later phases; dropping to 0 is an error", "[mbarrier]") {
+TEST_CASE("arrive.drop lowers expected for later phases, dropping to 0 is an error", "[mbarrier]") {
   MBarrier b;
   REQUIRE(b.init(3) == R::kOk);
   CHECK(b.arrive_drop(1) == R::kOk);

@@ -80,7 +80,7 @@ kernel k grid=({},1,1) warps=1 {{
 }
 }  // namespace
 
-TEST_CASE("memory: a box read twice misses once; HBM moves the missed bytes; boxes outside the tensor move nothing", "[memory]") {
+TEST_CASE("memory: a box read twice misses once, HBM moves the missed bytes, boxes outside the tensor move nothing", "[memory]") {
   const char* once = R"(
       arrive.expect_tx full tx=16384
       tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
@@ -235,7 +235,7 @@ kernel k grid=(1,1,1) warps=1 {
   CHECK(r.stats.bytes_loaded == 268435456LL * 2);
 }
 
-TEST_CASE("memory: cp.async / ld.global / st.global with a box reach the L2 at their address; without one they count as hits", "[memory]") {
+TEST_CASE("memory: cp.async / ld.global / st.global with a box reach the L2 at their address, without one they count as hits", "[memory]") {
   // A warp copies its quarter of a 64 x 64 f16 tile (rows of 128 bytes) with cp.async, twice over: the first
   // pass misses, the second hits; then it stores a box and loads it back (a hit: the store allocated it).
   std::string text = R"(
@@ -284,7 +284,7 @@ kernel k grid=(1,1,1) warps=4 {
   CHECK(r.cycles > q.cycles);
 }
 
-TEST_CASE("memory: a footprint beyond the L2 capacity misses again; a small one hits", "[memory]") {
+TEST_CASE("memory: a footprint beyond the L2 capacity misses again, a small one hits", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
   // Rows of 128 bytes: a box of 256 rows is 32 KB. Walk a region twice: within the capacity the second
   // pass hits; a region of twice the capacity misses on the second pass too (LRU).
@@ -324,7 +324,7 @@ kernel k grid=(1,1,1) warps=1 {{
   CHECK(big.stats.l2_hit_bytes == 0);
 }
 
-TEST_CASE("memory: stores allocate dirty blocks without reading HBM; evicting them writes them back", "[memory]") {
+TEST_CASE("memory: stores allocate dirty blocks without reading HBM, evicting them writes them back", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
   std::int64_t rows = 2 * m.l2_capacity_bytes / 128;  // twice the L2
   std::string text = fmt::format(R"(
@@ -403,8 +403,8 @@ models::RunResult pair_box(int distance, int delay, const std::function<void(mod
 }
 }  // namespace
 
-TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches the L2 with it; other readers look it up "
-          "themselves and wait for the data in flight, without a second HBM read; after the fill they hit", "[memory]") {
+TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches the L2 with it, other readers look it up "
+          "themselves and wait for the data in flight, without a second HBM read, after the fill they hit", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
   REQUIRE(m.l2_combine_sms == 2);
   auto alone = same_box(1, 10);
@@ -448,7 +448,7 @@ TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches
   CHECK(later.stats.hbm_bytes == 16384);
 }
 
-TEST_CASE("memory: an SM does not combine with its own read; a lookup of a block still coming from HBM waits for it", "[memory]") {
+TEST_CASE("memory: an SM does not combine with its own read, a lookup of a block still coming from HBM waits for it", "[memory]") {
   // One CTA reads the same box twice at once (two stages): the second read is no combined read of the first
   // (the same SM), but a lookup that waits for the data the first one is fetching.
   auto twice = boxes(R"(

@@ -81,7 +81,7 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {{
   CHECK(title(bad) == "bad multicast mask");
 }
 
-TEST_CASE("remote arrive reaches the peer; waits on a peer barrier are illegal", "[semantics][cluster]") {
+TEST_CASE("remote arrive reaches the peer, waits on a peer barrier are illegal", "[semantics][cluster]") {
   const char* ok = R"(
 kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {
   mbarrier b count=1
@@ -112,7 +112,7 @@ TEST_CASE("phase overrun: two completions before the waiter observes the first",
   CHECK_THAT(early.diagnosis->message, Catch::Contains("waited for phase 0 of b"));
 }
 
-TEST_CASE("named barriers: release at the count; mismatched counts; exited warps", "[semantics][named]") {
+TEST_CASE("named barriers: release at the count, mismatched counts, exited warps", "[semantics][named]") {
   const char* ok = "kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { bar.sync 1 threads=256 }\n}\n";
   CHECK(run_text(ok).outcome == Outcome::kFinished);
   const char* arrive_only = "kernel k warps=8 {\n mbarrier x count=128\n warpgroup 0 a { bar.sync 1 threads=256\n arrive x }\n"
@@ -134,7 +134,7 @@ TEST_CASE("named barriers: release at the count; mismatched counts; exited warps
   CHECK(run_text(live).outcome == Outcome::kDeadlock);
 }
 
-TEST_CASE("named barriers: a warp arrives once per use; a run-time count larger than the CTA is diagnosed", "[semantics][named]") {
+TEST_CASE("named barriers: a warp arrives once per use, a run-time count larger than the CTA is diagnosed", "[semantics][named]") {
   // Two arrivals of one warp in one use: the second is undefined behaviour, at that op.
   auto prog = [](const char* between) {
     return fmt::format("kernel k warps=8 {{\n warpgroup 0 a {{ compute cycles=100\n bar.sync 1 threads=256\n bar.sync 1 threads=256 }}\n"
@@ -268,7 +268,7 @@ TEST_CASE("bulk store groups: wait read returns before the writes complete", "[s
   CHECK(full.cycles - read.cycles == m.tma_store_latency_cycles);
 }
 
-TEST_CASE("TMEM: alloc blocks until columns are free; leak; dealloc checks; relinquish", "[semantics][tmem]") {
+TEST_CASE("TMEM: alloc blocks until columns are free, leak, dealloc checks, relinquish", "[semantics][tmem]") {
   const char* blocks = R"(
 kernel k warps=2 {
   mbarrier go count=32
@@ -372,7 +372,7 @@ TEST_CASE("the race checker wants fence.proxy.async between st.shared and an asy
   CHECK(r.diagnosis->hazard);
 }
 
-TEST_CASE("jitter changes timing but not order rules; same seed, same result", "[semantics][determinism]") {
+TEST_CASE("jitter changes timing but not order rules, same seed, same result", "[semantics][determinism]") {
   auto src = isa::load_source(test::examples_dir() + "/mainloop.pipe");
   isa::Program p = isa::compile(isa::parse(src), {});
   auto m = models::load_machine("h100-sxm");
@@ -444,7 +444,7 @@ TEST_CASE("a completion becomes visible to test_wait after the wake-up latency",
   CHECK(at.stats.barriers[1].phases == 1);      // visible: the marker arrived
 }
 
-TEST_CASE("fence.mbarrier_init + cluster.sync make an in-kernel init visible to peers; without either, a peer's "
+TEST_CASE("fence.mbarrier_init + cluster.sync make an in-kernel init visible to peers, without either, a peer's "
           "signal is a hazard", "[semantics][mbarrier][cluster]") {
   auto prog = [](const char* after_init, const char* sync) {
     return fmt::format(R"(
@@ -766,7 +766,7 @@ kernel k warps=2 {
 }
 
 
-TEST_CASE("TMEM cta_group::2: pair allocations wait in order per SM, not behind pairs on other SMs; umma needs its pair",
+TEST_CASE("TMEM cta_group::2: pair allocations wait in order per SM, not behind pairs on other SMs, umma needs its pair",
           "[semantics][tmem]") {
   // Cluster 75 waits for columns that cluster 1 holds (same SMs) until cluster 0, on other SMs, sets a flag;
   // cluster 0's allocation must not wait behind cluster 75's.

@@ -26,7 +26,7 @@ TEST_CASE("every op kind is accepted by exactly one unit of each section's imple
   }
 }
 
-TEST_CASE("op attributes are found by name; an op has only its own", "[units][isa]") {
+TEST_CASE("op attributes are found by name, an op has only its own", "[units][isa]") {
   auto p = test::compile_text(R"(
 kernel k warps=1 {
   mbarrier b count=1

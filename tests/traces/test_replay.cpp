@@ -149,7 +149,7 @@ TEST_CASE("replay: the program does the traced ops and its probe records map bac
   CHECK(c.roles[1].sim_wait == cons[1] - cons[0]);
 }
 
-TEST_CASE("replay: a warpgroup's four warps become one role; warp-specific ops run under `if warp ==`", "[traces][replay]") {
+TEST_CASE("replay: a warpgroup's four warps become one role, warp-specific ops run under `if warp ==`", "[traces][replay]") {
   json t = small_trace();
   t["params"]["warps"] = 4;
   t["params"]["wgmma"] = {{"shape", {64, 128, 16}}, {"dtype", "bf16"}, {"per_event", 2}, {"a", "sA"}, {"b", "sA"}};
@@ -576,7 +576,7 @@ json warpgroup_trace(int n, bool differ) {
 }
 }  // namespace
 
-TEST_CASE("replay: hostile warpgroups and grids are refused at once; large agreeing ones merge cheaply", "[traces][replay][hostile]") {
+TEST_CASE("replay: hostile warpgroups and grids are refused at once, large agreeing ones merge cheaply", "[traces][replay][hostile]") {
   // Four warps of 19,000 different steps each (a 3.6 MB trace): the merge would need 19,000 x 19,000 comparisons
   // and more; the whole table of the first one alone is 1.4 GB. Refused, naming the place.
   traces::HwTrace hostile = traces::parse_hwtrace(warpgroup_trace(19000, true).dump(), "wg.json");

@@ -1,15 +1,16 @@
 #!/usr/bin/env python3
-"""How far apart neighbouring CTAs drift over a k-loop: on the GPU (a K2 hardware trace: each recorded CTA's
-producer issues its A load of every k-block; times from %globaltimer at the CTA's start plus clock64 cycles at
-the trace's SM clock) and in the model (the same configuration simulated with --trace-ctas N at that clock).
-Two reads of a block combine in the L2 only when they start close together (the machine file's
-l2_combine_window_cycles, 128 ns), so CTAs that drift apart combine less of their reads: docs/accuracy.md shows
-the GPU combining less of them the larger the shape, the model about as much on all.
+"""How far apart neighbouring CTAs drift: on the GPU (a K2 hardware trace: the issue time of each recorded CTA's
+A loads, the j-th load of its first tiles (k-blocks of its first tile, then of its second); times from
+%globaltimer at the CTA's start plus clock64 cycles at the trace's SM clock) and in the model (about the same
+configuration, the sm90 cooperative model with the trace's tile, stages, raster and C buffers, no jitter,
+simulated with --trace-ctas N at that clock). In the model two reads of a block combine in the L2 only when
+they start within l2_combine_window_cycles (128 ns); whether the GPU's drift explains why it combines fewer
+reads than the model on large shapes (docs/accuracy.md) is not established (docs/replay.md, item 6).
 
   python3 validation/calibration/cta_drift.py build/smpipe [TRACE.json]
 
-Prints, for a few k-blocks, the spread (latest less earliest) of the recorded CTAs' load times, GPU and model.
-Standard library only; not a test.
+Prints the spread (latest less earliest) of the recorded CTAs' load times, GPU and model: its median and
+maximum over windows of 32 loads. Standard library only; not a test.
 """
 import json
 import os
@@ -19,7 +20,7 @@ import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TRACE = "validation/results/h100/k2_trace_8192x8192x8192.json"
-KBLOCKS = (0, 1, 4, 16, 32, 64, 100, 127, 128, 160, 200, 255)
+WINDOW = 32  # loads per line of the output
 
 
 def gpu_loads(trace):
@@ -42,7 +43,7 @@ def model_loads(smpipe, trace):
     defs = {"M": p["M"], "N": p["N"], "K": p["K"], "TILE_M": p["tile"][0], "TILE_N": p["tile"][1], "TILE_K": p["tile"][2],
             "STAGES": p["stages"], "STAGES_C": p["stages_c"], "STAGES_D": p["stages_d"], "GROUP_M": p["group_m"],
             "STORE_ACQUIRE": 1, "BETA_ZERO": 1 if p.get("beta", 0) == 0 else 0}
-    # Enough cycles for the recorded k-blocks of every recorded CTA.
+    # Enough cycles for the recorded loads of every recorded CTA.
     window = max(w["end"] for c in trace["ctas"] for w in c["warps"])
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "t.json")
@@ -56,14 +57,14 @@ def model_loads(smpipe, trace):
     events = events["traceEvents"] if isinstance(events, dict) else events
     loads = {}
     for e in events:
-        if e.get("ph") == "X" and e.get("name") == "tma.load" and e.get("tid") == 0:
+        if e.get("ph") == "X" and e.get("tid") == 0 and e.get("args", {}).get("op", "").startswith("tma.load A "):
             loads.setdefault(e["pid"], []).append(e["ts"] * 1000)  # the trace's times are microseconds
-    return {cta: sorted(ts)[0::2] for cta, ts in loads.items()}  # each k-block loads A, then B
+    return {cta: sorted(ts) for cta, ts in loads.items()}
 
 
-def spreads(loads):
-    n = min(len(v) for v in loads.values())
-    return {j: max(v[j] for v in loads.values()) - min(v[j] for v in loads.values()) for j in KBLOCKS if j < n}
+def spreads(loads, n):
+    """Spread of the CTAs' j-th loads, for j < n (the loads every CTA has on both sides)."""
+    return [max(v[j] for v in loads.values()) - min(v[j] for v in loads.values()) for j in range(n)]
 
 
 def main():
@@ -73,12 +74,15 @@ def main():
     path = sys.argv[2] if len(sys.argv) > 2 else TRACE
     with open(os.path.join(ROOT, path)) as f:
         trace = json.load(f)
-    gpu, model = spreads(gpu_loads(trace)), spreads(model_loads(smpipe, trace))
-    print(f"{path}: {len(trace['ctas'])} CTAs on SMs {[c['sm'] for c in trace['ctas']]}, spread of their A loads (ns)")
-    print(f"{'k-block':>8} {'GPU':>8} {'model':>8}")
-    for j in KBLOCKS:
-        if j in gpu:
-            print(f"{j:8d} {gpu[j]:8.0f} {model.get(j, float('nan')):8.0f}")
+    g, m = gpu_loads(trace), model_loads(smpipe, trace)
+    n = min(min(len(v) for v in g.values()), min(len(v) for v in m.values()))
+    gpu, model = spreads(g, n), spreads(m, n)
+    print(f"{path}: {len(trace['ctas'])} CTAs on SMs {[c['sm'] for c in trace['ctas']]}; spread of their A loads (ns), "
+          f"{trace['params'].get('k_blocks', '?')} loads per tile")
+    print(f"{'loads':>10} {'GPU median':>11} {'GPU max':>8} {'model median':>13} {'model max':>10}")
+    for j in range(0, n, WINDOW):
+        gw, mw = sorted(gpu[j:j + WINDOW]), sorted(model[j:j + WINDOW])
+        print(f"{f'{j}-{j + len(gw) - 1}':>10} {gw[len(gw) // 2]:11.0f} {gw[-1]:8.0f} {mw[len(mw) // 2]:13.0f} {mw[-1]:10.0f}")
 
 
 if __name__ == "__main__":

@@ -198,18 +198,24 @@ def sustained(p):
     return "sustained" if p.get("data", "random") == "random" else "sustained-constant"
 
 
-def predict(smpipe, gpu, p, clock, defs, mode=None):
-    cmd = [smpipe, "run", MODELS[p["schedule"]], "--gpu", gpu, "--json"]
-    if clock:
-        cmd += ["--clock-mhz", f"{clock:.0f}"]
-    if mode:
-        cmd += ["--clock", mode]
+def run_model(smpipe, model, gpu, defs, clock=None, mode=None):
+    """One smpipe run of `model` with -D defs on machine `gpu`, at --clock-mhz `clock` or --clock `mode`: its JSON,
+    or {"error": its last line} when it fails."""
+    cmd = [smpipe, "run", model, "--gpu", gpu, "--json"] + (["--clock-mhz", f"{clock:.0f}"] if clock else []) + \
+        (["--clock", mode] if mode else [])
     for k, v in defs.items():
         cmd += ["-D", f"{k}={v}"]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
     if r.returncode != 0:
-        return {"error": (r.stdout + r.stderr).strip().splitlines()[-1] if (r.stdout + r.stderr).strip() else f"exit {r.returncode}"}
-    j = json.loads(r.stdout)
+        lines = (r.stdout + r.stderr).strip().splitlines()
+        return {"error": lines[-1] if lines else f"exit {r.returncode}"}
+    return json.loads(r.stdout)
+
+
+def predict(smpipe, gpu, p, clock, defs, mode=None):
+    j = run_model(smpipe, MODELS[p["schedule"]], gpu, defs, clock, mode)
+    if "error" in j:
+        return j
     units = {u["name"]: u["utilisation"] for u in j.get("units", [])}
     return {"us": j["time_us"], "cycles": j["cycles"], "launch_us": j.get("launch_us", 0), "clock_mhz": j["clock_mhz"],
             "stages": j.get("reports", {}).get("stages"), "bytes_loaded": j.get("bytes_loaded"),
@@ -222,20 +228,6 @@ K1 = "validation/results/h100/k1_b2b.json"
 K1_FUSED = "models/kernels/sm80/b2b_gemm_smem_accumulator.pipe"
 # Tile widths tried for each unfused GEMM (the model's fastest is its prediction: cuBLASLt's choice is not known).
 K1_TILE_N = (64, 128, 256)
-
-
-def run_model(smpipe, model, defs, clock=None, mode=None):
-    """One smpipe run of `model` with -D defs on the H100, at --clock-mhz `clock` or --clock `mode`: its JSON, or
-    {"error": its last line} when it fails."""
-    cmd = [smpipe, "run", model, "--gpu", "h100-sxm", "--json"] + (["--clock-mhz", f"{clock:.0f}"] if clock else []) + \
-        (["--clock", mode] if mode else [])
-    for k, v in defs.items():
-        cmd += ["-D", f"{k}={v}"]
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
-    if r.returncode != 0:
-        lines = (r.stdout + r.stderr).strip().splitlines()
-        return {"error": lines[-1] if lines else f"exit {r.returncode}"}
-    return json.loads(r.stdout)
 
 
 def k1_predictions(smpipe, ex):
@@ -258,7 +250,7 @@ def k1_predictions(smpipe, ex):
             out[key] = {"error": "no clock measured"}
             continue
         jobs = [(K1_FUSED, fused_defs)] + [(MODELS["cooperative"], dict(g, TILE_N=t)) for g in gemms for t in K1_TILE_N]
-        res = list(ex.map(lambda j: run_model(smpipe, j[0], j[1], c, mode), jobs))
+        res = list(ex.map(lambda j: run_model(smpipe, j[0], "h100-sxm", j[1], c, mode), jobs))
         fused = res[0]
         if "error" in fused or fused["outcome"] != "finished":
             out[key] = {"error": f'fused: {fused.get("error", fused.get("outcome"))}'}

@@ -623,8 +623,8 @@ def markdown(data):
               f'  {b["picks_within_3pct"]}, measured clock: {a["picks_within_3pct"]}): at a lower SM clock the L2, fixed in bytes per second, is',
               "  relatively faster, which favours the L2-bound 128x128 tiles, and the model's pingpong 128x128 with 4",
               "  stages is too fast already at the measured clock (above): on the largest shapes it becomes the pick.",
-              "  Not because of the shared memory: two warpgroups' wgmmas keep their full rate while TMA loads write",
-              "  the same shared memory (`validation/results/h100/smem_port.json`, validation/microbench/README.md).",
+              "  Not because of the shared memory: two warpgroups' wgmmas keep their full rate while TMA loads or a warp's",
+              "  st.shared write the same shared memory (`validation/results/h100/smem_port.json`, validation/microbench/README.md).",
               ]
     lines += cutlass_markdown(data["cutlass"])
     lines += k1_markdown(data["k1"])

@@ -14,7 +14,9 @@
 // apart. Measured per CTA: the SM-wide cycles per wgmma over the warpgroups' span, and the bytes per cycle the
 // TMA delivered over the same span. Baselines: the same wgmmas without loads, and the loads alone (the
 // warpgroups spin instead). Operand layouts: no swizzle (as bench_wgmma.cu) and 128B swizzle, K-major (as a
-// GEMM's stages: 64 x 128 B rows, the k16 slices 32 bytes apart inside a row).
+// GEMM's stages: 64 x 128 B rows, the k16 slices 32 bytes apart inside a row). On one SM also against generic
+// traffic: warp 8's 32 lanes running st.shared.v4 or ld.shared.v4 (as an epilogue writes its accumulators to
+// shared memory while the other warpgroup of a pingpong kernel runs its wgmmas).
 #include <algorithm>
 #include <cstring>
 
@@ -31,7 +33,9 @@ constexpr int kStages = 4;              // TMA loads in flight
 constexpr int kBoxRows = 256;           // 256 rows x 128 B = 32 KB per load
 constexpr int kBoxBytes = kBoxRows * kRowBytes;
 constexpr int kThreads = 288;           // two warpgroups and the load warp
-constexpr int kOut = 8;                 // per CTA: t0, t1 of each warpgroup, loads, load span start, end
+constexpr int kOut = 8;                 // per CTA: t0, t1 of each warpgroup, loads, load span start, end, bytes
+// What warp 8 does while the warpgroups run: nothing, TMA loads (lane 0), or st.shared / ld.shared (all lanes).
+enum Mode : int { kNone = 0, kTma = 1, kStShared = 2, kLdShared = 3 };
 
 // Operand bytes: A of each warpgroup then B, per layout. No swizzle: kSlices core-matrix tiles of 64 (A) or N
 // (B) rows x 32 B (as bench_wgmma.cu). 128B swizzle: one 64-wide K block of 128-byte rows, 64 rows per A and N
@@ -50,7 +54,7 @@ DEVI uint64_t make_desc_sw128(uint32_t saddr) {
 
 template <int N, bool SWZ>
 __global__ void __launch_bounds__(kThreads, 1) k_smem_port(const __grid_constant__ CUtensorMap map, int reps, long long spin,
-                                                           int tma, int gap, int nboxes, unsigned long long* out,
+                                                           int mode, int gap, int nboxes, unsigned long long* out,
                                                            unsigned* err, float* sink) {
   extern __shared__ unsigned char dyn_raw[];
   __shared__ __align__(8) uint64_t full[kStages];
@@ -90,7 +94,8 @@ __global__ void __launch_bounds__(kThreads, 1) k_smem_port(const __grid_constant
     for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
     asm volatile("bar.sync 1, 256;" ::: "memory");
     unsigned long long t0 = clk();
-    if (reps == 0) spin_cycles(spin);
+    if (reps == 0)  // asleep between clock reads: the spinning warps leave the issue slots to warp 8
+      while (static_cast<long long>(clk() - t0) < spin) __nanosleep(500);
     for (int r = 0; r < reps; ++r) {
       wgmma_fence();
 #pragma unroll
@@ -110,9 +115,43 @@ __global__ void __launch_bounds__(kThreads, 1) k_smem_port(const __grid_constant
 #pragma unroll
     for (int i = 0; i < N / 2; ++i) s += d[i];
     if (s == 1234567.f) sink[tid] = s;
+  } else if (mode >= kStShared) {
+    // Warp 8's generic accesses: 16-byte vectors of all lanes (512 contiguous bytes per instruction, no bank
+    // conflict) over the ring's 128 KB, the stop flag looked at after each pass and the clock read only at the
+    // ends, so that the warp's own instructions do not bound its rate.
+    const int lane = tid & 31;
+    unsigned long long rounds = 0;
+    uint32_t acc = 0;
+    const uint32_t base = smem_u32(ring) + 16u * lane;
+    const unsigned long long tb = clk();
+    while (!stop) {
+#pragma unroll 1
+      for (uint32_t off = 0; off < kStages * kBoxBytes; off += 8192u) {
+#pragma unroll
+        for (int k = 0; k < 16; ++k) {
+          const uint32_t a = base + off + 512u * k;
+          if (mode == kStShared) {
+            asm volatile("st.shared.v4.u32 [%0], {%1, %1, %1, %1};" ::"r"(a), "r"(acc + k) : "memory");
+          } else {
+            uint32_t x, y, z, w;
+            asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];" : "=r"(x), "=r"(y), "=r"(z), "=r"(w) : "r"(a) : "memory");
+            acc += x ^ y ^ z ^ w;
+          }
+        }
+      }
+      rounds += kStages * kBoxBytes / 4096;
+    }
+    const unsigned long long te = clk();
+    if (acc == 0x12345678u) sink[tid] = float(acc);
+    if (lane == 0) {
+      o[4] = rounds * 4096ull / kBoxBytes;  // in box units (32 KB), like the loads
+      o[5] = tb;
+      o[6] = te;
+      o[7] = rounds * 4096ull;
+    }
   } else if (tid == 256) {
     unsigned long long loads = 0, tb = clk(), te = tb;
-    if (tma) {
+    if (mode == kTma) {
       const uint32_t full0 = smem_u32(&full[0]), ring0 = smem_u32(ring);
       int bidx = static_cast<int>((blockIdx.x * 37u) % static_cast<unsigned>(nboxes));
       long long i = 0;
@@ -169,7 +208,7 @@ void port_cases(Ctx& c, const CUtensorMap& map, int nboxes) {
       std::vector<double> cyc, bpc;
       for (int l = 0; l < launches; ++l) {
         out.zero();
-        k_smem_port<N, SWZ><<<grid, kThreads, smem>>>(map, pc.wgmma ? reps : 0, 1700000, pc.gap >= 0 ? 1 : 0,
+        k_smem_port<N, SWZ><<<grid, kThreads, smem>>>(map, pc.wgmma ? reps : 0, 1700000, pc.gap >= 0 ? kTma : kNone,
                                                       std::max(pc.gap, 0), nboxes, out.p, c.d_err, sink.p);
         CK_LAUNCH();
         std::vector<unsigned long long> h = out.get();
@@ -208,6 +247,47 @@ void port_cases(Ctx& c, const CUtensorMap& map, int nboxes) {
   }
 }
 
+// The same wgmmas against generic shared-memory traffic of warp 8 (one SM): st.shared.v4 or ld.shared.v4 of all its
+// lanes, 512 bytes per instruction, as an epilogue's register-to-shared writes or a kernel's shared-memory reads.
+template <int N>
+void generic_cases(Ctx& c, const CUtensorMap& map, int nboxes) {
+  const std::string G = "smemport";
+  const int smem = smem_bytes(N, true);
+  CK(cudaFuncSetAttribute(k_smem_port<N, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  const int reps = std::max(8, 1700000 / (kBatch * 2 * (N / 2)));
+  const int launches = c.reps(7, 2);
+  DevBuf<float> sink(kThreads);
+  DevBuf<unsigned long long> out(kOut);
+  for (int mode : {kStShared, kLdShared})
+    for (int wg = 1; wg >= 0; --wg) {
+      if (!wg && N != 128) continue;  // the generic accesses alone: once
+      std::vector<double> cyc, bpc;
+      for (int l = 0; l < launches; ++l) {
+        out.zero();
+        k_smem_port<N, true><<<1, kThreads, smem>>>(map, wg ? reps : 0, 1700000, mode, 0, nboxes, out.p, c.d_err, sink.p);
+        CK_LAUNCH();
+        std::vector<unsigned long long> q = out.get();
+        if (wg) cyc.push_back(double(std::max(q[1], q[3]) - std::min(q[0], q[2])) / (double(reps) * kBatch * 2));
+        if (q[6] > q[5]) bpc.push_back(double(q[7]) / double(q[6] - q[5]));
+      }
+      const std::string op = mode == kStShared ? "st_shared" : "ld_shared";
+      const std::string stem = wg ? "smem_port_wgmma_n" + std::to_string(N) + "_sw128_" + op + "_one_sm" : "smem_port_" + op + "_alone_one_sm";
+      JObj p;
+      p.num("n", N).str("operand_layout", "128B swizzle, K-major").num("ctas", 1).num("wgmma_per_warpgroup", wg ? reps * kBatch : 0)
+          .str("generic_access", mode == kStShared ? "st.shared.v4.u32" : "ld.shared.v4.u32").num("bytes_per_instruction", 512);
+      const std::string what = std::string(wg ? "Two warpgroups issue batches of 64 wgmma m64n" + std::to_string(N) +
+                                                     "k16 bf16 (128B-swizzled operands, 4 K slices in turn; commit; wait_group 0)"
+                                               : "The warpgroups spin ~1.7 M cycles") +
+                               "; all 32 lanes of warp 8 run back-to-back " + (mode == kStShared ? "st.shared.v4" : "ld.shared.v4") +
+                               " (16 B per lane, 512 contiguous bytes per instruction) meanwhile; one CTA on one SM.";
+      if (wg)
+        record(c, stem + "_cycles_per_wgmma", G, "cycles/wgmma", cyc,
+               what + " Value: SM-wide cycles per wgmma over the warpgroups' span (per launch).", p);
+      record(c, stem + "_generic_bytes_per_cycle", G, "bytes/cycle", bpc,
+             what + " Value: bytes warp 8 moved per cycle over its loop.", p);
+    }
+}
+
 }  // namespace
 
 void bench_smem_port(Ctx& c) {
@@ -221,6 +301,9 @@ void bench_smem_port(Ctx& c) {
   port_cases<64, true>(c, map, nboxes);
   port_cases<128, true>(c, map, nboxes);
   port_cases<256, true>(c, map, nboxes);
+  generic_cases<64>(c, map, nboxes);
+  generic_cases<128>(c, map, nboxes);
+  generic_cases<256>(c, map, nboxes);
 }
 
 }  // namespace mb

@@ -847,7 +847,7 @@ def ncu_markdown(c):
             diff.append(model_share - shares[-1])
             diff_high.append(model_share - gpu_share(hit_high))
             by_shape.setdefault(r["shape"], []).append((shares[-1], model_share, error_pct(r, "at_ncu_clock"),
-                                                        p.get("bottleneck", "").startswith("L2 bandwidth")))
+                                                        p.get("bottleneck", "").startswith("L2 bandwidth"), tpc_pair_share(r)))
         lines += [f"- The share of the box bytes whose requests were combined, GPU against model, on these {len(diff)} points:",
                   f"  the GPU's from its SMs' requests against those the same bytes cost without combining ({hit_req:.3f} per byte",
                   f"  that hits, {miss_req:.2f} per byte from HBM, as measured alone on the H100). The model's share is",
@@ -868,6 +868,31 @@ def ncu_markdown(c):
             v = by_shape[shp]
             lines.append(f'| {shp} | {len(v)} | {100 * mean([x[0] for x in v]):.1f} % | {100 * mean([x[1] for x in v]):.1f} % | '
                          f'{mean([x[2] for x in v]):+.1f} % |')
+        lines += ["", "The same with one CTA per cluster only, beside the share the two SMs of each TPC alone would combine if",
+                  "they always read their common operand together: the persistent scheduler gives the two CTAs of a TPC",
+                  "(consecutive in launch order) consecutive tiles, which share the A stage when it rasters along N and the",
+                  "B stage along M (CUTLASS's heuristic: along N unless the grid has more N tiles than M tiles; the other",
+                  "operand when that direction has one tile), so they could combine that operand's share of the pair's",
+                  "bytes, A / (2 (A + B)) along N, and no more:", "",
+                  "| shape | points | grid's tiles | GPU combines | model merges | TPC pairs alone |", "|---|---|---|---|---|---|"]
+        for shp in sorted(by_shape, key=lambda s: math.prod(dims(s))):
+            v = [x for x in by_shape[shp] if x[4] is not None]
+            if v:
+                lines.append(f'| {shp} | {len(v)} | {tile_count_range(c["points"], shp)} | {100 * mean([x[0] for x in v]):.1f} % | '
+                             f'{100 * mean([x[1] for x in v]):.1f} % | {100 * mean([x[4][0] for x in v]):.1f} % |')
+        one = [x for shp in by_shape for x in by_shape[shp] if x[4] is not None]
+        many = [x for x in one if x[4][1] > 4 * 132]
+        few = [x for x in one if x[4][1] <= 132]
+        if many and few:
+            para = (f"Where the grid has more than four tiles per SM ({len(many)} points) the GPU combines "
+                    f"{100 * mean([x[0] - x[4][0] for x in many]):+.1f} points from what the TPC pairs alone could, the model "
+                    f"{100 * mean([x[1] - x[4][0] for x in many]):+.1f}; where it has at most one tile per SM ({len(few)} points) the "
+                    f"GPU {100 * mean([x[0] - x[4][0] for x in few]):+.1f}, the model {100 * mean([x[1] - x[4][0] for x in few]):+.1f}. "
+                    "So on grids of many tiles the GPU's combining looks like the TPC pairs' alone, while the model also merges "
+                    "reads of CTAs close in launch order (`l2_combine_near_share`, measured where every CTA reads at once); on "
+                    "grids of one wave the GPU combines far beyond its TPC pairs. What stops the combining between CTAs on "
+                    "many-tile grids is not measured yet.")
+            lines += [""] + textwrap.wrap(para, 110, break_on_hyphens=False)
         square = [x for shp in by_shape if len(set(dims(shp))) == 1 and math.prod(dims(shp)) >= 4096 ** 3 for x in by_shape[shp]]
         l2_bound = [x for x in square if x[3]]
         if square and l2_bound:
@@ -881,6 +906,48 @@ def ncu_markdown(c):
                     "(`l2_combine_lag_ncu.json`). docs/replay.md (item 6) has the drift of neighbouring CTAs in K2's traces.")
             lines += [""] + textwrap.wrap(para, 110, break_on_hyphens=False)
     return lines
+
+
+def config_tile(config):
+    """(tile M, tile N, cluster M x N) of a CUTLASS configuration name such as coop_128x256x64_2x1_auto."""
+    parts = config.split("_")
+    tm, tn, _ = (int(v) for v in parts[1].split("x"))
+    cm, cn = (int(v) for v in parts[2].split("x"))
+    return tm, tn, cm * cn
+
+
+def tpc_pair_share(point):
+    """For a configuration of one CTA per cluster: (the share of a TPC pair's box bytes in the operand its two CTAs
+    share, the grid's tile count); None for clusters. The pair runs consecutive tiles of the persistent scheduler:
+    the same M tile (sharing A) when it rasters along N, which CUTLASS's heuristic picks unless the grid has more N
+    tiles than M tiles (the models' RASTER_N = -1)."""
+    tm, tn, cluster = config_tile(point["config"])
+    if cluster != 1:
+        return None
+    m, n, _ = (int(v) for v in point["shape"].split("x"))
+    tiles_m, tiles_n = -(-m // tm), -(-n // tn)
+    fast = tiles_n if tiles_n <= tiles_m else tiles_m  # tiles along the raster's fast direction
+    # Tiles t and t + 1 (t even): the same slow index (sharing the fast direction's operand: A along N) unless t + 1
+    # starts a new line; then they share the other operand only when the fast direction has a single tile.
+    total = tiles_m * tiles_n
+    pairs = same_line = wrap_shared = 0
+    for t in range(0, total - 1, 2):
+        pairs += 1
+        if (t + 1) % fast:
+            same_line += 1
+        elif fast == 1:
+            wrap_shared += 1
+    along_n = tiles_n <= tiles_m
+    a_share, b_share = tm / (2 * (tm + tn)), tn / (2 * (tm + tn))
+    if not pairs:
+        return 0.0, total
+    line, other = (a_share, b_share) if along_n else (b_share, a_share)
+    return (same_line * line + wrap_shared * other) / pairs, total
+
+
+def tile_count_range(points, shape):
+    counts = sorted({tpc_pair_share(p)[1] for p in points if p["shape"] == shape and tpc_pair_share(p) is not None})
+    return f"{counts[0]}" if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
 
 
 def worst_errors(points, n=40):

@@ -890,7 +890,7 @@ def ncu_markdown(c):
                     f"GPU {100 * mean([x[0] - x[4][0] for x in few]):+.1f}, the model {100 * mean([x[1] - x[4][0] for x in few]):+.1f}. "
                     "So on grids of many tiles the GPU's combining looks like the TPC pairs' alone, while the model also merges "
                     "reads of CTAs close in launch order (`l2_combine_near_share`, measured where every CTA reads at once); on "
-                    "grids of one wave the GPU combines far beyond its TPC pairs. K2's trace of all its CTAs shows why "
+                    "grids of one wave the GPU combines far beyond its TPC pairs. K2's traces of all its CTAs show part of why "
                     "(docs/replay.md, item 6): the CTAs start their first tile together and then drift apart by microseconds, "
                     "tile after tile, while the two CTAs of each TPC stay together; the model's CTAs keep in step.")
             lines += [""] + textwrap.wrap(para, 110, break_on_hyphens=False)

@@ -2,10 +2,11 @@
 // side of validation/calibration/trace_lags.py (how far apart the CTAs start their j-th tile; the GPU's side
 // comes from a K2 hardware trace of every CTA). Not a test; a calibration tool.
 //
-//   smpipe_cta_starts MODEL K_BLOCKS_PER_TILE CLOCK_MHZ [NAME=VALUE ...]
+//   smpipe_cta_starts [--jitter PCT] MODEL K_BLOCKS_PER_TILE CLOCK_MHZ [NAME=VALUE ...]
 //
 // Prints CSV lines `cta,sm,tile,cycle` (tile: the place in the CTA's sequence) for every CTA, at the given SM
-// clock, without the race checker (the same timing).
+// clock, without the race checker (the same timing); --jitter as smpipe run's (every latency +-PCT %, seed
+// 1).
 #include <fmt/format.h>
 
 #include <cstdlib>
@@ -47,8 +48,16 @@ class TileStarts : public models::Observer {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 4) {
-    fmt::print(stderr, "usage: {} MODEL K_BLOCKS_PER_TILE CLOCK_MHZ [NAME=VALUE ...]\n", argv[0]);
+  int jitter = 0;
+  if (argc > 2 && std::string(argv[1]) == "--jitter") {
+    jitter = std::atoi(argv[2]);
+    argv += 2;
+    argc -= 2;
+  }
+  if (argc < 4 || jitter < 0 || jitter > 100) {
+    fmt::print(
+        stderr,
+        "usage: smpipe_cta_starts [--jitter PCT] MODEL K_BLOCKS_PER_TILE CLOCK_MHZ [NAME=VALUE ...]\n");
     return 2;
   }
   try {
@@ -63,6 +72,7 @@ int main(int argc, char** argv) {
     TileStarts starts(l.program, std::max<std::int64_t>(1, std::atoll(argv[2])));
     models::RunOptions options;
     options.hazards = false;
+    options.jitter_pct = jitter;
     options.observers.push_back(&starts);
     fmt::print("cta,sm,tile,cycle\n");
     models::RunResult r = models::simulate(l.program, l.machine, options);

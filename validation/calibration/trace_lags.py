@@ -89,20 +89,24 @@ def analyse(path, model):
     for cta, seq, tile, kb, tensor, t in d["loads"]:
         mr, nb = tile_coords(tile, n_mrow, n_nblk, group)
         reads[(tensor, mr if tensor == 0 else nb, kb)].append((t, cta, seq))
-    # For every read of a box after the first: the time since the latest earlier read of it by a CTA of each kind.
+    # For every read of a box after its first in a wave: the time since the latest earlier read of it in the same
+    # wave (the same place in the CTAs' tile sequences) by a CTA of each kind.
     lags = collections.defaultdict(list)  # (kind, wave of the later read) -> ns
     for rs in reads.values():
         rs.sort()
         for i, (t, cta, seq) in enumerate(rs):
             best = {}
-            for t0, c0, _ in rs[:i]:
+            for t0, c0, s0 in rs[:i]:
+                if s0 != seq:
+                    continue
                 kind = "TPC" if sm[c0] // 2 == sm[cta] // 2 else "near" if abs(c0 - cta) <= NEAR else "far"
                 best[kind] = min(best.get(kind, float("inf")), t - t0)
             for kind, lag in best.items():
                 lags[(kind, min(seq, 3))].append(lag)
     print(f"{os.path.basename(path)}: {len(sm)} CTAs, {len(d['loads'])} loads, tile {bm}x{bn}, {n_mrow}x{n_nblk} tiles, "
           f"raster groups of {group} m rows; {d['gpu']}, {d['sm_clock_mhz']} MHz")
-    print("For each read of a box after its first: the time since the latest earlier read of it by a CTA of each kind")
+    print("For each read of a box after its first in its wave (the j-th tile of each CTA): the time since the latest")
+    print("earlier read of it in that wave by a CTA of each kind")
     print(f"(ns; TPC: the other SM of its TPC; near: at most {NEAR} CTAs apart in launch order; far: the rest)")
     print(f"{'partner':8s} {'wave':>5s} {'reads':>7s} {'p10':>8s} {'median':>8s} {'p90':>8s} {'<=128ns':>8s} {'<=512ns':>8s} {'<=4us':>7s}")
     for kind in ("TPC", "near", "far"):

@@ -91,7 +91,7 @@ CsvFiles claim_csv(const std::string& dir, const std::vector<std::string>& names
 }
 
 void add_limit_options(CLI::App& app, std::uint64_t& seed, std::int64_t& max_cycles, std::int64_t& max_ops) {
-  app.add_option("--seed", seed, "random seed (used by --jitter)")->check(seed_check());
+  app.add_option("--seed", seed, "random seed (of --jitter and of the machine's spread of transfer times)")->check(seed_check());
   app.add_option("--max-cycles", max_cycles, "watchdog: stop after this many simulated cycles")
       ->check(CLI::Range(std::int64_t{1}, isa::kMaxCycleLimit));
   app.add_option("--max-ops", max_ops, fmt::format("watchdog on work: stop after the warps executed this many ops (default {})",

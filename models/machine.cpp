@@ -111,6 +111,12 @@ const std::vector<ParamDef>& param_defs() {
        &Machine::l2_combine_near_share, {0, 1, "share of the bytes (0: none)"}},
       {"l2", "l2_combine_far_share", "the same share for CTAs farther apart than l2_combine_near_ctas (cache_hbm)",
        &Machine::l2_combine_far_share, {0, 1, "share of the bytes (0: none)"}},
+      {"l2", "l2_latency_spread",
+       "how much a tensor read's or write's time through the L2 varies from one transfer to the next under load: its "
+       "time from issue to done (queueing included) is drawn uniformly within +-this share of it (cache_hbm)",
+       &Machine::l2_latency_spread, {0, 1, "share of the transfer's time (0: none)"}},
+      {"l2", "hbm_latency_spread", "the same for the time of a read that misses, through HBM (cache_hbm)",
+       &Machine::hbm_latency_spread, {0, 1, "share of the transfer's time (0: none)"}},
       {"l2", "l2_miss_lookups", "the L2's work for a byte read from HBM, in bytes that hit (its request and its fill; cache_hbm)",
        &Machine::l2_miss_lookups, {1, 16, "bytes of L2 bandwidth per missed byte (H100: 1.7)"}},
       {"lsu", "cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer", &Machine::cp_async_latency_cycles, kCycles},

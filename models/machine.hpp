@@ -67,6 +67,9 @@ struct Machine {
   // in launch order: near (at most l2_combine_near_ctas apart) or far.
   std::int64_t l2_combine_near_ctas = 0;
   double l2_combine_near_share = 0, l2_combine_far_share = 0;
+  // How much a tensor transfer's time through the L2 (and, for a miss, through HBM) varies from one transfer to the
+  // next under load, as a share of it (uniform in +-share; 0: every transfer takes the time its queues give it).
+  double l2_latency_spread = 0, hbm_latency_spread = 0;
   std::int64_t cp_async_latency_cycles = 0;
   double lsu_bytes_per_cycle = 0;  // one SM's load/store path (cp.async, ld/st.global)
   double smem_bytes_per_cycle = 0;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "isa/fuse.hpp"
 #include "models/gpu/registry.hpp"
@@ -96,6 +97,13 @@ Cycle Simulator::jit(std::int64_t latency) {
   if (options_.jitter_pct <= 0 || latency <= 0) return Cycle(latency);
   std::int64_t spread = latency * options_.jitter_pct / 100;
   return Cycle(std::max<std::int64_t>(0, latency + rng_.uniform(-spread, spread)));
+}
+
+Cycle Simulator::spread(Cycle start, Cycle done, double share, std::uint64_t key) const {
+  if (share <= 0 || done <= start) return done;
+  auto width = static_cast<std::int64_t>(std::llround(share * static_cast<double>((done - start).v)));
+  sim::Rng draw(options_.seed ^ sim::Rng(key).next());
+  return sim::max(start, done + Cycle(draw.uniform(-width, width)));
 }
 
 void Simulator::schedule(const Unit& unit, Cycle at, sim::Priority priority, std::uint32_t target, std::uint64_t payload) {

@@ -45,6 +45,10 @@ class Simulator : public sim::Handler {
   void progressed() { last_progress_ = engine_.now().v; }
   // A latency with the run's jitter applied (uniform in +-jitter%).
   Cycle jit(std::int64_t latency);
+  // `done`, a time at or after `start`, moved by a uniform draw within +-share of done - start; never before start.
+  // The draw is fixed by the run's seed and `key` (what the time belongs to: a box's address), not by the order of
+  // the calls: transfers of the same data draw alike.
+  Cycle spread(Cycle start, Cycle done, double share, std::uint64_t key) const;
   // Schedules an event of `unit`: its complete(target, payload) runs at `at`.
   void schedule(const Unit& unit, Cycle at, sim::Priority priority, std::uint32_t target, std::uint64_t payload = 0);
   void block(Warp& w, const Unit* owner, std::uint32_t obj, std::int64_t value, std::uint32_t op, std::uint16_t cause) {

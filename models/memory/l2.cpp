@@ -98,6 +98,9 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   const Machine& m = sim_.machine();
   const isa::TensorDecl& t = sim_.program().tensors[static_cast<std::size_t>(a.tensor)];
   const int r = a.rank;
+  // The box's address (its tensor and origin): what the spread of its time draws by.
+  std::uint64_t box = static_cast<std::uint64_t>(a.tensor) + 1;
+  for (int i = 0; i < r; ++i) box = box * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(a.at[static_cast<std::size_t>(i)]);
   // The tensor as rows of its innermost dimension (the leading coordinates flatten into a row index);
   // [col0, col1): the bytes of each row the box covers.
   const std::int64_t col0 = std::max<std::int64_t>(0, a.at[r - 1]) * t.bits / 8;
@@ -216,12 +219,13 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   if (std::int64_t moved = hit + miss + written; moved > 0) {
     auto work = hit + written + static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups));
     l2_work_ += work;
-    done = sim::max(done, sim::max(l2_.serve(start, work, m.l2_bytes_per_cycle), fair_share(a.sm, start, moved)));
+    Cycle through = sim::max(l2_.serve(start, work, m.l2_bytes_per_cycle), fair_share(a.sm, start, moved));
+    done = sim::max(done, sim_.spread(start, through, m.l2_latency_spread, 2 * box));
   }
   if (miss + back > 0) {
     hbm_bytes_ += miss + back;
     Cycle fetched = hbm_.serve(start, miss + back, m.hbm_bytes_per_cycle);
-    if (miss > 0) done = sim::max(done, fetched + Cycle(m.hbm_latency_cycles));
+    if (miss > 0) done = sim::max(done, sim_.spread(start, fetched + Cycle(m.hbm_latency_cycles), m.hbm_latency_spread, 2 * box + 1));
   }
   // The blocks this box read itself are in flight until it is done: later readers of them (outside its group's
   // window) are lookups that wait for that data.

@@ -97,6 +97,12 @@ class SingleQueueL2 : public MemoryHierarchy {
 // are not a TPC read 1.2-1.5x the distinct bytes from HBM (the model reads a block once).
 // Any other read of parts of a block still coming from HBM is an L2 lookup of its own that waits for that data
 // (no second HBM read); parts the L2 already holds do not wait for other parts in flight.
+// Under load a transfer's time varies from one box to the next (the L2's slices and HBM's channels each queue their
+// own requests; the model has one queue for each): with l2_latency_spread set, a transfer's time from issue to done
+// through the L2 is drawn uniformly within +-that share of what the queues give it, and a miss's through HBM within
+// +-hbm_latency_spread, by the box's address and the seed (measured: the p10-p90 spread of the loaded latency of
+// 32 KB boxes on all SMs, hier_loaded_latency_*_box32KB_d4, 0.25 and 0.30). The CTAs then drift apart from one
+// k-block to the next as they do on the GPU (docs/replay.md). Off in the built-in machines (docs/simulator.md).
 
 // The L2 and the crossbar serve the SMs round robin, not request by request: while n SMs have tensor
 // transfers in flight each gets 1/n of l2_bytes_per_cycle (processor sharing), so a stage's latency grows

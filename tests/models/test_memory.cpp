@@ -6,9 +6,13 @@
 #include <algorithm>
 #include <cmath>
 #include <list>
+#include <fstream>
 #include <functional>
 #include <random>
 
+#include <nlohmann/json.hpp>
+
+#include "models/gpu/simulator.hpp"
 #include "models/memory/block_cache.hpp"
 #include "support.hpp"
 
@@ -53,9 +57,12 @@ TEST_CASE("memory: the block cache keeps the most recently used blocks, like a r
 }
 
 namespace {
-// A program run on the H100 machine changed by `edit` (none: as it is).
+// A program run on the H100 machine changed by `edit` (none: as it is, but for the spread of its transfers' times,
+// l2_latency_spread and hbm_latency_spread: the tests of exact timings below check the queues; the spread has a
+// test of its own).
 models::RunResult run_edited(const std::string& text, const std::function<void(models::Machine&)>& edit) {
   models::Machine m = models::load_machine("h100-sxm");
+  m.l2_latency_spread = m.hbm_latency_spread = 0;
   if (edit) edit(m);
   return models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
 }
@@ -575,6 +582,114 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
     CHECK(halves.stats.l2_merged_bytes == 0);
     CHECK(halves.stats.hbm_bytes == 3 * 8192);
   }
+}
+
+namespace {
+// Every TMA load's time from issue to done (the async work the TMA unit reports), in issue order.
+class LoadTimes : public models::Observer {
+ public:
+  bool wants(std::int64_t) const override { return true; }
+  void async_work(std::int64_t, const std::string&, std::string_view category, std::int64_t start, std::int64_t end) override {
+    if (category == "tma") times.push_back(end - start);
+  }
+  std::vector<std::int64_t> times;
+};
+
+// The loaded-latency microbenchmark (validation/microbench/src/bench_hierarchy.cu, hier_loaded_latency_*): one CTA
+// per SM keeps 4 loads of 32 KB boxes in flight, 64 in all, from HBM (its own part of a 2 GiB tensor, every load a
+// miss) or from the L2 (an 8 MiB tensor that all of them read, from their own places: hits but for the first reads);
+// the times of all their loads, sorted.
+std::vector<double> loaded_latency(bool hbm, const models::Machine& m, std::uint64_t seed) {
+  std::string text = fmt::format(R"(
+const TROWS = {0} * (2048M / 128) + (1 - {0}) * (8M / 128)
+kernel ring grid=(132,1,1) warps=1 {{
+  mbarrier full[4] count=1
+  smem buf[4] bytes=32768
+  tensor T dtype=bf16 shape=(TROWS, 64)
+  warp 0 w {{
+    elect {{
+      let row = {0} * cta * (TROWS / 132) + (1 - {0}) * ((cta * 37 * 256) % TROWS)
+      for i in 0..64 + (1 - {0}) * 256 {{
+        let s = i % 4
+        if i >= 4 {{ wait full[s] parity=((i / 4) & 1) ^ 1 }}
+        arrive.expect_tx full[s] tx=32768
+        tma.load T box=(256, 64) at=((row + i * 256) % TROWS, 0) dst=buf[s] bar=full[s] swizzle=128
+      }}
+      for i in 0..4 {{ wait full[i] parity=(((60 + (1 - {0}) * 256 + i) / 4) & 1) }}
+    }}
+  }}
+}}
+)",
+                                 hbm ? 1 : 0);
+  LoadTimes t;
+  models::RunOptions o;
+  o.seed = seed;
+  o.observers.push_back(&t);
+  models::RunResult r = models::simulate(test::compile_text(text, {}, "ring.pipe", "h100-sxm"), m, o);
+  REQUIRE(r.outcome == Outcome::kFinished);
+  REQUIRE(t.times.size() == 132 * static_cast<std::size_t>(hbm ? 64 : 320));
+  std::vector<double> out(t.times.begin(), t.times.end());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+double quantile(const std::vector<double>& sorted, double q) { return sorted[static_cast<std::size_t>(q * (sorted.size() - 1) + 0.5)]; }
+}  // namespace
+
+TEST_CASE("memory: with l2_latency_spread / hbm_latency_spread a transfer's time under load varies within +-that share of "
+          "its queues' time, as the GPU's loaded latency does, off by default", "[memory]") {
+  // The GPU's loaded latency of 32 KB boxes, 4 in flight on every SM (validation/results/h100/hierarchy.json), and the
+  // spread of a uniform draw with the same p10-p90 width (make_machines.py's derivation).
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/hierarchy.json");
+  nlohmann::json run = nlohmann::json::parse(f);
+  auto gpu = [&](const std::string& name) {
+    for (const auto& r : run["measurements"])
+      if (r["name"] == name) return std::array<double, 3>{r["p10"].get<double>(), r["median"].get<double>(), r["p90"].get<double>()};
+    FAIL("no " << name);
+    return std::array<double, 3>{};
+  };
+  const auto l2 = gpu("hier_loaded_latency_l2_box32KB_d4"), hbm_gpu = gpu("hier_loaded_latency_hbm_box32KB_d4");
+  models::Machine flat = models::load_machine("h100-sxm");
+  CHECK(flat.l2_latency_spread == 0);  // not applied by default (docs/simulator.md)
+  CHECK(flat.hbm_latency_spread == 0);
+  models::Machine m = flat;
+  m.l2_latency_spread = (l2[2] - l2[0]) / l2[1] / 1.6;
+  m.hbm_latency_spread = (hbm_gpu[2] - hbm_gpu[0]) / hbm_gpu[1] / 1.6;
+  for (bool hbm : {true, false}) {
+    INFO((hbm ? "HBM" : "L2"));
+    // Without the spread the queues give every load of the steady state about the same time.
+    auto t0 = loaded_latency(hbm, flat, 1);
+    CHECK(quantile(t0, 0.9) - quantile(t0, 0.1) <= 0.02 * quantile(t0, 0.5));
+    // With it, p10, median and p90 within 10 % of the GPU's.
+    auto t = loaded_latency(hbm, m, 1);
+    auto g = hbm ? hbm_gpu : l2;
+    CHECK(quantile(t, 0.1) == Approx(g[0]).epsilon(0.10));
+    CHECK(quantile(t, 0.5) == Approx(g[1]).epsilon(0.10));
+    CHECK(quantile(t, 0.9) == Approx(g[2]).epsilon(0.10));
+    // Drawn from the run's seed: the same seed gives the same times, another seed others.
+    CHECK(loaded_latency(hbm, m, 1) == t);
+    CHECK(loaded_latency(hbm, m, 2) != t);
+  }
+}
+
+TEST_CASE("memory: a spread time stays within +-share of its span from issue, reaches both ends, never precedes the issue",
+          "[memory]") {
+  isa::Program p = test::compile_text("kernel k grid=(1,1,1) warps=1 { warp 0 w { compute cycles=1 } }", {}, "k.pipe", "h100-sxm");
+  models::Machine m = models::load_machine("h100-sxm");
+  models::Simulator sim(p, m, {});
+  using sim::Cycle;
+  std::int64_t lo = 1 << 30, hi = 0;
+  for (std::uint64_t key = 0; key < 4000; ++key) {
+    std::int64_t t = sim.spread(Cycle(100), Cycle(1100), 0.3, key).v;
+    lo = std::min(lo, t), hi = std::max(hi, t);
+  }
+  CHECK(lo == 800);   // 1100 - 0.3 x 1000
+  CHECK(hi == 1400);  // 1100 + 0.3 x 1000
+  // The draw belongs to the key (and the seed), not to the order of the calls.
+  CHECK(sim.spread(Cycle(100), Cycle(1100), 0.3, 7) == sim.spread(Cycle(100), Cycle(1100), 0.3, 7));
+  CHECK(sim.spread(Cycle(100), Cycle(1100), 0, 7).v == 1100);
+  CHECK(sim.spread(Cycle(100), Cycle(100), 0.5, 7).v == 100);
+  for (std::uint64_t key = 0; key < 1000; ++key) CHECK(sim.spread(Cycle(100), Cycle(200), 1.0, key).v >= 100);
 }
 
 TEST_CASE("memory: a byte read from HBM takes l2_miss_lookups bytes of the L2's bandwidth, a byte that hits one", "[memory]") {

@@ -2,7 +2,7 @@
 // side of validation/calibration/trace_lags.py (how far apart the CTAs start their j-th tile; the GPU's side
 // comes from a K2 hardware trace of every CTA). Not a test; a calibration tool.
 //
-//   smpipe_cta_starts [--jitter PCT] MODEL K_BLOCKS_PER_TILE CLOCK_MHZ [NAME=VALUE ...]
+//   smpipe_cta_starts [--jitter PCT] [--gpu MACHINE] MODEL K_BLOCKS_PER_TILE CLOCK_MHZ [NAME=VALUE ...]
 //
 // Prints CSV lines `cta,sm,tile,cycle` (tile: the place in the CTA's sequence) for every CTA, at the given SM
 // clock, without the race checker (the same timing); --jitter as smpipe run's (every latency +-PCT %, seed
@@ -49,15 +49,19 @@ class TileStarts : public models::Observer {
 
 int main(int argc, char** argv) {
   int jitter = 0;
-  if (argc > 2 && std::string(argv[1]) == "--jitter") {
-    jitter = std::atoi(argv[2]);
+  std::string gpu;
+  while (argc > 2 && (std::string(argv[1]) == "--jitter" || std::string(argv[1]) == "--gpu")) {
+    if (std::string(argv[1]) == "--jitter")
+      jitter = std::atoi(argv[2]);
+    else
+      gpu = argv[2];
     argv += 2;
     argc -= 2;
   }
   if (argc < 4 || jitter < 0 || jitter > 100) {
-    fmt::print(
-        stderr,
-        "usage: smpipe_cta_starts [--jitter PCT] MODEL K_BLOCKS_PER_TILE CLOCK_MHZ [NAME=VALUE ...]\n");
+    fmt::print(stderr,
+               "usage: smpipe_cta_starts [--jitter PCT] [--gpu MACHINE] MODEL K_BLOCKS_PER_TILE CLOCK_MHZ "
+               "[NAME=VALUE ...]\n");
     return 2;
   }
   try {
@@ -68,7 +72,7 @@ int main(int argc, char** argv) {
       if (eq == std::string::npos) throw isa::InputError("expected NAME=VALUE, got '" + a + "'");
       params[a.substr(0, eq)] = std::stoll(a.substr(eq + 1));
     }
-    api::Loaded l = api::load_program(argv[1], params, "", "", std::atof(argv[3]));
+    api::Loaded l = api::load_program(argv[1], params, gpu, "", std::atof(argv[3]));
     TileStarts starts(l.program, std::max<std::int64_t>(1, std::atoll(argv[2])));
     models::RunOptions options;
     options.hazards = false;

@@ -4,7 +4,6 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
-
 #include <map>
 
 #include "support.hpp"

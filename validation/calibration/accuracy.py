@@ -623,8 +623,9 @@ def markdown(data):
               f'  {b["picks_within_3pct"]}, measured clock: {a["picks_within_3pct"]}): at a lower SM clock the L2, fixed in bytes per second, is',
               "  relatively faster, which favours the L2-bound 128x128 tiles, and the model's pingpong 128x128 with 4",
               "  stages is too fast already at the measured clock (above): on the largest shapes it becomes the pick.",
-              "  Not because of the shared memory: two warpgroups' wgmmas keep their full rate while TMA loads or a warp's",
-              "  st.shared write the same shared memory (`validation/results/h100/smem_port.json`, validation/microbench/README.md).",
+              "  The wgmmas' rate is not what the shared memory limits: two warpgroups' wgmmas keep it while TMA loads or a",
+              "  warp's st.shared write the same shared memory (`validation/results/h100/smem_port.json`,",
+              "  validation/microbench/README.md); the GPU runs these points bound by its L2 (below).",
               ]
     lines += cutlass_markdown(data["cutlass"])
     lines += k1_markdown(data["k1"])
@@ -892,7 +893,7 @@ def ncu_markdown(c):
                     "reads of CTAs close in launch order (`l2_combine_near_share`, measured where every CTA reads at once); on "
                     "grids of one wave the GPU combines far beyond its TPC pairs. K2's traces of all its CTAs show part of why "
                     "(docs/replay.md, item 6): the CTAs start their first tile together and then drift apart by microseconds, "
-                    "tile after tile, while the two CTAs of each TPC stay together; the model's CTAs keep in step.")
+                    "tile after tile, while the two CTAs of each TPC mostly stay together; the model's CTAs keep in step.")
             lines += [""] + textwrap.wrap(para, 110, break_on_hyphens=False)
         square = [x for shp in by_shape if len(set(dims(shp))) == 1 and math.prod(dims(shp)) >= 4096 ** 3 for x in by_shape[shp]]
         l2_bound = [x for x in square if x[3]]
@@ -927,6 +928,7 @@ def tpc_pair_share(point):
         return None
     m, n, _ = (int(v) for v in point["shape"].split("x"))
     tiles_m, tiles_n = -(-m // tm), -(-n // tn)
+    tm, tn = min(tm, m), min(tn, n)  # a tile wider than the problem moves only the rows that exist
     fast = tiles_n if tiles_n <= tiles_m else tiles_m  # tiles along the raster's fast direction
     # Tiles t and t + 1 (t even): the same slow index (sharing the fast direction's operand: A along N) unless t + 1
     # starts a new line; then they share the other operand only when the fast direction has a single tile.

@@ -9,6 +9,7 @@
 // 1).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <exception>
 #include <map>

@@ -168,8 +168,9 @@ def latency_spread():
         out[key] = (0, f"estimate: off (0); measured, it would be {x:.2f}: the p10-p90 spread of the loaded latency of 32 KB "
                        f"boxes, 4 in flight on every SM, over its median / 1.6 (the p10-p90 width of a uniform draw within +-x "
                        f"is 1.6 x): ({r['p90']} - {r['p10']}) / {r['median']} cycles ({HIERARCHY}#hier_loaded_latency_{src}_box32KB_d4; "
-                       f"{run['gpu']['name']}, {run['date_utc'][:10]}). With the measured spread the CUTLASS GEMMs' mean error "
-                       f"falls but their ranking gets worse (docs/simulator.md), so it is not applied by default")
+                       f"{run['gpu']['name']}, {run['date_utc'][:10]}). With the measured spread (drawn per transfer, evaluated on the "
+                       f"accuracy data) the CUTLASS GEMMs' mean error fell but their ranking got worse (docs/simulator.md), "
+                       f"so it is not applied by default")
     return out
 
 

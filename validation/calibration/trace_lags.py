@@ -137,7 +137,7 @@ def analyse(path, model):
         defs = {"M": p["M"], "N": p["N"], "K": p["K"], "TILE_M": bm, "TILE_N": bn, "TILE_K": p["tile"][2],
                 "STAGES": p["stages"], "STAGES_C": p["stages_c"], "STAGES_D": p["stages_d"], "GROUP_M": group,
                 "STORE_ACQUIRE": 1, "BETA_ZERO": 1 if p.get("beta", 0) == 0 else 0}
-        cmd = [model, "sm90/gemm_tma_ws_cooperative", str(p["k_blocks"]), f"{clock:.1f}"] + [f"{k}={v}" for k, v in defs.items()]
+        cmd = [os.path.abspath(model), "sm90/gemm_tma_ws_cooperative", str(p["k_blocks"]), f"{clock:.1f}"] + [f"{k}={v}" for k, v in defs.items()]
         out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout.splitlines()[1:]
         mstarts = collections.defaultdict(dict)
         for line in out:

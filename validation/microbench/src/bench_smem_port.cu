@@ -2,16 +2,16 @@
 // smem_port_*).
 //
 // A wgmma m64nNk16 bf16 reads its A (64 x 16) and B (N x 16) operands from shared memory: 2 KB + N x 32 B per
-// wgmma, N / 2 cycles at the tensor pipe's peak (4096 FLOP per cycle per SM), so 122 bytes per cycle at N = 64,
-// 94 at 128 and 78 at 256. A GEMM's TMA loads write the next stages into the same shared memory meanwhile. If
+// wgmma, N / 2 cycles at the tensor pipe's peak (4096 FLOP per cycle per SM), so 128 bytes per cycle at N = 64,
+// 96 at 128 and 80 at 256. A GEMM's TMA loads write the next stages into the same shared memory meanwhile. If
 // both go through one port of ~128 bytes per cycle (32 banks x 4 bytes, CUDA C++ Programming Guide), a CTA tile
 // whose operand reads and loads together exceed it cannot keep the tensor pipe busy.
 //
 // One CTA per SM (1 SM, or every SM): two consumer warpgroups issue batches of 64 back-to-back wgmmas
 // (scale-d = 1, four different K slices in turn so that no two consecutive wgmmas read the same bytes;
 // commit; wait_group 0) while lane 0 of a ninth warp keeps 4 TMA loads of 32 KB boxes (256 rows x 128 B,
-// 128B swizzle, from an 8 MB L2-resident tensor) in flight into a ring of its own, optionally `gap` cycles
-// apart. Measured per CTA: the SM-wide cycles per wgmma over the warpgroups' span, and the bytes per cycle the
+// 128B swizzle, from an 8 MB L2-resident tensor) in flight into a ring of its own, optionally spinning `gap`
+// cycles after each issue. Measured per CTA: the SM-wide cycles per wgmma over the warpgroups' span, and the bytes per cycle the
 // TMA delivered over the same span. Baselines: the same wgmmas without loads, and the loads alone (the
 // warpgroups spin instead). Operand layouts: no swizzle (as bench_wgmma.cu) and 128B swizzle, K-major (as a
 // GEMM's stages: 64 x 128 B rows, the k16 slices 32 bytes apart inside a row). On one SM also against generic

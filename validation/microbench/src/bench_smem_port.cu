@@ -183,6 +183,16 @@ __global__ void __launch_bounds__(kThreads, 1) k_smem_port(const __grid_constant
   __syncthreads();
 }
 
+// Each launch runs about kSpanCycles: the warpgroups' wgmmas at the peak rate (N / 2 cycles per wgmma, two
+// warpgroups), or their spin when they issue none.
+constexpr long long kSpanCycles = 1700000;
+constexpr int wgmma_reps(int n) { return std::max(8, static_cast<int>(kSpanCycles / (kBatch * 2 * (n / 2)))); }
+
+// SM-wide cycles per wgmma of one CTA's output record: the two warpgroups' span over their wgmmas.
+double cycles_per_wgmma(const unsigned long long* q, int reps) {
+  return double(std::max(q[1], q[3]) - std::min(q[0], q[2])) / (double(reps) * kBatch * 2);
+}
+
 struct PortCase {
   int gap;   // -1: no loads
   bool wgmma;
@@ -193,8 +203,7 @@ void port_cases(Ctx& c, const CUtensorMap& map, int nboxes) {
   const std::string G = "smemport";
   const int smem = smem_bytes(N, SWZ);
   CK(cudaFuncSetAttribute(k_smem_port<N, SWZ>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  // About 1.7 M cycles of wgmmas per launch at the peak rate (N / 2 cycles per wgmma, two warpgroups).
-  const int reps = std::max(8, 1700000 / (kBatch * 2 * (N / 2)));
+  const int reps = wgmma_reps(N);
   const int launches = c.reps(7, 2);
   DevBuf<float> sink(kThreads);
   const std::string lay = SWZ ? "sw128" : "noswz";
@@ -208,14 +217,13 @@ void port_cases(Ctx& c, const CUtensorMap& map, int nboxes) {
       std::vector<double> cyc, bpc;
       for (int l = 0; l < launches; ++l) {
         out.zero();
-        k_smem_port<N, SWZ><<<grid, kThreads, smem>>>(map, pc.wgmma ? reps : 0, 1700000, pc.gap >= 0 ? kTma : kNone,
+        k_smem_port<N, SWZ><<<grid, kThreads, smem>>>(map, pc.wgmma ? reps : 0, kSpanCycles, pc.gap >= 0 ? kTma : kNone,
                                                       std::max(pc.gap, 0), nboxes, out.p, c.d_err, sink.p);
         CK_LAUNCH();
         std::vector<unsigned long long> h = out.get();
         for (int b = 0; b < grid; ++b) {
           const unsigned long long* q = &h[static_cast<size_t>(b) * kOut];
-          const unsigned long long t0 = std::min(q[0], q[2]), t1 = std::max(q[1], q[3]);
-          if (pc.wgmma) cyc.push_back(double(t1 - t0) / (double(reps) * kBatch * 2));
+          if (pc.wgmma) cyc.push_back(cycles_per_wgmma(q, reps));
           if (pc.gap >= 0 && q[6] > q[5]) bpc.push_back(double(q[4]) * kBoxBytes / double(q[6] - q[5]));
         }
       }
@@ -254,7 +262,7 @@ void generic_cases(Ctx& c, const CUtensorMap& map, int nboxes) {
   const std::string G = "smemport";
   const int smem = smem_bytes(N, true);
   CK(cudaFuncSetAttribute(k_smem_port<N, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  const int reps = std::max(8, 1700000 / (kBatch * 2 * (N / 2)));
+  const int reps = wgmma_reps(N);
   const int launches = c.reps(7, 2);
   DevBuf<float> sink(kThreads);
   DevBuf<unsigned long long> out(kOut);
@@ -264,10 +272,10 @@ void generic_cases(Ctx& c, const CUtensorMap& map, int nboxes) {
       std::vector<double> cyc, bpc;
       for (int l = 0; l < launches; ++l) {
         out.zero();
-        k_smem_port<N, true><<<1, kThreads, smem>>>(map, wg ? reps : 0, 1700000, mode, 0, nboxes, out.p, c.d_err, sink.p);
+        k_smem_port<N, true><<<1, kThreads, smem>>>(map, wg ? reps : 0, kSpanCycles, mode, 0, nboxes, out.p, c.d_err, sink.p);
         CK_LAUNCH();
         std::vector<unsigned long long> q = out.get();
-        if (wg) cyc.push_back(double(std::max(q[1], q[3]) - std::min(q[0], q[2])) / (double(reps) * kBatch * 2));
+        if (wg) cyc.push_back(cycles_per_wgmma(q.data(), reps));
         if (q[6] > q[5]) bpc.push_back(double(q[7]) / double(q[6] - q[5]));
       }
       const std::string op = mode == kStShared ? "st_shared" : "ld_shared";

@@ -131,6 +131,7 @@ void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combin
 void bench_l2_smpairs(Ctx& c);  // l2_smpairs_* (group "smpairs": request combining by SM id)
 void bench_hbm_segments(Ctx& c);  // hbm_segments_* (group "segments": HBM bandwidth of short row segments)
 void bench_smem_port(Ctx& c);  // smem_port_* (group "smemport": wgmma operand reads against TMA writes)
+void bench_issue(Ctx& c);      // issue_* (group "issue": warps sharing the SM's instruction issue)
 
 // Runs a shell command (popen) and returns its stdout without the trailing newline ("" on failure).
 // Defined in main.cu (used for nvidia-smi queries).

@@ -3,13 +3,14 @@
 //   smpipe_microbench [--out FILE] [--quick] [--only GROUP[,GROUP...]]
 //
 // Groups (in run order): mbarrier, tma, wgmma, sync, memory, launch, atomics, hierarchy, store, combine, smpairs, segments,
-// smemport.
+// smemport, issue.
 // "store" (TMA store bandwidth / latency, hier_store_*) belongs to the hierarchy measurements: --only hierarchy
 // runs it too, --only store runs it alone. "combine" (l2_combine_*: L2 request combining vs the time between
 // two readers of the same boxes; meant to run under Nsight Compute) runs with every full run or alone; so does
 // "smpairs" (l2_smpairs_*: the same combining by SM id: which SMs' requests combine), and "segments"
 // (hbm_segments_*: HBM bandwidth when boxes read short segments of long rows), and "smemport" (smem_port_*:
-// wgmma operand reads and TMA writes sharing an SM's shared memory).
+// wgmma operand reads and TMA writes sharing an SM's shared memory), and "issue" (issue_*: warps sharing the SM's
+// instruction issue, alone and beside a warpgroup's wgmmas).
 #include <unistd.h>
 
 #include <chrono>
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,segments,smemport]\n", argv[0]);
+      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,segments,smemport,issue]\n", argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -210,6 +211,7 @@ int main(int argc, char** argv) {
       {"atomics", bench_atomics},   {"hierarchy", bench_hierarchy}, {"store", bench_hier_store},
       {"combine", bench_l2_combine}, {"smpairs", bench_l2_smpairs},
       {"segments", bench_hbm_segments}, {"smemport", bench_smem_port},
+      {"issue", bench_issue},
   };
   bool dead = false;
   for (auto& g : groups) {

@@ -1,0 +1,249 @@
+// The SM's instruction issue as a resource that warps share (group "issue", issue_*): what a model of the four
+// sub-partition schedulers needs (issue 11, mechanism 5: a `compute` op today contends with nothing).
+//
+// One CTA on one SM. Each of its first W warps runs the same stream: 1024 iterations of 128 instructions, FFMA
+// (fma.rn.f32), FADD (add.rn.f32) or MUFU.EX2 (ex2.approx.ftz.f32), in C independent chains (instruction i depends on i - C), so
+// that C = 1 is bound by the instruction's latency and a large C by the issue slot or the pipe. Measured: each
+// warp's instructions per cycle over its own loop, and the SM-wide rate (all warps' instructions over the span
+// from the first start to the last end). A sub-partition issues one warp-instruction per cycle (CUDA C++
+// Programming Guide, compute capability 9.0: four warp schedulers per SM); warps land on the sub-partitions
+// by their warp slot, recorded from %warpid.
+//
+// Beside wgmma: warpgroup 0 issues batches of 64 back-to-back wgmma m64n256k16 bf16 (commit, wait_group 0)
+// while 1, 2, 4 or 8 warps of warpgroups 1-2 run FFMA, FADD or MUFU streams (8 chains): does a warpgroup's tensor work take
+// issue slots or pipes that the other warps' ALU streams need, and do those streams slow the wgmmas? (FA3's
+// pingpong overlaps one warpgroup's softmax with the other's wgmmas.)
+#include <algorithm>
+
+#include "common.cuh"
+#include "wgmma_util.cuh"
+
+namespace mb {
+namespace {
+
+constexpr int kIters = 1024;
+constexpr int kPerIter = 128;             // instructions per iteration (the loop adds 2-3 of its own)
+constexpr int kOutPerWarp = 4;            // t0, t1, %warpid, instructions
+constexpr int kMaxWarps = 32;
+constexpr int kMmaN = 256;
+constexpr int kBatch = 64;
+constexpr int kSlices = 4;
+constexpr int kOpBytes = kSlices * 2048 + kSlices * kMmaN * 32;  // A (64 rows) and B (256 rows), no swizzle
+enum Kind : int { kFfma = 0, kMufu = 1, kFadd = 2 };
+
+template <int KIND, int C>
+DEVI void stream(float (&a)[8], float x, float y) {
+#pragma unroll
+  for (int i = 0; i < kPerIter; ++i) {
+    float& r = a[i % C];
+    if constexpr (KIND == kFfma) {
+      asm volatile("fma.rn.f32 %0, %0, %1, %2;" : "+f"(r) : "f"(x), "f"(y));
+    } else if constexpr (KIND == kFadd) {
+      asm volatile("add.rn.f32 %0, %0, %1;" : "+f"(r) : "f"(y));
+    } else {
+      asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(r));
+    }
+  }
+}
+
+// Warps [first_alu, first_alu + alu_warps) run the ALU stream; with MMA (384 threads) warpgroup 0 issues mma_reps
+// batches of wgmmas. Without MMA up to 32 warps (the wgmma code, which needs 128 accumulator registers, is left out).
+template <int KIND, int C, bool MMA>
+__global__ void __launch_bounds__(MMA ? 384 : 1024, 1) k_issue(int first_alu, int alu_warps, int mma_reps, unsigned long long* out,
+                                                               float* sink) {
+  extern __shared__ unsigned char dyn_raw[];
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  unsigned long long* o = out + static_cast<size_t>(warp) * kOutPerWarp;
+  if constexpr (MMA) {
+    for (int i = tid; i < kOpBytes / 2; i += blockDim.x) reinterpret_cast<uint16_t*>(dyn_raw)[i] = (i % 3) ? 0x3E80 : 0;
+    fence_proxy_async_smem();
+  }
+  __syncthreads();
+  if (MMA && warp < 4) {
+    uint64_t da[kSlices], db[kSlices];
+    const uint32_t a0 = smem_u32(dyn_raw), b0 = a0 + kSlices * 2048;
+#pragma unroll
+    for (int j = 0; j < kSlices; ++j) {
+      da[j] = make_desc(a0 + 2048u * j, 128, 256);
+      db[j] = make_desc(b0 + static_cast<uint32_t>(kMmaN * 32) * j, 128, 256);
+    }
+    float d[MMA ? kMmaN / 2 : 1];
+#pragma unroll
+    for (int i = 0; i < (MMA ? kMmaN / 2 : 1); ++i) d[i] = 0.f;
+    const unsigned long long t0 = clk();
+    for (int r = 0; r < mma_reps; ++r) {
+      wgmma_fence();
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b)
+        if constexpr (MMA) wgmma_bf16<kMmaN>(d, da[b % kSlices], db[b % kSlices], 1);
+      wgmma_commit();
+      wgmma_wait0();
+    }
+    fence_regs(d);
+    const unsigned long long t1 = clk();
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < (MMA ? kMmaN / 2 : 1); ++i) s += d[i];
+    if (s == 1234567.f) sink[tid] = s;
+    if (lane == 0) {
+      o[0] = t0;
+      o[1] = t1;
+      o[3] = static_cast<unsigned long long>(mma_reps) * kBatch;  // wgmmas
+    }
+  } else if (warp >= first_alu && warp < first_alu + alu_warps) {
+    float a[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] = KIND == kFfma ? 0.5f + 0.01f * j : -1.f - 0.01f * j;
+    const float x = 0.999f, y = 0.0005f * (lane + 1);
+    unsigned wid;
+    asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
+    const unsigned long long t0 = clk();
+#pragma unroll 1
+    for (int it = 0; it < kIters; ++it) stream<KIND, C>(a, x, y);
+    const unsigned long long t1 = clk();
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) s += a[j];
+    if (s == 1234567.f) sink[tid] = s;
+    if (lane == 0) {
+      o[0] = t0;
+      o[1] = t1;
+      o[2] = wid;
+      o[3] = static_cast<unsigned long long>(kIters) * kPerIter;
+    }
+  }
+}
+
+struct Launch {
+  std::vector<double> warp_ipc;   // per ALU warp: instructions per cycle over its own loop
+  double sm_ipc = 0;              // all ALU warps' instructions over their common span
+  double cycles_per_wgmma = 0;    // warpgroup 0's span over its wgmmas (0: none)
+  std::vector<int> slots;         // per ALU warp: %warpid mod 4
+};
+
+template <int KIND, int C>
+Launch run_once(int first_alu, int alu_warps, int mma_reps, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
+  out.zero();
+  if (mma_reps > 0) {
+    k_issue<KIND, C, true><<<1, 384, kOpBytes>>>(first_alu, alu_warps, mma_reps, out.p, sink.p);
+  } else {
+    k_issue<KIND, C, false><<<1, 32 * std::max(alu_warps, 1)>>>(first_alu, alu_warps, 0, out.p, sink.p);
+  }
+  CK_LAUNCH();
+  std::vector<unsigned long long> h = out.get();
+  Launch l;
+  unsigned long long lo = ~0ull, hi = 0, instr = 0;
+  for (int w = first_alu; w < first_alu + alu_warps; ++w) {
+    const unsigned long long* q = &h[static_cast<size_t>(w) * kOutPerWarp];
+    l.warp_ipc.push_back(double(q[3]) / double(q[1] - q[0]));
+    l.slots.push_back(static_cast<int>(q[2] % 4));
+    lo = std::min(lo, q[0]);
+    hi = std::max(hi, q[1]);
+    instr += q[3];
+  }
+  if (alu_warps > 0) l.sm_ipc = double(instr) / double(hi - lo);
+  if (mma_reps > 0) l.cycles_per_wgmma = double(h[1] - h[0]) / double(h[3]);
+  return l;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+const char* kind_name(int kind) { return kind == kFfma ? "ffma" : kind == kFadd ? "fadd" : "mufu_ex2"; }
+const char* kind_ptx(int kind) { return kind == kFfma ? "fma.rn.f32" : kind == kFadd ? "add.rn.f32" : "ex2.approx.ftz.f32"; }
+
+// W warps alone, C chains: the SM-wide rate and the per-warp rates.
+template <int KIND, int C>
+void alone_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
+  const int launches = c.reps(5, 2);
+  for (int w : {1, 2, 4, 8, 12, 16, 24, 32}) {
+    std::vector<double> sm, per_warp;
+    std::vector<int> slots;
+    for (int l = 0; l < launches; ++l) {
+      Launch r = run_once<KIND, C>(0, w, 0, out, sink);
+      sm.push_back(r.sm_ipc);
+      per_warp.insert(per_warp.end(), r.warp_ipc.begin(), r.warp_ipc.end());
+      slots = r.slots;
+    }
+    std::vector<int> per_slot(4, 0);
+    for (int s : slots) per_slot[static_cast<size_t>(s)] += 1;
+    JObj p;
+    p.num("warps", w).num("chains", C).str("instruction", kind_ptx(KIND)).num("instructions_per_warp", kIters * kPerIter)
+        .num("warp_ipc_median", median(per_warp)).num("warp_ipc_min", *std::min_element(per_warp.begin(), per_warp.end()))
+        .num("warp_ipc_max", *std::max_element(per_warp.begin(), per_warp.end()))
+        .num("warps_on_slot0", per_slot[0]).num("warps_on_slot1", per_slot[1]).num("warps_on_slot2", per_slot[2])
+        .num("warps_on_slot3", per_slot[3]);
+    const std::string name = std::string("issue_") + kind_name(KIND) + "_c" + std::to_string(C) + "_w" + std::to_string(w);
+    record(c, name, "issue", "instr/cycle", sm,
+           std::to_string(w) + " warps of one CTA on one SM each run " + std::to_string(kIters * kPerIter) + " " + kind_ptx(KIND) +
+               " in " + std::to_string(C) + " independent chain(s). Value: warp-instructions per cycle of the whole SM (all "
+               "warps' instructions over the span from the first start to the last end); params: per-warp rates and the "
+               "warps per sub-partition (%warpid mod 4).",
+           p);
+  }
+}
+
+// Beside a warpgroup's wgmmas: the ALU warps' rate and the wgmmas' cycles, against each alone. C < 8: FFMA chains
+// that bound the ALU warps' own rate (latency), on 4 warps only.
+template <int KIND, int C = 8>
+void beside_wgmma_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
+  const int launches = c.reps(5, 2);
+  const int mma_reps = 12;  // 768 wgmmas, ~100 k cycles at 128 cycles each
+  for (int w : {0, 1, 2, 4, 8}) {
+    if (w == 0 && (KIND != kFfma || C != 8)) continue;  // the wgmmas alone: once
+    if ((w == 1 || w == 2) && KIND != kFfma) continue;  // one or two sub-partitions busy: FFMA only
+    if (C != 8 && w != 4) continue;
+    std::vector<double> cyc, sm, per_warp;
+    for (int l = 0; l < launches; ++l) {
+      Launch r = run_once<KIND, C>(4, w, mma_reps, out, sink);
+      cyc.push_back(r.cycles_per_wgmma);
+      if (w > 0) {
+        sm.push_back(r.sm_ipc);
+        per_warp.insert(per_warp.end(), r.warp_ipc.begin(), r.warp_ipc.end());
+      }
+    }
+    JObj p;
+    p.num("alu_warps", w).num("chains", C).str("instruction", kind_ptx(KIND)).num("wgmma_n", kMmaN).num("wgmmas", mma_reps * kBatch)
+        .num("ideal_cycles_per_wgmma", kMmaN / 2.0);
+    if (w > 0) p.num("alu_sm_ipc_median", median(sm)).num("alu_warp_ipc_median", median(per_warp));
+    const std::string stem = std::string("issue_beside_wgmma_") +
+                             (w ? std::string(kind_name(KIND)) + (C != 8 ? "_c" + std::to_string(C) : "") + "_w" + std::to_string(w) : "alone");
+    const std::string what = "Warpgroup 0 of one CTA on one SM issues batches of 64 wgmma m64n256k16 bf16 (commit, wait_group 0)" +
+                             (w ? "; warps 4.." + std::to_string(3 + w) + " meanwhile run " + kind_ptx(KIND) + " streams (" + std::to_string(C) + " chains)"
+                                : std::string(" alone"));
+    record(c, stem + "_cycles_per_wgmma", "issue", "cycles/wgmma", cyc, what + ". Value: cycles per wgmma over the warpgroup's span.", p);
+    if (w > 0)
+      record(c, stem + "_alu_ipc", "issue", "instr/cycle", sm,
+             what + ". Value: the ALU warps' warp-instructions per cycle of the SM (compare issue_" + kind_name(KIND) + "_c" + std::to_string(C) + "_w" +
+                 std::to_string(w) + ").",
+             p);
+  }
+}
+
+}  // namespace
+
+void bench_issue(Ctx& c) {
+  DevBuf<unsigned long long> out(static_cast<size_t>(kMaxWarps) * kOutPerWarp);
+  DevBuf<float> sink(kMaxWarps * 32);
+  CK(cudaFuncSetAttribute(k_issue<kFfma, 8, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
+  CK(cudaFuncSetAttribute(k_issue<kMufu, 8, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
+  alone_cases<kFfma, 1>(c, out, sink);
+  alone_cases<kFfma, 2>(c, out, sink);
+  alone_cases<kFfma, 4>(c, out, sink);
+  alone_cases<kFfma, 8>(c, out, sink);
+  alone_cases<kMufu, 1>(c, out, sink);
+  alone_cases<kMufu, 8>(c, out, sink);
+  alone_cases<kFadd, 8>(c, out, sink);
+  CK(cudaFuncSetAttribute(k_issue<kFadd, 8, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
+  beside_wgmma_cases<kFfma>(c, out, sink);
+  beside_wgmma_cases<kMufu>(c, out, sink);
+  beside_wgmma_cases<kFadd>(c, out, sink);
+  CK(cudaFuncSetAttribute(k_issue<kFfma, 1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
+  CK(cudaFuncSetAttribute(k_issue<kFfma, 2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
+  beside_wgmma_cases<kFfma, 1>(c, out, sink);
+  beside_wgmma_cases<kFfma, 2>(c, out, sink);
+}
+
+}  // namespace mb

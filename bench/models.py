@@ -8,7 +8,7 @@ With --no-hazards every run skips the data-hazard checker (smpipe --no-hazards: 
 Every run is at --clock boost (one simulation: the engine's speed) unless --clock says otherwise; the default
 clock (sustained) adds a first run of at most 1 M ops that measures the tensor pipe's load.
 
-Usage: bench/models.py [--smpipe build/smpipe] [--runs 3] [--callgrind] [--sweep] [--only NAME] [--no-hazards]
+Usage: bench/models.py [--smpipe build/smpipe] [--runs 3] [--callgrind] [--sweep] [--rss] [--only NAME] [--no-hazards]
                        [--clock boost|sustained|sustained-constant]
 """
 import argparse
@@ -37,6 +37,17 @@ SWEEP = ["-D", "TILE_N=64,128,256", "-D", "STAGES=2,3,4,5", "-D", "CLUSTER_M=1,2
          "-D", "M=2048,4096,6144,8192", "-D", "N=2048,4096,6144,8192", "-D", "K=2048,4096,8192"]
 
 
+# The sizes the memory target names: 16384^3 for the GEMMs, 262144 rows (3.2x K1's problem) for the back-to-back GEMM.
+S16 = ["-D", "M=16384", "-D", "N=16384", "-D", "K=16384"]
+RSS_PARAMS = {
+    "sm90/gemm_tma_ws_cooperative": S16,
+    "sm90/gemm_tma_ws_pingpong": S16,
+    "sm90/gemm_tma_ws": S16,
+    "sm100/gemm_blockscaled_nvfp4": S16,
+    "sm80/gemm_multistage": S16,
+    "sm80/b2b_gemm_smem_accumulator": ["-D", "M=262144"],
+}
+
 EXTRA = []  # --clock MODE, --no-hazards
 
 
@@ -58,12 +69,42 @@ def instructions(smpipe, name, params):
         return int(m.group(1).replace(",", "")), ops
 
 
+def peak_rss(smpipe, name, params, extra=()):
+    """Runs one simulation; returns (its ops, seconds, peak resident set size in MB) from the process's own rusage."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen([smpipe, "run", name, *params, *EXTRA, *extra, "--json", "--max-ops", "4000000000"],
+                            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    out = proc.stdout.read()
+    _, status, usage = os.wait4(proc.pid, 0)
+    dt = time.perf_counter() - t0
+    if os.waitstatus_to_exitcode(status) != 0:
+        sys.exit(f"{name} {' '.join(params)}: exit {os.waitstatus_to_exitcode(status)}")
+    return json.loads(out)["ops"], dt, usage.ru_maxrss / 1024  # ru_maxrss is in KB on Linux
+
+
+def rss_table(smpipe, only):
+    print(f"{'peak memory at 16384^3':62s} {'ops':>10s} {'wall s':>7s} {'RSS MB':>7s}")
+    rows = [(name, params, []) for name, params in RSS_PARAMS.items()]
+    rows.append(("sm90/gemm_tma_ws_cooperative", RSS_PARAMS["sm90/gemm_tma_ws_cooperative"], ["--trace-window", "0:200000"]))
+    rows.append(("sm90/gemm_tma_ws_cooperative", RSS_PARAMS["sm90/gemm_tma_ws_cooperative"],
+                 ["--trace-ctas", "1", "--trace-window", "0:200000"]))
+    for name, params, window in rows:
+        label = " ".join([name, *params[1::2], *window])
+        if only and only not in label:
+            continue
+        with tempfile.TemporaryDirectory() as d:
+            extra = ["--trace", os.path.join(d, "t.json"), *window] if window else []
+            ops, dt, mb = peak_rss(smpipe, name, params, extra)
+        print(f"{label:62s} {ops:10d} {dt:7.1f} {mb:7.1f}", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--smpipe", default="build/smpipe")
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--rss", action="store_true", help="peak memory of each model at 16384^3 (and with a trace window)")
     ap.add_argument("--only")
     ap.add_argument("--no-hazards", action="store_true")
     ap.add_argument("--clock", default="boost", choices=["boost", "sustained", "sustained-constant"])
@@ -71,6 +112,9 @@ def main():
     EXTRA.extend(["--clock", a.clock])
     if a.no_hazards:
         EXTRA.append("--no-hazards")
+    if a.rss:
+        rss_table(a.smpipe, a.only)
+        return 0
     print(f"{'model':62s} {'ops':>10s} {'wall s':>7s} {'Mops/s':>7s}" + (f" {'instr/op':>9s}" if a.callgrind else ""))
     for name, params, cg_params in MODELS:
         label = " ".join([name, *params[1::2]])

@@ -10,7 +10,8 @@
 // by their warp slot, recorded from %warpid.
 //
 // Beside wgmma: warpgroup 0 issues batches of 64 back-to-back wgmma m64n256k16 bf16 (commit, wait_group 0)
-// while 1, 2, 4 or 8 warps of warpgroups 1-2 run FFMA, FADD or MUFU streams (8 chains): does a warpgroup's tensor work take
+// while 1, 2, 4 or 8 warps of warpgroups 1-2 run FFMA, FADD or MUFU streams (8 chains; FFMA also 1-7 chains on 4
+// and 8 warps, from latency-bound to a warp ready every cycle): does a warpgroup's tensor work take
 // issue slots or pipes that the other warps' ALU streams need, and do those streams slow the wgmmas? (FA3's
 // pingpong overlaps one warpgroup's softmax with the other's wgmmas.)
 #include <algorithm>
@@ -194,7 +195,7 @@ void beside_wgmma_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& 
   for (int w : {0, 1, 2, 4, 8}) {
     if (w == 0 && (KIND != kFfma || C != 8)) continue;  // the wgmmas alone: once
     if ((w == 1 || w == 2) && KIND != kFfma) continue;  // one or two sub-partitions busy: FFMA only
-    if (C != 8 && w != 4) continue;
+    if (C != 8 && w != 4 && w != 8) continue;
     std::vector<double> cyc, sm, per_warp;
     for (int l = 0; l < launches; ++l) {
       Launch r = run_once<KIND, C>(4, w, mma_reps, out, sink);
@@ -222,6 +223,13 @@ void beside_wgmma_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& 
   }
 }
 
+template <int C>
+void beside_chains(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
+  CK(cudaFuncSetAttribute(k_issue<kFfma, C, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
+  if constexpr (C == 3 || C == 5 || C == 6 || C == 7) alone_cases<kFfma, C>(c, out, sink);  // the streams alone
+  beside_wgmma_cases<kFfma, C>(c, out, sink);
+}
+
 }  // namespace
 
 void bench_issue(Ctx& c) {
@@ -240,10 +248,14 @@ void bench_issue(Ctx& c) {
   beside_wgmma_cases<kFfma>(c, out, sink);
   beside_wgmma_cases<kMufu>(c, out, sink);
   beside_wgmma_cases<kFadd>(c, out, sink);
-  CK(cudaFuncSetAttribute(k_issue<kFfma, 1, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
-  CK(cudaFuncSetAttribute(k_issue<kFfma, 2, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
-  beside_wgmma_cases<kFfma, 1>(c, out, sink);
-  beside_wgmma_cases<kFfma, 2>(c, out, sink);
+  // The wgmmas' rate against the ALU warps' own rate: FFMA streams of 1-7 chains on 4 and 8 warps.
+  beside_chains<1>(c, out, sink);
+  beside_chains<2>(c, out, sink);
+  beside_chains<3>(c, out, sink);
+  beside_chains<4>(c, out, sink);
+  beside_chains<5>(c, out, sink);
+  beside_chains<6>(c, out, sink);
+  beside_chains<7>(c, out, sink);
 }
 
 }  // namespace mb

@@ -34,6 +34,53 @@ void Simulator::binary_error(const Warp& w, const isa::Instr& in, isa::EvalError
   throw UndefinedBehaviour{d};
 }
 
+// ---- the interpreter's rare paths, kept out of its loop ----
+
+void Simulator::zero_time_loop(const Warp& w, std::uint64_t executed, const isa::Instr& in) const {
+  throw WatchdogStop{fmt::format("{} executed {} instructions at cycle {} without any op taking time: an endless loop "
+                                 "around {}:{}",
+                                 warp_label(w), executed, now().v, program_.file(in.file)->name, in.line),
+                     false};
+}
+
+void Simulator::ops_exhausted() const {
+  throw WatchdogStop{fmt::format("--max-ops {} reached: the warps executed that many ops by cycle {} (a program that "
+                                 "loops forever, or a run larger than the default work budget: raise --max-ops)",
+                                 options_.max_ops, now().v)};
+}
+
+void Simulator::unary_error(const Warp& w, const isa::Instr& in, isa::EvalError error, std::int64_t a) const {
+  Diagnosis d;
+  d.title = "integer overflow";
+  d.message = fmt::format("{}: {} at line {} (negating {})", warp_label(w), isa::eval_error_text(error), in.line, a);
+  d.cycle = now().v;
+  d.cta = ctas_[w.cta].id;
+  d.warp = w.index;
+  d.role = program_.roles[w.role].name;
+  d.loc = program_.loc_of(in);
+  throw UndefinedBehaviour{d};
+}
+
+void Simulator::call_error(const Warp& w, const isa::Instr& in, const std::int64_t* args) const {
+  // Reported without the warp's CTA and warp, as before (the message names them).
+  Diagnosis d;
+  d.title = "ceil_div by a value that is not positive";
+  d.message = fmt::format("{}: ceil_div({}, {}) at line {}", warp_label(w), args[0], args[1], in.line);
+  d.cycle = now().v;
+  d.loc = program_.loc_of(in);
+  throw UndefinedBehaviour{d};
+}
+
+void Simulator::observe_op_started(const Warp& w, std::uint32_t op) {
+  std::int64_t cta = ctas_[w.cta].id;
+  observers_.each(cta, [&](Observer& o) { o.op_started(cta, w.index, w.role, op, now().v); });
+}
+
+void Simulator::observe_op_busy(const Warp& w, const isa::OpDesc& d, std::int64_t cycles) {
+  std::int64_t cta = ctas_[w.cta].id;
+  observers_.each(cta, [&](Observer& o) { o.op_busy(cta, w.index, d, now().v, cycles); });
+}
+
 void Simulator::step(std::uint32_t id) {
   Warp& w = warps_[id];
   if (w.state != WarpState::kReady) return;
@@ -43,43 +90,35 @@ void Simulator::step(std::uint32_t id) {
   std::int64_t* st = w.stack.data();
   std::int64_t* slots = w.slots.data();
   int sp = 0;
+  // The pc lives in a register while the warp runs; w.pc is written back before anything that may look at it (an
+  // op, an exit, a diagnosis).
+  std::uint32_t pc = w.pc;
   // The watchdog on loops that take no time counts the instructions run, a straight run at a time (each
   // jump adds the run that ended at it) and checks them on backward jumps, the only way to loop. It counts
   // the unfused instructions (RoleCode::code), so fusing changes no count.
   std::uint64_t executed = 0;
-  std::uint32_t run_start = w.pc;
-  auto jump_to = [&](std::uint32_t to, const isa::Instr& in) {
-    executed += orig[w.pc] - orig[run_start];
-    bool backward = to < w.pc;
-    w.pc = to;
+  std::uint32_t run_start = pc;
+  auto jump_to = [&](std::uint32_t to, const isa::Instr& in) __attribute__((always_inline)) {
+    executed += orig[pc] - orig[run_start];
+    bool backward = to < pc;
+    pc = to;
     run_start = to;
-    if (backward && executed > static_cast<std::uint64_t>(options_.max_instructions_without_time))
-      throw WatchdogStop{fmt::format("{} executed {} instructions at cycle {} without any op taking time: an endless loop "
-                                     "around {}:{}",
-                                     warp_label(w), executed, now().v, program_.file(in.file)->name, in.line),
-                         false};
-  };
-  auto jump = [&](const isa::Instr& in) { jump_to(in.a, in); };
-  auto diagnose_at = [&](const std::string& title, const std::string& message, const isa::Instr& where) {
-    Diagnosis d;
-    d.title = title;
-    d.message = message;
-    d.cycle = now().v;
-    d.cta = ctas_[w.cta].id;
-    d.warp = w.index;
-    d.role = rc.name;
-    d.loc = program_.loc_of(where);
-    throw UndefinedBehaviour{d};
+    if (backward && executed > static_cast<std::uint64_t>(options_.max_instructions_without_time)) [[unlikely]] {
+      w.pc = pc;
+      zero_time_loop(w, executed, in);
+    }
   };
   // An operator of the program: the checked arithmetic of isa/eval.hpp, its error reported at the line.
   auto binary = [&](const isa::Instr& in, std::int64_t a, std::int64_t b) __attribute__((always_inline)) {
     isa::EvalResult r = isa::eval_binary(static_cast<isa::BinOp>(in.sub), a, b);
-    if (!r) [[unlikely]]
+    if (!r) [[unlikely]] {
+      w.pc = pc;
       binary_error(w, in, r.error, a, b);
+    }
     return *r;
   };
   for (;;) {
-    const isa::Instr& in = code[w.pc++];
+    const isa::Instr& in = code[pc++];
     switch (in.opc) {
       case isa::Opc::kPush: st[sp++] = in.imm; break;
       case isa::Opc::kLoad: st[sp++] = slots[in.a]; break;
@@ -102,9 +141,10 @@ void Simulator::step(std::uint32_t id) {
       case isa::Opc::kSet: slots[in.a] = in.imm; break;
       case isa::Opc::kUnary: {
         isa::EvalResult r = isa::eval_unary(static_cast<isa::UnOp>(in.sub), st[sp - 1]);
-        if (!r)
-          diagnose_at("integer overflow", fmt::format("{}: {} at line {} (negating {})", warp_label(w), isa::eval_error_text(r.error),
-                                                      in.line, st[sp - 1]), in);
+        if (!r) [[unlikely]] {
+          w.pc = pc;
+          unary_error(w, in, r.error, st[sp - 1]);
+        }
         st[sp - 1] = *r;
         break;
       }
@@ -112,28 +152,22 @@ void Simulator::step(std::uint32_t id) {
         sp -= static_cast<int>(in.a);
         std::int64_t* args = st + sp;
         isa::EvalResult r = isa::eval_call(static_cast<isa::CallFn>(in.sub), args, in.a);
-        if (!r) {
-          // Reported without the warp's CTA and warp, as before (the message names them).
-          Diagnosis d;
-          d.title = "ceil_div by a value that is not positive";
-          d.message = fmt::format("{}: ceil_div({}, {}) at line {}", warp_label(w), args[0], args[1], in.line);
-          d.cycle = now().v;
-          d.loc = program_.loc_of(in);
-          throw UndefinedBehaviour{d};
+        if (!r) [[unlikely]] {
+          w.pc = pc;
+          call_error(w, in, args);
         }
         st[sp++] = *r;
         break;
       }
-      case isa::Opc::kJump: jump(in); break;
+      case isa::Opc::kJump: jump_to(in.a, in); break;
       case isa::Opc::kJumpIfZero:
-        if (st[--sp] == 0) jump(in);
+        if (st[--sp] == 0) jump_to(in.a, in);
         break;
       case isa::Opc::kOp: {
+        w.pc = pc;
         const isa::OpDesc& d = rc.ops[in.a];
-        if (observed_) {
-          std::int64_t cta = ctas_[w.cta].id;
-          observers_.each(cta, [&](Observer& o) { o.op_started(cta, w.index, w.role, in.a, now().v); });
-        }
+        if (observed_) [[unlikely]]
+          observe_op_started(w, in.a);
         // The op's values: its constants as compiled, with the run-time ones (popped) in their places (in the
         // op's own copy of its constants); an op whose values are all constants reads them where they are.
         const std::int64_t* values = d.base_values.data();
@@ -143,27 +177,29 @@ void Simulator::step(std::uint32_t id) {
           values = v;
         }
         ++w.ops;
-        if (++ops_ > options_.max_ops)
-          throw WatchdogStop{fmt::format("--max-ops {} reached: the warps executed that many ops by cycle {} (a program that "
-                                         "loops forever, or a run larger than the default work budget: raise --max-ops)",
-                                         options_.max_ops, now().v)};
+        if (++ops_ > options_.max_ops) [[unlikely]]
+          ops_exhausted();
         w.last_op = in.a;
         OpContext ctx(*this, id, w, in.a, d, values);
         if (!d.ranged_slots.empty()) check_ranges(ctx, values);
         OpResult r = by_op_[static_cast<int>(d.kind)]->execute(ctx);
-        if (r.kind == OpResult::kContinue) break;
+        if (r.kind == OpResult::kContinue) {
+          pc = w.pc;  // (units do not move it; read back all the same)
+          break;
+        }
         if (r.kind == OpResult::kBusy) {
           w.busy += r.cycles;
           w.busy_until = now().v + r.cycles;
-          if (observed_) {
-            std::int64_t cta = ctas_[w.cta].id;
-            observers_.each(cta, [&](Observer& o) { o.op_busy(cta, w.index, d, now().v, r.cycles); });
-          }
+          if (observed_) [[unlikely]]
+            observe_op_busy(w, d, r.cycles);
           enqueue(kSteps, now() + Cycle(r.cycles), id);
         }
         return;  // kBusy / kBlocked / kExited
       }
-      case isa::Opc::kExit: warp_exit(id); return;
+      case isa::Opc::kExit:
+        w.pc = pc;
+        warp_exit(id);
+        return;
       case isa::Opc::kRegionBegin:
         if (w.region_start.empty()) {
           w.region_start.assign(program_.regions.size(), -1);

@@ -133,6 +133,13 @@ class Simulator : public sim::Handler {
   void check_ranges(const OpContext& ctx, const std::int64_t* values) const;
   [[noreturn, gnu::cold, gnu::noinline]] void binary_error(const Warp& w, const isa::Instr& in, isa::EvalError error,
                                                           std::int64_t a, std::int64_t b) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void unary_error(const Warp& w, const isa::Instr& in, isa::EvalError error,
+                                                         std::int64_t a) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void call_error(const Warp& w, const isa::Instr& in, const std::int64_t* args) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void zero_time_loop(const Warp& w, std::uint64_t executed, const isa::Instr& in) const;
+  [[noreturn, gnu::cold, gnu::noinline]] void ops_exhausted() const;
+  [[gnu::cold, gnu::noinline]] void observe_op_started(const Warp& w, std::uint32_t op);
+  [[gnu::cold, gnu::noinline]] void observe_op_busy(const Warp& w, const isa::OpDesc& d, std::int64_t cycles);
 
  private:
   enum EventKind : std::uint32_t {

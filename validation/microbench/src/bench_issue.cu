@@ -13,7 +13,9 @@
 // while 1, 2, 4 or 8 warps of warpgroups 1-2 run FFMA, FADD or MUFU streams (8 chains; FFMA also 1-7 chains on 4
 // and 8 warps, from latency-bound to a warp ready every cycle): does a warpgroup's tensor work take
 // issue slots or pipes that the other warps' ALU streams need, and do those streams slow the wgmmas? (FA3's
-// pingpong overlaps one warpgroup's softmax with the other's wgmmas.)
+// pingpong overlaps one warpgroup's softmax with the other's wgmmas.) A second kernel (k_duty) runs the ALU warps
+// until the wgmmas end, in bursts with optional sleeps between them, for N = 64, 128, 256 and a softmax-like mix:
+// the wgmmas' loss against the share of time the ALU warps issue.
 #include <algorithm>
 
 #include "common.cuh"
@@ -223,6 +225,150 @@ void beside_wgmma_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& 
   }
 }
 
+// ---- ALU work in bursts beside the wgmmas, the wgmma's N, and a softmax-like mix ----
+// Warpgroup 0 issues mma_reps batches of 64 wgmma m64nNk16 bf16 and then raises a flag; warps 4..3+alu_warps run
+// bursts until they see it: `burst` iterations of 128 instructions (FFMA in 8 chains, or a softmax-like element
+// chain: t = x * s; e = ex2(t); sum += e; m = max(m, t), 8 elements at a time), then __nanosleep(sleep_ns) (no
+// issue) when sleep_ns > 0. Per ALU warp: its instructions, the cycles it spent in bursts and its span.
+enum Mix : int { kMixFfma = 0, kMixSoftmax = 1 };
+constexpr int kDutyOut = 6;  // per warp: t0, t1, instructions, burst cycles
+
+template <int MIX>
+DEVI void burst_iter(float (&a)[8], float (&acc)[8], float (&mx)[8], float x, float y) {
+  if constexpr (MIX == kMixFfma) {
+    stream<kFfma, 8>(a, x, y);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kPerIter / 4; ++i) {
+      const int j = i % 8;
+      float t, e;
+      asm volatile("mul.rn.f32 %0, %1, %2;" : "=f"(t) : "f"(a[j]), "f"(x));
+      asm volatile("ex2.approx.ftz.f32 %0, %1;" : "=f"(e) : "f"(t));
+      asm volatile("add.rn.f32 %0, %0, %1;" : "+f"(acc[j]) : "f"(e));
+      asm volatile("max.f32 %0, %0, %1;" : "+f"(mx[j]) : "f"(t));
+      a[j] = t;
+    }
+  }
+}
+
+template <int N, int MIX>
+__global__ void __launch_bounds__(384, 1) k_duty(int alu_warps, int mma_reps, int burst, int sleep_ns, unsigned long long* out,
+                                                float* sink) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ volatile int stop;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  constexpr int kOps = kSlices * 2048 + kSlices * N * 32;
+  for (int i = tid; i < kOps / 2; i += blockDim.x) reinterpret_cast<uint16_t*>(dyn_raw)[i] = (i % 3) ? 0x3E80 : 0;
+  fence_proxy_async_smem();
+  if (tid == 0) stop = 0;
+  __syncthreads();
+  unsigned long long* o = out + static_cast<size_t>(warp) * kDutyOut;
+  if (warp < 4) {
+    uint64_t da[kSlices], db[kSlices];
+    const uint32_t a0 = smem_u32(dyn_raw), b0 = a0 + kSlices * 2048;
+#pragma unroll
+    for (int j = 0; j < kSlices; ++j) {
+      da[j] = make_desc(a0 + 2048u * j, 128, 256);
+      db[j] = make_desc(b0 + static_cast<uint32_t>(N * 32) * j, 128, 256);
+    }
+    float d[N / 2];
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
+    const unsigned long long t0 = clk();
+    for (int r = 0; r < mma_reps; ++r) {
+      wgmma_fence();
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) wgmma_bf16<N>(d, da[b % kSlices], db[b % kSlices], 1);
+      wgmma_commit();
+      wgmma_wait0();
+    }
+    fence_regs(d);
+    const unsigned long long t1 = clk();
+    if (tid == 0) stop = 1;
+    float s = 0.f;
+#pragma unroll
+    for (int i = 0; i < N / 2; ++i) s += d[i];
+    if (s == 1234567.f) sink[tid] = s;
+    if (lane == 0) {
+      o[0] = t0;
+      o[1] = t1;
+      o[2] = static_cast<unsigned long long>(mma_reps) * kBatch;
+    }
+  } else if (warp < 4 + alu_warps) {
+    float a[8], acc[8], mx[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] = 0.5f + 0.01f * j, acc[j] = 0.f, mx[j] = -1e30f;
+    const float x = MIX == kMixFfma ? 0.999f : 0.9999f, y = 0.0005f * (lane + 1);
+    unsigned long long instr = 0, in_burst = 0;
+    const unsigned long long t0 = clk();
+    while (!stop) {
+      const unsigned long long b0 = clk();
+#pragma unroll 1
+      for (int it = 0; it < burst; ++it) burst_iter<MIX>(a, acc, mx, x, y);
+      in_burst += clk() - b0;
+      instr += static_cast<unsigned long long>(burst) * kPerIter;
+      if (sleep_ns > 0) __nanosleep(sleep_ns);
+    }
+    const unsigned long long t1 = clk();
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) s += a[j] + acc[j] + mx[j];
+    if (s == 1234567.f) sink[tid] = s;
+    if (lane == 0) {
+      o[0] = t0;
+      o[1] = t1;
+      o[2] = instr;
+      o[3] = in_burst;
+    }
+  }
+}
+
+template <int N, int MIX>
+void duty_case(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink, int alu_warps, int burst, int sleep_ns) {
+  constexpr int kOps = kSlices * 2048 + kSlices * N * 32;
+  CK(cudaFuncSetAttribute(k_duty<N, MIX>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOps));
+  const int launches = c.reps(5, 2);
+  const int mma_reps = std::max(4, 12 * 256 / N);  // ~100 k cycles of wgmmas at the pipe's peak
+  std::vector<double> cyc, duty, ipc;
+  for (int l = 0; l < launches; ++l) {
+    out.zero();
+    k_duty<N, MIX><<<1, 384, kOps>>>(alu_warps, mma_reps, burst, sleep_ns, out.p, sink.p);
+    CK_LAUNCH();
+    std::vector<unsigned long long> h = out.get();
+    const double span = double(h[1] - h[0]);
+    cyc.push_back(span / double(h[2]));
+    double busy = 0, ins = 0, alu_span = 0;
+    for (int w = 4; w < 4 + alu_warps; ++w) {
+      const unsigned long long* q = &h[static_cast<size_t>(w) * kDutyOut];
+      busy += double(q[3]) / double(q[1] - q[0]);
+      ins += double(q[2]);
+      alu_span = std::max(alu_span, double(q[1] - q[0]));
+    }
+    if (alu_warps > 0) {
+      duty.push_back(busy / alu_warps);
+      ipc.push_back(ins / alu_span);
+    }
+  }
+  JObj p;
+  p.num("wgmma_n", N).num("ideal_cycles_per_wgmma", N / 2.0).num("alu_warps", alu_warps).num("burst_instructions", burst * kPerIter)
+      .num("sleep_ns", sleep_ns).str("alu_mix", MIX == kMixFfma ? "fma.rn.f32, 8 chains" : "softmax-like: mul, ex2.approx.ftz, add, max per element, 8 elements");
+  if (alu_warps > 0) p.num("alu_duty_median", median(duty)).num("alu_sm_ipc_median", median(ipc));
+  std::string stem = "issue_duty_n" + std::to_string(N) + "_" + (alu_warps == 0 ? std::string("alone")
+                     : std::string(MIX == kMixFfma ? "ffma" : "softmax") + "_w" + std::to_string(alu_warps) + "_b" +
+                           std::to_string(burst * kPerIter) + "_s" + std::to_string(sleep_ns));
+  const std::string what = "Warpgroup 0 of one CTA on one SM issues batches of 64 wgmma m64n" + std::to_string(N) +
+                           "k16 bf16 (commit, wait_group 0)" +
+                           (alu_warps ? "; " + std::to_string(alu_warps) + " warps meanwhile run bursts of " +
+                                            std::to_string(burst * kPerIter) + " instructions (" +
+                                            (MIX == kMixFfma ? "FFMA, 8 chains" : "softmax-like") + ")" +
+                                            (sleep_ns ? ", __nanosleep(" + std::to_string(sleep_ns) + ") after each" : std::string())
+                                      : std::string(" alone"));
+  record(c, stem + "_cycles_per_wgmma", "issue", "cycles/wgmma", cyc,
+         what + ". Value: cycles per wgmma over the warpgroup's span; params: the share of their span the ALU warps spent "
+                "in bursts (duty) and their instructions per cycle.",
+         p);
+}
+
 template <int C>
 void beside_chains(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
   CK(cudaFuncSetAttribute(k_issue<kFfma, C, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
@@ -256,6 +402,19 @@ void bench_issue(Ctx& c) {
   beside_chains<5>(c, out, sink);
   beside_chains<6>(c, out, sink);
   beside_chains<7>(c, out, sink);
+  // The wgmma's N, ALU bursts with idle gaps (the loss against the share of time the ALU warps issue), and a
+  // softmax-like mix.
+  DevBuf<unsigned long long> dout(static_cast<size_t>(12) * kDutyOut);
+  duty_case<64, kMixFfma>(c, dout, sink, 0, 1, 0);
+  duty_case<64, kMixFfma>(c, dout, sink, 4, 4, 0);
+  duty_case<128, kMixFfma>(c, dout, sink, 0, 1, 0);
+  duty_case<128, kMixFfma>(c, dout, sink, 4, 4, 0);
+  duty_case<256, kMixFfma>(c, dout, sink, 0, 1, 0);
+  duty_case<256, kMixFfma>(c, dout, sink, 4, 4, 0);
+  for (int sleep : {250, 500, 1000, 2000, 4000}) duty_case<256, kMixFfma>(c, dout, sink, 4, 4, sleep);
+  for (int sleep : {500, 2000}) duty_case<256, kMixFfma>(c, dout, sink, 4, 1, sleep);
+  duty_case<256, kMixSoftmax>(c, dout, sink, 4, 4, 0);
+  duty_case<256, kMixSoftmax>(c, dout, sink, 8, 4, 0);
 }
 
 }  // namespace mb

@@ -115,7 +115,8 @@ std::vector<OpSpec> build_table() {
        "cluster launch control request; the 16-byte response lands with complete_tx(16) on bar"},
       {OpKind::kClcQuery, "clc.query", {{A::kBar, T::kBarrier, kOpt, 0}}, {"bar"}, 1,
        "first CTA id of the cancelled cluster, or -1 (of the response that landed on bar, or the latest)"},
-      {OpKind::kCompute, "compute", {{A::kCycles, T::kInt, kReq, 0}}, {"cycles"}, 0, "modelled ALU work"},
+      {OpKind::kCompute, "compute", {{A::kCycles, T::kInt, kReq, 0}, {A::kShare, T::kInt, kOpt, 0}}, {"cycles"}, 0,
+       "modelled ALU work; share= the percentage of its SM sub-partition it uses alone (shared above 100 %)"},
       {OpKind::kSleep, "sleep", {{A::kCycles, T::kInt, kReq, 0}}, {"cycles"}, 0, "idle time"},
       {OpKind::kAtomAdd, "atom.add", {{A::kAddr, T::kGlobal, kReq, 0}, {A::kVal, T::kInt, kReq, 0}, {A::kSem, T::kSem, kOpt, kRelaxed}},
        {"addr"}, 1, "atomic add on a global word; V = the value before"},
@@ -269,6 +270,8 @@ std::optional<ValueRange> value_range(OpKind kind, Attr attr) {
       return ValueRange{0, kMaxClusterSize - 1, 1, false, "a CTA rank in a cluster of at most 16"};
     case Attr::kCtaGroup:
       return ValueRange{1, 2, 1, false, "PTX tcgen05: cta_group::1 or ::2"};
+    case Attr::kShare:
+      return ValueRange{0, 100, 1, false, "a percentage of one SM sub-partition"};
     default: return std::nullopt;
   }
 }

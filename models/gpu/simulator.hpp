@@ -68,6 +68,10 @@ class Simulator : public sim::Handler {
   [[noreturn]] void ub(std::uint32_t warp, std::uint32_t op, const std::string& title, const std::string& message,
                        bool hazard = false);
   [[noreturn]] void diagnose(const Diagnosis& d) { throw UndefinedBehaviour{d}; }
+  // A unit's op keeps its warp busy for `cycles` (as an op that returns OpResult::kBusy): the observers see it.
+  void observe_busy(const Warp& w, const isa::OpDesc& d, std::int64_t cycles) {
+    if (observed_) observe_op_busy(w, d, cycles);
+  }
   // The id of a wait cause (a name shown in statistics), registered on first use.
   std::uint16_t cause_id(const std::string& name);
   const std::string& cause_name(std::uint16_t id) const { return causes_[id]; }

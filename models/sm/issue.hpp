@@ -1,7 +1,16 @@
 // The SM's issue of a warp's own work: `compute` (modelled ALU work: the warp issues for that many
-// cycles) and `sleep` (idle time, nanosleep-like). Today a warp's issue never contends with others; an
-// SM issue model with per-scheduler contention is the next implementation of this unit.
+// cycles) and `sleep` (idle time, nanosleep-like).
+//
+// A compute op with `share=P` (1..100) uses P % of its warp's SM sub-partition while it runs alone: its
+// issue slot and math pipes, whichever bounds its instructions. The compute ops sharing a sub-partition
+// whose shares add up to more than 100 % progress together at 100 / (their sum) of their speed, recomputed
+// whenever one starts or ends (measured: two issue-bound FFMA warps on one sub-partition issue 0.489 per
+// cycle each where one alone issues 0.914; validation/microbench, group `issue`). A warp's sub-partition is
+// its index in its CTA mod 4. Without `share` (0) a compute op contends with nothing. Not modelled: what a
+// warp that keeps its sub-partition's issue busy costs the SM's wgmmas (the same microbenchmarks).
 #pragma once
+
+#include <vector>
 
 #include "models/gpu/unit.hpp"
 
@@ -14,9 +23,31 @@ class IssueUnit : public Unit {
   static std::span<const isa::OpKind> accepted();
   std::span<const isa::OpKind> ops() const override { return accepted(); }
   OpResult execute(OpContext& ctx) override;
+  void complete(std::uint32_t warp_id, std::uint64_t payload) override;
+  std::string describe_wait(const Warp& w) const override;
 
  private:
-  std::uint16_t cause_sleep_;
+  // A compute op with a share, on its sub-partition.
+  struct Job {
+    std::uint32_t warp = 0;
+    std::int64_t share = 0;
+    std::int64_t cycles = 0;  // the op's own
+    double left = 0;          // cycles of work left at full speed
+  };
+  struct SubPartition {
+    std::vector<Job> jobs;
+    std::int64_t total = 0;  // the jobs' shares added up
+    Cycle since{0};          // when `left` was last brought up to date
+    std::uint32_t gen = 0;   // the generation of the jobs' completion events (older ones are stale)
+  };
+  OpResult shared_compute(OpContext& ctx, std::int64_t cycles, std::int64_t share);
+  // The speed of a sub-partition's jobs: 1, or 100 / total above 100 %.
+  static double speed(const SubPartition& s) { return s.total <= 100 ? 1.0 : 100.0 / static_cast<double>(s.total); }
+  void advance(SubPartition& s);      // the jobs' work up to now
+  void reschedule(std::uint32_t index);  // every job's completion at the present speed
+
+  std::uint16_t cause_sleep_, cause_share_;
+  std::vector<SubPartition> parts_;  // per SM x 4
 };
 
 }  // namespace smpipe::models

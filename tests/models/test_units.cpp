@@ -191,3 +191,79 @@ kernel k warps=8 {
   INFO("wgmma.wait " << waited << " of " << role.lifetime << " warp cycles");
   CHECK(static_cast<double>(waited) < 0.10 * static_cast<double>(role.lifetime));
 }
+
+namespace {
+// A measurement of the `issue` microbenchmark group: its median, or one of its params.
+double issue_measurement(const std::string& name, const char* param = nullptr) {
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/issue.json");
+  REQUIRE(f.good());
+  nlohmann::json j = nlohmann::json::parse(f);
+  for (const auto& meas : j["measurements"])
+    if (meas["name"] == name) return param ? meas["params"][param] : meas["median"];
+  FAIL("no measurement " << name);
+  return 0;
+}
+
+// Warps a (index 0) and b (index 4: the same sub-partition) compute 1000 cycles with shares SA and SB, b after
+// DELAY cycles of sleep; c (index 1: another sub-partition) computes 1000 cycles with share 100.
+models::RunResult shared(int sa, int sb, int delay = 0) {
+  return run_text(fmt::format(R"(kernel k warps=8 {{
+  warp 0 a {{ compute cycles=1000 share={} }}
+  warp 4 b {{ if {} > 0 {{ sleep cycles={} }}
+             compute cycles=1000 share={} }}
+  warp 1 c {{ compute cycles=1000 share=100 }}
+}})",
+                              sa, delay, delay, sb));
+}
+}  // namespace
+
+TEST_CASE("sm: compute ops share their sub-partition above 100 % and only then, at 100 / sum of their speed", "[sm][timing]") {
+  // Both sides of the boundary: 50 + 50 run as alone, 60 + 60 at 100/120 (1000 -> 1200 cycles).
+  models::RunResult at = shared(50, 50), above = shared(60, 60), none = shared(0, 0);
+  REQUIRE(at.outcome == Outcome::kFinished);
+  REQUIRE(above.outcome == Outcome::kFinished);
+  CHECK(none.cycles == 1000);
+  CHECK(at.cycles == 1000);
+  CHECK(above.cycles == 1200);
+  // The op's own cycles are busy, what the sharing adds is a wait; warp c, on another sub-partition, shares nothing.
+  CHECK(above.stats.roles[0].busy == 1000);
+  CHECK(above.stats.roles[0].waiting.at("a shared SM sub-partition") == 200);
+  CHECK(above.stats.roles[2].lifetime == 1000);
+  CHECK(above.stats.roles[2].waiting.count("a shared SM sub-partition") == 0);
+  // Without a share (0, the default) a compute op takes its cycles and waits for nothing.
+  CHECK(none.stats.roles[0].waiting.count("a shared SM sub-partition") == 0);
+}
+
+TEST_CASE("sm: the shared speed follows the ops that start and end on the sub-partition", "[sm][timing]") {
+  // a alone for 500 cycles, then a and b at half speed until a's other 500 are done (at 1500), then b alone.
+  models::RunResult r = shared(100, 100, 500);
+  REQUIRE(r.outcome == Outcome::kFinished);
+  CHECK(r.stats.roles[0].lifetime == 1500);
+  CHECK(r.cycles == 2000);
+  CHECK(r.stats.roles[1].waiting.at("a shared SM sub-partition") == 500);
+}
+
+TEST_CASE("sm: two issue-bound warps on one sub-partition issue what the H100 measured", "[sm][timing]") {
+  // One FFMA warp alone issues 0.914 per cycle (issue_ffma_c8_w1), 94 % of what a sub-partition issues with four
+  // such warps (3.907 per SM, issue_ffma_c8_w16): its share. The model with that share on two warps of one
+  // sub-partition (100/188 of their speed) against the H100's two per sub-partition (issue_ffma_c8_w8: 0.489 each).
+  const double alone = issue_measurement("issue_ffma_c8_w1", "warp_ipc_median");
+  const double peak = issue_measurement("issue_ffma_c8_w16") / 4;  // SM-wide instructions per cycle, 4 sub-partitions
+  const double two = issue_measurement("issue_ffma_c8_w8", "warp_ipc_median");
+  const int share = static_cast<int>(std::lround(100 * alone / peak));
+  REQUIRE(share == 94);
+  models::RunResult r = shared(share, share);
+  REQUIRE(r.outcome == Outcome::kFinished);
+  const double model_two = alone * 1000.0 / static_cast<double>(r.cycles);
+  CHECK(std::abs(model_two / two - 1) < 0.02);
+}
+
+TEST_CASE("sm: a compute op's share is a percentage, checked as written and as computed", "[sm][isa]") {
+  CHECK_THROWS_WITH(test::compile_text("kernel k warps=1 { warp 0 w { compute cycles=10 share=101 } }"),
+                    Catch::Matchers::Contains("share=101 out of range"));
+  CHECK_NOTHROW(test::compile_text("kernel k warps=1 { warp 0 w { compute cycles=10 share=100 } }"));
+  models::RunResult r = run_text("kernel k warps=1 { warp 0 w { let s = 0\n for i in 0..2 { compute cycles=10 share=s - 1\n let s = 50 } } }");
+  CHECK(r.outcome == Outcome::kUndefined);
+  REQUIRE(r.diagnosis.has_value());
+  CHECK(r.diagnosis->message.find("share=-1 out of range") != std::string::npos);
+}

@@ -6,8 +6,9 @@
 // whose shares add up to more than 100 % progress together at 100 / (their sum) of their speed, recomputed
 // whenever one starts or ends (measured: two issue-bound FFMA warps on one sub-partition issue 0.489 per
 // cycle each where one alone issues 0.914; validation/microbench, group `issue`). A warp's sub-partition is
-// its index in its CTA mod 4. Without `share` (0) a compute op contends with nothing. Not modelled: what a
-// warp that keeps its sub-partition's issue busy costs the SM's wgmmas (the same microbenchmarks).
+// its index in its CTA mod 4 (the GPU's is the warp's hardware slot). The GPU serves two warps of a
+// sub-partition at a time; the model shares among all (the same total time). Without `share` (0) a compute op
+// contends with nothing. Not modelled: what ALU work costs the SM's wgmmas (the same microbenchmarks).
 #pragma once
 
 #include <vector>

@@ -2,7 +2,8 @@
 // sub-partition schedulers needs (issue 11, mechanism 5: a `compute` op today contends with nothing).
 //
 // One CTA on one SM. Each of its first W warps runs the same stream: 1024 iterations of 128 instructions, FFMA
-// (fma.rn.f32), FADD (add.rn.f32) or MUFU.EX2 (ex2.approx.ftz.f32), in C independent chains (instruction i depends on i - C), so
+// (fma.rn.f32), FADD (add.rn.f32) or MUFU.EX2 (ex2.approx.ftz.f32 of the negated value, which keeps the chain
+// finite), in C independent chains (instruction i depends on i - C), so
 // that C = 1 is bound by the instruction's latency and a large C by the issue slot or the pipe. Measured: each
 // warp's instructions per cycle over its own loop, and the SM-wide rate (all warps' instructions over the span
 // from the first start to the last end). A sub-partition issues one warp-instruction per cycle (CUDA C++
@@ -44,7 +45,8 @@ DEVI void stream(float (&a)[8], float x, float y) {
     } else if constexpr (KIND == kFadd) {
       asm volatile("add.rn.f32 %0, %0, %1;" : "+f"(r) : "f"(y));
     } else {
-      asm volatile("ex2.approx.ftz.f32 %0, %0;" : "+f"(r));
+      // r = 2^-r: the chain stays near its fixed point (0.64) instead of running to +inf.
+      asm volatile("{\n .reg .f32 t;\n neg.f32 t, %0;\n ex2.approx.ftz.f32 %0, t;\n}" : "+f"(r));
     }
   }
 }
@@ -89,14 +91,17 @@ __global__ void __launch_bounds__(MMA ? 384 : 1024, 1) k_issue(int first_alu, in
     for (int i = 0; i < (MMA ? kMmaN / 2 : 1); ++i) s += d[i];
     if (s == 1234567.f) sink[tid] = s;
     if (lane == 0) {
+      unsigned wid;
+      asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
       o[0] = t0;
       o[1] = t1;
+      o[2] = wid;
       o[3] = static_cast<unsigned long long>(mma_reps) * kBatch;  // wgmmas
     }
   } else if (warp >= first_alu && warp < first_alu + alu_warps) {
     float a[8];
 #pragma unroll
-    for (int j = 0; j < 8; ++j) a[j] = KIND == kFfma ? 0.5f + 0.01f * j : -1.f - 0.01f * j;
+    for (int j = 0; j < 8; ++j) a[j] = KIND == kMufu ? 0.6f + 0.01f * j : 0.5f + 0.01f * j;
     const float x = 0.999f, y = 0.0005f * (lane + 1);
     unsigned wid;
     asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
@@ -155,7 +160,7 @@ double median(std::vector<double> v) {
 }
 
 const char* kind_name(int kind) { return kind == kFfma ? "ffma" : kind == kFadd ? "fadd" : "mufu_ex2"; }
-const char* kind_ptx(int kind) { return kind == kFfma ? "fma.rn.f32" : kind == kFadd ? "add.rn.f32" : "ex2.approx.ftz.f32"; }
+const char* kind_ptx(int kind) { return kind == kFfma ? "fma.rn.f32" : kind == kFadd ? "add.rn.f32" : "ex2.approx.ftz.f32 of -x"; }
 
 // W warps alone, C chains: the SM-wide rate and the per-warp rates.
 template <int KIND, int C>
@@ -189,7 +194,7 @@ void alone_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
 }
 
 // Beside a warpgroup's wgmmas: the ALU warps' rate and the wgmmas' cycles, against each alone. C < 8: FFMA chains
-// that bound the ALU warps' own rate (latency), on 4 warps only.
+// that bound the ALU warps' own rate (latency), on 4 and 8 warps.
 template <int KIND, int C = 8>
 void beside_wgmma_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
   const int launches = c.reps(5, 2);
@@ -199,8 +204,10 @@ void beside_wgmma_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& 
     if ((w == 1 || w == 2) && KIND != kFfma) continue;  // one or two sub-partitions busy: FFMA only
     if (C != 8 && w != 4 && w != 8) continue;
     std::vector<double> cyc, sm, per_warp;
+    std::vector<int> slots;
     for (int l = 0; l < launches; ++l) {
       Launch r = run_once<KIND, C>(4, w, mma_reps, out, sink);
+      slots = r.slots;
       cyc.push_back(r.cycles_per_wgmma);
       if (w > 0) {
         sm.push_back(r.sm_ipc);
@@ -210,7 +217,13 @@ void beside_wgmma_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& 
     JObj p;
     p.num("alu_warps", w).num("chains", C).str("instruction", kind_ptx(KIND)).num("wgmma_n", kMmaN).num("wgmmas", mma_reps * kBatch)
         .num("ideal_cycles_per_wgmma", kMmaN / 2.0);
-    if (w > 0) p.num("alu_sm_ipc_median", median(sm)).num("alu_warp_ipc_median", median(per_warp));
+    if (w > 0) {
+      p.num("alu_sm_ipc_median", median(sm)).num("alu_warp_ipc_median", median(per_warp));
+      std::vector<int> per_slot(4, 0);
+      for (int sl : slots) per_slot[static_cast<size_t>(sl)] += 1;
+      p.num("alu_warps_on_slot0", per_slot[0]).num("alu_warps_on_slot1", per_slot[1]).num("alu_warps_on_slot2", per_slot[2])
+          .num("alu_warps_on_slot3", per_slot[3]);  // of the last launch (%warpid mod 4)
+    }
     const std::string stem = std::string("issue_beside_wgmma_") +
                              (w ? std::string(kind_name(KIND)) + (C != 8 ? "_c" + std::to_string(C) : "") + "_w" + std::to_string(w) : "alone");
     const std::string what = "Warpgroup 0 of one CTA on one SM issues batches of 64 wgmma m64n256k16 bf16 (commit, wait_group 0)" +
@@ -231,7 +244,7 @@ void beside_wgmma_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& 
 // chain: t = x * s; e = ex2(t); sum += e; m = max(m, t), 8 elements at a time), then __nanosleep(sleep_ns) (no
 // issue) when sleep_ns > 0. Per ALU warp: its instructions, the cycles it spent in bursts and its span.
 enum Mix : int { kMixFfma = 0, kMixSoftmax = 1 };
-constexpr int kDutyOut = 6;  // per warp: t0, t1, instructions, burst cycles
+constexpr int kDutyOut = 6;  // per warp: t0, t1, instructions, burst cycles, bursts, last burst's start
 
 template <int MIX>
 DEVI void burst_iter(float (&a)[8], float (&acc)[8], float (&mx)[8], float x, float y) {
@@ -299,17 +312,19 @@ __global__ void __launch_bounds__(384, 1) k_duty(int alu_warps, int mma_reps, in
 #pragma unroll
     for (int j = 0; j < 8; ++j) a[j] = 0.5f + 0.01f * j, acc[j] = 0.f, mx[j] = -1e30f;
     const float x = MIX == kMixFfma ? 0.999f : 0.9999f, y = 0.0005f * (lane + 1);
-    unsigned long long instr = 0, in_burst = 0;
+    unsigned long long instr = 0, in_burst = 0, bursts = 0, last = 0, t1 = 0;
     const unsigned long long t0 = clk();
     while (!stop) {
       const unsigned long long b0 = clk();
 #pragma unroll 1
       for (int it = 0; it < burst; ++it) burst_iter<MIX>(a, acc, mx, x, y);
-      in_burst += clk() - b0;
+      t1 = clk();
+      in_burst += t1 - b0;
+      last = b0;
+      bursts += 1;
       instr += static_cast<unsigned long long>(burst) * kPerIter;
       if (sleep_ns > 0) __nanosleep(sleep_ns);
     }
-    const unsigned long long t1 = clk();
     float s = 0.f;
 #pragma unroll
     for (int j = 0; j < 8; ++j) s += a[j] + acc[j] + mx[j];
@@ -319,6 +334,8 @@ __global__ void __launch_bounds__(384, 1) k_duty(int alu_warps, int mma_reps, in
       o[1] = t1;
       o[2] = instr;
       o[3] = in_burst;
+      o[4] = bursts;
+      o[5] = last;  // t1: the last burst's end
     }
   }
 }
@@ -329,7 +346,7 @@ void duty_case(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink, int
   CK(cudaFuncSetAttribute(k_duty<N, MIX>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOps));
   const int launches = c.reps(5, 2);
   const int mma_reps = std::max(4, 12 * 256 / N);  // ~100 k cycles of wgmmas at the pipe's peak
-  std::vector<double> cyc, duty, ipc;
+  std::vector<double> cyc, duty, ipc, burst_ipc, gaps;
   for (int l = 0; l < launches; ++l) {
     out.zero();
     k_duty<N, MIX><<<1, 384, kOps>>>(alu_warps, mma_reps, burst, sleep_ns, out.p, sink.p);
@@ -337,22 +354,33 @@ void duty_case(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink, int
     std::vector<unsigned long long> h = out.get();
     const double span = double(h[1] - h[0]);
     cyc.push_back(span / double(h[2]));
-    double busy = 0, ins = 0, alu_span = 0;
+    // Per ALU warp over the wgmmas' window [h[0], h[1]]: the cycles in bursts (the last burst only up to the
+    // window's end, its instructions in proportion), the instructions, the gaps between bursts.
+    double busy = 0, ins = 0, in_ipc = 0, gap = 0;
     for (int w = 4; w < 4 + alu_warps; ++w) {
       const unsigned long long* q = &h[static_cast<size_t>(w) * kDutyOut];
-      busy += double(q[3]) / double(q[1] - q[0]);
-      ins += double(q[2]);
-      alu_span = std::max(alu_span, double(q[1] - q[0]));
+      const double last_len = double(q[1] - q[5]);
+      const double over = std::max(0.0, double(q[1]) - std::max(double(q[5]), double(h[1])));
+      const double b = double(q[3]) - over;
+      const double n = double(q[2]) * (1.0 - over / std::max(1.0, double(q[4]) * last_len));
+      busy += b / span;
+      ins += n;
+      in_ipc += n / std::max(1.0, b);
+      gap += q[4] > 1 ? (double(q[5]) - double(q[0]) - (double(q[3]) - last_len)) / double(q[4] - 1) : 0;
     }
     if (alu_warps > 0) {
       duty.push_back(busy / alu_warps);
-      ipc.push_back(ins / alu_span);
+      ipc.push_back(ins / span);
+      burst_ipc.push_back(in_ipc / alu_warps);
+      gaps.push_back(gap / alu_warps);
     }
   }
   JObj p;
   p.num("wgmma_n", N).num("ideal_cycles_per_wgmma", N / 2.0).num("alu_warps", alu_warps).num("burst_instructions", burst * kPerIter)
       .num("sleep_ns", sleep_ns).str("alu_mix", MIX == kMixFfma ? "fma.rn.f32, 8 chains" : "softmax-like: mul, ex2.approx.ftz, add, max per element, 8 elements");
-  if (alu_warps > 0) p.num("alu_duty_median", median(duty)).num("alu_sm_ipc_median", median(ipc));
+  if (alu_warps > 0)
+    p.num("alu_duty_median", median(duty)).num("alu_sm_ipc_median", median(ipc)).num("alu_in_burst_warp_ipc_median", median(burst_ipc))
+        .num("alu_gap_cycles_median", median(gaps));
   std::string stem = "issue_duty_n" + std::to_string(N) + "_" + (alu_warps == 0 ? std::string("alone")
                      : std::string(MIX == kMixFfma ? "ffma" : "softmax") + "_w" + std::to_string(alu_warps) + "_b" +
                            std::to_string(burst * kPerIter) + "_s" + std::to_string(sleep_ns));
@@ -364,8 +392,9 @@ void duty_case(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink, int
                                             (sleep_ns ? ", __nanosleep(" + std::to_string(sleep_ns) + ") after each" : std::string())
                                       : std::string(" alone"));
   record(c, stem + "_cycles_per_wgmma", "issue", "cycles/wgmma", cyc,
-         what + ". Value: cycles per wgmma over the warpgroup's span; params: the share of their span the ALU warps spent "
-                "in bursts (duty) and their instructions per cycle.",
+         what + ". Value: cycles per wgmma over the warpgroup's span; params, over that span: the share of it each ALU "
+                "warp spent in bursts (duty, mean of the warps), their instructions per cycle (SM), a warp's instructions per "
+                "cycle inside its bursts, and the cycles between a warp's bursts.",
          p);
 }
 

@@ -267,3 +267,20 @@ TEST_CASE("sm: a compute op's share is a percentage, checked as written and as c
   REQUIRE(r.diagnosis.has_value());
   CHECK(r.diagnosis->message.find("share=-1 out of range") != std::string::npos);
 }
+
+TEST_CASE("sm: in the softmax pingpong example, softmaxes that coincide share their sub-partitions, turns do not", "[sm][timing][examples]") {
+  auto cycles = [](int pingpong, int share) {
+    auto r = test::run_cli({"run", "examples/softmax_pingpong", "-D", fmt::format("PINGPONG={}", pingpong), "-D",
+                            fmt::format("SHARE={}", share), "-D", "SOFTMAX=1600", "--clock", "boost", "--json"});
+    REQUIRE(r.code == 0);
+    return nlohmann::json::parse(r.out)["cycles"].get<std::int64_t>();
+  };
+  const std::int64_t step0 = cycles(0, 0), step90 = cycles(0, 90), turns0 = cycles(1, 0), turns90 = cycles(1, 90);
+  // In step, the two warpgroups' softmaxes overlap: with share 90 each they take longer.
+  CHECK(step90 > step0 * 11 / 10);
+  // Taking turns, one warpgroup's softmax overlaps the other's GEMMs: faster than in step, shares or not.
+  CHECK(turns0 < step0);
+  CHECK(turns90 < step90);
+  // The shares cost the turns less than the warpgroups in step (their softmaxes overlap less).
+  CHECK(turns90 - turns0 < step90 - step0);
+}

@@ -398,6 +398,71 @@ void duty_case(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink, int
          p);
 }
 
+// ---- one FFMA-bound and one MUFU-bound warp on each sub-partition: do different pipes share? ----
+// 8 warps; a warp whose %warpid / 4 is even runs FFMA (8 chains), else MUFU.EX2 (8 chains), so that slots s and s + 4
+// (one sub-partition, if the slots are 0..7) hold one of each. Per warp: t0, t1, %warpid, instructions.
+__global__ void __launch_bounds__(256, 1) k_mixed(unsigned long long* out, float* sink) {
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  unsigned wid;
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
+  const bool ffma = (wid / 4) % 2 == 0;
+  float a[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) a[j] = ffma ? 0.5f + 0.01f * j : 0.6f + 0.01f * j;
+  const float x = 0.999f, y = 0.0005f * (lane + 1);
+  __syncthreads();
+  const unsigned long long t0 = clk();
+  if (ffma) {
+#pragma unroll 1
+    for (int it = 0; it < kIters; ++it) stream<kFfma, 8>(a, x, y);
+  } else {
+#pragma unroll 1
+    for (int it = 0; it < kIters / 8; ++it) stream<kMufu, 8>(a, x, y);  // about as long as the FFMA warps' loop
+  }
+  const unsigned long long t1 = clk();
+  float s = 0.f;
+#pragma unroll
+  for (int j = 0; j < 8; ++j) s += a[j];
+  if (s == 1234567.f) sink[tid] = s;
+  if (lane == 0) {
+    unsigned long long* o = out + static_cast<size_t>(warp) * kOutPerWarp;
+    o[0] = t0;
+    o[1] = t1;
+    o[2] = wid;
+    o[3] = static_cast<unsigned long long>(ffma ? kIters : kIters / 8) * kPerIter;
+  }
+}
+
+void mixed_case(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
+  const int launches = c.reps(5, 2);
+  std::vector<double> f, m;
+  int pairs = 0;
+  for (int l = 0; l < launches; ++l) {
+    out.zero();
+    k_mixed<<<1, 256>>>(out.p, sink.p);
+    CK_LAUNCH();
+    std::vector<unsigned long long> h = out.get();
+    int kinds[4][2] = {};
+    for (int w = 0; w < 8; ++w) {
+      const unsigned long long* q = &h[static_cast<size_t>(w) * kOutPerWarp];
+      const bool ffma = (q[2] / 4) % 2 == 0;
+      (ffma ? f : m).push_back(double(q[3]) / double(q[1] - q[0]));
+      kinds[q[2] % 4][ffma ? 0 : 1] += 1;
+    }
+    pairs = 0;
+    for (auto& k : kinds) pairs += k[0] == 1 && k[1] == 1;
+  }
+  JObj p;
+  p.num("ffma_warp_ipc_median", median(f)).num("mufu_warp_ipc_median", median(m)).num("sub_partitions_with_one_of_each", pairs)
+      .str("compare", "issue_ffma_c8_w4 and issue_mufu_ex2_c8_w4 (one warp per sub-partition)");
+  record(c, "issue_mixed_ffma_mufu_w8_ffma_ipc", "issue", "instr/cycle", f,
+         "8 warps of one CTA on one SM: those with %warpid / 4 even run FFMA (8 chains), the others MUFU.EX2 (8 chains): one "
+         "of each per sub-partition (param: how many sub-partitions had exactly one of each, last launch). Value: the FFMA "
+         "warps' instructions per cycle.",
+         p);
+  record(c, "issue_mixed_ffma_mufu_w8_mufu_ipc", "issue", "instr/cycle", m, "The same run. Value: the MUFU warps' instructions per cycle.", p);
+}
+
 template <int C>
 void beside_chains(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
   CK(cudaFuncSetAttribute(k_issue<kFfma, C, true>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOpBytes));
@@ -431,6 +496,7 @@ void bench_issue(Ctx& c) {
   beside_chains<5>(c, out, sink);
   beside_chains<6>(c, out, sink);
   beside_chains<7>(c, out, sink);
+  mixed_case(c, out, sink);
   // The wgmma's N, ALU bursts with idle gaps (the loss against the share of time the ALU warps issue), and a
   // softmax-like mix.
   DevBuf<unsigned long long> dout(static_cast<size_t>(12) * kDutyOut);

@@ -7,7 +7,8 @@
 // whenever one starts or ends (measured: two issue-bound FFMA warps on one sub-partition issue 0.489 per
 // cycle each where one alone issues 0.914; validation/microbench, group `issue`). A warp's sub-partition is
 // its index in its CTA mod 4 (the GPU's is the warp's hardware slot). The GPU serves two warps of a
-// sub-partition at a time; the model shares among all (the same total time). Without `share` (0) a compute op
+// sub-partition at a time, and favours an issue-bound warp over one bound by a slower pipe (FFMA beside MUFU: 98 %
+// and 50 %); the model shares among all, in proportion. Without `share` (0) a compute op
 // contends with nothing. Not modelled: what ALU work costs the SM's wgmmas (the same microbenchmarks).
 #pragma once
 

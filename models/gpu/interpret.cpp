@@ -76,9 +76,9 @@ void Simulator::observe_op_started(const Warp& w, std::uint32_t op) {
   observers_.each(cta, [&](Observer& o) { o.op_started(cta, w.index, w.role, op, now().v); });
 }
 
-void Simulator::observe_op_busy(const Warp& w, const isa::OpDesc& d, std::int64_t cycles) {
+void Simulator::observe_op_busy(const Warp& w, const isa::OpDesc& d, std::int64_t from, std::int64_t cycles) {
   std::int64_t cta = ctas_[w.cta].id;
-  observers_.each(cta, [&](Observer& o) { o.op_busy(cta, w.index, d, now().v, cycles); });
+  observers_.each(cta, [&](Observer& o) { o.op_busy(cta, w.index, d, from, cycles); });
 }
 
 void Simulator::step(std::uint32_t id) {
@@ -191,7 +191,7 @@ void Simulator::step(std::uint32_t id) {
           w.busy += r.cycles;
           w.busy_until = now().v + r.cycles;
           if (observed_) [[unlikely]]
-            observe_op_busy(w, d, r.cycles);
+            observe_op_busy(w, d, now().v, r.cycles);
           enqueue(kSteps, now() + Cycle(r.cycles), id);
         }
         return;  // kBusy / kBlocked / kExited

@@ -363,7 +363,8 @@ std::string Simulator::describe_wait(const Warp& w) const {
   return units_[w.wait_unit]->describe_wait(w);
 }
 
-inline void Simulator::resume(std::uint32_t id) {
+// A blocked warp's wait is over: its unit and the statistics learn of it, and it is ready to run.
+inline void Simulator::end_wait(std::uint32_t id) {
   Warp& w = warps_[id];
   if (w.wait_unit != kNoUnit) units_[w.wait_unit]->woken(id);
   std::int64_t waited = (now() - w.wait_since).v;
@@ -377,7 +378,16 @@ inline void Simulator::resume(std::uint32_t id) {
   }
   w.wait_unit = kNoUnit;
   w.state = WarpState::kReady;
+}
+
+inline void Simulator::resume(std::uint32_t id) {
+  end_wait(id);
   step(id);
+}
+
+void Simulator::continue_now(std::uint32_t id) {
+  end_wait(id);
+  enqueue(kSteps, now(), id);
 }
 
 // ---- events ----

@@ -68,10 +68,14 @@ class Simulator : public sim::Handler {
   [[noreturn]] void ub(std::uint32_t warp, std::uint32_t op, const std::string& title, const std::string& message,
                        bool hazard = false);
   [[noreturn]] void diagnose(const Diagnosis& d) { throw UndefinedBehaviour{d}; }
-  // A unit's op keeps its warp busy for `cycles` (as an op that returns OpResult::kBusy): the observers see it.
-  void observe_busy(const Warp& w, const isa::OpDesc& d, std::int64_t cycles) {
-    if (observed_) observe_op_busy(w, d, cycles);
+  // A unit's op kept its warp busy for `cycles` from cycle `from` (as an op that returns OpResult::kBusy): the
+  // observers see it.
+  void observe_busy(const Warp& w, const isa::OpDesc& d, std::int64_t from, std::int64_t cycles) {
+    if (observed_) observe_op_busy(w, d, from, cycles);
   }
+  // A blocked warp's wait ends now and it continues as a warp whose busy op ends now would: at warp-step priority,
+  // after the wake-ups of this cycle.
+  void continue_now(std::uint32_t warp_id);
   // The id of a wait cause (a name shown in statistics), registered on first use.
   std::uint16_t cause_id(const std::string& name);
   const std::string& cause_name(std::uint16_t id) const { return causes_[id]; }
@@ -143,7 +147,7 @@ class Simulator : public sim::Handler {
   [[noreturn, gnu::cold, gnu::noinline]] void zero_time_loop(const Warp& w, std::uint64_t executed, const isa::Instr& in) const;
   [[noreturn, gnu::cold, gnu::noinline]] void ops_exhausted() const;
   [[gnu::cold, gnu::noinline]] void observe_op_started(const Warp& w, std::uint32_t op);
-  [[gnu::cold, gnu::noinline]] void observe_op_busy(const Warp& w, const isa::OpDesc& d, std::int64_t cycles);
+  [[gnu::cold, gnu::noinline]] void observe_op_busy(const Warp& w, const isa::OpDesc& d, std::int64_t from, std::int64_t cycles);
 
  private:
   enum EventKind : std::uint32_t {
@@ -186,6 +190,7 @@ class Simulator : public sim::Handler {
   void cta_exit(std::uint32_t cta_slot);
   void flush_warp_stats(Warp& w);
   [[gnu::always_inline]] inline void resume(std::uint32_t warp_id);
+  [[gnu::always_inline]] inline void end_wait(std::uint32_t warp_id);
 
   DeadlockReport analyse_stuck(bool watchdog);
   void fill_stats(RunResult& r);

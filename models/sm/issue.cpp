@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include <cmath>
+#include <algorithm>
 
 #include "models/gpu/simulator.hpp"
 
@@ -13,6 +13,7 @@ using isa::OpKind;
 
 namespace {
 constexpr int kSubPartitions = 4;
+__extension__ typedef __int128 Wide;  // (GCC and Clang) products of cycles, units and shares
 }
 
 IssueUnit::IssueUnit(Simulator& sim)
@@ -37,8 +38,20 @@ OpResult IssueUnit::execute(OpContext& ctx) {
   return ctx.blocked();
 }
 
+std::int64_t IssueUnit::progress(const SubPartition& s, std::int64_t dt) {
+  if (s.total <= 100) return dt * kUnit;
+  return static_cast<std::int64_t>(static_cast<Wide>(dt) * kUnit * 100 / s.total);
+}
+
+std::int64_t IssueUnit::cycles_for(const SubPartition& s, std::int64_t left) {
+  if (left <= 0) return 0;
+  const Wide num = static_cast<Wide>(left) * std::max<std::int64_t>(s.total, 100);
+  const Wide den = static_cast<Wide>(kUnit) * 100;
+  return static_cast<std::int64_t>((num + den - 1) / den);
+}
+
 void IssueUnit::advance(SubPartition& s) {
-  const double done = static_cast<double>((sim_.now() - s.since).v) * speed(s);
+  const std::int64_t done = progress(s, (sim_.now() - s.since).v);
   for (Job& j : s.jobs) j.left -= done;
   s.since = sim_.now();
 }
@@ -46,55 +59,59 @@ void IssueUnit::advance(SubPartition& s) {
 void IssueUnit::reschedule(std::uint32_t index) {
   SubPartition& s = parts_[index];
   s.gen += 1;
-  const double v = speed(s);
-  for (const Job& j : s.jobs) {
-    // The first whole cycle by which its work is done (never before now).
-    auto wait = static_cast<std::int64_t>(std::ceil(std::max(0.0, j.left) / v - 1e-9));
-    sim_.schedule(*this, sim_.now() + Cycle(wait), sim::Priority::kCompletion, j.warp,
-                  (std::uint64_t{index} << 32) | s.gen);
-  }
+  if (s.jobs.empty()) return;
+  std::int64_t first = cycles_for(s, s.jobs.front().left);
+  for (const Job& j : s.jobs) first = std::min(first, cycles_for(s, j.left));
+  sim_.schedule(*this, sim_.now() + Cycle(first), sim::Priority::kCompletion, index, s.gen);
 }
 
-// The warp counts the op's own cycles as busy, as a compute op alone; the time the sharing adds is a wait on
-// its sub-partition (from the end its own cycles would have had to its real end: the wait's start moves there
-// when the op ends; a run that stops before shows the whole op as the wait).
+// The op's own cycles count as busy and what the sharing adds as waiting, once it ends; a run that stops before
+// shows the op so far as the wait (its cause: the shared sub-partition).
 OpResult IssueUnit::shared_compute(OpContext& ctx, std::int64_t cycles, std::int64_t share) {
   const Cta& cta = ctx.cta();
   const auto index = static_cast<std::uint32_t>(cta.sm * kSubPartitions + ctx.warp.index % kSubPartitions);
   if (index >= parts_.size()) parts_.resize(static_cast<std::size_t>(index) + 1);
   SubPartition& s = parts_[index];
   advance(s);
-  s.jobs.push_back(Job{ctx.warp_id, share, cycles, static_cast<double>(cycles)});
+  s.jobs.push_back(Job{ctx.warp_id, share, cycles, sim_.now(), cycles * kUnit});
   s.total += share;
   reschedule(index);
-  Warp& w = ctx.warp;
-  w.busy += cycles;
-  w.busy_until = sim_.now().v + cycles;
-  sim_.observe_busy(w, ctx.desc, cycles);
   ctx.block(this, index, 0, cause_share_);
   return ctx.blocked();
 }
 
-void IssueUnit::complete(std::uint32_t warp_id, std::uint64_t payload) {
-  const auto index = static_cast<std::uint32_t>(payload >> 32);
+// The sub-partition's first job(s) are done: each, in the order they started, counts its busy cycles and continues
+// as a warp whose busy op ends now would.
+void IssueUnit::complete(std::uint32_t index, std::uint64_t gen) {
   SubPartition& s = parts_[index];
-  if (static_cast<std::uint32_t>(payload) != s.gen) return;  // rescheduled since
+  if (static_cast<std::uint32_t>(gen) != s.gen) return;  // re-timed since
   advance(s);
-  for (std::size_t i = 0; i < s.jobs.size(); ++i)
-    if (s.jobs[i].warp == warp_id) {
-      s.total -= s.jobs[i].share;
-      sim_.warp(warp_id).wait_since += Cycle(s.jobs[i].cycles);
-      s.jobs.erase(s.jobs.begin() + static_cast<std::ptrdiff_t>(i));
-      break;
-    }
+  std::vector<Job> done;
+  std::erase_if(s.jobs, [&](const Job& j) {
+    if (j.left > 0) return false;
+    done.push_back(j);
+    return true;
+  });
+  for (const Job& j : done) s.total -= j.share;
   reschedule(index);
-  sim_.wake_at(warp_id, sim_.now());
+  for (const Job& j : done) {
+    Warp& w = sim_.warp(j.warp);
+    w.busy += j.cycles;
+    w.wait_since += Cycle(j.cycles);  // the wait is only what the sharing added
+    sim_.observe_busy(w, sim_.op_of(w, w.wait_op), j.start.v, j.cycles);
+    sim_.continue_now(j.warp);
+  }
 }
 
 std::string IssueUnit::describe_wait(const Warp& w) const {
   const SubPartition& s = parts_[w.wait_obj];
-  return fmt::format("its compute op, sharing SM sub-partition {} with {} other warp(s) ({} % together)", w.wait_obj % kSubPartitions,
-                     s.jobs.size() - 1, s.total);
+  for (const Job& j : s.jobs)
+    if (j.warp == sim_.warp_id(w))
+      return fmt::format("nothing: it computes (share {} %), {} cycles of work left at {} % speed ({} % of SM sub-partition {} "
+                         "asked for)",
+                         j.share, (j.left + kUnit - 1) / kUnit, s.total <= 100 ? 100 : 100 * 100 / s.total, s.total,
+                         w.wait_obj % kSubPartitions);
+  return "nothing: it computes";
 }
 
 }  // namespace smpipe::models

@@ -12,6 +12,7 @@
 // contends with nothing. Not modelled: what ALU work costs the SM's wgmmas (the same microbenchmarks).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "models/gpu/unit.hpp"
@@ -25,28 +26,35 @@ class IssueUnit : public Unit {
   static std::span<const isa::OpKind> accepted();
   std::span<const isa::OpKind> ops() const override { return accepted(); }
   OpResult execute(OpContext& ctx) override;
-  void complete(std::uint32_t warp_id, std::uint64_t payload) override;
+  void complete(std::uint32_t index, std::uint64_t gen) override;
   std::string describe_wait(const Warp& w) const override;
 
  private:
+  // Work in fixed point: one cycle of a job's work at full speed is kUnit units (exact integer arithmetic, the same
+  // on every platform; a job ends at the first whole cycle its work is done, never before).
+  static constexpr std::int64_t kUnit = std::int64_t{1} << 20;
   // A compute op with a share, on its sub-partition.
   struct Job {
     std::uint32_t warp = 0;
     std::int64_t share = 0;
     std::int64_t cycles = 0;  // the op's own
-    double left = 0;          // cycles of work left at full speed
+    Cycle start{0};
+    std::int64_t left = 0;    // units of work left
   };
   struct SubPartition {
-    std::vector<Job> jobs;
+    std::vector<Job> jobs;   // in the order they started
     std::int64_t total = 0;  // the jobs' shares added up
     Cycle since{0};          // when `left` was last brought up to date
-    std::uint32_t gen = 0;   // the generation of the jobs' completion events (older ones are stale)
+    std::uint32_t gen = 0;   // the generation of its completion event (older ones are stale)
   };
   OpResult shared_compute(OpContext& ctx, std::int64_t cycles, std::int64_t share);
-  // The speed of a sub-partition's jobs: 1, or 100 / total above 100 %.
-  static double speed(const SubPartition& s) { return s.total <= 100 ? 1.0 : 100.0 / static_cast<double>(s.total); }
-  void advance(SubPartition& s);      // the jobs' work up to now
-  void reschedule(std::uint32_t index);  // every job's completion at the present speed
+  // Units of work a job does in `dt` cycles at the sub-partition's speed (all of its jobs alike): kUnit per cycle at
+  // 100 % or less, kUnit * 100 / total above (rounded down: a job may end a cycle late, never early).
+  static std::int64_t progress(const SubPartition& s, std::int64_t dt);
+  // Cycles until `left` units are done at that speed (rounded up).
+  static std::int64_t cycles_for(const SubPartition& s, std::int64_t left);
+  void advance(SubPartition& s);         // the jobs' work up to now
+  void reschedule(std::uint32_t index);  // one event at the first job's end at the present speed
 
   std::uint16_t cause_sleep_, cause_share_;
   std::vector<SubPartition> parts_;  // per SM x 4

@@ -234,6 +234,47 @@ TEST_CASE("sm: compute ops share their sub-partition above 100 % and only then, 
   CHECK(none.stats.roles[0].waiting.count("a shared SM sub-partition") == 0);
 }
 
+TEST_CASE("sm: a shared op ends at the first whole cycle its work is done, just above 100 % too", "[sm][timing]") {
+  auto two = [](int cycles, int sa, int sb) {
+    return run_text(fmt::format("kernel k warps=8 {{\n warp 0 a {{ compute cycles={0} share={1} }}\n warp 4 b {{ compute "
+                                "cycles={0} share={2} }}\n}}",
+                                cycles, sa, sb))
+        .cycles;
+  };
+  CHECK(two(7, 60, 60) == 9);         // 8.4 cycles of time: the 9th
+  CHECK(two(1000, 50, 51) == 1010);   // 101 %: 1000 * 1.01
+  CHECK(two(1000, 50, 50) == 1000);
+}
+
+TEST_CASE("sm: warps share a sub-partition by their index mod 4, across the CTAs of one SM", "[sm][timing]") {
+  // Warp 2 is on another sub-partition than warp 0: no sharing.
+  CHECK(run_text("kernel k warps=4 {\n warp 0 a { compute cycles=1000 share=100 }\n warp 2 b { compute cycles=1000 share=100 }\n}")
+            .cycles == 1000);
+  // 133 one-warp CTAs on 132 SMs: two CTAs on one SM, their warps 0 on one sub-partition.
+  auto grid = [](int ctas) {
+    return run_text(fmt::format("kernel k grid=({},1,1) warps=1 {{ warp 0 a {{ compute cycles=1000 share=100 }} }}", ctas)).cycles;
+  };
+  CHECK(grid(132) == 1000);
+  CHECK(grid(133) == 2000);
+}
+
+TEST_CASE("sm: a run that stops during a shared op counts its time once, as the wait", "[sm][timing]") {
+  models::RunOptions o;
+  o.max_cycles = 500;
+  // (Warp c's sleep moves time on to cycle 450; the shared ops would end at 1200.)
+  models::RunResult r = run_text("kernel k warps=8 {\n warp 0 a { compute cycles=1000 share=60 }\n warp 4 b { compute cycles=1000 "
+                                 "share=60 }\n warp 1 c { sleep cycles=450\n sleep cycles=450 }\n}",
+                                 "h100-sxm", o);
+  REQUIRE(r.outcome == Outcome::kWatchdog);
+  const auto& a = r.stats.roles[0];
+  std::int64_t waiting = 0;
+  for (const auto& [cause, cycles] : a.waiting) waiting += cycles;
+  CHECK(a.lifetime == 450);
+  CHECK(a.busy + waiting <= a.lifetime);
+  CHECK(a.waiting.at("a shared SM sub-partition") == a.lifetime);
+  CHECK(models::format_problem(r).find("computes (share 60 %)") != std::string::npos);
+}
+
 TEST_CASE("sm: the shared speed follows the ops that start and end on the sub-partition", "[sm][timing]") {
   // a alone for 500 cycles, then a and b at half speed until a's other 500 are done (at 1500), then b alone.
   models::RunResult r = shared(100, 100, 500);
@@ -268,7 +309,7 @@ TEST_CASE("sm: a compute op's share is a percentage, checked as written and as c
   CHECK(r.diagnosis->message.find("share=-1 out of range") != std::string::npos);
 }
 
-TEST_CASE("sm: in the softmax pingpong example, softmaxes that coincide share their sub-partitions, turns do not", "[sm][timing][examples]") {
+TEST_CASE("sm: in the softmax pingpong example, warpgroups in step lose more to shared sub-partitions than warpgroups taking turns", "[sm][timing][examples]") {
   auto cycles = [](int pingpong, int share) {
     auto r = test::run_cli({"run", "examples/softmax_pingpong", "-D", fmt::format("PINGPONG={}", pingpong), "-D",
                             fmt::format("SHARE={}", share), "-D", "SOFTMAX=1600", "--clock", "boost", "--json"});
@@ -283,4 +324,6 @@ TEST_CASE("sm: in the softmax pingpong example, softmaxes that coincide share th
   CHECK(turns90 < step90);
   // The shares cost the turns less than the warpgroups in step (their softmaxes overlap less).
   CHECK(turns90 - turns0 < step90 - step0);
+  // Without a barrier the SM's wgmma queue staggers the warpgroups as well as the turns do (the example says so).
+  CHECK(cycles(2, 90) <= turns90);
 }

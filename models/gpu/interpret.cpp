@@ -21,11 +21,17 @@ void Simulator::check_ranges(const OpContext& ctx, const std::int64_t* values) c
 
 // An operator without a value (division by zero, overflow): undefined behaviour at its line.
 void Simulator::binary_error(const Warp& w, const isa::Instr& in, isa::EvalError error, std::int64_t a, std::int64_t b) const {
+  const bool div = error == isa::EvalError::kDivByZero;
+  operator_error(w, in, div ? "division by zero" : "integer overflow",
+                 div ? fmt::format("{} divides by zero at line {}", warp_label(w), in.line)
+                     : fmt::format("{}: {} at line {} (operands {} and {})", warp_label(w), isa::eval_error_text(error), in.line, a, b));
+}
+
+// Undefined behaviour of warp `w` at the instruction `in` of its code.
+void Simulator::operator_error(const Warp& w, const isa::Instr& in, std::string title, std::string message) const {
   Diagnosis d;
-  d.message = error == isa::EvalError::kDivByZero
-                  ? fmt::format("{} divides by zero at line {}", warp_label(w), in.line)
-                  : fmt::format("{}: {} at line {} (operands {} and {})", warp_label(w), isa::eval_error_text(error), in.line, a, b);
-  d.title = error == isa::EvalError::kDivByZero ? "division by zero" : "integer overflow";
+  d.title = std::move(title);
+  d.message = std::move(message);
   d.cycle = now().v;
   d.cta = ctas_[w.cta].id;
   d.warp = w.index;
@@ -50,15 +56,8 @@ void Simulator::ops_exhausted() const {
 }
 
 void Simulator::unary_error(const Warp& w, const isa::Instr& in, isa::EvalError error, std::int64_t a) const {
-  Diagnosis d;
-  d.title = "integer overflow";
-  d.message = fmt::format("{}: {} at line {} (negating {})", warp_label(w), isa::eval_error_text(error), in.line, a);
-  d.cycle = now().v;
-  d.cta = ctas_[w.cta].id;
-  d.warp = w.index;
-  d.role = program_.roles[w.role].name;
-  d.loc = program_.loc_of(in);
-  throw UndefinedBehaviour{d};
+  operator_error(w, in, "integer overflow",
+                 fmt::format("{}: {} at line {} (negating {})", warp_label(w), isa::eval_error_text(error), in.line, a));
 }
 
 void Simulator::call_error(const Warp& w, const isa::Instr& in, const std::int64_t* args) const {

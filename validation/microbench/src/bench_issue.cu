@@ -51,6 +51,18 @@ DEVI void stream(float (&a)[8], float x, float y) {
   }
 }
 
+// Warpgroup 0's operands in both kernels, at the start of the dynamic shared memory (no swizzle, as bench_wgmma.cu):
+// kSlices core-matrix tiles of A (64 rows), then of B (N rows).
+template <int N>
+DEVI void operand_descs(const unsigned char* ops, uint64_t (&da)[kSlices], uint64_t (&db)[kSlices]) {
+  const uint32_t a0 = smem_u32(ops), b0 = a0 + kSlices * 2048;
+#pragma unroll
+  for (int j = 0; j < kSlices; ++j) {
+    da[j] = make_desc(a0 + 2048u * j, 128, 256);
+    db[j] = make_desc(b0 + static_cast<uint32_t>(N * 32) * j, 128, 256);
+  }
+}
+
 // Warps [first_alu, first_alu + alu_warps) run the ALU stream; with MMA (384 threads) warpgroup 0 issues mma_reps
 // batches of wgmmas. Without MMA up to 32 warps (the wgmma code, which needs 128 accumulator registers, is left out).
 template <int KIND, int C, bool MMA>
@@ -66,24 +78,12 @@ __global__ void __launch_bounds__(MMA ? 384 : 1024, 1) k_issue(int first_alu, in
   __syncthreads();
   if (MMA && warp < 4) {
     uint64_t da[kSlices], db[kSlices];
-    const uint32_t a0 = smem_u32(dyn_raw), b0 = a0 + kSlices * 2048;
-#pragma unroll
-    for (int j = 0; j < kSlices; ++j) {
-      da[j] = make_desc(a0 + 2048u * j, 128, 256);
-      db[j] = make_desc(b0 + static_cast<uint32_t>(kMmaN * 32) * j, 128, 256);
-    }
+    operand_descs<kMmaN>(dyn_raw, da, db);
     float d[MMA ? kMmaN / 2 : 1];
 #pragma unroll
     for (int i = 0; i < (MMA ? kMmaN / 2 : 1); ++i) d[i] = 0.f;
     const unsigned long long t0 = clk();
-    for (int r = 0; r < mma_reps; ++r) {
-      wgmma_fence();
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b)
-        if constexpr (MMA) wgmma_bf16<kMmaN>(d, da[b % kSlices], db[b % kSlices], 1);
-      wgmma_commit();
-      wgmma_wait0();
-    }
+    if constexpr (MMA) wgmma_batches<kMmaN, kBatch, kSlices>(d, da, db, mma_reps);
     fence_regs(d);
     const unsigned long long t1 = clk();
     float s = 0.f;
@@ -278,23 +278,12 @@ __global__ void __launch_bounds__(384, 1) k_duty(int alu_warps, int mma_reps, in
   unsigned long long* o = out + static_cast<size_t>(warp) * kDutyOut;
   if (warp < 4) {
     uint64_t da[kSlices], db[kSlices];
-    const uint32_t a0 = smem_u32(dyn_raw), b0 = a0 + kSlices * 2048;
-#pragma unroll
-    for (int j = 0; j < kSlices; ++j) {
-      da[j] = make_desc(a0 + 2048u * j, 128, 256);
-      db[j] = make_desc(b0 + static_cast<uint32_t>(N * 32) * j, 128, 256);
-    }
+    operand_descs<N>(dyn_raw, da, db);
     float d[N / 2];
 #pragma unroll
     for (int i = 0; i < N / 2; ++i) d[i] = 0.f;
     const unsigned long long t0 = clk();
-    for (int r = 0; r < mma_reps; ++r) {
-      wgmma_fence();
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) wgmma_bf16<N>(d, da[b % kSlices], db[b % kSlices], 1);
-      wgmma_commit();
-      wgmma_wait0();
-    }
+    wgmma_batches<N, kBatch, kSlices>(d, da, db, mma_reps);
     fence_regs(d);
     const unsigned long long t1 = clk();
     if (tid == 0) stop = 1;

@@ -96,13 +96,7 @@ __global__ void __launch_bounds__(kThreads, 1) k_smem_port(const __grid_constant
     unsigned long long t0 = clk();
     if (reps == 0)  // asleep between clock reads: the spinning warps leave the issue slots to warp 8
       while (static_cast<long long>(clk() - t0) < spin) __nanosleep(500);
-    for (int r = 0; r < reps; ++r) {
-      wgmma_fence();
-#pragma unroll
-      for (int b = 0; b < kBatch; ++b) wgmma_bf16<N>(d, da[b % kSlices], db[b % kSlices], 1);
-      wgmma_commit();
-      wgmma_wait0();
-    }
+    wgmma_batches<N, kBatch, kSlices>(d, da, db, reps);
     fence_regs(d);
     unsigned long long t1 = clk();
     asm volatile("bar.sync 1, 256;" ::: "memory");

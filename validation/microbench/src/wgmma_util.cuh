@@ -18,6 +18,19 @@ DEVI void fence_regs(float (&d)[R]) {
   for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
 
+// `reps` batches of BATCH back-to-back wgmma m64nNk16 bf16 (scale-d 1), the operand slices taken in turn, each batch
+// committed and waited for.
+template <int N, int BATCH, int SLICES>
+DEVI void wgmma_batches(float (&d)[N / 2], const uint64_t (&da)[SLICES], const uint64_t (&db)[SLICES], int reps) {
+  for (int r = 0; r < reps; ++r) {
+    wgmma_fence();
+#pragma unroll
+    for (int b = 0; b < BATCH; ++b) wgmma_bf16<N>(d, da[b % SLICES], db[b % SLICES], 1);
+    wgmma_commit();
+    wgmma_wait0();
+  }
+}
+
 // Shared-memory matrix descriptor, no swizzle: start address, leading byte offset (LBO), stride byte
 // offset (SBO), all >> 4.
 DEVI uint64_t make_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {

@@ -132,6 +132,7 @@ void bench_l2_smpairs(Ctx& c);  // l2_smpairs_* (group "smpairs": request combin
 void bench_hbm_segments(Ctx& c);  // hbm_segments_* (group "segments": HBM bandwidth of short row segments)
 void bench_smem_port(Ctx& c);  // smem_port_* (group "smemport": wgmma operand reads against TMA writes)
 void bench_issue(Ctx& c);      // issue_* (group "issue": warps sharing the SM's instruction issue)
+void bench_l1(Ctx& c);         // l1_* (group "l1": a global access's L1TEX cost against the lines it touches)
 
 // Runs a shell command (popen) and returns its stdout without the trailing newline ("" on failure).
 // Defined in main.cu (used for nvidia-smi queries).

@@ -63,9 +63,10 @@ std::vector<OpSpec> build_table() {
        {"tensor"}, 0, "L2 prefetch, no completion"},
       {OpKind::kCpAsync, "cp.async",
        {{A::kBytes, T::kInt, kOpt, -1}, {A::kDst, T::kSmem, kReq, 0}, {A::kSrc, T::kTensor, kOpt, 0}, {A::kSize, T::kInt, kOpt, 16},
-        {A::kBox, T::kTuple, kOpt, 0}, {A::kAt, T::kTuple, kOpt, 0}},
+        {A::kBox, T::kTuple, kOpt, 0}, {A::kAt, T::kTuple, kOpt, 0}, {A::kLines, T::kInt, kOpt, 0}},
        {}, 0,
-       "sm80 async copy (bytes for the whole warp, or the box of src= it copies; size = bytes per thread per copy: 4, 8 or 16)"},
+       "sm80 async copy (bytes for the whole warp, or the box of src= it copies; size = bytes per thread per copy: 4, 8 or 16; "
+       "lines = the 128-byte lines one warp instruction touches)"},
       {OpKind::kCpAsyncCommit, "cp.async.commit", {}, {}, 0, "close the current cp.async group"},
       {OpKind::kCpAsyncWait, "cp.async.wait", {{A::kN, T::kInt, kReq, 0}}, {"n"}, 0,
        "wait until at most N cp.async groups are pending"},
@@ -75,11 +76,17 @@ std::vector<OpSpec> build_table() {
       {OpKind::kStShared, "st.shared", {{A::kBytes, T::kInt, kReq, 0}, {A::kDst, T::kSmem, kOpt, 0}}, {}, 0, "shared memory store"},
       {OpKind::kLdmatrix, "ldmatrix", {{A::kBytes, T::kInt, kReq, 0}, {A::kSrc, T::kSmem, kReq, 0}}, {}, 0, "ldmatrix"},
       {OpKind::kLdGlobal, "ld.global",
-       {{A::kBytes, T::kInt, kOpt, -1}, {A::kSrc, T::kTensor, kOpt, 0}, {A::kBox, T::kTuple, kOpt, 0}, {A::kAt, T::kTuple, kOpt, 0}}, {},
-       0, "global load (waits for the data): bytes, or the box of src= it reads"},
+       {{A::kBytes, T::kInt, kOpt, -1}, {A::kSrc, T::kTensor, kOpt, 0}, {A::kBox, T::kTuple, kOpt, 0}, {A::kAt, T::kTuple, kOpt, 0},
+        {A::kSize, T::kInt, kOpt, 16}, {A::kLines, T::kInt, kOpt, 0}},
+       {}, 0,
+       "global load (waits for the data): bytes, or the box of src= it reads; size = bytes per thread per instruction (4, 8, 16), "
+       "lines = the 128-byte lines one instruction touches"},
       {OpKind::kStGlobal, "st.global",
-       {{A::kBytes, T::kInt, kOpt, -1}, {A::kDst, T::kTensor, kOpt, 0}, {A::kBox, T::kTuple, kOpt, 0}, {A::kAt, T::kTuple, kOpt, 0}}, {},
-       0, "global store (fire and forget): bytes, or the box of dst= it writes"},
+       {{A::kBytes, T::kInt, kOpt, -1}, {A::kDst, T::kTensor, kOpt, 0}, {A::kBox, T::kTuple, kOpt, 0}, {A::kAt, T::kTuple, kOpt, 0},
+        {A::kSize, T::kInt, kOpt, 16}, {A::kLines, T::kInt, kOpt, 0}},
+       {}, 0,
+       "global store (fire and forget): bytes, or the box of dst= it writes; size = bytes per thread per instruction (4, 8, "
+       "16), lines = the 128-byte lines one instruction touches"},
       {OpKind::kMmaSync, "mma.sync", {{A::kShape, T::kShape, kOpt, 0}, {A::kDtype, T::kDtype, kReq, 0}, {A::kCount, T::kInt, kOpt, 1},
         {A::kM, T::kInt, kOpt, 0}, {A::kN, T::kInt, kOpt, 0}, {A::kK, T::kInt, kOpt, 0}},
        {"shape"}, 0, "sm80 warp MMA"},
@@ -260,7 +267,11 @@ std::optional<ValueRange> value_range(OpKind kind, Attr attr) {
       return ValueRange{32, 512, 1, true, "PTX tcgen05.alloc: a power of 2 in 32..512"};
     case Attr::kSize:
       if (kind == K::kCpAsync) return ValueRange{4, 16, 1, true, "PTX cp.async: 4, 8 or 16 bytes"};
+      if (kind == K::kLdGlobal || kind == K::kStGlobal)
+        return ValueRange{4, 16, 1, true, "bytes per thread of one instruction: 4, 8 or 16 (.b32, .v2.b32, .v4.b32)"};
       return std::nullopt;
+    case Attr::kLines:
+      return ValueRange{1, 32, 1, false, "128-byte lines one warp instruction touches: its 32 threads reach 1 to 32"};
     case Attr::kAt:
       return ValueRange{INT32_MIN, INT32_MAX, 1, false, "PTX tensor coordinates are 32-bit signed"};
     case Attr::kMulticast:
@@ -281,6 +292,12 @@ std::string range_error(std::string_view attr, std::int64_t v, const ValueRange&
   std::string what = r.pow2 ? "a power of 2 in " : r.multiple > 1 ? "a multiple of " + std::to_string(r.multiple) + " in " : "";
   return std::string(attr) + "=" + std::to_string(v) + " out of range: must be " + what + std::to_string(r.lo) + ".." +
          std::to_string(r.hi) + " (" + std::string(r.why) + ")";
+}
+
+std::string lines_error(std::int64_t size, std::int64_t lines) {
+  return "lines=" + std::to_string(lines) + " with size=" + std::to_string(size) + ": one warp instruction moves 32 x " +
+         std::to_string(size) + " = " + std::to_string(32 * size) + " bytes, at most 128 of them in one line, so it touches at least " +
+         std::to_string(lines_needed(size)) + " lines";
 }
 
 std::optional<MemOrder> mem_order(std::string_view w) {

@@ -71,7 +71,10 @@ struct Machine {
   // next under load, as a share of it (uniform in +-share; 0: every transfer takes the time its queues give it).
   double l2_latency_spread = 0, hbm_latency_spread = 0;
   std::int64_t cp_async_latency_cycles = 0;
-  double lsu_bytes_per_cycle = 0;  // one SM's load/store path (cp.async, ld/st.global)
+  double lsu_bytes_per_cycle = 0;  // one SM's load/store path (cp.async, ld/st.global): whole 128-byte lines of loads
+  double lsu_load_min_cycles = 0;  // the least one warp's load instruction holds that path (narrow loads of 1-2 lines)
+  double lsu_store_bytes_per_cycle = 0;  // the same path for stores: whole 32-byte sectors
+  double lsu_partial_sector_factor = 1;  // a store's sector written in part costs this many whole ones
   double smem_bytes_per_cycle = 0;
   std::int64_t global_load_latency_cycles = 0;
   // tensor cores

@@ -17,8 +17,11 @@ using isa::Attr;
 using isa::OpKind;
 
 LsuUnit::LsuUnit(Simulator& sim)
-    : Unit(sim), cause_wait_(sim.cause_id("cp.async.wait")), cause_ld_global_(sim.cause_id("ld.global")) {
-  free_.assign(static_cast<std::size_t>(sim.machine().sm_count), Cycle(0));
+    : Unit(sim),
+      cause_wait_(sim.cause_id("cp.async.wait")),
+      cause_ld_global_(sim.cause_id("ld.global")),
+      cause_path_(sim.cause_id("the SM's load/store path")) {
+  paths_.resize(static_cast<std::size_t>(sim.machine().sm_count));
 }
 
 std::span<const isa::OpKind> LsuUnit::accepted() {
@@ -39,6 +42,52 @@ void LsuUnit::cta_started(std::uint32_t slot) {
   sim_.reset_warps(warps_, slot);
 }
 
+// Without size= or lines=, an op's bytes move as whole lines (loads, copies: lsu_bytes_per_cycle) or whole
+// sectors (stores: lsu_store_bytes_per_cycle). With them, per warp instruction of 32 x size bytes spread over
+// `lines` 128-byte lines (by default as few as hold them): a load or copy holds the LSU for its lines, a whole
+// line each whatever it uses of it (a load at least lsu_load_min_cycles); a store for its 32-byte sectors, one
+// written in part costing lsu_partial_sector_factor whole ones. Measured on the H100 (validation/results/h100/
+// l1.json): loads and copies about one cycle per line touched, stores one per whole sector and two per part.
+double LsuUnit::occupancy(const OpContext& ctx, std::int64_t bytes) const {
+  const Machine& m = sim_.machine();
+  const OpKind kind = ctx.desc.kind;
+  const bool store = kind == OpKind::kStGlobal;
+  if (!ctx.present(Attr::kSize) && !ctx.present(Attr::kLines))
+    return static_cast<double>(bytes) / (store ? m.lsu_store_bytes_per_cycle : m.lsu_bytes_per_cycle);
+  const std::int64_t size = ctx.value(Attr::kSize);
+  std::int64_t lines = ctx.present(Attr::kLines) ? ctx.value(Attr::kLines) : isa::lines_needed(size);
+  if (lines < isa::lines_needed(size)) ctx.ub("value out of range", isa::lines_error(size, lines));
+  const std::int64_t per_instr = 32 * size;
+  const auto instrs = static_cast<double>(ceil_div(bytes, per_instr));
+  double cycles;  // per instruction
+  if (store) {
+    // The bytes each line gets (the instruction's bytes spread evenly), as whole sectors and a part of one.
+    const double line_bytes = static_cast<double>(per_instr) / static_cast<double>(lines);
+    const double whole = std::floor(line_bytes / 32);
+    const double part = line_bytes > whole * 32 ? 1 : 0;
+    cycles = static_cast<double>(lines) * (whole + m.lsu_partial_sector_factor * part) * 32 / m.lsu_store_bytes_per_cycle;
+  } else {
+    cycles = static_cast<double>(lines) * 128 / m.lsu_bytes_per_cycle;
+    if (kind == OpKind::kLdGlobal) cycles = std::max(cycles, m.lsu_load_min_cycles);
+  }
+  return instrs * cycles;
+}
+
+LsuUnit::Path LsuUnit::through_path(const OpContext& ctx, double cycles) {
+  BandwidthQueue& p = paths_[ctx.cta().sm];
+  const Cycle begin = sim::max(sim_.now() + Cycle(sim_.machine().op_issue_cycles), p.free());
+  return Path{begin, p.serve_cycles(begin, cycles)};
+}
+
+OpResult LsuUnit::hold_until(OpContext& ctx, Cycle taken, double cycles) {
+  const Cycle now = sim_.now();
+  const std::int64_t own = sim_.machine().op_issue_cycles + static_cast<std::int64_t>(std::ceil(cycles - 1e-9));
+  if ((taken - now).v <= own) return ctx.busy(std::max<std::int64_t>(1, (taken - now).v));
+  ctx.block(nullptr, 0, 0, cause_path_);
+  sim_.wake_at(ctx.warp_id, taken);
+  return ctx.blocked();
+}
+
 OpResult LsuUnit::execute(OpContext& ctx) {
   const Machine& m = sim_.machine();
   const isa::OpDesc& d = ctx.desc;
@@ -49,17 +98,14 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
       if (bytes <= 0) ctx.ub("bad size", fmt::format("cp.async of {} bytes", bytes));
       w.copies.add(hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.smem(Attr::kDst), true, HazardUnit::Via::kCpAsync));
-      Cycle& lsu = free_[ctx.cta().sm];
-      Cycle start = sim::max(now + Cycle(m.op_issue_cycles), lsu);
-      std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
-      lsu = start + Cycle(occ);
+      const double occ = occupancy(ctx, bytes);
+      const Path path = through_path(ctx, occ);
       busy_ += occ;
-      Cycle done = sim::max(start + Cycle(occ), through_l2(*l2_, ctx, Attr::kSrc, start, bytes, false)) +
-                   sim_.jit(m.cp_async_latency_cycles);
+      Cycle done = sim::max(path.taken, through_l2(*l2_, ctx, Attr::kSrc, path.begin, bytes, false)) + sim_.jit(m.cp_async_latency_cycles);
       sim_.counters().bytes_loaded += bytes;
       w.open = sim::max(w.open, done);
       w.all = sim::max(w.all, done);
-      return ctx.busy(m.op_issue_cycles);
+      return hold_until(ctx, path.taken, occ);
     }
     case OpKind::kCpAsyncCommit:
       w.groups.push_back(sim::max(w.open, now));
@@ -111,20 +157,18 @@ OpResult LsuUnit::execute(OpContext& ctx) {
     case OpKind::kLdGlobal:
     case OpKind::kStGlobal: {
       std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
-      Cycle& lsu = free_[ctx.cta().sm];
-      Cycle start = sim::max(now + Cycle(m.op_issue_cycles), lsu);
-      std::int64_t occ = transfer_cycles(bytes, m.lsu_bytes_per_cycle);
-      lsu = start + Cycle(occ);
-      busy_ += occ;
       const bool store = d.kind == OpKind::kStGlobal;
-      Cycle done = sim::max(start + Cycle(occ), through_l2(*l2_, ctx, store ? Attr::kDst : Attr::kSrc, start, bytes, store));
+      const double occ = occupancy(ctx, bytes);
+      const Path path = through_path(ctx, occ);
+      busy_ += occ;
+      const Cycle through = through_l2(*l2_, ctx, store ? Attr::kDst : Attr::kSrc, path.begin, bytes, store);
       if (store) {
         sim_.counters().bytes_stored += bytes;
-        return ctx.busy(m.op_issue_cycles);
+        return hold_until(ctx, path.taken, occ);
       }
       sim_.counters().bytes_loaded += bytes;
       ctx.block(nullptr, 0, 0, cause_ld_global_);
-      sim_.wake_at(ctx.warp_id, done + sim_.jit(m.global_load_latency_cycles));
+      sim_.wake_at(ctx.warp_id, sim::max(path.taken, through) + sim_.jit(m.global_load_latency_cycles));
       return ctx.blocked();
     }
     default: return Unit::execute(ctx);
@@ -133,8 +177,8 @@ OpResult LsuUnit::execute(OpContext& ctx) {
 
 void LsuUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {
   std::int64_t late = 0;
-  for (const Cycle& f : free_) late += busy_past_end(f.v, cycles);
-  s.units.push_back(per_sm_unit("LSU (cp.async, global)", std::max<std::int64_t>(0, busy_ - late), cycles, sms_used));
+  for (const BandwidthQueue& p : paths_) late += busy_past_end(p.free().v, cycles);
+  s.units.push_back(per_sm_unit("LSU (cp.async, global)", std::max<std::int64_t>(0, std::llround(busy_) - late), cycles, sms_used));
 }
 
 }  // namespace smpipe::models

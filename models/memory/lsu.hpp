@@ -1,12 +1,14 @@
 // The SM's load/store path: sm80 cp.async (groups, waits, the mbarrier arrive when a warp's copies land),
-// shared-memory loads and stores (ld/st.shared, ldmatrix) and global loads and stores. One LSU per SM,
-// occupied by the bytes it moves; global traffic also goes through the memory hierarchy (l2).
+// shared-memory loads and stores (ld/st.shared, ldmatrix) and global loads and stores. One LSU per SM, which
+// cp.async and global loads and stores hold in turn: by the 128-byte lines (loads, copies) or 32-byte sectors
+// (stores) each warp instruction touches; global traffic also goes through the memory hierarchy (l2).
 #pragma once
 
 #include <vector>
 
 #include "models/gpu/unit.hpp"
 #include "models/memory/hazards.hpp"
+#include "models/memory/transfer.hpp"
 
 namespace smpipe::models {
 
@@ -32,14 +34,27 @@ class LsuUnit : public Unit {
     // The copies' writes in flight (hazard checks), per committed group and in the open one.
     HazardUnit::Groups copies;
   };
-  std::vector<Cycle> free_;       // per SM: the LSU is free from
+  // The cycles (a fraction too) one warp's cp.async / ld.global / st.global of `bytes` holds the SM's load/store
+  // path (docs/reference.md, "The SM's load/store path").
+  double occupancy(const OpContext& ctx, std::int64_t bytes) const;
+  // The op enters its SM's path, served in order: when the path begins on it (its requests go out to the memory
+  // hierarchy from then) and when it has taken all its instructions.
+  struct Path {
+    Cycle begin, taken;
+  };
+  Path through_path(const OpContext& ctx, double cycles);
+  // The warp goes on once the path has taken the op (`taken`): busy until then if the path was free for it,
+  // otherwise waiting on the path.
+  OpResult hold_until(OpContext& ctx, Cycle taken, double cycles);
+
+  std::vector<BandwidthQueue> paths_;  // per SM: its load/store path (cycles of work, a fraction carried over)
   std::vector<WarpState> warps_;  // by warp id
-  std::int64_t busy_ = 0;
+  double busy_ = 0;
   MemoryHierarchy* l2_ = nullptr;
   MbarrierUnit* mbar_ = nullptr;
   ProxyFenceUnit* proxy_ = nullptr;
   HazardUnit* hazards_ = nullptr;
-  std::uint16_t cause_wait_, cause_ld_global_;
+  std::uint16_t cause_wait_, cause_ld_global_, cause_path_;
 };
 
 }  // namespace smpipe::models

@@ -790,3 +790,124 @@ TEST_CASE("sm90 models: the tile orders (CUTLASS's heuristic, K2's groups) visit
   CHECK(wide.stats.l2_hit_bytes == wide_m.stats.l2_hit_bytes);
   CHECK(wide_n.stats.l2_hit_bytes != wide_m.stats.l2_hit_bytes);
 }
+
+// ---- The SM's load/store path: what a warp instruction holds it for (docs/reference.md, "The SM's load/store path")
+
+namespace {
+// 16 warps of one CTA, each issuing 64 ops of kind `op` (8 instructions each: a load's warp waits for its data, as
+// the microbenchmark's warps do every 8 loads), `size` bytes per thread over `lines` lines: the SM's cycles per
+// warp instruction.
+double lsu_cycles_per_instr(const std::string& op, int size, int lines, int warps = 16) {
+  const std::string body = op == "cp.async" ? fmt::format("cp.async bytes={} dst=s size={} lines={}\n cp.async.commit\n cp.async.wait 1", 8 * 32 * size, size, lines)
+                                            : fmt::format("{} bytes={} size={} lines={}", op, 8 * 32 * size, size, lines);
+  models::RunResult r = run_text(fmt::format(
+      "kernel k warps={} {{\n smem s bytes=64K\n warps 0..{} w {{ for i in 0..64 {{ {} }} }}\n}}\n", warps, warps, body));
+  REQUIRE(r.outcome == Outcome::kFinished);
+  return static_cast<double>(r.cycles) / (64.0 * 8 * warps);
+}
+
+double l1_median(const std::string& name) {
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/l1.json");
+  nlohmann::json run = nlohmann::json::parse(f);
+  for (const auto& m : run["measurements"])
+    if (m["name"] == name) return m["median"].get<double>();
+  FAIL("no " << name);
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("lsu: loads, copies and stores hold the SM's load/store path for the lines and sectors they touch, as the H100 measured",
+          "[memory][lsu][timing]") {
+  // Every pattern of validation/results/h100/l1.json with 16 warps that the path bounds (loads of at least 4
+  // lines: fewer are bound by the loads' latency in the model), against the three parameters derived from three
+  // of them (lsu_bytes_per_cycle from the coalesced cp.async benchmark, lsu_store_bytes_per_cycle and
+  // lsu_partial_sector_factor from l1_st128_lines4 and l1_st32_lines8).
+  struct Case {
+    const char* gpu;
+    const char* op;
+    int size, lines;
+    double tolerance;
+  };
+  const Case cases[] = {
+      {"l1_ld32_l2_lines8_warps16", "ld.global", 4, 8, 0.1},     {"l1_ld32_l2_lines32_warps16", "ld.global", 4, 32, 0.1},
+      {"l1_ld64_l2_lines8_warps16", "ld.global", 8, 8, 0.1},     {"l1_ld64_l2_lines32_warps16", "ld.global", 8, 32, 0.1},
+      {"l1_ld128_l2_lines8_warps16", "ld.global", 16, 8, 0.1},   {"l1_ld128_l2_lines16_warps16", "ld.global", 16, 16, 0.1},
+      {"l1_ld128_l2_lines32_warps16", "ld.global", 16, 32, 0.1}, {"l1_cp16_lines4_warps16", "cp.async", 16, 4, 0.1},
+      {"l1_cp16_lines8_warps16", "cp.async", 16, 8, 0.1},        {"l1_cp16_lines16_warps16", "cp.async", 16, 16, 0.1},
+      {"l1_cp16_lines32_warps16", "cp.async", 16, 32, 0.1},      {"l1_st32_lines1_warps16", "st.global", 4, 1, 0.1},
+      {"l1_st32_lines2_warps16", "st.global", 4, 2, 0.1},        {"l1_st32_lines32_warps16", "st.global", 4, 32, 0.1},
+      {"l1_st64_lines2_warps16", "st.global", 8, 2, 0.1},        {"l1_st64_lines4_warps16", "st.global", 8, 4, 0.1},
+      {"l1_st64_lines32_warps16", "st.global", 8, 32, 0.1},      {"l1_st128_lines8_warps16", "st.global", 16, 8, 0.1},
+      {"l1_st128_lines32_warps16", "st.global", 16, 32, 0.1},
+      // One whole sector per line: the GPU takes about 20 % longer than a cycle per sector (documented).
+      {"l1_st32_lines4_warps16", "st.global", 4, 4, 0.2},        {"l1_st64_lines8_warps16", "st.global", 8, 8, 0.2},
+  };
+  for (const Case& c : cases) {
+    INFO(c.gpu);
+    const double gpu = l1_median(c.gpu), model = lsu_cycles_per_instr(c.op, c.size, c.lines);
+    INFO("GPU " << gpu << " cycles per instruction, model " << model);
+    CHECK(std::abs(model / gpu - 1) <= c.tolerance);
+  }
+}
+
+TEST_CASE("lsu: without size= and lines= an op moves whole lines (loads, copies) or whole sectors (stores)", "[memory][lsu][timing]") {
+  auto cycles = [](const std::string& op) {
+    models::RunResult r = run_text(fmt::format("kernel k warps=1 {{\n smem s bytes=64K\n warp 0 w {{ {} }}\n}}\n", op));
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r.cycles;
+  };
+  // The default is 16 bytes per thread over as few lines as hold them: the same time as size=16 spelled out.
+  CHECK(cycles("ld.global bytes=16384") == cycles("ld.global bytes=16384 size=16"));
+  CHECK(cycles("ld.global bytes=16384") == cycles("ld.global bytes=16384 size=16 lines=4"));
+  CHECK(cycles("cp.async bytes=16384 dst=s\n cp.async.commit\n cp.async.wait 0") ==
+        cycles("cp.async bytes=16384 dst=s size=16 lines=4\n cp.async.commit\n cp.async.wait 0"));
+  CHECK(cycles("st.global bytes=16384") == cycles("st.global bytes=16384 size=16 lines=4"));
+  // Spread wider, the same bytes take longer: loads by their lines, stores by their sectors written in part.
+  CHECK(cycles("ld.global bytes=16384 size=16 lines=8") > cycles("ld.global bytes=16384 size=16 lines=4"));
+  auto m = models::load_machine("h100-sxm");
+  // 4 bytes per thread: over 4 lines, 32 bytes each (whole sectors, 4 per instruction); over 8 lines, 16 bytes
+  // each (8 sectors in part, 2 x 8 = 16 sector times): 128 instructions of 4 against 16 sector times.
+  const std::int64_t base = cycles("st.global bytes=8");  // issue and path of one tiny store
+  const std::int64_t whole = cycles("st.global bytes=16384 size=4 lines=4") - base;
+  const std::int64_t part = cycles("st.global bytes=16384 size=4 lines=8") - base;
+  CHECK(std::abs(static_cast<double>(whole) - 128 * 4 * 32 / m.lsu_store_bytes_per_cycle) <= 2);
+  CHECK(std::abs(static_cast<double>(part) - 128 * 8 * m.lsu_partial_sector_factor * 32 / m.lsu_store_bytes_per_cycle) <= 2);
+}
+
+TEST_CASE("lsu: warps whose ops are in the SM's load/store path share it equally, each counting its own time as busy",
+          "[memory][lsu][timing]") {
+  // One warp alone, then two at once with the same store: both take twice as long and end together.
+  auto run = [](int warps) {
+    return run_text(fmt::format("kernel k warps={} {{\n warps 0..{} w {{ st.global bytes=65536 }}\n}}\n", warps, warps));
+  };
+  models::RunResult one = run(1), two = run(2);
+  REQUIRE(one.outcome == Outcome::kFinished);
+  REQUIRE(two.outcome == Outcome::kFinished);
+  auto m = models::load_machine("h100-sxm");
+  const double own = 65536 / m.lsu_store_bytes_per_cycle;
+  CHECK(std::abs(static_cast<double>(one.cycles) - own) <= m.op_issue_cycles + 2);
+  CHECK(std::abs(static_cast<double>(two.cycles) - 2 * own) <= m.op_issue_cycles + 2);
+  // Two CTAs on different SMs do not share: each its own path.
+  models::RunResult apart = run_text("kernel k grid=(2,1,1) warps=1 {\n warp 0 w { st.global bytes=65536 }\n}\n");
+  CHECK(apart.cycles == one.cycles);
+}
+
+TEST_CASE("lsu: lines= is at least what one instruction's bytes need, checked as written and as computed", "[memory][lsu][isa]") {
+  // size=16: 512 bytes per instruction, at least 4 lines; size=4: 128 bytes, 1 line at least.
+  CHECK_THROWS_WITH(test::compile_text("kernel k warps=1 { warp 0 w { ld.global bytes=512 size=16 lines=3 } }"),
+                    Catch::Matchers::Contains("lines=3 with size=16"));
+  CHECK_NOTHROW(test::compile_text("kernel k warps=1 { warp 0 w { ld.global bytes=512 size=16 lines=4 } }"));
+  CHECK_NOTHROW(test::compile_text("kernel k warps=1 { warp 0 w { st.global bytes=128 size=4 lines=32 } }"));
+  CHECK_THROWS_WITH(test::compile_text("kernel k warps=1 { warp 0 w { st.global bytes=128 size=4 lines=33 } }"),
+                    Catch::Matchers::Contains("lines=33 out of range"));
+  CHECK_THROWS_WITH(test::compile_text("kernel k warps=1 { warp 0 w { st.global bytes=128 size=2 } }"),
+                    Catch::Matchers::Contains("size=2 out of range"));
+  CHECK_THROWS_WITH(test::compile_text("kernel k warps=1 { smem s bytes=1K\n warp 0 w { cp.async bytes=512 dst=s lines=2 } }"),
+                    Catch::Matchers::Contains("lines=2 with size=16"));
+  // A value known only at run time: the same rule, as undefined behaviour at the op.
+  models::RunResult r = run_text("kernel k warps=1 { warp 0 w { let l = 2\n ld.global bytes=512 size=16 lines=l } }");
+  CHECK(r.outcome == Outcome::kUndefined);
+  REQUIRE(r.diagnosis.has_value());
+  CHECK(r.diagnosis->message.find("lines=2 with size=16") != std::string::npos);
+  CHECK(run_text("kernel k warps=1 { warp 0 w { let l = 4\n ld.global bytes=512 size=16 lines=l } }").outcome == Outcome::kFinished);
+}

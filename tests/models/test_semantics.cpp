@@ -233,9 +233,11 @@ TEST_CASE("cp.async groups: a wait covers the oldest group even with more than 6
   REQUIRE(all.outcome == Outcome::kFinished);
   REQUIRE(deep.outcome == Outcome::kFinished);
   CHECK(deep.cycles == all.cycles);
-  // The boundary: with E empty groups after it, the copy's group is among the newest 63 exactly when E <= 62.
+  // The boundary: with E empty groups after it, the copy's group is among the newest 63 exactly when E <= 62 (the
+  // wait then returns before the copy lands: the warp waited only for the SM's load/store path to take it).
   CHECK(run_text(prog(63, 63)).cycles == all.cycles);
-  CHECK(run_text(prog(62, 63)).cycles < all.cycles / 2);
+  auto m = models::load_machine("h100-sxm");
+  CHECK(run_text(prog(62, 63)).cycles <= all.cycles - m.cp_async_latency_cycles + 64 * m.op_issue_cycles);
 }
 
 TEST_CASE("cp.async groups: wait N and cp.async.arrive with and without noinc", "[semantics][cp.async]") {

@@ -226,6 +226,8 @@ def predict(smpipe, gpu, p, clock, defs, mode=None):
 
 K1 = "validation/results/h100/k1_b2b.json"
 K1_FUSED = "models/kernels/sm80/b2b_gemm_smem_accumulator.pipe"
+# K1 with beta1 = 1 and beta1 = 0 (its epilogue then reads no C1), timed in one session (2026-11-28).
+K1_BETA = (("validation/results/h100/k1_b2b_beta1.json", 1), ("validation/results/h100/k1_b2b_beta0.json", 0))
 # Tile widths tried for each unfused GEMM (the model's fastest is its prediction: cuBLASLt's choice is not known).
 K1_TILE_N = (64, 128, 256)
 
@@ -265,6 +267,15 @@ def k1_predictions(smpipe, ex):
             continue
         out[key] = {"fused_us": fused["time_us"], "fused_clock_mhz": fused["clock_mhz"], "unfused_us": sum(u[0] for u in unfused),
                     "unfused_gemms": [{"us": u[0], "tile_n": u[1], "clock_mhz": u[2]} for u in unfused]}
+    out["beta"] = []
+    for path, beta in K1_BETA:
+        with open(os.path.join(ROOT, path)) as f:
+            b = json.load(f)
+        m = re.search(r"P0, (\d+) MHz", b["nvidia_smi"]["while_k1_runs"])
+        c = float(m.group(1)) if m else None
+        r = run_model(smpipe, K1_FUSED, "h100-sxm", dict(fused_defs, BETA=beta), c, None if c else "sustained")
+        out["beta"].append({"source": path, "beta": beta, "clock_mhz": c, "gpu_us": 1000 * b["timing"]["fused"]["ms_median"],
+                            "model_us": r.get("time_us"), "error": r.get("error")})
     return out
 
 
@@ -323,6 +334,22 @@ def k1_markdown(k):
                       "streams (Nsight Compute, `validation/results/h100/k1_ncu.txt`: issue slots 17 % busy, 0.2 of 1.9 warps per "
                       "scheduler eligible, half of the stalls on global-memory scoreboards), which the sm80 model has only as "
                       "two `compute` estimates (docs/models.md, \"How far to trust the numbers\")."]
+    if k.get("beta") and all(b["model_us"] for b in k["beta"]):
+        b1, b0 = k["beta"]
+        lines += ["", "K1 with and without its epilogue's C1 loads (beta1 = 1 and 0; the same session, 2026-11-28, "
+                  f'`{b1["source"]}`, `{b0["source"]}`; the model at the clock nvidia-smi read, with `-D BETA`). Its copies and '
+                  "its epilogue's loads and stores hold the SM's load/store path for the lines and sectors each instruction "
+                  "touches (8 rows of 16 bytes per 4-byte load or store, 8 rows of 64 bytes per 16-byte copy: "
+                  "`validation/results/h100/l1.json`, docs/reference.md, \"The SM's load/store path\"; Nsight Compute counts "
+                  "the same, `validation/results/h100/k1_ncu_l1.txt`: 8 sectors in 8 lines per load and store instruction, 16 "
+                  "sectors and 8 wavefronts per copy).", "",
+                  "| beta1 | GPU | model | error |", "|---|---|---|---|"]
+        for b in k["beta"]:
+            lines.append(f'| {b["beta"]} | {b["gpu_us"]:.1f} us | {b["model_us"]:.1f} us | {100 * (b["model_us"] / b["gpu_us"] - 1):+.1f} % |')
+        lines += ["", f'Without the C1 loads the GPU is {100 * (1 - b0["gpu_us"] / b1["gpu_us"]):.1f} % faster, the model '
+                  f'{100 * (1 - b0["model_us"] / b1["model_us"]):.1f} %: on the GPU most of the loads\' time in the path overlaps '
+                  "other work of the SM's two CTAs (Nsight Compute puts them at 8 wavefronts each, ~10 % of the kernel's "
+                  "cycles), in the model much less of it. Where the rest of K1's time goes needs a trace of its warps."]
     if k["clock_mhz"] and "fused_clock_mhz" in k["at_sustained_clock"] and k["clock_mhz"] > k["at_sustained_clock"]["fused_clock_mhz"]:
         lines += ["", f'The GPU ran K1 at {k["clock_mhz"]:.0f} MHz ({fmt(k["watts"], ".0f")} W), above the sustained clock of '
                   f'{k["at_sustained_clock"]["fused_clock_mhz"]:.0f} MHz: K1 (mma.sync, timed over milliseconds of launches) did '

@@ -174,6 +174,35 @@ def latency_spread():
     return out
 
 
+L1 = "validation/results/h100/l1.json"
+
+
+def l1_costs():
+    """What a warp's global-memory instruction holds the SM's load/store path for, beyond lsu_bytes_per_cycle (the
+    `l1` group: one CTA of 16 warps on one SM, each warp's instructions spread over 1-32 rows of 128-byte lines).
+    Loads and cp.async take about one cycle per line they touch, however few of its bytes they use; a load
+    instruction at least lsu_load_min_cycles; stores one cycle per whole 32-byte sector and two per sector they
+    write in part. The H200 has the H100's SM."""
+    with open(os.path.join(ROOT, L1)) as f:
+        run = json.load(f)
+    med = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
+    who = f'{L1}, {run["gpu"]["name"]}, {run["date_utc"][:10]}'
+    whole = med["l1_st128_lines4_warps16"]  # 16 whole sectors
+    partial = med["l1_st32_lines8_warps16"]  # 8 sectors written in part (16 of their 32 bytes)
+    return {
+        "lsu_load_min_cycles": (round(med["l1_ld32_l2_lines1_warps16"], 3),
+                                f"measured: {L1}#l1_ld32_l2_lines1_warps16 (ld.global.b32 of one whole line per instruction; "
+                                f"two lines: {med['l1_ld32_l2_lines2_warps16']:.2f}, four: {med['l1_ld32_l2_lines4_warps16']:.2f}; {who})"),
+        "lsu_store_bytes_per_cycle": (round(512 / whole, 3),
+                                      f"derived: 512 bytes / l1_st128_lines4_warps16 (st.global.v4 of four whole lines: "
+                                      f"{whole:.2f} cycles; st.global.b32 of one line: {med['l1_st32_lines1_warps16']:.2f} cycles per 128 bytes) ({who})"),
+        "lsu_partial_sector_factor": (round(partial / 8 / (whole / 16), 2),
+                                      f"derived: l1_st32_lines8_warps16 / 8 sectors written in part ({partial:.2f} cycles) over "
+                                      f"l1_st128_lines4_warps16 / 16 whole ones ({whole:.2f}); 32 rows of 16 or 8 bytes: "
+                                      f"{med['l1_st128_lines32_warps16']:.2f}, {med['l1_st64_lines32_warps16']:.2f} cycles ({who})"),
+    }
+
+
 def sm90(results):
     """The parameters of an sm90 machine (H100, H200) from one microbenchmark result file."""
     global RESULTS, MEDIAN, WHO
@@ -333,6 +362,9 @@ h200.update(borrowed(atomic_params, "the H200 has the H100's SM and L2"))
 wgmma = wgmma_issue()
 h100.update(wgmma)
 h200.update(borrowed(wgmma, "the H200 has the H100's SM"))
+L1_COSTS = l1_costs()
+h100.update(L1_COSTS)
+h200.update(borrowed(L1_COSTS, "the H200 has the H100's SM"))
 h100_results = "validation/results/h100/microbench.json"
 RESULTS = h100_results
 
@@ -369,7 +401,7 @@ b200.update({
 })
 b200.update(borrowed(COMBINING, "Blackwell's TPCs also pair two SMs"))
 for k, (v, src) in list(b200.items()):
-    if src.startswith("measured:") or (src.startswith("derived:") and RESULTS in src):
+    if src.startswith("measured:") or (src.startswith("derived:") and (RESULTS in src or L1 in src)):
         b200[k] = (v, "estimate: taken from the H100 measurement, assuming Blackwell's SM is no slower here; " + src)
 
 # The simulator unit each parameter belongs to (the sections of a machine file, models/machine.hpp).
@@ -380,7 +412,7 @@ UNITS = {
     "named_barrier": ["named_barrier_cycles", "named_barrier_cycles_per_warp"],
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
-    "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "smem_bytes_per_cycle", "global_load_latency_cycles"],
+    "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "global_load_latency_cycles"],
     "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "l2_miss_lookups"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],

@@ -874,9 +874,9 @@ TEST_CASE("lsu: without size= and lines= an op moves whole lines (loads, copies)
   CHECK(std::abs(static_cast<double>(part) - 128 * 8 * m.lsu_partial_sector_factor * 32 / m.lsu_store_bytes_per_cycle) <= 2);
 }
 
-TEST_CASE("lsu: warps whose ops are in the SM's load/store path share it equally, each counting its own time as busy",
+TEST_CASE("lsu: the warps of one SM take turns on its load/store path, CTAs on other SMs do not wait for it",
           "[memory][lsu][timing]") {
-  // One warp alone, then two at once with the same store: both take twice as long and end together.
+  // One warp alone, then two at once with the same store: the second goes on once the path has taken both.
   auto run = [](int warps) {
     return run_text(fmt::format("kernel k warps={} {{\n warps 0..{} w {{ st.global bytes=65536 }}\n}}\n", warps, warps));
   };
@@ -887,6 +887,12 @@ TEST_CASE("lsu: warps whose ops are in the SM's load/store path share it equally
   const double own = 65536 / m.lsu_store_bytes_per_cycle;
   CHECK(std::abs(static_cast<double>(one.cycles) - own) <= m.op_issue_cycles + 2);
   CHECK(std::abs(static_cast<double>(two.cycles) - 2 * own) <= m.op_issue_cycles + 2);
+  // Alone, the warp issues its stores (busy); behind another warp's, it waits on the path until they are taken.
+  REQUIRE(one.stats.roles.size() == 1);
+  CHECK(one.stats.roles[0].waiting.count("the SM's load/store path") == 0);
+  CHECK(std::abs(static_cast<double>(one.stats.roles[0].busy) - own) <= m.op_issue_cycles + 2);
+  REQUIRE(two.stats.roles.size() == 1);
+  CHECK(std::abs(static_cast<double>(two.stats.roles[0].waiting["the SM's load/store path"]) - 2 * own) <= 2 * m.op_issue_cycles + 2);
   // Two CTAs on different SMs do not share: each its own path.
   models::RunResult apart = run_text("kernel k grid=(2,1,1) warps=1 {\n warp 0 w { st.global bytes=65536 }\n}\n");
   CHECK(apart.cycles == one.cycles);

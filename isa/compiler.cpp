@@ -107,6 +107,11 @@ class Compiler {
     if (!file_.imports.empty())
       fail(file_.imports.front().loc, "an import that was not read (isa::parse reads them)");
     if (file_.kernels.empty()) fail(SourceLoc{file_.source.get(), 1, 1}, "the file declares no kernel");
+    for (std::size_t i = 1; i < file_.kernels.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (file_.kernels[i].name == file_.kernels[j].name)
+          fail(file_.kernels[i].loc, fmt::format("kernel '{}' is declared twice (first at line {}): --kernel could not tell them apart",
+                                                 file_.kernels[i].name, file_.kernels[j].loc.line));
     const Kernel* k = nullptr;
     if (wanted.empty()) {
       if (file_.kernels.size() > 1) {

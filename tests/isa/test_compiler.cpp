@@ -220,3 +220,9 @@ TEST_CASE("constant arithmetic is checked: a result outside the signed 64-bit ra
   // ceil_div rounds towards +infinity for negative dividends too, and cannot overflow.
   CHECK(with("ceil_div(9223372036854775807, 2) - 4611686018427387904").empty());
 }
+
+TEST_CASE("two kernels of one name are an error at the second: --kernel could not choose", "[compiler]") {
+  const std::string one = "kernel k warps=1 {\n  warp 0 w { compute cycles=1 }\n}\n";
+  CHECK_THAT(compile_error(one + one), Catch::Contains("test.pipe:4:1") && Catch::Contains("kernel 'k' is declared twice (first at line 1)"));
+  CHECK(compile_error(one + "kernel k2 warps=1 {\n  warp 0 w { compute cycles=1 }\n}\n").find("declared twice") == std::string::npos);
+}

@@ -578,6 +578,8 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   int decl = static_cast<int>(decl_[w.wait_obj]);
   std::vector<std::uint32_t> signalers;
   std::vector<std::string> exited;  // warps that could signal it but exited
+  std::vector<std::string> exited_when;  // the same, with the cycle each exited at
+  std::size_t exited_all = 0;
   for (std::uint32_t peer : sim_.cluster_of(c).ctas) {
     const Cta& pc = sim_.cta(peer);
     for (int i = 0; i < p.warps; ++i) {
@@ -587,10 +589,15 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       bool sig = false;
       for (const auto& d : p.roles[x.role].ops) sig = sig || (d.signals_barrier(decl) && reaches(d, pc.rank, c.rank));
       if (!sig) continue;
-      if (x.state != WarpState::kDone)
+      if (x.state != WarpState::kDone) {
         signalers.push_back(wid);
-      else if (exited.size() < 4)
-        exited.push_back(fmt::format("CTA {} warp {} ({})", pc.id, x.index, p.roles[x.role].name));
+      } else {
+        ++exited_all;
+        if (exited.size() < 4) {
+          exited.push_back(fmt::format("CTA {} warp {} ({})", pc.id, x.index, p.roles[x.role].name));
+          exited_when.push_back(fmt::format("{} at cycle {}", exited.back(), exit_cycle_[wid]));
+        }
+      }
       e.waits_on(wid);
     }
   }
@@ -648,6 +655,13 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     if (!blocked_on.empty())
       e.cause(fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: {}", name,
                           b.expected(), b.phase(), fmt::join(blocked_on, "; ")));
+  } else if (b.arrivals_this_phase() > 0 && !exited.empty()) {
+    // Some signallers still run, some exited: an early exit (a guard that skips a warp's loop) takes its arrivals.
+    e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing), and {} warp(s) "
+                        "whose code arrives on {} exited: {}{}. A warp that leaves before its arrivals (an early exit or a "
+                        "shorter loop) takes them from every later phase",
+                        name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(), exited_all,
+                        p.mbarriers[decl].name, fmt::join(exited_when, ", "), exited_all > exited_when.size() ? ", ..." : ""));
   } else if (b.arrivals_this_phase() > 0) {
     e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing). If "
                         "every warp that arrives per phase already did, the count is larger than the threads "

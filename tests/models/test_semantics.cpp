@@ -594,6 +594,17 @@ TEST_CASE("deadlock causes say whether the arrivers exited or never existed", "[
                        " wait b parity=i & 1 } }\n warp 1 w { for i in 0..3 { wait b parity=i & 1 } }\n}\n");
   REQUIRE(gone.outcome == Outcome::kDeadlock);
   CHECK_THAT(cause(gone), Catch::Contains("every warp that signals b has exited: CTA 0 warp 0 (p)"));
+  // Two of three arrivers run, one left before its loop: the cause names it (and its exit), not the count.
+  auto some = [](int skip) {
+    return run_text(fmt::format("kernel k warps=4 {{\n mbarrier b count=96\n warp 0 p {{ wait b parity=0 }}\n"
+                                " warps 1..4 w {{ if warp_in_role == {} {{ exit }}\n arrive b\n wait b parity=0 }}\n}}\n",
+                                skip));
+  };
+  auto early = some(2);
+  REQUIRE(early.outcome == Outcome::kDeadlock);
+  CHECK_THAT(cause(early), Catch::Contains("only 64 arrival(s) came in phase 0 (32 missing), and 1 warp(s) whose code arrives on b "
+                                           "exited: CTA 0 warp 3 (w) at cycle"));
+  CHECK(some(5).outcome == Outcome::kFinished);  // no warp skips: all three arrive
 }
 
 TEST_CASE("TMEM cta_group::2: one warp of each CTA of the pair allocates together, the same columns in both",

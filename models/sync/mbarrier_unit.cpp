@@ -132,10 +132,15 @@ void MbarrierUnit::check_alive(const Signal& s) {
   const isa::OpDesc& op = p.roles[role].ops[s.op];
   Diagnosis d;
   d.title = "signal to an exited CTA";
-  d.message = fmt::format("{}({}) from CTA {} warp {} ({}) lands on {} of CTA {}, which has already exited: a CTA must not exit "
-                          "while cluster peers may still signal its barriers (CUTLASS producer_tail waits on every empty "
-                          "barrier before exiting)",
-                          signal_name(s.kind), s.value, s.from_cta, index, p.roles[role].name, barrier_name(s.barrier), s.cta_id);
+  // Its own CTA's signal (a copy or commit still in flight at exit) or a cluster peer's.
+  const bool own = s.from_cta == s.cta_id;
+  d.message = fmt::format("{}({}) from CTA {} warp {} ({}) lands on {} of CTA {}, which has already exited: {}",
+                          signal_name(s.kind), s.value, s.from_cta, index, p.roles[role].name, barrier_name(s.barrier), s.cta_id,
+                          own ? fmt::format("the CTA exited while its own op at line {} was still in flight; a CTA must wait for "
+                                            "what it issued (here: a wait on {}) before it exits",
+                                            op.loc.line, barrier_name(s.barrier))
+                              : "a CTA must not exit while cluster peers may still signal its barriers (CUTLASS producer_tail "
+                                "waits on every empty barrier before exiting)");
   d.cycle = sim_.now().v;
   d.cta = s.from_cta;
   d.warp = index;

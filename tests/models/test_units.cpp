@@ -100,6 +100,9 @@ kernel k grid=(2000, 1, 1) warps=32 {
   CHECK(r.diagnosis->title == "signal to an exited CTA");
   CHECK(r.diagnosis->cta == 264);
   CHECK_THAT(r.diagnosis->message, Catch::StartsWith("complete_tx(65536) from CTA 264 warp 0 (w) lands on b of CTA 264"));
+  // Its own load (not a cluster peer's signal): the message says so, with the op's line and the barrier to wait on.
+  CHECK_THAT(r.diagnosis->message, Catch::Contains("the CTA exited while its own op at line 7 was still in flight") &&
+                                       Catch::Contains("a wait on b") && !Catch::Contains("cluster peers"));
   // Waiting for the load before exiting is the fix.
   std::string fixed = text;
   fixed.replace(fixed.find("bar=b } }"), 9, "bar=b }\n wait b parity=0 }");

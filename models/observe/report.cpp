@@ -158,7 +158,16 @@ std::string format_problem(const RunResult& r) {
     else
       out += fmt::format("watchdog at cycle {}: {}\n", r.cycles, r.watchdog_reason);
     bool progressing = r.outcome == Outcome::kWatchdog && rep.progressing(r.cycles);
-    if (progressing)
+    // Every warp left is inside a compute op that shares its sub-partition (a long op in progress, not a loop; a
+    // warp merely running could be spinning).
+    const bool working = !rep.warps.empty() && std::all_of(rep.warps.begin(), rep.warps.end(), [](const StuckWarp& w) {
+      return w.cause == "a shared SM sub-partition";
+    });
+    if (!progressing && r.outcome == Outcome::kWatchdog && rep.limit_stop && working)
+      out += "  no barrier phase completed and no warp exited before the stop, but every warp below is inside an op that "
+             "takes time (it computes): the run needs more than the limit. Raise --max-cycles or --max-ops. Where the warps "
+             "were:\n";
+    else if (progressing)
       out += fmt::format("  the run was still making progress (a barrier phase completed or a warp exited at cycle {}): it did not "
                          "hang, it needs more than the limit. Raise --max-cycles or --max-ops. Where the warps were:\n",
                          rep.last_progress);

@@ -290,6 +290,14 @@ TEST_CASE("watchdog: a run cut short while progressing is told apart from one th
   CHECK(spin.code == cli::kDeadlock);
   CHECK_THAT(spin.out, Catch::Contains("no barrier phase completed and no warp exited before the stop"));
   CHECK_THAT(spin.out, !Catch::Contains("still making progress"));
+  CHECK_THAT(spin.out, !Catch::Contains("inside an op that takes time"));
+  // Warps inside compute ops that share their sub-partitions, stopped before any ends: long ops, not a loop.
+  models::RunOptions short_run;
+  short_run.max_cycles = 5000;
+  auto sharing = test::run_text("kernel k warps=2 {\n warps 0..2 w { compute cycles=1000000 share=80 }\n}\n", "h100-sxm", short_run);
+  REQUIRE(sharing.outcome == models::Outcome::kWatchdog);
+  CHECK_THAT(models::format_problem(sharing), Catch::Contains("every warp below is inside an op that takes time") &&
+                                                  !Catch::Contains("loop without progress"));
   // An op-less endless loop is stuck even if another warp just exited: not judged by progress.
   models::RunOptions o;
   auto loop = test::run_text("kernel k warps=2 {\n warp 0 a { compute cycles=100 }\n warp 1 b { compute cycles=105\n"

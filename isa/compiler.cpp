@@ -556,8 +556,11 @@ class Compiler {
           step_const = fold(s.exprs[2]);
           if (step_const && *step_const <= 0) fail(s.exprs[2].loc, "the loop step must be positive");
           if (!step_const) {
+            // Computed at run time: checked once on entry, a step that is not positive is an error at its line
+            // (undefined behaviour of the warp, as a division by zero is), not an endless loop.
             step = hidden_slot(fmt::format("{}.step", s.name));
             compile_expr(s.exprs[2]);
+            emit(Opc::kCall, s.exprs[2].loc, 1, 0, static_cast<std::uint8_t>(CallFn::kLoopStep));
             emit(Opc::kStore, s.loc, step);
           }
         }

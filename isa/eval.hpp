@@ -10,7 +10,7 @@ namespace smpipe::isa {
 
 // Why an operation has no value: the caller reports it where it happened (the compiler as an input
 // error, the interpreter as undefined behaviour at the op's line).
-enum class EvalError : std::uint8_t { kNone, kDivByZero, kOverflow, kCeilDiv };
+enum class EvalError : std::uint8_t { kNone, kDivByZero, kOverflow, kCeilDiv, kLoopStep };
 
 inline const char* eval_error_text(EvalError e) {
   switch (e) {
@@ -18,6 +18,7 @@ inline const char* eval_error_text(EvalError e) {
     case EvalError::kDivByZero: return "division by zero";
     case EvalError::kOverflow: return "integer overflow (the result is outside the signed 64-bit range)";
     case EvalError::kCeilDiv: return "ceil_div by a value that is not positive";
+    case EvalError::kLoopStep: return "the loop step must be positive";
   }
   return "";
 }
@@ -82,7 +83,8 @@ inline EvalResult eval_unary(UnOp op, std::int64_t a) {
   return a;
 }
 
-// min / max of n >= 1 values; ceil_div(a, b) with b > 0 (rounds towards +infinity, for negative a too).
+// min / max of n >= 1 values; ceil_div(a, b) with b > 0 (rounds towards +infinity, for negative a too); a loop
+// step s > 0 (kLoopStep: s itself).
 inline EvalResult eval_call(CallFn fn, const std::int64_t* args, std::size_t n) {
   std::int64_t r = args[0];
   switch (fn) {
@@ -95,6 +97,9 @@ inline EvalResult eval_call(CallFn fn, const std::int64_t* args, std::size_t n) 
     case CallFn::kCeilDiv:
       if (args[1] <= 0) return EvalError::kCeilDiv;
       return args[0] / args[1] + (args[0] % args[1] > 0 ? 1 : 0);
+    case CallFn::kLoopStep:
+      if (args[0] <= 0) return EvalError::kLoopStep;
+      return args[0];
   }
   return EvalError::kOverflow;
 }

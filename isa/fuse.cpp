@@ -170,7 +170,9 @@ std::vector<Item> hoist(RoleCode& role, const Program& p, const std::vector<bool
       case Opc::kCall: {
         auto v = pop(in.a);
         if (!ok || v.empty()) break;
-        bool pure = static_cast<CallFn>(in.sub) != CallFn::kCeilDiv && std::all_of(v.begin(), v.end(), [](const Val& x) { return x.pure; });
+        // ceil_div and a loop step may fail: never hoisted (their error belongs at their line, in the loop).
+        CallFn fn = static_cast<CallFn>(in.sub);
+        bool pure = (fn == CallFn::kMin || fn == CallFn::kMax) && std::all_of(v.begin(), v.end(), [](const Val& x) { return x.pure; });
         if (pure) {
           Val r{true, v[0].lo, v[0].hi, v[0].start};
           for (const Val& x : v) {

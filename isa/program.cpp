@@ -98,7 +98,7 @@ std::string Program::dump() const {
         case Opc::kBuiltin: arg = std::string(builtin_name(static_cast<Builtin>(in.a))); break;
         case Opc::kBinary: arg = bin_op_name(static_cast<BinOp>(in.sub)); break;
         case Opc::kUnary: arg = un_op_name(static_cast<UnOp>(in.sub)); break;
-        case Opc::kCall: arg = fmt::format("{} args={}", in.sub == 0 ? "min" : in.sub == 1 ? "max" : "ceil_div", in.a); break;
+        case Opc::kCall: arg = fmt::format("{} args={}", in.sub == 0 ? "min" : in.sub == 1 ? "max" : in.sub == 2 ? "ceil_div" : "loop_step", in.a); break;
         case Opc::kJump: case Opc::kJumpIfZero: arg = fmt::format("-> {}", in.a); break;
         case Opc::kOp: {
           const OpDesc& d = r.ops[in.a];

@@ -92,7 +92,9 @@ enum class Opc : std::uint8_t {
 
 enum class BinOp : std::uint8_t { kOr, kAnd, kBitOr, kBitXor, kBitAnd, kEq, kNe, kLt, kLe, kGt, kGe, kShl, kShr, kAdd, kSub, kMul, kDiv, kMod };
 enum class UnOp : std::uint8_t { kNeg, kNot, kBitNot };
-enum class CallFn : std::uint8_t { kMin, kMax, kCeilDiv };
+// kLoopStep is no function of the language: the compiler applies it to a `for` step computed at run time (the
+// step itself, or an error when it is not positive).
+enum class CallFn : std::uint8_t { kMin, kMax, kCeilDiv, kLoopStep };
 // The operators as the language writes them (kBitOr is "|"), in enum order.
 std::string_view bin_op_name(BinOp op);
 std::string_view un_op_name(UnOp op);

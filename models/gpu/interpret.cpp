@@ -61,7 +61,12 @@ void Simulator::unary_error(const Warp& w, const isa::Instr& in, isa::EvalError 
 }
 
 void Simulator::call_error(const Warp& w, const isa::Instr& in, const std::int64_t* args) const {
-  // Reported without the warp's CTA and warp, as before (the message names them).
+  if (static_cast<isa::CallFn>(in.sub) == isa::CallFn::kLoopStep)
+    operator_error(w, in, "loop step not positive",
+                   fmt::format("{}: the step of the for loop at line {} is {}: {} (a step computed at run time is checked "
+                               "when the loop starts)",
+                               warp_label(w), in.line, args[0], isa::eval_error_text(isa::EvalError::kLoopStep)));
+  // ceil_div: reported without the warp's CTA and warp, as before (the message names them).
   Diagnosis d;
   d.title = "ceil_div by a value that is not positive";
   d.message = fmt::format("{}: ceil_div({}, {}) at line {}", warp_label(w), args[0], args[1], in.line);

@@ -195,7 +195,8 @@ void HazardUnit::complete(Part p, std::span<const std::uint32_t> comps, std::spa
   PartState* s = state(p);
   if (s == nullptr) return;
   if (s->sticky) {
-    // An accumulator write: this commit (and every later one of its thread) orders it, in every chunk.
+    // An accumulator write or an operand read of a tcgen05 thread: this commit (and every later one of the
+    // thread) orders it, in every chunk.
     s->landed = true;
     for (std::size_t i = 0; i < comps.size(); ++i)
       if (std::none_of(s->commits.begin(), s->commits.end(), [&](const auto& e) { return e.first == comps[i]; }))
@@ -257,6 +258,12 @@ HazardUnit::Part HazardUnit::tmem_mma_write(std::uint32_t warp_id, std::uint32_t
                                             std::uint32_t end) {
   if (first >= end) return 0;
   return range_access({&warp_id, 1}, op, cta, first, end, true, Via::kTmemMma, kNone, kNone, true);
+}
+
+HazardUnit::Part HazardUnit::tcgen05_read(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer,
+                                          Via via) {
+  if (buffer == kNone) return 0;
+  return range_access({&warp_id, 1}, op, cta, buffer, buffer + 1, false, via, kNone, kNone, true);
 }
 
 bool HazardUnit::forget(Part p, std::uint32_t cta, std::uint32_t buffer) {
@@ -503,9 +510,17 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   // An access ordered before this one of the same kind needs no record any more: whatever is ordered
   // after this one is ordered after it too. The others stay (unordered, but not in conflict).
   std::vector<Rec>& same = rec.write ? b.writes : b.reads;
-  std::erase_if(same, [&](const Rec& r) { return ordered(r, vc); });
-  if (rec.write) std::erase_if(b.reads, [&](const Rec& r) { return ordered(r, vc); });
-  if (same.size() >= kMaxRecords) same.erase(same.begin());
+  auto done = [&](const Rec& r) {
+    if (!ordered(r, vc)) return false;
+    dropped(r);
+    return true;
+  };
+  std::erase_if(same, done);
+  if (rec.write) std::erase_if(b.reads, done);
+  if (same.size() >= kMaxRecords) {
+    dropped(same.front());
+    same.erase(same.begin());
+  }
   same.push_back(rec);
 }
 
@@ -578,6 +593,29 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
       case Via::kGeneric: break;
     }
   }
+  // A barrier component's words: its name, and the CTA when it is another one of the cluster.
+  auto barrier_words = [&](std::uint32_t comp, std::string& name, std::string& where) {
+    std::uint32_t rel = comp - static_cast<std::uint32_t>(cluster_size_ * warps_);
+    std::uint32_t rank = rel / static_cast<std::uint32_t>(bars_), flat = rel % static_cast<std::uint32_t>(bars_);
+    name = p.mbarrier_layout.element_name(p.mbarriers, flat);
+    where = rank == static_cast<std::uint32_t>(sim_.cta(sim_.warp(now.warp).cta).rank)
+                ? ""
+                : fmt::format(" of cluster rank {} (another CTA: its completion must reach this one, e.g. bar_cta=, a remote "
+                              "arrive, or a cluster barrier)",
+                              rank);
+  };
+  if (landed(prior) && (prior.via == Via::kUmma || prior.via == Via::kTmemCp)) {
+    // An operand read: complete for a warp that observed a phase any commit after it landed in; name the first.
+    auto [comp, clock] = state(prior.part)->commits.front();
+    std::string name, where;
+    barrier_words(comp, name, where);
+    std::int64_t phase = static_cast<std::int64_t>(clock) - 1;
+    return fmt::format("the tensor cores read the operand until a later `umma.commit` of warp {} lands (each commit tracks "
+                       "all the thread's earlier tcgen05 ops); the first that did completed phase {} of {}{}, which warp {} "
+                       "has not observed (no wait on that phase, or on a phase a later commit of warp {} completed, by it or "
+                       "by a warp that then synchronised with it): wait on {} with parity {} first",
+                       pw.index, phase, name, where, now_index, pw.index, name, phase & 1);
+  }
   if (landed(prior)) {
     std::uint32_t last = state(prior.part)->commits.back().first - static_cast<std::uint32_t>(cluster_size_ * warps_);
     return fmt::format("the accumulator that warp {}'s tcgen05.mma writes is complete only for a warp that observed a "
@@ -587,13 +625,11 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
                        now_index);
   }
   if (prior.done_phase >= 0) {
-    std::uint32_t rank = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) / static_cast<std::uint32_t>(bars_);
-    std::uint32_t flat = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) % static_cast<std::uint32_t>(bars_);
-    std::string where = rank == static_cast<std::uint32_t>(sim_.cta(sim_.warp(now.warp).cta).rank) ? "" : fmt::format(" of cluster rank {} (another CTA: its completion must reach this one, e.g. bar_cta=, a remote arrive, or a cluster barrier)", rank);
+    std::string name, where;
+    barrier_words(prior.comp[0], name, where);
     return fmt::format("it completed phase {} of {}{}, which warp {} has not observed (no wait on that phase by it, or by a "
                        "warp that then synchronised with it): wait on {} with parity {} first",
-                       prior.done_phase, p.mbarrier_layout.element_name(p.mbarriers, flat), where, now_index,
-                       p.mbarrier_layout.element_name(p.mbarriers, flat), prior.done_phase & 1);
+                       prior.done_phase, name, where, now_index, name, prior.done_phase & 1);
   }
   (void)vc;
   std::string wait = prior.via == Via::kWgmma      ? "`wgmma.wait N`"

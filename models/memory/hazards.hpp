@@ -15,6 +15,10 @@
 // is "in flight" from its issue until what completes it: the phase of the mbarrier its complete_tx or
 // commit lands on (epoch: that barrier's component), or the issuing warp's covering wait (tma.wait,
 // cp.async.wait, wgmma.wait: epoch of that warp at the wait). While in flight it is ordered before nothing.
+// What a tcgen05 thread issues (umma operand reads and accumulator writes, tcgen05.cp sources) is completed
+// by every later umma.commit of the thread, not only the first (each tracks all the thread's earlier
+// tcgen05 ops, PTX ISA tcgen05.commit): it is ordered before whoever observes a phase that any of them
+// landed in (a "sticky" part, which keeps the epoch of each barrier its commits landed on).
 // Units report the accesses and the synchronisation; this unit keeps the clocks and the per-buffer records
 // and turns a conflict into a hazard diagnosis naming both ops, the buffer and the synchronisation that is
 // missing.
@@ -91,6 +95,13 @@ class HazardUnit : public Unit {
   // when that was its last chunk (the part is gone).
   Part tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t first, std::uint32_t end);
   bool forget(Part p, std::uint32_t cta, std::uint32_t buffer);
+  // A tcgen05 operand read of smem `buffer` of CTA slot `cta` (umma a= / b=, Via::kUmma; tcgen05.cp src=,
+  // Via::kTmemCp) by the elected thread of warp `warp_id`: in flight until a umma.commit of the thread lands,
+  // then ordered before whoever observes that commit or any later one of the thread. The caller adopts it into
+  // every later commit for as long as live(p): the checker forgets it once a later access of the buffer is
+  // ordered after it (or its record is dropped), and nothing it could order is left.
+  Part tcgen05_read(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer, Via via);
+  bool live(Part p) const { return state(p) != nullptr; }
 
   // A generic access by the executing warp; a hazard (never returns) when it races.
   void generic(const OpContext& ctx, std::uint32_t buffer, bool write);
@@ -162,7 +173,8 @@ class HazardUnit : public Unit {
   static constexpr int kMaxEpochs = isa::kWarpsPerWarpgroup;
   struct Rec {
     Part part = 0;             // in flight (not ordered before anything) while non-zero and not landed
-    bool sticky = false;       // a tcgen05.mma accumulator write: its part's commits order it (PartState)
+    bool sticky = false;       // completed by its tcgen05 thread's commits (an accumulator write or an operand
+                               // read): any of its part's commits orders it (PartState)
     // Epochs (component, clock): ordered before a clock that covers any of them (one unless a warpgroup's
     // wait completed it: then each of its warps' own).
     std::uint8_t epochs = 1;
@@ -188,9 +200,10 @@ class HazardUnit : public Unit {
     std::uint32_t cta = ~0u, buffer = ~0u;  // its access (~0u: a pure release): buffers [buffer, buffer_end)
     std::uint32_t buffer_end = ~0u;
     bool sticky = false;
-    // Sticky (accumulator writes): chunks not superseded yet; whether a commit landed (the part stays, for
-    // later commits); the epoch of every barrier a commit landed on (the earliest per barrier: a later phase
-    // of the same barrier orders nothing more). Kept with the part, for all its chunks' records.
+    // Sticky (a tcgen05 thread's accumulator writes and operand reads): chunks not superseded yet; whether a
+    // commit landed (the part stays, for later commits); the epoch of every barrier a commit landed on (the
+    // earliest per barrier: a later phase of the same barrier orders nothing more), in landing order. Kept with
+    // the part, for all its chunks' records.
     std::uint32_t chunks = 0;
     bool landed = false;
     std::vector<std::pair<std::uint32_t, Clock>> commits;
@@ -253,6 +266,10 @@ class HazardUnit : public Unit {
                     std::uint32_t end, bool write, Via via, std::uint32_t bar_cta, std::uint32_t bar, bool sticky);
   // Checks an access against the buffer's records and installs it; a hazard at (warp, op) on conflict.
   void access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec, const Clock* vc);
+  // A record leaves its buffer: a sticky operand read's part goes with it (its only record).
+  void dropped(const Rec& r) {
+    if (r.sticky && !r.write) free_part(r.part);
+  }
   [[noreturn]] void report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc);
   std::string buffer_name(std::uint32_t buffer) const;
   std::string op_words(const Rec& r) const;

@@ -232,11 +232,13 @@ OpResult TensorUnit::umma(OpContext& ctx) {
   int ctas = two ? 2 : 1;
   for (int c = 0; c < ctas; ++c)
     for (isa::Attr a : {Attr::kA, Attr::kB})
-      if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, pair[c], HazardUnit::named(ctx, a), false,
-                                                      HazardUnit::Via::kUmma))
+      if (std::uint64_t part = hazards_->tcgen05_read(ctx.warp_id, ctx.op, pair[c], HazardUnit::named(ctx, a), HazardUnit::Via::kUmma))
         t.reads.emplace_back(pair[c], part);
-  // The accumulator's TMEM columns (tmem=, in this CTA, and in the peer's for cta_group::2).
+  // The accumulator's TMEM columns (tmem=, in this CTA, and in the peer's for cta_group::2): N from the column
+  // part of the address, allocated in each CTA.
   if (ctx.present(Attr::kTmem)) {
+    if (check_tmem_columns)
+      for (int c = 0; c < ctas; ++c) check_tmem_columns(ctx, pair[c], ctx.value(Attr::kTmem) & 0xffff, d.n);
     auto [first, end] = hazards_->tmem_buffers(ctx.value(Attr::kTmem) & 0xffff, d.n);
     for (int c = 0; c < ctas; ++c) {
       std::uint64_t part = hazards_->tmem_mma_write(ctx.warp_id, ctx.op, pair[c], first, end);
@@ -281,14 +283,15 @@ OpResult TensorUnit::umma_commit(OpContext& ctx) {
   Cycle now = sim_.now();
   Cycle at = sim::max(sim::max(t.done, t.cp_done), now);
   std::int64_t cta_id = ctx.cta().id;
+  // Operand reads the checker no longer needs (a later access of their buffer is ordered after them) are done.
+  std::erase_if(t.reads, [&](const auto& e) { return !hazards_->live(e.second); });
   for (std::uint32_t target : targets) {
     Signal s = mbar_->signal_to(target, SignalKind::kArrive, f, 1, ctx.warp_id, ctx.op);
-    // The arrive releases, and completes this thread's operand reads in flight (with the first signal
-    // to its own CTA, else the first one).
+    // The arrive releases, and completes this thread's operand reads and accumulator writes.
     s.hb = hazards_->release(ctx.warp_id);
-    // Operand reads complete with the signal that reaches their CTA (the first one, if none does), and
-    // accumulator writes likewise, with every later commit too (each tracks all the thread's earlier
-    // tcgen05 ops).
+    // Operand reads and accumulator writes complete with the signal that reaches their CTA (the first one,
+    // if none does), and with every later commit too (each tracks all the thread's earlier tcgen05 ops, PTX
+    // ISA tcgen05.commit), not only the first.
     auto lands_with = [&](std::uint32_t cta) {
       bool reaches = std::find(targets.begin(), targets.end(), cta) != targets.end();
       return cta == target || (!reaches && target == targets.slot[0]);
@@ -300,7 +303,6 @@ OpResult TensorUnit::umma_commit(OpContext& ctx) {
     if (!sim_.observers().empty()) s.token = sim_.observers().signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
     mbar_->send(target == ctx.cta_slot() ? at : at + sim_.jit(m.remote_arrive_cycles), s);
   }
-  t.reads.clear();
   return ctx.busy(m.op_issue_cycles);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <vector>
 
 #include "models/gpu/unit.hpp"
@@ -33,8 +34,9 @@ class TensorUnit : public Unit {
   // tcgen05.cp copies at `cp_done` (tcgen05.mma is ordered after them, PTX ISA 9.7.16.6).
   struct Tcgen05Thread {
     Cycle done{0}, cp_done{0};
-    // smem operand reads in flight, not yet tracked by a commit (hazards): (CTA slot, part); a cta_group::2
-    // MMA reads the operands of both CTAs of the pair.
+    // smem operand reads (umma a= / b=, tcgen05.cp src=; hazards): (CTA slot, part), each adopted by every
+    // later commit (each tracks all the thread's earlier tcgen05 ops) while the checker keeps it; a
+    // cta_group::2 MMA reads the operands of both CTAs of the pair.
     std::vector<std::pair<std::uint32_t, std::uint64_t>> reads;
     // Accumulator writes (hazards): the latest part per TMEM chunk of each CTA slot written (its own, and its
     // pair peer's for cta_group::2), and the distinct parts among them (CTA slot, part), each adopted by every
@@ -43,6 +45,9 @@ class TensorUnit : public Unit {
     std::vector<std::pair<std::uint32_t, std::uint64_t>> d_parts;
   };
   Tcgen05Thread& tcgen05(std::uint32_t warp_id) { return threads_[warp_id]; }
+  // Undefined behaviour at ctx's op unless TMEM columns [col, col + n) of CTA slot `cta` are all allocated by that
+  // CTA now: the TMEM unit, which owns the allocations (and uses this unit), sets it when it connects.
+  std::function<void(const OpContext& ctx, std::uint32_t cta, std::int64_t col, std::int64_t n)> check_tmem_columns;
 
   static std::string fits(const isa::OpDesc& d, const Machine& m);
 

@@ -39,6 +39,32 @@ void TmemUnit::connect() {
   proxy_ = &sim_.find<ProxyFenceUnit>();
   tensor_ = &sim_.find<TensorUnit>();
   hazards_ = &sim_.find<HazardUnit>();
+  tensor_->check_tmem_columns = [this](const OpContext& ctx, std::uint32_t slot, std::int64_t col, std::int64_t n) {
+    check_allocated(ctx, slot, col, n);
+  };
+}
+
+// PTX ISA (Tensor Memory Allocation and Management): tcgen05 ops may access only tensor memory that the CTA
+// allocated and has not freed; anything else is undefined. Allocations are whole aligned blocks: walk them.
+void TmemUnit::check_allocated(const OpContext& ctx, std::uint32_t slot, std::int64_t col, std::int64_t n) const {
+  const std::vector<Allocation>& allocs = ctas_[slot].allocs;
+  for (std::int64_t c = col; c < col + n;) {
+    auto it = std::find_if(allocs.begin(), allocs.end(), [&](const Allocation& a) { return a.col <= c && c < a.col + a.cols; });
+    if (it != allocs.end()) {
+      c = it->col + it->cols;
+      continue;
+    }
+    std::string held;
+    for (const Allocation& a : allocs)
+      held += fmt::format("{}columns {}..{} (allocated at line {})", held.empty() ? "" : ", ", a.col, a.col + a.cols - 1, a.loc.line);
+    const char* who = slot == ctx.cta_slot() ? "this CTA" : "the peer CTA";
+    ctx.ub("access to unallocated TMEM",
+           fmt::format("'{}' accesses tensor-memory columns {}..{} of {}, and column {} is not allocated: {} {}. A tcgen05 "
+                       "op may access only columns its CTA allocated with tmem.alloc and has not freed with tmem.dealloc "
+                       "(the column is the low 16 bits of the address; an MMA's accumulator spans N columns)",
+                       ctx.desc.text, col, col + n - 1, who, c, who,
+                       held.empty() ? "holds no tensor memory now (none allocated yet, or all freed)" : "holds " + held));
+  }
 }
 
 void TmemUnit::cta_started(std::uint32_t slot) {
@@ -106,6 +132,7 @@ OpResult TmemUnit::execute(OpContext& ctx) {
       if (ctx.present(Attr::kTmem)) {
         // Columns: 32 bits per register per thread; a 16-lane shape spreads a warp's registers over twice the columns.
         std::int64_t cols = d.bytes / (isa::kWarpSize * 4) * (d.shape[0] == '1' ? 2 : 1);
+        check_allocated(ctx, ctx.cta_slot(), ctx.value(Attr::kTmem) & 0xffff, cols);
         auto [first, end] = hazards_->tmem_buffers(ctx.value(Attr::kTmem) & 0xffff, cols);
         for (std::uint32_t b = first; b < end; ++b)
           (ld ? ws.ld_parts : ws.st_parts)
@@ -127,7 +154,7 @@ OpResult TmemUnit::execute(OpContext& ctx) {
     case OpKind::kTmemCp: {
       proxy_->check_async_read(ctx, Attr::kSrc);
       TensorUnit::Tcgen05Thread& t = tensor_->tcgen05(ctx.warp_id);
-      if (std::uint64_t part = hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, Attr::kSrc), false,
+      if (std::uint64_t part = hazards_->tcgen05_read(ctx.warp_id, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, Attr::kSrc),
                                                       HazardUnit::Via::kTmemCp))
         t.reads.emplace_back(ctx.cta_slot(), part);
       Cycle start = sim::max(now, t.cp_done);

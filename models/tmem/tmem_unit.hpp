@@ -63,6 +63,8 @@ class TmemUnit : public Unit {
   Rendezvous& rendezvous(std::uint32_t slot, std::uint32_t peer);
   OpResult pair_op(OpContext& ctx);
   void dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, std::int64_t cols);
+  // Undefined behaviour at ctx's op unless columns [col, col + n) of CTA slot `slot` are all allocated by it now.
+  void check_allocated(const OpContext& ctx, std::uint32_t slot, std::int64_t col, std::int64_t n) const;
   static constexpr std::uint32_t kPeerWait = 0x80000000u;  // wait_obj flag: waiting for the peer CTA's warp
   static constexpr std::uint32_t kPairWait = 0x40000000u;  // wait_obj flag: a pair allocation waits for columns
 

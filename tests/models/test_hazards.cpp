@@ -191,6 +191,145 @@ kernel k warps=1 {{
   CHECK(title(r) == "buffer overwritten while still read (WAR)");
 }
 
+TEST_CASE("hazards: every later umma.commit also completes earlier umma operand reads", "[hazards][tcgen05]") {
+  // tcgen05.commit tracks all the thread's earlier tcgen05 ops (PTX ISA): observing bar1 (the later commit)
+  // orders both MMAs' reads; observing bar0 orders only the first one's.
+  auto prog = [](const char* bar, const char* buf) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier bar0 count=1
+  mbarrier bar1 count=1
+  smem sA[2] bytes=16K
+  warp 0 mma {{
+    tmem.alloc cols=128 -> acc
+    elect {{ umma m128n128k16 kind=f16 a=sA[0] b=sA[0] count=4 tmem=acc
+            umma.commit bar0
+            umma m128n128k16 kind=f16 a=sA[1] b=sA[1] count=4 tmem=acc
+            umma.commit bar1 }}
+    wait bar1 parity=0
+    wait bar0 parity=0
+    tmem.relinquish
+    tmem.dealloc acc cols=128
+  }}
+  warp 1 epi {{
+    wait {} parity=0
+    st.shared bytes=16K dst={}
+  }}
+}}
+)",
+                       bar, buf);
+  };
+  for (const char* buf : {"sA[0]", "sA[1]"}) {
+    auto r = run_text(prog("bar1", buf), "b200");
+    INFO(buf << ": " << test::problem(r));
+    CHECK(r.outcome == Outcome::kFinished);
+  }
+  CHECK(run_text(prog("bar0", "sA[0]"), "b200").outcome == Outcome::kFinished);
+  // bar0's commit came before the second MMA: it does not cover its read of sA[1].
+  auto r = run_text(prog("bar0", "sA[1]"), "b200");
+  REQUIRE(hazard(r));
+  CHECK(title(r) == "buffer overwritten while still read (WAR)");
+  CHECK(r.diagnosis->message.find("sA[1]") != std::string::npos);
+  CHECK(r.diagnosis->message.find("umma.commit") != std::string::npos);
+}
+
+TEST_CASE("hazards: every later umma.commit also completes earlier tcgen05.cp source reads", "[hazards][tcgen05]") {
+  auto prog = [](const char* bar, const char* buf) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier bar0 count=1
+  mbarrier bar1 count=1
+  smem sf[2] bytes=4K
+  warp 0 mma {{
+    elect {{ tmem.cp 128x256b src=sf[0]
+            umma.commit bar0
+            tmem.cp 128x256b src=sf[1]
+            umma.commit bar1 }}
+    wait bar0 parity=0
+    wait bar1 parity=0
+  }}
+  warp 1 ld {{
+    wait {} parity=0
+    st.shared bytes=4K dst={}
+  }}
+}}
+)",
+                       bar, buf);
+  };
+  for (const char* buf : {"sf[0]", "sf[1]"}) {
+    auto r = run_text(prog("bar1", buf), "b200");
+    INFO(buf << ": " << test::problem(r));
+    CHECK(r.outcome == Outcome::kFinished);
+  }
+  auto r = run_text(prog("bar0", "sf[1]"), "b200");
+  REQUIRE(hazard(r));
+  CHECK(title(r) == "buffer overwritten while still read (WAR)");
+  CHECK(r.diagnosis->message.find("sf[1]") != std::string::npos);
+}
+
+TEST_CASE("hazards: a pipeline whose commits free another stage is ordered by its later commits but one that commits "
+          "before the MMA is not",
+          "[hazards][tcgen05]") {
+  // The MMA warp commits iteration k to empty[(k + 1) % 3] (not the stage it read). The producer's wait for
+  // stage s at iteration k' observes the commit of k' - 4 on empty[s], which does not cover the MMA of k' - 3
+  // that read the stage; but its previous wait observed a later commit, which does (each commit tracks all the
+  // earlier MMAs): ordered. Committing before the MMA that reads the stage leaves the MMA of k' - 3 uncovered.
+  auto prog = [](bool commit_first) {
+    return fmt::format(R"(
+param STAGES = 3
+param KT = 9
+kernel k grid=(1,1,1) warps=2 {{
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=1
+  mbarrier acc_full count=1
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=16K
+  warp 0 producer {{
+    elect {{
+      for k in 0..KT {{
+        let s = k % STAGES
+        wait empty[s] parity=((k / STAGES) & 1) ^ 1
+        arrive.expect_tx full[s] tx=32K
+        tma.load bytes=16K dst=sA[s] bar=full[s]
+        tma.load bytes=16K dst=sB[s] bar=full[s]
+      }}
+    }}
+  }}
+  warp 1 mma {{
+    tmem.alloc cols=128 -> acc
+    for k in 0..KT {{
+      let s = k % STAGES
+      wait full[s] parity=(k / STAGES) & 1
+      elect {{
+        {}
+        umma m128n128k16 kind=f16 a=sA[s] b=sB[s] count=4 tmem=acc
+        {}
+      }}
+    }}
+    elect {{ umma.commit acc_full }}
+    wait acc_full parity=0
+    tmem.relinquish
+    tmem.dealloc acc cols=128
+  }}
+}}
+)",
+                       commit_first ? "umma.commit empty[s]" : "", commit_first ? "" : "umma.commit empty[(k + 1) % STAGES]");
+  };
+  for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+    models::RunOptions o;
+    o.jitter_pct = 20;
+    o.seed = seed;
+    auto r = run_text(prog(false), "b200", o);
+    INFO(test::problem(r));
+    CHECK(r.outcome == Outcome::kFinished);
+  }
+  auto r = run_text(prog(true), "b200");
+  REQUIRE(hazard(r));
+  CHECK(title(r) == "buffer overwritten while still read (WAR)");
+  INFO(r.diagnosis->message);
+  CHECK(r.diagnosis->message.find("sA[0] is overwritten") != std::string::npos);
+}
+
 TEST_CASE("hazards: cluster.sync orders the warps of the cluster", "[hazards][cluster]") {
   auto prog = [](const char* sync) {
     return fmt::format(R"(
@@ -228,7 +367,8 @@ kernel k warps=4 {
 
 TEST_CASE("hazards: TMEM accumulators: read after the commit is observed, handed back after tmem.wait ld", "[hazards][tmem]") {
   // An MMA warp accumulates into columns 0..255 over k-blocks, each committed to empty[s] (which the MMA
-  // warp never waits on), then commits acc_full; the epilogue reads the columns and hands them back.
+  // warp never waits on), then commits acc_full; the epilogue reads the columns and hands them back. The MMA
+  // warp frees the columns once the epilogue handed back the second tile (phase 1 of acc_empty).
   auto prog = [](const char* before_read, bool wait_before_arrive) {
     return fmt::format(R"(
 kernel k warps=8 {{
@@ -261,7 +401,7 @@ kernel k warps=8 {{
       }}
       elect {{ umma.commit acc_full }}
     }}
-    wait acc_empty parity=0
+    wait acc_empty parity=1
     tmem.dealloc base cols=256
   }}
   warpgroup 1 epi {{

@@ -294,6 +294,74 @@ kernel k warps=2 {
   CHECK_THROWS_WITH(run_text(wrong, "h100-sxm"), Catch::Contains("needs tensor memory"));
 }
 
+TEST_CASE("TMEM: umma and tmem.ld and tmem.st access only columns the CTA holds", "[semantics][tmem]") {
+  // 256 columns at 0. The umma's accumulator spans N = 128 columns from the column part (low 16 bits) of its
+  // address; a 32x32b.x32 load or store 32 columns; the lane part (high 16 bits) is not a column.
+  auto prog = [](const char* before, int umma_col, const char* access) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  mbarrier done count=1
+  smem sA bytes=16K
+  warp 0 mma {{
+    tmem.alloc cols=256 -> acc
+    tmem.relinquish
+    {}
+    elect {{ umma m128n128k16 kind=f16 a=sA b=sA tmem=acc + {}
+            umma.commit done }}
+    wait done parity=0
+    {}
+    tmem.dealloc acc cols=256
+  }}
+}}
+)",
+                       before, umma_col, access);
+  };
+  const char* ld_last = "tmem.ld 32x32b.x32 tmem=acc + (32 << 16) + 224\n tmem.wait ld";
+  auto ok = run_text(prog("", 128, ld_last), "b200");
+  INFO(test::problem(ok));
+  CHECK(ok.outcome == Outcome::kFinished);
+  CHECK(run_text(prog("", 0, "tmem.st 32x32b.x32 tmem=acc + 224\n tmem.wait st"), "b200").outcome == Outcome::kFinished);
+  // One column past the allocation: the umma's columns 129..256, a load's or a store's 225..256.
+  auto umma_past = run_text(prog("", 129, ld_last), "b200");
+  REQUIRE(umma_past.outcome == Outcome::kUndefined);
+  CHECK(title(umma_past) == "access to unallocated TMEM");
+  CHECK(umma_past.diagnosis->loc.line == 9);
+  CHECK(umma_past.diagnosis->warp == 0);
+  CHECK_THAT(umma_past.diagnosis->message, Catch::Contains("columns 129..256 of this CTA, and column 256 is not allocated"));
+  CHECK_THAT(umma_past.diagnosis->message, Catch::Contains("holds columns 0..255 (allocated at line 6)"));
+  for (const char* past : {"tmem.ld 32x32b.x32 tmem=acc + 225\n tmem.wait ld", "tmem.st 32x32b.x32 tmem=acc + 225\n tmem.wait st"}) {
+    INFO(past);
+    auto r = run_text(prog("", 0, past), "b200");
+    REQUIRE(r.outcome == Outcome::kUndefined);
+    CHECK(title(r) == "access to unallocated TMEM");
+    CHECK(r.diagnosis->loc.line == 12);
+    CHECK_THAT(r.diagnosis->message, Catch::Contains("column 256 is not allocated"));
+  }
+  // After the dealloc: the umma, or a load of columns that were allocated before.
+  auto umma_freed = run_text(prog("tmem.dealloc acc cols=256", 0, ""), "b200");
+  REQUIRE(umma_freed.outcome == Outcome::kUndefined);
+  CHECK(title(umma_freed) == "access to unallocated TMEM");
+  CHECK(umma_freed.diagnosis->loc.line == 9);
+  CHECK_THAT(umma_freed.diagnosis->message, Catch::Contains("holds no tensor memory now"));
+  auto ld_freed = run_text(R"(
+kernel k warps=2 {
+  mbarrier done count=32
+  warp 0 a { tmem.alloc cols=32 -> t
+             tmem.relinquish
+             tmem.dealloc t cols=32
+             arrive done }
+  warp 1 b { wait done parity=0
+             tmem.ld 32x32b.x32 tmem=0
+             tmem.wait ld }
+}
+)",
+                           "b200");
+  REQUIRE(ld_freed.outcome == Outcome::kUndefined);
+  CHECK(title(ld_freed) == "access to unallocated TMEM");
+  CHECK(ld_freed.diagnosis->warp == 1);
+  CHECK(ld_freed.diagnosis->loc.line == 9);
+}
+
 TEST_CASE("CLC hands out unlaunched clusters, then -1", "[semantics][clc]") {
   // 200 KB of smem: one CTA per SM, so on the 148-SM B200 a grid of 150 leaves 2 CTAs unlaunched; the
   // first two try_cancel requests get them (CTA ids 148 and 149), every later one gets -1.
@@ -905,4 +973,33 @@ TEST_CASE("run-time arithmetic is checked: overflow is undefined behaviour at it
   auto z = run_text(prog("1 / i"));
   REQUIRE(z.outcome == Outcome::kUndefined);
   CHECK(title(z) == "division by zero");
+}
+
+TEST_CASE("a for step computed at run time must be positive: undefined behaviour at its line and not an endless loop",
+          "[semantics][ub]") {
+  // The step depends on the warp (a built-in), so the compiler cannot check it; the loop checks it on entry.
+  auto prog = [](const char* step) {
+    return fmt::format("kernel k warps=2 {{\n warps 0..2 w {{\n let s = {}\n for i in 0..6 step s {{\n compute cycles=1\n }}\n }}\n}}\n",
+                       step);
+  };
+  auto ok = run_text(prog("warp + 2"));  // warps 0 and 1: steps 2 and 3, 3 + 2 iterations
+  REQUIRE(ok.outcome == Outcome::kFinished);
+  CHECK(ok.stats.ops == 5);
+  for (const char* bad : {"warp", "warp - 1", "0 - 9223372036854775807"}) {
+    INFO(bad);
+    auto r = run_text(prog(bad));
+    REQUIRE(r.outcome == Outcome::kUndefined);
+    CHECK(title(r) == "loop step not positive");
+    CHECK(r.diagnosis->loc.line == 4);
+    CHECK(r.diagnosis->warp == 0);
+    CHECK_THAT(r.diagnosis->message, Catch::Contains("the step of the for loop at line 4 is"));
+  }
+  // The step alone, hoisted out of the warp's code: still checked in the loop.
+  auto hoisted = run_text("kernel k warps=1 {\n warp 0 w {\n for i in 0..4 step warp * 2 {\n compute cycles=1\n }\n }\n}\n");
+  REQUIRE(hoisted.outcome == Outcome::kUndefined);
+  CHECK(title(hoisted) == "loop step not positive");
+  CHECK(hoisted.diagnosis->loc.line == 3);
+  // A constant step that is not positive stays an input error.
+  CHECK_THAT(test::compile_error("kernel k warps=1 {\n warp 0 w {\n for i in 0..4 step 1 - 1 {\n }\n }\n}\n"),
+             Catch::Contains("the loop step must be positive"));
 }

@@ -1220,10 +1220,10 @@ class Compiler {
   // cp.async, ld.global, st.global: bytes=N, or box=(...) [at=(...)] of the tensor named by `tensor_attr`, whose
   // bytes it moves (then the L2 sees where: docs/reference.md). Box dimensions are constants.
   void check_global_box(OpDesc& d, const OpSpec& spec, const Stmt& s, std::string_view tensor_attr) {
-    // A warp instruction moves 32 x size bytes, at most 128 of them in one line: at least 32 x size / 128 lines.
+    // An instruction moves lanes x size bytes, at most 128 of them in one line: at least lanes x size / 128 lines.
     auto size = const_attr(d, spec, "size"), lines = const_attr(d, spec, "lines");
-    if (attr(d, spec, "lines").present && size && lines && *lines < lines_needed(*size))
-      fail(attr_loc(s, "lines"), lines_error(*size, *lines));
+    if (attr(d, spec, "lines").present && size && lines && *lines < lines_needed(d.lanes, *size))
+      fail(attr_loc(s, "lines"), lines_error(d.lanes, *size, *lines));
     const AttrSlot& bytes = attr(d, spec, "bytes");
     const AttrSlot& box = attr(d, spec, "box");
     const AttrSlot& t = attr(d, spec, tensor_attr);

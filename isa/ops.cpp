@@ -294,10 +294,11 @@ std::string range_error(std::string_view attr, std::int64_t v, const ValueRange&
          std::to_string(r.hi) + " (" + std::string(r.why) + ")";
 }
 
-std::string lines_error(std::int64_t size, std::int64_t lines) {
-  return "lines=" + std::to_string(lines) + " with size=" + std::to_string(size) + ": one warp instruction moves 32 x " +
-         std::to_string(size) + " = " + std::to_string(32 * size) + " bytes, at most 128 of them in one line, so it touches at least " +
-         std::to_string(lines_needed(size)) + " lines";
+std::string lines_error(std::int64_t lanes, std::int64_t size, std::int64_t lines) {
+  return "lines=" + std::to_string(lines) + " with size=" + std::to_string(size) + ": one instruction of " + std::to_string(lanes) +
+         (lanes == 1 ? " thread" : " threads") + " moves " + std::to_string(lanes) + " x " + std::to_string(size) + " = " +
+         std::to_string(lanes * size) + " bytes, at most 128 of them in one line, so it touches at least " +
+         std::to_string(lines_needed(lanes, size)) + " line" + (lines_needed(lanes, size) == 1 ? "" : "s");
 }
 
 std::optional<MemOrder> mem_order(std::string_view w) {

@@ -126,11 +126,11 @@ inline bool in_range(std::int64_t v, const ValueRange& r) {
 // Empty when `v` lies in `r`; else a message such as "bytes=8 must be a multiple of 16 in 16..4294967280 (...)".
 std::string range_error(std::string_view attr, std::int64_t v, const ValueRange& r);
 
-// The fewest 128-byte lines one warp instruction of `size` bytes per thread touches (32 x size bytes, at most 128
-// in one line), and the error for lines= below it (cp.async, ld.global, st.global: the compiler for constants,
-// the simulator for run-time values).
-inline std::int64_t lines_needed(std::int64_t size) { return (32 * size + 127) / 128; }
-std::string lines_error(std::int64_t size, std::int64_t lines);
+// The fewest 128-byte lines one warp instruction of `size` bytes per thread touches (lanes x size bytes, at most
+// 128 in one line; lanes: 32, or 1 inside elect), and the error for lines= below it (cp.async, ld.global,
+// st.global: the compiler for constants, the simulator for run-time values).
+inline std::int64_t lines_needed(std::int64_t lanes, std::int64_t size) { return (lanes * size + 127) / 128; }
+std::string lines_error(std::int64_t lanes, std::int64_t size, std::int64_t lines);
 
 // Element size in bytes of a tensor dtype (fp4 types report 0: their size is in bits, see dtype_bits).
 std::optional<int> dtype_bits(std::string_view dtype);

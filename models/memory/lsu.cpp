@@ -42,51 +42,69 @@ void LsuUnit::cta_started(std::uint32_t slot) {
   sim_.reset_warps(warps_, slot);
 }
 
-// Without size= or lines=, an op's bytes move as whole lines (loads, copies: lsu_bytes_per_cycle) or whole
-// sectors (stores: lsu_store_bytes_per_cycle). With them, per warp instruction of 32 x size bytes spread over
-// `lines` 128-byte lines (by default as few as hold them): a load or copy holds the LSU for its lines, a whole
-// line each whatever it uses of it (a load at least lsu_load_min_cycles); a store for its 32-byte sectors, one
-// written in part costing lsu_partial_sector_factor whole ones. Measured on the H100 (validation/results/h100/
-// l1.json): loads and copies about one cycle per line touched, stores one per whole sector and two per part.
+// An op is warp instructions of lanes x size bytes each (size 16 by default; the last one may be short), spread
+// over `lines` 128-byte lines each (by default as few as hold them; a short last one over its share of them). A
+// load or copy holds the path for its lines, a whole line each whatever it uses of it (a load at least
+// lsu_load_min_cycles); a store for its 32-byte sectors, one written in part costing lsu_partial_sector_factor
+// whole ones. Measured on the H100 (validation/results/h100/l1.json): loads and copies about one cycle per line
+// touched, stores one per whole sector and two per part.
 double LsuUnit::occupancy(const OpContext& ctx, std::int64_t bytes) const {
   const Machine& m = sim_.machine();
   const OpKind kind = ctx.desc.kind;
   const bool store = kind == OpKind::kStGlobal;
-  if (!ctx.present(Attr::kSize) && !ctx.present(Attr::kLines))
-    return static_cast<double>(bytes) / (store ? m.lsu_store_bytes_per_cycle : m.lsu_bytes_per_cycle);
-  const std::int64_t size = ctx.value(Attr::kSize);
-  std::int64_t lines = ctx.present(Attr::kLines) ? ctx.value(Attr::kLines) : isa::lines_needed(size);
-  if (lines < isa::lines_needed(size)) ctx.ub("value out of range", isa::lines_error(size, lines));
-  const std::int64_t per_instr = 32 * size;
-  const auto instrs = static_cast<double>(ceil_div(bytes, per_instr));
-  double cycles;  // per instruction
-  if (store) {
-    // The bytes each line gets (the instruction's bytes spread evenly), as whole sectors and a part of one.
-    const double line_bytes = static_cast<double>(per_instr) / static_cast<double>(lines);
-    const double whole = std::floor(line_bytes / 32);
-    const double part = line_bytes > whole * 32 ? 1 : 0;
-    cycles = static_cast<double>(lines) * (whole + m.lsu_partial_sector_factor * part) * 32 / m.lsu_store_bytes_per_cycle;
-  } else {
-    cycles = static_cast<double>(lines) * 128 / m.lsu_bytes_per_cycle;
-    if (kind == OpKind::kLdGlobal) cycles = std::max(cycles, m.lsu_load_min_cycles);
-  }
-  return instrs * cycles;
+  const std::int64_t size = ctx.value(Attr::kSize), lanes = ctx.lanes();
+  const std::int64_t per_instr = lanes * size;
+  const std::int64_t lines = ctx.present(Attr::kLines) ? ctx.value(Attr::kLines) : isa::lines_needed(lanes, size);
+  if (lines < isa::lines_needed(lanes, size)) ctx.ub("value out of range", isa::lines_error(lanes, size, lines));
+  // One instruction of `b` bytes over `l` lines.
+  auto instr = [&](std::int64_t b, std::int64_t l) {
+    if (store) {
+      // The bytes each line gets (the instruction's spread evenly), as whole sectors and a part of one.
+      const std::int64_t line_bytes = b / l, whole = line_bytes / 32, part = line_bytes % 32 != 0 ? 1 : 0;
+      return static_cast<double>(l) * (static_cast<double>(whole) + m.lsu_partial_sector_factor * static_cast<double>(part)) *
+             (32 / m.lsu_store_bytes_per_cycle);
+    }
+    const double c = static_cast<double>(l) * (128 / m.lsu_bytes_per_cycle);
+    return kind == OpKind::kLdGlobal ? std::max(c, m.lsu_load_min_cycles) : c;
+  };
+  const std::int64_t full = bytes / per_instr, rest = bytes % per_instr;
+  double cycles = static_cast<double>(full) * instr(per_instr, lines);
+  if (rest > 0) cycles += instr(rest, std::max(ceil_div(rest, 128), ceil_div(lines * rest, per_instr)));
+  return cycles;
 }
 
 LsuUnit::Path LsuUnit::through_path(const OpContext& ctx, double cycles) {
-  BandwidthQueue& p = paths_[ctx.cta().sm];
-  const Cycle begin = sim::max(sim_.now() + Cycle(sim_.machine().op_issue_cycles), p.free());
-  return Path{begin, p.serve_cycles(begin, cycles)};
+  // In ticks of 1/kTicks cycle (one rounding of the op's time; integers from there): the path begins on the op when
+  // it is through the ops before it (or at once, when idle since), and has taken it at the first whole cycle its
+  // work is done.
+  std::int64_t& free = paths_[ctx.cta().sm];
+  const std::int64_t issue = (sim_.now().v + sim_.machine().op_issue_cycles) * kTicks;
+  const std::int64_t begin = std::max(issue, free);
+  free = begin + std::max<std::int64_t>(1, std::llround(cycles * static_cast<double>(kTicks)));
+  return Path{Cycle((begin + kTicks - 1) / kTicks), Cycle((free + kTicks - 1) / kTicks), begin == issue};
 }
 
-OpResult LsuUnit::hold_until(OpContext& ctx, Cycle taken, double cycles) {
+OpResult LsuUnit::hold_until(OpContext& ctx, const Path& path) {
   const Cycle now = sim_.now();
-  const std::int64_t own = sim_.machine().op_issue_cycles + static_cast<std::int64_t>(std::ceil(cycles - 1e-9));
-  if ((taken - now).v <= own) return ctx.busy(std::max<std::int64_t>(1, (taken - now).v));
-  ctx.block(nullptr, 0, 0, cause_path_);
-  sim_.wake_at(ctx.warp_id, taken);
+  if (path.at_once) return ctx.busy(std::max<std::int64_t>(1, (path.taken - now).v));
+  // Behind other warps' ops: waiting on the path until it begins on this one, then busy issuing it.
+  ctx.block(this, 0, 0, cause_path_);
+  sim_.schedule(*this, path.taken, sim::Priority::kCompletion, ctx.warp_id, static_cast<std::uint64_t>(path.begin.v));
   return ctx.blocked();
 }
+
+// A warp whose op waited for the path: its op is taken now. Its own time (from when the path began on it) counts
+// as busy, the rest as waiting; it goes on as a warp whose busy op ends now would.
+void LsuUnit::complete(std::uint32_t warp_id, std::uint64_t begin) {
+  Warp& w = sim_.warp(warp_id);
+  const std::int64_t own = sim_.now().v - static_cast<std::int64_t>(begin);
+  w.busy += own;
+  w.wait_since += Cycle(own);
+  sim_.observe_busy(w, sim_.op_of(w, w.wait_op), static_cast<std::int64_t>(begin), own);
+  sim_.continue_now(warp_id);
+}
+
+std::string LsuUnit::describe_wait(const Warp&) const { return "the SM's load/store path: other warps' ops ahead of this one"; }
 
 OpResult LsuUnit::execute(OpContext& ctx) {
   const Machine& m = sim_.machine();
@@ -105,7 +123,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       sim_.counters().bytes_loaded += bytes;
       w.open = sim::max(w.open, done);
       w.all = sim::max(w.all, done);
-      return hold_until(ctx, path.taken, occ);
+      return hold_until(ctx, path);
     }
     case OpKind::kCpAsyncCommit:
       w.groups.push_back(sim::max(w.open, now));
@@ -164,7 +182,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       const Cycle through = through_l2(*l2_, ctx, store ? Attr::kDst : Attr::kSrc, path.begin, bytes, store);
       if (store) {
         sim_.counters().bytes_stored += bytes;
-        return hold_until(ctx, path.taken, occ);
+        return hold_until(ctx, path);
       }
       sim_.counters().bytes_loaded += bytes;
       ctx.block(nullptr, 0, 0, cause_ld_global_);
@@ -177,7 +195,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
 
 void LsuUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {
   std::int64_t late = 0;
-  for (const BandwidthQueue& p : paths_) late += busy_past_end(p.free().v, cycles);
+  for (std::int64_t p : paths_) late += busy_past_end((p + kTicks - 1) / kTicks, cycles);
   s.units.push_back(per_sm_unit("LSU (cp.async, global)", std::max<std::int64_t>(0, std::llround(busy_) - late), cycles, sms_used));
 }
 

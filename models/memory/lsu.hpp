@@ -8,7 +8,6 @@
 
 #include "models/gpu/unit.hpp"
 #include "models/memory/hazards.hpp"
-#include "models/memory/transfer.hpp"
 
 namespace smpipe::models {
 
@@ -24,6 +23,8 @@ class LsuUnit : public Unit {
   std::span<const isa::OpKind> ops() const override { return accepted(); }
   void connect() override;
   OpResult execute(OpContext& ctx) override;
+  void complete(std::uint32_t warp_id, std::uint64_t begin) override;
+  std::string describe_wait(const Warp& w) const override;
   void cta_started(std::uint32_t slot) override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
 
@@ -38,16 +39,18 @@ class LsuUnit : public Unit {
   // path (docs/reference.md, "The SM's load/store path").
   double occupancy(const OpContext& ctx, std::int64_t bytes) const;
   // The op enters its SM's path, served in order: when the path begins on it (its requests go out to the memory
-  // hierarchy from then) and when it has taken all its instructions.
+  // hierarchy from then), when it has taken all its instructions, and whether it began at once (the path was free).
   struct Path {
     Cycle begin, taken;
+    bool at_once = false;
   };
   Path through_path(const OpContext& ctx, double cycles);
-  // The warp goes on once the path has taken the op (`taken`): busy until then if the path was free for it,
-  // otherwise waiting on the path.
-  OpResult hold_until(OpContext& ctx, Cycle taken, double cycles);
+  // The warp goes on once the path has taken the op: busy until then if the path began on it at once, otherwise
+  // waiting on the path until it began and busy from then (complete()).
+  OpResult hold_until(OpContext& ctx, const Path& path);
 
-  std::vector<BandwidthQueue> paths_;  // per SM: its load/store path (cycles of work, a fraction carried over)
+  static constexpr std::int64_t kTicks = 4096;  // a path's time is kept in 1/kTicks cycles
+  std::vector<std::int64_t> paths_;  // per SM: when its load/store path is through what it was given (ticks)
   std::vector<WarpState> warps_;  // by warp id
   double busy_ = 0;
   MemoryHierarchy* l2_ = nullptr;

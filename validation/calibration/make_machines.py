@@ -190,9 +190,11 @@ def l1_costs():
     whole = med["l1_st128_lines4_warps16"]  # 16 whole sectors
     partial = med["l1_st32_lines8_warps16"]  # 8 sectors written in part (16 of their 32 bytes)
     return {
-        "lsu_load_min_cycles": (round(med["l1_ld32_l2_lines1_warps16"], 3),
-                                f"measured: {L1}#l1_ld32_l2_lines1_warps16 (ld.global.b32 of one whole line per instruction; "
-                                f"two lines: {med['l1_ld32_l2_lines2_warps16']:.2f}, four: {med['l1_ld32_l2_lines4_warps16']:.2f}; {who})"),
+        "lsu_load_min_cycles": (round(med["l1_ld32_l1hit_lines1_warps16"], 3),
+                                f"measured: {L1}#l1_ld32_l1hit_lines1_warps16 (ld.global.b32 of one whole line per instruction, "
+                                f"L1 hits: the path's own floor; two lines: {med['l1_ld32_l1hit_lines2_warps16']:.2f}; from the L2 "
+                                f"{med['l1_ld32_l2_lines1_warps16']:.2f} with 16 warps, {med['l1_ld32_l2_lines1_warps8']:.2f} with 8: "
+                                f"bound by the loads' latency; {who})"),
         "lsu_store_bytes_per_cycle": (round(512 / whole, 3),
                                       f"derived: 512 bytes / l1_st128_lines4_warps16 (st.global.v4 of four whole lines: "
                                       f"{whole:.2f} cycles; st.global.b32 of one line: {med['l1_st32_lines1_warps16']:.2f} cycles per 128 bytes) ({who})"),

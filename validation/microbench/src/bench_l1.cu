@@ -12,7 +12,8 @@
 // Every instruction of a warp takes the next rows of the footprint (a ring of rows: 2 MiB, which the L1 does
 // not hold, or 16 KB, which it does, for the loads). Loads: 8 independent loads per iteration, then their values
 // are combined (the next iteration waits for them); stores: back to back; cp.async: 8 copies, commit, wait_group 1.
-// Mixes: 8 warps of one kind beside 8 of another, each half timed on its own: do they share one resource?
+// Mixes: 8 warps of one kind beside 8 of another (the second kind half the footprint away), all 16 timed together
+// (each half's own span is in params, which includes time after the other half ended): do they share one resource?
 // Value: cycles per warp instruction at the SM (all warps' instructions over the span from the first warp's
 // start to the last warp's end, clock64).
 #include <algorithm>
@@ -36,7 +37,7 @@ constexpr bool is_load(int op) { return op == kLd32 || op == kLd64 || op == kLd1
 // One warp's stream of iters x kU instructions of kind OP (LPR lanes per row); slot / slots: this warp's place
 // among the warps that run this kind (they take the footprint's rows in turn). Returns a value to keep.
 template <int OP, int LPR>
-DEVI uint32_t stream(unsigned char* buf, int rows_mask, int iters, int slot, int slots, int lane, uint32_t smem_warp) {
+DEVI uint32_t stream(unsigned char* buf, int rows_mask, int iters, int slot, int slots, int lane, uint32_t smem_warp, int base) {
   constexpr int W = width_of(OP), R = 32 / LPR;
   const int r = lane / LPR, col = (lane % LPR) * W;
   uint32_t acc = 0;
@@ -46,7 +47,7 @@ DEVI uint32_t stream(unsigned char* buf, int rows_mask, int iters, int slot, int
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int j = it * kU + u;
-      const int row = ((j * slots + slot) * R + r) & rows_mask;
+      const int row = (base + (j * slots + slot) * R + r) & rows_mask;
       unsigned char* p = buf + static_cast<size_t>(row) * kPitch + col;
       const uint32_t x = static_cast<uint32_t>(j ^ lane);
       if constexpr (OP == kLd32) {
@@ -103,8 +104,10 @@ __global__ void __launch_bounds__(512, 1) k_l1(unsigned char* buf, int rows_mask
   const uint32_t smem_warp = smem_u32(smem) + static_cast<uint32_t>(warp * kWarpSmem);
   __syncthreads();
   const unsigned long long t0 = clk();
-  const uint32_t acc = warp < split ? stream<OPA, LPRA>(buf, rows_mask, iters, warp, split, lane, smem_warp)
-                                    : stream<OPB, LPRB>(buf, rows_mask, iters, warp - split, nwarps - split, lane, smem_warp);
+  // The second kind starts half the footprint away: the two kinds never touch the same rows at once.
+  const uint32_t acc = warp < split ? stream<OPA, LPRA>(buf, rows_mask, iters, warp, split, lane, smem_warp, 0)
+                                    : stream<OPB, LPRB>(buf, rows_mask, iters, warp - split, nwarps - split, lane, smem_warp,
+                                                        (rows_mask + 1) / 2);
   const unsigned long long t1 = clk();
   if (acc == 0x12345678u) sink[tid] = acc;
   if (lane == 0) {

@@ -11,8 +11,21 @@
 
 namespace k1 {
 
-struct DevOps {
+// PROBE: mark() has lane 0 of each warp store its clock64 at probe[((cta * 4 + warp) * K1_MARKS + id)] (the
+// driver's --probe); otherwise mark() is nothing and the kernel is the timed one.
+template <bool PROBE>
+struct DevOpsT {
   uint32_t smem;  // shared-window address of the dynamic shared memory
+  unsigned long long* probe = nullptr;
+  int slot = 0;   // (cta * 4 + warp) * K1_MARKS
+
+  __device__ __forceinline__ void mark(int id) const {
+    if constexpr (PROBE) {
+      unsigned long long t;
+      asm volatile("mov.u64 %0, %%clock64;" : "=l"(t)::"memory");
+      if ((threadIdx.x & 31) == 0) probe[slot + id] = t;
+    }
+  }
 
   __device__ __forceinline__ void ldsm_x4(uint32_t (&r)[4], uint32_t off) const {
     asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
@@ -57,6 +70,8 @@ struct DevOps {
   }
 };
 
+using DevOps = DevOpsT<false>;
+
 // grid = ceil(M / 64) CTAs (one 64-row block each, all N1 columns), 128 threads, SMEM_BYTES dynamic smem.
 __global__ void __launch_bounds__(THREADS) k1_b2b_kernel(Params p) {
   extern __shared__ __align__(128) unsigned char k1_smem[];
@@ -64,12 +79,33 @@ __global__ void __launch_bounds__(THREADS) k1_b2b_kernel(Params p) {
   cta_body(o, p, static_cast<int>(blockIdx.x), static_cast<int>(threadIdx.x));
 }
 
+// The same with probe marks; meta[cta * 2] = %globaltimer at the start, meta[cta * 2 + 1] = %smid.
+__global__ void __launch_bounds__(THREADS) k1_b2b_probe_kernel(Params p, unsigned long long* probe, unsigned long long* meta) {
+  extern __shared__ __align__(128) unsigned char k1_smem[];
+  const int cta = static_cast<int>(blockIdx.x), tid = static_cast<int>(threadIdx.x);
+  DevOpsT<true> o{static_cast<uint32_t>(__cvta_generic_to_shared(k1_smem)), probe, (cta * (THREADS / 32) + tid / 32) * K1_MARKS};
+  if (tid == 0) {
+    unsigned long long g;
+    unsigned s;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(g));
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+    meta[cta * 2] = g;
+    meta[cta * 2 + 1] = s;
+  }
+  cta_body(o, p, cta, tid);
+}
+
 inline cudaError_t prepare() {
-  return cudaFuncSetAttribute(k1_b2b_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(SMEM_BYTES));
+  cudaError_t e = cudaFuncSetAttribute(k1_b2b_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(SMEM_BYTES));
+  if (e != cudaSuccess) return e;
+  return cudaFuncSetAttribute(k1_b2b_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, int(SMEM_BYTES));
 }
 inline int grid_for(int M) { return (M + BM - 1) / BM; }
 inline void launch(const Params& p, cudaStream_t st) {
   k1_b2b_kernel<<<grid_for(p.M), THREADS, SMEM_BYTES, st>>>(p);
+}
+inline void launch_probe(const Params& p, unsigned long long* probe, unsigned long long* meta, cudaStream_t st) {
+  k1_b2b_probe_kernel<<<grid_for(p.M), THREADS, SMEM_BYTES, st>>>(p, probe, meta);
 }
 
 }  // namespace k1

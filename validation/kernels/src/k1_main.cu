@@ -20,6 +20,10 @@
 //
 //   k1_b2b [--out FILE] [--problem MxN0xK0xN1 | --m M --n0 N0 --k0 K0 --n1 N1] [--alpha0 A] [--alpha1 A]
 //          [--beta1 B] [--no-bias] [--reps N] [--warm N] [--quick] [--seed S] [--spot-rows R] [--skip-bench]
+//          [--probe FILE]
+// --probe FILE: after the checks (and the timing), one launch of the probed kernel (k1_b2b_probe_kernel: lane 0 of
+// every warp reads clock64 at the marks of k1_tile.cuh's enum Mark; the timed kernel has none) after one plain
+// launch; FILE gets per CTA its SM, its start (%globaltimer, ns) and per warp the clocks at the marks.
 // Defaults: the kernels.md reference problem 81920x64x576x256, alpha0 1 + bias, alpha1 1, beta1 1, 50 reps.
 // Shapes the kernel cannot do (N0 != 64, K0 not a multiple of 32, N1 not a multiple of 256, M < 1) are
 // refused with a message and exit code 2 before anything touches the GPU.  The kernel has no spin waits (only
@@ -310,6 +314,7 @@ int main(int argc, char** argv) {
   long long M = 81920, N0 = 64, K0 = 576, N1 = 256;
   float alpha0 = 1.f, alpha1 = 1.f, beta1 = 1.f;
   bool bias_on = true, skip_bench = false;
+  std::string probe_path;
   int reps = 50, warm = 5, spot_rows = 16;
   uint64_t seed = 0x6b31;
   try {
@@ -353,6 +358,7 @@ int main(int argc, char** argv) {
       else if (a == "--seed") seed = uint64_t(num());
       else if (a == "--spot-rows") spot_rows = int(num());
       else if (a == "--skip-bench") skip_bench = true;
+      else if (a == "--probe") probe_path = next();
       else throw std::runtime_error("unknown argument " + a);
     }
     if (reps < 1 || warm < 0 || spot_rows < 2) throw std::runtime_error("bad --reps / --warm / --spot-rows");
@@ -687,6 +693,45 @@ int main(int argc, char** argv) {
       const bool after_ok = e.rel < TOL_REL && e.nonfinite == 0;
       all_ok = all_ok && after_ok;
       std::printf("[timing] output after the timed runs: rel err %.3e -> %s\n", e.rel, after_ok ? "OK" : "FAIL");
+    }
+    if (all_ok && !probe_path.empty()) {
+      const Check& c = checks[0];
+      const int warps = grid * (k1::THREADS / 32);
+      unsigned long long *d_probe, *d_meta;
+      CK(cudaMalloc(&d_probe, size_t(warps) * k1::K1_MARKS * 8));
+      CK(cudaMalloc(&d_meta, size_t(grid) * 2 * 8));
+      CK(cudaMemset(d_probe, 0, size_t(warps) * k1::K1_MARKS * 8));
+      fused(c.alpha0, c.bias, c.alpha1, c.beta1, D);
+      k1::launch_probe(params(c.alpha0, c.bias, c.alpha1, c.beta1, D), d_probe, d_meta, 0);
+      CK(cudaGetLastError());
+      CK(cudaDeviceSynchronize());
+      const std::string smi_probe = smi_now();
+      std::vector<unsigned long long> h_probe(size_t(warps) * k1::K1_MARKS), h_meta(size_t(grid) * 2);
+      CK(cudaMemcpy(h_probe.data(), d_probe, h_probe.size() * 8, cudaMemcpyDeviceToHost));
+      CK(cudaMemcpy(h_meta.data(), d_meta, h_meta.size() * 8, cudaMemcpyDeviceToHost));
+      CK(cudaFree(d_probe));
+      CK(cudaFree(d_meta));
+      FILE* f = std::fopen(probe_path.c_str(), "w");
+      if (!f) throw std::runtime_error("cannot write " + probe_path);
+      std::fprintf(f, "{\"schema\": \"smpipe.k1_probe.v1\", \"command_line\": %s, \"gpu\": %s, \"nvidia_smi\": %s,\n",
+                   jstr(cmdline).c_str(), jstr(prop.name).c_str(), jstr(smi_probe).c_str());
+      std::fprintf(f, " \"problem\": [%lld, %lld, %lld, %lld], \"beta1\": %g, \"marks\": %d, \"warps_per_cta\": %d,\n", M, N0, K0, N1,
+                   double(c.beta1), int(k1::K1_MARKS), k1::THREADS / 32);
+      std::fprintf(f, " \"what\": \"per CTA: [sm, start globaltimer ns, [per warp: clock64 at each mark, 0 where not reached]]\",\n");
+      std::fprintf(f, " \"ctas\": [\n");
+      for (int b = 0; b < grid; ++b) {
+        std::fprintf(f, "  [%llu, %llu, [", h_meta[size_t(b) * 2 + 1], h_meta[size_t(b) * 2]);
+        for (int w = 0; w < k1::THREADS / 32; ++w) {
+          std::fprintf(f, "%s[", w ? ", " : "");
+          for (int m = 0; m < k1::K1_MARKS; ++m)
+            std::fprintf(f, "%s%llu", m ? "," : "", h_probe[(size_t(b) * (k1::THREADS / 32) + w) * k1::K1_MARKS + m]);
+          std::fprintf(f, "]");
+        }
+        std::fprintf(f, "]]%s\n", b + 1 < grid ? "," : "");
+      }
+      std::fprintf(f, " ]}\n");
+      std::fclose(f);
+      std::printf("[probe] wrote %s (%d CTAs x %d warps x %d marks)\n", probe_path.c_str(), grid, k1::THREADS / 32, int(k1::K1_MARKS));
     }
     const std::string smi_end = smi_now();
     auto stats = [&](const std::vector<double>& v, const char* name, int launches) {

@@ -92,6 +92,21 @@ struct Params {
   float alpha0, alpha1, beta1;
 };
 
+// Probe marks (k1_b2b --probe): the places in cta_body where a probed kernel's warps read their clock. The k-tile
+// marks cover the first K1_MAX_KT_MARKS k-tiles of GEMM0; with several n1 tiles the GEMM1 marks keep the last.
+enum Mark : int {
+  K1_MARK_START = 0,       // the CTA program begins
+  K1_MARK_PROLOGUE = 1,    // GEMM0's prologue copies waited for and synced
+  K1_MARK_KT0 = 2,         // + kt: GEMM0 k-tile kt's wait and __syncthreads done (the second-to-last k-group)
+  K1_MAX_KT_MARKS = 18,
+  K1_MARK_G0_DONE = K1_MARK_KT0 + K1_MAX_KT_MARKS,  // GEMM0's copies drained (wait 0, sync)
+  K1_MARK_EPI0,            // D1 in shared memory, synced
+  K1_MARK_G1_PROLOGUE,     // GEMM1's prologue copies waited for and synced
+  K1_MARK_G1_DONE,         // GEMM1's copies drained (wait 0, sync)
+  K1_MARK_END,             // the last D store issued
+  K1_MARKS
+};
+
 // What the driver accepts; returns null when the kernel can do the shape, else the reason.
 inline const char* shape_error(long long M, long long N0, long long K0, long long N1) {
   if (M < 1) return "M must be >= 1";
@@ -110,11 +125,13 @@ inline const char* shape_error(long long M, long long N0, long long K0, long lon
 //   commit(), wait<N>(), sync()                  cp.async.commit_group / wait_group N / __syncthreads
 //   sts32(uint32_t off, uint32_t v), ldg32(const uint16_t*), stg32(uint16_t*, uint32_t)
 //   pack(float lo, float hi) -> uint32_t (fp16x2, round to nearest even), lo(uint32_t) / hi(uint32_t) -> float
+//   mark(int id)                                   a probe mark (a clock read) or nothing
 template <class Ops>
 K1_HD void cta_body(Ops& o, const Params& p, int cta, int tid) {
   const int warp = tid >> 5, lane = tid & 31;
   const int m_base = cta * BM;
   const int ktiles0 = p.K0 / BK;
+  o.mark(K1_MARK_START);
 
   // =========================== GEMM0: acc0 = A0 x B0, 64 x 64 per CTA ===========================
   // cp.async pieces of this thread: piece j = tid + j * 128 -> tile row j_id / 4, chunk j_id % 4.
@@ -185,6 +202,7 @@ K1_UNROLL
   }
   o.template wait<STAGES - 2>();
   o.sync();
+  o.mark(K1_MARK_PROLOGUE);
 
   int rd = 0, wr = STAGES - 1, kt_next = STAGES - 1;
   load_frag0(0, rd, 0);
@@ -207,6 +225,7 @@ K1_UNROLL
         o.commit();
         o.template wait<STAGES - 2>();
         o.sync();
+        if (kt < K1_MAX_KT_MARKS) o.mark(K1_MARK_KT0 + kt);
         wr = wr == STAGES - 1 ? 0 : wr + 1;
         rd = rd == STAGES - 1 ? 0 : rd + 1;
         ++kt_next;
@@ -216,6 +235,7 @@ K1_UNROLL
   o.commit();
   o.template wait<0>();
   o.sync();
+  o.mark(K1_MARK_G0_DONE);
 
   // ---- epilogue 0: D1 = fp16(ReLU(alpha0 * acc0 + bias0)) into shared memory (swizzled, row-major) ----
   // accumulator element e of (mt, nt): row g + 8 * (e >> 1), column 2 * t + (e & 1), g = lane / 4, t = lane % 4
@@ -241,6 +261,7 @@ K1_UNROLL
       }
   }
   o.sync();
+  o.mark(K1_MARK_EPI0);
 
   // =========================== GEMM1: D = D1 x B1, 64 x 256 per n1 tile ===========================
   // One CTA loops over the N1 / 256 column tiles, reusing D1 (N1 = 256, the reference problem: one tile).
@@ -294,6 +315,7 @@ K1_UNROLL
     }
     o.template wait<STAGES - 2>();
     o.sync();
+    o.mark(K1_MARK_G1_PROLOGUE);
 
     int rd1 = 0, wr1 = STAGES - 1, kt1_next = STAGES - 1;
     load_a1(0, 0);
@@ -324,6 +346,7 @@ K1_UNROLL
     o.commit();
     o.template wait<0>();
     o.sync();  // every warp is done with the B1 ring: the next n1 tile's prologue may overwrite it
+    o.mark(K1_MARK_G1_DONE);
 
     // ---- epilogue 1: D = fp16(ReLU(alpha1 * acc1 + beta1 * C1)), straight from the accumulator fragments
     // (4-byte stores, a quad of lanes covers 16 contiguous bytes of a row); C1 is not read when beta1 == 0.
@@ -360,6 +383,7 @@ K1_UNROLL
           o.stg32(drow + nt * 8, o.pack(v0, v1));
         }
       }
+    o.mark(K1_MARK_END);
   }
 }
 

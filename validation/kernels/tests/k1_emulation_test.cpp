@@ -190,6 +190,7 @@ struct HostOps {
     }
   }
   void sync() { c->cta_bar.arrive_and_wait(); }
+  void mark(int) {}
   void sts32(uint32_t off, uint32_t v) {
     c->slot[tid].addr = off;
     wbar().arrive_and_wait();

@@ -349,7 +349,10 @@ def k1_markdown(k):
         lines += ["", f'Without the C1 loads the GPU is {100 * (1 - b0["gpu_us"] / b1["gpu_us"]):.1f} % faster, the model '
                   f'{100 * (1 - b0["model_us"] / b1["model_us"]):.1f} %: on the GPU most of the loads\' time in the path overlaps '
                   "other work of the SM's two CTAs (Nsight Compute puts them at 8 wavefronts each, ~10 % of the kernel's "
-                  "cycles), in the model much less of it. Where the rest of K1's time goes needs a trace of its warps."]
+                  "cycles), in the model much less of it. K1's probe (`validation/results/h100/k1_probe_summary.json`) shows "
+                  "where the GPU's time goes: per warp a CTA takes 31.1k cycles, a GEMM0 k-tile 961 on average (the model's "
+                  "copies land sooner: ~706), epilogue 1 8.1k; without the C1 loads epilogue 1 is 3.8k cycles shorter but "
+                  "the SM's other CTA's mainloop slower, so the CTA only 2.0k (docs/models.md)."]
     if k["clock_mhz"] and "fused_clock_mhz" in k["at_sustained_clock"] and k["clock_mhz"] > k["at_sustained_clock"]["fused_clock_mhz"]:
         lines += ["", f'The GPU ran K1 at {k["clock_mhz"]:.0f} MHz ({fmt(k["watts"], ".0f")} W), above the sustained clock of '
                   f'{k["at_sustained_clock"]["fused_clock_mhz"]:.0f} MHz: K1 (mma.sync, timed over milliseconds of launches) did '

@@ -435,6 +435,16 @@ void HazardUnit::generic(const OpContext& ctx, std::uint32_t buffer, bool write)
   access(ctx.cta_slot(), buffer, r, vc);
 }
 
+bool HazardUnit::writes_ordered(std::span<const std::uint32_t> readers, std::uint32_t cta, std::uint32_t buffer,
+                                std::uint32_t writer) {
+  if (!tracks_ || buffer == kNone) return true;
+  for (const Rec& w : buffers_[cta][buffer].writes)
+    if (w.warp == writer &&
+        std::none_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return ordered(w, vc_of(r)); }))
+      return false;
+  return true;
+}
+
 HazardUnit::Part HazardUnit::group_access(std::span<const std::uint32_t> warp_ids, std::uint32_t op, std::uint32_t cta,
                                           std::uint32_t buffer, bool write, Via via, std::uint32_t bar_cta, std::uint32_t bar) {
   if (buffer == kNone) return 0;

@@ -105,6 +105,11 @@ class HazardUnit : public Unit {
 
   // A generic access by the executing warp; a hazard (never returns) when it races.
   void generic(const OpContext& ctx, std::uint32_t buffer, bool write);
+  // Whether every write of smem `buffer` of CTA slot `cta` by warp `writer` (a warp id) that the checker still
+  // keeps is ordered before what the reading warps do now (true when it tracks nothing). The proxy-fence check asks
+  // it: a reader not ordered after the write races with it, whatever the fence (the race is the report).
+  // A warpgroup's op (readers: its warps) is ordered after what any of them is ordered after.
+  bool writes_ordered(std::span<const std::uint32_t> readers, std::uint32_t cta, std::uint32_t buffer, std::uint32_t writer);
   // The buffer an op names through attribute `a`, if it names one (else ~0u).
   static std::uint32_t named(const OpContext& ctx, isa::Attr a);
 

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "models/gpu/unit.hpp"
+#include "models/memory/hazards.hpp"
 
 namespace smpipe::models {
 
@@ -16,16 +17,19 @@ class ProxyFenceUnit : public Unit {
   static std::span<const isa::OpKind> accepted();
   std::span<const isa::OpKind> ops() const override { return accepted(); }
   OpResult execute(OpContext& ctx) override;
+  void connect() override;
   void cta_started(std::uint32_t slot) override;
 
   // The executing warp wrote smem element `flat` through the generic proxy.
   void generic_write(const OpContext& ctx, std::uint32_t flat);
   // The async proxy reads the smem element attribute `a` names (if the op names one): a hazard when a
-  // writer has not fenced.
-  void check_async_read(const OpContext& ctx, isa::Attr a);
+  // writer whose writes this op is ordered after has not fenced (one it is not ordered after races with it: the
+  // race checker's report). `readers`: the warps of a warpgroup's op (default: the executing warp).
+  void check_async_read(const OpContext& ctx, isa::Attr a, std::span<const std::uint32_t> readers = {});
 
  private:
   std::vector<std::vector<std::uint32_t>> dirty_;  // by CTA slot, per smem element: warps with unfenced writes
+  HazardUnit* hazards_ = nullptr;
 };
 
 }  // namespace smpipe::models

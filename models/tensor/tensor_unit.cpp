@@ -182,8 +182,8 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
   Cycle now = sim_.now();
   Cycle resume = now + Cycle(m.op_issue_cycles);
   if (d.kind == OpKind::kWgmma) {
-    proxy_->check_async_read(ctx, Attr::kA);
-    proxy_->check_async_read(ctx, Attr::kB);
+    proxy_->check_async_read(ctx, Attr::kA, wg.waiting);
+    proxy_->check_async_read(ctx, Attr::kB, wg.waiting);
     // One MMA of the warpgroup reads the operands until a covering wgmma.wait (of any of its warps).
     for (isa::Attr a : {Attr::kA, Attr::kB})
       wg.reads.add(hazards_->group_access(wg.waiting, ctx.op, ctx.cta_slot(), HazardUnit::named(ctx, a), false, HazardUnit::Via::kWgmma));

@@ -442,6 +442,30 @@ TEST_CASE("the race checker wants fence.proxy.async between st.shared and an asy
   CHECK(r.diagnosis->hazard);
 }
 
+TEST_CASE("a reader not ordered after an st.shared races with it: reported as the race, whatever the fence and the timing",
+          "[semantics][hazard]") {
+  // Warp 1 writes and fences; warp 0's TMA store reads the buffer with nothing ordering the two (found by a red-team
+  // run: the report used to depend on whether the fence had run yet).
+  auto unordered = [](int delay) {
+    return run_text(fmt::format("kernel k warps=2 {{\n smem sD bytes=8K\n tensor D dtype=bf16 shape=(1024, 1024)\n"
+                                " warp 0 s {{ sleep cycles={}\n elect {{ tma.store D box=(64, 64) at=(0, 0) src=sD\n tma.commit\n"
+                                " tma.wait 0 }} }}\n warp 1 w {{ st.shared bytes=8K dst=sD\n fence.proxy.async }}\n}}\n",
+                                delay));
+  };
+  for (int delay : {1, 500}) {
+    INFO("the store " << delay << " cycles in");
+    auto r = unordered(delay);
+    REQUIRE(r.outcome == Outcome::kUndefined);
+    CHECK(r.diagnosis->title == "read before the write is complete (RAW)");
+  }
+  // Ordered (a barrier between them) but not fenced: the missing fence.
+  auto synced = run_text("kernel k warps=2 {\n smem sD bytes=8K\n tensor D dtype=bf16 shape=(1024, 1024)\n"
+                         " warp 0 s { bar.sync 1 threads=64\n elect { tma.store D box=(64, 64) at=(0, 0) src=sD\n tma.commit\n"
+                         " tma.wait 0 } }\n warp 1 w { st.shared bytes=8K dst=sD\n bar.sync 1 threads=64 }\n}\n");
+  REQUIRE(synced.outcome == Outcome::kUndefined);
+  CHECK(synced.diagnosis->title == "missing fence.proxy.async");
+}
+
 TEST_CASE("jitter changes timing but not order rules, same seed, same result", "[semantics][determinism]") {
   auto src = isa::load_source(test::examples_dir() + "/mainloop.pipe");
   isa::Program p = isa::compile(isa::parse(src), {});

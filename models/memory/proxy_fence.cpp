@@ -14,8 +14,9 @@ std::span<const isa::OpKind> ProxyFenceUnit::accepted() {
 void ProxyFenceUnit::connect() { hazards_ = &sim_.find<HazardUnit>(); }
 
 void ProxyFenceUnit::cta_started(std::uint32_t slot) {
-  if (slot >= dirty_.size()) dirty_.resize(slot + 1);
+  if (slot >= dirty_.size()) dirty_.resize(slot + 1), last_.resize(slot + 1);
   dirty_[slot].assign(sim_.program().smem_layout.count, 0);
+  last_[slot].assign(static_cast<std::size_t>(sim_.program().smem_layout.count) * 32, 0);
 }
 
 OpResult ProxyFenceUnit::execute(OpContext& ctx) {
@@ -23,7 +24,10 @@ OpResult ProxyFenceUnit::execute(OpContext& ctx) {
   return ctx.busy(sim_.machine().op_issue_cycles);
 }
 
-void ProxyFenceUnit::generic_write(const OpContext& ctx, std::uint32_t flat) { dirty_[ctx.cta_slot()][flat] |= 1u << ctx.warp.index; }
+void ProxyFenceUnit::generic_write(const OpContext& ctx, std::uint32_t flat) {
+  dirty_[ctx.cta_slot()][flat] |= 1u << ctx.warp.index;
+  last_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = ctx.desc.loc.line;
+}
 
 void ProxyFenceUnit::check_async_read(const OpContext& ctx, isa::Attr a, std::span<const std::uint32_t> readers) {
   const isa::AttrSlot& s = ctx.attr(a);
@@ -43,11 +47,14 @@ void ProxyFenceUnit::check_async_read(const OpContext& ctx, isa::Attr a, std::sp
       return;
   }
   const auto& p = sim_.program();
+  // The writer's latest st.shared of the buffer.
+  const int line = last_[ctx.cta_slot()][f * 32 + static_cast<std::uint32_t>(writer)];
+  const std::string where = line > 0 ? fmt::format(" (its st.shared at line {})", line) : "";
   ctx.ub("missing fence.proxy.async",
-         fmt::format("the async proxy reads {} which warp {} wrote with st.shared and did not fence: a race (the TMA or tensor "
+         fmt::format("the async proxy reads {} which warp {} wrote with st.shared{} and did not fence: a race (the TMA or tensor "
                      "core may read stale data). Put fence.proxy.async in the writing warp after its stores and before the "
                      "barrier that orders them",
-                     p.smem_layout.element_name(p.smems, f), writer),
+                     p.smem_layout.element_name(p.smems, f), writer, where),
          true);
 }
 

@@ -29,6 +29,7 @@ class ProxyFenceUnit : public Unit {
 
  private:
   std::vector<std::vector<std::uint32_t>> dirty_;  // by CTA slot, per smem element: warps with unfenced writes
+  std::vector<std::vector<int>> last_;  // by CTA slot, per smem element x 32 warps: the line of its latest st.shared
   HazardUnit* hazards_ = nullptr;
 };
 

@@ -464,6 +464,7 @@ TEST_CASE("a reader not ordered after an st.shared races with it: reported as th
                          " tma.wait 0 } }\n warp 1 w { st.shared bytes=8K dst=sD\n bar.sync 1 threads=64 }\n}\n");
   REQUIRE(synced.outcome == Outcome::kUndefined);
   CHECK(synced.diagnosis->title == "missing fence.proxy.async");
+  CHECK_THAT(synced.diagnosis->message, Catch::Contains("warp 1 wrote with st.shared (its st.shared at line 8)"));
 }
 
 TEST_CASE("jitter changes timing but not order rules, same seed, same result", "[semantics][determinism]") {

@@ -22,12 +22,9 @@ class BandwidthQueue {
 
  public:
   // When `bytes` requested at `start` are through.
-  Cycle serve(Cycle start, std::int64_t bytes, double per_cycle) { return serve_cycles(start, static_cast<double>(bytes) / per_cycle); }
-
-  // When `cycles` of work (a fraction too) requested at `start` are through.
-  Cycle serve_cycles(Cycle start, double cycles) {
+  Cycle serve(Cycle start, std::int64_t bytes, double per_cycle) {
     Cycle begin = sim::max(start, free_);
-    cycles += carry_;
+    double cycles = static_cast<double>(bytes) / per_cycle + carry_;
     auto whole = static_cast<std::int64_t>(cycles);
     carry_ = cycles - static_cast<double>(whole);
     free_ = begin + Cycle(whole);

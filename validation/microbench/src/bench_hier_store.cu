@@ -230,6 +230,7 @@ struct MixArgs {
   int box_w, box_h, W, sbytes, swz, spl;
   long long cta_stride;
   int coupled;
+  int lwrap, swrap;  // > 0: the CTA's loads (stores) cycle over its first lwrap (swrap) boxes: an L2-resident mix
   unsigned long long* rec;
 };
 
@@ -274,7 +275,7 @@ __global__ void __launch_bounds__(64, 1) k_mixed(const __grid_constant__ CUtenso
     for (int s = 0; s < DL; ++s) {
       y_s[s] = 0;
       if (l_issued < a.liters) {
-        y_s[s] = static_cast<int>(lb * a.lbox_rows);
+        y_s[s] = static_cast<int>((a.lwrap ? lb - l_issued + l_issued % a.lwrap : lb) * a.lbox_rows);
         mbar_arrive_expect_tx(bar0 + 8u * s, a.lbytes);
         tma_load_2d(lb0 + static_cast<uint32_t>(s * a.lbytes), &lmap, 0, y_s[s], bar0 + 8u * s);
         ++lb;
@@ -304,7 +305,7 @@ __global__ void __launch_bounds__(64, 1) k_mixed(const __grid_constant__ CUtenso
               fence_proxy_async_smem();
             }
             if (l_issued < a.liters) {
-              y_s[s] = static_cast<int>(lb * a.lbox_rows);
+              y_s[s] = static_cast<int>((a.lwrap ? lb - l_issued + l_issued % a.lwrap : lb) * a.lbox_rows);
               mbar_arrive_expect_tx(fb, a.lbytes);
               tma_load_2d(lb0 + static_cast<uint32_t>(s * a.lbytes), &lmap, 0, y_s[s], fb);
               ++lb;
@@ -321,6 +322,10 @@ __global__ void __launch_bounds__(64, 1) k_mixed(const __grid_constant__ CUtenso
             if ((x += a.box_w) >= a.W) {
               x = 0;
               y += a.box_h;
+            }
+            if (a.swrap && s_issued % a.swrap == 0) {
+              x = x0;
+              y = y0;
             }
           }
         }
@@ -689,7 +694,9 @@ void run_store_lat1(Ctx& c, Env& e, const Geo& g, bool hbm) {
 // 3: mixed loads + stores
 // ---------------------------------------------------------------------------------------------
 
-void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, int spl, bool coupled) {
+// resident: every CTA's loads cycle over 4 boxes of its slice and its stores over 128 KB of its region (17 MB of
+// each in all, L2-resident after the first touch): the L2's reads and writes side by side, without HBM.
+void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, int spl, bool coupled, bool resident) {
   constexpr int DL = 4, DS = 2;
   const int lrows = 256, lbytes = lrows * kRowBytes;
   const int liters = static_cast<int>((12ll << 20) / lbytes);  // 12 MiB of loads per CTA
@@ -718,6 +725,8 @@ void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, 
   a.spl = spl;
   a.cta_stride = stride;
   a.coupled = coupled ? 1 : 0;
+  a.lwrap = resident ? 4 : 0;
+  a.swrap = resident ? static_cast<int>((128 << 10) / g.bytes()) : 0;
   a.rec = rec.p;
   std::vector<double> lg, sr, sd, tg, lspan, sspan, lend_over_send, clkm;
   std::string problem;
@@ -758,9 +767,9 @@ void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, 
     sspan.push_back(double(sdn - s0) / 1000.0);
     lend_over_send.push_back(compute_stats(ratio).median);
   }
-  const CheckRes chk = check_stores(c, e, g, ncta, stride, siters, siters, DS);
+  const CheckRes chk = check_stores(c, e, g, ncta, stride, siters, resident ? a.swrap : siters, DS);
   const std::string mode = coupled ? "coupled" : "indep";
-  const std::string base = "hier_store_mixed_" + mode + "_" + g.tag;
+  const std::string base = std::string("hier_store_mixed_") + (resident ? "l2_" : "") + mode + "_" + g.tag;
   const std::string kerr = c.take_err();
   if (!problem.empty() || !kerr.empty()) {
     c.res->fail(base + "_load_gbs", problem + kerr);
@@ -772,7 +781,7 @@ void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, 
   }
   const double clk = c.clk_ghz * ncta;
   JObj p;
-  p.str("mode", mode).str("store_box", g.tag).num("store_box_bytes", g.bytes()).num("store_tensor_cols", g.W)
+  p.str("mode", mode).str("footprint", resident ? "l2" : "hbm").str("store_box", g.tag).num("store_box_bytes", g.bytes()).num("store_tensor_cols", g.W)
       .num("store_swizzle_bytes", g.swz).num("stores_per_load", spl).num("load_box_bytes", lbytes)
       .num("loads_in_flight", DL).num("store_buffers", DS).num("ctas", ncta).num("load_bytes_per_cta", double(liters) * lbytes)
       .num("store_bytes_per_cta", double(siters) * g.bytes())
@@ -789,12 +798,15 @@ void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, 
       .num("sm_clock_ghz_used", c.clk_ghz)
       .str("data_check", chk.str());
   const std::string d =
-      "Mixed load + store, all SMs (1 CTA per SM): CTA k TMA-loads 12 MiB of its own slice of a 2 GiB tensor "
+      std::string("Mixed load + store, all SMs (1 CTA per SM): CTA k TMA-loads 12 MiB ") +
+      (resident ? "cycling over the first 4 boxes (128 KB) of its own slice of a 2 GiB tensor (L2-resident after the first touch) "
+                : "of its own slice of a 2 GiB tensor ") +
       "(64 x 256 bf16 boxes, 32 KB, 128B swizzle, 4 in flight, one mbarrier per slot; 4 elements of every 16th "
       "box checked) and TMA-stores the same number of bytes (" + std::to_string(spl) + " store(s) of " +
       std::to_string(g.box_w) + " x " + std::to_string(g.box_h) + " bf16 (" + std::to_string(g.bytes() / 1024) +
       " KB, " + std::to_string(g.swz) + "B swizzle, tensor of " + std::to_string(g.W) +
-      " columns) per load; 2 smem buffers, wait_group.read 1 before reuse) to its own fresh region; " +
+      " columns) per load; 2 smem buffers, wait_group.read 1 before reuse) " +
+      (resident ? "cycling over 128 KB of its own region (L2-resident); " : "to its own fresh region; ") +
       (coupled ? "one thread alternates: wait load slot, re-issue it, then its stores (rates coupled 1:1). "
                : "thread 0 runs the loads, thread 32 (another warp) the stores, independently. ") +
       "Before every rep the destination is poisoned and L2 cleaned (256 MiB read of another buffer). Store data "
@@ -870,10 +882,11 @@ void bench_hier_store(Ctx& c) {
     const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
     DevBuf<uint16_t> big(big_bytes / 2);
     fill_pattern(c, big.p, static_cast<size_t>(big_rows));
-    for (int coupled = 0; coupled < 2; ++coupled) {
-      run_mixed(c, e, big.p, big_rows, geos[0], 1, coupled == 1);
-      run_mixed(c, e, big.p, big_rows, geos[2], 4, coupled == 1);
-    }
+    for (int resident = 0; resident < 2; ++resident)
+      for (int coupled = 0; coupled < 2; ++coupled) {
+        run_mixed(c, e, big.p, big_rows, geos[0], 1, coupled == 1, resident == 1);
+        run_mixed(c, e, big.p, big_rows, geos[2], 4, coupled == 1, resident == 1);
+      }
   }
   lap("mixed");
 }

@@ -119,6 +119,10 @@ const std::vector<ParamDef>& param_defs() {
        &Machine::hbm_latency_spread, {0, 1, "share of the transfer's time (0: none)"}},
       {"l2", "l2_miss_lookups", "the L2's work for a byte read from HBM, in bytes that hit (its request and its fill; cache_hbm)",
        &Machine::l2_miss_lookups, {1, 16, "bytes of L2 bandwidth per missed byte (H100: 1.7)"}},
+      {"l2", "l2_store_cost", "the L2's work for a byte a tensor store writes, in bytes of l2_bytes_per_cycle that hit (cache_hbm)",
+       &Machine::l2_store_cost, {0, 16, "bytes of L2 bandwidth per stored byte (H100: 1.4)"}},
+      {"l2", "l2_store_bytes_per_cycle", "the most bytes of tensor stores the whole GPU's L2 takes per cycle, reads or not (cache_hbm)",
+       &Machine::l2_store_bytes_per_cycle, kGpuBytes},
       {"lsu", "cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer", &Machine::cp_async_latency_cycles, kCycles},
       {"lsu", "lsu_bytes_per_cycle", "one SM's global load/store path: loads and cp.async of whole 128-byte lines (a line touched in part costs a whole one)", &Machine::lsu_bytes_per_cycle, kSmBytes},
       {"lsu", "lsu_load_min_cycles", "the least time one warp's global load instruction holds that path", &Machine::lsu_load_min_cycles,
@@ -265,6 +269,7 @@ Machine at_sm_clock(const Machine& machine, double mhz) {
   Machine m = machine;
   m.l2_bytes_per_cycle = machine.l2_bytes_per_cycle * machine.clock_mhz / mhz;
   m.hbm_bytes_per_cycle = machine.hbm_bytes_per_cycle * machine.clock_mhz / mhz;
+  m.l2_store_bytes_per_cycle = machine.l2_store_bytes_per_cycle * machine.clock_mhz / mhz;
   // The L2's combining window is a time (measured in ns, stored in cycles of the file's clock).
   m.l2_combine_window_cycles = static_cast<std::int64_t>(
       std::llround(static_cast<double>(machine.l2_combine_window_cycles) * mhz / machine.clock_mhz));
@@ -272,6 +277,7 @@ Machine at_sm_clock(const Machine& machine, double mhz) {
   m.sources["clock_mhz"] = fmt::format("set: {} MHz (the machine file says {})", mhz, machine.clock_mhz);
   m.sources["l2_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   m.sources["hbm_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
+  m.sources["l2_store_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   m.sources["l2_combine_window_cycles"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   return m;
 }

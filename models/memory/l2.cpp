@@ -217,15 +217,19 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   written_ += written;
   Cycle done = merged_done;
   if (std::int64_t moved = hit + miss + written; moved > 0) {
-    auto work = hit + written + static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups));
+    auto work = hit + static_cast<std::int64_t>(std::llround(static_cast<double>(written) * m.l2_store_cost)) +
+                static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups));
     l2_work_ += work;
     Cycle through = sim::max(l2_.serve(start, work, m.l2_bytes_per_cycle), fair_share(a.sm, start, moved));
+    if (written > 0) through = sim::max(through, stores_.serve(start, written, m.l2_store_bytes_per_cycle));
     done = sim::max(done, sim_.spread(start, through, m.l2_latency_spread, 2 * box));
   }
   if (miss + back > 0) {
     hbm_bytes_ += miss + back;
     Cycle fetched = hbm_.serve(start, miss + back, m.hbm_bytes_per_cycle);
     if (miss > 0) done = sim::max(done, sim_.spread(start, fetched + Cycle(m.hbm_latency_cycles), m.hbm_latency_spread, 2 * box + 1));
+    // A block evicted dirty leaves the L2 before its place takes the new data: the box waits for the write-back.
+    if (back > 0) done = sim::max(done, fetched);
   }
   // The blocks this box read itself are in flight until it is done: later readers of them (outside its group's
   // window) are lookups that wait for that data.
@@ -240,6 +244,7 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   const Machine& m = sim_.machine();
   s.units.push_back(link_stats("L2 bandwidth (whole GPU)", l2_work_, m.l2_bytes_per_cycle, cycles, l2_.free()));
   s.units.push_back(link_stats("HBM bandwidth", hbm_bytes_, m.hbm_bytes_per_cycle, cycles, hbm_.free()));
+  if (written_ > 0) s.units.push_back(link_stats("L2 stores (whole GPU)", written_, m.l2_store_bytes_per_cycle, cycles, stores_.free()));
   s.l2_hit_bytes = hit_bytes_ + merged_bytes_;
   s.l2_merged_bytes = merged_bytes_;
   s.l2_miss_bytes = miss_bytes_;

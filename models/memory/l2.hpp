@@ -66,7 +66,10 @@ class SingleQueueL2 : public MemoryHierarchy {
 // row-major); the L2 holds the l2_capacity_bytes most recently used blocks (LRU). Every byte a box moves
 // goes through the GPU-wide L2 queue (l2_bytes_per_cycle); the bytes of blocks that miss are read from HBM
 // first, through the HBM queue (hbm_bytes_per_cycle), and add hbm_latency_cycles. Stores allocate their
-// blocks dirty, without reading HBM; a dirty block evicted is written back through the HBM queue. Parts of
+// blocks dirty, without reading HBM: the L2 takes stored bytes at most at l2_store_bytes_per_cycle (all SMs
+// storing alone: half the read rate), and a stored byte also costs l2_store_cost bytes of l2_bytes_per_cycle
+// (loads and stores side by side share the L2: validation/results/{h100,h200}/store.json); a dirty block evicted
+// is written back through the HBM queue, and the box that evicted it is done no sooner than that write-back. Parts of
 // a box outside its tensor move no memory traffic (TMA fills them with zeros). A block remembers which 64-byte
 // half rows it holds: a box reads from HBM only the parts it needs that the L2 does not hold yet (a box narrower
 // or shorter than a block brings its part; a later box the rest). Transfers without an address count as hits.
@@ -121,7 +124,7 @@ class CachedL2 : public MemoryHierarchy {
   Cycle fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes);
   static std::uint64_t block_parts(std::int64_t r0, std::int64_t rows, std::int64_t c0, std::int64_t c1);
 
-  BandwidthQueue l2_, hbm_;
+  BandwidthQueue l2_, hbm_, stores_;  // stores_: the L2 taking stored bytes (l2_store_bytes_per_cycle)
   BlockCache cache_;
   std::vector<Cycle> sm_free_;    // per SM: its share of the L2 is busy until
   std::vector<char> sm_busy_;     // per SM: counted in busy_sms_

@@ -88,8 +88,11 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       std::int64_t occ = transfer_cycles(bytes, m.tma_store_bytes_per_cycle);
       engine = start + Cycle(occ);
       busy_ += occ;
+      // The engine reads the box out of smem as fast as the L2 takes it: the read is done no sooner than the L2
+      // has accepted the box (its queue, and the write-back of dirty blocks it evicts).
       Cycle read = start + Cycle(occ) + sim_.jit(m.tma_store_read_cycles);
-      Cycle write = sim::max(read, through_l2(*l2_, ctx, Attr::kTensor, start, bytes, true)) + sim_.jit(m.tma_store_latency_cycles);
+      read = sim::max(read, through_l2(*l2_, ctx, Attr::kTensor, start, bytes, true));
+      Cycle write = read + sim_.jit(m.tma_store_latency_cycles);
       w.open_read = sim::max(w.open_read, read);
       w.open_write = sim::max(w.open_write, write);
       sim_.counters().bytes_stored += bytes;

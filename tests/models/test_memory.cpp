@@ -745,6 +745,137 @@ kernel k grid=(132,1,1) warps=1 {
   CHECK(static_cast<double>(misses_only(1.7) - misses_only(1.0)) >= 0.8 * extra);
 }
 
+namespace {
+// The store-ring microbenchmark (validation/microbench/src/bench_hier_store.cu, hier_store_bw_*_box32KB_d2): `ctas`
+// CTAs (one per SM) store n boxes of 32 KB each from two smem buffers (tma.wait 1 read before a buffer's reuse), to
+// a region of their own of `region` boxes (n: every box new; 4: the same 128 KB rewritten, L2-resident).
+std::string store_ring(int ctas, int n, int region) {
+  return fmt::format(R"(
+kernel ring grid=({0},1,1) warps=1 {{
+  smem out[2] bytes=32768
+  tensor D dtype=bf16 shape=({0} * {2} * 256, 64)
+  warp 0 w {{
+    elect {{
+      for i in 0..{1} {{
+        tma.wait 1 read
+        tma.store D box=(256, 64) at=((cta * {2} + i % {2}) * 256, 0) src=out[i % 2] swizzle=128
+        tma.commit
+      }}
+      tma.wait 0
+    }}
+  }}
+}}
+)",
+                     ctas, n, region);
+}
+
+// GB/s of a finished store ring of `ctas` x n boxes at the machine's clock.
+double store_gbs(const models::RunResult& r, int ctas, int n, const models::Machine& m) {
+  REQUIRE(r.outcome == Outcome::kFinished);
+  return static_cast<double>(ctas) * n * 32768 / (static_cast<double>(r.cycles) / m.clock_mhz) / 1000;
+}
+
+double measured_gbs(const std::string& file, const std::string& name) {
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/" + file);
+  nlohmann::json run = nlohmann::json::parse(f);
+  for (const auto& r : run["measurements"])
+    if (r["name"] == name) return r["median"].get<double>();
+  FAIL("no " << name << " in " << file);
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("memory: the L2 takes all SMs' TMA stores at l2_store_bytes_per_cycle and a stored byte costs l2_store_cost "
+          "of its read bandwidth - the store's smem read waits until the L2 takes it - at the rates the GPUs measured", "[memory]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  REQUIRE(m.l2_store_bytes_per_cycle < m.l2_bytes_per_cycle / m.l2_store_cost);
+  const int n = 64;
+  auto ring = [&](int ctas, const std::function<void(models::Machine&)>& edit) { return run_edited(store_ring(ctas, n, 4), edit); };
+  // All SMs, stores alone: the L2's store rate sets the time (the engines alone would go 2x faster): the H100's rate.
+  auto full = ring(132, nullptr);
+  double gbs = store_gbs(full, 132, n, m);
+  CHECK(gbs == Approx(measured_gbs("h100/store.json", "hier_store_bw_l2_box32KB_d2_read_gbs")).epsilon(0.05));
+  CHECK(gbs == Approx(m.l2_store_bytes_per_cycle * m.clock_mhz / 1000).epsilon(0.02));
+  // Without that bound the stores' share of the read bandwidth is the next one: l2_bytes_per_cycle / l2_store_cost.
+  auto shared = ring(132, [](models::Machine& x) { x.l2_store_bytes_per_cycle = 1e6; });
+  CHECK(store_gbs(shared, 132, n, m) == Approx(m.l2_bytes_per_cycle / m.l2_store_cost * m.clock_mhz / 1000).epsilon(0.02));
+  // One SM: its engine (tma_store_bytes_per_cycle) is the bound, the L2's store parameters change nothing.
+  auto one = ring(1, nullptr);
+  CHECK(one.cycles == ring(1, [](models::Machine& x) { x.l2_store_bytes_per_cycle = 1e6, x.l2_store_cost = 0; }).cycles);
+  CHECK(store_gbs(one, 1, n, m) == Approx(measured_gbs("h100/store.json", "hier_store_bw_l2_box32KB_d2_1sm_read_gbs")).epsilon(0.05));
+  // The rate is a GPU-wide bytes per second: at another SM clock the bytes per cycle follow.
+  CHECK(models::at_sm_clock(m, m.clock_mhz / 2).l2_store_bytes_per_cycle == Approx(2 * m.l2_store_bytes_per_cycle));
+}
+
+TEST_CASE("memory: loads and stores side by side share the L2 (a stored byte takes l2_store_cost bytes of its read "
+          "bandwidth): the H200's L2-resident mix", "[memory]") {
+  // hier_store_mixed_l2_coupled_box32KB: one thread per CTA keeps 4 loads of 32 KB in flight over the first 4 boxes
+  // of its slice and after each load stores 32 KB to 128 KB of its own region (2 smem buffers, tma.wait 1 read).
+  const int n = 128;
+  std::string text = fmt::format(R"(
+kernel mix grid=(132,1,1) warps=1 {{
+  mbarrier full[4] count=1
+  smem buf[4] bytes=32768
+  smem out[2] bytes=32768
+  tensor T dtype=bf16 shape=(132 * 1024, 64)
+  tensor D dtype=bf16 shape=(132 * 1024, 64)
+  warp 0 w {{
+    elect {{
+      for i in 0..4 {{
+        arrive.expect_tx full[i] tx=32768
+        tma.load T box=(256, 64) at=((cta * 4 + i) * 256, 0) dst=buf[i] bar=full[i] swizzle=128
+      }}
+      for i in 0..{0} {{
+        let s = i % 4
+        wait full[s] parity=(i / 4) & 1
+        if i + 4 < {0} {{
+          arrive.expect_tx full[s] tx=32768
+          tma.load T box=(256, 64) at=((cta * 4 + s) * 256, 0) dst=buf[s] bar=full[s] swizzle=128
+        }}
+        tma.wait 1 read
+        tma.store D box=(256, 64) at=((cta * 4 + i % 4) * 256, 0) src=out[i % 2] swizzle=128
+        tma.commit
+      }}
+      tma.wait 0
+    }}
+  }}
+}}
+)",
+                                 n);
+  auto run = [&](double cost) {
+    models::Machine m = models::load_machine("h200");
+    m.l2_latency_spread = m.hbm_latency_spread = 0;
+    m.l2_store_cost = cost;
+    auto r = models::simulate(test::compile_text(text, {}, "mix.pipe", "h200"), m, {});
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return 2.0 * 132 * n * 32768 / (static_cast<double>(r.cycles) / m.clock_mhz) / 1000;
+  };
+  models::Machine m = models::load_machine("h200");
+  double gpu = measured_gbs("h200/store.json", "hier_store_mixed_l2_coupled_box32KB_total_gbs");
+  CHECK(run(m.l2_store_cost) == Approx(gpu).epsilon(0.05));
+  // Stores free of the read bandwidth (0) or as costly as alone (read rate / store rate): both miss the mix by far.
+  CHECK(run(0) > 1.15 * gpu);
+  CHECK(run(m.l2_bytes_per_cycle / m.l2_store_bytes_per_cycle) < 0.87 * gpu);
+}
+
+TEST_CASE("memory: a box that evicts a dirty block waits for its write-back: stores beyond the L2's capacity go at "
+          "HBM's rate, as the H100's did", "[memory]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  // 132 x 256 boxes of 32 KB: 1.1 GB, 22x the L2; after the first 50 MB every store evicts a dirty block.
+  const int n = 256;
+  std::string text = store_ring(132, n, n);
+  auto r = run_edited(text, nullptr);
+  double gbs = store_gbs(r, 132, n, m);
+  CHECK(r.stats.hbm_bytes >= 132LL * n * 32768 - m.l2_capacity_bytes);
+  CHECK(gbs == Approx(measured_gbs("h100/store.json", "hier_store_bw_hbm_box32KB_d2_read_gbs")).epsilon(0.05));
+  CHECK(gbs <= 1.02 * m.hbm_bytes_per_cycle * m.clock_mhz / 1000 * static_cast<double>(132LL * n * 32768) /
+                   static_cast<double>(132LL * n * 32768 - m.l2_capacity_bytes));
+  // With HBM made fast the write-backs hold nothing up: the same stores go at the L2's rate for stores.
+  auto fast = run_edited(text, [](models::Machine& x) { x.hbm_bytes_per_cycle = 1e6; });
+  CHECK(store_gbs(fast, 132, n, m) == Approx(m.l2_store_bytes_per_cycle * m.clock_mhz / 1000).epsilon(0.05));
+  CHECK(store_gbs(fast, 132, n, m) > 1.15 * gbs);
+}
+
 TEST_CASE("launch: a finished run's time is its cycles at the clock plus the machine's launch cost", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
   REQUIRE(m.launch_overhead_ns > 0);

@@ -177,6 +177,34 @@ def latency_spread():
 L1 = "validation/results/h100/l1.json"
 
 
+def l2_stores(gpu):
+    """How the L2 takes tensor stores, from the 'store' microbenchmarks: l2_store_bytes_per_cycle, the GPU-wide rate of
+    all SMs storing 32 KB boxes to an L2-resident footprint (hier_store_bw_l2_box32KB_d1/d2/d4, their median; the TMA
+    engines alone would go twice as fast) on `gpu`; l2_store_cost, what a stored byte takes of the L2's read bandwidth
+    when loads run beside the stores, from the H200's L2-resident mixes of 32 KB loads and 32 KB stores (coupled 1:1
+    and independent): (read rate alone - loads' rate in the mix) / stores' rate in the mix, the mean of the two."""
+    def medians(path):
+        with open(os.path.join(ROOT, path)) as f:
+            return {m["name"]: m["median"] for m in json.load(f)["measurements"] if m.get("median") is not None}
+    store = f"validation/results/{gpu}/store.json"
+    rates = sorted(medians(store)[f"hier_store_bw_l2_box32KB_d{d}_read_gbs"] for d in (1, 2, 4))
+    mix_file = "validation/results/h200/store.json"
+    mix, reads_file = medians(mix_file), "validation/results/h200/microbench.json"
+    reads = medians(reads_file)["tma_load_bw_ring_l2_all_sms_box32KB"]
+    costs = [(reads - mix[f"hier_store_mixed_l2_{m}_box32KB_load_gbs"]) / mix[f"hier_store_mixed_l2_{m}_box32KB_store_read_gbs"]
+             for m in ("coupled", "indep")]
+    return {
+        "l2_store_bytes_per_cycle": (round(rates[1] * 1e9 / 1980e6, 3),
+                                     f"derived: the median of hier_store_bw_l2_box32KB_d1/d2/d4 ({rates[1]:.0f} GB/s: all SMs storing 32 KB "
+                                     f"boxes to an L2-resident footprint, {store}) / the 1980 MHz clock"),
+        "l2_store_cost": (round(sum(costs) / len(costs), 2),
+                          f"derived: the H200's L2-resident mixes of 32 KB loads and stores ({mix_file}): (the L2 read rate "
+                          f"alone, tma_load_bw_ring_l2_all_sms_box32KB {reads:.0f} GB/s in {reads_file}, - the loads' rate in "
+                          f"the mix) / the stores' rate in it: coupled 1:1 {costs[0]:.3f}, independent {costs[1]:.3f}; their "
+                          f"mean (NVIDIA H200, 2026-11-28)"),
+    }
+
+
 def l1_costs():
     """What a warp's global-memory instruction holds the SM's load/store path for, beyond lsu_bytes_per_cycle (the
     `l1` group: one CTA of 16 warps on one SM, each warp's instructions spread over 1-32 rows of 128-byte lines).
@@ -325,6 +353,7 @@ h100 = sm90("validation/results/h100/microbench.json")
 COMBINING = l2_combining()
 COMBINING.update(latency_spread())
 h100.update(COMBINING)
+h100.update(l2_stores("h100"))
 
 
 def atomics(results, who_note=""):
@@ -357,6 +386,7 @@ h100.update(atomic_params)
 h200 = sm90("validation/results/h200/microbench.json")
 h200["sm_count"] = (132, "published: NVIDIA H200 datasheet (132 SMs); also read from the device in " + RESULTS)
 h200.update(borrowed(COMBINING, "the H200 has the H100's SMs, TPCs and L2"))
+h200.update(l2_stores("h200"))
 # No clock-under-load run on the H200 yet: the same GH100 chip and the same 700 W board power.
 h200.update(borrowed(load_clocks(), "the H200 has the H100's chip and its 700 W power limit"))
 # No atomics run on the H200 yet: its SM and L2 design are the H100's.
@@ -402,6 +432,7 @@ b200.update({
     "wgmma_queue_depth": (0, "derived: no wgmma on sm_100"),
 })
 b200.update(borrowed(COMBINING, "Blackwell's TPCs also pair two SMs"))
+b200.update(borrowed(l2_stores("h100"), "assuming Blackwell's L2 takes stores as the Hopper L2 does"))
 for k, (v, src) in list(b200.items()):
     if src.startswith("measured:") or (src.startswith("derived:") and (RESULTS in src or L1 in src)):
         b200[k] = (v, "estimate: taken from the H100 measurement, assuming Blackwell's SM is no slower here; " + src)
@@ -415,7 +446,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "l2_miss_lookups"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "l2_miss_lookups", "l2_store_cost", "l2_store_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

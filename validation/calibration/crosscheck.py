@@ -323,6 +323,18 @@ def rows():
         * r.run("ld_global", {"PASSES": 40}, "bandwidth")["clock_mhz"] / 1000,
         "ld_global --kernel bandwidth, bandwidth over PASSES=40, GB/s at the machine clock")
 
+    # TMA stores through the L2 (the GPU's store.json beside its microbench.json; rows it lacks are left out)
+    gbs = lambda r, prog, n, bytes_, defs: bandwidth(r, prog, n, bytes_, defs) * r.run(prog, {**defs, "ITERS": n})["clock_mhz"] / 1000
+    for name, ctas, region, n in (("hier_store_bw_l2_box32KB_d2_read_gbs", 132, 4, 64),
+                                  ("hier_store_bw_hbm_box32KB_d2_read_gbs", 132, 1024, 256),
+                                  ("hier_store_bw_l2_box32KB_d2_1sm_read_gbs", 1, 4, 64)):
+        add(name, lambda r, ctas=ctas, region=region, n=n: gbs(r, "tma_store_ring", n, ctas * 32768, {"CTAS": ctas, "REGION": region}),
+            f"tma_store_ring CTAS={ctas} REGION={region}, bandwidth over ITERS={n}, GB/s at the machine clock")
+    for name, wrap, n in (("hier_store_mixed_l2_coupled_box32KB_total_gbs", 4, 128),
+                          ("hier_store_mixed_coupled_box32KB_total_gbs", 1024, 256)):
+        add(name, lambda r, wrap=wrap, n=n: gbs(r, "tma_load_store", n, 2 * 132 * 32768, {"WRAP": wrap}),
+            f"tma_load_store WRAP={wrap}, bandwidth over ITERS={n}, GB/s at the machine clock")
+
     # CTA launch
     add("cta_wave_gap_same_sm",
         lambda r: cycles(r, "cta_wave", {"WAVES": 2}, "wave") - cycles(r, "cta_wave", {"WAVES": 1}, "wave") - 20000,
@@ -358,6 +370,11 @@ def main():
     with open(args.results) as f:
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
+    # The TMA store group's run (store.json) beside the results file, where the GPU has one.
+    store = os.path.join(os.path.dirname(os.path.abspath(args.results)), "store.json")
+    if os.path.exists(store):
+        with open(store) as f:
+            medians.update({m["name"]: (m["median"], m["unit"]) for m in json.load(f)["measurements"] if m.get("median") is not None})
     SWEEPS.extend((m["name"], m["params"]) for m in measurements if m["name"].startswith("tma_load_bw_sweep_"))
 
     table, failed = [], []
@@ -369,6 +386,8 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futs = [pool.submit(fn, runner) for _, fn, _ in todo]
             for (name, _, how), fut in zip(todo, futs):
+                if name not in medians and name.startswith("hier_store_"):
+                    continue  # this GPU's store run lacks it (the H100's has no L2-resident mix)
                 if name not in medians:
                     failed.append(f"{name}: no such measurement in {args.results}")
                     continue

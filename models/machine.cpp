@@ -400,7 +400,10 @@ Machine parse_machine(const std::string& text, const std::string& path) {
   for (const auto& d : param_defs()) {
     const nlohmann::json* section = units.contains(d.unit) ? &units[d.unit] : nullptr;
     if (section == nullptr || !section->contains("params") || !(*section)["params"].contains(d.name))
-      throw bad(fmt::format("missing parameter '{}' of unit '{}' ({})", d.name, d.unit, d.meaning));
+      throw bad(fmt::format("missing parameter '{}' of unit '{}' ({}); the built-in machine files in {} have every "
+                            "parameter with its source: a file written before the parameter existed can take it from the "
+                            "one closest to its GPU",
+                            d.name, d.unit, d.meaning, machines_dir()));
     const auto& p = (*section)["params"][d.name];
     if (!p.is_object() || !p.contains("value") || !p["value"].is_number() || !p.contains("source") || !p["source"].is_string())
       throw bad(fmt::format("parameter '{}' must be {{\"value\": number, \"source\": \"published|measured|derived|estimate: ...\"}}",

@@ -48,6 +48,9 @@ TEST_CASE("unknown, missing and untagged machine parameters are errors", "[machi
                     Catch::Contains("unit 'sm': unknown parameter 'sm_cnt'"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([&](auto& j) { sm(j).erase("sm_count"); })),
                     Catch::Contains("missing parameter 'sm_count' of unit 'sm'"));
+  // The message says where a complete file is (an older file lacks the parameters added since).
+  CHECK_THROWS_WITH(models::load_machine(write_variant([&](auto& j) { j["units"]["l2"]["params"].erase("l2_store_cost"); })),
+                    Catch::Contains("missing parameter 'l2_store_cost' of unit 'l2'") && Catch::Contains(models::machines_dir()));
   CHECK_THROWS_WITH(models::load_machine(write_variant([&](auto& j) { sm(j)["sm_count"]["source"] = "datasheet"; })),
                     Catch::Contains("source must start with"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["extra"] = 1; })), Catch::Contains("unknown key 'extra'"));

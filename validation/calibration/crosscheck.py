@@ -182,6 +182,11 @@ def bandwidth(r, prog, n, bytes_per_iter, defs, param="ITERS"):
     return bytes_per_iter * n / (b - a)
 
 
+def gbs(r, prog, n, bytes_per_iter, defs):
+    """bandwidth() in GB/s at the machine's clock."""
+    return bandwidth(r, prog, n, bytes_per_iter, defs) * r.run(prog, {**defs, "ITERS": n})["clock_mhz"] / 1000
+
+
 # ---- the rows: (measurement name, simulated figure, program and how) -----------------------------------
 
 SWEEPS = []  # (name, params) of the tma_load_bw_sweep_* measurements, filled from the result file
@@ -240,8 +245,7 @@ def rows():
                     r, prog, n, kb * 1024, {"ROWS": kb * 8, "STAGES": stages}),
                 f"{prog} ROWS={kb * 8} STAGES={stages}, bandwidth over ITERS={n}")
     add("tma_load_bw_ring_l2_all_sms_box32KB",
-        lambda r: bandwidth(r, "tma_ring", 512, 132 * 32768, {"ROWS": 256, "STAGES": 6, "CTAS": 132})
-        * r.run("tma_ring", {"ROWS": 256, "STAGES": 6, "CTAS": 132, "ITERS": 512})["clock_mhz"] / 1000,
+        lambda r: gbs(r, "tma_ring", 512, 132 * 32768, {"ROWS": 256, "STAGES": 6, "CTAS": 132}),
         "tma_ring CTAS=132 (16 MiB each), bandwidth over ITERS=512, GB/s at the machine clock")
     for name, p in sweeps():
         prog = "tma_pipe" if p["variant"] == "pipe" else "tma_ring"
@@ -324,7 +328,6 @@ def rows():
         "ld_global --kernel bandwidth, bandwidth over PASSES=40, GB/s at the machine clock")
 
     # TMA stores through the L2 (the GPU's store.json beside its microbench.json; rows it lacks are left out)
-    gbs = lambda r, prog, n, bytes_, defs: bandwidth(r, prog, n, bytes_, defs) * r.run(prog, {**defs, "ITERS": n})["clock_mhz"] / 1000
     for name, ctas, region, n in (("hier_store_bw_l2_box32KB_d2_read_gbs", 132, 4, 64),
                                   ("hier_store_bw_hbm_box32KB_d2_read_gbs", 132, 1024, 256),
                                   ("hier_store_bw_l2_box32KB_d2_1sm_read_gbs", 1, 4, 64)):
@@ -369,12 +372,12 @@ def main():
 
     with open(args.results) as f:
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
-    medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
-    # The TMA store group's run (store.json) beside the results file, where the GPU has one.
+    # With the TMA store group's run (store.json) beside the results file, where the GPU has one.
     store = os.path.join(os.path.dirname(os.path.abspath(args.results)), "store.json")
     if os.path.exists(store):
         with open(store) as f:
-            medians.update({m["name"]: (m["median"], m["unit"]) for m in json.load(f)["measurements"] if m.get("median") is not None})
+            measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None]
+    medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
     SWEEPS.extend((m["name"], m["params"]) for m in measurements if m["name"].startswith("tma_load_bw_sweep_"))
 
     table, failed = [], []

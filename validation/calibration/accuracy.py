@@ -8,6 +8,10 @@ with its data validation/results/accuracy.json.
 
   python3 validation/calibration/accuracy.py SMPIPE            # write both files, print the summary
   python3 validation/calibration/accuracy.py SMPIPE --check    # exit 1 if either committed file is stale
+  python3 validation/calibration/accuracy.py SMPIPE --check --sample
+      # the same, simulating anew one point of each GPU's configuration and data (~140 of 1,360 points, rotating
+      # over the shapes) and every short-K and K1 run, the other points' predictions taken from the committed
+      # data; ~7x faster: the test suite's form
   python3 validation/calibration/accuracy.py SMPIPE --jobs 2   # points in parallel (default: all cores)
 
 No parameter of the models or the machine files is fitted to these points. The K2 points are predicted with
@@ -511,7 +515,8 @@ def markdown(data):
         "`validation/results/h100/k2_sweep.json`; H200: `validation/results/h200/k2_sweep.json`, 260 points each) and",
         f'CUTLASS runs (`validation/results/<gpu>/cutlass_gemm.json`, {data["cutlass"]["at_measured_clock"]["points"]} points: section',
         "\"CUTLASS's own kernels\" below); a test (`accuracy_report_is_current`) fails when the models, the machine",
-        "files or the data change without it.",
+        "files or the data change without it (it simulates anew one point of every GPU's configuration and data, every",
+        "short-K and K1 run, and takes the other points from this report; `accuracy.py build/smpipe --check` checks all).",
         "",
         "| | K2 (the project's kernel, its own instruction costs) | CUTLASS (the models' defaults, at the probe's clock) |",
         "|---|---|---|",
@@ -997,12 +1002,53 @@ def worst_errors(points, n=40):
             + "; ".join(f"{p['gpu']} {p['shape']} {p['config']} ({p['data']}) {err(p):+.0f} %" for p in first) + ".")
 
 
+def committed_data():
+    try:
+        with open(os.path.join(ROOT, DATA)) as f:
+            return json.load(f)
+    except (FileNotFoundError, json.JSONDecodeError) as e:
+        sys.exit(f"stale: {DATA} ({e}): run python3 validation/calibration/accuracy.py SMPIPE")
+
+
+def sample_indices(items, group):
+    """One point of every group (a GPU's configuration on one kind of data), the groups' points taken at rotating
+    positions so that the sample spans the shapes: the indices of `items` (rows) to simulate anew."""
+    groups = {}
+    for i, it in enumerate(items):
+        groups.setdefault(group(it), []).append(i)
+    return sorted(ix[n % len(ix)] for n, (_, ix) in enumerate(sorted(groups.items())))
+
+
+def sampled(ex, predict_row, items, committed_rows, group):
+    """`predict_row(item)` over the sample of `items`; every other row is `predict_row(item, stub)` (its fields
+    from the item, no simulation) with each prediction (`at_*` key) the committed row's: a changed measurement or
+    field then shows as stale, as does a committed list of another length."""
+    if len(committed_rows) != len(items):
+        sys.exit(f"stale: {DATA} has {len(committed_rows)} rows where the results give {len(items)}: "
+                 "run python3 validation/calibration/accuracy.py SMPIPE")
+    pick = set(sample_indices(committed_rows, group))
+    fresh = dict(zip(sorted(pick), ex.map(predict_row, [items[i] for i in sorted(pick)])))
+    out = []
+    for i, (item, old) in enumerate(zip(items, committed_rows)):
+        if i in fresh:
+            out.append(fresh[i])
+            continue
+        row = predict_row(item, lambda *args, **kw: {})
+        out.append({k: (old.get(k, v) if k.startswith("at_") else v) for k, v in row.items()})
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("smpipe")
     ap.add_argument("--check", action="store_true")
+    ap.add_argument("--sample", action="store_true",
+                    help="with --check: simulate one point per configuration (and every short-K and K1 run) anew, take "
+                         "the other points' predictions from the committed data, and compare both files")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     a = ap.parse_args()
+    if a.sample and not a.check:
+        ap.error("--sample checks the committed report; it needs --check")
     smpipe = os.path.abspath(a.smpipe)
     points = load_points()
     if not points:
@@ -1012,19 +1058,19 @@ def main():
     if stale:
         sys.exit("the models' default instruction costs are not K2's measured ones:\n  " + "\n  ".join(stale))
 
-    def one(item):
+    def one(item, run=predict):
         src, gpu, p = item
         clock = p.get("clock_mhz_median")
         defs = defines(p, measured)
         return {"source": src, "gpu": gpu, "data": p.get("data", "random"), "shape": shape(p), "config": label(p),
                 "measured_us": 1000 * p["ms_median"], "clock_mhz": clock,
-                "at_measured_clock": predict(smpipe, gpu, p, clock, defs) if clock else {"error": "no clock measured"},
-                "at_nominal_clock": predict(smpipe, gpu, p, None, defs, "boost"),
-                "at_sustained_clock": predict(smpipe, gpu, p, None, defs, sustained(p))}
+                "at_measured_clock": run(smpipe, gpu, p, clock, defs) if clock else {"error": "no clock measured"},
+                "at_nominal_clock": run(smpipe, gpu, p, None, defs, "boost"),
+                "at_sustained_clock": run(smpipe, gpu, p, None, defs, sustained(p))}
 
     ncu = load_ncu()
 
-    def one_cutlass(item):
+    def one_cutlass(item, run=predict):
         src, gpu, p = item
         clock = p.get("clock_mhz_pooled") or p.get("clock_mhz_median")
         defs = cutlass_defines(p)
@@ -1035,16 +1081,23 @@ def main():
         return {"source": src, "gpu": gpu, "data": p["data"], "shape": shape(p), "config": p["config"],
                 "measured_us": 1000 * p["ms_median"], "repeat_us": 1000 * p["repeat_ms_median"], "clock_mhz": clock,
                 "cutlass_stages": p["stages"],
-                "at_measured_clock": slim(predict(smpipe, gpu, p, clock, defs)) if clock else {"error": "no clock measured"},
-                "at_nominal_clock": slim(predict(smpipe, gpu, p, None, defs, "boost")),
-                "at_sustained_clock": slim(predict(smpipe, gpu, p, None, defs, sustained(p))),
+                "at_measured_clock": slim(run(smpipe, gpu, p, clock, defs)) if clock else {"error": "no clock measured"},
+                "at_nominal_clock": slim(run(smpipe, gpu, p, None, defs, "boost")),
+                "at_sustained_clock": slim(run(smpipe, gpu, p, None, defs, sustained(p))),
                 **({"ncu_clock_mhz": counters["sm__cycles_elapsed.avg.per_second"] / 1e6,
-                    "at_ncu_clock": slim(predict(smpipe, gpu, p, counters["sm__cycles_elapsed.avg.per_second"] / 1e6, defs))}
+                    "at_ncu_clock": slim(run(smpipe, gpu, p, counters["sm__cycles_elapsed.avg.per_second"] / 1e6, defs))}
                    if counters else {})}
 
+    cpoints = load_cutlass()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
-        rows = list(ex.map(one, points))
-        crows = list(ex.map(one_cutlass, load_cutlass()))
+        if a.sample:
+            committed = committed_data()
+            rows = sampled(ex, one, points, committed["points"], lambda p: (p["gpu"], p["config"], p["data"]))
+            crows = sampled(ex, one_cutlass, cpoints, committed["cutlass"]["points"],
+                            lambda p: (p["gpu"], p["config"], p["data"]))
+        else:
+            rows = list(ex.map(one, points))
+            crows = list(ex.map(one_cutlass, cpoints))
         # Why FUSION_CYCLES is not K2's by default: the short-K points (bound by the epilogue) with K2's conversion.
         def with_k2_conversion(item):
             src, gpu, p = item
@@ -1081,7 +1134,13 @@ def main():
             except FileNotFoundError:
                 stale.append(path)
         if stale:
-            sys.exit(f"stale: {', '.join(stale)}: run python3 validation/calibration/accuracy.py {a.smpipe}")
+            old = committed_data() if DATA in stale else data
+            changed = [f'{r["gpu"]} {r["shape"]} {r["config"]} ({r["data"]})'
+                       for r, o in zip(rows + crows, old["points"] + old["cutlass"]["points"])
+                       if json.dumps(r, sort_keys=True) != json.dumps(o, sort_keys=True)]
+            sys.exit(f"stale: {', '.join(stale)}" + (f" ({len(changed)} points predicted otherwise, e.g. {'; '.join(changed[:3])})"
+                                                     if changed else "") +
+                     f": run python3 validation/calibration/accuracy.py {a.smpipe}")
         return
     with open(os.path.join(ROOT, DATA), "w") as f:
         f.write(text_json)

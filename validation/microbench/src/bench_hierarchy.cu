@@ -48,6 +48,8 @@ struct RingArgs {
   int check_every;  // check 4 elements of every k-th load (0: never)
   int lat_from, lat_to;           // loads [from, to) store their latency (at most kLatCap per CTA)
   long long nboxes;               // boxes in the tensor (box b = rows [b*box_rows, +box_rows))
+  int xboxes;                     // > 1: boxes across a row (box b = columns [(b % xboxes) * box_w, + box_w) of
+  int box_w;                      // rows [(b / xboxes) * box_rows, + box_rows)): a GEMM operand's k-walk
   const long long* start;         // per CTA (per SM when by_sm): first box
   const long long* stride;        // per CTA (per SM when by_sm): box step (mod nboxes)
   int by_sm;                      // start, stride and delay_ns are indexed by the SM id (%smid), not the CTA
@@ -65,6 +67,13 @@ struct RingArgs {
 // be ordered before the next release-arrive and slowed the loop down).
 // A barrier phase completes only when its expect_tx bytes have all arrived, so each completed wait is a
 // verified delivery of `bytes` bytes; the host also checks that every CTA completed all `iters` loads.
+// Box b's first row, and its first column in x (0 unless the walk goes across rows).
+__device__ __forceinline__ int box_origin(const RingArgs& a, long long b, int& x) {
+  if (a.xboxes <= 1) return static_cast<int>(b * a.box_rows);
+  x = static_cast<int>(b % a.xboxes) * a.box_w;
+  return static_cast<int>(b / a.xboxes) * a.box_rows;
+}
+
 template <int D>
 __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensorMap map, const RingArgs a,
                                                 unsigned* err) {
@@ -106,10 +115,11 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
   for (int s = 0; s < D; ++s) {
     if (issued < a.iters) {
       const uint32_t fb = bar0 + 8u * s;
-      y_s[s] = static_cast<int>(bidx * a.box_rows);
+      int x = 0;
+      y_s[s] = box_origin(a, bidx, x);
       t_iss[s] = clk();
       mbar_arrive_expect_tx(fb, a.bytes);
-      tma_load_2d(dst[s], &map, 0, y_s[s], fb);
+      tma_load_2d(dst[s], &map, x, y_s[s], fb);
       issue_cyc += clk() - t_iss[s];
       bidx += st;
       if (bidx >= nb) bidx -= nb;
@@ -141,10 +151,11 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
             fence_proxy_async_smem();  // generic reads before the next async-proxy write of this buffer
           }
           if (issued < a.iters) {
-            y_s[s] = static_cast<int>(bidx * a.box_rows);
+            int x = 0;
+            y_s[s] = box_origin(a, bidx, x);
             t_iss[s] = clk();
             mbar_arrive_expect_tx(fb, a.bytes);
-            tma_load_2d(dst[s], &map, 0, y_s[s], fb);
+            tma_load_2d(dst[s], &map, x, y_s[s], fb);
             issue_cyc += clk() - t_iss[s];
             bidx += st;
             if (bidx >= nb) bidx -= nb;
@@ -208,6 +219,7 @@ struct RingCfg {
   bool want_smids = false;               // report the SM of every CTA even when all SMs run one
   bool by_sm = false;                    // start, stride, delay_ns are per SM id (as many as RingBufs holds)
   int row_bytes = kRowBytes;             // bytes of each box row
+  int xboxes = 1;                        // boxes across a tensor row (RingArgs::xboxes)
   bool check_data = true;                // compare elements with the fill pattern (a 64-column tensor of it)
 };
 
@@ -243,6 +255,8 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.lat_from = 2 * cfg.D;
   a.lat_to = cfg.iters - cfg.D;
   a.nboxes = cfg.nboxes;
+  a.xboxes = cfg.xboxes;
+  a.box_w = cfg.row_bytes / 2;
   a.start = b.start.p;
   a.stride = b.stride.p;
   a.lat = b.lat.p;
@@ -1293,6 +1307,65 @@ void bench_hbm_segments(Ctx& c) {
                 "delivered, or its share of the rows) from HBM (L2 flushed before every rep) with 6 boxes in flight. "
                 "GB/s of delivered bytes; the rest of each row is not read. Run under Nsight Compute: dram__bytes_read per delivered byte is what HBM "
                 "moved for each useful byte.",
+                p);
+  }
+}
+
+// Group "astream": HBM bandwidth of a GEMM operand's stream. A row-major operand with rows of R bytes is read
+// the way a CTA's mainloop reads its A tile: boxes of 128 rows x 128 B (64 bf16, 128B swizzle, 16 KB), the k-walk
+// across the row (box b: columns (b % (R / 128)) * 64, rows (b / (R / 128)) * 128), each CTA its own consecutive
+// row blocks, all 132 SMs, 6 boxes in flight, L2 flushed before every rep. R = 128 is the contiguous stream (the
+// hbm_bytes_per_cycle measurement's pattern in 16 KB boxes); longer rows spread each box over 128 DRAM rows' worth
+// of addresses R apart, read again 128 B further on by the CTA's next box.
+void bench_hbm_astream(Ctx& c) {
+  const size_t big_bytes = 2ull << 30;
+  DevBuf<uint16_t> big(big_bytes / 2);
+  CK(cudaMemset(big.p, 0, big_bytes));
+  constexpr int D = 6, box_rows = 128, seg = 128;
+  CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+  RingBufs rb(c.sm_count);
+  const int n = c.sm_count;
+  for (int row_bytes : {128, 1024, 2048, 4096, 16384}) {
+    const long long rows = static_cast<long long>(big_bytes / row_bytes);
+    CUtensorMap map;
+    cuuint64_t dims[2] = {static_cast<cuuint64_t>(row_bytes / 2), static_cast<cuuint64_t>(rows)};
+    cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
+    cuuint32_t box[2] = {static_cast<cuuint32_t>(seg / 2), static_cast<cuuint32_t>(box_rows)};
+    cuuint32_t es[2] = {1, 1};
+    CUresult r = get_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, big.p, dims, strides, box, es,
+                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed: " + std::to_string((int)r));
+    RingCfg cfg;
+    cfg.map = &map;
+    cfg.box_rows = box_rows;
+    cfg.row_bytes = seg;
+    cfg.xboxes = row_bytes / seg;
+    cfg.D = D;
+    cfg.ncta = n;
+    cfg.nboxes = rows / box_rows * cfg.xboxes;
+    cfg.flush = true;
+    cfg.reps = 3;
+    // 12 MiB per SM (whole row blocks: a multiple of the boxes across a row), 1.55 GiB in all: past the L2.
+    cfg.iters = static_cast<int>((12ll << 20) / (box_rows * seg) / cfg.xboxes * cfg.xboxes);
+    if (static_cast<long long>(cfg.iters) * n > cfg.nboxes) throw std::runtime_error("astream: buffer too small");
+    cfg.want_smids = false;
+    cfg.check_data = false;  // zeros, not the fill pattern
+    for (int k = 0; k < n; ++k) {
+      cfg.start.push_back(static_cast<long long>(k) * cfg.iters);
+      cfg.stride.push_back(1);
+    }
+    RingOut o = run_ring(c, cfg, rb);
+    JObj p;
+    p.num("row_bytes", row_bytes).num("segment_bytes", seg).num("box_rows", box_rows).num("box_bytes", box_rows * seg)
+        .num("boxes_across_row", cfg.xboxes).num("inflight_loads", D).num("ctas", n).num("boxes_per_cta", cfg.iters)
+        .num("delivered_bytes", double(cfg.iters) * box_rows * seg * n);
+    const std::string name = "hbm_astream_row" + std::to_string(row_bytes);
+    record_ring(c, name + "_bw", name + "_latency", o,
+                "HBM read bandwidth of a GEMM operand's stream: a row-major tensor of row_bytes rows (2 GiB buffer) read "
+                "in boxes of 128 rows x 128 B (128B swizzle), box b at columns (b mod row_bytes/128) x 64 and rows "
+                "(b div row_bytes/128) x 128 (a mainloop's k-walk), each SM its own consecutive boxes (12 MiB), L2 "
+                "flushed before every rep, 6 boxes in flight. row_bytes 128: a contiguous stream.",
                 p);
   }
 }

@@ -4,7 +4,7 @@
 Every microbenchmark of validation/microbench that smpipe can express has a .pipe twin in
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
-benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json,
+benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and of store.json and hierarchy.json beside it),
 prints a table and writes validation/results/h100/crosscheck.csv.
 
     python3 validation/calibration/crosscheck.py [SMPIPE] [--csv OUT] [--results FILE] [--gpu NAME] [-j N]
@@ -153,6 +153,20 @@ def burst(r, rows, nb, what):
     return statistics.median(b - a for a, b in zip(t, t[1:]))
 
 
+def loaded_latency(r, kb, d, hbm):
+    """k_ring of the loaded-latency measurements (every SM, D boxes of kb KB in flight): the median over CTA 0's loads
+    of the measured pass past its first 2 D and before its last D, of the end of the wait that covers the load
+    minus the start of its arrive.expect_tx (the benchmark's clock64 before the arrive to clock64 after the wait)."""
+    per = (8 << 20) // (kb * 1024)
+    sl = slices(r.run("tma_loaded_latency", {"ROWS": kb * 8, "STAGES": d, "HBM": hbm}, trace=True))
+    arrives = [s[2] for s in ops_starting(sl, "arrive.expect_tx")]
+    waits = [s[3] for s in ops_starting(sl, "wait full")]  # the i-th covers load i (the last d: the drain)
+    first = (0 if hbm else per) + 2 * d
+    if len(arrives) != len(waits) or len(arrives) < first + d + 1:
+        raise RunError(f"tma_loaded_latency ROWS={kb * 8} STAGES={d} HBM={hbm}: {len(arrives)} loads, {len(waits)} waits")
+    return statistics.median(waits[i] - arrives[i] for i in range(first, len(arrives) - d))
+
+
 def ring_trace(r, what):
     """k_tma_load_bw<0> with a trace (32 KB x 6 stages, 96 iterations; iterations 16..95): the stage wait
     (before it -> after it), the issue (after the wait -> after the TMA) and the issue-to-issue interval."""
@@ -271,6 +285,13 @@ def rows():
             add(f"tma_burst_{kb}KBx{nb}_{what}_interval", lambda r, kb=kb, nb=nb, what=what: burst(r, kb * 8, nb, what),
                 f"tma_burst ROWS={kb * 8} NB={nb}, trace of pass 1")
 
+    # Loaded latency on every SM (the GPU's hierarchy.json beside its microbench.json; rows it lacks are left out)
+    for src, hbm in (("l2", 0), ("hbm", 1)):
+        for kb in (8, 16, 32):
+            for d in (1, 2, 3, 4, 6):
+                add(f"hier_loaded_latency_{src}_box{kb}KB_d{d}", lambda r, kb=kb, d=d, hbm=hbm: loaded_latency(r, kb, d, hbm),
+                    f"tma_loaded_latency ROWS={kb * 8} STAGES={d} HBM={hbm}, trace of CTA 0, median latency")
+
     # TMA stores
     for full, tag in ((0, "wait_group_read0"), (1, "wait_group0")):
         for kb in (1, 2, 4, 8, 16, 32):
@@ -372,11 +393,13 @@ def main():
 
     with open(args.results) as f:
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
-    # With the TMA store group's run (store.json) beside the results file, where the GPU has one.
-    store = os.path.join(os.path.dirname(os.path.abspath(args.results)), "store.json")
-    if os.path.exists(store):
-        with open(store) as f:
-            measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None]
+    # With the TMA store group's run (store.json) and the hierarchy group's (hierarchy.json) beside the results
+    # file, where the GPU has them.
+    for extra in ("store.json", "hierarchy.json"):
+        path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
+        if os.path.exists(path):
+            with open(path) as f:
+                measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None]
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
     SWEEPS.extend((m["name"], m["params"]) for m in measurements if m["name"].startswith("tma_load_bw_sweep_"))
 
@@ -389,8 +412,8 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futs = [pool.submit(fn, runner) for _, fn, _ in todo]
             for (name, _, how), fut in zip(todo, futs):
-                if name not in medians and name.startswith("hier_store_"):
-                    continue  # this GPU's store run lacks it (the H100's has no L2-resident mix)
+                if name not in medians and name.startswith(("hier_store_", "hier_loaded_")):
+                    continue  # this GPU's store or hierarchy run lacks it (the H100's has no L2-resident mix)
                 if name not in medians:
                     failed.append(f"{name}: no such measurement in {args.results}")
                     continue

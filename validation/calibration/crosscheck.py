@@ -4,7 +4,7 @@
 Every microbenchmark of validation/microbench that smpipe can express has a .pipe twin in
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
-benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and of store.json and hierarchy.json beside it),
+benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and of store.json, hierarchy.json and think.json beside it),
 prints a table and writes validation/results/h100/crosscheck.csv.
 
     python3 validation/calibration/crosscheck.py [SMPIPE] [--csv OUT] [--results FILE] [--gpu NAME] [-j N]
@@ -153,17 +153,19 @@ def burst(r, rows, nb, what):
     return statistics.median(b - a for a, b in zip(t, t[1:]))
 
 
-def loaded_latency(r, kb, d, hbm):
-    """k_ring of the loaded-latency measurements (every SM, D boxes of kb KB in flight): the median over CTA 0's loads
+def loaded_latency(r, kb, d, hbm, pair=0, think=0):
+    """k_ring of the loaded-latency measurements (every SM, D boxes of kb KB in flight; with pair, D stages of two
+    boxes each, and think cycles after each wait: the think_latency_* measurements): the median over CTA 0's loads
     of the measured pass past its first 2 D and before its last D, of the end of the wait that covers the load
     minus the start of its arrive.expect_tx (the benchmark's clock64 before the arrive to clock64 after the wait)."""
-    per = (8 << 20) // (kb * 1024)
-    sl = slices(r.run("tma_loaded_latency", {"ROWS": kb * 8, "STAGES": d, "HBM": hbm}, trace=True))
+    per = (8 << 20) // (kb * 1024 * (1 + pair))
+    defs = {"ROWS": kb * 8, "STAGES": d, "HBM": hbm, **({"PAIR": 1, "THINK": think} if pair else {})}
+    sl = slices(r.run("tma_loaded_latency", defs, trace=True))
     arrives = [s[2] for s in ops_starting(sl, "arrive.expect_tx")]
     waits = [s[3] for s in ops_starting(sl, "wait full")]  # the i-th covers load i (the last d: the drain)
     first = (0 if hbm else per) + 2 * d
     if len(arrives) != len(waits) or len(arrives) < first + d + 1:
-        raise RunError(f"tma_loaded_latency ROWS={kb * 8} STAGES={d} HBM={hbm}: {len(arrives)} loads, {len(waits)} waits")
+        raise RunError(f"tma_loaded_latency {defs}: {len(arrives)} loads, {len(waits)} waits")
     return statistics.median(waits[i] - arrives[i] for i in range(first, len(arrives) - d))
 
 
@@ -291,6 +293,11 @@ def rows():
             for d in (1, 2, 3, 4, 6):
                 add(f"hier_loaded_latency_{src}_box{kb}KB_d{d}", lambda r, kb=kb, d=d, hbm=hbm: loaded_latency(r, kb, d, hbm),
                     f"tma_loaded_latency ROWS={kb * 8} STAGES={d} HBM={hbm}, trace of CTA 0, median latency")
+    # A GEMM stage's two boxes at moderate load (the GPU's think.json): S stages, T cycles after each wait
+    for d in (1, 2, 3, 4):
+        for t in (0, 256, 512, 1024, 2048):
+            add(f"think_latency_l2_pair16KB_s{d}_t{t}_latency", lambda r, d=d, t=t: loaded_latency(r, 16, d, 0, 1, t),
+                f"tma_loaded_latency ROWS=128 STAGES={d} PAIR=1 THINK={t}, trace of CTA 0, median latency")
 
     # TMA stores
     for full, tag in ((0, "wait_group_read0"), (1, "wait_group0")):
@@ -395,7 +402,7 @@ def main():
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
     # With the TMA store group's run (store.json) and the hierarchy group's (hierarchy.json) beside the results
     # file, where the GPU has them.
-    for extra in ("store.json", "hierarchy.json"):
+    for extra in ("store.json", "hierarchy.json", "think.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -412,8 +419,8 @@ def main():
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
             futs = [pool.submit(fn, runner) for _, fn, _ in todo]
             for (name, _, how), fut in zip(todo, futs):
-                if name not in medians and name.startswith(("hier_store_", "hier_loaded_")):
-                    continue  # this GPU's store or hierarchy run lacks it (the H100's has no L2-resident mix)
+                if name not in medians and name.startswith(("hier_store_", "hier_loaded_", "think_")):
+                    continue  # this GPU's store, hierarchy or think run lacks it (the H100's has no L2-resident mix)
                 if name not in medians:
                     failed.append(f"{name}: no such measurement in {args.results}")
                     continue

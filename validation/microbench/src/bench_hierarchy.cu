@@ -50,6 +50,9 @@ struct RingArgs {
   long long nboxes;               // boxes in the tensor (box b = rows [b*box_rows, +box_rows))
   int xboxes;                     // > 1: boxes across a row (box b = columns [(b % xboxes) * box_w, + box_w) of
   int box_w;                      // rows [(b / xboxes) * box_rows, + box_rows)): a GEMM operand's k-walk
+  int pair;                       // 1: each load is two boxes of bytes / 2 (boxes b and b + stride, a GEMM stage's A
+                                  // and B) into the slot's two halves, completing on its one barrier
+  int think;                      // cycles the thread spins after each completed wait before it re-issues the slot
   const long long* start;         // per CTA (per SM when by_sm): first box
   const long long* stride;        // per CTA (per SM when by_sm): box step (mod nboxes)
   int by_sm;                      // start, stride and delay_ns are indexed by the SM id (%smid), not the CTA
@@ -72,6 +75,17 @@ __device__ __forceinline__ int box_origin(const RingArgs& a, long long b, int& x
   if (a.xboxes <= 1) return static_cast<int>(b * a.box_rows);
   x = static_cast<int>(b % a.xboxes) * a.box_w;
   return static_cast<int>(b / a.xboxes) * a.box_rows;
+}
+
+// The second box of a paired load: box bidx + st into the slot's second half, on the same barrier (the walk moves on
+// by one box for it).
+__device__ __forceinline__ void second_box(const RingArgs& a, const CUtensorMap& map, uint32_t dst, uint32_t fb,
+                                           long long& bidx, long long st, long long nb) {
+  bidx += st;
+  if (bidx >= nb) bidx -= nb;
+  int x = 0;
+  const int y = box_origin(a, bidx, x);
+  tma_load_2d(dst + static_cast<uint32_t>(a.bytes / 2), &map, x, y, fb);
 }
 
 template <int D>
@@ -120,6 +134,7 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
       t_iss[s] = clk();
       mbar_arrive_expect_tx(fb, a.bytes);
       tma_load_2d(dst[s], &map, x, y_s[s], fb);
+      if (a.pair) second_box(a, map, dst[s], fb, bidx, st, nb);
       issue_cyc += clk() - t_iss[s];
       bidx += st;
       if (bidx >= nb) bidx -= nb;
@@ -140,6 +155,9 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
         if (ok) {
           ++done;
           wait_cyc += t - tw;
+          if (a.think)
+            while (clk() - t < static_cast<unsigned long long>(a.think)) {
+            }
           if (i >= a.lat_from && i < a.lat_to && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(t - t_iss[s]);
           if (chk && --chk == 0) {
             chk = a.check_every;
@@ -156,6 +174,7 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
             t_iss[s] = clk();
             mbar_arrive_expect_tx(fb, a.bytes);
             tma_load_2d(dst[s], &map, x, y_s[s], fb);
+            if (a.pair) second_box(a, map, dst[s], fb, bidx, st, nb);
             issue_cyc += clk() - t_iss[s];
             bidx += st;
             if (bidx >= nb) bidx -= nb;
@@ -220,6 +239,8 @@ struct RingCfg {
   bool by_sm = false;                    // start, stride, delay_ns are per SM id (as many as RingBufs holds)
   int row_bytes = kRowBytes;             // bytes of each box row
   int xboxes = 1;                        // boxes across a tensor row (RingArgs::xboxes)
+  bool pair = false;                     // each load two boxes on one barrier (RingArgs::pair)
+  int think = 0;                         // RingArgs::think
   bool check_data = true;                // compare elements with the fill pattern (a 64-column tensor of it)
 };
 
@@ -245,7 +266,7 @@ long long pick_stride(int k, long long n) {
 
 RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   RingOut o;
-  const int bytes = cfg.box_rows * cfg.row_bytes;
+  const int bytes = cfg.box_rows * cfg.row_bytes * (cfg.pair ? 2 : 1);  // one load's (a pair: both boxes)
   RingArgs a{};
   a.nbuf = std::min(cfg.D, kRingBufBytes / bytes);
   a.box_rows = cfg.box_rows;
@@ -257,6 +278,8 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.nboxes = cfg.nboxes;
   a.xboxes = cfg.xboxes;
   a.box_w = cfg.row_bytes / 2;
+  a.pair = cfg.pair ? 1 : 0;
+  a.think = cfg.think;
   a.start = b.start.p;
   a.stride = b.stride.p;
   a.lat = b.lat.p;
@@ -1367,6 +1390,52 @@ void bench_hbm_astream(Ctx& c) {
                 "(b div row_bytes/128) x 128 (a mainloop's k-walk), each SM its own consecutive boxes (12 MiB), L2 "
                 "flushed before every rep, 6 boxes in flight. row_bytes 128: a contiguous stream.",
                 p);
+  }
+}
+
+// Group "think": the latency of a GEMM stage's loads at moderate load. Every SM's thread keeps S stages in flight,
+// each stage two 16 KB boxes (128 rows x 64 bf16, 128B swizzle: a 128x128x64 tile's A and B) on one mbarrier, and
+// after each completed wait spins T cycles (the mainloop's MMAs) before it re-issues the stage; all 132 SMs read one
+// 8 MiB tensor (warm after the warm-up rep, every CTA its own order, as the loaded-latency rings), so T sets the
+// load on the L2. Latency: the stage's wait end minus the clock before its arrive.expect_tx.
+void bench_think(Ctx& c) {
+  const long long l2_rows = (8ll << 20) / kRowBytes;
+  DevBuf<uint16_t> big(static_cast<size_t>(l2_rows) * kCols);
+  fill_pattern(c, big.p, static_cast<size_t>(l2_rows));
+  const int box_rows = 128, n = c.sm_count;
+  for (int D : {1, 2, 3, 4}) CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+  RingBufs rb(n);
+  CUtensorMap map = make_map(big.p, static_cast<uint64_t>(l2_rows), box_rows);
+  for (int D : {1, 2, 3, 4}) {
+    for (int think : {0, 256, 512, 1024, 2048}) {
+      RingCfg cfg;
+      cfg.map = &map;
+      cfg.box_rows = box_rows;
+      cfg.pair = true;
+      cfg.think = think;
+      cfg.D = D;
+      cfg.ncta = n;
+      cfg.nboxes = l2_rows / box_rows;
+      cfg.flush = false;
+      cfg.reps = 3;
+      cfg.iters = static_cast<int>(cfg.nboxes / 2);  // every box once per rep (two per load)
+      cfg.check_data = false;
+      for (int k = 0; k < n; ++k) {
+        cfg.start.push_back(static_cast<long long>(k) * cfg.nboxes / n);
+        cfg.stride.push_back(pick_stride(k, cfg.nboxes));
+      }
+      RingOut o = run_ring(c, cfg, rb);
+      JObj p;
+      p.str("source", "l2").num("box_bytes", box_rows * kRowBytes).num("boxes_per_stage", 2).num("stages", D)
+          .num("think_cycles", think).num("ctas", n).num("bytes_per_cta", double(cfg.iters) * 2 * box_rows * kRowBytes);
+      const std::string name = "think_latency_l2_pair16KB_s" + std::to_string(D) + "_t" + std::to_string(think);
+      record_ring(c, name + "_bw", name + "_latency", o,
+                  "A GEMM stage's loads at moderate load: every SM keeps `stages` stages in flight, each two 16 KB "
+                  "boxes on one mbarrier (expect_tx 32 KB), and spins think_cycles after each completed wait before "
+                  "re-issuing it; all SMs read one warm 8 MiB tensor, each CTA in its own order. Latency: per stage, "
+                  "the wait's end minus the clock before its arrive.expect_tx.",
+                  p);
+    }
   }
 }
 

@@ -153,13 +153,14 @@ def burst(r, rows, nb, what):
     return statistics.median(b - a for a, b in zip(t, t[1:]))
 
 
-def loaded_latency(r, kb, d, hbm, pair=0, think=0):
+def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132):
     """k_ring of the loaded-latency measurements (every SM, D boxes of kb KB in flight; with pair, D stages of two
     boxes each, and think cycles after each wait: the think_latency_* measurements): the median over CTA 0's loads
     of the measured pass past its first 2 D and before its last D, of the end of the wait that covers the load
     minus the start of its arrive.expect_tx (the benchmark's clock64 before the arrive to clock64 after the wait)."""
     per = (8 << 20) // (kb * 1024 * (1 + pair))
-    defs = {"ROWS": kb * 8, "STAGES": d, "HBM": hbm, **({"PAIR": 1, "THINK": think} if pair else {})}
+    defs = {"ROWS": kb * 8, "STAGES": d, "HBM": hbm, **({"PAIR": 1} if pair else {}), **({"THINK": think} if think else {}),
+            **({"CTAS": ctas} if ctas != 132 else {})}
     sl = slices(r.run("tma_loaded_latency", defs, trace=True))
     arrives = [s[2] for s in ops_starting(sl, "arrive.expect_tx")]
     waits = [s[3] for s in ops_starting(sl, "wait full")]  # the i-th covers load i (the last d: the drain)
@@ -298,6 +299,11 @@ def rows():
         for t in (0, 256, 512, 1024, 2048):
             add(f"think_latency_l2_pair16KB_s{d}_t{t}_latency", lambda r, d=d, t=t: loaded_latency(r, 16, d, 0, 1, t),
                 f"tma_loaded_latency ROWS=128 STAGES={d} PAIR=1 THINK={t}, trace of CTA 0, median latency")
+    # ... one stage with 1024 cycles of think time on fewer SMs, and one box instead of the pair
+    for tag, kb, pair, counts in (("pair16KB", 16, 1, (1, 8, 33, 66, 132)), ("box32KB", 32, 0, (1, 132)), ("box16KB", 16, 0, (1, 132))):
+        for n in counts:
+            add(f"think_latency_l2_{tag}_s1_t1024_ctas{n}_latency", lambda r, kb=kb, pair=pair, n=n: loaded_latency(r, kb, 1, 0, pair, 1024, n),
+                f"tma_loaded_latency ROWS={kb * 8} STAGES=1{' PAIR=1' if pair else ''} THINK=1024 CTAS={n}, trace of CTA 0, median latency")
 
     # TMA stores
     for full, tag in ((0, "wait_group_read0"), (1, "wait_group0")):

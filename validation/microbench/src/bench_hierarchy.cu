@@ -1437,6 +1437,45 @@ void bench_think(Ctx& c) {
                   p);
     }
   }
+  // One stage, 1024 cycles of think time, on fewer SMs, and one box of 32 KB or 16 KB instead of the pair: whether
+  // the stage's latency comes with the number of SMs loading or with its two boxes.
+  struct Shape {
+    const char* tag;
+    int rows;
+    bool pair;
+  };
+  const Shape shapes[] = {{"pair16KB", 128, true}, {"box32KB", 256, false}, {"box16KB", 128, false}};
+  for (const Shape& sh : shapes) {
+    CUtensorMap m = make_map(big.p, static_cast<uint64_t>(l2_rows), sh.rows);
+    for (int ctas : {1, 8, 33, 66, n}) {
+      if (!sh.pair && ctas != 1 && ctas != n) continue;
+      RingCfg cfg;
+      cfg.map = &m;
+      cfg.box_rows = sh.rows;
+      cfg.pair = sh.pair;
+      cfg.think = 1024;
+      cfg.D = 1;
+      cfg.ncta = ctas;
+      cfg.nboxes = l2_rows / sh.rows;
+      cfg.flush = false;
+      cfg.reps = 3;
+      cfg.iters = static_cast<int>(cfg.nboxes / (sh.pair ? 2 : 1));
+      cfg.check_data = false;
+      for (int k = 0; k < ctas; ++k) {
+        cfg.start.push_back(static_cast<long long>(k) * cfg.nboxes / ctas);
+        cfg.stride.push_back(pick_stride(k, cfg.nboxes));
+      }
+      RingOut o = run_ring(c, cfg, rb);
+      JObj p;
+      p.str("source", "l2").num("box_bytes", sh.rows * kRowBytes).num("boxes_per_stage", sh.pair ? 2 : 1).num("stages", 1)
+          .num("think_cycles", 1024).num("ctas", ctas);
+      const std::string name = std::string("think_latency_l2_") + sh.tag + "_s1_t1024_ctas" + std::to_string(ctas);
+      record_ring(c, name + "_bw", name + "_latency", o,
+                  "As think_latency_l2_pair16KB_s1_t1024 (one stage, 1024 cycles of think time, one warm 8 MiB tensor), "
+                  "on `ctas` SMs, the stage two 16 KB boxes (pair16KB) or one box (box32KB, box16KB).",
+                  p);
+    }
+  }
 }
 
 void bench_hierarchy(Ctx& c) {

@@ -483,7 +483,10 @@ def two_stage_lines():
             "  while its consumers wait, and every instruction before a stage's loads or before its release adds to",
             "  the round trip: the models place K2's own instructions where its traces show them",
             "  (`PRODUCER_ACQUIRE_CYCLES` ... `CONSUMER_STAGE_CYCLES` above). The rest of the 2-stage error is the",
-            "  load latency under load, which varies widely on the GPU and little in the model."]
+            "  load latency under load, which varies widely on the GPU and little in the model: a stage of two 16 KB",
+            "  boxes lands in ~810 cycles on the H200 when every SM loads, from a third to two thirds of the L2's rate,",
+            "  and in 657 on one SM, where the model gives its one-SM 649 at every load short of full bandwidth",
+            "  (`think_latency_*`, validation/microbench/README.md; not modelled yet)."]
 
 
 def groups(points):

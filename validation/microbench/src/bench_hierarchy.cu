@@ -1270,6 +1270,20 @@ void bench_l2_smpairs(Ctx& c) {
   }
 }
 
+// A bf16 tensor of `rows` rows of row_bytes over `base`, boxes of box_rows rows x seg_bytes (256-byte L2 promotion).
+CUtensorMap make_rows_map(void* base, long long rows, int row_bytes, int seg_bytes, int box_rows, CUtensorMapSwizzle swizzle) {
+  CUtensorMap map;
+  cuuint64_t dims[2] = {static_cast<cuuint64_t>(row_bytes / 2), static_cast<cuuint64_t>(rows)};
+  cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
+  cuuint32_t box[2] = {static_cast<cuuint32_t>(seg_bytes / 2), static_cast<cuuint32_t>(box_rows)};
+  cuuint32_t es[2] = {1, 1};
+  CUresult r = get_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, es,
+                             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed: " + std::to_string((int)r));
+  return map;
+}
+
 // Group "segments": HBM bandwidth when each box row is a short segment of a longer tensor row (what an sm80
 // kernel's cp.async of a narrow K-tile reads: 64 B of each 1152 B row of K1's A0). The 2 GiB buffer is viewed as
 // rows of R bytes; every box takes the first W bytes of 256 consecutive rows (TMA, no swizzle), the SMs walk
@@ -1291,15 +1305,7 @@ void bench_hbm_segments(Ctx& c) {
                         {512, 64},   {2048, 64},  {256, 128},  {512, 128},  {2048, 128}, {512, 256}};
   for (const Case& cs : cases) {
     const long long rows = static_cast<long long>(big_bytes / cs.row_bytes);
-    CUtensorMap map;
-    cuuint64_t dims[2] = {static_cast<cuuint64_t>(cs.row_bytes / 2), static_cast<cuuint64_t>(rows)};
-    cuuint64_t strides[1] = {static_cast<cuuint64_t>(cs.row_bytes)};
-    cuuint32_t box[2] = {static_cast<cuuint32_t>(cs.seg_bytes / 2), static_cast<cuuint32_t>(box_rows)};
-    cuuint32_t es[2] = {1, 1};
-    CUresult r = get_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, big.p, dims, strides, box, es,
-                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed: " + std::to_string((int)r));
+    CUtensorMap map = make_rows_map(big.p, rows, cs.row_bytes, cs.seg_bytes, box_rows, CU_TENSOR_MAP_SWIZZLE_NONE);
     const int seg = cs.seg_bytes;
     RingCfg cfg;
     cfg.map = &map;
@@ -1350,15 +1356,7 @@ void bench_hbm_astream(Ctx& c) {
   const int n = c.sm_count;
   for (int row_bytes : {128, 1024, 2048, 4096, 16384}) {
     const long long rows = static_cast<long long>(big_bytes / row_bytes);
-    CUtensorMap map;
-    cuuint64_t dims[2] = {static_cast<cuuint64_t>(row_bytes / 2), static_cast<cuuint64_t>(rows)};
-    cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
-    cuuint32_t box[2] = {static_cast<cuuint32_t>(seg / 2), static_cast<cuuint32_t>(box_rows)};
-    cuuint32_t es[2] = {1, 1};
-    CUresult r = get_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, big.p, dims, strides, box, es,
-                               CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                               CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed: " + std::to_string((int)r));
+    CUtensorMap map = make_rows_map(big.p, rows, row_bytes, seg, box_rows, CU_TENSOR_MAP_SWIZZLE_128B);
     RingCfg cfg;
     cfg.map = &map;
     cfg.box_rows = box_rows;
@@ -1393,6 +1391,29 @@ void bench_hbm_astream(Ctx& c) {
   }
 }
 
+// The think group's ring: `ctas` CTAs read the whole warm tensor of l2_rows rows once per rep in boxes of box_rows
+// (two per load with pair), CTA k from box k * boxes / ctas with its own coprime step, D loads in flight, `think`
+// cycles after each wait.
+RingCfg think_cfg(const CUtensorMap& map, long long l2_rows, int box_rows, bool pair, int think, int D, int ctas) {
+  RingCfg cfg;
+  cfg.map = &map;
+  cfg.box_rows = box_rows;
+  cfg.pair = pair;
+  cfg.think = think;
+  cfg.D = D;
+  cfg.ncta = ctas;
+  cfg.nboxes = l2_rows / box_rows;
+  cfg.flush = false;
+  cfg.reps = 3;
+  cfg.iters = static_cast<int>(cfg.nboxes / (pair ? 2 : 1));  // every box once per rep
+  cfg.check_data = false;
+  for (int k = 0; k < ctas; ++k) {
+    cfg.start.push_back(static_cast<long long>(k) * cfg.nboxes / ctas);
+    cfg.stride.push_back(pick_stride(k, cfg.nboxes));
+  }
+  return cfg;
+}
+
 // Group "think": the latency of a GEMM stage's loads at moderate load. Every SM's thread keeps S stages in flight,
 // each stage two 16 KB boxes (128 rows x 64 bf16, 128B swizzle: a 128x128x64 tile's A and B) on one mbarrier, and
 // after each completed wait spins T cycles (the mainloop's MMAs) before it re-issues the stage; all 132 SMs read one
@@ -1408,22 +1429,7 @@ void bench_think(Ctx& c) {
   CUtensorMap map = make_map(big.p, static_cast<uint64_t>(l2_rows), box_rows);
   for (int D : {1, 2, 3, 4}) {
     for (int think : {0, 256, 512, 1024, 2048}) {
-      RingCfg cfg;
-      cfg.map = &map;
-      cfg.box_rows = box_rows;
-      cfg.pair = true;
-      cfg.think = think;
-      cfg.D = D;
-      cfg.ncta = n;
-      cfg.nboxes = l2_rows / box_rows;
-      cfg.flush = false;
-      cfg.reps = 3;
-      cfg.iters = static_cast<int>(cfg.nboxes / 2);  // every box once per rep (two per load)
-      cfg.check_data = false;
-      for (int k = 0; k < n; ++k) {
-        cfg.start.push_back(static_cast<long long>(k) * cfg.nboxes / n);
-        cfg.stride.push_back(pick_stride(k, cfg.nboxes));
-      }
+      RingCfg cfg = think_cfg(map, l2_rows, box_rows, true, think, D, n);
       RingOut o = run_ring(c, cfg, rb);
       JObj p;
       p.str("source", "l2").num("box_bytes", box_rows * kRowBytes).num("boxes_per_stage", 2).num("stages", D)
@@ -1449,22 +1455,7 @@ void bench_think(Ctx& c) {
     CUtensorMap m = make_map(big.p, static_cast<uint64_t>(l2_rows), sh.rows);
     for (int ctas : {1, 8, 33, 66, n}) {
       if (!sh.pair && ctas != 1 && ctas != n) continue;
-      RingCfg cfg;
-      cfg.map = &m;
-      cfg.box_rows = sh.rows;
-      cfg.pair = sh.pair;
-      cfg.think = 1024;
-      cfg.D = 1;
-      cfg.ncta = ctas;
-      cfg.nboxes = l2_rows / sh.rows;
-      cfg.flush = false;
-      cfg.reps = 3;
-      cfg.iters = static_cast<int>(cfg.nboxes / (sh.pair ? 2 : 1));
-      cfg.check_data = false;
-      for (int k = 0; k < ctas; ++k) {
-        cfg.start.push_back(static_cast<long long>(k) * cfg.nboxes / ctas);
-        cfg.stride.push_back(pick_stride(k, cfg.nboxes));
-      }
+      RingCfg cfg = think_cfg(m, l2_rows, sh.rows, sh.pair, 1024, 1, ctas);
       RingOut o = run_ring(c, cfg, rb);
       JObj p;
       p.str("source", "l2").num("box_bytes", sh.rows * kRowBytes).num("boxes_per_stage", sh.pair ? 2 : 1).num("stages", 1)

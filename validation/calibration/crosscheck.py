@@ -408,8 +408,8 @@ def main():
 
     with open(args.results) as f:
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
-    # With the TMA store group's run (store.json) and the hierarchy group's (hierarchy.json) beside the results
-    # file, where the GPU has them.
+    # With the runs of the store, hierarchy and think groups (store.json, hierarchy.json, think.json) beside the
+    # results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):

@@ -4,7 +4,8 @@
 Every microbenchmark of validation/microbench that smpipe can express has a .pipe twin in
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
-benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and of store.json, hierarchy.json and think.json beside it),
+benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and of store.json, hierarchy.json, think.json and
+l2_combine_lag_ncu.json beside it),
 prints a table and writes validation/results/h100/crosscheck.csv.
 
     python3 validation/calibration/crosscheck.py [SMPIPE] [--csv OUT] [--results FILE] [--gpu NAME] [-j N]
@@ -172,6 +173,20 @@ def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132):
     return statistics.median(waits[i] - arrives[i] for i in range(first, len(arrives) - d))
 
 
+# The SM clock the combining runs held (l2_combine_lag_ncu.json, "clocks"): their delays in ns become cycles at it.
+COMBINE_CLOCK_MHZ = 1980
+
+
+def combined(r, pattern, delay_ns=0, dist=4):
+    """k_ring of the L2 request-combining measurements (l2_combine_*: every SM reads 8 MiB of 32 KB boxes, 6 in
+    flight, from a cold L2; pairs of CTAs read the same boxes, the second delay_ns later): the share of the box
+    bytes that reached the L2 as requests of their own, 1 - merged / loaded. The GPU's figure is its L2 requests
+    per delivered byte over those of no sharing at all (l2_combine_none: 1.25)."""
+    defs = {"PATTERN": pattern, "DELAY": round(delay_ns * COMBINE_CLOCK_MHZ / 1000), **({"DIST": dist} if pattern == 3 else {})}
+    out = r.run("tma_combine_lag", defs)
+    return 1 - out["l2_merged_bytes"] / out["bytes_loaded"]
+
+
 def ring_trace(r, what):
     """k_tma_load_bw<0> with a trace (32 KB x 6 stages, 96 iterations; iterations 16..95): the stage wait
     (before it -> after it), the issue (after the wait -> after the TMA) and the issue-to-issue interval."""
@@ -296,6 +311,18 @@ def rows():
             for d in (1, 2, 3, 4, 6):
                 add(f"hier_loaded_latency_{src}_box{kb}KB_d{d}", lambda r, kb=kb, d=d, hbm=hbm: loaded_latency(r, kb, d, hbm),
                     f"tma_loaded_latency ROWS={kb * 8} STAGES={d} HBM={hbm}, trace of CTA 0, median latency")
+    # L2 request combining against the readers' distance and lag (the GPU's l2_combine_lag_ncu.json, Nsight Compute)
+    add("combine_none", lambda r: combined(r, 0), "tma_combine_lag PATTERN=0, 1 - merged / loaded bytes")
+    for ns in (0, 128, 512, 2048, 4096):
+        add(f"combine_adjacent_delay{ns}ns", lambda r, ns=ns: combined(r, 1, ns),
+            f"tma_combine_lag PATTERN=1 DELAY={ns} ns, 1 - merged / loaded bytes")
+    for ns in (0, 512, 4096):
+        add(f"combine_far_delay{ns}ns", lambda r, ns=ns: combined(r, 2, ns), f"tma_combine_lag PATTERN=2 DELAY={ns} ns, 1 - merged / loaded bytes")
+    for d in (2, 4, 8, 12, 16, 24, 48):
+        add(f"combine_dist{d}", lambda r, d=d: combined(r, 3, 0, d), f"tma_combine_lag PATTERN=3 DIST={d}, 1 - merged / loaded bytes")
+    for ns in (128, 512, 2048, 4096):
+        add(f"combine_near4_delay{ns}ns", lambda r, ns=ns: combined(r, 3, ns, 4),
+            f"tma_combine_lag PATTERN=3 DIST=4 DELAY={ns} ns, 1 - merged / loaded bytes")
     # A GEMM stage's two boxes at moderate load (the GPU's think.json): S stages, T cycles after each wait
     for d in (1, 2, 3, 4):
         for t in (0, 256, 512, 1024, 2048):
@@ -415,6 +442,16 @@ def main():
         if os.path.exists(path):
             with open(path) as f:
                 measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None]
+    # The L2 combining runs under Nsight Compute (l2_combine_lag_ncu.json beside the results, the H100's): requests
+    # per delivered byte over those of no sharing (l2_combine_none, 1.25), named combine_* (without the _bw suffix).
+    path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "l2_combine_lag_ncu.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            ncu = {row["measurement"]: row["sm_requests_over_delivered"] for row in json.load(f)["rows"]}
+        for name, value in ncu.items():
+            if name.startswith("l2_combine_") and name.endswith("_bw") and "l2_combine_none_bw" in ncu:
+                measurements.append({"name": "combine_" + name[len("l2_combine_"):-len("_bw")],
+                                     "median": value / ncu["l2_combine_none_bw"], "unit": "share of bytes"})
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
     SWEEPS.extend((m["name"], m["params"]) for m in measurements if m["name"].startswith("tma_load_bw_sweep_"))
 
@@ -423,7 +460,7 @@ def main():
         runner = Runner(smpipe, args.gpu, tmp)
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think run, the
         # H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "think_")
+        optional = ("hier_store_", "hier_loaded_", "think_", "combine_")
         todo = [row for row in rows() if row[0] in medians or not row[0].startswith(optional)]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).

@@ -244,6 +244,20 @@ struct RingCfg {
   bool check_data = true;                // compare elements with the fill pattern (a 64-column tensor of it)
 };
 
+// The fields every ring sets: its tensor map and boxes, D loads in flight, ncta CTAs over nboxes boxes, the L2 flushed
+// before each rep (an HBM source) or not, and reps measured reps; the rest keep their defaults.
+RingCfg ring_cfg(const CUtensorMap& map, int box_rows, int D, int ncta, long long nboxes, bool flush, int reps) {
+  RingCfg cfg;
+  cfg.map = &map;
+  cfg.box_rows = box_rows;
+  cfg.D = D;
+  cfg.ncta = ncta;
+  cfg.nboxes = nboxes;
+  cfg.flush = flush;
+  cfg.reps = reps;
+  return cfg;
+}
+
 struct RingOut {
   std::vector<double> gbs, lat;           // per rep; per sampled load (all measured reps)
   double bpc_sm = NAN;                    // median over reps: bytes per SM-cycle per SM (GB/s / (clk * ctas))
@@ -608,14 +622,7 @@ void part_loaded_latency(Ctx& c, uint16_t* big, long long big_rows, RingBufs& rb
       CUtensorMap map = make_map(big, rows, br);
       const long long nboxes = rows / br;
       for (int D : Ds) {
-        RingCfg cfg;
-        cfg.map = &map;
-        cfg.box_rows = br;
-        cfg.D = D;
-        cfg.ncta = c.sm_count;
-        cfg.nboxes = nboxes;
-        cfg.flush = src == 1;
-        cfg.reps = 3;
+        RingCfg cfg = ring_cfg(map, br, D, c.sm_count, nboxes, src == 1, 3);
         // per CTA 8 MiB: L2 = the whole region once in its own order; HBM = its own contiguous slice
         cfg.iters = static_cast<int>((8ll << 20) / bytes);
         for (int k = 0; k < cfg.ncta; ++k) {
@@ -657,14 +664,7 @@ void part_loaded_latency(Ctx& c, uint16_t* big, long long big_rows, RingBufs& rb
       const long long rows = src == 0 ? l2_bytes / kRowBytes : big_rows;
       CUtensorMap map = make_map(big, rows, br);
       const long long nboxes = rows / br;
-      RingCfg cfg;
-      cfg.map = &map;
-      cfg.box_rows = br;
-      cfg.D = D;
-      cfg.ncta = n;
-      cfg.nboxes = nboxes;
-      cfg.flush = src == 1;
-      cfg.reps = 3;
+      RingCfg cfg = ring_cfg(map, br, D, n, nboxes, src == 1, 3);
       cfg.iters = static_cast<int>((8ll << 20) / bytes);
       for (int k = 0; k < n; ++k) {
         // same per-CTA placement as the all-SM run (slices of 1/SMs of the tensor)
@@ -695,14 +695,7 @@ void part_l2(Ctx& c, uint16_t* big, long long big_rows, RingBufs& rb) {
   for (int F : {4, 8, 16, 24, 32, 40, 48, 64, 96, 128, 256}) {
     const long long rows = (static_cast<long long>(F) << 20) / kRowBytes;
     CUtensorMap map = make_map(big, rows, br);
-    RingCfg cfg;
-    cfg.map = &map;
-    cfg.box_rows = br;
-    cfg.D = D;
-    cfg.ncta = c.sm_count;
-    cfg.nboxes = rows / br;
-    cfg.flush = false;
-    cfg.reps = 5;
+    RingCfg cfg = ring_cfg(map, br, D, c.sm_count, rows / br, false, 5);
     cfg.iters = static_cast<int>((16ll << 20) / bytes);
     for (int k = 0; k < cfg.ncta; ++k) {
       cfg.start.push_back(k * cfg.nboxes / cfg.ncta);
@@ -730,14 +723,7 @@ void part_l2(Ctx& c, uint16_t* big, long long big_rows, RingBufs& rb) {
     const long long nboxes = big_rows / br;
     const int iters = static_cast<int>((8ll << 20) / bytes);
     for (int g : {1, 2, 4, 8, 33, 132}) {
-      RingCfg cfg;
-      cfg.map = &map;
-      cfg.box_rows = br;
-      cfg.D = D;
-      cfg.ncta = c.sm_count;
-      cfg.nboxes = nboxes;
-      cfg.flush = true;
-      cfg.reps = 3;
+      RingCfg cfg = ring_cfg(map, br, D, c.sm_count, nboxes, true, 3);
       cfg.iters = iters;
       for (int k = 0; k < cfg.ncta; ++k) {
         cfg.start.push_back(static_cast<long long>(k / g) * iters);
@@ -1135,14 +1121,7 @@ struct SharedReads {
   }
   // The ring of one measurement, without its per-CTA (or per-SM) tables.
   RingCfg cfg(int ncta) const {
-    RingCfg g;
-    g.map = &map;
-    g.box_rows = kBoxRows;
-    g.D = kD;
-    g.ncta = ncta;
-    g.nboxes = big_rows / kBoxRows;
-    g.flush = true;
-    g.reps = 3;
+    RingCfg g = ring_cfg(map, kBoxRows, kD, ncta, big_rows / kBoxRows, true, 3);
     g.iters = iters;
     g.want_smids = true;
     return g;
@@ -1307,15 +1286,8 @@ void bench_hbm_segments(Ctx& c) {
     const long long rows = static_cast<long long>(big_bytes / cs.row_bytes);
     CUtensorMap map = make_rows_map(big.p, rows, cs.row_bytes, cs.seg_bytes, box_rows, CU_TENSOR_MAP_SWIZZLE_NONE);
     const int seg = cs.seg_bytes;
-    RingCfg cfg;
-    cfg.map = &map;
-    cfg.box_rows = box_rows;
+    RingCfg cfg = ring_cfg(map, box_rows, D, n, rows / box_rows, true, 3);
     cfg.row_bytes = seg;
-    cfg.D = D;
-    cfg.ncta = n;
-    cfg.nboxes = rows / box_rows;
-    cfg.flush = true;
-    cfg.reps = 3;
     // 2 MiB delivered per SM, or as much as its share of the buffer's rows holds (each SM its own rows).
     cfg.iters = static_cast<int>(std::min<long long>((2ll << 20) / (static_cast<long long>(box_rows) * seg), cfg.nboxes / n));
     cfg.want_smids = false;
@@ -1357,16 +1329,9 @@ void bench_hbm_astream(Ctx& c) {
   for (int row_bytes : {128, 1024, 2048, 4096, 16384}) {
     const long long rows = static_cast<long long>(big_bytes / row_bytes);
     CUtensorMap map = make_rows_map(big.p, rows, row_bytes, seg, box_rows, CU_TENSOR_MAP_SWIZZLE_128B);
-    RingCfg cfg;
-    cfg.map = &map;
-    cfg.box_rows = box_rows;
+    RingCfg cfg = ring_cfg(map, box_rows, D, n, rows / box_rows * (row_bytes / seg), true, 3);
     cfg.row_bytes = seg;
     cfg.xboxes = row_bytes / seg;
-    cfg.D = D;
-    cfg.ncta = n;
-    cfg.nboxes = rows / box_rows * cfg.xboxes;
-    cfg.flush = true;
-    cfg.reps = 3;
     // 12 MiB per SM (whole row blocks: a multiple of the boxes across a row), 1.55 GiB in all: past the L2.
     cfg.iters = static_cast<int>((12ll << 20) / (box_rows * seg) / cfg.xboxes * cfg.xboxes);
     if (static_cast<long long>(cfg.iters) * n > cfg.nboxes) throw std::runtime_error("astream: buffer too small");
@@ -1395,16 +1360,9 @@ void bench_hbm_astream(Ctx& c) {
 // (two per load with pair), CTA k from box k * boxes / ctas with its own coprime step, D loads in flight, `think`
 // cycles after each wait.
 RingCfg think_cfg(const CUtensorMap& map, long long l2_rows, int box_rows, bool pair, int think, int D, int ctas) {
-  RingCfg cfg;
-  cfg.map = &map;
-  cfg.box_rows = box_rows;
+  RingCfg cfg = ring_cfg(map, box_rows, D, ctas, l2_rows / box_rows, false, 3);
   cfg.pair = pair;
   cfg.think = think;
-  cfg.D = D;
-  cfg.ncta = ctas;
-  cfg.nboxes = l2_rows / box_rows;
-  cfg.flush = false;
-  cfg.reps = 3;
   cfg.iters = static_cast<int>(cfg.nboxes / (pair ? 2 : 1));  // every box once per rep
   cfg.check_data = false;
   for (int k = 0; k < ctas; ++k) {

@@ -4,9 +4,9 @@
 Every microbenchmark of validation/microbench that smpipe can express has a .pipe twin in
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
-benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and of store.json, hierarchy.json, think.json and
-l2_combine_lag_ncu.json beside it),
-prints a table and writes validation/results/h100/crosscheck.csv.
+benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
+of store.json, hierarchy.json, think.json and l2_combine_lag_ncu.json beside it), prints a table and writes
+validation/results/h100/crosscheck.csv.
 
     python3 validation/calibration/crosscheck.py [SMPIPE] [--csv OUT] [--results FILE] [--gpu NAME] [-j N]
 
@@ -448,10 +448,10 @@ def main():
     if os.path.exists(path):
         with open(path) as f:
             ncu = {row["measurement"]: row["sm_requests_over_delivered"] for row in json.load(f)["rows"]}
-        for name, value in ncu.items():
-            if name.startswith("l2_combine_") and name.endswith("_bw") and "l2_combine_none_bw" in ncu:
-                measurements.append({"name": "combine_" + name[len("l2_combine_"):-len("_bw")],
-                                     "median": value / ncu["l2_combine_none_bw"], "unit": "share of bytes"})
+        none = ncu["l2_combine_none_bw"]
+        measurements += [{"name": "combine_" + name[len("l2_combine_"):-len("_bw")], "median": value / none,
+                          "unit": "share of bytes"}
+                         for name, value in ncu.items() if name.startswith("l2_combine_") and name.endswith("_bw")]
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
     SWEEPS.extend((m["name"], m["params"]) for m in measurements if m["name"].startswith("tma_load_bw_sweep_"))
 

@@ -139,28 +139,33 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
         if (in_flight <= start.v) coming = 0;
         if (a.write) {
           written += bytes;
-        } else if (mine != nullptr && mine->joinable(key, start, need) && !(mine->sms & me)) {
-          // Another SM of the group started a read of every part this one needs lately, and its data is still
-          // coming: this one joins it.
-          merged += bytes;
-          merged_done = sim::max(merged_done, Cycle(mine->done));
-          mine->sms |= me;
         } else {
-          if (combines) issued_.emplace_back(key, need);
-          InFlightRead* other = ctas_combine ? &cta_read(key) : nullptr;
-          if (other != nullptr && other->joinable(key, start, need) && other->cta != a.cta) {
-            // Another CTA's read of every part this one needs is in flight: a share of this one's bytes reaches the
-            // L2 with it.
-            const bool near = std::abs(a.cta - other->cta) <= m.l2_combine_near_ctas;
-            const auto joined = static_cast<std::int64_t>(
-                std::llround(static_cast<double>(bytes) * (near ? m.l2_combine_near_share : m.l2_combine_far_share)));
-            if (joined > 0) {
-              merged += joined;
-              merged_done = sim::max(merged_done, Cycle(other->done));
-              bytes -= joined;
+          if (mine != nullptr && mine->joinable(key, start, need) && !(mine->sms & me)) {
+            // Another SM of the group started a read of every part this one needs lately, and its data is still
+            // coming: this one's requests join those of it still outstanding; the rest are lookups of their own
+            // (of parts the L2 holds or has coming).
+            const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * mine->outstanding(start)));
+            merged += joined;
+            merged_done = sim::max(merged_done, Cycle(mine->done));
+            mine->sms |= me;
+            bytes -= joined;
+          } else {
+            if (combines) issued_.emplace_back(key, need);
+            InFlightRead* other = ctas_combine ? &cta_read(key) : nullptr;
+            if (other != nullptr && other->joinable(key, start, need) && other->cta != a.cta) {
+              // Another CTA's read of every part this one needs is in flight: a share of this one's bytes reaches
+              // the L2 with the requests of it still outstanding.
+              const bool near = std::abs(a.cta - other->cta) <= m.l2_combine_near_ctas;
+              const double share = (near ? m.l2_combine_near_share : m.l2_combine_far_share) * other->outstanding(start);
+              const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * share));
+              if (joined > 0) {
+                merged += joined;
+                merged_done = sim::max(merged_done, Cycle(other->done));
+                bytes -= joined;
+              }
+            } else if (other != nullptr) {
+              owned_.emplace_back(key, need);
             }
-          } else if (other != nullptr) {
-            owned_.emplace_back(key, need);
           }
           // The parts of the block the L2 does not hold yet come from HBM (a block whose every part it holds
           // is a hit; one just inserted holds none).
@@ -235,8 +240,10 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   // window) are lookups that wait for that data.
   for (std::int32_t n : fresh_) cache_.stamp(n) = std::max(cache_.stamp(n), done.v);
   const std::int64_t until = start.v + m.l2_combine_window_cycles;
-  for (auto [key, parts] : issued_) request(group, key) = InFlightRead{.key = key, .until = until, .done = done.v, .parts = parts, .sms = me};
-  for (auto [key, parts] : owned_) cta_read(key) = InFlightRead{.key = key, .until = until, .done = done.v, .parts = parts, .cta = a.cta};
+  for (auto [key, parts] : issued_)
+    request(group, key) = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .sms = me};
+  for (auto [key, parts] : owned_)
+    cta_read(key) = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .cta = a.cta};
   return done;
 }
 

@@ -4,6 +4,7 @@
 // ld/st.global given box=), or as bytes without an address.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <queue>
@@ -79,13 +80,16 @@ class SingleQueueL2 : public MemoryHierarchy {
 // l2_coalescing_ncu.json).
 // Combining: the SMs of a group of l2_combine_sms consecutive ids (a TPC on Hopper) reach the L2 through one
 // path; a read of a block that another SM of the group started at most l2_combine_window_cycles earlier for every
-// part this one needs, and whose data is not yet delivered, goes to the L2 with it: no L2 or HBM work of its own,
-// done when that read is. Measured: two SMs of a TPC reading the same boxes make half the L2 requests of two SMs
+// part this one needs, and whose data is not yet delivered, goes to the L2 with the requests of that read still
+// outstanding: a read's requests leave evenly from its start until its data is there, so one that comes a fraction
+// f of the way through joins 1 - f of its bytes (no L2 or HBM work of their own, done when that read is); the rest
+// are lookups of their own. Measured: two SMs of a TPC reading the same boxes make half the L2 requests of two SMs
 // reading different data while they start within ~128 ns of each other (l2_combine_adjacent_delay*).
-// Combining between CTAs: a read that does not join its group's read of a block joins, for a share of its bytes,
-// the read of every part it needs that another CTA started at most l2_combine_window_cycles earlier and whose data
-// is still coming: l2_combine_near_share when the two CTAs' linear indices (blockIdx, x fastest: the order the
-// GPU launches them in) are at most l2_combine_near_ctas apart, l2_combine_far_share otherwise (H100: about 0.6 for
+// Combining between CTAs: a read that does not join its group's read of a block joins, for a share of its bytes
+// still outstanding of it, the read of every part it needs that another CTA started at most
+// l2_combine_window_cycles earlier and whose data is still coming: l2_combine_near_share when the two CTAs'
+// linear indices (blockIdx, x fastest: the order the GPU launches them in) are at most l2_combine_near_ctas
+// apart, l2_combine_far_share otherwise (H100: about 0.6 for
 // CTAs 2-8 apart, 0.4 at 12, 0.2 at 16, 0.13 at 24 and beyond, l2_combine_dist* and l2_combine_far* in
 // l2_combine_ncu.json and l2_smpairs_ncu.json). Chosen by SM id rather than by CTA, non-TPC pairs combine 15-44 %
 // and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs (l2_smpairs_ncu.json): what predicts it
@@ -94,9 +98,9 @@ class SingleQueueL2 : public MemoryHierarchy {
 // read that joined no other CTA's read is one others join; the table of such reads is direct-mapped by block (a
 // read of another block may take an entry over, and then nothing joins the read it held).
 // Not modelled: groups of 4-8 consecutive SMs reading together combine beyond pairs (0.29-0.32 requests per byte
-// against 0.63 for a TPC and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json); the share fades
-// over microseconds of lag while the first read is in flight rather than ending at the window (TPC 0.87 at 512
-// ns, 0.66 at 4 us; CTAs 4 apart 0.49, 0.23; far pairs 0.13, 0.09: l2_combine_lag_ncu.json); pairs of readers that
+// against 0.63 for a TPC and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json); on the GPU the
+// share goes on fading over microseconds of lag rather than ending at the window (TPC 0.87 at 512 ns, 0.66 at 4
+// us; CTAs 4 apart 0.49, 0.23; far pairs 0.13, 0.09: l2_combine_lag_ncu.json); pairs of readers that
 // are not a TPC read 1.2-1.5x the distinct bytes from HBM (the model reads a block once).
 // Any other read of parts of a block still coming from HBM is an L2 lookup of its own that waits for that data
 // (no second HBM read); parts the L2 already holds do not wait for other parts in flight.
@@ -138,12 +142,18 @@ class CachedL2 : public MemoryHierarchy {
   // cover its own), and who is on it.
   struct InFlightRead {
     std::uint64_t key = ~0ULL;
-    std::int64_t until = -1, done = 0;
+    std::int64_t start = 0, until = -1, done = 0;
     std::uint64_t parts = 0;
     std::uint64_t sms = 0;  // the group table: the group's SMs on it (bit: SM id mod l2_combine_sms)
     std::int64_t cta = -1;  // the CTA table: the CTA that issued it
-    bool joinable(std::uint64_t k, Cycle start, std::uint64_t need) const {
-      return key == k && start.v <= until && start.v < done && (need & ~parts) == 0;
+    bool joinable(std::uint64_t k, Cycle at, std::uint64_t need) const {
+      return key == k && at.v <= until && at.v < done && (need & ~parts) == 0;
+    }
+    // The share of its requests still outstanding when a read starting at `at` comes: its requests leave
+    // evenly from `start` to `done`, and a later one joins only those not yet answered.
+    double outstanding(Cycle at) const {
+      if (done <= start || at.v <= start) return 1.0;
+      return std::clamp(static_cast<double>(done - at.v) / static_cast<double>(done - start), 0.0, 1.0);
     }
   };
   // Both tables are direct-mapped on the block's key; a read whose entry another block took over is no longer joined.

@@ -493,9 +493,9 @@ TEST_CASE("run with the sustained clock: a first run measures the tensor pipe's 
 }
 
 TEST_CASE("the sustained clock of a long run: the tensor pipe's load over the first run's first kLoadProbeOps ops", "[cli][clock]") {
-  // 2048x2048x4096 runs about 1.4 M ops: the first run stops at 1 M, and its share of the tensor pipe (not the
+  // 2048x2048x5120 runs about 1.75 M ops: the first run stops at 1 M, and its share of the tensor pipe (not the
   // whole run's) sets the clock.
-  const std::vector<std::string> args = {"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=2048", "-D", "N=2048", "-D", "K=4096", "--json"};
+  const std::vector<std::string> args = {"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=2048", "-D", "N=2048", "-D", "K=5120", "--json"};
   models::Machine m = models::load_machine("h100-sxm");
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> all = args;

@@ -7,6 +7,7 @@
 #include <array>
 #include <cmath>
 #include <list>
+#include <map>
 #include <fstream>
 #include <functional>
 #include <random>
@@ -61,16 +62,21 @@ namespace {
 // A program run on the H100 machine changed by `edit` (none: as it is, but for the spread of its transfers' times,
 // l2_latency_spread and hbm_latency_spread: the tests of exact timings below check the queues; the spread has a
 // test of its own).
-models::RunResult run_edited(const std::string& text, const std::function<void(models::Machine&)>& edit) {
+// `observer`, when given, watches the run.
+models::RunResult run_edited(const std::string& text, const std::function<void(models::Machine&)>& edit,
+                             models::Observer* observer = nullptr) {
   models::Machine m = models::load_machine("h100-sxm");
   m.l2_latency_spread = m.hbm_latency_spread = 0;
   if (edit) edit(m);
-  return models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, {});
+  models::RunOptions o;
+  if (observer != nullptr) o.observers.push_back(observer);
+  return models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, o);
 }
 
 // One warp of one CTA loads (or stores) boxes of a 2-D bf16 tensor; returns the run.
 models::RunResult boxes(const std::string& body, const std::string& tensor = "tensor T dtype=bf16 shape=(4096, 64)",
-                        int ctas = 1, const std::function<void(models::Machine&)>& edit = {}) {
+                        int ctas = 1, const std::function<void(models::Machine&)>& edit = {},
+                        models::Observer* observer = nullptr) {
   std::string text = fmt::format(R"(
 kernel k grid=({},1,1) warps=1 {{
   mbarrier full count=1
@@ -84,7 +90,7 @@ kernel k grid=({},1,1) warps=1 {{
 }}
 )",
                                  ctas, tensor, body);
-  return run_edited(text, edit);
+  return run_edited(text, edit, observer);
 }
 }  // namespace
 
@@ -383,64 +389,115 @@ namespace {
 // The H100 without combining between CTAs beyond their TPC (l2_combine_near_share, l2_combine_far_share).
 void tpc_only(models::Machine& m) { m.l2_combine_near_share = m.l2_combine_far_share = 0; }
 
+// Each CTA's first TMA load: (issued, done).
+class LoadSpans : public models::Observer {
+ public:
+  bool wants(std::int64_t) const override { return true; }
+  void async_work(std::int64_t cta, const std::string&, std::string_view category, std::int64_t start, std::int64_t end) override {
+    if (category == "tma") spans.try_emplace(cta, start, end);
+  }
+  std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> spans;
+};
+
+// The bytes of a 16 KB box (four 4 KB blocks) with which CTA `later`'s read joins CTA `first`'s at `share`: per
+// block, that share of the first read's requests still outstanding when the later one reaches the L2. The first
+// read's requests leave evenly from its start at the L2 (tma_issue_cycles after the load's issue) until its data is
+// there (tma_load_latency_cycles before the load is done).
+std::int64_t joined(const models::Machine& m, const LoadSpans& t, std::int64_t first, std::int64_t later, double share = 1) {
+  const auto [issued, done] = t.spans.at(first);
+  const std::int64_t span = done - issued - m.tma_issue_cycles - m.tma_load_latency_cycles;
+  const std::int64_t lag = t.spans.at(later).first - issued;
+  REQUIRE(span > 0);
+  REQUIRE(lag >= 0);
+  const double left = std::clamp(static_cast<double>(span - lag) / static_cast<double>(span), 0.0, 1.0);
+  return 4 * static_cast<std::int64_t>(std::llround(4096 * (share * left)));
+}
+
 // `ctas` CTAs read the same 16 KB box, CTA c `delay` x c cycles after CTA 0, on a machine without combining between
-// CTAs beyond their TPC, changed by `edit`. The first wave places CTA c on SM c, so CTAs 2j and 2j + 1 share a TPC.
-models::RunResult same_box(int ctas, int delay, const std::function<void(models::Machine&)>& edit = {}) {
+// CTAs beyond their TPC, changed by `edit`, watched by `spans` when given. The first wave places CTA c on SM c, so
+// CTAs 2j and 2j + 1 share a TPC.
+models::RunResult same_box(int ctas, int delay, const std::function<void(models::Machine&)>& edit = {},
+                           LoadSpans* spans = nullptr) {
   return boxes(fmt::format(R"(
       compute cycles=1 + cta * {}
       arrive.expect_tx full tx=16384
       tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
       wait full parity=0)",
                            delay),
-               "tensor T dtype=bf16 shape=(4096, 64)", ctas, [&](models::Machine& m) {
+               "tensor T dtype=bf16 shape=(4096, 64)", ctas,
+               [&](models::Machine& m) {
                  tpc_only(m);
                  if (edit) edit(m);
-               });
+               },
+               spans);
 }
 
 // CTAs 0 and `distance` read the same 16 KB box (four 4 KB blocks), the second `delay` cycles after the first; the
-// CTAs between them read boxes of their own. On the H100 as measured, changed by `edit`.
-models::RunResult pair_box(int distance, int delay, const std::function<void(models::Machine&)>& edit = {}) {
+// CTAs between them read boxes of their own. On the H100 as measured, changed by `edit`, watched by `spans`.
+models::RunResult pair_box(int distance, int delay, const std::function<void(models::Machine&)>& edit = {},
+                           LoadSpans* spans = nullptr) {
   return boxes(fmt::format(R"(
       compute cycles=1 + (cta == {0}) * {1}
       arrive.expect_tx full tx=16384
       tma.load T box=(128, 64) at=((cta != 0 && cta != {0}) * cta * 128, 0) dst=s bar=full
       wait full parity=0)",
                            distance, delay),
-               "tensor T dtype=bf16 shape=(8192, 64)", distance + 1, edit);
+               "tensor T dtype=bf16 shape=(8192, 64)", distance + 1, edit, spans);
 }
 }  // namespace
 
-TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches the L2 with it, other readers look it up "
-          "themselves and wait for the data in flight, without a second HBM read, after the fill they hit", "[memory]") {
+TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches the L2 with what of it is still "
+          "outstanding, other readers look it up themselves and wait for the data in flight, without a second HBM read, "
+          "after the fill they hit", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
   REQUIRE(m.l2_combine_sms == 2);
   auto alone = same_box(1, 10);
   // Eight CTAs 10 cycles apart, all while CTA 0's fetch is in flight (it takes at least the HBM latency):
-  // CTAs 1, 3, 5, 7 combine with the read of their TPC's other SM; CTAs 2, 4, 6 are L2 lookups of their own
-  // that wait for CTA 0's data.
-  auto together = same_box(8, 10);
+  // CTAs 1, 3, 5, 7 combine with the read of their TPC's other SM for the share of it still outstanding; CTAs 2, 4,
+  // 6 are L2 lookups of their own that wait for CTA 0's data.
+  LoadSpans t8;
+  auto together = same_box(8, 10, {}, &t8);
   INFO(problem(together));
   REQUIRE(together.outcome == Outcome::kFinished);
   CHECK(together.stats.l2_miss_bytes == 16384);
-  CHECK(together.stats.l2_merged_bytes == 4 * 16384);
-  CHECK(together.stats.l2_hit_bytes == 7 * 16384);  // combined reads count as hits
+  const std::int64_t tpc_joins = joined(m, t8, 0, 1) + joined(m, t8, 2, 3) + joined(m, t8, 4, 5) + joined(m, t8, 6, 7);
+  CHECK(together.stats.l2_merged_bytes == tpc_joins);
+  CHECK(tpc_joins > 4 * 16384 * 9 / 10);  // 10 cycles of a read that takes over the HBM latency
+  CHECK(tpc_joins < 4 * 16384);
+  CHECK(together.stats.l2_hit_bytes == 7 * 16384);  // combined reads count as hits, and so does the rest of them
   CHECK(together.stats.hbm_bytes == 16384);
   // All of them finish when the first read's data arrives (plus their own start offsets and three lookups).
   CHECK(together.cycles <= alone.cycles + 7 * 10 + 3 * 16384 / static_cast<std::int64_t>(m.l2_bytes_per_cycle) + 5);
   // One SM per group: nothing combines; eight: every reader combines with the first.
   auto none = same_box(8, 10, [](models::Machine& x) { x.l2_combine_sms = 1; });
-  auto all = same_box(8, 10, [](models::Machine& x) { x.l2_combine_sms = 8; });
+  LoadSpans t_all;
+  auto all = same_box(8, 10, [](models::Machine& x) { x.l2_combine_sms = 8; }, &t_all);
   CHECK(none.stats.l2_merged_bytes == 0);
   CHECK(none.stats.hbm_bytes == 16384);
-  CHECK(all.stats.l2_merged_bytes == 7 * 16384);
+  std::int64_t all_joins = 0;
+  for (int c = 1; c < 8; ++c) all_joins += joined(m, t_all, 0, c);
+  CHECK(all.stats.l2_merged_bytes == all_joins);
+  CHECK(all.stats.l2_hit_bytes == 7 * 16384);
+  // The share joined fades as the second read comes later: all of it in the same cycle, less and less after.
   // The window: the TPC's second SM combines when it starts at most l2_combine_window_cycles after the first,
   // not later, even while the first read's data is still coming from HBM (then it waits for that data).
   REQUIRE(m.l2_combine_window_cycles > 0);
   REQUIRE(m.l2_combine_window_cycles + 1 < m.hbm_latency_cycles);
-  auto inside = same_box(2, static_cast<int>(m.l2_combine_window_cycles));
-  auto outside = same_box(2, static_cast<int>(m.l2_combine_window_cycles) + 1);
-  CHECK(inside.stats.l2_merged_bytes == 16384);
+  const int window = static_cast<int>(m.l2_combine_window_cycles);
+  std::int64_t before = 16384 + 1;
+  for (int lag : {0, 1, window / 2, window}) {
+    CAPTURE(lag);
+    LoadSpans t;
+    auto r = same_box(2, lag, {}, &t);
+    CHECK(r.stats.l2_merged_bytes == joined(m, t, 0, 1));
+    CHECK(r.stats.l2_merged_bytes < before);
+    CHECK(r.stats.l2_merged_bytes > 16384 / 2);  // the window ends well before the first read's data comes
+    CHECK(r.stats.l2_hit_bytes == 16384);
+    CHECK(r.stats.hbm_bytes == 16384);
+    if (lag == 0) CHECK(r.stats.l2_merged_bytes == 16384);
+    before = r.stats.l2_merged_bytes;
+  }
+  auto outside = same_box(2, window + 1);
   CHECK(outside.stats.l2_merged_bytes == 0);
   CHECK(outside.stats.l2_hit_bytes == 16384);
   CHECK(outside.stats.hbm_bytes == 16384);
@@ -502,35 +559,42 @@ kernel k grid=(3,1,1) warps=1 {
   CHECK(slow.cycles - base.cycles >= 3000);
 }
 
-TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 with it for a share of its bytes, by the "
-          "CTAs' distance in launch order", "[memory]") {
+TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 with what of it is still outstanding for "
+          "a share of its bytes, by the CTAs' distance in launch order", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
   REQUIRE(m.l2_combine_near_ctas >= 2);
   REQUIRE(m.l2_combine_near_share > m.l2_combine_far_share);
   REQUIRE(m.l2_combine_far_share > 0);
-  // Per 4 KB block, the share of its bytes rounded.
-  auto joined = [](double share) { return 4 * static_cast<std::int64_t>(std::llround(4096 * share)); };
   const int near = static_cast<int>(m.l2_combine_near_ctas);
   for (int d : {2, near, near + 1, near + 8}) {
     CAPTURE(d);
-    auto r = pair_box(d, 10);
+    LoadSpans t;
+    auto r = pair_box(d, 10, {}, &t);
     INFO(problem(r));
     REQUIRE(r.outcome == Outcome::kFinished);
-    const std::int64_t merged = joined(d <= near ? m.l2_combine_near_share : m.l2_combine_far_share);
+    const double share = d <= near ? m.l2_combine_near_share : m.l2_combine_far_share;
+    const std::int64_t merged = joined(m, t, 0, d, share);
     CHECK(r.stats.l2_merged_bytes == merged);
+    CHECK(merged > 4 * static_cast<std::int64_t>(4096 * share * 0.9));
+    CHECK(merged <= 4 * std::llround(4096 * share));
     // The rest of the second read is a lookup of its own, waiting for the first's data: no second HBM read.
     CHECK(r.stats.l2_hit_bytes == 16384);
     CHECK(r.stats.hbm_bytes == static_cast<std::int64_t>(d) * 16384);  // the shared box once, the others' own
   }
-  // A TPC's second SM (CTA 1) joins its whole read; shares 0: nothing combines; a far share of 0 leaves the near one.
-  CHECK(pair_box(1, 10).stats.l2_merged_bytes == 16384);
+  // A TPC's second SM (CTA 1) joins what is outstanding of its whole read; shares 0: nothing combines; a far share
+  // of 0 leaves the near one.
+  LoadSpans t1, t2;
+  auto tpc = pair_box(1, 10, {}, &t1);
+  CHECK(tpc.stats.l2_merged_bytes == joined(m, t1, 0, 1));
   CHECK(pair_box(2, 10, tpc_only).stats.l2_merged_bytes == 0);
   auto no_far = [](models::Machine& x) { x.l2_combine_far_share = 0; };
-  CHECK(pair_box(2, 10, no_far).stats.l2_merged_bytes == joined(m.l2_combine_near_share));
+  auto near_only = pair_box(2, 10, no_far, &t2);
+  CHECK(near_only.stats.l2_merged_bytes == joined(m, t2, 0, 2, m.l2_combine_near_share));
   CHECK(pair_box(near + 1, 10, no_far).stats.l2_merged_bytes == 0);
   // The joined share is done when the first read is: CTA 2 joins all of CTA 0's read (share 1), then computes long
   // enough to end the run last; with HBM 3000 cycles slower its data, and the run, come that much later.
-  auto joiner = [&](std::int64_t extra) {
+  LoadSpans t_fast;
+  auto joiner = [&](std::int64_t extra, LoadSpans* spans = nullptr) {
     return boxes(R"(
       compute cycles=1 + (cta == 2) * 10
       arrive.expect_tx full tx=16384
@@ -540,33 +604,39 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
                  "tensor T dtype=bf16 shape=(8192, 64)", 3, [extra](models::Machine& x) {
                    x.l2_combine_near_share = 1;
                    x.hbm_latency_cycles += extra;
-                 });
+                 },
+                 spans);
   };
-  auto fast = joiner(0), slow = joiner(3000);
+  auto fast = joiner(0, &t_fast), slow = joiner(3000);
   INFO(problem(fast));
   REQUIRE(fast.outcome == Outcome::kFinished);
-  CHECK(fast.stats.l2_merged_bytes == 16384);
+  CHECK(fast.stats.l2_merged_bytes == joined(m, t_fast, 0, 2));
   CHECK(slow.cycles - fast.cycles >= 3000);
   // The window: at most l2_combine_window_cycles after the first read, not later, while its data is still coming.
   REQUIRE(m.l2_combine_window_cycles + 1 < m.hbm_latency_cycles);
-  CHECK(pair_box(2, static_cast<int>(m.l2_combine_window_cycles)).stats.l2_merged_bytes == joined(m.l2_combine_near_share));
+  LoadSpans t_window;
+  auto at_window = pair_box(2, static_cast<int>(m.l2_combine_window_cycles), {}, &t_window);
+  CHECK(at_window.stats.l2_merged_bytes == joined(m, t_window, 0, 2, m.l2_combine_near_share));
+  CHECK(at_window.stats.l2_merged_bytes > 0);
   auto late = pair_box(2, static_cast<int>(m.l2_combine_window_cycles) + 1);
   CHECK(late.stats.l2_merged_bytes == 0);
   CHECK(late.stats.l2_hit_bytes == 16384);
   // A CTA never joins its own read (the same box twice at once: see above). A read that joined another CTA's for a
   // share is not one others join: CTAs 0, near and 2 x near read the box 5 cycles apart (the others their own
   // boxes); the last is near the second but joins the first, at the far share.
+  LoadSpans t3;
   auto three = boxes(fmt::format(R"(
       compute cycles=1 + cta * 5
       arrive.expect_tx full tx=16384
       tma.load T box=(128, 64) at=((cta % {0} != 0) * cta * 128, 0) dst=s bar=full
       wait full parity=0)",
                                  near),
-                     "tensor T dtype=bf16 shape=(8192, 64)", 2 * near + 1);
+                     "tensor T dtype=bf16 shape=(8192, 64)", 2 * near + 1, {}, &t3);
   INFO(problem(three));
   REQUIRE(three.outcome == Outcome::kFinished);
   REQUIRE(2 * near * 5 < m.l2_combine_window_cycles);
-  CHECK(three.stats.l2_merged_bytes == joined(m.l2_combine_near_share) + joined(m.l2_combine_far_share));
+  CHECK(three.stats.l2_merged_bytes ==
+        joined(m, t3, 0, near, m.l2_combine_near_share) + joined(m, t3, 0, 2 * near, m.l2_combine_far_share));
   // A read joins only a read that brings every part it needs: CTAs 0 and 2 (and, for the TPC, 0 and 1) read the
   // two 64-byte halves of the same rows: nothing combines and both halves come from HBM.
   for (int second : {1, 2}) {

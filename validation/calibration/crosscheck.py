@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json and l2_combine_lag_ncu.json beside it), prints a table and writes
+of store.json, hierarchy.json, think.json, multicast.json and l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
     python3 validation/calibration/crosscheck.py [SMPIPE] [--csv OUT] [--results FILE] [--gpu NAME] [-j N]
@@ -187,6 +187,16 @@ def combined(r, pattern, delay_ns=0, dist=4):
     return 1 - out["l2_merged_bytes"] / out["bytes_loaded"]
 
 
+def multicast(r, kb, c, mcast, hbm):
+    """k_mcast (bench_multicast.cu): every SM in clusters of c keeps 4 stages of c boxes of kb KB in flight, each box
+    loaded by its CTA (unicast) or by one rank for the whole cluster (multicast); GB/s landed in all CTAs' smem over
+    the stages between n and 2n per CTA (n: one pass over the warm 8 MiB tensor, or half of the 8 MiB HBM stream)."""
+    ctas = 132 if c < 4 else 120  # the GPU's grid: clusters of 4 fit 30 at once
+    n = (8 << 20) // (c * kb * 1024) // (2 if hbm else 1)
+    defs = {"ROWS": kb * 8, "C": c, "MCAST": int(mcast), "HBM": hbm, "CTAS": ctas}
+    return gbs(r, "tma_multicast", n, ctas * c * kb * 1024, defs)
+
+
 def ring_trace(r, what):
     """k_tma_load_bw<0> with a trace (32 KB x 6 stages, 96 iterations; iterations 16..95): the stage wait
     (before it -> after it), the issue (after the wait -> after the TMA) and the issue-to-issue interval."""
@@ -323,6 +333,15 @@ def rows():
     for ns in (128, 512, 2048, 4096):
         add(f"combine_near4_delay{ns}ns", lambda r, ns=ns: combined(r, 3, ns, 4),
             f"tma_combine_lag PATTERN=3 DIST=4 DELAY={ns} ns, 1 - merged / loaded bytes")
+    # TMA multicast on every SM, clusters of C (the GPU's multicast.json): bytes landed in all CTAs per second
+    for src, hbm in (("l2", 0), ("hbm", 1)):
+        for kb in (16, 32):
+            for c in (1, 2, 4):
+                for mode in ("unicast", "multicast") if c > 1 else ("unicast",):
+                    add(f"mcast_loaded_bw_{src}_box{kb}KB_d4_c{c}_{mode}",
+                        lambda r, kb=kb, c=c, mode=mode, hbm=hbm: multicast(r, kb, c, mode == "multicast", hbm),
+                        f"tma_multicast ROWS={kb * 8} C={c} MCAST={int(mode == 'multicast')} HBM={hbm}, bandwidth over "
+                        f"the second {'pass' if hbm == 0 else 'half'} of 8 MiB per CTA")
     # A GEMM stage's two boxes at moderate load (the GPU's think.json): S stages, T cycles after each wait
     for d in (1, 2, 3, 4):
         for t in (0, 256, 512, 1024, 2048):
@@ -435,9 +454,9 @@ def main():
 
     with open(args.results) as f:
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
-    # With the runs of the store, hierarchy and think groups (store.json, hierarchy.json, think.json) beside the
-    # results file, where the GPU has them.
-    for extra in ("store.json", "hierarchy.json", "think.json"):
+    # With the runs of the store, hierarchy, think and multicast groups (store.json, hierarchy.json, think.json,
+    # multicast.json) beside the results file, where the GPU has them.
+    for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -458,9 +477,9 @@ def main():
     table, failed = [], []
     with tempfile.TemporaryDirectory(prefix="smpipe-crosscheck-") as tmp:
         runner = Runner(smpipe, args.gpu, tmp)
-        # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think run, the
-        # H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "think_", "combine_")
+        # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
+        # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
+        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_")
         todo = [row for row in rows() if row[0] in medians or not row[0].startswith(optional)]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).

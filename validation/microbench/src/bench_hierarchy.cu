@@ -269,15 +269,6 @@ struct RingOut {
   std::string problem;                    // host-side check failure
 };
 
-// Odd-ish step coprime with n, different per CTA: the CTA's walk (b += step mod n) visits every box once.
-long long pick_stride(int k, long long n) {
-  if (n <= 2) return 1;
-  long long s = 1 + static_cast<long long>((static_cast<unsigned long long>(k) * 0x9E3779B97F4A7C15ull >> 20) %
-                                           static_cast<unsigned long long>(n - 1));
-  while (std::gcd(s, n) != 1) s = s % (n - 1) + 1;
-  return s;
-}
-
 RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   RingOut o;
   const int bytes = cfg.box_rows * cfg.row_bytes * (cfg.pair ? 2 : 1);  // one load's (a pair: both boxes)

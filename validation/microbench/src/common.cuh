@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -100,6 +101,16 @@ struct DevBuf {
   void zero() { CK(cudaMemset(p, 0, n * sizeof(T))); }
 };
 
+// Odd-ish step coprime with n, different per walker k: the walk b += step mod n visits every one of n boxes once
+// (the hierarchy and multicast rings: every CTA, or cluster, reads a tensor in its own order).
+inline long long pick_stride(int k, long long n) {
+  if (n <= 2) return 1;
+  long long s = 1 + static_cast<long long>((static_cast<unsigned long long>(k) * 0x9E3779B97F4A7C15ull >> 20) %
+                                           static_cast<unsigned long long>(n - 1));
+  while (std::gcd(s, n) != 1) s = s % (n - 1) + 1;
+  return s;
+}
+
 // Checks the kernel-reported error slots; on a problem the measurement is dropped and listed under
 // "failures" instead, otherwise it is added. Returns true when it was recorded.
 inline bool record(Ctx& c, const std::string& name, const std::string& group, const std::string& unit,
@@ -135,6 +146,7 @@ void bench_think(Ctx& c);  // think_latency_* (group "think": a GEMM stage's loa
 void bench_smem_port(Ctx& c);  // smem_port_* (group "smemport": wgmma operand reads against TMA writes)
 void bench_issue(Ctx& c);      // issue_* (group "issue": warps sharing the SM's instruction issue)
 void bench_l1(Ctx& c);         // l1_* (group "l1": a global access's L1TEX cost against the lines it touches)
+void bench_multicast(Ctx& c);  // mcast_* (group "multicast": TMA multicast to clusters of 2 and 4 vs unicast)
 
 // Runs a shell command (popen) and returns its stdout without the trailing newline ("" on failure).
 // Defined in main.cu (used for nvidia-smi queries).
@@ -297,6 +309,15 @@ DEVI void tma_load_2d(uint32_t dst, const void* tmap, int x, int y, uint32_t bar
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
           dst),
       "l"(reinterpret_cast<uint64_t>(tmap)), "r"(x), "r"(y), "r"(bar)
+      : "memory");
+}
+// Multicast form: the box is read once and lands at the same CTA-relative offset `dst` in every CTA of the cluster
+// whose bit is set in `mask`; each of them gets complete_tx(box bytes) on its barrier at the offset of `bar`.
+DEVI void tma_load_2d_mc(uint32_t dst, const void* tmap, int x, int y, uint32_t bar, uint16_t mask) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(x), "r"(y), "r"(bar), "h"(mask)
       : "memory");
 }
 DEVI void tma_store_2d(const void* tmap, int x, int y, uint32_t src) {

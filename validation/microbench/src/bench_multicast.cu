@@ -1,0 +1,808 @@
+// TMA multicast under load (group "multicast", mcast_*): when the CTAs of a cluster need the same box, one
+// `.multicast::cluster` load reads it from the L2 once and writes it into every CTA's shared memory. Does each SM
+// then receive data faster than the L2 serves unicast loads (the hier_loaded rings: ~30 B per SM-cycle per SM with
+// every SM loading 16-32 KB boxes from a warm 8 MiB tensor, ~12 from HBM), up to C times the L2-read rate, or is
+// the delivery into each SM (or its GPC) the limit, so that a multicast stage of C boxes arrives no sooner than C
+// unicast boxes? And what does a multicast stage's latency cost against a unicast one, alone and under load?
+//
+// One kernel, one thread per CTA (one CTA per SM: 200 KB dynamic smem), D stages in flight. A stage is C boxes
+// (bf16 64 x B/128 rows, 128B swizzle, as the ring) on one full mbarrier expecting all C x B bytes:
+//   unicast:   the CTA issues the C boxes of its stage itself (its own walk over the tensor), into its own smem;
+//   multicast: the C CTAs of a cluster walk the tensor together; cluster rank r issues box r of each stage with
+//              ctaMask (1 << C) - 1, so every box is read once and lands at the same offset in all C CTAs.
+// Clusters of C = 2 and 4 run both modes with the same launch, stages and stage-reuse protocol, so that only the
+// multicast differs; C = 1 is a plain launch (the hier_loaded ring's loop, one box per stage).
+// Stage reuse in a cluster: a CTA's stage s is written by every CTA of its cluster (multicast), so nobody may
+// re-issue stage s before every CTA has finished waiting on its own full[s]. Each CTA has an empty[s] mbarrier of
+// count C; after its wait on full[s] a CTA arrives (mapa + mbarrier.arrive.shared::cluster) on empty[s] of every
+// CTA of the cluster, itself included, and waits on its own empty[s] before it re-issues stage s. Barriers are
+// initialized, fenced (fence.mbarrier_init.release.cluster) and published by a cluster barrier before the first
+// load; a cluster barrier before exit keeps every CTA alive while peers may still write into it or arrive on it.
+//
+//  1. all SMs: as many CTAs as fit (C = 1: one per SM; clusters: C x cudaOccupancyMaxActiveClusters), D = 4,
+//     B = 16 and 32 KB, an 8 MiB warm tensor (every CTA receives all of it once per rep, each walk in its own order)
+//     or HBM (2 GiB tensor, L2 flushed before every rep, each CTA / cluster streams 8 MiB of its own slice).
+//  2. one cluster alone (one CTA for C = 1), D = 1, B = 32 KB, the warm tensor: the stage latency on an idle GPU.
+//  3. burst (mcast_burst_*): one cluster alone (one CTA for C = 1), thread 0 of rank 0 issues NB loads back to back
+//     (8 KB x 24, 32 KB x 6, warm tensor), unicast or multicast to all C CTAs, clock64 after each issue, then waits:
+//     the issuing thread's cycles per load instruction when nothing waits (as tma_burst_* in bench_tma.cu).
+#include <algorithm>
+#include <numeric>
+
+#include "common.cuh"
+#include "tma_util.cuh"
+
+namespace mb {
+namespace {
+
+const std::string G = "multicast";
+
+constexpr int kRecW = 10;                   // u64 words per CTA in the record
+constexpr int kLatCap = 1024;               // latency samples per CTA (kept in smem during the run)
+constexpr int kDyn = 200 * 1024 + 1024;     // > half the SM's smem: one CTA per SM; 192 KB of stages + align
+constexpr int kBufBytes = 192 * 1024;
+
+struct McastArgs {
+  int mcast;           // 1: rank r issues box r of every stage to the whole cluster; 0: each CTA issues its C boxes
+  int nbuf;            // distinct stage buffers; stage s writes buffer s % nbuf (nbuf < D: aliased, no data check)
+  int box_rows;        // 128 B rows per box
+  int bytes;           // box bytes (a stage: C boxes)
+  int iters;           // stages per CTA
+  int check_every;     // check 4 elements of every box of every k-th stage (0: never)
+  int lat_from, lat_to;  // stages [from, to) store their latency (at most kLatCap per CTA)
+  long long nboxes;      // boxes in the tensor (box b = rows [b * box_rows, + box_rows))
+  const long long* start;   // per CTA: first box of its walk (the CTAs of a multicast cluster share one walk)
+  const long long* stride;  // per CTA: box step (mod nboxes)
+  uint32_t* lat;            // [cta][kLatCap] latency samples (cycles)
+  unsigned long long* rec;  // [cta][kRecW]: g0, g1, cycles, smid, nlat, full-wait cycles, stages done, issue
+                            // cycles, empty-wait cycles, cluster rank
+};
+
+// Issues one stage: arrive.expect_tx(C x B) on this CTA's full barrier, then the stage's C boxes (walk positions
+// bidx, bidx + st, ...; box j at offset j x B): all of them (unicast), or box `rank` only, to every CTA of the
+// cluster (multicast). Advances bidx past the stage.
+template <int C>
+DEVI void issue_stage(const CUtensorMap& map, const McastArgs& a, uint32_t dst, uint32_t fb, uint32_t rank,
+                      long long& bidx, long long st) {
+  mbar_arrive_expect_tx(fb, static_cast<uint32_t>(C * a.bytes));
+#pragma unroll
+  for (int j = 0; j < C; ++j) {
+    const int y = static_cast<int>(bidx * a.box_rows);
+    const uint32_t d = dst + static_cast<uint32_t>(j * a.bytes);
+    if (C > 1 && a.mcast) {
+      if (static_cast<uint32_t>(j) == rank) tma_load_2d_mc(d, &map, 0, y, fb, static_cast<uint16_t>((1u << C) - 1u));
+    } else {
+      tma_load_2d(d, &map, 0, y, fb);
+    }
+    bidx += st;
+    if (bidx >= a.nboxes) bidx -= a.nboxes;
+  }
+}
+
+// Compares 4 elements (first and last row, columns 0 and 61) of each of a stage's C boxes, the first at walk
+// position b, with the tensor's pattern; returns the mismatches.
+template <int C>
+DEVI unsigned check_stage(const unsigned char* stage, const McastArgs& a, long long b, long long st) {
+  unsigned bad = 0;
+#pragma unroll
+  for (int j = 0; j < C; ++j) {
+    const unsigned char* bp = stage + static_cast<size_t>(j) * a.bytes;
+    const uint32_t y = static_cast<uint32_t>(b * a.box_rows);
+    const uint32_t rs[2] = {0u, static_cast<uint32_t>(a.box_rows - 1)}, cs[2] = {0u, 61u};
+    for (uint32_t r : rs)
+      for (uint32_t cc : cs)
+        if (*reinterpret_cast<const volatile uint16_t*>(bp + swz128(r, cc)) != pattern(y + r, cc)) ++bad;
+    b += st;
+    if (b >= a.nboxes) b -= a.nboxes;
+  }
+  return bad;
+}
+
+// Thread 0 of each CTA: issue D stages (t_iss[s] = clock64 before the stage's arrive.expect_tx), then for every stage
+// in issue order: wait full[s] (bounded try_wait loop), latency = clock64 after the wait - t_iss[s], check the data
+// of every 16th stage, and (clusters) arrive on empty[s] of every CTA of the cluster and wait on its own empty[s];
+// then re-issue stage s. As in k_ring, C and D are template parameters (the ring unrolls, per-stage state stays in
+// registers) and the latency samples go to smem, copied out after the timed region. A full phase completes only when
+// all C x B bytes have landed, so each completed wait is a verified delivery of the whole stage; the host checks
+// that every CTA completed all its stages.
+template <int C, int D>
+__global__ void __launch_bounds__(32, 1) k_mcast(const __grid_constant__ CUtensorMap map, const McastArgs a,
+                                                 unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t full_bar[D], empty_bar[D];
+  __shared__ uint32_t lat_s[kLatCap];
+  unsigned char* buf = align1024(dyn_raw);  // the same offset in every CTA: multicast writes land at dst in each
+  const uint32_t fb0 = smem_u32(&full_bar[0]), eb0 = smem_u32(&empty_bar[0]);
+  const uint32_t rank = C > 1 ? cluster_ctarank() : 0u;
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int k = 0; k < D; ++k) {
+      mbar_init(fb0 + 8u * k, 1);
+      if (C > 1) mbar_init(eb0 + 8u * k, C);
+    }
+    fence_mbar_init();
+  }
+  // Every CTA's barriers are initialized before any peer loads into it or arrives on them.
+  if (C > 1) cluster_sync_all();
+  if (threadIdx.x == 0) {
+    prefetch_tmap(&map);
+    uint32_t dst[D];
+    unsigned long long t_iss[D];
+    long long b_s[D];  // walk position of the stage's first box (data check)
+#pragma unroll
+    for (int k = 0; k < D; ++k) {
+      dst[k] = smem_u32(buf) + static_cast<uint32_t>((k % a.nbuf) * C * a.bytes);
+      t_iss[k] = 0;
+      b_s[k] = 0;
+    }
+    const long long nb = a.nboxes, st = a.stride[blockIdx.x];
+    long long bidx = a.start[blockIdx.x] % nb;
+    int nlat = 0, done = 0, issued = 0, chk = a.check_every;
+    unsigned bad = 0;
+    unsigned long long wait_cyc = 0, issue_cyc = 0, empty_cyc = 0;
+    const unsigned long long g0 = gtime(), c0 = clk();
+#pragma unroll
+    for (int s = 0; s < D; ++s) {
+      if (issued < a.iters) {
+        b_s[s] = bidx;
+        t_iss[s] = clk();
+        issue_stage<C>(map, a, dst[s], fb0 + 8u * s, rank, bidx, st);
+        issue_cyc += clk() - t_iss[s];
+        ++issued;
+      }
+    }
+    uint32_t ph = 0;
+    int i = 0;
+    bool ok = true;
+    while (i < a.iters && ok) {
+#pragma unroll
+      for (int s = 0; s < D; ++s) {
+        if (i < a.iters && ok) {
+          const uint32_t fb = fb0 + 8u * s;
+          const unsigned long long tw = clk();
+          ok = mbar_wait<WAIT_TRY>(fb, ph, err);
+          const unsigned long long t = clk();
+          if (ok) {
+            ++done;
+            wait_cyc += t - tw;
+            if (i >= a.lat_from && i < a.lat_to && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(t - t_iss[s]);
+            if (chk && --chk == 0) {
+              chk = a.check_every;
+              bad += check_stage<C>(buf + static_cast<size_t>(s) * C * a.bytes, a, b_s[s], st);  // only when nbuf >= D
+              fence_proxy_async_smem();  // generic reads before the next async-proxy write of this buffer
+            }
+            // Stage s is consumed here: tell every CTA of the cluster (each may multicast into it next round).
+            if (C > 1) {
+#pragma unroll
+              for (int q = 0; q < C; ++q) mbar_arrive_cluster_default(mapa_shared(eb0 + 8u * s, static_cast<uint32_t>(q)));
+            }
+            if (issued < a.iters) {
+              if (C > 1) {  // every CTA of the cluster has consumed its stage s: this CTA's box may overwrite it
+                const unsigned long long te = clk();
+                ok = mbar_wait<WAIT_TRY>(eb0 + 8u * s, ph, err);
+                empty_cyc += clk() - te;
+              }
+              if (ok) {
+                b_s[s] = bidx;
+                t_iss[s] = clk();
+                issue_stage<C>(map, a, dst[s], fb, rank, bidx, st);
+                issue_cyc += clk() - t_iss[s];
+                ++issued;
+              }
+            }
+          }
+          ++i;
+        }
+      }
+      ph ^= 1u;
+    }
+    const unsigned long long c1 = clk(), g1 = gtime();
+    if (bad) atomicAdd(&err[ERR_DATA], bad);
+    uint32_t* lat = a.lat + static_cast<size_t>(blockIdx.x) * kLatCap;
+    for (int k = 0; k < nlat; ++k) lat[k] = lat_s[k];
+    unsigned long long* r = a.rec + static_cast<size_t>(blockIdx.x) * kRecW;
+    r[0] = g0;
+    r[1] = g1;
+    r[2] = c1 - c0;
+    r[3] = smid();
+    r[4] = static_cast<unsigned long long>(nlat);
+    r[5] = wait_cyc;
+    r[6] = static_cast<unsigned long long>(done);
+    r[7] = issue_cyc;
+    r[8] = empty_cyc;
+    r[9] = rank;
+  }
+  // No CTA exits while a peer may still multicast into its smem or arrive on its barriers.
+  __syncwarp();
+  if (C > 1) cluster_sync_all();
+}
+
+using McastKernel = void (*)(CUtensorMap, McastArgs, unsigned*);
+McastKernel mcast_kernel(int C, int D) {
+  if (D == 4) {
+    if (C == 1) return k_mcast<1, 4>;
+    if (C == 2) return k_mcast<2, 4>;
+    if (C == 4) return k_mcast<4, 4>;
+  } else if (D == 1) {
+    if (C == 1) return k_mcast<1, 1>;
+    if (C == 2) return k_mcast<2, 1>;
+    if (C == 4) return k_mcast<4, 1>;
+  }
+  throw std::runtime_error("k_mcast: unsupported C " + std::to_string(C) + ", D " + std::to_string(D));
+}
+
+// Launch configuration: C > 1 as clusters of C x 1 x 1, C = 1 a plain launch.
+struct LaunchCfg {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute at[1];
+  LaunchCfg(int C, int ctas) {
+    cfg.gridDim = dim3(ctas, 1, 1);
+    cfg.blockDim = dim3(32, 1, 1);
+    cfg.dynamicSmemBytes = kDyn;
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = C;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = C > 1 ? 1 : 0;
+  }
+};
+
+// Clusters of C (one CTA per SM) that can be resident at once.
+int max_clusters(Ctx& c, int C, int D) {
+  LaunchCfg lc(C, C * (c.sm_count / C));
+  int n = 0;
+  CK(cudaOccupancyMaxActiveClusters(&n, mcast_kernel(C, D), &lc.cfg));
+  if (n < 1) throw std::runtime_error("no cluster of " + std::to_string(C) + " fits");
+  return n;
+}
+
+struct McastBufs {
+  DevBuf<long long> start, stride;
+  DevBuf<uint32_t> lat;
+  DevBuf<unsigned long long> rec;
+  int ctas;
+  explicit McastBufs(int n)
+      : start(n), stride(n), lat(static_cast<size_t>(n) * kLatCap), rec(static_cast<size_t>(n) * kRecW), ctas(n) {}
+};
+
+struct McastCfg {
+  const CUtensorMap* map;
+  int C, D, box_rows, ctas, iters;
+  bool mcast;       // multicast (C > 1), else unicast
+  long long nboxes;
+  bool flush;       // flush L2 before every rep (HBM source)
+  int reps;         // measured reps (after one warm-up rep)
+  int max_active_clusters = 0;           // cudaOccupancyMaxActiveClusters (clusters), 0: plain launch
+  std::vector<long long> start, stride;  // per CTA
+};
+
+struct McastOut {
+  std::vector<double> gbs, lat;  // delivered GB/s per rep; latency per sampled stage (all measured reps)
+  double clk_ghz = NAN;          // median over CTAs and reps: clock64 / %globaltimer over the CTA's loop
+  double bpc_sm = NAN;           // median over reps: delivered bytes per SM-cycle per SM (GB/s / (clock x CTAs))
+  double bpc_sm_clock64 = NAN;   // median over CTAs and reps: CTA bytes / CTA clock64 cycles
+  double wait_frac = NAN;        // mean share of the loop spent waiting on full barriers
+  double issue_frac = NAN;       // mean share spent from before arrive.expect_tx to after the last TMA issue
+  double empty_frac = NAN;       // mean share spent waiting on the own empty barrier (for the cluster's peers)
+  double span_us = NAN;          // median span
+  std::string smids;             // SM ids (runs with fewer CTAs than SMs)
+  std::string problem;           // host-side check failure
+};
+
+// CTA k's walk: walker w of W (its cluster for multicast, the CTA itself for unicast). Warm tensor: from box
+// w x nboxes / W with the walker's own step (every walker reads the tensor in its own order); HBM: the walker's own
+// slice of nboxes / W boxes, sequentially (no reuse).
+void set_walks(McastCfg& cfg, bool warm) {
+  const int W = cfg.mcast ? cfg.ctas / cfg.C : cfg.ctas;
+  if (!warm && static_cast<long long>(cfg.iters) * cfg.C > cfg.nboxes / W)
+    throw std::runtime_error("multicast: the HBM tensor is too small for its walks");
+  for (int k = 0; k < cfg.ctas; ++k) {
+    const int w = cfg.mcast ? k / cfg.C : k;
+    cfg.start.push_back(warm ? w * cfg.nboxes / W : w * (cfg.nboxes / W));
+    cfg.stride.push_back(warm ? pick_stride(w, cfg.nboxes) : 1);
+  }
+}
+
+McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
+  McastOut o;
+  const int bytes = cfg.box_rows * kRowBytes, stage = cfg.C * bytes;
+  McastArgs a{};
+  a.mcast = cfg.mcast ? 1 : 0;
+  a.nbuf = std::min(cfg.D, kBufBytes / stage);
+  a.box_rows = cfg.box_rows;
+  a.bytes = bytes;
+  a.iters = cfg.iters;
+  a.check_every = a.nbuf >= cfg.D ? 16 : 0;
+  a.lat_from = 2 * cfg.D;
+  a.lat_to = cfg.iters - cfg.D;
+  a.nboxes = cfg.nboxes;
+  a.start = b.start.p;
+  a.stride = b.stride.p;
+  a.lat = b.lat.p;
+  a.rec = b.rec.p;
+  const size_t n = static_cast<size_t>(cfg.ctas);
+  if (cfg.start.size() != n || cfg.stride.size() != n || cfg.ctas > b.ctas || cfg.ctas % cfg.C != 0)
+    throw std::runtime_error("run_mcast: per-CTA tables of the wrong size");
+  CK(cudaMemcpy(b.start.p, cfg.start.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
+  CK(cudaMemcpy(b.stride.p, cfg.stride.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
+  LaunchCfg lc(cfg.C, cfg.ctas);
+  const McastKernel kern = mcast_kernel(cfg.C, cfg.D);
+  std::vector<double> bpcs, bpc_c, clks, wf, isf, ef, spans;
+  const int reps = c.quick ? 1 : cfg.reps;
+  for (int r = 0; r <= reps; ++r) {
+    if (cfg.flush) flush_l2(c);
+    b.rec.zero();  // a CTA that never wrote its record shows 0 stages done
+    CK(cudaLaunchKernelEx(&lc.cfg, kern, *cfg.map, a, c.d_err));
+    CK_LAUNCH();
+    if (r == 0) continue;  // warm-up (fills L2 for the warm source; TLB, clocks)
+    auto h = b.rec.get();
+    std::vector<uint32_t> hl(n * kLatCap);
+    CK(cudaMemcpy(hl.data(), b.lat.p, hl.size() * 4, cudaMemcpyDeviceToHost));
+    unsigned long long mn = ~0ull, mx = 0, stages = 0;
+    std::vector<unsigned long long> sms;
+    std::vector<double> rep_clk;
+    double wsum = 0, isum = 0, esum = 0;
+    for (int k = 0; k < cfg.ctas; ++k) {
+      const unsigned long long* q = &h[static_cast<size_t>(k) * kRecW];
+      mn = std::min(mn, q[0]);
+      mx = std::max(mx, q[1]);
+      sms.push_back(q[3]);
+      if (q[6] != static_cast<unsigned long long>(cfg.iters) && o.problem.empty())
+        o.problem = "CTA " + std::to_string(k) + " completed " + std::to_string(q[6]) + " of " +
+                    std::to_string(cfg.iters) + " stages";
+      if (q[9] != static_cast<unsigned long long>(k % cfg.C) && o.problem.empty())
+        o.problem = "CTA " + std::to_string(k) + " has cluster rank " + std::to_string(q[9]);
+      stages += q[6];
+      for (unsigned long long j = 0; j < q[4] && j < static_cast<unsigned long long>(kLatCap); ++j)
+        o.lat.push_back(double(hl[static_cast<size_t>(k) * kLatCap + j]));
+      wsum += double(q[5]) / double(q[2]);
+      isum += double(q[7]) / double(q[2]);
+      esum += double(q[8]) / double(q[2]);
+      rep_clk.push_back(double(q[2]) / double(std::max(q[1] - q[0], 1ull)));
+      bpc_c.push_back(double(q[6]) * stage / double(q[2]));
+    }
+    std::sort(sms.begin(), sms.end());
+    if (std::adjacent_find(sms.begin(), sms.end()) != sms.end() && o.problem.empty())
+      o.problem = "two CTAs ran on the same SM";
+    const double g = double(stages) * stage / double(mx - mn);  // bytes landed in all CTAs' smem per ns
+    const double ck = compute_stats(rep_clk).median;
+    o.gbs.push_back(g);
+    bpcs.push_back(g / (ck * cfg.ctas));
+    clks.insert(clks.end(), rep_clk.begin(), rep_clk.end());
+    wf.push_back(wsum / cfg.ctas);
+    isf.push_back(isum / cfg.ctas);
+    ef.push_back(esum / cfg.ctas);
+    if (cfg.ctas < c.sm_count) {
+      o.smids.clear();
+      for (int k = 0; k < cfg.ctas; ++k) o.smids += (k ? "," : "") + std::to_string(h[static_cast<size_t>(k) * kRecW + 3]);
+    }
+    spans.push_back(double(mx - mn) / 1000.0);
+  }
+  o.clk_ghz = compute_stats(clks).median;
+  o.bpc_sm = compute_stats(bpcs).median;
+  o.bpc_sm_clock64 = compute_stats(bpc_c).median;
+  o.wait_frac = compute_stats(wf).mean;
+  o.issue_frac = compute_stats(isf).mean;
+  o.empty_frac = compute_stats(ef).mean;
+  o.span_us = compute_stats(spans).median;
+  return o;
+}
+
+// Records "<bw_name>" (delivered GB/s per rep) and "<lat_name>" (cycles per sampled stage) of one run.
+void record_mcast(Ctx& c, const std::string& bw_name, const std::string& lat_name, const McastCfg& cfg,
+                  const McastOut& o, const std::string& what) {
+  if (!o.problem.empty()) {
+    c.take_err();
+    c.res->fail(bw_name, o.problem);
+    return;
+  }
+  const int bytes = cfg.box_rows * kRowBytes, stage = cfg.C * bytes;
+  const int nbuf = std::min(cfg.D, kBufBytes / stage);
+  const double delivered = double(cfg.ctas) * cfg.iters * stage;
+  const double l2_read = cfg.mcast ? delivered / cfg.C : delivered;
+  const Stats ls = compute_stats(o.lat);
+  JObj p;
+  p.str("mode", cfg.mcast ? "multicast" : "unicast").num("cluster_size", cfg.C).boolean("cluster_launch", cfg.C > 1)
+      .num("max_active_clusters", cfg.max_active_clusters).num("ctas", cfg.ctas).num("box_bytes", bytes)
+      .num("boxes_per_stage", cfg.C).num("stage_bytes", stage).num("inflight_stages", cfg.D)
+      .num("inflight_bytes_per_sm", double(cfg.D) * stage).num("stages_per_cta", cfg.iters)
+      .boolean("smem_buffers_aliased", nbuf < cfg.D).boolean("data_checked", nbuf >= cfg.D)
+      .num("delivered_bytes", delivered).num("l2_read_bytes", l2_read)
+      .num("l2_read_gbs_median", compute_stats(o.gbs).median * l2_read / delivered);
+  if (!o.smids.empty()) p.str("smids", o.smids);
+  p.num("bytes_per_sm_cycle_per_sm", o.bpc_sm)
+      .num("bytes_per_cycle_per_sm_clock64", o.bpc_sm_clock64)
+      .num("latency_p10_cycles", ls.p10)
+      .num("latency_median_cycles", ls.median)
+      .num("latency_p90_cycles", ls.p90)
+      .num("latency_mean_cycles", ls.mean)
+      .num("littles_law_bytes_in_flight_per_sm", o.bpc_sm * ls.mean)
+      .num("wait_fraction", o.wait_frac)
+      .num("issue_fraction", o.issue_frac)
+      .num("empty_wait_fraction", o.empty_frac)
+      .num("span_us_median", o.span_us)
+      .num("sm_clock_mhz_in_run", o.clk_ghz * 1000.0)
+      .num("sm_clock_mhz_at_start", c.clk_ghz * 1000.0);
+  const std::string common =
+      what + " One thread per CTA (1 CTA per SM, 200 KB smem) keeps D stages in flight; a stage is C boxes (bf16 64 x "
+             "B/128 rows, 128B swizzle) on one full mbarrier (arrive.expect_tx(C x B)). unicast: the CTA issues the "
+             "C boxes of its own walk itself; multicast: the C CTAs of a cluster share one walk and rank r issues box "
+             "r of each stage with .multicast::cluster (ctaMask (1 << C) - 1): read from the L2 once, landing in all C "
+             "CTAs. C = 1: plain launch, one box per stage, no empty barriers (the hier_loaded ring's loop). Clusters "
+             "(both modes): after its full wait a CTA arrives (mapa + mbarrier.arrive.shared::cluster) on empty[s] "
+             "(count C) of every CTA of its cluster and waits on its own empty[s] before re-issuing stage s. Every "
+             "wait is bounded; every CTA is checked to complete all its stages on distinct SMs, and 4 elements of "
+             "every box of every 16th stage are compared with the tensor's pattern (not when D stages do not fit in "
+             "192 KB of smem: then stages share buffers, smem_buffers_aliased). ";
+  if (!record(c, bw_name, G, "GB/s", o.gbs,
+              common + "Value: bytes landed in all CTAs' smem (C x B per completed stage and CTA) / (last CTA end - "
+                       "first CTA start) by %globaltimer, one sample per rep (after a warm-up rep). "
+                       "params.l2_read_gbs_median: the bytes requested from the L2 (a multicast box once) per second; "
+                       "bytes_per_sm_cycle_per_sm = GB/s / (SM clock in the run x CTAs), the clock being clock64 / "
+                       "%globaltimer over each CTA's loop (median, sm_clock_mhz_in_run); wait_fraction, "
+                       "issue_fraction, empty_wait_fraction = shares of the thread's time in the full waits, in "
+                       "arrive.expect_tx + TMA issue, in the empty wait (low wait_fraction: the thread, not the memory "
+                       "system, set the rate).",
+              p))
+    return;
+  c.res->add(lat_name, G, "cycles", o.lat,
+             common + "Value: per-stage latency = clock64 when the CTA's full wait returned - clock64 before its "
+                      "arrive.expect_tx for the stage (in clusters: after its empty wait; the peers issue their boxes "
+                      "of a multicast stage after their own empty waits, which all end on the same last arrive, so a "
+                      "peer's box may leave a little before or after this CTA's), stages [2D, iters - D) of every CTA and measured rep; "
+                      "p10 / median / p90 over all samples (incl. ~120 cycles of mbarrier wake-up).",
+             p);
+}
+
+// ---- 3. Burst (mcast_burst_*): the issuing thread's cost per TMA load instruction when nothing waits ----
+// As k_tma_burst (bench_tma.cu), in a cluster: thread 0 of rank 0 issues NB loads back to back (load k: box k of the
+// warm tensor into buffer k, its own barrier k), clock64 right after each, then waits for them in order.
+constexpr int kBurstMaxNb = 24;
+constexpr int kBurstRecW = 4;                  // per CTA: smid, cluster rank, completed waits, data mismatches
+constexpr int kBurstTlW = 2 * kBurstMaxNb + 2;  // rank 0: issue[NB], done[NB] (cycles from t0), %globaltimer g0, g1
+
+struct BurstArgs {
+  int box_rows;             // 128 B rows per box
+  int bytes;                // box bytes
+  unsigned long long* tl;   // rank 0's timeline: [k] = issue k, [NB + k] = done k, [2 NB] = g0, [2 NB + 1] = g1
+  unsigned long long* rec;  // [cta][kBurstRecW]
+};
+
+// One TMA load of box `box` into `dst` on barrier `bar`: unicast (this CTA's smem) or to every CTA of the cluster.
+template <int C, bool MC>
+DEVI void burst_load(const CUtensorMap& map, const BurstArgs& a, uint32_t dst, int box, uint32_t bar) {
+  if (MC)
+    tma_load_2d_mc(dst, &map, 0, box * a.box_rows, bar, static_cast<uint16_t>((1u << C) - 1u));
+  else
+    tma_load_2d(dst, &map, 0, box * a.box_rows, bar);
+}
+
+// Barriers: bars[k] (count 1) for load k, bars[NB] for a warm-up load. Every receiving CTA but rank 0 (multicast:
+// all peers) arms all NB + 1 barriers with arrive.expect_tx(B) before the cluster barrier; rank 0 arms each barrier
+// itself right before its load, as k_tma_burst and the ring do. Rank 0 first issues one warm-up load (box 0 into
+// buffer 0, same mode; the tensor map, TLB and TMA unit warm, the unit idle when the burst starts) and waits for it,
+// then t0 = clock64 and the burst: NB x (arrive.expect_tx, TMA load, clock64) fully unrolled, timestamps in
+// registers, then the in-order waits (done[k] = clock64 after wait k). Receiving peers wait on all their barriers.
+// Every receiving CTA then compares 4 elements of each box with the pattern. Cluster barriers: after the barrier
+// init (before any load) and before exit (no CTA leaves while a multicast may still write into it).
+template <int C, int NB, bool MC>
+__global__ void __launch_bounds__(32, 1) k_mcast_burst(const __grid_constant__ CUtensorMap map, const BurstArgs a,
+                                                       unsigned* err) {
+  static_assert(C > 1 || !MC, "multicast needs a cluster");
+  static_assert(NB <= kBurstMaxNb, "timeline too small");
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t bars[NB + 1];
+  unsigned char* buf = align1024(dyn_raw);  // the same offset in every CTA: multicast writes land at dst in each
+  const uint32_t rank = C > 1 ? cluster_ctarank() : 0u;
+  const uint32_t b0 = smem_u32(&bars[0]), dst0 = smem_u32(buf), bw = b0 + 8u * NB;
+  const uint32_t bytes = static_cast<uint32_t>(a.bytes);
+  if (threadIdx.x == 0) {
+    for (int k = 0; k <= NB; ++k) mbar_init(b0 + 8u * k, 1);
+    fence_mbar_init();
+    if (rank == 0) {
+      prefetch_tmap(&map);
+    } else if (MC) {
+      for (int k = 0; k <= NB; ++k) mbar_arrive_expect_tx(b0 + 8u * k, bytes);
+    }
+  }
+  // Every CTA's barriers are initialized and armed before rank 0 loads into it.
+  if (C > 1) cluster_sync_all();
+  if (threadIdx.x == 0) {
+    unsigned completed = 0, bad = 0;
+    bool ok = true;
+    if (rank == 0) {
+      mbar_arrive_expect_tx(bw, bytes);
+      burst_load<C, MC>(map, a, dst0, 0, bw);
+      ok = mbar_wait<WAIT_TRY>(bw, 0, err);
+      if (ok) {
+        ++completed;
+        unsigned long long t_iss[NB], t_done[NB];
+        const unsigned long long g0 = gtime(), t0 = clk();
+#pragma unroll
+        for (int k = 0; k < NB; ++k) {
+          const uint32_t b = b0 + 8u * k;
+          mbar_arrive_expect_tx(b, bytes);
+          burst_load<C, MC>(map, a, dst0 + static_cast<uint32_t>(k) * bytes, k, b);
+          t_iss[k] = clk();
+        }
+#pragma unroll
+        for (int k = 0; k < NB; ++k) {
+          if (ok) ok = mbar_wait<WAIT_TRY>(b0 + 8u * k, 0, err);
+          t_done[k] = clk();
+          if (ok) ++completed;
+        }
+        const unsigned long long g1 = gtime();
+#pragma unroll
+        for (int k = 0; k < NB; ++k) {
+          a.tl[k] = t_iss[k] - t0;
+          a.tl[NB + k] = t_done[k] - t0;
+        }
+        a.tl[2 * NB] = g0;
+        a.tl[2 * NB + 1] = g1;
+      }
+    } else if (MC) {
+      ok = mbar_wait<WAIT_TRY>(bw, 0, err);
+      if (ok) ++completed;
+      for (int k = 0; k < NB && ok; ++k) {
+        ok = mbar_wait<WAIT_TRY>(b0 + 8u * k, 0, err);
+        if (ok) ++completed;
+      }
+    }
+    if (ok && (rank == 0 || MC)) {
+      for (int k = 0; k < NB; ++k) {
+        const unsigned char* bp = buf + static_cast<size_t>(k) * a.bytes;
+        const uint32_t y = static_cast<uint32_t>(k * a.box_rows);
+        const uint32_t rs[2] = {0u, static_cast<uint32_t>(a.box_rows - 1)}, cs[2] = {0u, 61u};
+        for (uint32_t r : rs)
+          for (uint32_t cc : cs)
+            if (*reinterpret_cast<const volatile uint16_t*>(bp + swz128(r, cc)) != pattern(y + r, cc)) ++bad;
+      }
+      if (bad) atomicAdd(&err[ERR_DATA], bad);
+    }
+    unsigned long long* r = a.rec + static_cast<size_t>(blockIdx.x) * kBurstRecW;
+    r[0] = smid();
+    r[1] = rank;
+    r[2] = completed;
+    r[3] = bad;
+  }
+  // No CTA exits while rank 0 may still multicast into it.
+  __syncwarp();
+  if (C > 1) cluster_sync_all();
+}
+
+using BurstKernel = void (*)(CUtensorMap, BurstArgs, unsigned*);
+BurstKernel burst_kernel(int C, int nb, bool mc) {
+  if (nb == 24) {
+    if (C == 1 && !mc) return k_mcast_burst<1, 24, false>;
+    if (C == 2) return mc ? k_mcast_burst<2, 24, true> : k_mcast_burst<2, 24, false>;
+    if (C == 4) return mc ? k_mcast_burst<4, 24, true> : k_mcast_burst<4, 24, false>;
+  } else if (nb == 6) {
+    if (C == 1 && !mc) return k_mcast_burst<1, 6, false>;
+    if (C == 2) return mc ? k_mcast_burst<2, 6, true> : k_mcast_burst<2, 6, false>;
+    if (C == 4) return mc ? k_mcast_burst<4, 6, true> : k_mcast_burst<4, 6, false>;
+  }
+  throw std::runtime_error("k_mcast_burst: unsupported C " + std::to_string(C) + ", NB " + std::to_string(nb) +
+                           (mc ? ", multicast" : ", unicast"));
+}
+
+struct BurstOut {
+  std::vector<double> iss_int, done_int, done_all, clk_ghz;  // over all measured reps
+  std::vector<std::vector<double>> iss_by_k, done_by_k;      // [k]: interval k (k >= 1) / done[k], per rep
+  std::string smids, problem;
+};
+
+// One cluster of C CTAs alone (C = 1: a plain launch of one CTA); rep 0 warms the L2 and is not recorded.
+BurstOut run_burst(Ctx& c, const CUtensorMap& map, int C, int nb, int box_rows, bool mc, int reps) {
+  BurstOut o;
+  o.iss_by_k.resize(nb);
+  o.done_by_k.resize(nb);
+  DevBuf<unsigned long long> tl(kBurstTlW), rec(static_cast<size_t>(C) * kBurstRecW);
+  BurstArgs a{};
+  a.box_rows = box_rows;
+  a.bytes = box_rows * kRowBytes;
+  a.tl = tl.p;
+  a.rec = rec.p;
+  LaunchCfg lc(C, C);
+  const BurstKernel kern = burst_kernel(C, nb, mc);
+  for (int r = 0; r <= reps; ++r) {
+    tl.zero();
+    rec.zero();
+    CK(cudaLaunchKernelEx(&lc.cfg, kern, map, a, c.d_err));
+    CK_LAUNCH();
+    if (r == 0) continue;
+    auto h = rec.get(), t = tl.get();
+    std::vector<unsigned long long> sms;
+    for (int k = 0; k < C; ++k) {
+      const unsigned long long* q = &h[static_cast<size_t>(k) * kBurstRecW];
+      const unsigned long long want = (k == 0 || mc) ? static_cast<unsigned long long>(nb + 1) : 0ull;
+      if (q[1] != static_cast<unsigned long long>(k) && o.problem.empty())
+        o.problem = "CTA " + std::to_string(k) + " has cluster rank " + std::to_string(q[1]);
+      if (q[2] != want && o.problem.empty())
+        o.problem = "CTA " + std::to_string(k) + " completed " + std::to_string(q[2]) + " of " + std::to_string(want) +
+                    " barrier waits";
+      sms.push_back(q[0]);
+    }
+    o.smids.clear();
+    for (int k = 0; k < C; ++k) o.smids += (k ? "," : "") + std::to_string(sms[static_cast<size_t>(k)]);
+    std::sort(sms.begin(), sms.end());
+    if (std::adjacent_find(sms.begin(), sms.end()) != sms.end() && o.problem.empty())
+      o.problem = "two CTAs ran on the same SM";
+    if (!o.problem.empty()) break;
+    for (int k = 0; k < nb; ++k) {
+      o.done_by_k[static_cast<size_t>(k)].push_back(double(t[static_cast<size_t>(nb + k)]));
+      if (k == 0) continue;
+      const double di = double(t[static_cast<size_t>(k)] - t[static_cast<size_t>(k - 1)]);
+      o.iss_int.push_back(di);
+      o.iss_by_k[static_cast<size_t>(k)].push_back(di);
+      o.done_int.push_back(double(t[static_cast<size_t>(nb + k)] - t[static_cast<size_t>(nb + k - 1)]));
+    }
+    o.done_all.push_back(double(t[static_cast<size_t>(2 * nb - 1)]));
+    const unsigned long long g0 = t[static_cast<size_t>(2 * nb)], g1 = t[static_cast<size_t>(2 * nb + 1)];
+    if (g1 > g0) o.clk_ghz.push_back(double(t[static_cast<size_t>(2 * nb - 1)]) / double(g1 - g0));
+  }
+  return o;
+}
+
+// Comma-separated medians of v[from..] (one per load position).
+std::string medians_by_k(const std::vector<std::vector<double>>& v, size_t from) {
+  std::string s;
+  char b[32];
+  for (size_t k = from; k < v.size(); ++k) {
+    std::snprintf(b, sizeof b, "%.0f", v[k].empty() ? NAN : compute_stats(v[k]).median);
+    s += (k > from ? "," : "") + std::string(b);
+  }
+  return s;
+}
+
+void record_burst(Ctx& c, const std::string& tag, int C, int nb, int bytes, bool mc, int reps, const BurstOut& o) {
+  if (!o.problem.empty()) {
+    c.take_err();
+    c.res->fail(tag + "_issue_interval", o.problem);
+    return;
+  }
+  JObj p;
+  p.str("mode", mc ? "multicast" : "unicast").num("cluster_size", C).boolean("cluster_launch", C > 1)
+      .num("cta_mask", mc ? double((1 << C) - 1) : 1.0).num("receiving_ctas", mc ? C : 1).num("box_bytes", bytes)
+      .num("loads", nb).num("burst_bytes", double(nb) * bytes).num("reps", reps).str("source", "l2 (warm 8 MiB tensor)")
+      .str("smids", o.smids)
+      .str("issue_interval_median_by_load", medians_by_k(o.iss_by_k, 1))
+      .str("complete_median_by_load", medians_by_k(o.done_by_k, 0))
+      .num("complete_all_median_cycles", compute_stats(o.done_all).median)
+      .num("sm_clock_mhz_in_run", o.clk_ghz.empty() ? NAN : compute_stats(o.clk_ghz).median * 1000.0)
+      .num("sm_clock_mhz_at_start", c.clk_ghz * 1000.0);
+  const std::string base =
+      "One cluster of C CTAs alone on the GPU (C = 1: a plain launch of one CTA; SM ids in params), warm source (boxes "
+      "0..NB-1 of the 8 MiB tensor, 128 B rows, 128B swizzle, L2-warm after a first, unrecorded rep). Thread 0 of rank "
+      "0 issues NB = " + std::to_string(nb) + " TMA loads of " + std::to_string(bytes / 1024) + " KB back to back, "
+      "each into its own smem buffer and onto its own mbarrier, with no wait in between: per load arrive.expect_tx(B) "
+      "on its barrier, cp.async.bulk.tensor, clock64 (fully unrolled, timestamps in registers), then waits for them in "
+      "order (as tma_burst_*, after one warm-up load of the same mode that it waited for). " +
+      (mc ? "multicast: .multicast::cluster with ctaMask (1 << C) - 1, every load lands in all C CTAs; the peers armed "
+            "each of their barriers with arrive.expect_tx(B) before a cluster barrier that precedes the first load, "
+            "and wait on all of them before a cluster barrier before exit. "
+          : std::string(C > 1 ? "unicast in a cluster launch: the loads land in rank 0's smem only (cta_mask 1 = "
+                                "rank 0), the peers only join the cluster barriers. "
+                              : "unicast, plain launch. ")) +
+      "Every receiving CTA compares 4 elements of each box with the tensor's pattern; all waits are bounded. ";
+  if (!record(c, tag + "_issue_interval", G, "cycles", o.iss_int,
+              base + "Value: the issuing thread's cycles per load instruction when nothing waits = clock64 after "
+                     "load k's issue - clock64 after load k-1's (k = 1..NB-1; includes load k's arrive.expect_tx "
+                     "and one clock read, the same in both modes), all intervals of all measured reps. params: "
+                     "issue_interval_median_by_load (k = 1..NB-1: a rising tail is the TMA unit pushing back), "
+                     "complete_median_by_load (rank 0's done[k] from t0), complete_all_median_cycles, "
+                     "sm_clock_mhz_in_run (clock64 / %globaltimer over rank 0's burst, a few us: coarse).",
+              p))
+    return;
+  c.res->add(tag + "_complete_interval", G, "cycles", o.done_int,
+             base + "Value: cycles between consecutive completions of rank 0's barriers (its own copy; observed in "
+                    "order, k = 1..NB-1).",
+             p);
+  c.res->add(tag + "_complete_all", G, "cycles", o.done_all,
+             base + "Value: cycles from t0 (clock64 before the first arrive.expect_tx) until rank 0's last barrier "
+                    "completed (all NB boxes landed in rank 0; its wait returned), one sample per rep.",
+             p);
+}
+
+}  // namespace
+
+void bench_multicast(Ctx& c) {
+  const size_t big_bytes = 2ull << 30;
+  const long long big_rows = static_cast<long long>(big_bytes / kRowBytes), warm_rows = (8ll << 20) / kRowBytes;
+  DevBuf<uint16_t> big(big_bytes / 2);
+  fill_pattern(c, big.p, static_cast<size_t>(big_rows));
+  for (int C : {1, 2, 4})
+    for (int D : {1, 4}) CK(cudaFuncSetAttribute(mcast_kernel(C, D), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
+  for (int C : {1, 2, 4})
+    for (int nb : {6, 24})
+      for (int m = 0; m < (C == 1 ? 1 : 2); ++m)
+        CK(cudaFuncSetAttribute(burst_kernel(C, nb, m == 1), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
+  McastBufs b(c.sm_count);
+  const char* modes[2] = {"unicast", "multicast"};
+
+  // 1. All SMs busy: D = 4, B = 16 / 32 KB, warm 8 MiB tensor or HBM; C = 1, then clusters of 2 and 4 in both modes.
+  for (int src = 0; src < 2; ++src) {  // 0: warm 8 MiB (first 8 MiB of the 2 GiB tensor), 1: HBM (2 GiB, flushed)
+    const std::string sname = src == 0 ? "l2" : "hbm";
+    for (int br : {128, 256}) {
+      const int bytes = br * kRowBytes;
+      const long long rows = src == 0 ? warm_rows : big_rows;
+      CUtensorMap map = make_map(big.p, static_cast<uint64_t>(rows), static_cast<uint32_t>(br));
+      for (int C : {1, 2, 4}) {
+        const int clusters = C == 1 ? 0 : max_clusters(c, C, 4);
+        for (int m = 0; m < (C == 1 ? 1 : 2); ++m) {
+          McastCfg cfg;
+          cfg.map = &map;
+          cfg.C = C;
+          cfg.D = 4;
+          cfg.box_rows = br;
+          cfg.ctas = C == 1 ? c.sm_count : C * clusters;
+          cfg.iters = static_cast<int>((8ll << 20) / (C * bytes));  // 8 MiB delivered per CTA
+          cfg.mcast = m == 1;
+          cfg.nboxes = rows / br;
+          cfg.flush = src == 1;
+          cfg.reps = 3;
+          cfg.max_active_clusters = clusters;
+          set_walks(cfg, src == 0);
+          McastOut o = run_mcast(c, cfg, b);
+          const std::string tag = sname + "_box" + std::to_string(bytes / 1024) + "KB_d4_c" + std::to_string(C) + "_" +
+                                  modes[m];
+          record_mcast(c, "mcast_loaded_bw_" + tag, "mcast_loaded_latency_" + tag, cfg, o,
+                       src == 0 ? "All SMs busy, warm source: an 8 MiB tensor (the first 8 MiB of a 2 GiB buffer, warm "
+                                  "after the warm-up rep); every CTA receives all of it once per rep (8 MiB), each walk "
+                                  "(CTA, or cluster for multicast) from its own start with its own step coprime with "
+                                  "the box count. Grid: one CTA per SM, clusters: C x cudaOccupancyMaxActiveClusters."
+                                : "All SMs busy, HBM source: a 2 GiB tensor, L2 flushed before every rep; every CTA "
+                                  "receives 8 MiB, each walk (CTA, or cluster for multicast) streams its own 1/walkers "
+                                  "slice sequentially (no reuse). Grid: one CTA per SM, clusters: C x "
+                                  "cudaOccupancyMaxActiveClusters.");
+        }
+      }
+    }
+  }
+
+  // 2. One cluster alone (one CTA for C = 1), D = 1, B = 32 KB, warm tensor: the stage latency on an idle GPU.
+  {
+    const int br = 256;
+    CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
+    for (int C : {1, 2, 4}) {
+      for (int m = 0; m < (C == 1 ? 1 : 2); ++m) {
+        McastCfg cfg;
+        cfg.map = &map;
+        cfg.C = C;
+        cfg.D = 1;
+        cfg.box_rows = br;
+        cfg.ctas = C;
+        cfg.iters = 256;
+        cfg.mcast = m == 1;
+        cfg.nboxes = warm_rows / br;
+        cfg.flush = false;
+        cfg.reps = 3;
+        set_walks(cfg, true);
+        McastOut o = run_mcast(c, cfg, b);
+        const std::string tag = "l2_box32KB_d1_c" + std::to_string(C) + "_" + modes[m];
+        record_mcast(c, "mcast_alone_bw_" + tag, "mcast_alone_latency_" + tag, cfg, o,
+                     "One cluster of C CTAs alone on the GPU (one CTA for C = 1; SM ids in params), one stage in flight "
+                     "(D = 1), 32 KB boxes of the warm 8 MiB tensor, 256 stages per CTA: the latency of a unicast "
+                     "stage of C boxes against a multicast one without load from other SMs.");
+      }
+    }
+  }
+
+  // 3. Burst: one cluster alone (one CTA for C = 1), rank 0 issues NB loads back to back (8 KB x 24, 32 KB x 6 =
+  //    192 KB), unicast and multicast: the issuing thread's cycles per TMA load instruction when nothing waits.
+  for (int br : {64, 256}) {
+    const int nb = br == 64 ? 24 : 6, bytes = br * kRowBytes;
+    CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
+    for (int C : {1, 2, 4}) {
+      for (int m = 0; m < (C == 1 ? 1 : 2); ++m) {
+        const int reps = c.quick ? 2 : 24;
+        BurstOut o = run_burst(c, map, C, nb, br, m == 1, reps);
+        const std::string tag = "mcast_burst_" + std::to_string(bytes / 1024) + "KBx" + std::to_string(nb) + "_c" +
+                                std::to_string(C) + "_" + modes[m];
+        record_burst(c, tag, C, nb, bytes, m == 1, reps, o);
+      }
+    }
+  }
+}
+
+}  // namespace mb

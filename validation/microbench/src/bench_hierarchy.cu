@@ -187,18 +187,8 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
     ph ^= 1u;
   }
   const unsigned long long c1 = clk(), g1 = gtime();
-  if (bad) atomicAdd(&err[ERR_DATA], bad);
-  uint32_t* lat = a.lat + static_cast<size_t>(blockIdx.x) * kLatCap;
-  for (int k = 0; k < nlat; ++k) lat[k] = lat_s[k];
-  unsigned long long* r = a.rec + static_cast<size_t>(blockIdx.x) * kRecW;
-  r[0] = g0;
-  r[1] = g1;
-  r[2] = c1 - c0;
-  r[3] = smid();
-  r[4] = static_cast<unsigned long long>(nlat);
-  r[5] = wait_cyc;
-  r[6] = static_cast<unsigned long long>(done);
-  r[7] = issue_cyc;
+  report_ring({g0, g1, c1 - c0, wait_cyc, issue_cyc, nlat, done, bad}, lat_s, a.lat + static_cast<size_t>(blockIdx.x) * kLatCap,
+              a.rec + static_cast<size_t>(blockIdx.x) * kRecW, err);
 }
 
 using RingKernel = void (*)(CUtensorMap, RingArgs, unsigned*);

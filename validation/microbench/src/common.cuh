@@ -304,6 +304,28 @@ DEVI void cluster_sync_relaxed() {
 
 // ---- TMA / bulk async ----
 DEVI void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;" ::: "memory"); }
+
+// What a ring's thread (one thread keeping TMA loads in flight: the hierarchy and multicast groups) reports when its
+// loop is over: its data mismatches, its latency samples (copied out of smem) and the first 8 words of its record:
+// %globaltimer at the start and the end, clock64 cycles, SM id, samples, cycles in the full waits, loads (stages)
+// done, cycles issuing.
+struct RingTally {
+  unsigned long long g0, g1, cycles, wait, issue;
+  int nlat, done;
+  unsigned bad;
+};
+DEVI void report_ring(const RingTally& t, const uint32_t* lat_s, uint32_t* lat, unsigned long long* rec, unsigned* err) {
+  if (t.bad) atomicAdd(&err[ERR_DATA], t.bad);
+  for (int k = 0; k < t.nlat; ++k) lat[k] = lat_s[k];
+  rec[0] = t.g0;
+  rec[1] = t.g1;
+  rec[2] = t.cycles;
+  rec[3] = smid();
+  rec[4] = static_cast<unsigned long long>(t.nlat);
+  rec[5] = t.wait;
+  rec[6] = static_cast<unsigned long long>(t.done);
+  rec[7] = t.issue;
+}
 DEVI void tma_load_2d(uint32_t dst, const void* tmap, int x, int y, uint32_t bar) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(

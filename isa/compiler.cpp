@@ -1037,12 +1037,14 @@ class Compiler {
       case OpKind::kTmaLoad: case OpKind::kTmaStore: case OpKind::kTmaPrefetch:
         if (d.kind != OpKind::kTmaPrefetch) require_elect();
         check_tma(d, spec, s);
+        if (d.kind != OpKind::kTmaPrefetch) check_fits_buffer(d, spec, s, d.kind == OpKind::kTmaLoad ? "dst" : "src");
         break;
       case OpKind::kCpAsync: {
         auto size = const_attr(d, spec, "size");
         if (size && *size != 4 && *size != 8 && *size != 16)
           fail(attr_loc(s, "size"), fmt::format("cp.async size={} must be 4, 8 or 16 bytes", *size));
         check_global_box(d, spec, s, "src");
+        check_fits_buffer(d, spec, s, "dst");
         break;
       }
       case OpKind::kLdGlobal: check_global_box(d, spec, s, "src"); break;
@@ -1052,6 +1054,7 @@ class Compiler {
         auto b = const_attr(d, spec, "bytes");
         d.bytes = b.value_or(-1);
         if (b && *b <= 0) fail(attr_loc(s, "bytes"), "bytes must be positive");
+        check_fits_buffer(d, spec, s, d.kind == OpKind::kStShared ? "dst" : "src");
         break;
       }
       case OpKind::kMmaSync: require_warp("mma.sync.aligned"); resolve_shape(d, spec, s); check_mma_sync(d, s); break;
@@ -1206,6 +1209,24 @@ class Compiler {
                                              inner_bits / 8, *swz, *swz));
     }
     d.bytes = elems * td.bits / 8;
+  }
+
+  // An op that moves a known number of bytes between shared memory and elsewhere stays inside the buffer element it
+  // names: the rest would land in (or be read from) the next element or another buffer, which the program declared for
+  // other data and the hazard checker does not watch for this op. Bytes known only at run time are checked when the
+  // op runs (OpContext::bytes).
+  void check_fits_buffer(const OpDesc& d, const OpSpec& spec, const Stmt& s, std::string_view buffer) {
+    const AttrSlot& b = attr(d, spec, buffer);
+    if (!b.present || b.decl < 0 || d.bytes < 0) return;
+    const SmemDecl& m = program_->smems[static_cast<std::size_t>(b.decl)];
+    if (d.bytes <= m.bytes) return;
+    const bool writes = buffer == "dst";
+    fail(attr_loc(s, buffer),
+         fmt::format("'{}' {} {} bytes {} '{}', whose elements are {} bytes: the {} bytes past the element {} (shared memory "
+                     "declared for other data); make the buffer at least {} bytes or the op smaller",
+                     spec.name, writes ? "writes" : "reads", d.bytes, writes ? "into" : "from", m.name, m.bytes,
+                     d.bytes - m.bytes, writes ? "would overwrite the next element or another buffer" : "would come from the next element or another buffer",
+                     d.bytes));
   }
 
   // box=(...) and at=(...) of a TMA op or a global copy: one entry per dimension of the tensor.

@@ -36,6 +36,21 @@ std::uint32_t OpContext::barrier(isa::Attr a) const {
 
 std::uint32_t OpContext::smem(isa::Attr a) const { return element(a, sim.program().smems, sim.program().smem_layout); }
 
+std::int64_t OpContext::bytes(isa::Attr buffer) const {
+  if (desc.bytes >= 0) return desc.bytes;
+  const std::int64_t b = value(isa::Attr::kBytes);
+  const isa::AttrSlot& slot = attr(buffer);
+  if (!slot.present || slot.decl < 0) return b;
+  const isa::SmemDecl& m = sim.program().smems[static_cast<std::size_t>(slot.decl)];
+  if (b > m.bytes)
+    ub("access past its buffer",
+       fmt::format("'{}' {} {} bytes {} '{}', whose elements are {} bytes: the {} bytes past the element are shared memory "
+                   "declared for other data",
+                   desc.text, buffer == isa::Attr::kDst ? "writes" : "reads", b, buffer == isa::Attr::kDst ? "into" : "from",
+                   m.name, m.bytes, b - m.bytes));
+  return b;
+}
+
 std::uint32_t OpContext::global(isa::Attr a) const { return element(a, sim.program().globals, sim.program().global_layout); }
 
 std::uint32_t OpContext::pair_peer() const {

@@ -67,6 +67,11 @@ class OpContext {
   std::uint32_t barrier(isa::Attr a) const;
   std::uint32_t smem(isa::Attr a) const;
   std::uint32_t global(isa::Attr a) const;  // a global word (flat index in the grid's words)
+  // The bytes the op moves (its box's or bytes=, as compiled, or the value at run time). With `buffer`, the smem
+  // element the op writes or reads: bytes known only at run time beyond that element are undefined behaviour (the
+  // compiler refuses constant ones).
+  std::int64_t bytes() const { return desc.bytes >= 0 ? desc.bytes : value(isa::Attr::kBytes); }
+  std::int64_t bytes(isa::Attr buffer) const;
   // The CTA slot of this CTA's peer in its cta_group::2 pair (cluster ranks 2k and 2k+1); none is UB.
   std::uint32_t pair_peer() const;
 

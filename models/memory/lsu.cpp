@@ -113,7 +113,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
   Cycle now = sim_.now();
   switch (d.kind) {
     case OpKind::kCpAsync: {
-      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
+      std::int64_t bytes = ctx.bytes(Attr::kDst);
       if (bytes <= 0) ctx.ub("bad size", fmt::format("cp.async of {} bytes", bytes));
       w.copies.add(hazards_->async_access(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.smem(Attr::kDst), true, HazardUnit::Via::kCpAsync));
       const double occ = occupancy(ctx, bytes);
@@ -163,8 +163,8 @@ OpResult LsuUnit::execute(OpContext& ctx) {
     case OpKind::kLdShared:
     case OpKind::kStShared:
     case OpKind::kLdmatrix: {
-      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
       isa::Attr buffer = d.kind == OpKind::kStShared ? Attr::kDst : Attr::kSrc;
+      std::int64_t bytes = ctx.bytes(buffer);
       if (ctx.present(buffer)) {
         std::uint32_t f = ctx.smem(buffer);
         if (d.kind == OpKind::kStShared) proxy_->generic_write(ctx, f);
@@ -174,7 +174,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
     }
     case OpKind::kLdGlobal:
     case OpKind::kStGlobal: {
-      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
+      std::int64_t bytes = ctx.bytes();
       const bool store = d.kind == OpKind::kStGlobal;
       const double occ = occupancy(ctx, bytes);
       const Path path = through_path(ctx, occ);

@@ -44,7 +44,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
   std::int64_t cta_id = ctx.cta().id;
   switch (d.kind) {
     case OpKind::kTmaLoad: {
-      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
+      std::int64_t bytes = ctx.bytes(Attr::kDst);
       if (bytes <= 0 || bytes % 16 != 0)
         ctx.ub("bad bulk copy size", fmt::format("tma.load of {} bytes: must be a positive multiple of 16", bytes));
       std::uint32_t f = ctx.barrier(Attr::kBar);
@@ -78,7 +78,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       return ctx.busy(m.tma_issue_cycles);
     }
     case OpKind::kTmaStore: {
-      std::int64_t bytes = d.bytes >= 0 ? d.bytes : ctx.value(Attr::kBytes);
+      std::int64_t bytes = ctx.bytes(Attr::kSrc);
       if (bytes <= 0 || bytes % 16 != 0)
         ctx.ub("bad bulk copy size", fmt::format("tma.store of {} bytes: must be a positive multiple of 16", bytes));
       proxy_->check_async_read(ctx, Attr::kSrc);

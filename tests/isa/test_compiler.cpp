@@ -85,6 +85,31 @@ TEST_CASE("TMA boxes follow the tensor-map limits", "[isa][boundary]") {
   CHECK_THAT(compile_error("kernel k { tensor T dtype=bf16 shape=(1,2,3,4,5,6) }"), Catch::Contains("tensor rank 6 out of range 1..5"));
 }
 
+TEST_CASE("an op's constant bytes fit the smem element it writes or reads", "[isa][boundary]") {
+  // One element of s is 4 KB: a 64 x 32 bf16 box (4096 bytes) fits, 65 rows (4160 bytes) run past it.
+  const std::string d = "smem s[2] bytes=4K\n  mbarrier b count=1\n  tensor T dtype=bf16 shape=(1024, 1024)";
+  CHECK(with_op(d, "tma.load T box=(64, 32) dst=s[0] bar=b", 4, true).empty());
+  CHECK_THAT(with_op(d, "tma.load T box=(65, 32) dst=s[0] bar=b", 4, true),
+             Catch::Contains("'tma.load' writes 4160 bytes into 's', whose elements are 4096 bytes: the 64 bytes past the element"));
+  CHECK(with_op(d, "tma.load bytes=4096 dst=s[1] bar=b", 4, true).empty());
+  CHECK_THAT(with_op(d, "tma.load bytes=4112 dst=s[1] bar=b", 4, true), Catch::Contains("writes 4112 bytes into 's'"));
+  CHECK(with_op(d, "tma.store T box=(64, 32) src=s[0]", 4, true).empty());
+  CHECK_THAT(with_op(d, "tma.store T box=(65, 32) src=s[0]", 4, true), Catch::Contains("'tma.store' reads 4160 bytes from 's'"));
+  CHECK(with_op(d, "cp.async bytes=4096 dst=s[0]").empty());
+  CHECK_THAT(with_op(d, "cp.async bytes=4097 dst=s[0]"), Catch::Contains("'cp.async' writes 4097 bytes into 's'"));
+  CHECK(with_op(d, "cp.async src=T box=(64, 32) dst=s[0]").empty());
+  CHECK_THAT(with_op(d, "cp.async src=T box=(64, 33) dst=s[0]"), Catch::Contains("writes 4224 bytes into 's'"));
+  CHECK(with_op(d, "st.shared bytes=4096 dst=s[0]").empty());
+  CHECK_THAT(with_op(d, "st.shared bytes=4097 dst=s[0]"), Catch::Contains("'st.shared' writes 4097 bytes into 's'"));
+  CHECK(with_op(d, "ld.shared bytes=4096 src=s[0]").empty());
+  CHECK_THAT(with_op(d, "ld.shared bytes=4097 src=s[0]"), Catch::Contains("'ld.shared' reads 4097 bytes from 's'"));
+  CHECK(with_op(d, "ldmatrix bytes=4096 src=s[0]").empty());
+  CHECK_THAT(with_op(d, "ldmatrix bytes=4097 src=s[0]"), Catch::Contains("'ldmatrix' reads 4097 bytes from 's'"));
+  // Without a buffer the op is not checked (ld.shared bytes=N alone), nor are bytes known only at run time here.
+  CHECK(with_op(d, "ld.shared bytes=1M").empty());
+  CHECK(with_op(d, "for i in 0..1 { st.shared bytes=4097 + i dst=s[0] }").empty());
+}
+
 TEST_CASE("other attribute checks", "[isa][boundary]") {
   const std::string d = "mbarrier b[4] count=1\n  smem s bytes=1K";
   CHECK_THAT(with_op(d, "wait b[4] parity=0"), Catch::Contains("index 4 out of range: 'b' has 4 elements"));
@@ -117,9 +142,11 @@ TEST_CASE("cp.async / ld.global / st.global: bytes= or a box of their tensor (no
   CHECK_THAT(with_op(d, "cp.async dst=s src=T box=(4, 64) at=(0)"), Catch::Contains("at= has 1 coordinates"));
   CHECK_THAT(with_op(d, "cp.async dst=s src=T box=(0, 64)"), Catch::Contains("box dimension 0 = 0 out of range 1..1073741824"));
   CHECK(with_op(d, "cp.async dst=s src=T box=(1, 1)").empty());  // a box may be smaller than a row or larger than the tensor
-  CHECK(with_op(d, "cp.async dst=s src=T box=(128, 64)").empty());
-  CHECK_THAT(with_op(d, "cp.async dst=s src=T box=(32768, 32768)"), Catch::Contains("more than 1073741824 bytes"));
-  CHECK(with_op(d, "cp.async dst=s src=T box=(16384, 32768)").empty());  // exactly 1 GiB
+  // (boxes larger than any smem buffer: ld.global, which has none; a cp.async's box must fit its dst= element)
+  CHECK(with_op(d, "ld.global src=T box=(128, 64)").empty());
+  CHECK_THAT(with_op(d, "ld.global src=T box=(32768, 32768)"), Catch::Contains("more than 1073741824 bytes"));
+  CHECK(with_op(d, "ld.global src=T box=(16384, 32768)").empty());  // exactly 1 GiB
+  CHECK_THAT(with_op(d, "cp.async dst=s src=T box=(128, 64)"), Catch::Contains("writes 16384 bytes into 's'"));
   CHECK(with_op(d, "ld.global src=T box=(8, 64) at=(0, 0)").empty());
   CHECK(with_op(d, "ld.global bytes=64").empty());
   CHECK_THAT(with_op(d, "ld.global src=T"), Catch::Contains("needs either bytes=N or box=(...) of its src= tensor"));

@@ -980,6 +980,40 @@ TEST_CASE("a wait's group count known only at run time is checked like a constan
   }
 }
 
+TEST_CASE("bytes known only at run time past the smem element an op names are undefined behaviour at its line", "[semantics][ub]") {
+  // The bytes come from a loop variable (i = 0), so the compiler cannot check them; the op checks them when it runs.
+  // One element of s is 4 KB.
+  auto prog = [](const std::string& op, int bytes) {
+    return fmt::format("kernel k warps=1 {{\n smem s[2] bytes=4K\n mbarrier b count=1\n warp 0 w {{\n for i in 0..1 {{\n"
+                       " elect {{ arrive.expect_tx b tx=16 }}\n {}\n }}\n }}\n}}\n",
+                       fmt::format(fmt::runtime(op), bytes));
+  };
+  for (const char* op : {"st.shared bytes=i + {} dst=s[1]", "ld.shared bytes=i + {} src=s[0]", "ldmatrix bytes=i + {} src=s[0]",
+                         "elect {{ cp.async bytes=i + {} dst=s[0] }}", "elect {{ tma.store bytes=i + {} src=s[0] }}"}) {
+    INFO(op);
+    const bool bulk = std::string(op).find("tma.") != std::string::npos;
+    CHECK(run_text(prog(op, 4096)).outcome == Outcome::kFinished);
+    auto r = run_text(prog(op, bulk ? 4112 : 4097));
+    REQUIRE(r.outcome == Outcome::kUndefined);
+    CHECK(title(r) == "access past its buffer");
+    CHECK_THAT(r.diagnosis->message, Catch::Contains(fmt::format("{} bytes", bulk ? 4112 : 4097)));
+    CHECK_THAT(r.diagnosis->message, Catch::Contains("whose elements are 4096 bytes"));
+    CHECK(r.diagnosis->loc.line == 7);
+  }
+  // A TMA load's: the same rule (its complete_tx lands on b; 4096 bytes are within the element).
+  auto load = [](int bytes) {
+    return fmt::format("kernel k warps=1 {{\n smem s[2] bytes=4K\n mbarrier b count=1\n warp 0 w {{\n for i in 0..1 {{\n"
+                       " elect {{ arrive.expect_tx b tx={} }}\n elect {{ tma.load bytes=i + {} dst=s[1] bar=b }}\n wait b parity=0\n"
+                       " }}\n }}\n}}\n",
+                       bytes, bytes);
+  };
+  CHECK(run_text(load(4096)).outcome == Outcome::kFinished);
+  auto r = run_text(load(4112));
+  REQUIRE(r.outcome == Outcome::kUndefined);
+  CHECK(title(r) == "access past its buffer");
+  CHECK(r.diagnosis->loc.line == 7);
+}
+
 TEST_CASE("run-time arithmetic is checked: overflow is undefined behaviour at its line, not a wrapped value", "[semantics][ub]") {
   // i is 0 or 1 at run time, so nothing folds.
   auto prog = [](const std::string& expr) {

@@ -169,9 +169,9 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
           }
           // The parts of the block the L2 does not hold yet come from HBM (a block whose every part it holds
           // is a hit; one just inserted holds none).
-          const std::int64_t missed =
-              missing == need ? bytes
-                              : bytes * std::popcount(missing) / std::popcount(need);
+          const std::int64_t missed = missing == need ? bytes
+                                      : missing == 0  ? 0
+                                                      : bytes * std::popcount(missing) / std::popcount(need);
           if (missed < bytes) {
             hit += bytes - missed;
             // Parts it needs are still coming from HBM for another group's read: a lookup that waits for that data.

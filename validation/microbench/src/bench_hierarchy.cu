@@ -232,6 +232,7 @@ struct RingCfg {
   bool pair = false;                     // each load two boxes on one barrier (RingArgs::pair)
   int think = 0;                         // RingArgs::think
   bool check_data = true;                // compare elements with the fill pattern (a 64-column tensor of it)
+  int cluster = 1;                       // > 1: launched as clusters of this many CTAs (one GPC holds each cluster)
 };
 
 // The fields every ring sets: its tensor map and boxes, D loads in flight, ncta CTAs over nboxes boxes, the L2 flushed
@@ -297,7 +298,12 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   for (int r = 0; r <= reps; ++r) {
     if (cfg.flush) flush_l2(c);
     if (a.delay_ns != nullptr) CK(cudaMemset(b.t0.p, 0, sizeof(unsigned long long)));
-    ring_kernel(cfg.D)<<<cfg.ncta, 32, kRingDyn>>>(*cfg.map, a, c.d_err);
+    if (cfg.cluster > 1) {
+      ClusterLaunch lc(cfg.ncta, cfg.cluster, 32, kRingDyn);
+      CK(cudaLaunchKernelEx(&lc.cfg, ring_kernel(cfg.D), *cfg.map, a, c.d_err));
+    } else {
+      ring_kernel(cfg.D)<<<cfg.ncta, 32, kRingDyn>>>(*cfg.map, a, c.d_err);
+    }
     CK_LAUNCH();
     if (r == 0) continue;  // warm-up (fills L2 for the L2 source; TLB, clocks)
     auto h = b.rec.get();
@@ -1403,6 +1409,107 @@ void bench_think(Ctx& c) {
       record_ring(c, name + "_bw", name + "_latency", o,
                   "As think_latency_l2_pair16KB_s1_t1024 (one stage, 1024 cycles of think time, one warm 8 MiB tensor), "
                   "on `ctas` SMs, the stage two 16 KB boxes (pair16KB) or one box (box32KB, box16KB).",
+                  p);
+    }
+  }
+}
+
+// Group "gpc": the GPCs. A cluster's CTAs run on the SMs of one GPC (CUDA Programming Guide, thread block clusters),
+// so (1) how many clusters of C one-CTA-per-SM CTAs fit at once (cudaOccupancyMaxActiveClusters) and the SMs the
+// clusters of 16 land on say how the SMs group into GPCs, and (2) k SMs of one GPC loading together (one cluster of
+// k) against k SMs the block scheduler spreads (a plain launch of k CTAs; their SM ids are recorded) say whether a
+// GPC's link to the L2 limits its SMs' loads: the same ring as the think group (one warm 8 MiB tensor, each CTA its
+// own order), a GEMM stage (two 16 KB boxes on one barrier) one at a time, or four 32 KB boxes in flight.
+void bench_gpc(Ctx& c) {
+  const long long l2_rows = (8ll << 20) / kRowBytes;
+  DevBuf<uint16_t> big(static_cast<size_t>(l2_rows) * kCols);
+  fill_pattern(c, big.p, static_cast<size_t>(l2_rows));
+  for (int D : {1, 4}) {
+    CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+    CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  }
+  RingBufs rb(c.sm_count);
+  // (1) Clusters that fit at once, C = 1..16.
+  for (int C : {1, 2, 3, 4, 6, 8, 12, 16}) {
+    ClusterLaunch lc(C * (c.sm_count / C), C, 32, kRingDyn);
+    int n = 0;
+    CK(cudaOccupancyMaxActiveClusters(&n, ring_kernel(1), &lc.cfg));
+    JObj p;
+    p.num("cluster_size", C).num("ctas", n * C).num("sm_count", c.sm_count);
+    c.res->add("gpc_max_active_clusters_c" + std::to_string(C), G, "clusters", {double(n)},
+               "cudaOccupancyMaxActiveClusters for clusters of cluster_size CTAs of a kernel that takes one CTA per "
+               "SM (200 KB of dynamic smem): clusters that can be resident at once; params.ctas = SMs they use.",
+               p);
+  }
+  const int rows16 = 128, rows32 = 256;
+  CUtensorMap m16 = make_map(big.p, static_cast<uint64_t>(l2_rows), rows16);
+  CUtensorMap m32 = make_map(big.p, static_cast<uint64_t>(l2_rows), rows32);
+  // (2) k SMs in one GPC (one cluster) or spread (plain launch), and every GPC's first 16 SMs (clusters of 16).
+  struct Shape {
+    const char* tag;
+    const CUtensorMap* map;
+    int rows;
+    bool pair;
+    int D;
+  };
+  const Shape shapes[] = {{"pair16KB_s1", &m16, rows16, true, 1}, {"box32KB_s4", &m32, rows32, false, 4}};
+  for (const Shape& sh : shapes) {
+    for (int k : {1, 2, 4, 8, 12, 16}) {
+      for (int packed : {0, 1}) {
+        if (k == 1 && packed) continue;
+        RingCfg cfg = think_cfg(*sh.map, l2_rows, sh.rows, sh.pair, 0, sh.D, k);
+        cfg.cluster = packed ? k : 1;
+        cfg.want_smids = true;
+        RingOut o = run_ring(c, cfg, rb);
+        JObj p;
+        p.str("source", "l2").str("placement", packed ? "one cluster (one GPC)" : "plain launch (spread)")
+            .num("box_bytes", sh.rows * kRowBytes).num("boxes_per_stage", sh.pair ? 2 : 1).num("stages", sh.D)
+            .num("ctas", k);
+        const std::string name = std::string("gpc_") + (packed ? "packed" : "spread") + "_" + sh.tag + "_ctas" + std::to_string(k);
+        record_ring(c, name + "_bw", name + "_latency", o,
+                    "k SMs load together, one CTA each, D stages in flight back to back (no think time): one "
+                    "cluster of k CTAs (its SMs in one GPC) or a plain launch of k CTAs (params.smids). ",
+                    p);
+      }
+    }
+    // Clusters of 16 on every GPC that holds one, all loading: each GPC's first 16 SMs (smids: 16 per cluster).
+    // With the first shape also clusters of 4 and of 8, as many as fit (their SM ids map the SMs to GPCs).
+    for (int C : {4, 8}) {
+      if (sh.D != 1) break;
+      ClusterLaunch lc(C * (c.sm_count / C), C, 32, kRingDyn);
+      int n = 0;
+      CK(cudaOccupancyMaxActiveClusters(&n, ring_kernel(sh.D), &lc.cfg));
+      RingCfg cfg = think_cfg(*sh.map, l2_rows, sh.rows, sh.pair, 0, sh.D, C * n);
+      cfg.cluster = C;
+      cfg.want_smids = true;
+      RingOut o = run_ring(c, cfg, rb);
+      JObj p;
+      p.str("source", "l2").str("placement", "as many clusters of cluster_size as fit")
+          .num("box_bytes", sh.rows * kRowBytes).num("boxes_per_stage", sh.pair ? 2 : 1).num("stages", sh.D)
+          .num("ctas", C * n).num("clusters", n).num("cluster_size", C);
+      const std::string name = "gpc_map_c" + std::to_string(C) + "_" + sh.tag;
+      record_ring(c, name + "_bw", name + "_latency", o,
+                  "As many clusters of cluster_size as fit, all loading, D stages back to back (params.smids: cluster "
+                  "by cluster; the SMs of one cluster are in one GPC). ",
+                  p);
+    }
+    {
+      ClusterLaunch lc(16, 16, 32, kRingDyn);
+      int n16 = 0;
+      CK(cudaOccupancyMaxActiveClusters(&n16, ring_kernel(sh.D), &lc.cfg));
+      if (n16 < 1) continue;
+      RingCfg cfg = think_cfg(*sh.map, l2_rows, sh.rows, sh.pair, 0, sh.D, 16 * n16);
+      cfg.cluster = 16;
+      cfg.want_smids = true;
+      RingOut o = run_ring(c, cfg, rb);
+      JObj p;
+      p.str("source", "l2").str("placement", "clusters of 16 (one per GPC that holds 16)")
+          .num("box_bytes", sh.rows * kRowBytes).num("boxes_per_stage", sh.pair ? 2 : 1).num("stages", sh.D)
+          .num("ctas", 16 * n16).num("clusters", n16);
+      const std::string name = std::string("gpc_clusters16_") + sh.tag;
+      record_ring(c, name + "_bw", name + "_latency", o,
+                  "Every GPC that holds 16 of these CTAs runs one cluster of 16 (params.smids: cluster by cluster, "
+                  "so each run of 16 ids is one GPC's SMs), all loading, D stages back to back. ",
                   p);
     }
   }

@@ -222,26 +222,9 @@ McastKernel mcast_kernel(int C, int D) {
   throw std::runtime_error("k_mcast: unsupported C " + std::to_string(C) + ", D " + std::to_string(D));
 }
 
-// Launch configuration: C > 1 as clusters of C x 1 x 1, C = 1 a plain launch.
-struct LaunchCfg {
-  cudaLaunchConfig_t cfg = {};
-  cudaLaunchAttribute at[1];
-  LaunchCfg(int C, int ctas) {
-    cfg.gridDim = dim3(ctas, 1, 1);
-    cfg.blockDim = dim3(32, 1, 1);
-    cfg.dynamicSmemBytes = kDyn;
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = C;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = C > 1 ? 1 : 0;
-  }
-};
-
 // Clusters of C (one CTA per SM) that can be resident at once.
 int max_clusters(Ctx& c, int C, int D) {
-  LaunchCfg lc(C, C * (c.sm_count / C));
+  ClusterLaunch lc(C * (c.sm_count / C), C, 32, kDyn);
   int n = 0;
   CK(cudaOccupancyMaxActiveClusters(&n, mcast_kernel(C, D), &lc.cfg));
   if (n < 1) throw std::runtime_error("no cluster of " + std::to_string(C) + " fits");
@@ -317,7 +300,7 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
     throw std::runtime_error("run_mcast: per-CTA tables of the wrong size");
   CK(cudaMemcpy(b.start.p, cfg.start.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(b.stride.p, cfg.stride.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
-  LaunchCfg lc(cfg.C, cfg.ctas);
+  ClusterLaunch lc(cfg.ctas, cfg.C, 32, kDyn);
   const McastKernel kern = mcast_kernel(cfg.C, cfg.D);
   std::vector<double> bpcs, bpc_c, clks, wf, isf, ef, spans;
   const int reps = c.quick ? 1 : cfg.reps;
@@ -594,7 +577,7 @@ BurstOut run_burst(Ctx& c, const CUtensorMap& map, int C, int nb, int box_rows, 
   a.bytes = box_rows * kRowBytes;
   a.tl = tl.p;
   a.rec = rec.p;
-  LaunchCfg lc(C, C);
+  ClusterLaunch lc(C, C, 32, kDyn);
   const BurstKernel kern = burst_kernel(C, nb, mc);
   for (int r = 0; r <= reps; ++r) {
     tl.zero();

@@ -147,6 +147,27 @@ void bench_smem_port(Ctx& c);  // smem_port_* (group "smemport": wgmma operand r
 void bench_issue(Ctx& c);      // issue_* (group "issue": warps sharing the SM's instruction issue)
 void bench_l1(Ctx& c);         // l1_* (group "l1": a global access's L1TEX cost against the lines it touches)
 void bench_multicast(Ctx& c);  // mcast_* (group "multicast": TMA multicast to clusters of 2 and 4 vs unicast)
+void bench_gpc(Ctx& c);        // gpc_* (group "gpc": clusters per GPC; SMs of one GPC loading together vs spread)
+
+// A launch of `ctas` CTAs of `threads` threads with `dyn_smem` bytes of dynamic shared memory, as clusters of C x 1 x 1
+// (C > 1; C = 1: no cluster attribute), for cudaLaunchKernelEx and cudaOccupancyMaxActiveClusters.
+struct ClusterLaunch {
+  cudaLaunchConfig_t cfg = {};
+  cudaLaunchAttribute at[1];
+  ClusterLaunch(int ctas, int C, int threads, int dyn_smem) {
+    cfg.gridDim = dim3(ctas, 1, 1);
+    cfg.blockDim = dim3(threads, 1, 1);
+    cfg.dynamicSmemBytes = dyn_smem;
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = C;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = C > 1 ? 1 : 0;
+  }
+  ClusterLaunch(const ClusterLaunch&) = delete;  // cfg.attrs points into this object
+  ClusterLaunch& operator=(const ClusterLaunch&) = delete;
+};
 
 // Runs a shell command (popen) and returns its stdout without the trailing newline ("" on failure).
 // Defined in main.cu (used for nvidia-smi queries).

@@ -3,7 +3,7 @@
 //   smpipe_microbench [--out FILE] [--quick] [--only GROUP[,GROUP...]]
 //
 // Groups (in run order): mbarrier, tma, wgmma, sync, memory, launch, atomics, hierarchy, store, combine, smpairs, segments,
-// smemport, issue, l1, multicast.
+// smemport, issue, l1, multicast, gpc.
 // "store" (TMA store bandwidth / latency, hier_store_*) belongs to the hierarchy measurements: --only hierarchy
 // runs it too, --only store runs it alone. "combine" (l2_combine_*: L2 request combining vs the time between
 // two readers of the same boxes; meant to run under Nsight Compute) runs with every full run or alone; so does
@@ -12,7 +12,8 @@
 // wgmma operand reads and TMA writes sharing an SM's shared memory), and "issue" (issue_*: warps sharing the SM's
 // instruction issue, alone and beside a warpgroup's wgmmas), and "l1" (l1_*: what a global-memory warp instruction
 // costs the SM's L1TEX unit against the 128-byte lines it touches), and "multicast" (mcast_*: TMA multicast to
-// clusters of 2 and 4 against unicast loads, every SM loading, and one cluster alone).
+// clusters of 2 and 4 against unicast loads, every SM loading, and one cluster alone), and "gpc" (gpc_*: how many
+// clusters of each size fit, and SMs of one GPC loading together against SMs spread over the GPU).
 #include <unistd.h>
 
 #include <chrono>
@@ -104,7 +105,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,segments,astream,think,smemport,issue,l1,multicast]\n", argv[0]);
+      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,segments,astream,think,smemport,issue,l1,multicast,gpc]\n", argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -213,7 +214,7 @@ int main(int argc, char** argv) {
       {"atomics", bench_atomics},   {"hierarchy", bench_hierarchy}, {"store", bench_hier_store},
       {"combine", bench_l2_combine}, {"smpairs", bench_l2_smpairs},
       {"segments", bench_hbm_segments}, {"astream", bench_hbm_astream}, {"think", bench_think}, {"smemport", bench_smem_port},
-      {"issue", bench_issue},       {"l1", bench_l1},             {"multicast", bench_multicast},
+      {"issue", bench_issue},       {"l1", bench_l1},             {"multicast", bench_multicast}, {"gpc", bench_gpc},
   };
   bool dead = false;
   for (auto& g : groups) {

@@ -106,6 +106,40 @@ TEST_CASE("sm90 models run across a sweep of sizes and knobs", "[kernels]") {
   }
 }
 
+TEST_CASE("sm90 persistent models size their grid as CUTLASS does: whole clusters in GPCs of at most 18 SMs", "[kernels]") {
+  // CUTLASS without max_active_clusters (tile_scheduler_params.h, get_max_cta_occupancy): SM_COUNT / 18 GPCs of
+  // 18 - 18 % C CTAs each, plus the SMs left over rounded down to whole clusters. 132 SMs: C = 1, 2: 132 CTAs;
+  // C = 4: 7 x 16 + 4 = 116 (not 132); C = 8: 7 x 16 + 0 = 112 (not 128). A large problem, so the tiles do not bound it.
+  const isa::ParamOverrides big = {{"M", 8192}, {"N", 8192}, {"K", 128}};
+  struct Case {
+    int cm, cn;
+    std::int64_t ctas;
+  };
+  for (const char* name : {"sm90/gemm_tma_ws_cooperative", "sm90/gemm_tma_ws_pingpong"}) {
+    for (Case c : {Case{1, 1, 132}, Case{2, 1, 132}, Case{1, 2, 132}, Case{2, 2, 116}, Case{4, 1, 116}, Case{4, 2, 112}}) {
+      INFO(name << " cluster " << c.cm << "x" << c.cn);
+      auto p = compile_model(name, with(big, {{"CLUSTER_M", c.cm}, {"CLUSTER_N", c.cn}}), "h100-sxm");
+      CHECK(p.num_ctas() == c.ctas);
+      CHECK(value(p, "GRID_CLUSTERS") == c.ctas / (c.cm * c.cn));
+    }
+    // A problem of fewer cluster tiles than that takes one cluster per tile.
+    auto small = compile_model(name, {{"M", 512}, {"N", 256}, {"K", 128}, {"CLUSTER_M", 2}, {"CLUSTER_N", 2}}, "h100-sxm");
+    CHECK(small.num_ctas() == 8);  // 512 / (128 x 2) x 256 / (128 x 2) = 2 cluster tiles, 2 clusters of 4
+  }
+}
+
+TEST_CASE("sm90 models refuse a tile that does not split evenly over the cluster's multicast", "[kernels][diagnosis]") {
+  // CuTe splits a multicast TMA box evenly by the multicast count (copy_traits_sm90_tma.hpp): TILE_N over CLUSTER_M,
+  // TILE_M over CLUSTER_N. Before this check a 3-CTA cluster ran into a deadlock (its slices' bytes short of tx).
+  for (const char* name : {"sm90/gemm_tma_ws", "sm90/gemm_tma_ws_cooperative", "sm90/gemm_tma_ws_pingpong"}) {
+    INFO(name);
+    CHECK_NOTHROW(compile_model(name, with(kSmall, {{"CLUSTER_M", 2}}), "h100-sxm"));
+    CHECK_NOTHROW(compile_model(name, with(kSmall, {{"CLUSTER_N", 2}}), "h100-sxm"));
+    CHECK_THROWS_WITH(compile_model(name, with(kSmall, {{"CLUSTER_M", 3}}), "h100-sxm"), Catch::Contains("must split evenly over the cluster"));
+    CHECK_THROWS_WITH(compile_model(name, with(kSmall, {{"CLUSTER_N", 3}}), "h100-sxm"), Catch::Contains("must split evenly over the cluster"));
+  }
+}
+
 TEST_CASE("sm90 builder rules: epilogue defaults and StageCountAutoCarveout", "[kernels]") {
   // kernels.md: 128x128 cooperative, 16-bit C and D: epilogue tile 128x32, StagesC 4, StagesD 2, reuse,
   // no delay, 8 KB per C transaction, 32 KB of epilogue smem.

@@ -373,7 +373,8 @@ Machine parse_machine(const std::string& text, const std::string& path) {
       throw bad(fmt::format("unknown unit '{}' (units: {})", isa::printable(unit), fmt::join(unit_names, ", ")));
     if (!section.is_object()) throw bad(fmt::format("unit '{}' must be an object", unit));
     for (const auto& [k, v] : section.items())
-      if (k != "impl" && k != "params" && k != "note") throw bad(fmt::format("unit '{}': unknown key '{}'", unit, isa::printable(k)));
+      if (k != "impl" && k != "params" && k != "note" && !(k == "gpcs" && unit == "sm"))
+        throw bad(fmt::format("unit '{}': unknown key '{}'", unit, isa::printable(k)));
     if (section.contains("note") && (!section["note"].is_string() || !text_problem(section["note"], 4096, false).empty()))
       throw bad(fmt::format("unit '{}': \"note\" must be a string of at most 4096 bytes without control characters", unit));
     if (section.contains("impl")) {
@@ -440,6 +441,34 @@ Machine parse_machine(const std::string& text, const std::string& path) {
             m.*field = v;
         },
         d.field);
+  }
+  // The GPCs (optional): positive SM counts, in SM order, that add up to sm_count (a cluster larger than every GPC is
+  // refused when a kernel asks for one).
+  if (units.contains("sm") && units["sm"].contains("gpcs")) {
+    const nlohmann::json& g = units["sm"]["gpcs"];
+    if (!g.is_object() || !g.contains("sms") || !g["sms"].is_array() || !g.contains("source") || !g["source"].is_string())
+      throw bad("unit 'sm': \"gpcs\" must be {\"sms\": [SMs of each GPC, in SM order], \"source\": \"published|measured|derived|estimate: ...\"}");
+    for (const auto& [k, _] : g.items())
+      if (k != "sms" && k != "source" && k != "note") throw bad(fmt::format("unit 'sm': \"gpcs\": unknown key '{}'", isa::printable(k)));
+    if (g.contains("note") && (!g["note"].is_string() || !text_problem(g["note"], 4096, false).empty()))
+      throw bad("unit 'sm': \"gpcs\": \"note\" must be a string of at most 4096 bytes without control characters");
+    const nlohmann::json& sms = g["sms"];
+    if (sms.empty() || sms.size() > 1024) throw bad("unit 'sm': \"gpcs\": \"sms\" must list 1 to 1024 GPCs");
+    std::int64_t total = 0;
+    for (const auto& n : sms) {
+      if (!n.is_number_integer() || n.get<std::int64_t>() < 1 || n.get<std::int64_t>() > 1024)
+        throw bad(fmt::format("unit 'sm': \"gpcs\": {} is not an SM count (an integer from 1 to 1024)", shown(n)));
+      m.gpc_sms.push_back(n.get<std::int64_t>());
+      total += m.gpc_sms.back();
+    }
+    if (total != m.sm_count)
+      throw bad(fmt::format("unit 'sm': \"gpcs\" hold {} SMs in all, but sm_count is {} (a machine with other SMs lists its "
+                            "own GPCs, or none: then a cluster takes any SMs)",
+                            total, m.sm_count));
+    std::string source = g["source"];
+    if (!valid_source(source)) throw bad("unit 'sm': \"gpcs\": source must start with published:, measured:, derived: or estimate:");
+    if (auto problem = text_problem(source, 4096, false); !problem.empty()) throw bad(fmt::format("unit 'sm': \"gpcs\": source {}", problem));
+    m.gpc_source = source;
   }
   // Rules between parameters.
   if (m.smem_per_cta_max > m.smem_per_sm)

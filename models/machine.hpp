@@ -35,6 +35,11 @@ struct Machine {
   std::int64_t smem_per_cta_max = 0;
   std::int64_t smem_reserved_per_cta = 0;
   std::int64_t max_cluster_size = 0;
+  // The GPCs a cluster is placed in ("units": {"sm": {"gpcs": {"sms": [...], "source": ...}}}, optional): SMs 0 ..
+  // gpc_sms[0] - 1 form the first, the next gpc_sms[1] the second, ...; a cluster's CTAs run on SMs of one GPC. Empty:
+  // a cluster may take any SMs. gpc_source: its source tag, as a parameter's.
+  std::vector<std::int64_t> gpc_sms;
+  std::string gpc_source;
   std::int64_t tmem_columns = 0;  // 0: no tensor memory (pre-Blackwell)
   std::int64_t has_wgmma = 0;     // 1 on sm90a
   std::int64_t cta_launch_cycles = 0;

@@ -34,6 +34,10 @@ void check_fits(const isa::Program& p, const Machine& m) {
     throw isa::InputError(fmt::format("cluster of {} CTAs; {} allows at most {}", p.cluster_size(), m.name, m.max_cluster_size));
   if (p.cluster_size() > m.sm_count)
     throw isa::InputError(fmt::format("cluster of {} CTAs does not fit on {} SMs", p.cluster_size(), m.sm_count));
+  if (!m.gpc_sms.empty() && p.cluster_size() > *std::max_element(m.gpc_sms.begin(), m.gpc_sms.end()))
+    throw isa::InputError(fmt::format("cluster of {} CTAs does not fit in a GPC of {}: a cluster runs on the SMs of one GPC, "
+                                      "and the largest has {}",
+                                      p.cluster_size(), m.name, *std::max_element(m.gpc_sms.begin(), m.gpc_sms.end())));
   for (const auto& r : p.roles)
     for (const auto& op : r.ops) {
       std::string why = op_fits(op, m);
@@ -69,6 +73,10 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
     SMPIPE_CHECK(by_op_[k] != nullptr, fmt::format("no unit accepts op '{}'", isa::all_ops()[k].name));
   for (auto& u : units_) u->connect();
   sms_.resize(machine_.sm_count);
+  // Each SM's GPC (machines that list them; their SM counts add up to sm_count, a rule of the machine file).
+  for (std::size_t g = 0; g < machine_.gpc_sms.size(); ++g)
+    gpc_of_sm_.insert(gpc_of_sm_.end(), static_cast<std::size_t>(machine_.gpc_sms[g]), static_cast<int>(g));
+  gpc_of_sm_.resize(machine_.gpc_sms.empty() ? 0 : sms_.size(), static_cast<int>(machine_.gpc_sms.size()) - 1);
   sm_used_.assign(machine_.sm_count, false);
   num_clusters_ = program_.num_ctas() / program_.cluster_size();
   for (const auto& r : program_.roles) {
@@ -174,20 +182,27 @@ bool Simulator::place_cluster(std::int64_t ci) {
   const auto& p = program_;
   std::int64_t cs = p.cluster_size();
   std::int64_t smem = p.smem_bytes() + machine_.smem_reserved_per_cta;
-  std::vector<int> chosen;
-  // Least-loaded SMs first, lowest index on ties: the first wave spreads one CTA per SM.
+  // Least-loaded SMs first, lowest index on ties: the first wave spreads one CTA per SM. A cluster takes the first
+  // SMs in that order that lie in one GPC (the first GPC to hold cs SMs that fit; machines without GPCs: any SMs).
   std::vector<int> order(sms_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sms_[a].ctas < sms_[b].ctas; });
+  std::vector<std::vector<int>> fits(cs > 1 && !gpc_of_sm_.empty() ? machine_.gpc_sms.size() : 1);
+  const std::vector<int>* chosen_in = nullptr;
   for (int s : order) {
     const SmResources& sm = sms_[s];
     if (sm.ctas + 1 > machine_.max_ctas_per_sm || sm.warps + p.warps > machine_.max_warps_per_sm ||
         sm.smem + smem > machine_.smem_per_sm)
       continue;
-    chosen.push_back(s);
-    if (static_cast<std::int64_t>(chosen.size()) == cs) break;
+    std::vector<int>& in = fits[fits.size() == 1 ? 0 : static_cast<std::size_t>(gpc_of_sm_[static_cast<std::size_t>(s)])];
+    in.push_back(s);
+    if (static_cast<std::int64_t>(in.size()) == cs) {
+      chosen_in = &in;
+      break;
+    }
   }
-  if (static_cast<std::int64_t>(chosen.size()) < cs) return false;
+  if (chosen_in == nullptr) return false;
+  const std::vector<int>& chosen = *chosen_in;
   std::uint32_t cslot;
   if (!free_clusters_.empty()) {
     cslot = free_clusters_.back();

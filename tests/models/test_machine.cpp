@@ -138,6 +138,11 @@ nlohmann::json h100_json() {
   std::ifstream in(models::machines_dir() + "/h100-sxm.json");
   return nlohmann::json::parse(in);
 }
+// A what-if machine with other than 132 SMs: the built-in file's GPCs (which add up to its 132 SMs) go.
+void set_sm_count(nlohmann::json& j, const nlohmann::json& v) {
+  j["units"]["sm"].erase("gpcs");
+  j["units"]["sm"]["params"]["sm_count"]["value"] = v;
+}
 nlohmann::json& param(nlohmann::json& j, const std::string& name) {
   for (auto& [unit, section] : j["units"].items())
     if (section.contains("params") && section["params"].contains(name)) return section["params"][name]["value"];
@@ -177,6 +182,7 @@ TEST_CASE("machine parameters: each range holds the built-in machines and is che
     // (smem_per_sm bounds the two smem parameters after it: the neighbours follow it where needed.)
     auto with = [&](double v) {
       nlohmann::json j = h100_json();
+      if (std::string(p.name) == "sm_count") j["units"]["sm"].erase("gpcs");
       if (p.integer)
         param(j, p.name) = static_cast<std::int64_t>(v);
       else
@@ -197,9 +203,43 @@ TEST_CASE("machine parameters: each range holds the built-in machines and is che
   }
 }
 
+TEST_CASE("machine files: the GPCs add up to the SMs, whole and positive, with a source", "[machine][hostile]") {
+  auto gpcs = [](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = h100_json();
+    edit(j["units"]["sm"]["gpcs"]);
+    return machine_error(j);
+  };
+  CHECK(gpcs([](auto&) {}).empty());
+  CHECK(models::parse_machine(h100_json().dump(), "m.json").gpc_sms ==
+        std::vector<std::int64_t>{18, 18, 16, 16, 16, 16, 16, 8, 2, 2, 2, 2});
+  CHECK(gpcs([](auto& g) { g["sms"] = {66, 66}; }).empty());
+  CHECK(gpcs([](auto& g) { g["sms"] = std::vector<int>(132, 1); }).empty());
+  CHECK_THAT(gpcs([](auto& g) { g["sms"] = {66, 65}; }), Catch::Contains("\"gpcs\" hold 131 SMs in all, but sm_count is 132"));
+  CHECK_THAT(gpcs([](auto& g) { g["sms"] = {66, 67}; }), Catch::Contains("hold 133 SMs"));
+  CHECK_THAT(gpcs([](auto& g) { g["sms"] = {132, 0}; }), Catch::Contains("0 is not an SM count"));
+  CHECK_THAT(gpcs([](auto& g) { g["sms"] = {66.5, 65.5}; }), Catch::Contains("66.5 is not an SM count"));
+  CHECK_THAT(gpcs([](auto& g) { g["sms"] = {"132"}; }), Catch::Contains("is not an SM count"));
+  CHECK_THAT(gpcs([](auto& g) { g["sms"] = nlohmann::json::array(); }), Catch::Contains("must list 1 to 1024 GPCs"));
+  CHECK_THAT(gpcs([](auto& g) { g["sms"] = 132; }), Catch::Contains("\"gpcs\" must be {\"sms\""));
+  CHECK_THAT(gpcs([](auto& g) { g.erase("source"); }), Catch::Contains("\"gpcs\" must be {\"sms\""));
+  CHECK_THAT(gpcs([](auto& g) { g["source"] = "datasheet"; }), Catch::Contains("source must start with"));
+  CHECK_THAT(gpcs([](auto& g) { g["size"] = 1; }), Catch::Contains("\"gpcs\": unknown key 'size'"));
+  CHECK(gpcs([](auto& g) { g["note"] = "a note"; }).empty());
+  CHECK_THAT(gpcs([](auto& g) { g["note"] = 3; }), Catch::Contains("\"note\" must be a string"));
+  // Only the sm unit has GPCs; a file without them places clusters on any SMs.
+  nlohmann::json j = h100_json();
+  j["units"]["tma"]["gpcs"] = j["units"]["sm"]["gpcs"];
+  CHECK_THAT(machine_error(j), Catch::Contains("unit 'tma': unknown key 'gpcs'"));
+  j = h100_json();
+  j["units"]["sm"].erase("gpcs");
+  CHECK(machine_error(j).empty());
+  CHECK(models::parse_machine(j.dump(), "m.json").gpc_sms.empty());
+}
+
 TEST_CASE("machine files: wrong types, non-integers, huge and tiny values are refused before any conversion", "[machine][hostile]") {
   auto set = [](const std::string& name, const nlohmann::json& v) {
     nlohmann::json j = h100_json();
+    if (name == "sm_count") j["units"]["sm"].erase("gpcs");
     param(j, name) = v;
     return machine_error(j);
   };
@@ -284,7 +324,7 @@ TEST_CASE("sensible what-if machines pass, the extremes of every range run with 
   nlohmann::json j = h100_json();
   for (const char* bw : {"l2_bytes_per_cycle", "hbm_bytes_per_cycle", "tma_bytes_per_cycle", "lsu_bytes_per_cycle"})
     param(j, bw) = param(j, bw).get<double>() * 2;
-  param(j, "sm_count") = 66;
+  set_sm_count(j, 66);
   CHECK(machine_error(j).empty());
   models::Machine m = models::parse_machine(j.dump(), "m.json");
   for (double mhz : {500.0, 1000.0, 3000.0}) CHECK(models::at_sm_clock(m, mhz).clock_mhz == mhz);

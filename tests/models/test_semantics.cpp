@@ -1,6 +1,9 @@
 // Semantics of the primitives as the simulator runs them (semantics.md), each with both sides.
 #include <catch2/catch.hpp>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include "support.hpp"
 #include "models/sync/mbarrier_unit.hpp"
 
@@ -521,6 +524,43 @@ TEST_CASE("waves: CTAs beyond what fits launch as earlier ones exit", "[semantic
   auto one = run_text(prog(264)), two = run_text(prog(265));
   CHECK(one.cycles == 1000);
   CHECK(two.cycles > 2000);
+}
+
+TEST_CASE("waves of clusters: a cluster runs in one GPC, so as many clusters fit at once as the H200 measured", "[semantics][resources]") {
+  // One CTA per SM (200 KB of smem), clusters of C: the H200's cudaOccupancyMaxActiveClusters for each C
+  // (validation/results/h200/gpc.json) is how many run in the first wave: that many clusters finish in one wave of
+  // 1000 cycles, one more needs a second. Without GPCs, 132 / C would fit (33 clusters of 4, not 30).
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h200/gpc.json");
+  REQUIRE(f.good());
+  auto run = nlohmann::json::parse(f);
+  int checked = 0;
+  for (const auto& m : run["measurements"]) {
+    const std::string name = m["name"];
+    if (name.rfind("gpc_max_active_clusters_c", 0) != 0) continue;
+    const int c = m["params"]["cluster_size"], fit = static_cast<int>(m["median"].get<double>());
+    auto prog = [&](int clusters) {
+      return fmt::format("kernel k grid=({},1,1) cluster=({},1,1) warps=1 {{\n smem s bytes=200K\n warp 0 a {{ compute cycles=1000 }}\n}}\n",
+                         clusters * c, c);
+    };
+    for (const char* gpu : {"h200", "h100-sxm"}) {
+      INFO(gpu << ": clusters of " << c << ", " << fit << " fit");
+      auto one = run_text(prog(fit), gpu), two = run_text(prog(fit + 1), gpu);
+      CHECK(one.cycles == 1000);
+      CHECK(two.cycles > 2000);
+    }
+    ++checked;
+  }
+  CHECK(checked == 8);
+  // A cluster larger than every GPC is refused before the run (a machine of eleven GPCs of 12 SMs): 12 runs, 13 not.
+  auto m = models::load_machine("h200");
+  m.gpc_sms.assign(11, 12);
+  auto cluster = [&](int c) {
+    isa::Program p = test::compile_text(fmt::format("kernel k grid=({},1,1) cluster=({},1,1) warps=1 {{\n warp 0 a {{ compute cycles=1 }}\n}}\n", c, c),
+                                        {}, "test.pipe", "h200");
+    return models::simulate(p, m, {});
+  };
+  CHECK(cluster(12).outcome == models::Outcome::kFinished);
+  CHECK_THROWS_WITH(cluster(13), Catch::Contains("cluster of 13 CTAs does not fit in a GPC of h200") && Catch::Contains("the largest has 12"));
 }
 
 TEST_CASE("a completion becomes visible to test_wait after the wake-up latency", "[semantics][mbarrier]") {

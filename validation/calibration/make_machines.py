@@ -175,6 +175,46 @@ def latency_spread():
 
 
 L1 = "validation/results/h100/l1.json"
+GPC = "validation/results/h200/gpc.json"
+
+
+def gpc_layout():
+    """The GPCs a cluster is placed in, from the H200's 'gpc' microbenchmark: how many clusters of C one-CTA-per-SM
+    CTAs fit at once (cudaOccupancyMaxActiveClusters, C = 1 .. 16). A cluster runs on the SMs of one GPC, so with GPCs
+    of s_i SMs, sum_i floor(s_i / C) clusters fit; the one layout of GPCs of whole TPCs (2 SMs) of at most 18 SMs (GH100:
+    9 TPCs per GPC) that gives every measured count is the machine's (largest first)."""
+    with open(os.path.join(ROOT, GPC)) as f:
+        run = json.load(f)
+    counts = {int(r["params"]["cluster_size"]): int(r["median"]) for r in run["measurements"]
+              if r["name"].startswith("gpc_max_active_clusters_c")}
+    sm_count = run["gpu"]["sm_count"]
+    sols = []
+
+    def search(size, left, cur):
+        if any(sum(x // c for x in cur) > n for c, n in counts.items()):
+            return
+        if left == 0:
+            if all(sum(x // c for x in cur) == n for c, n in counts.items()):
+                sols.append(cur)
+            return
+        if size < 2:
+            return
+        for k in range(left // size, -1, -1):
+            search(size - 2, left - k * size, cur + [size] * k)
+
+    search(18, sm_count, [])
+    assert len(sols) == 1, f"{len(sols)} GPC layouts fit the measured cluster counts {counts}"
+    shown = ", ".join(f"C = {c}: {n}" for c, n in sorted(counts.items()))
+    return sols[0], (f"derived: the one layout of GPCs of whole TPCs, at most 18 SMs each, that fits how many clusters of C "
+                     f"one-CTA-per-SM CTAs fit at once ({shown}; cudaOccupancyMaxActiveClusters, gpc_max_active_clusters_c*, "
+                     f"{GPC}; {run['gpu']['name']}, {run['date_utc'][:10]}): a cluster runs on the SMs of one GPC")
+
+
+GPCS = {}
+layout, src = gpc_layout()
+GPCS["h200"] = {"sms": layout, "source": src}
+GPCS["h100-sxm"] = {"sms": layout, "source": "estimate: taken from the H200 measurement (the H100 has the H200's chip, GH100, "
+                                              "with as many SMs); " + src}
 
 
 def l2_stores(gpu):
@@ -471,6 +511,8 @@ for name, desc, params in [
         section = {"impl": IMPLS[unit]} if unit in IMPLS else {}
         section["params"] = {k: {"value": params[k][0], "source": params[k][1]} for k in names}
         units[unit] = section
+    if name in GPCS:
+        units["sm"]["gpcs"] = GPCS[name]
     j = {"name": name, "description": desc, "gpu_names": GPU_NAMES[name], "units": units}
     with open(os.path.join(ROOT, "models/machines", name + ".json"), "w") as f:
         f.write(json.dumps(j, indent=2) + "\n")

@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json and l2_combine_lag_ncu.json beside it), prints a table and writes
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json and l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
     python3 validation/calibration/crosscheck.py [SMPIPE] [--csv OUT] [--results FILE] [--gpu NAME] [-j N]
@@ -159,7 +159,7 @@ def burst(r, rows, nb, what):
     return statistics.median(b - a for a, b in zip(t, t[1:]))
 
 
-def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132):
+def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132, cluster=1):
     """k_ring of the loaded-latency measurements (every SM, D boxes of kb KB in flight; with pair, D stages of two
     boxes each, and think cycles after each wait: the think_latency_* measurements): the median over CTA 0's
     measured loads (after the twin's warm-up) past their first 2 D and before their last D, of the end of the wait
@@ -168,7 +168,7 @@ def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132):
     per = (8 << 20) // (kb * 1024 * (1 + pair))
     warm = 0 if hbm else 64 if ctas >= 66 else per  # the twin's WARM
     defs = {"ROWS": kb * 8, "STAGES": d, "HBM": hbm, **({"PAIR": 1} if pair else {}), **({"THINK": think} if think else {}),
-            **({"CTAS": ctas} if ctas != 132 else {})}
+            **({"CTAS": ctas} if ctas != 132 else {}), **({"CLUSTER": cluster} if cluster != 1 else {})}
     sl = slices(r.run("tma_loaded_latency", defs, trace=True))
     arrives = [s[2] for s in ops_starting(sl, "arrive.expect_tx")]
     waits = [s[3] for s in ops_starting(sl, "wait full")]  # the i-th covers load i (the last d: the drain)
@@ -358,6 +358,18 @@ def rows():
             add(f"think_latency_l2_{tag}_s1_t1024_ctas{n}_latency", lambda r, kb=kb, pair=pair, n=n: loaded_latency(r, kb, 1, 0, pair, 1024, n),
                 f"tma_loaded_latency ROWS={kb * 8} STAGES=1{' PAIR=1' if pair else ''} THINK=1024 CTAS={n}, trace of CTA 0, median latency")
 
+    # k SMs loading back to back, in one GPC (one cluster of k) or spread (a plain launch), and every GPC's first 16
+    # (clusters of 16 on the 7 GPCs that hold one): the GPU's gpc.json
+    for tag, kb, pair, d in (("pair16KB_s1", 16, 1, 1), ("box32KB_s4", 32, 0, 4)):
+        for k in (8, 12, 16):
+            for packed in (0, 1):
+                add(f"gpc_{'packed' if packed else 'spread'}_{tag}_ctas{k}_latency",
+                    lambda r, kb=kb, pair=pair, d=d, k=k, packed=packed: loaded_latency(r, kb, d, 0, pair, 0, k, k if packed else 1),
+                    f"tma_loaded_latency ROWS={kb * 8} STAGES={d}{' PAIR=1' if pair else ''} CTAS={k}"
+                    f"{f' CLUSTER={k}' if packed else ''}, trace of CTA 0, median latency")
+        add(f"gpc_clusters16_{tag}_latency", lambda r, kb=kb, pair=pair, d=d: loaded_latency(r, kb, d, 0, pair, 0, 112, 16),
+            f"tma_loaded_latency ROWS={kb * 8} STAGES={d}{' PAIR=1' if pair else ''} CTAS=112 CLUSTER=16, trace of CTA 0, median latency")
+
     # TMA stores
     for full, tag in ((0, "wait_group_read0"), (1, "wait_group0")):
         for kb in (1, 2, 4, 8, 16, 32):
@@ -459,9 +471,9 @@ def main():
 
     with open(args.results) as f:
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
-    # With the runs of the store, hierarchy, think and multicast groups (store.json, hierarchy.json, think.json,
-    # multicast.json) beside the results file, where the GPU has them.
-    for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json"):
+    # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
+    # multicast.json, gpc.json) beside the results file, where the GPU has them.
+    for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -484,7 +496,7 @@ def main():
         runner = Runner(smpipe, args.gpu, tmp)
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
         # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_")
+        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_")
         todo = [row for row in rows() if row[0] in medians or not row[0].startswith(optional)]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).

@@ -1432,6 +1432,7 @@ void bench_gpc(Ctx& c) {
   // (1) Clusters that fit at once, C = 1..16.
   for (int C : {1, 2, 3, 4, 6, 8, 12, 16}) {
     ClusterLaunch lc(C * (c.sm_count / C), C, 32, kRingDyn);
+    lc.cfg.numAttrs = 1;  // the cluster dimension even for C = 1: without it the query answers 0
     int n = 0;
     CK(cudaOccupancyMaxActiveClusters(&n, ring_kernel(1), &lc.cfg));
     JObj p;
@@ -1453,6 +1454,21 @@ void bench_gpc(Ctx& c) {
     int D;
   };
   const Shape shapes[] = {{"pair16KB_s1", &m16, rows16, true, 1}, {"box32KB_s4", &m32, rows32, false, 4}};
+  // Where the block scheduler puts a plain launch of K one-CTA-per-SM CTAs (params.smids, CTA by CTA), with the
+  // stage latency of one stage at a time on them.
+  for (int k : {24, 33, 48, 66, 99}) {
+    RingCfg cfg = think_cfg(m16, l2_rows, rows16, true, 0, 1, k);
+    cfg.want_smids = true;
+    RingOut o = run_ring(c, cfg, rb);
+    JObj p;
+    p.str("source", "l2").str("placement", "plain launch").num("box_bytes", rows16 * kRowBytes).num("boxes_per_stage", 2)
+        .num("stages", 1).num("ctas", k);
+    const std::string name = "gpc_order_pair16KB_s1_ctas" + std::to_string(k);
+    record_ring(c, name + "_bw", name + "_latency", o,
+                "A plain launch of k CTAs, one per SM (params.smids: the SM of each CTA, in CTA order), one stage of two "
+                "16 KB boxes at a time, back to back. ",
+                p);
+  }
   for (const Shape& sh : shapes) {
     for (int k : {1, 2, 4, 8, 12, 16}) {
       for (int packed : {0, 1}) {

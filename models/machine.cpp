@@ -333,6 +333,15 @@ Machine parse_machine(const std::string& text, const std::string& path) {
   Machine m;
   m.path = path;
   auto bad = [&](const std::string& msg) { return isa::InputError(fmt::format("{}: {}", path, msg)); };
+  // The "source" (tagged, bounded text) and optional "note" of a parameter or of the GPC list, named `what` in errors.
+  auto sourced = [&](const nlohmann::json& entry, const std::string& what) {
+    std::string source = entry["source"];
+    if (!valid_source(source)) throw bad(fmt::format("{}: source must start with published:, measured:, derived: or estimate:", what));
+    if (auto problem = text_problem(source, 4096, false); !problem.empty()) throw bad(fmt::format("{}: source {}", what, problem));
+    if (entry.contains("note") && (!entry["note"].is_string() || !text_problem(entry["note"], 4096, false).empty()))
+      throw bad(fmt::format("{}: \"note\" must be a string of at most 4096 bytes without control characters", what));
+    return source;
+  };
   if (!j.is_object()) throw bad("expected a JSON object");
   if (j.contains("params") && !j.contains("units"))
     throw bad("this machine file lists its parameters flat under \"params\" (the format before units): group them by unit "
@@ -412,14 +421,7 @@ Machine parse_machine(const std::string& text, const std::string& path) {
     for (const auto& [k, _] : p.items())
       if (k != "value" && k != "source" && k != "note")
         throw bad(fmt::format("parameter '{}': unknown key '{}'", d.name, isa::printable(k)));
-    std::string source = p["source"];
-    if (!valid_source(source))
-      throw bad(fmt::format("parameter '{}': source must start with published:, measured:, derived: or estimate:", d.name));
-    if (auto problem = text_problem(source, 4096, false); !problem.empty())
-      throw bad(fmt::format("parameter '{}': source {}", d.name, problem));
-    if (p.contains("note") && (!p["note"].is_string() || !text_problem(p["note"], 4096, false).empty()))
-      throw bad(fmt::format("parameter '{}': \"note\" must be a string of at most 4096 bytes without control characters", d.name));
-    m.sources[d.name] = source;
+    m.sources[d.name] = sourced(p, fmt::format("parameter '{}'", d.name));
     // The value: its range is checked on the double, before any conversion (1e30 cannot wrap an integer field).
     const nlohmann::json& jv = p["value"];
     const double v = jv.is_number_unsigned()  ? static_cast<double>(jv.get<std::uint64_t>())
@@ -450,8 +452,6 @@ Machine parse_machine(const std::string& text, const std::string& path) {
       throw bad("unit 'sm': \"gpcs\" must be {\"sms\": [SMs of each GPC, in SM order], \"source\": \"published|measured|derived|estimate: ...\"}");
     for (const auto& [k, _] : g.items())
       if (k != "sms" && k != "source" && k != "note") throw bad(fmt::format("unit 'sm': \"gpcs\": unknown key '{}'", isa::printable(k)));
-    if (g.contains("note") && (!g["note"].is_string() || !text_problem(g["note"], 4096, false).empty()))
-      throw bad("unit 'sm': \"gpcs\": \"note\" must be a string of at most 4096 bytes without control characters");
     const nlohmann::json& sms = g["sms"];
     if (sms.empty() || sms.size() > 1024) throw bad("unit 'sm': \"gpcs\": \"sms\" must list 1 to 1024 GPCs");
     std::int64_t total = 0;
@@ -465,10 +465,7 @@ Machine parse_machine(const std::string& text, const std::string& path) {
       throw bad(fmt::format("unit 'sm': \"gpcs\" hold {} SMs in all, but sm_count is {} (a machine with other SMs lists its "
                             "own GPCs, or none: then a cluster takes any SMs)",
                             total, m.sm_count));
-    std::string source = g["source"];
-    if (!valid_source(source)) throw bad("unit 'sm': \"gpcs\": source must start with published:, measured:, derived: or estimate:");
-    if (auto problem = text_problem(source, 4096, false); !problem.empty()) throw bad(fmt::format("unit 'sm': \"gpcs\": source {}", problem));
-    m.gpc_source = source;
+    m.gpc_source = sourced(g, "unit 'sm': \"gpcs\"");
   }
   // Rules between parameters.
   if (m.smem_per_cta_max > m.smem_per_sm)

@@ -34,10 +34,13 @@ void check_fits(const isa::Program& p, const Machine& m) {
     throw isa::InputError(fmt::format("cluster of {} CTAs; {} allows at most {}", p.cluster_size(), m.name, m.max_cluster_size));
   if (p.cluster_size() > m.sm_count)
     throw isa::InputError(fmt::format("cluster of {} CTAs does not fit on {} SMs", p.cluster_size(), m.sm_count));
-  if (!m.gpc_sms.empty() && p.cluster_size() > *std::max_element(m.gpc_sms.begin(), m.gpc_sms.end()))
-    throw isa::InputError(fmt::format("cluster of {} CTAs does not fit in a GPC of {}: a cluster runs on the SMs of one GPC, "
-                                      "and the largest has {}",
-                                      p.cluster_size(), m.name, *std::max_element(m.gpc_sms.begin(), m.gpc_sms.end())));
+  if (!m.gpc_sms.empty()) {
+    const std::int64_t largest = *std::max_element(m.gpc_sms.begin(), m.gpc_sms.end());
+    if (p.cluster_size() > largest)
+      throw isa::InputError(fmt::format("cluster of {} CTAs does not fit in a GPC of {}: a cluster runs on the SMs of one "
+                                        "GPC, and the largest has {}",
+                                        p.cluster_size(), m.name, largest));
+  }
   for (const auto& r : p.roles)
     for (const auto& op : r.ops) {
       std::string why = op_fits(op, m);
@@ -73,10 +76,12 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
     SMPIPE_CHECK(by_op_[k] != nullptr, fmt::format("no unit accepts op '{}'", isa::all_ops()[k].name));
   for (auto& u : units_) u->connect();
   sms_.resize(machine_.sm_count);
-  // Each SM's GPC (machines that list them; their SM counts add up to sm_count, a rule of the machine file).
+  // Each SM's GPC (machines that list them; their SM counts add up to sm_count, a rule of the machine file). A
+  // machine without GPCs is one GPC of all its SMs.
   for (std::size_t g = 0; g < machine_.gpc_sms.size(); ++g)
     gpc_of_sm_.insert(gpc_of_sm_.end(), static_cast<std::size_t>(machine_.gpc_sms[g]), static_cast<int>(g));
-  gpc_of_sm_.resize(machine_.gpc_sms.empty() ? 0 : sms_.size(), static_cast<int>(machine_.gpc_sms.size()) - 1);
+  gpcs_ = std::max<std::size_t>(1, machine_.gpc_sms.size());
+  gpc_of_sm_.resize(sms_.size(), static_cast<int>(gpcs_) - 1);
   sm_used_.assign(machine_.sm_count, false);
   num_clusters_ = program_.num_ctas() / program_.cluster_size();
   for (const auto& r : program_.roles) {
@@ -187,14 +192,14 @@ bool Simulator::place_cluster(std::int64_t ci) {
   std::vector<int> order(sms_.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sms_[a].ctas < sms_[b].ctas; });
-  std::vector<std::vector<int>> fits(cs > 1 && !gpc_of_sm_.empty() ? machine_.gpc_sms.size() : 1);
+  std::vector<std::vector<int>> fits(gpcs_);  // per GPC: the SMs that fit, in order
   const std::vector<int>* chosen_in = nullptr;
   for (int s : order) {
     const SmResources& sm = sms_[s];
     if (sm.ctas + 1 > machine_.max_ctas_per_sm || sm.warps + p.warps > machine_.max_warps_per_sm ||
         sm.smem + smem > machine_.smem_per_sm)
       continue;
-    std::vector<int>& in = fits[fits.size() == 1 ? 0 : static_cast<std::size_t>(gpc_of_sm_[static_cast<std::size_t>(s)])];
+    std::vector<int>& in = fits[static_cast<std::size_t>(gpc_of_sm_[static_cast<std::size_t>(s)])];
     in.push_back(s);
     if (static_cast<std::int64_t>(in.size()) == cs) {
       chosen_in = &in;

@@ -215,7 +215,8 @@ class Simulator : public sim::Handler {
   std::vector<Cluster> clusters_;  // by slot
   std::vector<std::uint32_t> free_clusters_;
   std::vector<SmResources> sms_;
-  std::vector<int> gpc_of_sm_;  // per SM: its GPC (Machine::gpc_sms; empty without GPCs)
+  std::vector<int> gpc_of_sm_;  // per SM: its GPC (Machine::gpc_sms; all 0 without GPCs)
+  std::size_t gpcs_ = 1;        // GPCs (1 without)
   std::int64_t num_clusters_ = 0;
   std::int64_t next_cluster_ = 0;  // next cluster to launch (or hand out through CLC)
   std::int64_t live_ctas_ = 0;

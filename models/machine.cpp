@@ -117,6 +117,10 @@ const std::vector<ParamDef>& param_defs() {
        &Machine::l2_latency_spread, {0, 1, "share of the transfer's time (0: none)"}},
       {"l2", "hbm_latency_spread", "the same for the time of a read that misses, through HBM (cache_hbm)",
        &Machine::hbm_latency_spread, {0, 1, "share of the transfer's time (0: none)"}},
+      {"l2", "l2_processor_sharing",
+       "1: the SMs with tensor reads in flight share the L2's bandwidth equally at every moment (reads that start together "
+       "end together); 0: a read's share is fixed when it starts, by the SMs busy then (cache_hbm)",
+       &Machine::l2_processor_sharing, {0, 1, "0 or 1"}},
       {"l2", "l2_miss_lookups", "the L2's work for a byte read from HBM, in bytes that hit (its request and its fill; cache_hbm)",
        &Machine::l2_miss_lookups, {1, 16, "bytes of L2 bandwidth per missed byte (H100: 1.7)"}},
       {"l2", "l2_store_cost", "the L2's work for a byte a tensor store writes, in bytes of l2_bytes_per_cycle that hit (cache_hbm)",

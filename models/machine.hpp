@@ -77,6 +77,9 @@ struct Machine {
   // How much a tensor transfer's time through the L2 (and, for a miss, through HBM) varies from one transfer to the
   // next under load, as a share of it (uniform in +-share; 0: every transfer takes the time its queues give it).
   double l2_latency_spread = 0, hbm_latency_spread = 0;
+  // 1: the SMs with reads in flight share the L2 equally at every moment (processor sharing, re-timed as SMs start
+  // and finish); 0: a transfer's share is the one it gets when it starts.
+  std::int64_t l2_processor_sharing = 0;
   std::int64_t cp_async_latency_cycles = 0;
   double lsu_bytes_per_cycle = 0;  // one SM's load/store path (cp.async, ld/st.global): whole 128-byte lines of loads
   double lsu_load_min_cycles = 0;  // the least one warp's load instruction holds that path (narrow loads of 1-2 lines)

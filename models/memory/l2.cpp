@@ -19,9 +19,12 @@ std::uint64_t CachedL2::block_parts(std::int64_t r0, std::int64_t rows, std::int
   return row_bits & halves;
 }
 
-Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, bool write) {
+namespace {
+// Whether an op names the tensor box it moves (its attribute `tensor` and box=).
+bool addressed(const OpContext& ctx, isa::Attr tensor) { return ctx.attr(tensor).present && ctx.present(isa::Attr::kBox); }
+
+TensorAccess access(const OpContext& ctx, isa::Attr tensor, std::int64_t bytes, bool write) {
   const isa::AttrSlot& t = ctx.attr(tensor);
-  if (!t.present || !ctx.present(isa::Attr::kBox)) return l2.transfer(start, bytes);
   TensorAccess a;
   a.tensor = t.decl;
   a.rank = static_cast<int>(ctx.sim.program().tensors[static_cast<std::size_t>(t.decl)].shape.size());
@@ -34,10 +37,22 @@ Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cy
   a.write = write;
   a.sm = ctx.cta().sm;
   a.cta = ctx.cta().id;
-  return l2.transfer(start, a);
+  return a;
+}
+}  // namespace
+
+Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, bool write) {
+  if (!addressed(ctx, tensor)) return l2.transfer(start, bytes, static_cast<std::uint32_t>(ctx.cta().sm));
+  return l2.transfer(start, access(ctx, tensor, bytes, write));
 }
 
-Cycle SingleQueueL2::transfer(Cycle start, std::int64_t bytes) {
+void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, Landing& to,
+             std::uint32_t token) {
+  if (!addressed(ctx, tensor)) return to.landed(token, l2.transfer(start, bytes, static_cast<std::uint32_t>(ctx.cta().sm)));
+  l2.read(start, access(ctx, tensor, bytes, false), to, token);
+}
+
+Cycle SingleQueueL2::transfer(Cycle start, std::int64_t bytes, std::uint32_t) {
   return queue_.serve(start, bytes, sim_.machine().l2_bytes_per_cycle);
 }
 
@@ -65,6 +80,8 @@ CachedL2::CachedL2(Simulator& sim)
     requests_.assign(static_cast<std::size_t>(groups) * kRequestsPerGroup, InFlightRead{});
   }
   if (m.l2_combine_near_share > 0 || m.l2_combine_far_share > 0) cta_reads_.assign(std::size_t{1} << kCtaReadBits, InFlightRead{});
+  sharing_ = m.l2_processor_sharing != 0;
+  link_.configure(static_cast<std::size_t>(m.sm_count), m.l2_bytes_per_cycle);
 }
 
 Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
@@ -88,13 +105,152 @@ Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
   return sm_free_[sm];
 }
 
-Cycle CachedL2::transfer(Cycle start, std::int64_t bytes) {
+Cycle CachedL2::transfer(Cycle start, std::int64_t bytes, std::uint32_t sm) {
   hit_bytes_ += bytes;
   l2_work_ += bytes;
+  if (sharing_) return shared(sm, start, bytes, true);
   return l2_.serve(start, bytes, sim_.machine().l2_bytes_per_cycle);
 }
 
+// ---- processor sharing (l2_processor_sharing) ----
+
+Cycle CachedL2::shared(std::uint32_t sm, Cycle start, std::int64_t work, bool queue) {
+  link_.advance(static_cast<double>(sim_.now().v));
+  double end;
+  if (queue) {
+    end = link_.projected(link_.add(sm, static_cast<double>(work)));
+    reschedule();
+  } else {
+    end = link_.estimate(sm, static_cast<double>(work));
+  }
+  return sim::max(start, Cycle(static_cast<std::int64_t>(std::ceil(end))));
+}
+
+// The next time something in the link changes (a read through, an SM out of work): one tick event then.
+void CachedL2::reschedule() {
+  const std::int64_t now = sim_.now().v;
+  std::int64_t at = -1;
+  // A read is through at the first whole cycle at or after its end (within rounding, the same test as tick's).
+  if (!pending_.empty()) at = static_cast<std::int64_t>(std::ceil(link_.projected(pending_.top().first) - 1e-6));
+  if (double e = link_.next_end(); e != SharedLink::kNever) {
+    auto end = static_cast<std::int64_t>(std::ceil(link_.projected(e)));
+    at = at < 0 ? end : std::min(at, end);
+  }
+  if (at < 0) return;
+  sim_.schedule(*this, Cycle(std::max(at, now)), sim::Priority::kCompletion, kTick, ++tick_);
+}
+
+void CachedL2::arrive(std::uint32_t j) {
+  link_.advance(static_cast<double>(sim_.now().v));
+  pending_.emplace(link_.add(jobs_[j].sm, static_cast<double>(jobs_[j].work)), j);
+  reschedule();
+}
+
+void CachedL2::complete(std::uint32_t target, std::uint64_t payload) {
+  if (target == kArrive) return arrive(static_cast<std::uint32_t>(payload));
+  if (payload != tick_) return;  // superseded by a later tick
+  const std::int64_t now = sim_.now().v;
+  link_.advance(static_cast<double>(now));
+  while (!pending_.empty() && link_.projected(pending_.top().first) <= static_cast<double>(now) + 1e-6) {
+    std::uint32_t j = pending_.top().second;
+    pending_.pop();
+    jobs_[j].through_done = true;
+    jobs_[j].through = Cycle(now);
+    finish(j);
+  }
+  reschedule();
+}
+
+// A read whose share is through and whose joined reads are all done ends: its waiter hears it, then those that
+// joined it.
+void CachedL2::finish(std::uint32_t j) {
+  {
+    const Job& job = jobs_[j];
+    if (!job.through_done || job.deps > 0) return;
+  }
+  Job& job = jobs_[j];
+  Cycle done = job.floor;
+  if (job.work > 0) done = sim::max(done, sim_.spread(job.start, job.through, sim_.machine().l2_latency_spread, 2 * job.box));
+  for (auto [group_table, index] : job.entries) {
+    InFlightRead& e = group_table ? requests_[index] : cta_reads_[index];
+    if (e.job == j && e.gen == job.gen) e.done = done.v, e.job = kNoJob;
+  }
+  Landing* to = job.to;
+  const std::uint32_t token = job.token;
+  std::vector<std::uint32_t> dependents;
+  dependents.swap(job.dependents);
+  job.entries.clear();
+  ++job.gen;
+  free_jobs_.push_back(j);
+  to->landed(token, done);
+  for (std::uint32_t d : dependents) {
+    jobs_[d].floor = sim::max(jobs_[d].floor, done);
+    --jobs_[d].deps;
+    finish(d);
+  }
+}
+
+void CachedL2::read(Cycle start, const TensorAccess& a, Landing& to, std::uint32_t token) {
+  if (!sharing_) return to.landed(token, transfer(start, a));
+  const Plan p = plan(start, a);
+  std::uint32_t j;
+  if (!free_jobs_.empty()) {
+    j = free_jobs_.back();
+    free_jobs_.pop_back();
+  } else {
+    j = static_cast<std::uint32_t>(jobs_.size());
+    jobs_.emplace_back();
+  }
+  Job& job = jobs_[j];
+  job.start = start;
+  job.floor = p.floor;
+  job.box = p.box;
+  job.work = p.hit + p.miss > 0 ? p.work : 0;
+  job.sm = a.sm;
+  job.token = token;
+  job.to = &to;
+  job.deps = 0;
+  job.through_done = false;
+  // What the tables say of it until it is through: the end its share would give if no SM started or finished.
+  Cycle estimate = job.work > 0 ? sim::max(p.floor, shared(a.sm, start, job.work, false)) : p.floor;
+  for (auto [other, gen, their_estimate] : joined_) {
+    estimate = sim::max(estimate, Cycle(their_estimate));
+    if (jobs_[other].gen != gen) {
+      job.floor = sim::max(job.floor, Cycle(their_estimate));
+      continue;
+    }
+    jobs_[other].dependents.push_back(j);
+    ++job.deps;
+  }
+  remember(p, start, estimate, j);
+  if (job.work == 0) {
+    job.through_done = true;
+    job.through = start;
+    finish(j);
+  } else if (start > sim_.now()) {
+    sim_.schedule(*this, start, sim::Priority::kCompletion, kArrive, j);
+  } else {
+    arrive(j);
+  }
+}
+
 Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
+  const Machine& m = sim_.machine();
+  const Plan p = plan(start, a);
+  Cycle done = p.floor;
+  // A read that joined one still in flight (processor sharing): that read's estimated end.
+  for (auto [other, gen, their_estimate] : joined_) done = sim::max(done, Cycle(their_estimate));
+  if (std::int64_t moved = p.hit + p.miss + p.written; moved > 0) {
+    Cycle through = sharing_ ? shared(a.sm, start, p.work, true)
+                             : sim::max(l2_.serve(start, p.work, m.l2_bytes_per_cycle), fair_share(a.sm, start, moved));
+    if (p.written > 0) through = sim::max(through, stores_.serve(start, p.written, m.l2_store_bytes_per_cycle));
+    done = sim::max(done, sim_.spread(start, through, m.l2_latency_spread, 2 * p.box));
+  }
+  remember(p, start, done, kNoJob);
+  return done;
+}
+
+CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   const Machine& m = sim_.machine();
   const isa::TensorDecl& t = sim_.program().tensors[static_cast<std::size_t>(a.tensor)];
   const int r = a.rank;
@@ -115,6 +271,13 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   const std::int64_t per_group = std::max<std::int64_t>(1, m.l2_combine_sms);
   const std::int64_t group = static_cast<std::int64_t>(a.sm) / per_group;
   const std::uint64_t me = std::uint64_t{1} << (static_cast<std::int64_t>(a.sm) % per_group);
+  joined_.clear();
+  // Joining a read in flight: done no sooner than it is (with processor sharing, while its end is not known yet, when
+  // it comes; joined_ holds it and its estimate).
+  auto join = [&](const InFlightRead& r) {
+    if (r.job != kNoJob) joined_.emplace_back(r.job, r.gen, r.done);
+    else merged_done = sim::max(merged_done, Cycle(r.done));
+  };
   auto touch_rows = [&](std::int64_t row0, std::int64_t row1) {  // rows [row0, row1) of the flattened tensor
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb) {
       std::int64_t rows = std::min(row1, (rb + 1) * kBlockRows) - std::max(row0, rb * kBlockRows);
@@ -146,7 +309,7 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
             // (of parts the L2 holds or has coming).
             const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * mine->outstanding(start)));
             merged += joined;
-            merged_done = sim::max(merged_done, Cycle(mine->done));
+            join(*mine);
             mine->sms |= me;
             bytes -= joined;
           } else {
@@ -160,7 +323,7 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
               const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * share));
               if (joined > 0) {
                 merged += joined;
-                merged_done = sim::max(merged_done, Cycle(other->done));
+                join(*other);
                 bytes -= joined;
               }
             } else if (other != nullptr) {
@@ -220,36 +383,47 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   merged_bytes_ += merged;
   written_back_ += back;
   written_ += written;
-  Cycle done = merged_done;
-  if (std::int64_t moved = hit + miss + written; moved > 0) {
-    auto work = hit + static_cast<std::int64_t>(std::llround(static_cast<double>(written) * m.l2_store_cost)) +
-                static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups));
-    l2_work_ += work;
-    Cycle through = sim::max(l2_.serve(start, work, m.l2_bytes_per_cycle), fair_share(a.sm, start, moved));
-    if (written > 0) through = sim::max(through, stores_.serve(start, written, m.l2_store_bytes_per_cycle));
-    done = sim::max(done, sim_.spread(start, through, m.l2_latency_spread, 2 * box));
+  Plan p;
+  p.hit = hit, p.miss = miss, p.written = written, p.back = back, p.merged = merged;
+  p.box = box, p.group = group, p.me = me, p.cta = a.cta;
+  p.floor = merged_done;
+  if (hit + miss + written > 0) {
+    p.work = hit + static_cast<std::int64_t>(std::llround(static_cast<double>(written) * m.l2_store_cost)) +
+             static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups));
+    l2_work_ += p.work;
   }
   if (miss + back > 0) {
     hbm_bytes_ += miss + back;
     Cycle fetched = hbm_.serve(start, miss + back, m.hbm_bytes_per_cycle);
-    if (miss > 0) done = sim::max(done, sim_.spread(start, fetched + Cycle(m.hbm_latency_cycles), m.hbm_latency_spread, 2 * box + 1));
+    if (miss > 0) p.floor = sim::max(p.floor, sim_.spread(start, fetched + Cycle(m.hbm_latency_cycles), m.hbm_latency_spread, 2 * box + 1));
     // A block evicted dirty leaves the L2 before its place takes the new data: the box waits for the write-back.
-    if (back > 0) done = sim::max(done, fetched);
+    if (back > 0) p.floor = sim::max(p.floor, fetched);
   }
+  return p;
+}
+
+void CachedL2::remember(const Plan& p, Cycle start, Cycle done, std::uint32_t job) {
   // The blocks this box read itself are in flight until it is done: later readers of them (outside its group's
   // window) are lookups that wait for that data.
   for (std::int32_t n : fresh_) cache_.stamp(n) = std::max(cache_.stamp(n), done.v);
-  const std::int64_t until = start.v + m.l2_combine_window_cycles;
-  for (auto [key, parts] : issued_)
-    request(group, key) = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .sms = me};
-  for (auto [key, parts] : owned_)
-    cta_read(key) = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .cta = a.cta};
-  return done;
+  const std::int64_t until = start.v + sim_.machine().l2_combine_window_cycles;
+  const std::uint32_t gen = job != kNoJob ? jobs_[job].gen : 0;
+  for (auto [key, parts] : issued_) {
+    const std::size_t index = static_cast<std::size_t>(p.group) * kRequestsPerGroup + slot(key, kRequestBits);
+    requests_[index] = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .sms = p.me, .job = job, .gen = gen};
+    if (job != kNoJob) jobs_[job].entries.emplace_back(true, index);
+  }
+  for (auto [key, parts] : owned_) {
+    const std::size_t index = slot(key, kCtaReadBits);
+    cta_reads_[index] = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .cta = p.cta, .job = job, .gen = gen};
+    if (job != kNoJob) jobs_[job].entries.emplace_back(false, index);
+  }
 }
 
 void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   const Machine& m = sim_.machine();
-  s.units.push_back(link_stats("L2 bandwidth (whole GPU)", l2_work_, m.l2_bytes_per_cycle, cycles, l2_.free()));
+  const Cycle l2_free = sharing_ ? Cycle(static_cast<std::int64_t>(std::ceil(link_.drained()))) : l2_.free();
+  s.units.push_back(link_stats("L2 bandwidth (whole GPU)", l2_work_, m.l2_bytes_per_cycle, cycles, l2_free));
   s.units.push_back(link_stats("HBM bandwidth", hbm_bytes_, m.hbm_bytes_per_cycle, cycles, hbm_.free()));
   if (written_ > 0) s.units.push_back(link_stats("L2 stores (whole GPU)", written_, m.l2_store_bytes_per_cycle, cycles, stores_.free()));
   s.l2_hit_bytes = hit_bytes_ + merged_bytes_;

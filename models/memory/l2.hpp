@@ -8,11 +8,13 @@
 #include <array>
 #include <functional>
 #include <queue>
+#include <tuple>
 #include <utility>
 #include <vector>
 
 #include "models/gpu/unit.hpp"
 #include "models/memory/block_cache.hpp"
+#include "models/memory/shared_link.hpp"
 #include "models/memory/transfer.hpp"
 
 namespace isa {
@@ -33,20 +35,36 @@ struct TensorAccess {
   std::int64_t cta = 0;      // the linear id of its CTA (launch order)
 };
 
+// Who hears when a read started with MemoryHierarchy::read is through the memory: landed(token, done) is called
+// once, at or before `done` (at the read's start where the hierarchy knows its end right away).
+class Landing {
+ public:
+  virtual void landed(std::uint32_t token, Cycle done) = 0;
+
+ protected:
+  ~Landing() = default;
+};
+
 class MemoryHierarchy : public Unit {
  public:
   using Unit::Unit;
   std::string_view name() const override { return "l2"; }
-  // When `bytes` moved between the SMs and global memory, issued at `start`, are through.
-  virtual Cycle transfer(Cycle start, std::int64_t bytes) = 0;
+  // When `bytes` moved between SM `sm` and global memory, issued at `start`, are through.
+  virtual Cycle transfer(Cycle start, std::int64_t bytes, std::uint32_t sm) = 0;
   // The same for a tensor box; implementations without addresses count its bytes.
-  virtual Cycle transfer(Cycle start, const TensorAccess& a) { return transfer(start, a.bytes); }
+  virtual Cycle transfer(Cycle start, const TensorAccess& a) { return transfer(start, a.bytes, a.sm); }
+  // A tensor read whose end may depend on what the memory serves after it starts (processor sharing): `to` hears
+  // it. By default its end is known at the start.
+  virtual void read(Cycle start, const TensorAccess& a, Landing& to, std::uint32_t token) { to.landed(token, transfer(start, a)); }
 };
 
 // When an op's `bytes` moved at `start` are through `l2`: with the box of the tensor its attribute `tensor` names
 // (TMA's tensor=, cp.async's and ld.global's src=, st.global's dst=) when the op gives box=, else as bytes
 // without an address.
 Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, bool write);
+// The same for a read whose end `to` hears (MemoryHierarchy::read; without a box, at once).
+void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, Landing& to,
+             std::uint32_t token);
 
 // "single_queue": the whole GPU's L2 bandwidth as one shared queue, first come first served, no addresses,
 // no latency of its own (the issuing unit adds its measured latency). First-order: it cannot tell hits
@@ -55,7 +73,7 @@ class SingleQueueL2 : public MemoryHierarchy {
  public:
   using MemoryHierarchy::MemoryHierarchy;
   using MemoryHierarchy::transfer;
-  Cycle transfer(Cycle start, std::int64_t bytes) override;
+  Cycle transfer(Cycle start, std::int64_t bytes, std::uint32_t sm) override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
 
  private:
@@ -115,17 +133,48 @@ class SingleQueueL2 : public MemoryHierarchy {
 // transfers in flight each gets 1/n of l2_bytes_per_cycle (processor sharing), so a stage's latency grows
 // with the number of SMs waiting for data even when the GPU-wide bandwidth is not saturated. An SM's own
 // transfers follow one another on its share; the GPU-wide queue still bounds the total.
+//
+// With l2_processor_sharing = 1 the share is kept exact instead: at every moment each SM with reads in flight gets an
+// equal share of the L2 (models/memory/shared_link.hpp), so a read that starts slows those in flight and one that ends
+// speeds them up, and reads that start together end together (132 SMs that each start a stage of 32 KB at once all
+// get their data after 132 x 32 KB of the L2's time, as on the GPU, not one after the other). A TMA load's end is
+// then known only when it comes (MemoryHierarchy::read); a read that joins another's requests waits for that read's
+// end as it comes. What the other paths (stores, cp.async, global loads) are told at their start is the end their
+// share gives if no SM starts or finishes meanwhile; their work takes its share of the L2 all the same.
 class CachedL2 : public MemoryHierarchy {
  public:
   static constexpr std::int64_t kBlockRows = 32, kBlockBytes = 128;
   explicit CachedL2(Simulator& sim);
-  Cycle transfer(Cycle start, std::int64_t bytes) override;
+  Cycle transfer(Cycle start, std::int64_t bytes, std::uint32_t sm) override;
   Cycle transfer(Cycle start, const TensorAccess& a) override;
+  void read(Cycle start, const TensorAccess& a, Landing& to, std::uint32_t token) override;
+  void complete(std::uint32_t target, std::uint64_t payload) override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
 
  private:
+  static constexpr std::uint32_t kNoJob = ~0u;
+  // What a box does in the L2 (cache_hbm's lookups, combining, HBM), before its share of the L2's bandwidth.
+  struct Plan {
+    std::int64_t hit = 0, miss = 0, written = 0, back = 0, merged = 0;
+    std::int64_t work = 0;    // the L2's work: bytes that hit, missed bytes x l2_miss_lookups, stores x l2_store_cost
+    Cycle floor;              // done no sooner (reads joined, data coming from HBM for others, its own HBM read)
+    std::uint64_t box = 0;    // the box's address: what the spread of its time draws by
+    std::int64_t group = 0;   // its SM's group (l2_combine_sms) and the SM's bit in it
+    std::uint64_t me = 0;
+    std::int64_t cta = 0;
+  };
+  Plan plan(Cycle start, const TensorAccess& a);
+  // The blocks a box read itself (plan's): the reads others may join, until `done`; `job`: its read while its end
+  // is not known (processor sharing; kNoJob: none).
+  void remember(const Plan& p, Cycle start, Cycle done, std::uint32_t job);
   // When SM `sm`'s share of the L2 has moved `bytes` that can start at `start`.
   Cycle fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes);
+  // Processor sharing (l2_processor_sharing): when `work` queued on SM `sm`'s share now would be through if no SM
+  // started or finished meanwhile; `queue`: queue it (else only the estimate).
+  Cycle shared(std::uint32_t sm, Cycle start, std::int64_t work, bool queue);
+  void reschedule();
+  void arrive(std::uint32_t job);
+  void finish(std::uint32_t job);
   static std::uint64_t block_parts(std::int64_t r0, std::int64_t rows, std::int64_t c0, std::int64_t c1);
 
   BandwidthQueue l2_, hbm_, stores_;  // stores_: the L2 taking stored bytes (l2_store_bytes_per_cycle)
@@ -146,6 +195,7 @@ class CachedL2 : public MemoryHierarchy {
     std::uint64_t parts = 0;
     std::uint64_t sms = 0;  // the group table: the group's SMs on it (bit: SM id mod l2_combine_sms)
     std::int64_t cta = -1;  // the CTA table: the CTA that issued it
+    std::uint32_t job = kNoJob, gen = 0;  // processor sharing: the read, while its end is not known (`done`: an estimate)
     bool joinable(std::uint64_t k, Cycle at, std::uint64_t need) const {
       return key == k && at.v <= until && at.v < done && (need & ~parts) == 0;
     }
@@ -174,6 +224,27 @@ class CachedL2 : public MemoryHierarchy {
   std::vector<InFlightRead> cta_reads_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> owned_;  // (key, parts) of the blocks the current box reads
                                                                  // without joining another CTA's read
+  // Processor sharing: the L2's share per SM, and the reads in it whose end is not known yet.
+  enum Event : std::uint32_t { kArrive, kTick };
+  struct Job {
+    Cycle start, floor, through;
+    std::uint64_t box = 0;
+    std::int64_t work = 0;
+    std::uint32_t sm = 0, token = 0, gen = 0, deps = 0;  // deps: joined reads not through yet
+    bool through_done = false;
+    Landing* to = nullptr;
+    std::vector<std::uint32_t> dependents;                    // reads that joined this one
+    std::vector<std::pair<bool, std::size_t>> entries;        // its table entries (group table?, index)
+  };
+  bool sharing_ = false;
+  SharedLink link_;
+  std::vector<Job> jobs_;
+  std::vector<std::uint32_t> free_jobs_;
+  std::priority_queue<std::pair<double, std::uint32_t>, std::vector<std::pair<double, std::uint32_t>>, std::greater<>>
+      pending_;  // (virtual end, job) of the reads in the link
+  std::uint64_t tick_ = 0;  // the current tick event's number (older ones are stale)
+  std::vector<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>> joined_;  // (job, gen, estimated end) of the reads
+                                                                               // in flight the current box joined
   std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, merged_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;
   std::int64_t l2_work_ = 0;  // bytes of L2 bandwidth used (a missed byte counts l2_miss_lookups)
 };

@@ -54,7 +54,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       std::int64_t occ = transfer_cycles(bytes, m.tma_bytes_per_cycle);
       engine = start + Cycle(occ);
       busy_ += occ;
-      Cycle done = sim::max(start + Cycle(occ), through_l2(*l2_, ctx, Attr::kTensor, start, bytes, false)) + sim_.jit(m.tma_load_latency_cycles);
+      const Cycle latency = sim_.jit(m.tma_load_latency_cycles);
       sim_.counters().bytes_loaded += bytes;
       std::int64_t mask = ctx.present(Attr::kMulticast) ? ctx.value(Attr::kMulticast) : 0;
       Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), mask);
@@ -63,18 +63,32 @@ OpResult TmaUnit::execute(OpContext& ctx) {
         if (mask != 0) ctx.ub("bar_cta with multicast", "tma.load: give either multicast= or bar_cta=, not both");
         targets.slot[0] = sim_.peer_cta(ctx.warp, ctx.op, ctx.value(Attr::kBarCta));
       }
+      std::uint32_t token;
+      if (!free_loads_.empty()) {
+        token = free_loads_.back();
+        free_loads_.pop_back();
+      } else {
+        token = static_cast<std::uint32_t>(loads_.size());
+        loads_.emplace_back();
+      }
+      PendingLoad& load = loads_[token];
+      load.issued = now;
+      load.engine_done = start + Cycle(occ);
+      load.latency = latency;
+      load.bytes = bytes;
+      load.cta_id = cta_id;
+      load.barrier = f;
+      load.count = 0;
       for (std::uint32_t t : targets) {
         Signal s = mbar_->signal_to(t, SignalKind::kCompleteTx, f, bytes, ctx.warp_id, ctx.op);
         // The box lands in CTA t (in this CTA with bar_cta=) and completes with t's barrier phase.
         std::uint32_t lands_in = ctx.present(Attr::kBarCta) ? ctx.cta_slot() : t;
         s.hb = hazards_->async_access(ctx.warp_id, ctx.op, lands_in, dst, true, HazardUnit::Via::kTmaLoad, t, f);
         if (!obs.empty()) s.token = obs.signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
-        mbar_->send(done, s);
+        load.signals[load.count++] = s;
       }
-      if (!obs.empty() && obs.wants(cta_id)) {
-        std::string label = fmt::format("TMA load {} B -> {}", bytes, mbar_->barrier_name(f));
-        obs.each(cta_id, [&](Observer& o) { o.async_work(cta_id, label, "tma", now.v, done.v); });
-      }
+      // The signals go out when the memory says the data is through (at once, or when it comes: processor sharing).
+      read_l2(*l2_, ctx, Attr::kTensor, start, bytes, *this, token);
       return ctx.busy(m.tma_issue_cycles);
     }
     case OpKind::kTmaStore: {
@@ -126,6 +140,18 @@ OpResult TmaUnit::execute(OpContext& ctx) {
     case OpKind::kTmaPrefetch: return ctx.busy(m.tma_issue_cycles);
     default: return Unit::execute(ctx);
   }
+}
+
+void TmaUnit::landed(std::uint32_t token, Cycle through) {
+  const PendingLoad& load = loads_[token];
+  const Cycle done = sim::max(load.engine_done, through) + load.latency;
+  for (std::uint32_t i = 0; i < load.count; ++i) mbar_->send(done, load.signals[i]);
+  const Observers& obs = sim_.observers();
+  if (!obs.empty() && obs.wants(load.cta_id)) {
+    std::string label = fmt::format("TMA load {} B -> {}", load.bytes, mbar_->barrier_name(load.barrier));
+    obs.each(load.cta_id, [&](Observer& o) { o.async_work(load.cta_id, label, "tma", load.issued.v, done.v); });
+  }
+  free_loads_.push_back(token);
 }
 
 void TmaUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) const {

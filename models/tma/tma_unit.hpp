@@ -7,16 +7,17 @@
 #include <utility>
 #include <vector>
 
+#include "isa/limits.hpp"
 #include "models/gpu/unit.hpp"
 #include "models/memory/hazards.hpp"
+#include "models/memory/l2.hpp"
+#include "models/sync/mbarrier_unit.hpp"
 
 namespace smpipe::models {
 
-class MemoryHierarchy;
-class MbarrierUnit;
 class ProxyFenceUnit;
 
-class TmaUnit : public Unit {
+class TmaUnit : public Unit, private Landing {
  public:
   explicit TmaUnit(Simulator& sim);
   std::string_view name() const override { return "tma"; }
@@ -36,6 +37,17 @@ class TmaUnit : public Unit {
     HazardUnit::Groups reads;
   };
 
+  // A load whose data is on its way through the memory: what it signals when it lands (landed()).
+  struct PendingLoad {
+    Cycle issued, engine_done, latency;  // issue, the engine done with its bytes, the latency after the memory
+    std::int64_t bytes = 0, cta_id = 0;
+    std::uint32_t barrier = 0, count = 0;
+    Signal signals[isa::kMaxClusterSize];  // complete_tx of each CTA it lands in
+  };
+  void landed(std::uint32_t token, Cycle done) override;
+
+  std::vector<PendingLoad> loads_;  // by token
+  std::vector<std::uint32_t> free_loads_;
   std::vector<Cycle> free_;       // per SM: the engine is free from
   std::vector<WarpState> warps_;  // by warp id
   std::int64_t busy_ = 0;

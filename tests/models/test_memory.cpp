@@ -446,6 +446,78 @@ models::RunResult pair_box(int distance, int delay, const std::function<void(mod
 }
 }  // namespace
 
+namespace {
+// An L2 of 64 bytes per cycle, far below what the TMA engines move (16 KB in ~150 cycles), so that its share alone sets
+// a load's time; HBM without cost (a miss is the L2's work of a hit), no combining but within a TPC when `tpc` is set;
+// l2_processor_sharing as given.
+std::function<void(models::Machine&)> slow_l2(bool sharing, bool tpc = false) {
+  return [=](models::Machine& m) {
+    m.l2_bytes_per_cycle = 64;
+    m.hbm_bytes_per_cycle = 1e6;
+    m.hbm_latency_cycles = 0;
+    m.l2_miss_lookups = 1;
+    m.l2_combine_sms = tpc ? 2 : 1;
+    m.l2_combine_near_share = m.l2_combine_far_share = 0;
+    m.l2_processor_sharing = sharing ? 1 : 0;
+  };
+}
+
+// `ctas` CTAs each load a 16 KB box, CTA c `delay` x c cycles after CTA 0; CTAs in `same` (a bit per CTA) read
+// the box at row 0, the others a box of their own. Each CTA's load: (issued, done).
+std::map<std::int64_t, std::pair<std::int64_t, std::int64_t>> shared_loads(int ctas, int delay, bool sharing, unsigned same = 0,
+                                                                           bool tpc = false) {
+  LoadSpans spans;
+  auto r = boxes(fmt::format(R"(
+      compute cycles=1 + cta * {}
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(((({} >> cta) & 1) == 0) * (cta + 1) * 128, 0) dst=s bar=full
+      wait full parity=0)",
+                             delay, same),
+                 "tensor T dtype=bf16 shape=(8192, 64)", ctas, slow_l2(sharing, tpc), &spans);
+  REQUIRE(r.outcome == Outcome::kFinished);
+  REQUIRE(static_cast<int>(spans.spans.size()) == ctas);
+  return spans.spans;
+}
+}  // namespace
+
+TEST_CASE("memory: with l2_processor_sharing the SMs with reads in flight share the L2 equally at every moment: reads "
+          "that start together end together, one that starts later slows one in flight",
+          "[memory]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  const std::int64_t before = m.tma_issue_cycles, after = m.tma_load_latency_cycles;  // around the L2's part
+  SECTION("four reads of 16 KB that start together end together, after 4 x 16 KB of the L2's time") {
+    auto ps = shared_loads(4, 0, true);
+    for (const auto& [cta, span] : ps) {
+      CHECK(span.first == ps.at(0).first);
+      CHECK(span.second - span.first == before + 4 * 16384 / 64 + after);
+    }
+    // A read's share fixed when it starts (0): the first gets the whole L2 (256 cycles), the last a quarter of it.
+    auto fixed = shared_loads(4, 0, false);
+    for (std::int64_t c = 0; c < 4; ++c) CHECK(fixed.at(c).second - fixed.at(c).first == before + (c + 1) * 16384 / 64 + after);
+  }
+  SECTION("a read that starts 128 cycles into another shares the L2 from then on: both take 384 cycles") {
+    // Alone for 128 cycles the first moves 8 KB; the two then get 32 bytes per cycle each until the first is through
+    // (256 cycles more: 384 in all); the second, with 8 KB left, then has the L2 alone (128 cycles: 384 in all).
+    auto ps = shared_loads(2, 128, true);
+    CHECK(ps.at(1).first - ps.at(0).first == 128);
+    CHECK(ps.at(0).second - ps.at(0).first == before + 384 + after);
+    CHECK(ps.at(1).second - ps.at(1).first == before + 384 + after);
+    // Fixed when it starts: the first alone (256), the second at half the L2 (512).
+    auto fixed = shared_loads(2, 128, false);
+    CHECK(fixed.at(0).second - fixed.at(0).first == before + 256 + after);
+    CHECK(fixed.at(1).second - fixed.at(1).first == before + 512 + after);
+  }
+  SECTION("a read that joins another's requests ends when that read does, as the sharing makes it") {
+    // CTAs 0 and 1 (one TPC) read the same box at once, CTA 1's requests all with CTA 0's; CTA 2 reads a box of its
+    // own: CTA 0's read and CTA 2's share the L2 (512 cycles each) and CTA 1 gets its data with CTA 0's, though
+    // when it joined, CTA 0's read had the L2 to itself.
+    auto ps = shared_loads(3, 0, true, 0b011, true);
+    CHECK(ps.at(0).second - ps.at(0).first == before + 512 + after);
+    CHECK(ps.at(1).second == ps.at(0).second);
+    CHECK(ps.at(2).second - ps.at(2).first == before + 512 + after);
+  }
+}
+
 TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches the L2 with what of it is still "
           "outstanding, other readers look it up themselves and wait for the data in flight, without a second HBM read, "
           "after the fill they hit", "[memory]") {

@@ -392,6 +392,10 @@ def borrowed(params, why):
 h100 = sm90("validation/results/h100/microbench.json")
 COMBINING = l2_combining()
 COMBINING.update(latency_spread())
+COMBINING["l2_processor_sharing"] = (
+    0, "estimate: off (0): a read's share of the L2 is fixed when it starts, by the SMs busy then. With 1 the SMs with "
+       "reads in flight share it equally at every moment, so reads that start together end together (docs/simulator.md); "
+       "not yet the default: it has not been evaluated on the whole accuracy data")
 h100.update(COMBINING)
 h100.update(l2_stores("h100"))
 
@@ -486,7 +490,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "l2_miss_lookups", "l2_store_cost", "l2_store_bytes_per_cycle"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_store_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

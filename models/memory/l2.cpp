@@ -116,14 +116,12 @@ Cycle CachedL2::transfer(Cycle start, std::int64_t bytes, std::uint32_t sm) {
 
 Cycle CachedL2::shared(std::uint32_t sm, Cycle start, std::int64_t work, bool queue) {
   link_.advance(static_cast<double>(sim_.now().v));
-  double end;
-  if (queue) {
-    end = link_.projected(link_.add(sm, static_cast<double>(work)));
-    reschedule();
-  } else {
-    end = link_.estimate(sm, static_cast<double>(work));
-  }
-  return sim::max(start, Cycle(static_cast<std::int64_t>(std::ceil(end))));
+  if (!queue) return sim::max(start, Cycle(static_cast<std::int64_t>(std::ceil(link_.estimate(sm, static_cast<double>(work))))));
+  const double end = link_.projected(link_.add(sm, static_cast<double>(work)));
+  reschedule();
+  // A transfer told its end now is not re-timed when SMs start later: the GPU-wide queue of all the L2's work (the
+  // reads' too) keeps such transfers together within the L2's bandwidth.
+  return sim::max(l2_.serve(start, work, sim_.machine().l2_bytes_per_cycle), Cycle(static_cast<std::int64_t>(std::ceil(end))));
 }
 
 // The next time something in the link changes (a read through, an SM out of work): one tick event then.
@@ -131,7 +129,7 @@ void CachedL2::reschedule() {
   const std::int64_t now = sim_.now().v;
   std::int64_t at = -1;
   // A read is through at the first whole cycle at or after its end (within rounding, the same test as tick's).
-  if (!pending_.empty()) at = static_cast<std::int64_t>(std::ceil(link_.projected(pending_.top().first) - 1e-6));
+  if (!pending_.empty()) at = static_cast<std::int64_t>(std::ceil(link_.projected(std::get<0>(pending_.top())) - 1e-6));
   if (double e = link_.next_end(); e != SharedLink::kNever) {
     auto end = static_cast<std::int64_t>(std::ceil(link_.projected(e)));
     at = at < 0 ? end : std::min(at, end);
@@ -142,8 +140,26 @@ void CachedL2::reschedule() {
 
 void CachedL2::arrive(std::uint32_t j) {
   link_.advance(static_cast<double>(sim_.now().v));
-  pending_.emplace(link_.add(jobs_[j].sm, static_cast<double>(jobs_[j].work)), j);
+  Job& job = jobs_[j];
+  job.vend = link_.add(job.sm, static_cast<double>(job.work));
+  job.arrived = true;
+  pending_.emplace(job.vend, job.order, j);
   reschedule();
+}
+
+bool CachedL2::in_flight(const InFlightRead& r) const { return r.job != kNoJob && jobs_[r.job].gen == r.gen; }
+
+bool CachedL2::joinable(const InFlightRead& r, std::uint64_t key, Cycle at, std::uint64_t need) const {
+  return r.key == key && at.v <= r.until && (need & ~r.parts) == 0 && (in_flight(r) || at.v < r.done);
+}
+
+double CachedL2::outstanding(const InFlightRead& r, Cycle at) const {
+  if (!in_flight(r) || !jobs_[r.job].arrived) return r.outstanding(at);
+  // Its end: no sooner than estimated when it started, later where SMs that started since slow it (its end as its
+  // share gives it now: plan advanced the link to the current cycle).
+  const double end = std::max(link_.projected(jobs_[r.job].vend), static_cast<double>(r.done));
+  const double span = end - static_cast<double>(r.start);
+  return span <= 0 || at.v <= r.start ? 1.0 : std::clamp((end - static_cast<double>(at.v)) / span, 0.0, 1.0);
 }
 
 void CachedL2::complete(std::uint32_t target, std::uint64_t payload) {
@@ -151,8 +167,8 @@ void CachedL2::complete(std::uint32_t target, std::uint64_t payload) {
   if (payload != tick_) return;  // superseded by a later tick
   const std::int64_t now = sim_.now().v;
   link_.advance(static_cast<double>(now));
-  while (!pending_.empty() && link_.projected(pending_.top().first) <= static_cast<double>(now) + 1e-6) {
-    std::uint32_t j = pending_.top().second;
+  while (!pending_.empty() && link_.projected(std::get<0>(pending_.top())) <= static_cast<double>(now) + 1e-6) {
+    std::uint32_t j = std::get<2>(pending_.top());
     pending_.pop();
     jobs_[j].through_done = true;
     jobs_[j].through = Cycle(now);
@@ -211,6 +227,8 @@ void CachedL2::read(Cycle start, const TensorAccess& a, Landing& to, std::uint32
   job.to = &to;
   job.deps = 0;
   job.through_done = false;
+  job.order = issued_reads_++;
+  job.arrived = false;
   // What the tables say of it until it is through: the end its share would give if no SM started or finished.
   Cycle estimate = job.work > 0 ? sim::max(p.floor, shared(a.sm, start, job.work, false)) : p.floor;
   for (auto [other, gen, their_estimate] : joined_) {
@@ -223,6 +241,7 @@ void CachedL2::read(Cycle start, const TensorAccess& a, Landing& to, std::uint32
     ++job.deps;
   }
   remember(p, start, estimate, j);
+  if (job.work > 0) l2_.serve(start, job.work, sim_.machine().l2_bytes_per_cycle);  // (the GPU-wide account: shared())
   if (job.work == 0) {
     job.through_done = true;
     job.through = start;
@@ -272,6 +291,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   const std::int64_t group = static_cast<std::int64_t>(a.sm) / per_group;
   const std::uint64_t me = std::uint64_t{1} << (static_cast<std::int64_t>(a.sm) % per_group);
   joined_.clear();
+  if (sharing_) link_.advance(static_cast<double>(sim_.now().v));  // (outstanding() projects reads in flight from now)
   // Joining a read in flight: done no sooner than it is (with processor sharing, while its end is not known yet, when
   // it comes; joined_ holds it and its estimate).
   auto join = [&](const InFlightRead& r) {
@@ -303,11 +323,11 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
         if (a.write) {
           written += bytes;
         } else {
-          if (mine != nullptr && mine->joinable(key, start, need) && !(mine->sms & me)) {
+          if (mine != nullptr && joinable(*mine, key, start, need) && !(mine->sms & me)) {
             // Another SM of the group started a read of every part this one needs lately, and its data is still
             // coming: this one's requests join those of it still outstanding; the rest are lookups of their own
             // (of parts the L2 holds or has coming).
-            const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * mine->outstanding(start)));
+            const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * outstanding(*mine, start)));
             merged += joined;
             join(*mine);
             mine->sms |= me;
@@ -315,11 +335,11 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
           } else {
             if (combines) issued_.emplace_back(key, need);
             InFlightRead* other = ctas_combine ? &cta_read(key) : nullptr;
-            if (other != nullptr && other->joinable(key, start, need) && other->cta != a.cta) {
+            if (other != nullptr && joinable(*other, key, start, need) && other->cta != a.cta) {
               // Another CTA's read of every part this one needs is in flight: a share of this one's bytes reaches
               // the L2 with the requests of it still outstanding.
               const bool near = std::abs(a.cta - other->cta) <= m.l2_combine_near_ctas;
-              const double share = (near ? m.l2_combine_near_share : m.l2_combine_far_share) * other->outstanding(start);
+              const double share = (near ? m.l2_combine_near_share : m.l2_combine_far_share) * outstanding(*other, start);
               const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * share));
               if (joined > 0) {
                 merged += joined;

@@ -206,6 +206,11 @@ class CachedL2 : public MemoryHierarchy {
       return std::clamp(static_cast<double>(done - at.v) / static_cast<double>(done - start), 0.0, 1.0);
     }
   };
+  // A read of the tables whose end has not come yet (processor sharing): its data is still coming, whatever `done`
+  // estimated; joinable while it is, for the share of its requests outstanding as its end is projected now.
+  bool in_flight(const InFlightRead& r) const;
+  bool joinable(const InFlightRead& r, std::uint64_t key, Cycle at, std::uint64_t need) const;
+  double outstanding(const InFlightRead& r, Cycle at) const;
   // Both tables are direct-mapped on the block's key; a read whose entry another block took over is no longer joined.
   static std::size_t slot(std::uint64_t key, int bits) {
     return static_cast<std::size_t>(((key ^ (key >> 29) ^ (key >> 41)) * 0x9E3779B97F4A7C15ULL) >> (64 - bits));
@@ -230,6 +235,9 @@ class CachedL2 : public MemoryHierarchy {
     Cycle start, floor, through;
     std::uint64_t box = 0;
     std::int64_t work = 0;
+    std::uint64_t order = 0;                              // issue order
+    double vend = 0;                                      // its end in the link's virtual time (once arrived)
+    bool arrived = false;                                 // in the link (its start has come)
     std::uint32_t sm = 0, token = 0, gen = 0, deps = 0;  // deps: joined reads not through yet
     bool through_done = false;
     Landing* to = nullptr;
@@ -240,8 +248,10 @@ class CachedL2 : public MemoryHierarchy {
   SharedLink link_;
   std::vector<Job> jobs_;
   std::vector<std::uint32_t> free_jobs_;
-  std::priority_queue<std::pair<double, std::uint32_t>, std::vector<std::pair<double, std::uint32_t>>, std::greater<>>
-      pending_;  // (virtual end, job) of the reads in the link
+  // (virtual end, issue order, job) of the reads in the link: reads that end at once land in the order they were issued.
+  using Pending = std::tuple<double, std::uint64_t, std::uint32_t>;
+  std::priority_queue<Pending, std::vector<Pending>, std::greater<>> pending_;
+  std::uint64_t issued_reads_ = 0;
   std::uint64_t tick_ = 0;  // the current tick event's number (older ones are stale)
   std::vector<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>> joined_;  // (job, gen, estimated end) of the reads
                                                                                // in flight the current box joined

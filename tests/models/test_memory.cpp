@@ -795,6 +795,9 @@ TEST_CASE("memory: with l2_latency_spread / hbm_latency_spread a transfer's time
   models::Machine flat = models::load_machine("h100-sxm");
   CHECK(flat.l2_latency_spread == 0);  // not applied by default (docs/simulator.md)
   CHECK(flat.hbm_latency_spread == 0);
+  // The spread was derived with a read's share of the L2 fixed when it starts (l2_processor_sharing 0), where the
+  // queues give every box of this ring the same time; with processor sharing it is not derived (docs/simulator.md).
+  flat.l2_processor_sharing = 0;
   models::Machine m = flat;
   m.l2_latency_spread = (l2[2] - l2[0]) / l2[1] / 1.6;
   m.hbm_latency_spread = (hbm_gpu[2] - hbm_gpu[0]) / hbm_gpu[1] / 1.6;

@@ -8,6 +8,7 @@
 #include "isa/fuse.hpp"
 #include "models/gpu/registry.hpp"
 #include "models/observe/trace_observer.hpp"
+#include "sim/free_list.hpp"
 
 namespace smpipe::models {
 
@@ -208,14 +209,7 @@ bool Simulator::place_cluster(std::int64_t ci) {
   }
   if (chosen_in == nullptr) return false;
   const std::vector<int>& chosen = *chosen_in;
-  std::uint32_t cslot;
-  if (!free_clusters_.empty()) {
-    cslot = free_clusters_.back();
-    free_clusters_.pop_back();
-  } else {
-    cslot = static_cast<std::uint32_t>(clusters_.size());
-    clusters_.emplace_back();
-  }
+  const std::uint32_t cslot = sim::take_slot(clusters_, free_clusters_);
   {
     Cluster& cl = clusters_[cslot];
     cl.index = ci;

@@ -6,6 +6,7 @@
 
 #include "isa/program.hpp"
 #include "models/gpu/simulator.hpp"
+#include "sim/free_list.hpp"
 
 namespace smpipe::models {
 
@@ -209,14 +210,7 @@ void CachedL2::finish(std::uint32_t j) {
 void CachedL2::read(Cycle start, const TensorAccess& a, Landing& to, std::uint32_t token) {
   if (!sharing_) return to.landed(token, transfer(start, a));
   const Plan p = plan(start, a);
-  std::uint32_t j;
-  if (!free_jobs_.empty()) {
-    j = free_jobs_.back();
-    free_jobs_.pop_back();
-  } else {
-    j = static_cast<std::uint32_t>(jobs_.size());
-    jobs_.emplace_back();
-  }
+  const std::uint32_t j = sim::take_slot(jobs_, free_jobs_);
   Job& job = jobs_[j];
   job.start = start;
   job.floor = p.floor;

@@ -8,6 +8,7 @@
 #include "models/memory/proxy_fence.hpp"
 #include "models/memory/transfer.hpp"
 #include "models/sync/mbarrier_unit.hpp"
+#include "sim/free_list.hpp"
 
 namespace smpipe::models {
 
@@ -63,14 +64,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
         if (mask != 0) ctx.ub("bar_cta with multicast", "tma.load: give either multicast= or bar_cta=, not both");
         targets.slot[0] = sim_.peer_cta(ctx.warp, ctx.op, ctx.value(Attr::kBarCta));
       }
-      std::uint32_t token;
-      if (!free_loads_.empty()) {
-        token = free_loads_.back();
-        free_loads_.pop_back();
-      } else {
-        token = static_cast<std::uint32_t>(loads_.size());
-        loads_.emplace_back();
-      }
+      const std::uint32_t token = sim::take_slot(loads_, free_loads_);
       PendingLoad& load = loads_[token];
       load.issued = now;
       load.engine_done = start + Cycle(occ);

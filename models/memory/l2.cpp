@@ -181,11 +181,8 @@ void CachedL2::complete(std::uint32_t target, std::uint64_t payload) {
 // A read whose share is through and whose joined reads are all done ends: its waiter hears it, then those that
 // joined it.
 void CachedL2::finish(std::uint32_t j) {
-  {
-    const Job& job = jobs_[j];
-    if (!job.through_done || job.deps > 0) return;
-  }
   Job& job = jobs_[j];
+  if (!job.through_done || job.deps > 0) return;
   Cycle done = job.floor;
   if (job.work > 0) done = sim::max(done, sim_.spread(job.start, job.through, sim_.machine().l2_latency_spread, 2 * job.box));
   for (auto [group_table, index] : job.entries) {
@@ -235,12 +232,14 @@ void CachedL2::read(Cycle start, const TensorAccess& a, Landing& to, std::uint32
     ++job.deps;
   }
   remember(p, start, estimate, j);
-  if (job.work > 0) l2_.serve(start, job.work, sim_.machine().l2_bytes_per_cycle);  // (the GPU-wide account: shared())
   if (job.work == 0) {
     job.through_done = true;
     job.through = start;
     finish(j);
-  } else if (start > sim_.now()) {
+    return;
+  }
+  l2_.serve(start, job.work, sim_.machine().l2_bytes_per_cycle);  // (the GPU-wide account: shared())
+  if (start > sim_.now()) {
     sim_.schedule(*this, start, sim::Priority::kCompletion, kArrive, j);
   } else {
     arrive(j);
@@ -398,7 +397,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   written_back_ += back;
   written_ += written;
   Plan p;
-  p.hit = hit, p.miss = miss, p.written = written, p.back = back, p.merged = merged;
+  p.hit = hit, p.miss = miss, p.written = written;
   p.box = box, p.group = group, p.me = me, p.cta = a.cta;
   p.floor = merged_done;
   if (hit + miss + written > 0) {

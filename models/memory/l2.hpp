@@ -155,7 +155,7 @@ class CachedL2 : public MemoryHierarchy {
   static constexpr std::uint32_t kNoJob = ~0u;
   // What a box does in the L2 (cache_hbm's lookups, combining, HBM), before its share of the L2's bandwidth.
   struct Plan {
-    std::int64_t hit = 0, miss = 0, written = 0, back = 0, merged = 0;
+    std::int64_t hit = 0, miss = 0, written = 0;
     std::int64_t work = 0;    // the L2's work: bytes that hit, missed bytes x l2_miss_lookups, stores x l2_store_cost
     Cycle floor;              // done no sooner (reads joined, data coming from HBM for others, its own HBM read)
     std::uint64_t box = 0;    // the box's address: what the spread of its time draws by
@@ -196,9 +196,6 @@ class CachedL2 : public MemoryHierarchy {
     std::uint64_t sms = 0;  // the group table: the group's SMs on it (bit: SM id mod l2_combine_sms)
     std::int64_t cta = -1;  // the CTA table: the CTA that issued it
     std::uint32_t job = kNoJob, gen = 0;  // processor sharing: the read, while its end is not known (`done`: an estimate)
-    bool joinable(std::uint64_t k, Cycle at, std::uint64_t need) const {
-      return key == k && at.v <= until && at.v < done && (need & ~parts) == 0;
-    }
     // The share of its requests still outstanding when a read starting at `at` comes: its requests leave
     // evenly from `start` to `done`, and a later one joins only those not yet answered.
     double outstanding(Cycle at) const {

@@ -77,9 +77,6 @@ class SharedLink {
     drop_stale();
     return ends_.empty() ? kNever : ends_.top().first;
   }
-  double virtual_time() const { return v_; }
-  double time() const { return t_; }
-  std::int64_t busy() const { return busy_; }
   // When the link is through with all the work queued (at the rate it would then have: the sum of what is left).
   double drained() const { return t_ + (sum_end_ - static_cast<double>(busy_) * v_) / rate_; }
 

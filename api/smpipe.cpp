@@ -67,6 +67,7 @@ Result Simulation::run() const {
   opt.jitter_pct = impl_->options.jitter_pct;
   opt.max_cycles = impl_->options.max_cycles;
   if (impl_->options.max_ops > 0) opt.max_ops = impl_->options.max_ops;
+  opt.warm_l2 = impl_->options.warm_l2;
   if (o.clock_mhz <= 0) {
     try {
       api::set_clock(l, o.clock, opt);

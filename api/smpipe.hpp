@@ -48,6 +48,9 @@ struct Options {
   // shorter run measures the tensor pipe's load); "sustained-constant": with zero or constant data; "boost": the
   // machine file's nominal clock.
   std::string clock;
+  // The L2 at launch: warm (holding the program's tensors when they fit in it, as a previous launch of the kernel
+  // leaves them) or, false, cold (empty).
+  bool warm_l2 = true;
 };
 
 namespace detail {

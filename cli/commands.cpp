@@ -115,6 +115,11 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                  "machine file's nominal (boost) clock")
       ->check(CLI::IsMember({"sustained", "sustained-constant", "boost"}))
       ->excludes(mhz);
+  app.add_option("--l2", a.l2,
+                 "the L2 at launch: warm (the default: holding the program's tensors when they fit in it, as a previous "
+                 "launch of the kernel leaves them, as in back-to-back benchmark launches) or cold (empty: the first launch, or "
+                 "after a flush)")
+      ->check(CLI::IsMember({"warm", "cold"}));
   app.add_flag("--no-hazards", a.no_hazards,
                "skip the data-hazard checker (races on smem, TMEM, CLC responses; barrier-init order): the same timing, "
                "16-37 % faster; a warning says so");
@@ -282,6 +287,7 @@ int cmd_check(const RunArgs& a, std::ostream& out, std::ostream& err) {
   if (a.clock_mhz > 0) options += fmt::format(" --clock-mhz {}", a.clock_mhz);
   if (!a.clock_mode.empty()) options += " --clock " + a.clock_mode;
   if (a.no_hazards) options += " --no-hazards";
+  if (a.l2 != RunArgs{}.l2) options += " --l2 " + a.l2;
   // The limits too: they end a run, and bound the first run that sets the sustained clock.
   if (a.max_cycles != RunArgs{}.max_cycles) options += fmt::format(" --max-cycles {}", a.max_cycles);
   if (a.max_ops != RunArgs{}.max_ops) options += fmt::format(" --max-ops {}", a.max_ops);

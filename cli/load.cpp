@@ -21,6 +21,7 @@ models::RunOptions run_options(const RunArgs& a, std::uint64_t seed, int jitter_
   opt.max_cycles = a.max_cycles;
   opt.max_ops = a.max_ops;
   opt.hazards = !a.no_hazards;
+  opt.warm_l2 = a.l2 != "cold";
   return opt;
 }
 

@@ -35,6 +35,7 @@ struct RunArgs {
   std::string clock_mode;  // --clock: "sustained" (random data; also when empty), "sustained-constant" or "boost"
   bool dump_program = false;
   bool no_hazards = false;  // --no-hazards: skip the data-hazard checker
+  std::string l2 = "warm";  // --l2: the L2 at launch, "warm" or "cold"
   int seeds = 16;
   int jobs = 0;  // check: threads (0: one per core)
 };

@@ -33,6 +33,9 @@ struct RunOptions {
   // The data-hazard checker (models/memory/hazards.hpp): races on shared memory, TMEM and CLC responses, and
   // barrier inits not ordered before their uses. Off, a run takes the same time and finds none of them.
   bool hazards = true;
+  // What the L2 holds at launch (cache_hbm): warm, every block of the program's tensors when they all fit in it (what a
+  // previous launch of the same kernel leaves, as in a benchmark's back-to-back launches); cold, nothing.
+  bool warm_l2 = true;
   TraceWriter* trace = nullptr;            // the Chrome trace (an observer the run adds)
   OpLog* op_log = nullptr;                 // the op log (an observer the run adds)
   std::vector<Observer*> observers;        // further observers, called after those two

@@ -83,6 +83,56 @@ CachedL2::CachedL2(Simulator& sim)
   if (m.l2_combine_near_share > 0 || m.l2_combine_far_share > 0) cta_reads_.assign(std::size_t{1} << kCtaReadBits, InFlightRead{});
   sharing_ = m.l2_processor_sharing != 0;
   link_.configure(static_cast<std::size_t>(m.sm_count), m.l2_bytes_per_cycle);
+  start_warm(sim.options().warm_l2);
+}
+
+// The blocks of every tensor the program's code names (in an op it can run: not one in a branch dropped at compile
+// time, such as C's loads with beta = 0), each as rows of its innermost dimension, kBlockRows x kBlockBytes a block:
+// in whole blocks, what the program could touch. When they all fit, a previous launch of the same kernel leaves every
+// block it touched in the L2 (LRU evicts nothing while everything fits), so a warm start holds them all; which of
+// them this launch touches does not matter. When they do not fit, what the previous launch leaves depends on the order
+// of its last accesses: the start stays cold (an approximation: the launch reads from HBM what a previous one may
+// have left).
+void CachedL2::start_warm(bool warm) {
+  const isa::Program& program = sim_.program();
+  std::vector<char> named(program.tensors.size(), 0);
+  for (const isa::RoleCode& role : program.roles)
+    for (const isa::Instr& in : role.code) {
+      if (in.opc != isa::Opc::kOp) continue;
+      const isa::OpDesc& op = role.ops[in.a];
+      const auto& specs = isa::op_spec(op.kind).attrs;
+      for (std::size_t i = 0; i < op.attrs.size() && i < specs.size(); ++i)
+        if (specs[i].type == isa::AttrType::kTensor && op.attrs[i].present && op.attrs[i].decl >= 0)
+          named[static_cast<std::size_t>(op.attrs[i].decl)] = 1;
+    }
+  struct Extent {
+    std::int32_t tensor;
+    std::int64_t row_blocks, col_blocks;
+  };
+  std::vector<Extent> extents;
+  double blocks = 0;  // (a double: the shapes' product may overflow 64 bits; compared with the capacity only)
+  for (std::size_t i = 0; i < program.tensors.size(); ++i) {
+    if (!named[i]) continue;
+    const isa::TensorDecl& t = program.tensors[i];
+    double rows = 1;
+    for (std::size_t i = 0; i + 1 < t.shape.size(); ++i) rows *= static_cast<double>(t.shape[i]);
+    const double row_bytes = t.shape.empty() ? 0.0 : static_cast<double>(t.shape.back()) * t.bits / 8;
+    const double rb = std::ceil(rows / kBlockRows), cb = std::ceil(row_bytes / kBlockBytes);
+    blocks += rb * cb;
+    extents.push_back({static_cast<std::int32_t>(i), static_cast<std::int64_t>(std::min(rb, 1e18)), static_cast<std::int64_t>(std::min(cb, 1e18))});
+  }
+  constexpr double kBlock = kBlockRows * kBlockBytes;
+  footprint_ = static_cast<std::int64_t>(std::min(blocks * kBlock, 9e18));
+  warm_ = warm && blocks <= static_cast<double>(cache_.capacity());
+  if (!warm_) return;
+  for (const Extent& e : extents)
+    for (std::int64_t cb = 0; cb < e.col_blocks; ++cb)
+      for (std::int64_t rb = 0; rb < e.row_blocks; ++rb) {
+        // Every part held, none coming; clean (whether the previous launch wrote it matters only when it is evicted,
+        // and nothing is while the tensors fit).
+        BlockCache::Touch tc = cache_.touch(block_key(e.tensor, cb, rb), false);
+        cache_.parts(tc.node) = ~std::uint64_t{0};
+      }
 }
 
 Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
@@ -298,10 +348,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
         const std::int64_t c0 = std::max(col0, cb * kBlockBytes) - cb * kBlockBytes, c1 = std::min(col1, (cb + 1) * kBlockBytes) - cb * kBlockBytes;
         std::int64_t bytes = rows * (c1 - c0);
         const std::uint64_t need = block_parts(std::max(row0, rb * kBlockRows) - rb * kBlockRows, rows, c0, c1);
-        // Block key: tensor (8 bits), column block (20 bits), row block (36 bits); wider keys alias, which
-        // only merges blocks of huge tensors.
-        std::uint64_t key = (static_cast<std::uint64_t>(a.tensor & 0xff) << 56) |
-                            ((static_cast<std::uint64_t>(cb) & 0xfffff) << 36) | (static_cast<std::uint64_t>(rb) & 0xfffffffffULL);
+        const std::uint64_t key = block_key(a.tensor, cb, rb);
         BlockCache::Touch tc = cache_.touch(key, a.write);
         if (tc.evicted_dirty) back += kBlockRows * kBlockBytes;
         std::int64_t& in_flight = cache_.stamp(tc.node);
@@ -443,6 +490,9 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   s.l2_merged_bytes = merged_bytes_;
   s.l2_miss_bytes = miss_bytes_;
   s.hbm_bytes = hbm_bytes_;
+  s.l2_footprint_bytes = footprint_;
+  s.l2_capacity_bytes = m.l2_capacity_bytes;
+  s.l2_warm = warm_;
 }
 
 }  // namespace smpipe::models

@@ -176,6 +176,16 @@ class CachedL2 : public MemoryHierarchy {
   void arrive(std::uint32_t job);
   void finish(std::uint32_t job);
   static std::uint64_t block_parts(std::int64_t r0, std::int64_t rows, std::int64_t c0, std::int64_t c1);
+  // A block's key: tensor (8 bits), column block (20 bits), row block (36 bits); wider keys alias, which only merges
+  // blocks of huge tensors.
+  static std::uint64_t block_key(std::int32_t tensor, std::int64_t cb, std::int64_t rb) {
+    return (static_cast<std::uint64_t>(tensor & 0xff) << 56) | ((static_cast<std::uint64_t>(cb) & 0xfffff) << 36) |
+           (static_cast<std::uint64_t>(rb) & 0xfffffffffULL);
+  }
+  // The L2 at launch (RunOptions::warm_l2): every block of the program's tensors when they fit in it, else nothing.
+  void start_warm(bool warm);
+  std::int64_t footprint_ = 0;  // the program's tensors in whole blocks, bytes
+  bool warm_ = false;
 
   BandwidthQueue l2_, hbm_, stores_;  // stores_: the L2 taking stored bytes (l2_store_bytes_per_cycle)
   BlockCache cache_;

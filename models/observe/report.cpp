@@ -82,6 +82,12 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
                        byte_size(s.l2_hit_bytes + s.l2_miss_bytes),
                        100.0 * static_cast<double>(std::max<std::int64_t>(0, s.l2_merged_bytes)) / static_cast<double>(s.l2_hit_bytes + s.l2_miss_bytes),
                        byte_size(s.hbm_bytes), static_cast<double>(s.hbm_bytes) / (s.time_us * 1e3));
+  if (s.l2_footprint_bytes > 0) {
+    const bool fits = s.l2_footprint_bytes <= s.l2_capacity_bytes;
+    out += fmt::format("  L2 start     {} (the tensors' {} {} the L2's {}{})\n", s.l2_warm ? "warm" : "cold",
+                       byte_size(s.l2_footprint_bytes), fits ? "fit in" : "exceed", byte_size(s.l2_capacity_bytes),
+                       s.l2_warm ? ", as a previous launch of the kernel leaves them" : fits ? ": --l2 cold" : "");
+  }
   if (!s.reports.empty()) {
     std::vector<std::string> parts;
     for (const auto& [name, v] : s.reports) {
@@ -257,6 +263,10 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
     j["l2_miss_bytes"] = s.l2_miss_bytes;
     j["l2_merged_bytes"] = std::max<std::int64_t>(0, s.l2_merged_bytes);
     j["hbm_bytes"] = s.hbm_bytes;
+  }
+  if (s.l2_footprint_bytes >= 0) {
+    j["l2_start"] = s.l2_warm ? "warm" : "cold";
+    j["l2_footprint_bytes"] = s.l2_footprint_bytes;
   }
   j["ctas"] = s.ctas;
   j["sms_used"] = s.sms_used;

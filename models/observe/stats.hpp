@@ -72,6 +72,10 @@ struct Stats {
   // The memory hierarchy's split, where it has addresses (l2 cache_hbm); -1: not modelled.
   std::int64_t l2_hit_bytes = -1, l2_miss_bytes = -1, hbm_bytes = -1;
   std::int64_t l2_merged_bytes = -1;  // of the hits: reads combined with a read of another SM of their group (TPC) in flight
+  // The L2 at launch (cache_hbm): the bytes of the program's tensors, in whole L2 blocks, against its capacity, and
+  // whether it started warm (holding all of them: RunOptions::warm_l2 and they fit) or cold; footprint -1: not modelled.
+  std::int64_t l2_footprint_bytes = -1, l2_capacity_bytes = 0;
+  bool l2_warm = false;
   std::vector<RoleStats> roles;
   std::vector<BarrierStats> barriers;
   std::vector<UnitStats> units;

@@ -492,6 +492,34 @@ TEST_CASE("run with the sustained clock: a first run measures the tensor pipe's 
   CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--clock", "turbo"}).code == cli::kBadInput);
 }
 
+TEST_CASE("run --l2: warm by default (the tensors fit), cold on request, and the summary and the JSON say which", "[cli]") {
+  const std::vector<std::string> args = {"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=1024", "-D", "N=1024", "-D", "K=1024",
+                                         "--clock", "boost", "--no-hazards"};
+  auto run = [&](std::vector<std::string> extra) {
+    std::vector<std::string> all = args;
+    all.insert(all.end(), extra.begin(), extra.end());
+    auto r = test::run_cli(all);
+    INFO(r.err);
+    REQUIRE(r.code == cli::kOk);
+    return r.out;
+  };
+  auto warm = nlohmann::json::parse(run({"--json"})), cold = nlohmann::json::parse(run({"--json", "--l2", "cold"}));
+  CHECK(warm["l2_start"] == "warm");
+  CHECK(cold["l2_start"] == "cold");
+  CHECK(nlohmann::json::parse(run({"--json", "--l2", "warm"})) == warm);
+  // A, B, C and D (1024 x 1024 bf16, 2 MB each): all four are named (C is loaded: beta != 0 by default); with
+  // BETA_ZERO=1 C's loads are dropped at compile time, and C does not count.
+  CHECK(warm["l2_footprint_bytes"] == 4 * 2 * 1024 * 1024);
+  CHECK(nlohmann::json::parse(run({"--json", "-D", "BETA_ZERO=1"}))["l2_footprint_bytes"] == 3 * 2 * 1024 * 1024);
+  CHECK(warm["l2_miss_bytes"] == 0);
+  CHECK(warm["hbm_bytes"] == 0);
+  CHECK(cold["l2_miss_bytes"].get<std::int64_t>() > 0);
+  CHECK(warm["cycles"].get<std::int64_t>() < cold["cycles"].get<std::int64_t>());
+  CHECK_THAT(run({}), Catch::Contains("  L2 start     warm (the tensors' 8.4 MB fit in the L2's 52.4 MB, as a previous launch"));
+  CHECK_THAT(run({"--l2", "cold"}), Catch::Contains("  L2 start     cold (the tensors' 8.4 MB fit in the L2's 52.4 MB: --l2 cold)"));
+  CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--l2", "lukewarm"}).code == cli::kBadInput);
+}
+
 TEST_CASE("the sustained clock of a long run: the tensor pipe's load over the first run's first kLoadProbeOps ops", "[cli][clock]") {
   // 2048x2048x5120 runs about 1.75 M ops: the first run stops at 1 M, and its share of the tensor pipe (not the
   // whole run's) sets the clock.

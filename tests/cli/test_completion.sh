@@ -183,6 +183,7 @@ expect_has "smpipe check sm90/gemm_tma_ws_co" sm90/gemm_tma_ws_cooperative
 expect_has "smpipe run --gpu h" h100-sxm h200
 expect_not "smpipe run --gpu h" b200
 expect_exactly "smpipe run prog.pipe --clock " boost sustained sustained-constant
+expect_exactly "smpipe run prog.pipe --l2 " cold warm
 expect_has "smpipe run --gpu=h" h100-sxm h200          # bash splits --gpu=h into --gpu = h
 expect_has "smpipe run --gpu " machine.json adir
 expect_not "smpipe run --gpu " hw_notes.txt prog.pipe

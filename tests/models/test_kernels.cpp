@@ -24,12 +24,13 @@ isa::Program compile_model(const std::string& name, const isa::ParamOverrides& p
   return isa::compile(isa::parse(src), params, "", models::predefined_constants(models::load_machine(machine)));
 }
 
-// `edit` changes the machine before the run (none: as it is).
+// `edit` changes the machine before the run (none: as it is); `warm_l2`: the L2 at launch (RunOptions::warm_l2).
 ModelRun run_model(const std::string& name, const isa::ParamOverrides& params, const std::string& machine = "h100-sxm",
-                   const std::function<void(models::Machine&)>& edit = {}) {
+                   const std::function<void(models::Machine&)>& edit = {}, bool warm_l2 = true) {
   ModelRun m{compile_model(name, params, machine), {}, {}};
   models::RunOptions o;
   o.max_cycles = 50'000'000;
+  o.warm_l2 = warm_l2;
   models::Machine mach = models::load_machine(machine);
   if (edit) edit(mach);
   m.result = models::simulate(m.program, mach, o);
@@ -183,12 +184,13 @@ TEST_CASE("sm90 CTA tiles with K = 128: two 128-byte swizzle atoms per row, load
   CHECK(value(p, "TX") == (128 + 128) * 128 * 2);
   // Every stage's bytes arrive on its full barrier (two boxes per operand: a wrong count would hang or
   // overflow the transaction count), each operand byte is loaded once per tile, and the boxes cover A and B
-  // exactly: all of both fit in the L2, so their misses are A's and B's bytes, once each (a box at a wrong or
-  // repeated coordinate would miss fewer or other blocks). The same with a 2x1 cluster (B multicast).
+  // exactly: all of both fit in the L2, so from a cold L2 their misses are A's and B's bytes, once each (a box at a
+  // wrong or repeated coordinate would miss fewer or other blocks). The same with a 2x1 cluster (B multicast).
   for (const char* name : {"sm90/gemm_tma_ws", "sm90/gemm_tma_ws_cooperative", "sm90/gemm_tma_ws_pingpong"}) {
     for (int cluster_m : {1, 2}) {
       DYNAMIC_SECTION(name << " cluster " << cluster_m << "x1") {
-        auto r = run_model(name, with(kSmall, {{"TILE_K", 128}, {"TILE_M", 128}, {"C_VOID", 1}, {"CLUSTER_M", cluster_m}}));
+        auto r = run_model(name, with(kSmall, {{"TILE_K", 128}, {"TILE_M", 128}, {"C_VOID", 1}, {"CLUSTER_M", cluster_m}}),
+                           "h100-sxm", {}, false);
         INFO(r.report);
         REQUIRE(r.result.outcome == Outcome::kFinished);
         const std::int64_t tn = value(r.program, "TILE_N"), tiles = (1024 / 128) * (1024 / tn);

@@ -59,6 +59,14 @@ TEST_CASE("memory: the block cache keeps the most recently used blocks, like a r
 }
 
 namespace {
+// The tests of the cache's mechanics start from an empty L2 (--l2 cold); the warm start has tests of its own.
+models::RunOptions cold() {
+  models::RunOptions o;
+  o.warm_l2 = false;
+  return o;
+}
+models::RunResult run_cold(const std::string& text) { return run_text(text, "h100-sxm", cold()); }
+
 // A program run on the H100 machine changed by `edit` (none: as it is, but for the spread of its transfers' times,
 // l2_latency_spread and hbm_latency_spread: the tests of exact timings below check the queues; the spread has a
 // test of its own).
@@ -68,7 +76,7 @@ models::RunResult run_edited(const std::string& text, const std::function<void(m
   models::Machine m = models::load_machine("h100-sxm");
   m.l2_latency_spread = m.hbm_latency_spread = 0;
   if (edit) edit(m);
-  models::RunOptions o;
+  models::RunOptions o = cold();
   if (observer != nullptr) o.observers.push_back(observer);
   return models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, o);
 }
@@ -139,6 +147,95 @@ TEST_CASE("memory: a box read twice misses once, HBM moves the missed bytes, box
       wait full parity=0)");
   REQUIRE(d.outcome == Outcome::kFinished);
   CHECK(d.stats.l2_miss_bytes + d.stats.l2_hit_bytes == 0);
+}
+
+TEST_CASE("memory: the L2 starts warm with every block of the tensors the code names when they all fit, else cold",
+          "[memory]") {
+  // One load of a 16 KB box of T (4096 x 64 bf16: 128 blocks of 32 rows x 128 bytes, 512 KB).
+  const std::string load = R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0)";
+  const std::string kernel = fmt::format(R"(
+kernel k warps=1 {{
+  mbarrier full count=1
+  smem s bytes=16384
+  tensor T dtype=bf16 shape=(4096, 64)
+  warp 0 w {{
+    elect {{
+{}
+    }}
+  }}
+}}
+)",
+                                         load);
+  models::Machine h100 = models::load_machine("h100-sxm");
+  h100.l2_latency_spread = h100.hbm_latency_spread = 0;
+  auto run = [&](const std::string& text, std::int64_t capacity_blocks, bool warm) {
+    models::Machine m = h100;
+    if (capacity_blocks > 0) m.l2_capacity_bytes = capacity_blocks * 32 * 128;
+    models::RunOptions o;
+    o.warm_l2 = warm;
+    return models::simulate(test::compile_text(text, {}, "warm.pipe", "h100-sxm"), m, o);
+  };
+  auto warm = run(kernel, 0, true), cold = run(kernel, 0, false);
+  INFO(problem(warm) << problem(cold));
+  REQUIRE(warm.outcome == Outcome::kFinished);
+  REQUIRE(cold.outcome == Outcome::kFinished);
+  CHECK(warm.stats.l2_warm);
+  CHECK_FALSE(cold.stats.l2_warm);
+  CHECK(warm.stats.l2_footprint_bytes == 512 * 1024);
+  CHECK(cold.stats.l2_footprint_bytes == 512 * 1024);
+  CHECK(warm.stats.l2_miss_bytes == 0);
+  CHECK(warm.stats.l2_hit_bytes == 16384);
+  CHECK(warm.stats.hbm_bytes == 0);
+  CHECK(cold.stats.l2_miss_bytes == 16384);
+  // Warm, the load is a hit from the start: it ends sooner by HBM's latency and transfer, less the SM's engine
+  // time that both take (as a second load of a box in a cold L2: the test of hits and misses above).
+  double engine = 16384 / h100.tma_bytes_per_cycle, hbm = h100.hbm_latency_cycles + 16384 / h100.hbm_bytes_per_cycle;
+  CHECK(static_cast<double>(cold.cycles - warm.cycles) == Approx(hbm - engine).margin(20));
+
+  // The boundary: T's 128 blocks in an L2 of exactly 128 start warm; in one of 127 they do not fit, and it starts cold.
+  auto fits = run(kernel, 128, true), over = run(kernel, 127, true);
+  CHECK(fits.stats.l2_warm);
+  CHECK(fits.stats.l2_miss_bytes == 0);
+  CHECK_FALSE(over.stats.l2_warm);
+  CHECK(over.stats.l2_miss_bytes == 16384);
+
+  // Only the tensors the code names count: U (64 MB) named in a branch dropped at compile time does not; named in
+  // a branch decided at run time (never taken) it does, and T and U together exceed the L2 (50 MB).
+  auto with_u = [&](const std::string& cond) {
+    return fmt::format(R"(
+param USE_U = 0
+kernel k warps=1 {{
+  mbarrier full count=1
+  smem s bytes=16384
+  tensor T dtype=bf16 shape=(4096, 64)
+  tensor U dtype=bf16 shape=(524288, 64)
+  warp 0 w {{
+    elect {{
+{}
+      if {} {{
+        arrive.expect_tx full tx=16384
+        tma.load U box=(128, 64) at=(0, 0) dst=s bar=full
+        wait full parity=1
+      }}
+    }}
+  }}
+}}
+)",
+                       load, cond);
+  };
+  auto dropped = run(with_u("USE_U"), 0, true), live = run(with_u("warp == 7"), 0, true);
+  INFO(problem(dropped) << problem(live));
+  REQUIRE(dropped.outcome == Outcome::kFinished);
+  REQUIRE(live.outcome == Outcome::kFinished);
+  CHECK(dropped.stats.l2_warm);
+  CHECK(dropped.stats.l2_footprint_bytes == 512 * 1024);
+  CHECK(dropped.stats.l2_miss_bytes == 0);
+  CHECK_FALSE(live.stats.l2_warm);
+  CHECK(live.stats.l2_footprint_bytes == 512 * 1024 + 64 * 1024 * 1024);
+  CHECK(live.stats.l2_miss_bytes == 16384);
 }
 
 TEST_CASE("memory: a block's parts come from HBM once each: boxes narrower than a block miss on their own half rows", "[memory]") {
@@ -215,7 +312,7 @@ kernel k grid=(1,1,1) warps=1 {{
 }}
 )",
                                    other_row, again_col);
-    return run_text(text);
+    return run_cold(text);
   };
   auto same_block = run(0, 0), other_block = run(64, 0), needs_it = run(0, 32);
   INFO(problem(same_block) << problem(other_block) << problem(needs_it));
@@ -242,7 +339,7 @@ kernel k grid=(1,1,1) warps=1 {
   }
 }
 )";
-  auto r = run_text(big);
+  auto r = run_cold(big);
   INFO(problem(r));
   REQUIRE(r.outcome == Outcome::kFinished);
   CHECK(r.stats.l2_miss_bytes == 2 * 2);
@@ -268,7 +365,7 @@ kernel k grid=(1,1,1) warps=4 {
   }
 }
 )";
-  auto r = run_text(text);
+  auto r = run_cold(text);
   INFO(problem(r));
   REQUIRE(r.outcome == Outcome::kFinished);
   CHECK(r.stats.bytes_loaded == 2 * 8192 + 8192);
@@ -289,7 +386,7 @@ kernel k grid=(1,1,1) warps=4 {
   }
 }
 )";
-  auto q = run_text(plain);
+  auto q = run_cold(plain);
   REQUIRE(q.outcome == Outcome::kFinished);
   CHECK(q.stats.l2_miss_bytes == 0);
   CHECK(q.stats.hbm_bytes == 0);
@@ -325,7 +422,7 @@ kernel k grid=(1,1,1) warps=1 {{
 }}
 )",
                                    rows, rows / 256);
-    return run_text(text);
+    return run_cold(text);
   };
   auto small = pass(m.l2_capacity_bytes / 2);
   auto big = pass(m.l2_capacity_bytes * 2);
@@ -358,7 +455,7 @@ kernel k grid=(1,1,1) warps=1 {{
 }}
 )",
                                  rows, rows / 256);
-  auto r = run_text(text);
+  auto r = run_cold(text);
   INFO(problem(r));
   REQUIRE(r.outcome == Outcome::kFinished);
   CHECK(r.stats.l2_miss_bytes == 0);

@@ -13,16 +13,10 @@ fi
 outdir=$1
 shift
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-small="coop:128x256:s4,coop:128x256:s2,coop:128x128:s6,coop:128x128:s4,coop:128x128:s2,pp:128x128:s6,pp:128x128:s2"
-small+=",coop:128x64:s4"
-shortk="coop:128x256:s4,coop:128x256:s2,coop:128x128:s4,coop:128x128:s2,pp:128x128:s6,pp:128x128:s2"
-shortk+=",coop:128x256:s4:c2,coop:128x64:s4"
-sq="coop:128x256:s4,coop:128x256:s3,coop:128x256:s2,coop:128x128:s6,coop:128x128:s4,coop:128x128:s3,coop:128x128:s2"
-sq+=",pp:128x128:s6,pp:128x128:s4,pp:128x128:s2,coop:128x64:s8,coop:128x64:s4"
-rect="coop:128x256:s4,coop:128x256:s3,coop:128x256:s2,coop:128x128:s6,coop:128x128:s4,coop:128x128:s2,pp:128x128:s6"
-rect+=",pp:128x128:s4,pp:128x128:s2"
-groups=(--group "1024x1024x1024,512x1024x2048@$small" --group "4096x4096x512@$shortk" --group "2048x2048x2048@$sq"
-        --group "3072x5120x2048@$rect")
+# shellcheck source=k2_sweep_variants.sh
+source "$here/k2_sweep_variants.sh"
+groups=(--group "1024x1024x1024,512x1024x2048@$small" --group "4096x4096x512@$shortk" --group "2048x2048x2048@$sq_base"
+        --group "3072x5120x2048@$odd_base")
 mkdir -p "$outdir"
 for run in warm cold warm2; do
   flush=()

@@ -25,25 +25,8 @@ if [ $# -ge 1 ] && [ "${1#--}" = "$1" ]; then  # a data mode (not a driver flag)
   shift
 fi
 
-# Square: every instance, 2x1 clusters, rasters g1 (along N) / g0 (along M) next to the default g8.
-sq="coop:128x256:s4,coop:128x256:s3,coop:128x256:s2,coop:128x128:s6,coop:128x128:s4,coop:128x128:s3,coop:128x128:s2"
-sq+=",pp:128x128:s6,pp:128x128:s4,pp:128x128:s2,coop:128x64:s8,coop:128x64:s4"
-sq+=",coop:128x256:s4:c2,coop:128x128:s6:c2,coop:128x256:s4:g1,coop:128x256:s4:g0,coop:128x128:s6:g1,coop:128x128:s6:g0"
-# Small / short-K: few tiles (< 1 wave) or few k-blocks.
-small="coop:128x256:s4,coop:128x256:s2,coop:128x128:s6,coop:128x128:s4,coop:128x128:s2,pp:128x128:s6,pp:128x128:s2"
-small+=",coop:128x64:s4"
-shortk="coop:128x256:s4,coop:128x256:s2,coop:128x128:s4,coop:128x128:s2,pp:128x128:s6,pp:128x128:s2"
-shortk+=",coop:128x256:s4:c2,coop:128x64:s4"
-# Skinny (one or two tile rows / columns): rasters matter for 256x8192 (2 m rows), clusters for 8192x256.
-skinny="coop:128x256:s4,coop:128x256:s2,coop:128x128:s6,coop:128x128:s4,coop:128x128:s2,pp:128x128:s6,pp:128x128:s4"
-skinny+=",coop:128x64:s8,coop:128x128:s4:g1,coop:128x128:s4:c2"
-# Tall-thin, HBM-bound (A streamed once; N = 128 or 256 = one or two tile columns).
-tall="coop:128x128:s4,coop:128x128:s6,coop:128x128:s2,pp:128x128:s6,pp:128x128:s4,coop:128x64:s8,coop:128x64:s4"
-tall+=",coop:128x128:s4:c2"
-tall256="coop:128x256:s4,coop:128x256:s2,coop:128x128:s4,coop:128x64:s8"
-# Odd (edge tiles along N for BN = 256: 5120 = 20 x 256, 3072 = 24 x 128).
-odd="coop:128x256:s4,coop:128x256:s3,coop:128x256:s2,coop:128x128:s6,coop:128x128:s4,coop:128x128:s2"
-odd+=",pp:128x128:s6,pp:128x128:s4,pp:128x128:s2,coop:128x256:s4:c2,coop:128x256:s4:g1,coop:128x256:s4:g0"
+# shellcheck source=k2_sweep_variants.sh
+source "$(dirname "${BASH_SOURCE[0]}")/k2_sweep_variants.sh"
 
 exec "$(dirname "${BASH_SOURCE[0]}")/run_driver.sh" k2_gemm "${K2_TIMEOUT:-420}" "$out" --sweep --data "$data" \
   --group "2048x2048x2048,4096x4096x4096,8192x8192x8192@$sq" \

@@ -86,8 +86,8 @@ CachedL2::CachedL2(Simulator& sim)
   start_warm(sim.options().warm_l2);
 }
 
-// The blocks of every tensor the program's code names (in an op it can run: not one in a branch dropped at compile
-// time, such as C's loads with beta = 0), each as rows of its innermost dimension, kBlockRows x kBlockBytes a block:
+// The blocks of every tensor the program's code names with a box (in an op it can run: not one in a branch dropped at
+// compile time, such as C's loads with beta = 0; not a prefetch), each as rows of its innermost dimension, kBlockRows x kBlockBytes a block:
 // in whole blocks, what the program could touch. When they all fit, a previous launch of the same kernel leaves every
 // block it touched in the L2 (LRU evicts nothing while everything fits), so a warm start holds them all; which of
 // them this launch touches does not matter. When they do not fit, what the previous launch leaves depends on the order
@@ -100,6 +100,9 @@ void CachedL2::start_warm(bool warm) {
     for (const isa::Instr& in : role.code) {
       if (in.opc != isa::Opc::kOp) continue;
       const isa::OpDesc& op = role.ops[in.a];
+      // Only ops that reach the L2 at an address: a box of their tensor (a prefetch moves nothing the model counts).
+      const int box = op.attr_index[static_cast<std::size_t>(isa::Attr::kBox)];
+      if (op.kind == isa::OpKind::kTmaPrefetch || box < 0 || !op.attrs[static_cast<std::size_t>(box)].present) continue;
       const auto& specs = isa::op_spec(op.kind).attrs;
       for (std::size_t i = 0; i < op.attrs.size() && i < specs.size(); ++i)
         if (specs[i].type == isa::AttrType::kTensor && op.attrs[i].present && op.attrs[i].decl >= 0)

@@ -120,6 +120,9 @@ class SingleQueueL2 : public MemoryHierarchy {
 // share goes on fading over microseconds of lag rather than ending at the window (TPC 0.87 at 512 ns, 0.66 at 4
 // us; CTAs 4 apart 0.49, 0.23; far pairs 0.13, 0.09: l2_combine_lag_ncu.json); pairs of readers that
 // are not a TPC read 1.2-1.5x the distinct bytes from HBM (the model reads a block once).
+// At launch (RunOptions::warm_l2, the default) the L2 holds every block of the tensors the program's code names when
+// they all fit in l2_capacity_bytes: what a previous launch of the same kernel leaves, as back-to-back benchmark
+// launches find it (start_warm); else it starts empty.
 // Any other read of parts of a block still coming from HBM is an L2 lookup of its own that waits for that data
 // (no second HBM read); parts the L2 already holds do not wait for other parts in flight.
 // Under load a transfer's time varies from one box to the next (the L2's slices and HBM's channels each queue their

@@ -48,6 +48,19 @@ TEST_CASE("the API sets params, reads them back, and takes options", "[api]") {
     smpipe::Result m = sim.options({.gpu = "h200", .clock = mode}).run();
     CHECK(nlohmann::json::parse(m.json) == nlohmann::json::parse(c.out));
   }
+  // The L2 at launch, as --l2 (a tile whose tensors fit: warm and cold differ).
+  smpipe::Simulation tile("tutorial/03_warp_specialized");
+  tile.set("M", 128).set("N", 128);
+  std::int64_t cycles[2] = {};
+  for (bool warm : {true, false}) {
+    auto c = smpipe::test::run_cli({"run", "tutorial/03_warp_specialized", "-D", "M=128", "-D", "N=128", "--clock", "boost", "--l2",
+                                    warm ? "warm" : "cold", "--json"});
+    smpipe::Result t = tile.options({.clock = "boost", .warm_l2 = warm}).run();
+    CHECK(nlohmann::json::parse(t.json) == nlohmann::json::parse(c.out));
+    CHECK(nlohmann::json::parse(t.json)["l2_start"] == (warm ? "warm" : "cold"));
+    cycles[warm ? 0 : 1] = t.cycles;
+  }
+  CHECK(cycles[0] < cycles[1]);
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_mhz == 1980.0);
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_basis == "boost clock");
   // The first run that sets the sustained clock has no jitter: any seed and jitter get the same clock.

@@ -518,6 +518,20 @@ TEST_CASE("run --l2: warm by default (the tensors fit), cold on request, and the
   CHECK_THAT(run({}), Catch::Contains("  L2 start     warm (the tensors' 8.4 MB fit in the L2's 52.4 MB, as a previous launch"));
   CHECK_THAT(run({"--l2", "cold"}), Catch::Contains("  L2 start     cold (the tensors' 8.4 MB fit in the L2's 52.4 MB: --l2 cold)"));
   CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--l2", "lukewarm"}).code == cli::kBadInput);
+  // sweep takes the option too: each point as `run` gives it.
+  auto dir = fresh_dir("smpipe_sweep_l2_test");
+  const std::string json = (dir / "s.json").string();
+  auto sweep_cycles = [&](const std::string& l2) {
+    auto s = test::run_cli({"sweep", "sm90/gemm_tma_ws_cooperative", "-D", "M=1024", "-D", "N=1024", "-D", "K=1024", "--clock",
+                            "boost", "--no-hazards", "--l2", l2, "--json", json});
+    INFO(s.out << s.err);
+    REQUIRE(s.code == 0);
+    std::ifstream in(json);
+    return nlohmann::json::parse(in)["points"][0]["cycles"].get<std::int64_t>();
+  };
+  CHECK(sweep_cycles("warm") == warm["cycles"].get<std::int64_t>());
+  CHECK(sweep_cycles("cold") == cold["cycles"].get<std::int64_t>());
+  std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the sustained clock of a long run: the tensor pipe's load over the first run's first kLoadProbeOps ops", "[cli][clock]") {

@@ -236,6 +236,40 @@ kernel k warps=1 {{
   CHECK_FALSE(live.stats.l2_warm);
   CHECK(live.stats.l2_footprint_bytes == 512 * 1024 + 64 * 1024 * 1024);
   CHECK(live.stats.l2_miss_bytes == 16384);
+
+  // Every block is there: the last row block of T, a three-dimensional tensor's last outer index (its leading
+  // dimensions flatten into rows), the same tensor read by ld.global with a box; a tensor only prefetched, or named
+  // without a box, does not count.
+  const std::string more = R"(
+kernel k warps=1 {
+  mbarrier full count=1
+  smem s bytes=16384
+  tensor T dtype=bf16 shape=(4096, 64)
+  tensor V dtype=bf16 shape=(8, 512, 64)
+  tensor P dtype=bf16 shape=(1048576, 64)
+  tensor Q dtype=bf16 shape=(1048576, 64)
+  warp 0 w {
+    elect {
+      tma.prefetch P box=(128, 64) at=(0, 0)
+      arrive.expect_tx full tx=32768
+      tma.load T box=(128, 64) at=(3968, 0) dst=s bar=full
+      tma.load V box=(1, 128, 64) at=(7, 384, 0) dst=s bar=full
+      wait full parity=0
+    }
+    ld.global src=T box=(128, 64) at=(2048, 0)
+    ld.global bytes=512 src=Q
+  }
+}
+)";
+  auto all = run(more, 0, true), none = run(more, 0, false);
+  INFO(problem(all) << problem(none));
+  REQUIRE(all.outcome == Outcome::kFinished);
+  REQUIRE(none.outcome == Outcome::kFinished);
+  CHECK(all.stats.l2_warm);
+  CHECK(all.stats.l2_footprint_bytes == 512 * 1024 + 512 * 1024);  // T and V (8 x 512 rows of 128 bytes)
+  CHECK(all.stats.l2_miss_bytes == 0);
+  CHECK(all.stats.l2_hit_bytes == 3 * 16384 + 512);  // (Q's 512 bytes without an address count as hits either way)
+  CHECK(none.stats.l2_miss_bytes == 3 * 16384);
 }
 
 TEST_CASE("memory: a block's parts come from HBM once each: boxes narrower than a block miss on their own half rows", "[memory]") {

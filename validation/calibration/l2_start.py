@@ -34,21 +34,28 @@ def model_us(smpipe, p, clock, defs, l2):
     return {"us": round(j["time_us"], 3), "l2_start": j.get("l2_start"), "hbm_bytes": j.get("hbm_bytes")}
 
 
+def load(path):
+    with open(os.path.join(ROOT, path)) as f:
+        return json.load(f)
+
+
 def collect(smpipe, jobs):
-    runs = {k: json.load(open(os.path.join(ROOT, DATA.format(k)))) for k in ("warm", "cold", "warm2")}
+    runs = {k: load(DATA.format(k)) for k in ("warm", "cold", "warm2")}
     assert runs["cold"]["l2_flush"] and not runs["warm"]["l2_flush"] and not runs["warm2"]["l2_flush"]
-    key = lambda p: (p["M"], p["N"], p["K"], p["variant"])  # noqa: E731
-    cold = {key(p): p for p in runs["cold"]["rows"]}
-    warm2 = {key(p): p for p in runs["warm2"]["rows"]}
+    key = lambda p: (p["M"], p["N"], p["K"], p.get("data", "random"), p["variant"])  # noqa: E731
+    cold = {key(p): p for p in runs["cold"]["rows"] if p.get("ok", True)}
+    warm2 = {key(p): p for p in runs["warm2"]["rows"] if p.get("ok", True)}
     measured = A.kernel_instructions(smpipe)
-    items = [(p, cold[key(p)], warm2[key(p)]) for p in runs["warm"]["rows"] if p.get("ok", True)]
+    # The points timed in all three runs.
+    items = [(p, cold[key(p)], warm2[key(p)]) for p in runs["warm"]["rows"]
+             if p.get("ok", True) and key(p) in cold and key(p) in warm2]
 
     def one(item):
         w, c, w2 = item
         defs = A.defines(w, measured)
         mw = model_us(smpipe, w, w["clock_mhz_median"], defs, "warm")
         mc = model_us(smpipe, c, c["clock_mhz_median"], defs, "cold")
-        return {"shape": A.shape(w), "config": A.label(w), "gpu_warm_us": round(1000 * w["ms_median"], 3),
+        return {"shape": A.shape(w), "data": w.get("data", "random"), "config": A.label(w), "gpu_warm_us": round(1000 * w["ms_median"], 3),
                 "gpu_warm2_us": round(1000 * w2["ms_median"], 3), "gpu_cold_us": round(1000 * c["ms_median"], 3),
                 "clock_warm_mhz": round(w["clock_mhz_median"]), "clock_cold_mhz": round(c["clock_mhz_median"]),
                 "model_warm_us": mw["us"], "model_cold_us": mc["us"], "model_start": mw["l2_start"]}
@@ -103,7 +110,7 @@ def main():
     data = collect(os.path.abspath(a.smpipe), a.jobs)
     path = os.path.join(ROOT, OUT)
     if a.check:
-        committed = json.load(open(path))
+        committed = load(OUT) if os.path.exists(path) else None
         if committed != data:
             print(f"{OUT} is stale: rerun validation/calibration/l2_start.py SMPIPE", file=sys.stderr)
             return 1

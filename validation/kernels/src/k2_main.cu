@@ -884,6 +884,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "bad --reps / --warm\n");
     return 2;
   }
+  if (flush_l2 && !sweep) {
+    std::fprintf(stderr, "--flush-l2 needs --sweep\n");
+    return 2;
+  }
   if (sweep) {
     // --sweep [--shapes S --variants V] [--group S@V ...] [--data random|const|both] [--reps N] [--warm N]
     if (!trace_prefix.empty() || !overhead_path.empty() || bench_beta != 0.f || skip_bench) {

@@ -21,12 +21,14 @@
 // tiles; and with the tile window; and recording nothing), launches interleaved, and writes FILE.
 // --skip-bench: no cuBLAS comparison timing and no --out JSON (checks still run).
 //   k2_gemm --sweep [--shapes S --variants V] [--group SHAPES@VARIANTS ...] [--data random|const|both]
-//           [--reps N (10)] [--warm N (3)] [--flush-l2] [--out FILE]
+//           [--reps N (10)] [--warm N (3)] [--flush-l2 [--flush-mb MB (256)] [--flush-stride BYTES (16)]] [--out FILE]
 // --sweep: K2 alone (no cuBLAS timing), every (shape, data, variant) point timed with its SM clock, one row each
 // in a smpipe.k2_sweep.v1 JSON rewritten after every point (run_sweep); a group is shapes x variants, --group
 // repeatable (SHAPES comma-separated MxNxK, VARIANTS as --variants); numerics checked once per shape for the
 // group's first variant and once for every other variant (on its first shape). --flush-l2: a kernel reading a
-// 256 MB buffer runs before every timed launch (outside its events): each starts with a cold L2.
+// 256 MB buffer runs before every timed launch (outside its events): each starts with a cold L2. --flush-mb sets the
+// buffer's size, --flush-stride the distance between the 16-byte words read (2 MB: one word per large page, which
+// evicts the GPU's address translations while leaving the L2 nearly as it was).
 #include <cublas_v2.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -98,13 +100,13 @@ __global__ void k_fill_random(bf16* p, size_t n, uint64_t seed) {
     p[i] = __float2bfloat16(float(h >> 8) * (2.0f / 16777216.0f) - 1.0f);
   }
 }
-// Reads n 16-byte words (a buffer several times the L2) so that the L2 holds only its clean lines afterwards: what
-// the next launch finds is a cold L2 (nothing of its own data, nothing dirty to write back). `sink` is written only
-// when the sum is an impossible value, so the reads are not optimised away.
-__global__ void k_l2_flush_read(const uint4* p, size_t n, unsigned* sink) {
+// Reads n 16-byte words `stride` words apart (a buffer several times the L2, every word: the L2 holds only its clean
+// lines afterwards, so the next launch finds a cold L2, nothing of its own data, nothing dirty to write back). `sink`
+// is written only when the sum is an impossible value, so the reads are not optimised away.
+__global__ void k_l2_flush_read(const uint4* p, size_t n, size_t stride, unsigned* sink) {
   unsigned acc = 0;
   for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
-    const uint4 v = p[i];
+    const uint4 v = p[i * stride];
     acc ^= v.x ^ v.y ^ v.z ^ v.w;
   }
   if (acc == 0xFFFFFFFFu && sink) *sink = acc;
@@ -533,7 +535,8 @@ struct SweepGroup {
 };
 
 int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& datas, int warm, int reps,
-              const std::string& out_path, const std::string& cmdline, bool flush_l2) {
+              const std::string& out_path, const std::string& cmdline, bool flush_l2, size_t flush_bytes,
+              size_t flush_stride) {
   const std::string date = utc_now();
   std::vector<std::string> rows;
   std::string smi_before, smi_after, error;
@@ -558,8 +561,9 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                "p90 (nearest rank) of those; tflops = 2MNK / ms_median. The same inputs every launch (L2 warm for "
                "what fits in it)." +
                std::string(flush_l2 ? " --flush-l2: before every timed launch (outside its events) a kernel reads a "
-                                      "256 MB buffer (5x the L2), so that each timed launch starts with a cold L2 "
-                                      "holding only clean lines of that buffer." : ""))
+                                      "buffer of flush_bytes, one 16-byte word every flush_stride bytes (every word of "
+                                      "256 MB, 4-5x the L2, by default: each timed launch starts with a cold L2 holding "
+                                      "only clean lines of that buffer)." : ""))
        << ",\n  \"clock\": "
        << jstr("Params::clocks: CTA 0 of every timed launch writes clock64 and %globaltimer at its start (thread 0) "
                "and after its store tail (thread 128); SM MHz = clock64 delta / globaltimer delta * 1000 per launch; "
@@ -575,7 +579,8 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
        << jstr("random: A, B uniform in [-1, 1) rounded to bf16 (fresh per shape), C zero; const: A = B = 1/64 "
                "(bf16 0x3C80), C zero (D = K/4096 everywhere)")
        << ",\n  \"data_modes\": " << jstr(data_list) << ", \"warm\": " << warm << ", \"reps\": " << reps
-       << ", \"l2_flush\": " << (flush_l2 ? "true" : "false")
+       << ", \"l2_flush\": " << (flush_l2 ? "true" : "false") << ", \"flush_bytes\": " << (flush_l2 ? flush_bytes : 0)
+       << ", \"flush_stride\": " << flush_stride
        << ",\n  \"complete\": " << (complete ? "true" : "false") << ", \"error\": " << (error.empty() ? "null" : jstr(error))
        << ", \"all_ok\": " << (all_ok ? "true" : "false") << ", \"points\": " << rows.size() << ",\n  \"rows\": [";
     for (size_t i = 0; i < rows.size(); ++i) js << (i ? "," : "") << "\n    " << rows[i];
@@ -590,7 +595,7 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
   unsigned long long* d_clk = nullptr;
   uint4* d_flush = nullptr;  // --flush-l2
   unsigned* d_sink = nullptr;
-  constexpr size_t kFlushWords = (size_t(256) << 20) / sizeof(uint4);
+  const size_t flush_words = flush_bytes / flush_stride;  // words read
   double* d_acc = nullptr;
   unsigned long long* d_cnt = nullptr;
   bf16 *A = nullptr, *B = nullptr, *Cm = nullptr, *D = nullptr;
@@ -618,8 +623,8 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
     const size_t nclk = size_t(warm + reps) * 4;
     CK(cudaMalloc(&d_clk, nclk * sizeof(unsigned long long)));
     if (flush_l2) {
-      CK(cudaMalloc(&d_flush, kFlushWords * sizeof(uint4)));
-      CK(cudaMemset(d_flush, 0x5A, kFlushWords * sizeof(uint4)));
+      CK(cudaMalloc(&d_flush, flush_bytes));
+      CK(cudaMemset(d_flush, 0x5A, flush_bytes));
       CK(cudaMalloc(&d_sink, sizeof(unsigned)));
     }
     CK(cudaMalloc(&d_acc, 2 * sizeof(double)));
@@ -740,7 +745,7 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
               CK(cudaGetLastError());
               CK(cudaDeviceSynchronize());
               for (int r = 0; r < reps; ++r) {
-                if (flush_l2) k_l2_flush_read<<<4 * sms, 512>>>(d_flush, kFlushWords, d_sink);
+                if (flush_l2) k_l2_flush_read<<<4 * sms, 512>>>(d_flush, flush_words, flush_stride / sizeof(uint4), d_sink);
                 CK(cudaEventRecord(ev[2 * r]));
                 launch(i, d_clk + 4 * (warm + r));
                 CK(cudaEventRecord(ev[2 * r + 1]));
@@ -847,6 +852,7 @@ int main(int argc, char** argv) {
   int trace_ctas = 4, trace_first = 0, trace_tiles = 0;
   bool sweep = false, reps_set = false, warm_set = false, shapes_set = false, variants_set = false;
   bool flush_l2 = false;  // --sweep --flush-l2: a cold L2 before every timed launch
+  size_t flush_bytes = size_t(256) << 20, flush_stride = 16;
   std::string data_arg = "random";
   std::vector<std::string> group_args;
   for (int i = 1; i < argc; ++i) {
@@ -863,6 +869,8 @@ int main(int argc, char** argv) {
     else if (a == "--quick") { reps = 5; warm = 2; reps_set = warm_set = true; }
     else if (a == "--sweep") sweep = true;
     else if (a == "--flush-l2") flush_l2 = true;
+    else if (a == "--flush-mb") flush_bytes = size_t(std::atoll(next().c_str())) << 20;
+    else if (a == "--flush-stride") flush_stride = size_t(std::atoll(next().c_str()));
     else if (a == "--data") data_arg = next();
     else if (a == "--group") group_args.push_back(next());
     else if (a == "--skip-bench") skip_bench = true;
@@ -886,6 +894,10 @@ int main(int argc, char** argv) {
   }
   if (flush_l2 && !sweep) {
     std::fprintf(stderr, "--flush-l2 needs --sweep\n");
+    return 2;
+  }
+  if (flush_bytes < 16 || flush_stride < 16 || flush_stride % 16 || flush_stride > flush_bytes) {
+    std::fprintf(stderr, "bad --flush-mb / --flush-stride\n");
     return 2;
   }
   if (sweep) {
@@ -932,7 +944,7 @@ int main(int argc, char** argv) {
     for (const auto& g : groups) points += g.shapes.size() * g.vars.size() * datas.size();
     std::printf("sweep: %zu groups, %zu points, data %s, warm %d, reps %d -> %s\n", groups.size(), points,
                 data_arg.c_str(), warm, reps, out_path.c_str());
-    return run_sweep(groups, datas, warm, reps, out_path, cmdline, flush_l2);
+    return run_sweep(groups, datas, warm, reps, out_path, cmdline, flush_l2, flush_bytes, flush_stride);
   }
 #if !K2_WITH_PROBE
   if (!trace_prefix.empty() || !overhead_path.empty()) {

@@ -1,26 +1,52 @@
 #!/usr/bin/env bash
-# The L2 at launch, measured: K2 swept over the shapes whose tensors fit in the L2 (and one that does not), timed
-# with a warm L2 (back-to-back launches, as every other sweep) and with a cold one (--flush-l2: a kernel reading a
-# 256 MB buffer before every timed launch, outside its events), then warm again (the run-to-run spread).
-#   validation/kernels/run_k2_l2_start.sh OUTDIR [driver args...]
-# Writes OUTDIR/k2_l2_warm.json, k2_l2_cold.json, k2_l2_warm2.json (smpipe.k2_sweep.v1; "l2_flush" says which).
-# Variants per shape are those of run_k2_sweep.sh's groups for the same shapes. Env as run_driver.sh.
+# The L2 at launch, measured on K2 (k2_gemm --sweep, random data, 20 timed launches per point).
+#   validation/kernels/run_k2_l2_start.sh OUTDIR [compare|causes] [driver args...]
+# compare (the default): the shapes whose tensors fit in the L2 and one that does not, timed with a warm L2
+#   (back-to-back launches, as every other sweep), a cold one (--flush-l2: a kernel reading a 256 MB buffer before
+#   every timed launch, outside its events) and warm again (the run-to-run spread): OUTDIR/k2_l2_{warm,cold,warm2}.json.
+# causes: what a cold launch pays for, on the shapes that fit: warm, after reading 256 MB and 1 GB (a cold L2; the
+#   larger read also evicts more address translations), and after reading one 16-byte word of each 2 MB page of 16 GB
+#   (address translations evicted, the L2 disturbed by 1 MB only): OUTDIR/k2_cold_{warm,l2_256mb,l2_1gb,tlb_16gb}.json.
+# smpipe.k2_sweep.v1 files ("l2_flush", "flush_bytes", "flush_stride" say which); the variants per shape are those of
+# run_k2_sweep.sh's groups. Env as run_driver.sh.
 set -euo pipefail
 if [ $# -lt 1 ]; then
-  echo "usage: $0 OUTDIR [driver args...]" >&2
+  echo "usage: $0 OUTDIR [compare|causes] [driver args...]" >&2
   exit 1
 fi
 outdir=$1
 shift
+mode=compare
+if [ $# -ge 1 ] && [ "${1#--}" = "$1" ]; then  # a mode (not a driver flag)
+  mode=$1
+  shift
+fi
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=k2_sweep_variants.sh
 source "$here/k2_sweep_variants.sh"
-groups=(--group "1024x1024x1024,512x1024x2048@$small" --group "4096x4096x512@$shortk" --group "2048x2048x2048@$sq_base"
-        --group "3072x5120x2048@$odd_base")
 mkdir -p "$outdir"
-for run in warm cold warm2; do
-  flush=()
-  [ "$run" = cold ] && flush=(--flush-l2)
-  "$here/run_driver.sh" k2_gemm "${K2_TIMEOUT:-300}" "$outdir/k2_l2_$run.json" --sweep --data random --reps 20 \
-    "${flush[@]}" "${groups[@]}" "$@"
-done
+sweep() {  # sweep OUTFILE [driver args...]
+  local out=$1
+  shift
+  "$here/run_driver.sh" k2_gemm "${K2_TIMEOUT:-300}" "$outdir/$out" --sweep --data random --reps 20 "$@"
+}
+fits=(--group "1024x1024x1024,512x1024x2048@$small" --group "2048x2048x2048@$sq_base")
+case $mode in
+  compare)
+    groups=(--group "1024x1024x1024,512x1024x2048@$small" --group "4096x4096x512@$shortk" --group "2048x2048x2048@$sq_base"
+            --group "3072x5120x2048@$odd_base")
+    sweep k2_l2_warm.json "${groups[@]}" "$@"
+    sweep k2_l2_cold.json --flush-l2 "${groups[@]}" "$@"
+    sweep k2_l2_warm2.json "${groups[@]}" "$@"
+    ;;
+  causes)
+    sweep k2_cold_warm.json "$@" "${fits[@]}"
+    sweep k2_cold_l2_256mb.json --flush-l2 "$@" "${fits[@]}"
+    sweep k2_cold_l2_1gb.json --flush-l2 --flush-mb 1024 "$@" "${fits[@]}"
+    sweep k2_cold_tlb_16gb.json --flush-l2 --flush-mb 16384 --flush-stride 2097152 "$@" "${fits[@]}"
+    ;;
+  *)
+    echo "unknown mode $mode (compare or causes)" >&2
+    exit 1
+    ;;
+esac

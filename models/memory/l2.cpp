@@ -118,7 +118,7 @@ void CachedL2::start_warm(bool warm) {
     if (!named[i]) continue;
     const isa::TensorDecl& t = program.tensors[i];
     double rows = 1;
-    for (std::size_t i = 0; i + 1 < t.shape.size(); ++i) rows *= static_cast<double>(t.shape[i]);
+    for (std::size_t d = 0; d + 1 < t.shape.size(); ++d) rows *= static_cast<double>(t.shape[d]);
     const double row_bytes = t.shape.empty() ? 0.0 : static_cast<double>(t.shape.back()) * t.bits / 8;
     const double rb = std::ceil(rows / kBlockRows), cb = std::ceil(row_bytes / kBlockBytes);
     blocks += rb * cb;
@@ -494,7 +494,8 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   s.l2_miss_bytes = miss_bytes_;
   s.hbm_bytes = hbm_bytes_;
   s.l2_footprint_bytes = footprint_;
-  s.l2_capacity_bytes = m.l2_capacity_bytes;
+  // In whole blocks, as the warm start compares it (a capacity that is not a multiple of a block holds what fits).
+  s.l2_capacity_bytes = cache_.capacity() * kBlockRows * kBlockBytes;
   s.l2_warm = warm_;
 }
 

@@ -202,11 +202,11 @@ def sustained(p):
     return "sustained" if p.get("data", "random") == "random" else "sustained-constant"
 
 
-def run_model(smpipe, model, gpu, defs, clock=None, mode=None):
-    """One smpipe run of `model` with -D defs on machine `gpu`, at --clock-mhz `clock` or --clock `mode`: its JSON,
-    or {"error": its last line} when it fails."""
+def run_model(smpipe, model, gpu, defs, clock=None, mode=None, extra=()):
+    """One smpipe run of `model` with -D defs on machine `gpu`, at --clock-mhz `clock` or --clock `mode` (and the
+    options `extra`): its JSON, or {"error": its last line} when it fails."""
     cmd = [smpipe, "run", model, "--gpu", gpu, "--json"] + (["--clock-mhz", f"{clock:.0f}"] if clock else []) + \
-        (["--clock", mode] if mode else [])
+        (["--clock", mode] if mode else []) + list(extra)
     for k, v in defs.items():
         cmd += ["-D", f"{k}={v}"]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)

@@ -13,7 +13,6 @@ import concurrent.futures
 import json
 import os
 import statistics
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -26,11 +25,9 @@ GPU = "h200"
 
 
 def model_us(smpipe, p, clock, defs, l2):
-    cmd = [smpipe, "run", A.MODELS[p["schedule"]], "--gpu", GPU, "--json", "--clock-mhz", f"{clock:.0f}", "--l2", l2]
-    for k, v in defs.items():
-        cmd += ["-D", f"{k}={v}"]
-    r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, check=True)
-    j = json.loads(r.stdout)
+    j = A.run_model(smpipe, A.MODELS[p["schedule"]], GPU, defs, clock, extra=("--l2", l2))
+    if "error" in j:
+        raise RuntimeError(f"{A.shape(p)} {A.label(p)} --l2 {l2}: {j['error']}")
     return {"us": round(j["time_us"], 3), "l2_start": j.get("l2_start"), "hbm_bytes": j.get("hbm_bytes")}
 
 

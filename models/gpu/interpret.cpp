@@ -91,8 +91,8 @@ void Simulator::step(std::uint32_t id) {
   const isa::RoleCode& rc = program_.roles[w.role];
   const isa::Instr* code = rc.fast.data();
   const std::uint32_t* orig = rc.fast_orig.data();
-  std::int64_t* st = w.stack.data();
   std::int64_t* slots = w.slots.data();
+  std::int64_t* st = slots + w.stack_at;
   int sp = 0;
   // The pc lives in a register while the warp runs; w.pc is written back before anything that may look at it (an
   // op, an exit, a diagnosis).

@@ -298,9 +298,10 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, s
     }
     const auto& rc = p.roles[w.role];
     set(B::kWarpInRole, i - rc.first_warp);
-    w.slots.assign(rc.slot_names.size() + rc.hoisted.size(), 0);
+    // The variables, then the expression stack, in one block: the interpreter reads both.
+    w.stack_at = static_cast<std::uint32_t>(rc.slot_names.size() + rc.hoisted.size());
+    w.slots.assign(w.stack_at + static_cast<std::size_t>(rc.max_stack) + 4, 0);
     for (std::size_t h = 0; h < rc.hoisted.size(); ++h) w.slots[rc.slot_names.size() + h] = isa::evaluate_hoisted(rc.hoisted[h], w.builtins);
-    w.stack.assign(static_cast<std::size_t>(rc.max_stack) + 4, 0);
     w.waiting.assign(causes_.size() + 8, 0);
     c.live_warps++;
   }

@@ -20,15 +20,15 @@ enum class WarpState : std::uint8_t { kReady, kBlocked, kDone };
 
 inline constexpr std::int16_t kNoUnit = -1;  // a wait that no unit owns: it ends at a known cycle
 
-struct Warp {
+struct alignas(64) Warp {
   std::uint32_t cta = 0;  // CTA slot
   int index = 0;          // warp index in the CTA
   int role = -1;
   WarpState state = WarpState::kReady;
   std::uint32_t pc = 0;
-  std::vector<std::int64_t> slots;
-  std::vector<std::int64_t> stack;
-  std::int64_t builtins[static_cast<int>(isa::Builtin::kCount)] = {};
+  // (The fields each activation of the warp reads come first, the built-ins last: they share fewer cache lines.)
+  std::vector<std::int64_t> slots;  // the role's variables, then (from stack_at) the expression stack
+  std::uint32_t stack_at = 0;
   // What the warp waits for: the unit that owns the wait (kNoUnit: a timed wait), the object in that
   // unit (barrier flat index, named barrier id, warpgroup, SM ...) and a value (phase, columns ...).
   std::int16_t wait_unit = kNoUnit;
@@ -38,14 +38,15 @@ struct Warp {
   std::uint32_t wait_op = 0;    // op index in the role
   std::uint32_t last_op = ~0u;  // the op executed most recently
   Cycle wait_since{0};
-  Cycle started{0};
   // statistics
   std::int64_t busy = 0;
   std::int64_t busy_until = 0;  // when the op the warp is issuing ends (a run that stops before counts up to the stop)
   std::int64_t ops = 0;
   std::vector<std::int64_t> waiting;       // by cause id
+  Cycle started{0};
   std::vector<std::int64_t> region_start;  // per region: cycle entered (-1 outside)
   std::vector<std::int64_t> region_time;   // per region: cycles spent inside
+  std::int64_t builtins[static_cast<int>(isa::Builtin::kCount)] = {};
 };
 
 struct Cta {

@@ -24,6 +24,12 @@ class BlockCache {
   // full); `write` marks it dirty.
   Touch touch(std::uint64_t key, bool write);
   bool contains(std::uint64_t key) const { return find(key) >= 0; }
+  // A hint that `key` is touched soon: starts loading its index slot (and, when that slot is already in the
+  // cache, its node) so that several blocks' misses overlap. Changes nothing.
+  void prefetch(std::uint64_t key) const {
+    const std::int32_t* slot = &index_[static_cast<std::size_t>(slot_of(key))];
+    __builtin_prefetch(slot);
+  }
   // A value the user keeps per block (the cached L2: until when a read of it is in flight); 0 for a block
   // just inserted.
   std::int64_t& stamp(std::int32_t node) { return nodes_[static_cast<std::size_t>(node)].stamp; }

@@ -345,6 +345,15 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
     else merged_done = sim::max(merged_done, Cycle(r.done));
   };
   auto touch_rows = [&](std::int64_t row0, std::int64_t row1) {  // rows [row0, row1) of the flattened tensor
+    // First a hint for every block the rows cover: the tables' entries of a box's blocks lie far apart, and
+    // loading them together lets their cache misses overlap (no effect on what follows).
+    for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb)
+      for (std::int64_t cb = col0 / kBlockBytes; cb * kBlockBytes < col1; ++cb) {
+        const std::uint64_t key = block_key(a.tensor, cb, rb);
+        cache_.prefetch(key);
+        if (combines) __builtin_prefetch(&request(group, key));
+        if (ctas_combine) __builtin_prefetch(&cta_read(key));
+      }
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb) {
       std::int64_t rows = std::min(row1, (rb + 1) * kBlockRows) - std::max(row0, rb * kBlockRows);
       for (std::int64_t cb = col0 / kBlockBytes; cb * kBlockBytes < col1; ++cb) {

@@ -85,6 +85,12 @@ const std::vector<ParamDef>& param_defs() {
       {"tma", "tma_issue_cycles", "issue cost of a TMA instruction", &Machine::tma_issue_cycles, kCycles},
       {"tma", "tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time", &Machine::tma_load_latency_cycles, kCycles},
       {"tma", "tma_bytes_per_cycle", "one SM's TMA engine bandwidth", &Machine::tma_bytes_per_cycle, kSmBytes},
+      {"tma", "tma_gpc_latency_cycles",
+       "TMA load: latency added for each other SM of its GPC (unit sm's gpcs; all SMs without them) that runs a CTA "
+       "that has issued TMA loads, up to tma_gpc_latency_max_cycles",
+       &Machine::tma_gpc_latency_cycles, {0, 10000, "SM cycles per SM loading (H200: 17.9)"}},
+      {"tma", "tma_gpc_latency_max_cycles", "the most tma_gpc_latency_cycles adds to a TMA load's latency",
+       &Machine::tma_gpc_latency_max_cycles, kCycles},
       {"tma", "tma_store_bytes_per_cycle", "one SM's TMA engine reading smem for bulk stores", &Machine::tma_store_bytes_per_cycle, kSmBytes},
       {"tma", "tma_store_read_cycles", "TMA store: issue to smem read done, beyond the transfer", &Machine::tma_store_read_cycles, kCycles},
       {"tma", "tma_store_latency_cycles", "TMA store: smem read to global writes complete", &Machine::tma_store_latency_cycles, kCycles},

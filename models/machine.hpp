@@ -57,6 +57,8 @@ struct Machine {
   std::int64_t tma_issue_cycles = 0;
   std::int64_t tma_load_latency_cycles = 0;
   double tma_bytes_per_cycle = 0;  // one SM's TMA engine
+  double tma_gpc_latency_cycles = 0;  // a TMA load's latency added per other SM of its GPC that loads
+  double tma_gpc_latency_max_cycles = 0;  // ... at most
   double tma_store_bytes_per_cycle = 0;  // one SM's TMA engine reading smem for stores
   std::int64_t tma_store_read_cycles = 0;
   std::int64_t tma_store_latency_cycles = 0;

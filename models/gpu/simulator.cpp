@@ -83,6 +83,7 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
     gpc_of_sm_.insert(gpc_of_sm_.end(), static_cast<std::size_t>(machine_.gpc_sms[g]), static_cast<int>(g));
   gpcs_ = std::max<std::size_t>(1, machine_.gpc_sms.size());
   gpc_of_sm_.resize(sms_.size(), static_cast<int>(gpcs_) - 1);
+  plain_order_ = plain_launch_order(machine_, program_.num_ctas());
   sm_used_.assign(machine_.sm_count, false);
   num_clusters_ = program_.num_ctas() / program_.cluster_size();
   for (const auto& r : program_.roles) {
@@ -184,14 +185,61 @@ std::int64_t Simulator::cta_id_of(std::int64_t ci, int rank) const {
 
 // ---- launch ----
 
+// The order in which a plain launch (clusters of 1) of `ctas` CTAs fills idle SMs. On a machine that lists its GPCs,
+// the GPU's block scheduler's as measured on the H200 (validation/microbench, group gpc, `gpc_order_*`: the SM of
+// each CTA for grids of 24-99; and the H100's `combine` group: at 132 CTAs, CTAs 2j and 2j + 1 share a TPC): first
+// the SMs of the GPCs of one TPC (2 SMs); then the TPCs (SMs 2t, 2t + 1 of a GPC) of the larger GPCs, the GPCs in
+// turn, one SM of each while the first wave has no more CTAs than they have TPCs, else both SMs of as many TPCs as
+// the wave needs (in that turn) and one of the others; then the SMs left, in the same turn. So a grid smaller than the
+// GPU spreads evenly over the GPCs and the TPCs, and a full one pairs consecutive CTAs on TPCs. Without GPCs: lowest
+// SM first.
+std::vector<int> Simulator::plain_launch_order(const Machine& m, std::int64_t ctas) {
+  std::vector<int> order;
+  if (m.gpc_sms.empty()) {
+    for (int s = 0; s < m.sm_count; ++s) order.push_back(s);
+    return order;
+  }
+  std::vector<int> first(m.gpc_sms.size());
+  for (std::size_t g = 1; g < m.gpc_sms.size(); ++g) first[g] = first[g - 1] + static_cast<int>(m.gpc_sms[g - 1]);
+  std::vector<char> taken(static_cast<std::size_t>(m.sm_count), 0);
+  auto take = [&](int s) {
+    if (s < m.sm_count && !taken[static_cast<std::size_t>(s)]) taken[static_cast<std::size_t>(s)] = 1, order.push_back(s);
+  };
+  for (std::size_t g = 0; g < m.gpc_sms.size(); ++g)
+    if (m.gpc_sms[g] <= 2)
+      for (int i = 0; i < m.gpc_sms[g]; ++i) take(first[g] + i);
+  // The larger GPCs' TPCs in turn (GPC after GPC, a TPC of each at a time): their first SMs.
+  std::vector<int> tpcs;
+  for (int t = 0;; ++t) {
+    bool any = false;
+    for (std::size_t g = 0; g < m.gpc_sms.size(); ++g)
+      if (m.gpc_sms[g] > 2 && 2 * t < m.gpc_sms[g]) tpcs.push_back(first[g] + 2 * t), any = true;
+    if (!any) break;
+  }
+  const std::int64_t rest = std::min<std::int64_t>(ctas, m.sm_count) - static_cast<std::int64_t>(order.size());
+  const std::int64_t pairs = std::max<std::int64_t>(0, rest - static_cast<std::int64_t>(tpcs.size()));
+  for (std::size_t i = 0; i < tpcs.size(); ++i) {
+    take(tpcs[i]);
+    if (static_cast<std::int64_t>(i) < pairs) take(tpcs[i] + 1);
+  }
+  for (int t : tpcs) take(t + 1);
+  for (int s = 0; s < m.sm_count; ++s) take(s);  // (SMs of a GPC with an odd count: none on these machines)
+  return order;
+}
+
 bool Simulator::place_cluster(std::int64_t ci) {
   const auto& p = program_;
   std::int64_t cs = p.cluster_size();
   std::int64_t smem = p.smem_bytes() + machine_.smem_reserved_per_cta;
-  // Least-loaded SMs first, lowest index on ties: the first wave spreads one CTA per SM. A cluster takes the first
-  // SMs in that order that lie in one GPC (the first GPC to hold cs SMs that fit; machines without GPCs: any SMs).
+  // Least-loaded SMs first: the first wave spreads one CTA per SM. On ties, a plain launch follows the block
+  // scheduler's order (plain_launch_order); a cluster takes the first SMs in SM order that lie in one GPC (the first
+  // GPC to hold cs SMs that fit; machines without GPCs: any SMs).
   std::vector<int> order(sms_.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  if (cs == 1) {
+    order = plain_order_;
+  } else {
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
+  }
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sms_[a].ctas < sms_[b].ctas; });
   std::vector<std::vector<int>> fits(gpcs_);  // per GPC: the SMs that fit, in order
   const std::vector<int>* chosen_in = nullptr;

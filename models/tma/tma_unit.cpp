@@ -17,7 +17,60 @@ using isa::OpKind;
 
 TmaUnit::TmaUnit(Simulator& sim)
     : Unit(sim), cause_wait_read_(sim.cause_id("tma.wait read (bulk store smem)")), cause_wait_(sim.cause_id("tma.wait (bulk store)")) {
-  free_.assign(static_cast<std::size_t>(sim.machine().sm_count), Cycle(0));
+  const Machine& m = sim.machine();
+  free_.assign(static_cast<std::size_t>(m.sm_count), Cycle(0));
+  sm_loaders_.assign(static_cast<std::size_t>(m.sm_count), 0);
+  // The GPCs hold consecutive SM ids (Machine::gpc_sms, in SM order); SMs past them, or all without them, form one.
+  const std::size_t gpcs = std::max<std::size_t>(1, m.gpc_sms.size());
+  for (std::size_t g = 0; g < m.gpc_sms.size(); ++g)
+    gpc_of_.insert(gpc_of_.end(), static_cast<std::size_t>(m.gpc_sms[g]), static_cast<std::uint32_t>(g));
+  gpc_of_.resize(static_cast<std::size_t>(m.sm_count), static_cast<std::uint32_t>(gpcs - 1));
+  for (std::size_t g = 0; g < gpcs; ++g) {
+    const std::int64_t sms = m.gpc_sms.empty() ? m.sm_count : m.gpc_sms[g];
+    small_gpc_.push_back(sms <= 2 ? 1 : 0);
+    large_gpcs_ += sms > 2;
+  }
+  gpc_loaders_.assign(gpcs, 0);
+  barriers_ = std::max<std::uint32_t>(1, sim.program().mbarrier_layout.count);
+}
+
+void TmaUnit::cta_started(std::uint32_t slot) {
+  sim_.reset_warps(warps_, slot);
+  const std::size_t end = (static_cast<std::size_t>(slot) + 1) * barriers_;
+  if (stage_until_.size() < end) stage_until_.resize(end, Cycle(0)), stage_pending_.resize(end, 0);
+  std::fill(stage_until_.begin() + static_cast<std::ptrdiff_t>(end - barriers_), stage_until_.begin() + static_cast<std::ptrdiff_t>(end), Cycle(0));
+  std::fill(stage_pending_.begin() + static_cast<std::ptrdiff_t>(end - barriers_), stage_pending_.begin() + static_cast<std::ptrdiff_t>(end), 0);
+  if (slot >= cta_loads_.size()) cta_loads_.resize(slot + 1, 0);
+}
+
+void TmaUnit::cta_exiting(std::uint32_t slot) {
+  if (!cta_loads_[slot]) return;
+  cta_loads_[slot] = 0;
+  const auto sm = static_cast<std::size_t>(sim_.cta(slot).sm);
+  if (--sm_loaders_[sm] == 0) {
+    --gpc_loaders_[gpc_of_[sm]];
+    if (!small_gpc_[gpc_of_[sm]]) --large_loaders_;
+  }
+}
+
+// The latency the GPC adds to a TMA load of CTA `slot` on SM `sm` issued while another load of the CTA on the same
+// barrier is in flight (a stage's second box): tma_gpc_latency_cycles for each other SM of its GPC that loads (that
+// runs a CTA that has issued a TMA load), at most tma_gpc_latency_max_cycles. A GPC of one TPC in the machine file
+// stands for a TPC of a larger GPC that clusters cannot use (docs/simulator.md): its SMs count the mean of the larger
+// GPCs' loading SMs. Every call counts the CTA among the loading ones.
+Cycle TmaUnit::gpc_latency(std::uint32_t slot, std::uint32_t sm) {
+  const std::uint32_t g = gpc_of_[sm];
+  if (!cta_loads_[slot]) {
+    cta_loads_[slot] = 1;
+    if (sm_loaders_[sm]++ == 0) {
+      ++gpc_loaders_[g];
+      if (!small_gpc_[g]) ++large_loaders_;
+    }
+  }
+  const Machine& m = sim_.machine();
+  const double others = small_gpc_[g] ? std::round(static_cast<double>(large_loaders_) / static_cast<double>(std::max<std::int64_t>(1, large_gpcs_)))
+                                      : static_cast<double>(gpc_loaders_[g] - 1);
+  return Cycle(std::llround(std::min(m.tma_gpc_latency_cycles * others, m.tma_gpc_latency_max_cycles)));
 }
 
 std::span<const isa::OpKind> TmaUnit::accepted() {
@@ -30,10 +83,6 @@ void TmaUnit::connect() {
   mbar_ = &sim_.find<MbarrierUnit>();
   proxy_ = &sim_.find<ProxyFenceUnit>();
   hazards_ = &sim_.find<HazardUnit>();
-}
-
-void TmaUnit::cta_started(std::uint32_t slot) {
-  sim_.reset_warps(warps_, slot);
 }
 
 OpResult TmaUnit::execute(OpContext& ctx) {
@@ -55,7 +104,16 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       std::int64_t occ = transfer_cycles(bytes, m.tma_bytes_per_cycle);
       engine = start + Cycle(occ);
       busy_ += occ;
-      const Cycle latency = sim_.jit(m.tma_load_latency_cycles);
+      // The latency grows with the SMs of this GPC loading at the same time (their requests and data share the GPC's
+      // path to the L2; measured: validation/microbench, group gpc).
+      const auto sm = static_cast<std::uint32_t>(ctx.cta().sm);
+      Cycle latency = sim_.jit(m.tma_load_latency_cycles);
+      const std::uint32_t stage = ctx.cta_slot() * barriers_ + f;
+      if (m.tma_gpc_latency_cycles > 0) {
+        const Cycle extra = gpc_latency(ctx.cta_slot(), sm);
+        if (stage_pending_[stage] > 0 || stage_until_[stage] > now) latency += extra;
+      }
+      ++stage_pending_[stage];
       sim_.counters().bytes_loaded += bytes;
       std::int64_t mask = ctx.present(Attr::kMulticast) ? ctx.value(Attr::kMulticast) : 0;
       Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), mask);
@@ -71,6 +129,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       load.latency = latency;
       load.bytes = bytes;
       load.cta_id = cta_id;
+      load.stage = stage;
       load.barrier = f;
       load.count = 0;
       for (std::uint32_t t : targets) {
@@ -139,6 +198,8 @@ OpResult TmaUnit::execute(OpContext& ctx) {
 void TmaUnit::landed(std::uint32_t token, Cycle through) {
   const PendingLoad& load = loads_[token];
   const Cycle done = sim::max(load.engine_done, through) + load.latency;
+  stage_until_[load.stage] = sim::max(stage_until_[load.stage], done);
+  --stage_pending_[load.stage];
   for (std::uint32_t i = 0; i < load.count; ++i) mbar_->send(done, load.signals[i]);
   const Observers& obs = sim_.observers();
   if (!obs.empty() && obs.wants(load.cta_id)) {

@@ -41,14 +41,31 @@ class TmaUnit : public Unit, private Landing {
   struct PendingLoad {
     Cycle issued, engine_done, latency;  // issue, the engine done with its bytes, the latency after the memory
     std::int64_t bytes = 0, cta_id = 0;
+    std::uint32_t stage = 0;  // its index in stage_until_
     std::uint32_t barrier = 0, count = 0;
     Signal signals[isa::kMaxClusterSize];  // complete_tx of each CTA it lands in
   };
   void landed(std::uint32_t token, Cycle done) override;
+  void cta_exiting(std::uint32_t slot) override;
 
   std::vector<PendingLoad> loads_;  // by token
   std::vector<std::uint32_t> free_loads_;
   std::vector<Cycle> free_;       // per SM: the engine is free from
+  // The GPC's path to the L2 (tma_gpc_latency_cycles): each SM's GPC and whether the GPC is one TPC (2 SMs or
+  // fewer); per CTA slot, whether it has issued a TMA load; per SM, its resident CTAs that have; per GPC, its SMs
+  // with such a CTA (the SMs loading in it); those of the larger GPCs, and how many such GPCs there are.
+  std::vector<std::uint32_t> gpc_of_;
+  std::vector<char> small_gpc_;
+  std::vector<char> cta_loads_;
+  std::vector<int> sm_loaders_;
+  std::vector<std::int64_t> gpc_loaders_;
+  std::int64_t large_loaders_ = 0, large_gpcs_ = 0;
+  // Per CTA slot and barrier: until when a TMA load of the CTA that completes on the barrier is in flight (the last
+  // landing known), and its loads whose landing the memory has not told yet (processor sharing).
+  std::vector<Cycle> stage_until_;
+  std::vector<std::uint32_t> stage_pending_;
+  std::uint32_t barriers_ = 0;
+  Cycle gpc_latency(std::uint32_t slot, std::uint32_t sm);
   std::vector<WarpState> warps_;  // by warp id
   std::int64_t busy_ = 0;
   MemoryHierarchy* l2_ = nullptr;

@@ -11,6 +11,7 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -545,8 +546,8 @@ std::int64_t joined(const models::Machine& m, const LoadSpans& t, std::int64_t f
 }
 
 // `ctas` CTAs read the same 16 KB box, CTA c `delay` x c cycles after CTA 0, on a machine without combining between
-// CTAs beyond their TPC, changed by `edit`, watched by `spans` when given. The first wave places CTA c on SM c, so
-// CTAs 2j and 2j + 1 share a TPC.
+// CTAs beyond their TPC, changed by `edit`, watched by `spans` when given. A plain launch on the H100 fills SMs
+// 124-131 first (the GPCs of one TPC: Simulator::plain_launch_order), so CTAs 2j and 2j + 1 (j < 4) share a TPC.
 models::RunResult same_box(int ctas, int delay, const std::function<void(models::Machine&)>& edit = {},
                            LoadSpans* spans = nullptr) {
   return boxes(fmt::format(R"(
@@ -674,7 +675,8 @@ TEST_CASE("memory: a read of a block another SM of its TPC has in flight reaches
   // One SM per group: nothing combines; eight: every reader combines with the first.
   auto none = same_box(8, 10, [](models::Machine& x) { x.l2_combine_sms = 1; });
   LoadSpans t_all;
-  auto all = same_box(8, 10, [](models::Machine& x) { x.l2_combine_sms = 8; }, &t_all);
+  // (Without GPCs a plain launch fills SMs 0-7, one group of 8; with the H100's, it starts with SMs 124-131.)
+  auto all = same_box(8, 10, [](models::Machine& x) { x.l2_combine_sms = 8, x.gpc_sms.clear(); }, &t_all);
   CHECK(none.stats.l2_merged_bytes == 0);
   CHECK(none.stats.hbm_bytes == 16384);
   std::int64_t all_joins = 0;
@@ -1367,4 +1369,203 @@ TEST_CASE("lsu: lines= is at least what one instruction's bytes need, checked as
   REQUIRE(r.diagnosis.has_value());
   CHECK(r.diagnosis->message.find("lines=2 with size=16") != std::string::npos);
   CHECK(run_text("kernel k warps=1 { warp 0 w { let l = 4\n ld.global bytes=512 size=16 lines=l } }").outcome == Outcome::kFinished);
+}
+
+namespace {
+// Where each CTA of a run starts (its SM).
+class CtaSms : public models::Observer {
+ public:
+  bool wants(std::int64_t) const override { return true; }
+  void cta_started(const models::CtaStart& c) override { sm[c.cta] = c.sm; }
+  std::map<std::int64_t, int> sm;
+};
+
+std::map<std::int64_t, int> placed(const std::string& gpu, int grid, int cluster, const std::function<void(models::Machine&)>& edit = {}) {
+  models::Machine m = models::load_machine(gpu);
+  if (edit) edit(m);
+  CtaSms sms;
+  models::RunOptions o;
+  o.observers.push_back(&sms);
+  const std::string text = fmt::format("kernel k grid=({},1,1) cluster=({},1,1) warps=1 {{ warp 0 w {{ compute cycles=1000 }} }}", grid, cluster);
+  auto r = models::simulate(test::compile_text(text, {}, "test.pipe", gpu), m, o);
+  REQUIRE(r.outcome == Outcome::kFinished);
+  return sms.sm;
+}
+}  // namespace
+
+TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler does (the one-TPC GPCs, then the TPCs of "
+          "the GPCs in turn: one SM of each while the first wave fits, both SMs of as many as it needs), and a cluster "
+          "takes SMs of one GPC, lowest first",
+          "[memory]") {
+  // The H200's GPCs in the machine file: 18, 18, 16, 16, 16, 16, 16, 8 SMs (62 TPCs), then four of one TPC
+  // (SMs 124-131).
+  const int firsts[] = {0, 18, 36, 52, 68, 84, 100, 116};  // each larger GPC's first SM
+  SECTION("a grid of 41: SMs 124-131, then one SM of a TPC of each GPC in turn; no TPC of theirs holds two") {
+    const auto part = placed("h200", 41, 1);
+    REQUIRE(part.size() == 41);
+    for (int c = 0; c < 8; ++c) CHECK(part.at(c) == 124 + c);
+    for (int g = 0; g < 8; ++g) CHECK(part.at(8 + g) == firsts[g]);
+    for (int g = 0; g < 8; ++g) CHECK(part.at(16 + g) == firsts[g] + 2);  // the GPCs' second TPCs
+    std::map<int, int> per_gpc;
+    std::set<int> tpcs;
+    for (const auto& [cta, sm] : part) {
+      if (sm < 124) CHECK(tpcs.insert(sm / 2).second);
+      if (sm < 124) per_gpc[sm < 36 ? sm / 18 : sm < 116 ? 2 + (sm - 36) / 16 : 7]++;
+    }
+    REQUIRE(per_gpc.size() == 8);
+    for (const auto& [g, n] : per_gpc) CHECK((n == 4 || n == 5));  // evenly: 33 over 8
+  }
+  SECTION("a full grid (132): both SMs of every TPC, consecutive CTAs on one TPC, the GPCs in turn") {
+    const auto full = placed("h200", 132, 1);
+    REQUIRE(full.size() == 132);
+    for (int c = 0; c < 8; ++c) CHECK(full.at(c) == 124 + c);
+    for (int g = 0; g < 8; ++g) {
+      CHECK(full.at(8 + 2 * g) == firsts[g]);
+      CHECK(full.at(9 + 2 * g) == firsts[g] + 1);
+    }
+    std::set<int> used;
+    for (int c = 0; c < 132; ++c) used.insert(full.at(c));
+    CHECK(used.size() == 132);
+    for (int c = 0; c < 132; c += 2) CHECK(full.at(c) / 2 == full.at(c + 1) / 2);
+  }
+  SECTION("between: 8 + 62 + 10 CTAs: the first 10 TPCs in turn get both SMs, the other 52 one") {
+    const auto mid = placed("h200", 80, 1);
+    std::map<int, int> per_tpc;
+    for (const auto& [cta, sm] : mid) per_tpc[sm / 2]++;
+    int doubled = 0;
+    for (const auto& [tpc, n] : per_tpc) doubled += n == 2 && tpc < 62;
+    CHECK(per_tpc.size() == 62 + 4);
+    CHECK(doubled == 10);
+    CHECK(mid.at(8) == 0);
+    CHECK(mid.at(9) == 1);
+    CHECK(mid.at(10) == 18);
+  }
+  SECTION("clusters take the SMs of one GPC in SM order; without GPCs a plain launch fills the lowest SMs first") {
+    const auto pairs = placed("h200", 8, 2);
+    for (int c = 0; c < 8; ++c) CHECK(pairs.at(c) == c);
+    const auto flat = placed("h200", 10, 1, [](models::Machine& m) { m.gpc_sms.clear(); });
+    for (int c = 0; c < 10; ++c) CHECK(flat.at(c) == c);
+  }
+}
+
+namespace {
+// Every TMA load of each CTA: (issued, done), in issue order.
+class AllLoads : public models::Observer {
+ public:
+  bool wants(std::int64_t) const override { return true; }
+  void async_work(std::int64_t cta, const std::string&, std::string_view category, std::int64_t start, std::int64_t end) override {
+    if (category == "tma") spans[cta].emplace_back(start, end);
+  }
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> spans;
+};
+
+// A GEMM stage on the H200 (two 16 KB boxes on one barrier, 1 + `gap` cycles after the first's issue ends) in every
+// CTA for which `loads` holds, after 1 + `before` cycles; then 1 + `after` cycles of compute (`loads`, `before` and
+// `after`: expressions of cta). grid x cluster CTAs; the machine without the spread of the transfers' times, changed
+// by `edit`.
+AllLoads stage_loads(int grid, int cluster, const std::string& loads, const std::string& before, int gap, const std::string& after,
+                     const std::function<void(models::Machine&)>& edit = {}) {
+  models::Machine m = models::load_machine("h200");
+  m.l2_latency_spread = m.hbm_latency_spread = 0;
+  if (edit) edit(m);
+  AllLoads seen;
+  models::RunOptions o;
+  o.observers.push_back(&seen);
+  const std::string text = fmt::format(R"(
+kernel k grid=({0},1,1) cluster=({1},1,1) warps=1 {{
+  mbarrier full count=1
+  smem a bytes=16384
+  smem b bytes=16384
+  tensor T dtype=bf16 shape=(65536, 64)
+  warp 0 w {{
+    elect {{
+      if {2} {{
+        compute cycles=1 + {3}
+        arrive.expect_tx full tx=32768
+        tma.load T box=(128, 64) at=(cta * 256, 0) dst=a bar=full
+        compute cycles=1 + {4}
+        tma.load T box=(128, 64) at=(cta * 256 + 128, 0) dst=b bar=full
+        wait full parity=0
+      }}
+      compute cycles=1 + {5}
+    }}
+  }}
+}}
+)",
+                                       grid, cluster, loads, before, gap, after);
+  auto r = models::simulate(test::compile_text(text, {}, "test.pipe", "h200"), m, o);
+  REQUIRE(r.outcome == Outcome::kFinished);
+  return seen;
+}
+
+void no_gpc_latency(models::Machine& m) { m.tma_gpc_latency_cycles = m.tma_gpc_latency_max_cycles = 0; }
+
+// What the GPC adds to CTA `cta`'s box `box` (0: A, 1: B): its time against the same run without the GPC's latency.
+std::int64_t added(const AllLoads& with, const AllLoads& without, std::int64_t cta, int box) {
+  const auto& a = with.spans.at(cta).at(static_cast<std::size_t>(box));
+  const auto& b = without.spans.at(cta).at(static_cast<std::size_t>(box));
+  REQUIRE(a.first == b.first);
+  return a.second - b.second;
+}
+}  // namespace
+
+TEST_CASE("tma: a stage's second box issued while its first is in flight waits tma_gpc_latency_cycles for each other "
+          "SM of its GPC that loads, at most tma_gpc_latency_max_cycles, and a lone box or a box issued after the "
+          "first landed does not",
+          "[memory]") {
+  const models::Machine h200 = models::load_machine("h200");
+  REQUIRE(h200.tma_gpc_latency_cycles > 0);
+  const double d = h200.tma_gpc_latency_cycles, cap = h200.tma_gpc_latency_max_cycles;
+  REQUIRE(d * 7 < cap);   // 8 SMs: below the most
+  REQUIRE(d * 15 > cap);  // 16 SMs: the most
+  SECTION("one cluster of n CTAs in one GPC: the B box of each waits min(d x (n - 1), max); the A box nothing") {
+    for (int n : {1, 2, 8, 16}) {
+      CAPTURE(n);
+      auto with = stage_loads(n, n, "1", "0", 0, "0");
+      auto without = stage_loads(n, n, "1", "0", 0, "0", no_gpc_latency);
+      for (std::int64_t c = 0; c < n; ++c) {
+        CHECK(added(with, without, c, 0) == 0);
+        CHECK(added(with, without, c, 1) == std::llround(std::min(d * (n - 1), cap)));
+      }
+    }
+  }
+  SECTION("a B box issued after its A box landed waits nothing; one issued just before it lands waits") {
+    auto lone = stage_loads(8, 8, "1", "0", 0, "0", no_gpc_latency);
+    const auto [a_issued, a_done] = lone.spans.at(0).at(0);
+    // The B box issues 1 + gap cycles after the A box's issue (tma_issue_cycles) ends.
+    const int lands = static_cast<int>(a_done - a_issued - h200.tma_issue_cycles - 1);
+    for (int gap : {lands + 1, lands + 10}) {
+      CAPTURE(gap);
+      CHECK(added(stage_loads(8, 8, "1", "0", gap, "0"), stage_loads(8, 8, "1", "0", gap, "0", no_gpc_latency), 0, 1) == 0);
+    }
+    for (int gap : {lands - 1, lands - 10}) {
+      CAPTURE(gap);
+      CHECK(added(stage_loads(8, 8, "1", "0", gap, "0"), stage_loads(8, 8, "1", "0", gap, "0", no_gpc_latency), 0, 1) ==
+            std::llround(d * 7));
+    }
+  }
+  SECTION("only SMs whose CTAs have issued a TMA load count, and only while those CTAs run") {
+    // CTA 0 loads its stage at cycle ~20,000; CTAs 1-7 of its cluster load at once, then stay past it or exit.
+    const std::string late0 = "(cta == 0) * 20000";
+    CHECK(added(stage_loads(8, 8, "1", late0, 0, "(cta != 0) * 40000"),
+                stage_loads(8, 8, "1", late0, 0, "(cta != 0) * 40000", no_gpc_latency), 0, 1) == std::llround(d * 7));
+    CHECK(added(stage_loads(8, 8, "1", late0, 0, "0"), stage_loads(8, 8, "1", late0, 0, "0", no_gpc_latency), 0, 1) == 0);
+    // CTAs 1-7 run past it but never load.
+    CHECK(added(stage_loads(8, 8, "cta == 0", "0", 0, "(cta != 0) * 40000"),
+                stage_loads(8, 8, "cta == 0", "0", 0, "(cta != 0) * 40000", no_gpc_latency), 0, 1) == 0);
+  }
+  SECTION("an SM of a GPC of one TPC counts the mean of the larger GPCs' loading SMs") {
+    // A plain launch of 24: CTAs 0-7 on the one-TPC GPCs (SMs 124-131), two CTAs on each of the eight larger GPCs.
+    // CTAs 0 and 8 load after the others have.
+    const std::string later = "(cta == 0 || cta == 8) * 500";
+    auto with = stage_loads(24, 1, "1", later, 0, "20000");
+    auto without = stage_loads(24, 1, "1", later, 0, "20000", no_gpc_latency);
+    CHECK(added(with, without, 0, 1) == std::llround(d * 2));  // SM 124: 16 SMs of the larger GPCs load, 2 a GPC
+    CHECK(added(with, without, 8, 1) == std::llround(d * 1));  // SM 0: CTA 16 on SM 2 loads in its GPC
+  }
+  SECTION("without the parameters nothing changes: the same run as a machine file of before") {
+    auto off = stage_loads(16, 16, "1", "0", 0, "0", no_gpc_latency);
+    auto none = stage_loads(16, 16, "1", "0", 0, "0", [](models::Machine& m) { m.tma_gpc_latency_cycles = 0; });
+    CHECK(off.spans == none.spans);
+  }
 }

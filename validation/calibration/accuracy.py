@@ -483,10 +483,12 @@ def two_stage_lines():
             "  while its consumers wait, and every instruction before a stage's loads or before its release adds to",
             "  the round trip: the models place K2's own instructions where its traces show them",
             "  (`PRODUCER_ACQUIRE_CYCLES` ... `CONSUMER_STAGE_CYCLES` above). The rest of the 2-stage error is the",
-            "  load latency under load, which varies widely on the GPU and little in the model: a stage of two 16 KB",
-            "  boxes lands in ~810 cycles on the H200 when every SM loads, from a third to two thirds of the L2's rate,",
-            "  and in 657 on one SM, where the model gives its one-SM 649 at every load short of full bandwidth",
-            "  (`think_latency_*`, validation/microbench/README.md; not modelled yet)."]
+            "  load latency under load: a stage of two 16 KB boxes lands in ~810 cycles on the H200 when every SM loads,",
+            "  from a third to two thirds of the L2's rate, and in 657 on one SM. The model has it since 2026-11-29 as",
+            "  measured on SMs of one GPC loading together: a stage's second box waits `tma_gpc_latency_cycles` per other",
+            "  SM of its GPC that loads, at most `tma_gpc_latency_max_cycles` (846 cycles when every SM loads; before,",
+            "  649 at any load short of the L2's bandwidth), and a plain launch spreads a smaller grid over the GPCs as",
+            "  the GPU's block scheduler does (docs/simulator.md; `think_latency_*`, `gpc_*`, validation/microbench/README.md)."]
 
 
 def groups(points):

@@ -12,6 +12,7 @@
 #include <functional>
 #include <random>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -1446,6 +1447,44 @@ TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler doe
     const auto flat = placed("h200", 10, 1, [](models::Machine& m) { m.gpc_sms.clear(); });
     for (int c = 0; c < 10; ++c) CHECK(flat.at(c) == c);
   }
+}
+
+TEST_CASE("launch: the plain-launch placement doubles up as many TPCs as the H200's block scheduler did for grids of "
+          "24 to 132 CTAs, and a full grid puts CTAs 2j and 2j + 1 on one TPC",
+          "[memory]") {
+  // validation/results/h200/gpc_order_full.json: the SM of every CTA of plain launches of K one-CTA-per-SM CTAs. The
+  // GPU's SM ids pair into TPCs (2t, 2t + 1), as the model's do; which ids lie in which GPC differs, so what is
+  // compared is how many TPCs hold two CTAs and, for the full grid, which CTAs share one.
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h200/gpc_order_full.json");
+  REQUIRE(f.good());
+  const auto doc = nlohmann::json::parse(f);
+  int grids = 0;
+  for (const auto& m : doc.at("measurements")) {
+    const std::string name = m.at("name");
+    if (name.rfind("gpc_order_", 0) != 0 || name.find("_latency") == std::string::npos) continue;
+    const int k = m.at("params").at("ctas");
+    std::vector<int> gpu;
+    std::stringstream ids(m.at("params").at("smids").get<std::string>());
+    for (std::string id; std::getline(ids, id, ',');) gpu.push_back(std::stoi(id));
+    REQUIRE(static_cast<int>(gpu.size()) == k);
+    const auto model = placed("h200", k, 1);
+    auto doubled = [](const std::vector<int>& sms) {
+      std::map<int, int> per_tpc;
+      for (int s : sms) per_tpc[s / 2]++;
+      return std::count_if(per_tpc.begin(), per_tpc.end(), [](const auto& e) { return e.second == 2; });
+    };
+    std::vector<int> ours;
+    for (int c = 0; c < k; ++c) ours.push_back(model.at(c));
+    CAPTURE(k);
+    CHECK(doubled(ours) == doubled(gpu));
+    if (k == 132)
+      for (int c = 0; c < k; c += 2) {
+        CHECK(gpu[c] / 2 == gpu[c + 1] / 2);
+        CHECK(ours[c] / 2 == ours[c + 1] / 2);
+      }
+    ++grids;
+  }
+  CHECK(grids == 8);
 }
 
 namespace {

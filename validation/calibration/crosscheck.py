@@ -159,7 +159,7 @@ def burst(r, rows, nb, what):
     return statistics.median(b - a for a, b in zip(t, t[1:]))
 
 
-def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132, cluster=1):
+def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132, cluster=1, gap=0):
     """k_ring of the loaded-latency measurements (every SM, D boxes of kb KB in flight; with pair, D stages of two
     boxes each, and think cycles after each wait: the think_latency_* measurements): the median over CTA 0's
     measured loads (after the twin's warm-up) past their first 2 D and before their last D, of the end of the wait
@@ -168,7 +168,8 @@ def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132, cluster=1):
     per = (8 << 20) // (kb * 1024 * (1 + pair))
     warm = 0 if hbm else 64 if ctas >= 66 else per  # the twin's WARM
     defs = {"ROWS": kb * 8, "STAGES": d, "HBM": hbm, **({"PAIR": 1} if pair else {}), **({"THINK": think} if think else {}),
-            **({"CTAS": ctas} if ctas != 132 else {}), **({"CLUSTER": cluster} if cluster != 1 else {})}
+            **({"CTAS": ctas} if ctas != 132 else {}), **({"CLUSTER": cluster} if cluster != 1 else {}),
+            **({"GAP": gap} if gap else {})}
     sl = slices(r.run("tma_loaded_latency", defs, trace=True))
     arrives = [s[2] for s in ops_starting(sl, "arrive.expect_tx")]
     waits = [s[3] for s in ops_starting(sl, "wait full")]  # the i-th covers load i (the last d: the drain)
@@ -358,6 +359,12 @@ def rows():
             add(f"think_latency_l2_{tag}_s1_t1024_ctas{n}_latency", lambda r, kb=kb, pair=pair, n=n: loaded_latency(r, kb, 1, 0, pair, 1024, n),
                 f"tma_loaded_latency ROWS={kb * 8} STAGES=1{' PAIR=1' if pair else ''} THINK=1024 CTAS={n}, trace of CTA 0, median latency")
 
+    # ... the stage's second box `gap` cycles after its first, on one SM and on all (the GPU's think_gap.json)
+    for gap in (0, 250, 500, 1000):
+        for n in (1, 132):
+            add(f"think_gap_pair16KB_s1_t1024_g{gap}_ctas{n}_latency", lambda r, gap=gap, n=n: loaded_latency(r, 16, 1, 0, 1, 1024, n, 1, gap),
+                f"tma_loaded_latency ROWS=128 STAGES=1 PAIR=1 THINK=1024 GAP={gap} CTAS={n}, trace of CTA 0, median latency")
+
     # k SMs loading back to back, in one GPC (one cluster of k) or spread (a plain launch), and every GPC's first 16
     # (clusters of 16 on the 7 GPCs that hold one): the GPU's gpc.json
     for tag, kb, pair, d in (("pair16KB_s1", 16, 1, 1), ("box32KB_s4", 32, 0, 4)):
@@ -478,6 +485,11 @@ def main():
         if os.path.exists(path):
             with open(path) as f:
                 measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None]
+    # The think group's rerun with a gap between a stage's two boxes (think_gap.json): its think_gap_* rows only.
+    path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "think_gap.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None and m["name"].startswith("think_gap_")]
     # The L2 combining runs under Nsight Compute (l2_combine_lag_ncu.json beside the results, the H100's): requests
     # per delivered byte over those of no sharing (l2_combine_none, 1.25), named combine_* (without the _bw suffix).
     path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "l2_combine_lag_ncu.json")
@@ -496,7 +508,7 @@ def main():
         runner = Runner(smpipe, args.gpu, tmp)
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
         # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_")
+        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_")  # (think_gap_ too)
         todo = [row for row in rows() if row[0] in medians or not row[0].startswith(optional)]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).

@@ -53,6 +53,7 @@ struct RingArgs {
   int pair;                       // 1: each load is two boxes of bytes / 2 (boxes b and b + stride, a GEMM stage's A
                                   // and B) into the slot's two halves, completing on its one barrier
   int think;                      // cycles the thread spins after each completed wait before it re-issues the slot
+  int gap;                        // pair: cycles the thread spins between a load's first and second box
   const long long* start;         // per CTA (per SM when by_sm): first box
   const long long* stride;        // per CTA (per SM when by_sm): box step (mod nboxes)
   int by_sm;                      // start, stride and delay_ns are indexed by the SM id (%smid), not the CTA
@@ -134,7 +135,11 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
       t_iss[s] = clk();
       mbar_arrive_expect_tx(fb, a.bytes);
       tma_load_2d(dst[s], &map, x, y_s[s], fb);
-      if (a.pair) second_box(a, map, dst[s], fb, bidx, st, nb);
+      if (a.pair) {
+        for (const unsigned long long tg = clk(); a.gap && clk() - tg < static_cast<unsigned long long>(a.gap);) {
+        }
+        second_box(a, map, dst[s], fb, bidx, st, nb);
+      }
       issue_cyc += clk() - t_iss[s];
       bidx += st;
       if (bidx >= nb) bidx -= nb;
@@ -174,7 +179,11 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
             t_iss[s] = clk();
             mbar_arrive_expect_tx(fb, a.bytes);
             tma_load_2d(dst[s], &map, x, y_s[s], fb);
-            if (a.pair) second_box(a, map, dst[s], fb, bidx, st, nb);
+            if (a.pair) {
+              for (const unsigned long long tg = clk(); a.gap && clk() - tg < static_cast<unsigned long long>(a.gap);) {
+              }
+              second_box(a, map, dst[s], fb, bidx, st, nb);
+            }
             issue_cyc += clk() - t_iss[s];
             bidx += st;
             if (bidx >= nb) bidx -= nb;
@@ -231,6 +240,7 @@ struct RingCfg {
   int xboxes = 1;                        // boxes across a tensor row (RingArgs::xboxes)
   bool pair = false;                     // each load two boxes on one barrier (RingArgs::pair)
   int think = 0;                         // RingArgs::think
+  int gap = 0;                           // RingArgs::gap
   bool check_data = true;                // compare elements with the fill pattern (a 64-column tensor of it)
   int cluster = 1;                       // > 1: launched as clusters of this many CTAs (one GPC holds each cluster)
 };
@@ -276,6 +286,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.box_w = cfg.row_bytes / 2;
   a.pair = cfg.pair ? 1 : 0;
   a.think = cfg.think;
+  a.gap = cfg.gap;
   a.start = b.start.p;
   a.stride = b.stride.p;
   a.lat = b.lat.p;
@@ -1412,6 +1423,25 @@ void bench_think(Ctx& c) {
                   p);
     }
   }
+  // The stage's second box issued `gap` cycles after its first (spun between the two issues), on one SM and on all:
+  // whether what the load of many SMs adds to a stage waits for its first box to be in flight. Latency as above (from
+  // before the arrive.expect_tx, so it includes the gap).
+  CUtensorMap m16 = make_map(big.p, static_cast<uint64_t>(l2_rows), box_rows);
+  for (int gap : {0, 250, 500, 1000}) {
+    for (int ctas : {1, n}) {
+      RingCfg cfg = think_cfg(m16, l2_rows, box_rows, true, 1024, 1, ctas);
+      cfg.gap = gap;
+      RingOut o = run_ring(c, cfg, rb);
+      JObj p;
+      p.str("source", "l2").num("box_bytes", box_rows * kRowBytes).num("boxes_per_stage", 2).num("stages", 1)
+          .num("think_cycles", 1024).num("gap_cycles", gap).num("ctas", ctas);
+      const std::string name = "think_gap_pair16KB_s1_t1024_g" + std::to_string(gap) + "_ctas" + std::to_string(ctas);
+      record_ring(c, name + "_bw", name + "_latency", o,
+                  "As think_latency_l2_pair16KB_s1_t1024 on `ctas` SMs, the stage's second box issued gap_cycles after "
+                  "its first (the thread spins between the two issues); the latency includes the gap.",
+                  p);
+    }
+  }
 }
 
 // Group "gpc": the GPCs. A cluster's CTAs run on the SMs of one GPC (CUDA Programming Guide, thread block clusters),
@@ -1456,7 +1486,7 @@ void bench_gpc(Ctx& c) {
   const Shape shapes[] = {{"pair16KB_s1", &m16, rows16, true, 1}, {"box32KB_s4", &m32, rows32, false, 4}};
   // Where the block scheduler puts a plain launch of K one-CTA-per-SM CTAs (params.smids, CTA by CTA), with the
   // stage latency of one stage at a time on them.
-  for (int k : {24, 33, 48, 66, 99}) {
+  for (int k : {24, 33, 48, 66, 80, 99, 120, 132}) {
     RingCfg cfg = think_cfg(m16, l2_rows, rows16, true, 0, 1, k);
     cfg.want_smids = true;
     RingOut o = run_ring(c, cfg, rb);

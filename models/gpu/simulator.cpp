@@ -209,21 +209,23 @@ std::vector<int> Simulator::plain_launch_order(const Machine& m, std::int64_t ct
     if (m.gpc_sms[g] <= 2)
       for (int i = 0; i < m.gpc_sms[g]; ++i) take(first[g] + i);
   // The larger GPCs' TPCs in turn (GPC after GPC, a TPC of each at a time): their first SMs.
-  std::vector<int> tpcs;
+  // (A GPC of an odd count ends in a TPC of one SM: it has no second SM to double up.)
+  std::vector<std::pair<int, bool>> tpcs;  // first SM, whether the TPC has a second
   for (int t = 0;; ++t) {
     bool any = false;
     for (std::size_t g = 0; g < m.gpc_sms.size(); ++g)
-      if (m.gpc_sms[g] > 2 && 2 * t < m.gpc_sms[g]) tpcs.push_back(first[g] + 2 * t), any = true;
+      if (m.gpc_sms[g] > 2 && 2 * t < m.gpc_sms[g]) tpcs.emplace_back(first[g] + 2 * t, 2 * t + 1 < m.gpc_sms[g]), any = true;
     if (!any) break;
   }
   const std::int64_t rest = std::min<std::int64_t>(ctas, m.sm_count) - static_cast<std::int64_t>(order.size());
-  const std::int64_t pairs = std::max<std::int64_t>(0, rest - static_cast<std::int64_t>(tpcs.size()));
-  for (std::size_t i = 0; i < tpcs.size(); ++i) {
-    take(tpcs[i]);
-    if (static_cast<std::int64_t>(i) < pairs) take(tpcs[i] + 1);
+  std::int64_t pairs = std::max<std::int64_t>(0, rest - static_cast<std::int64_t>(tpcs.size()));
+  for (const auto& [sm, two] : tpcs) {
+    take(sm);
+    if (two && pairs > 0) take(sm + 1), --pairs;
   }
-  for (int t : tpcs) take(t + 1);
-  for (int s = 0; s < m.sm_count; ++s) take(s);  // (SMs of a GPC with an odd count: none on these machines)
+  for (const auto& [sm, two] : tpcs)
+    if (two) take(sm + 1);
+  for (int s = 0; s < m.sm_count; ++s) take(s);  // (any SM not listed: none when the GPCs add up to sm_count)
   return order;
 }
 

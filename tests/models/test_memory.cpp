@@ -1440,6 +1440,23 @@ TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler doe
     CHECK(mid.at(8) == 0);
     CHECK(mid.at(9) == 1);
     CHECK(mid.at(10) == 18);
+    // The doubled TPCs: each larger GPC's first (in GPC order), then the second TPCs of GPCs 0 and 1.
+    std::set<int> two;
+    for (const auto& [tpc, n] : per_tpc)
+      if (n == 2 && tpc < 62) two.insert(2 * tpc);
+    CHECK(two == std::set<int>{0, 18, 36, 52, 68, 84, 100, 116, 2, 20});
+  }
+  SECTION("GPCs of an odd count: their last TPC has one SM, which is never doubled up; every SM is used once") {
+    const auto odd = [](models::Machine& m) { m.gpc_sms = {3, 5, 124}; };
+    // 67 TPCs (first SMs 0, 2; 3, 5, 7; 8, 10, ..., 130), two of them of one SM (2 and 7): a grid of 67 + 5 doubles
+    // up five TPCs of two SMs.
+    const auto g72 = placed("h200", 72, 1, odd);
+    std::map<int, int> per_tpc;
+    for (const auto& [cta, sm] : g72) per_tpc[sm < 3 ? sm / 2 : sm < 8 ? 10 + (sm - 3) / 2 : 20 + (sm - 8) / 2]++;
+    CHECK(std::count_if(per_tpc.begin(), per_tpc.end(), [](const auto& e) { return e.second == 2; }) == 5);
+    std::set<int> used;
+    for (const auto& [cta, sm] : placed("h200", 132, 1, odd)) used.insert(sm);
+    CHECK(used.size() == 132);
   }
   SECTION("clusters take the SMs of one GPC in SM order; without GPCs a plain launch fills the lowest SMs first") {
     const auto pairs = placed("h200", 8, 2);
@@ -1573,7 +1590,7 @@ TEST_CASE("tma: a stage's second box issued while its first is in flight waits t
     const auto [a_issued, a_done] = lone.spans.at(0).at(0);
     // The B box issues 1 + gap cycles after the A box's issue (tma_issue_cycles) ends.
     const int lands = static_cast<int>(a_done - a_issued - h200.tma_issue_cycles - 1);
-    for (int gap : {lands + 1, lands + 10}) {
+    for (int gap : {lands, lands + 1, lands + 10}) {  // (at `lands` the B box issues as the A box lands)
       CAPTURE(gap);
       CHECK(added(stage_loads(8, 8, "1", "0", gap, "0"), stage_loads(8, 8, "1", "0", gap, "0", no_gpc_latency), 0, 1) == 0);
     }
@@ -1593,7 +1610,7 @@ TEST_CASE("tma: a stage's second box issued while its first is in flight waits t
     CHECK(added(stage_loads(8, 8, "cta == 0", "0", 0, "(cta != 0) * 40000"),
                 stage_loads(8, 8, "cta == 0", "0", 0, "(cta != 0) * 40000", no_gpc_latency), 0, 1) == 0);
   }
-  SECTION("an SM of a GPC of one TPC counts the mean of the larger GPCs' loading SMs") {
+  SECTION("an SM of a GPC of one TPC counts the mean of the larger GPCs' loading SMs (as one SM more in an average GPC)") {
     // A plain launch of 24: CTAs 0-7 on the one-TPC GPCs (SMs 124-131), two CTAs on each of the eight larger GPCs.
     // CTAs 0 and 8 load after the others have.
     const std::string later = "(cta == 0 || cta == 8) * 500";
@@ -1601,10 +1618,26 @@ TEST_CASE("tma: a stage's second box issued while its first is in flight waits t
     auto without = stage_loads(24, 1, "1", later, 0, "20000", no_gpc_latency);
     CHECK(added(with, without, 0, 1) == std::llround(d * 2));  // SM 124: 16 SMs of the larger GPCs load, 2 a GPC
     CHECK(added(with, without, 8, 1) == std::llround(d * 1));  // SM 0: CTA 16 on SM 2 loads in its GPC
+    // The mean rounded: 10 SMs over 8 GPCs (1.25) count 1, 12 (1.5) count 2.
+    for (const auto& [grid, others] : {std::pair{18, 1}, std::pair{20, 2}}) {
+      CAPTURE(grid);
+      CHECK(added(stage_loads(grid, 1, "1", "(cta == 0) * 500", 0, "20000"),
+                  stage_loads(grid, 1, "1", "(cta == 0) * 500", 0, "20000", no_gpc_latency), 0, 1) == std::llround(d * others));
+    }
   }
-  SECTION("without the parameters nothing changes: the same run as a machine file of before") {
+  SECTION("with processor sharing (the memory tells a load's landing later) the same") {
+    const auto sharing = [](models::Machine& m) { m.l2_processor_sharing = 1; };
+    auto with = stage_loads(8, 8, "1", "0", 0, "0", sharing);
+    auto without = stage_loads(8, 8, "1", "0", 0, "0", [&](models::Machine& m) { sharing(m), no_gpc_latency(m); });
+    for (std::int64_t c = 0; c < 8; ++c) {
+      CHECK(added(with, without, c, 0) == 0);
+      CHECK(added(with, without, c, 1) == std::llround(d * 7));
+    }
+  }
+  SECTION("either parameter at 0 turns it off") {
     auto off = stage_loads(16, 16, "1", "0", 0, "0", no_gpc_latency);
-    auto none = stage_loads(16, 16, "1", "0", 0, "0", [](models::Machine& m) { m.tma_gpc_latency_cycles = 0; });
-    CHECK(off.spans == none.spans);
+    CHECK(off.spans == stage_loads(16, 16, "1", "0", 0, "0", [](models::Machine& m) { m.tma_gpc_latency_cycles = 0; }).spans);
+    CHECK(off.spans == stage_loads(16, 16, "1", "0", 0, "0", [](models::Machine& m) { m.tma_gpc_latency_max_cycles = 0; }).spans);
+    CHECK(off.spans != stage_loads(16, 16, "1", "0", 0, "0").spans);
   }
 }

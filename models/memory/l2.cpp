@@ -345,26 +345,33 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
     else merged_done = sim::max(merged_done, Cycle(r.done));
   };
   auto touch_rows = [&](std::int64_t row0, std::int64_t row1) {  // rows [row0, row1) of the flattened tensor
-    // First a hint for every block the rows cover: the tables' entries of a box's blocks lie far apart, and
-    // loading them together lets their cache misses overlap (no effect on what follows).
+    // First every block the rows cover: its key and its entries in the two tables, with a hint to load them (the
+    // entries of a box's blocks lie far apart: loading them together lets their cache misses overlap). The walk
+    // below takes them in the same order.
+    walk_.clear();
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb)
       for (std::int64_t cb = col0 / kBlockBytes; cb * kBlockBytes < col1; ++cb) {
         const std::uint64_t key = block_key(a.tensor, cb, rb);
         cache_.prefetch(key);
-        if (combines) __builtin_prefetch(&request(group, key));
-        if (ctas_combine) __builtin_prefetch(&cta_read(key));
+        InFlightRead* req = combines ? &request(group, key) : nullptr;
+        InFlightRead* cta = ctas_combine ? &cta_read(key) : nullptr;
+        if (req != nullptr) __builtin_prefetch(req);
+        if (cta != nullptr) __builtin_prefetch(cta);
+        walk_.push_back({key, req, cta});
       }
+    std::size_t next = 0;
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb) {
       std::int64_t rows = std::min(row1, (rb + 1) * kBlockRows) - std::max(row0, rb * kBlockRows);
       for (std::int64_t cb = col0 / kBlockBytes; cb * kBlockBytes < col1; ++cb) {
         const std::int64_t c0 = std::max(col0, cb * kBlockBytes) - cb * kBlockBytes, c1 = std::min(col1, (cb + 1) * kBlockBytes) - cb * kBlockBytes;
         std::int64_t bytes = rows * (c1 - c0);
         const std::uint64_t need = block_parts(std::max(row0, rb * kBlockRows) - rb * kBlockRows, rows, c0, c1);
-        const std::uint64_t key = block_key(a.tensor, cb, rb);
+        const WalkBlock& wb = walk_[next++];
+        const std::uint64_t key = wb.key;
         BlockCache::Touch tc = cache_.touch(key, a.write);
         if (tc.evicted_dirty) back += kBlockRows * kBlockBytes;
         std::int64_t& in_flight = cache_.stamp(tc.node);
-        InFlightRead* mine = combines ? &request(group, key) : nullptr;
+        InFlightRead* mine = wb.request;
         std::uint64_t& held = cache_.parts(tc.node);
         const std::uint64_t missing = need & ~held;
         held |= need;
@@ -386,7 +393,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
             bytes -= joined;
           } else {
             if (combines) issued_.emplace_back(key, need);
-            InFlightRead* other = ctas_combine ? &cta_read(key) : nullptr;
+            InFlightRead* other = wb.cta_read;
             if (other != nullptr && joinable(*other, key, start, need) && other->cta != a.cta) {
               // Another CTA's read of every part this one needs is in flight: a share of this one's bytes reaches
               // the L2 with the requests of it still outstanding.

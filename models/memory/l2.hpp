@@ -237,6 +237,13 @@ class CachedL2 : public MemoryHierarchy {
   static constexpr int kCtaReadBits = 15;
   InFlightRead& cta_read(std::uint64_t key) { return cta_reads_[slot(key, kCtaReadBits)]; }
   std::vector<InFlightRead> cta_reads_;
+  // The blocks of the rows plan() walks, in walk order: key and entries in the two tables (nullptr: not used).
+  struct WalkBlock {
+    std::uint64_t key;
+    InFlightRead* request;
+    InFlightRead* cta_read;
+  };
+  std::vector<WalkBlock> walk_;
   std::vector<std::pair<std::uint64_t, std::uint64_t>> owned_;  // (key, parts) of the blocks the current box reads
                                                                  // without joining another CTA's read
   // Processor sharing: the L2's share per SM, and the reads in it whose end is not known yet.

@@ -86,8 +86,9 @@ const std::vector<ParamDef>& param_defs() {
       {"tma", "tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time", &Machine::tma_load_latency_cycles, kCycles},
       {"tma", "tma_bytes_per_cycle", "one SM's TMA engine bandwidth", &Machine::tma_bytes_per_cycle, kSmBytes},
       {"tma", "tma_gpc_latency_cycles",
-       "TMA load: latency added for each other SM of its GPC (unit sm's gpcs; all SMs without them) that runs a CTA "
-       "that has issued TMA loads, up to tma_gpc_latency_max_cycles",
+       "TMA load issued while another load of its CTA on the same mbarrier is in flight (a stage's second box): latency "
+       "added for each other SM of its GPC (unit sm's gpcs; all SMs without them) that runs a CTA that has issued TMA "
+       "loads, up to tma_gpc_latency_max_cycles",
        &Machine::tma_gpc_latency_cycles, {0, 10000, "SM cycles per SM loading (H200: 17.9)"}},
       {"tma", "tma_gpc_latency_max_cycles", "the most tma_gpc_latency_cycles adds to a TMA load's latency",
        &Machine::tma_gpc_latency_max_cycles, kCycles},
@@ -198,6 +199,13 @@ const std::vector<MachineParam>& machine_params() {
     return r;
   }();
   return v;
+}
+
+std::vector<int> Machine::gpc_of_sms() const {
+  std::vector<int> of;
+  for (std::size_t g = 0; g < gpc_sms.size(); ++g) of.insert(of.end(), static_cast<std::size_t>(gpc_sms[g]), static_cast<int>(g));
+  of.resize(static_cast<std::size_t>(sm_count), static_cast<int>(gpc_count()) - 1);
+  return of;
 }
 
 std::int64_t Machine::tensor_rate(int operand_bits, bool tf32) const {

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -40,6 +41,9 @@ struct Machine {
   // a cluster may take any SMs. gpc_source: its source tag, as a parameter's.
   std::vector<std::int64_t> gpc_sms;
   std::string gpc_source;
+  // Each SM's GPC (index into gpc_sms); SMs past the listed GPCs, or all of them without a list, form the last GPC.
+  std::vector<int> gpc_of_sms() const;
+  std::size_t gpc_count() const { return std::max<std::size_t>(1, gpc_sms.size()); }
   std::int64_t tmem_columns = 0;  // 0: no tensor memory (pre-Blackwell)
   std::int64_t has_wgmma = 0;     // 1 on sm90a
   std::int64_t cta_launch_cycles = 0;

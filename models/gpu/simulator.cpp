@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <numeric>
 #include <cmath>
 
 #include "isa/fuse.hpp"
@@ -79,10 +80,8 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
   sms_.resize(machine_.sm_count);
   // Each SM's GPC (machines that list them; their SM counts add up to sm_count, a rule of the machine file). A
   // machine without GPCs is one GPC of all its SMs.
-  for (std::size_t g = 0; g < machine_.gpc_sms.size(); ++g)
-    gpc_of_sm_.insert(gpc_of_sm_.end(), static_cast<std::size_t>(machine_.gpc_sms[g]), static_cast<int>(g));
-  gpcs_ = std::max<std::size_t>(1, machine_.gpc_sms.size());
-  gpc_of_sm_.resize(sms_.size(), static_cast<int>(gpcs_) - 1);
+  gpc_of_sm_ = machine_.gpc_of_sms();
+  gpcs_ = machine_.gpc_count();
   plain_order_ = plain_launch_order(machine_, program_.num_ctas());
   sm_used_.assign(machine_.sm_count, false);
   num_clusters_ = program_.num_ctas() / program_.cluster_size();
@@ -236,12 +235,8 @@ bool Simulator::place_cluster(std::int64_t ci) {
   // Least-loaded SMs first: the first wave spreads one CTA per SM. On ties, a plain launch follows the block
   // scheduler's order (plain_launch_order); a cluster takes the first SMs in SM order that lie in one GPC (the first
   // GPC to hold cs SMs that fit; machines without GPCs: any SMs).
-  std::vector<int> order(sms_.size());
-  if (cs == 1) {
-    order = plain_order_;
-  } else {
-    for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<int>(i);
-  }
+  std::vector<int> order = plain_order_;
+  if (cs != 1) std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sms_[a].ctas < sms_[b].ctas; });
   std::vector<std::vector<int>> fits(gpcs_);  // per GPC: the SMs that fit, in order
   const std::vector<int>* chosen_in = nullptr;

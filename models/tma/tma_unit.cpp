@@ -20,11 +20,8 @@ TmaUnit::TmaUnit(Simulator& sim)
   const Machine& m = sim.machine();
   free_.assign(static_cast<std::size_t>(m.sm_count), Cycle(0));
   sm_loaders_.assign(static_cast<std::size_t>(m.sm_count), 0);
-  // The GPCs hold consecutive SM ids (Machine::gpc_sms, in SM order); SMs past them, or all without them, form one.
-  const std::size_t gpcs = std::max<std::size_t>(1, m.gpc_sms.size());
-  for (std::size_t g = 0; g < m.gpc_sms.size(); ++g)
-    gpc_of_.insert(gpc_of_.end(), static_cast<std::size_t>(m.gpc_sms[g]), static_cast<std::uint32_t>(g));
-  gpc_of_.resize(static_cast<std::size_t>(m.sm_count), static_cast<std::uint32_t>(gpcs - 1));
+  gpc_of_ = m.gpc_of_sms();
+  const std::size_t gpcs = m.gpc_count();
   for (std::size_t g = 0; g < gpcs; ++g) {
     const std::int64_t sms = m.gpc_sms.empty() ? m.sm_count : m.gpc_sms[g];
     small_gpc_.push_back(sms <= 2 ? 1 : 0);
@@ -48,25 +45,29 @@ void TmaUnit::cta_exiting(std::uint32_t slot) {
   cta_loads_[slot] = 0;
   const auto sm = static_cast<std::size_t>(sim_.cta(slot).sm);
   if (--sm_loaders_[sm] == 0) {
-    --gpc_loaders_[gpc_of_[sm]];
-    if (!small_gpc_[gpc_of_[sm]]) --large_loaders_;
+    const int g = gpc_of_[sm];
+    --gpc_loaders_[g];
+    if (!small_gpc_[g]) --large_loaders_;
   }
 }
 
-// The latency the GPC adds to a TMA load of CTA `slot` on SM `sm` issued while another load of the CTA on the same
-// barrier is in flight (a stage's second box): tma_gpc_latency_cycles for each other SM of its GPC that loads (that
-// runs a CTA that has issued a TMA load), at most tma_gpc_latency_max_cycles. A GPC of one TPC in the machine file
-// stands for a TPC of a larger GPC that clusters cannot use (docs/simulator.md): its SMs count the mean of the larger
-// GPCs' loading SMs. Every call counts the CTA among the loading ones.
-Cycle TmaUnit::gpc_latency(std::uint32_t slot, std::uint32_t sm) {
-  const std::uint32_t g = gpc_of_[sm];
-  if (!cta_loads_[slot]) {
-    cta_loads_[slot] = 1;
-    if (sm_loaders_[sm]++ == 0) {
-      ++gpc_loaders_[g];
-      if (!small_gpc_[g]) ++large_loaders_;
-    }
+// CTA `slot` on SM `sm` issues a TMA load: from its first, its SM counts among its GPC's loading SMs (until it exits).
+void TmaUnit::count_loader(std::uint32_t slot, std::uint32_t sm) {
+  if (cta_loads_[slot]) return;
+  cta_loads_[slot] = 1;
+  const int g = gpc_of_[sm];
+  if (sm_loaders_[sm]++ == 0) {
+    ++gpc_loaders_[g];
+    if (!small_gpc_[g]) ++large_loaders_;
   }
+}
+
+// The latency the GPC adds to a TMA load on SM `sm` issued while another load of its stage is in flight (a stage's
+// second box): tma_gpc_latency_cycles for each other SM of its GPC that loads (that runs a CTA that has issued a TMA
+// load), at most tma_gpc_latency_max_cycles. A GPC of one TPC in the machine file stands for a TPC of a larger GPC
+// that clusters cannot use (docs/simulator.md): its SMs count the mean of the larger GPCs' loading SMs.
+Cycle TmaUnit::gpc_latency(std::uint32_t sm) const {
+  const int g = gpc_of_[sm];
   const Machine& m = sim_.machine();
   const double others = small_gpc_[g] ? std::round(static_cast<double>(large_loaders_) / static_cast<double>(std::max<std::int64_t>(1, large_gpcs_)))
                                       : static_cast<double>(gpc_loaders_[g] - 1);
@@ -119,8 +120,8 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       Cycle latency = sim_.jit(m.tma_load_latency_cycles);
       const std::uint32_t stage = (ctx.present(Attr::kBarCta) ? targets.slot[0] : ctx.cta_slot()) * barriers_ + f;
       if (m.tma_gpc_latency_cycles > 0) {
-        const Cycle extra = gpc_latency(ctx.cta_slot(), sm);
-        if (stage_pending_[stage] > 0 || stage_until_[stage] > now) latency += extra;
+        count_loader(ctx.cta_slot(), sm);
+        if (stage_pending_[stage] > 0 || stage_until_[stage] > now) latency += gpc_latency(sm);
       }
       ++stage_pending_[stage];
       const std::uint32_t token = sim::take_slot(loads_, free_loads_);

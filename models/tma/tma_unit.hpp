@@ -54,7 +54,7 @@ class TmaUnit : public Unit, private Landing {
   // The GPC's path to the L2 (tma_gpc_latency_cycles): each SM's GPC and whether the GPC is one TPC (2 SMs or
   // fewer); per CTA slot, whether it has issued a TMA load; per SM, its resident CTAs that have; per GPC, its SMs
   // with such a CTA (the SMs loading in it); those of the larger GPCs, and how many such GPCs there are.
-  std::vector<std::uint32_t> gpc_of_;
+  std::vector<int> gpc_of_;
   std::vector<char> small_gpc_;
   std::vector<char> cta_loads_;
   std::vector<int> sm_loaders_;
@@ -65,7 +65,8 @@ class TmaUnit : public Unit, private Landing {
   std::vector<Cycle> stage_until_;
   std::vector<std::uint32_t> stage_pending_;
   std::uint32_t barriers_ = 0;
-  Cycle gpc_latency(std::uint32_t slot, std::uint32_t sm);
+  void count_loader(std::uint32_t slot, std::uint32_t sm);
+  Cycle gpc_latency(std::uint32_t sm) const;
   std::vector<WarpState> warps_;  // by warp id
   std::int64_t busy_ = 0;
   MemoryHierarchy* l2_ = nullptr;

@@ -230,7 +230,7 @@ struct Params {
 
 // Probe ids (traces/probe.cuh records; the driver's trace metadata names them, docs/trace-format.md).
 namespace probe_id {
-enum : uint32_t { FULL = 0, EMPTY = 1, C_FULL = 2, C_EMPTY = 3, LOAD_ORDER = 4, EPI = 5 };  // barriers
+enum : uint32_t { FULL = 0, EMPTY = 1, C_FULL = 2, C_EMPTY = 3, LOAD_ORDER = 4, EPI = 5, ORDER = 6 };  // barriers
 enum : uint32_t { TA = 1, TB = 2, TC = 3, TD = 4 };                                        // tensors
 constexpr uint32_t NONE = smpipe_probe::kNone, NO_PHASE = smpipe_probe::kNoPhase;
 }  // namespace probe_id
@@ -463,7 +463,9 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       const uint32_t n_mine = uint32_t(j >> 1);  // pingpong: tiles this warpgroup did before this one
       const uint32_t ph_ml = uint32_t(g == 0) ^ (od2 ? (n_mine & 1u) : 0u);
       if (PP) {  // mainloop turn
+        K2P(WAIT, ORDER, g, ph_ml, 0, j);
         mbar_wait(order(0, g), ph_ml);
+        K2P(WAIT_END, ORDER, g, ph_ml, 0, j);
       }
       // ------------------------------ mainloop ------------------------------
       int prev = -1;
@@ -500,6 +502,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
         if (++s == STAGES) { s = 0; ph ^= 1; }
       }
       if (PP) {  // pass the mainloop turn: the other warpgroup may issue its MMAs
+        K2P(ARRIVE, ORDER, g ^ 1, probe_id::NO_PHASE, 0, j);
         mbar_arrive(order(0, g ^ 1));
       }
       K2P(WGMMA_WAIT, NONE, 0, probe_id::NO_PHASE, 0, k_blocks);
@@ -512,7 +515,9 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
         else if (w == 0 && l < cl) mbar_arrive_cluster(mapa_shared(empty(prev), uint32_t(l)));
       }
       if (PP) {  // epilogue turn
+        K2P(WAIT, ORDER, (od2 ? 2 : 0) + g, od2 ? ph_ml : ph_ml ^ 1u, 0, j);
         mbar_wait(order(od2 ? 1 : 0, g), od2 ? ph_ml : ph_ml ^ 1u);
+        K2P(WAIT_END, ORDER, (od2 ? 2 : 0) + g, od2 ? ph_ml : ph_ml ^ 1u, 0, j);
       }
       K2P(EPILOGUE, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, t);
 
@@ -612,6 +617,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
           const uint32_t e_end = e0 + SUBTILES;
           for (uint32_t jj = e_end - uint32_t(SD - 1); jj < e_end; ++jj) mbar_arrive(emptyC(jj % uint32_t(SC)));
         }
+        K2P(ARRIVE, ORDER, (od2 ? 2 : 0) + (g ^ 1), probe_id::NO_PHASE, 0, j);
         mbar_arrive(order(od2 ? 1 : 0, g ^ 1));  // pass the epilogue turn
       }
       e_done += SUBTILES;

@@ -161,6 +161,7 @@ struct Variant {
   int epi_m = k2::EPI_M, epi_slots = 4;
   std::string spec;                      // as given on the command line
   bool legacy = false;   // an original cooperative 1x1 variant or a 2-stage one (probe-on instance, traces)
+  bool probed = false;   // the probe-on build has its instance (traces, probe overhead): 1x1 clusters only
   int max_clusters = 0;  // clusters (or CTAs, 1x1) resident at once: the persistent grid
   std::function<void(const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, k2::Params, int,
                      cudaStream_t)>
@@ -987,7 +988,8 @@ int main(int argc, char** argv) {
     for (auto& v : vars) {
       v.max_clusters = prepare_variant(v, sms);
 #if K2_WITH_PROBE
-      if (v.legacy) CK(k2probe::prepare(v.bn, v.stages));
+      v.probed = v.cluster_m == 1 && k2probe::has(v.bn, v.stages, v.schedule == "pingpong");
+      if (v.probed) CK(k2probe::prepare(v.bn, v.stages, v.schedule == "pingpong"));
 #endif
     }
     std::ostringstream js_overhead;
@@ -1231,7 +1233,10 @@ int main(int argc, char** argv) {
 #if K2_WITH_PROBE
         // ---------------- probe: trace capture and overhead ----------------
         const int k_blocks = int((K + k2::BK - 1) / k2::BK);
-        const int subtiles = v.bn / k2::EPI_N;
+        const bool pp = v.schedule == "pingpong";
+        const int epi_m = pp ? 64 : k2::EPI_M;                     // Cfg::EPI_M_
+        const int epi_threads = pp ? 128 : k2::CONSUMER_THREADS;  // Cfg::EPI_THREADS: one epilogue's threads
+        const int subtiles = (k2::BM / epi_m) * (v.bn / k2::EPI_N);
         const int tiles_cta_max = (tiles + grid - 1) / grid;
         const uint32_t slots = uint32_t(std::max(0, std::min(trace_ctas, grid - trace_first)));
         // records per warp: per tile at most 8 per k-block (consumers), 16 per subtile (store warp with C),
@@ -1242,12 +1247,13 @@ int main(int argc, char** argv) {
         };
         auto probe_launch = [&](float alpha, float beta) {
           k2::Params p{(int)M, (int)N, (int)K, alpha, beta};
-          k2probe::launch(v.bn, v.stages, tA, tB, tC, tD, p, grid, 0);
+          v.apply(p);
+          k2probe::launch(v.bn, v.stages, v.schedule == "pingpong", tA, tB, tC, tD, p, grid, 0);
         };
 
         // The 128x256x64_s4 variant alone keeps the plain names (k2_trace_<shape>.json) that the tools read.
         const std::string vsuffix = vars.size() > 1 || v.bn != 256 || v.stages != 4 ? "_" + v.name : "";
-        if (!trace_prefix.empty() && ok && slots > 0 && v.legacy) {
+        if (!trace_prefix.empty() && ok && slots > 0 && v.probed) {
           for (float tb : trace_betas) {
             const float ta = 1.0f;
             char bsfx[32] = "";
@@ -1300,40 +1306,45 @@ int main(int argc, char** argv) {
               << ", \"alpha\": " << jnum(ta) << ", \"beta\": " << jnum(tb) << ", \"dtype\": \"bf16\", \"accumulator\": \"f32\""
               << ", \"layout\": \"TN (A MxK, B NxK, C/D MxN row-major)\""
               << ", \"tile\": [" << k2::BM << ", " << bn << ", " << k2::BK << "], \"stages\": " << v.stages
-              << ", \"epilogue_tile\": [" << k2::EPI_M << ", " << k2::EPI_N << "], \"subtiles\": " << subtiles
-              << ", \"stages_c\": " << k2::STAGES_C << ", \"stages_d\": " << k2::STAGES_D
+              << ", \"schedule\": " << jstr(v.schedule)
+              << ", \"epilogue_tile\": [" << epi_m << ", " << k2::EPI_N << "], \"subtiles\": " << subtiles
+              << ", \"stages_c\": " << v.sc << ", \"stages_d\": " << v.sd
               << ", \"k_blocks\": " << k_blocks << ", \"tiles\": " << tiles << ", \"grid\": [" << grid
               << ", 1, 1], \"cluster\": [1, 1, 1], \"threads\": " << k2::NUM_THREADS << ", \"warps\": "
-              << k2::NUM_THREADS / 32 << ", \"smem_bytes\": " << v.smem << ", \"group_m\": " << k2::GROUP_M
+              << k2::NUM_THREADS / 32 << ", \"smem_bytes\": " << v.smem << ", \"group_m\": " << v.raster
               << ", \"scheduler\": \"persistent: CTA b takes tiles b, b+grid, ...; tile -> (m block, n block) in groups "
                  "of group_m m-blocks, m fastest\""
               << ", \"wgmma\": {\"shape\": [64, " << bn << ", 16], \"dtype\": \"bf16\", \"per_event\": "
-              << k2::BK / 16 << ", \"a\": \"sA\", \"b\": \"sB\"}"
+              << k2::BK / 16 * (pp ? 2 : 1) << ", \"a\": \"sA\", \"b\": \"sB\"}"
               << ", \"uses_c\": " << (tb != 0.f ? "true" : "false") << "},\n"
               << "  \"barriers\": [\n"
               << "    {\"id\": 0, \"name\": \"full\", \"kind\": \"mbarrier\", \"size\": " << v.stages << ", \"count\": 1},\n"
               << "    {\"id\": 1, \"name\": \"empty\", \"kind\": \"mbarrier\", \"size\": " << v.stages
-              << ", \"count\": " << k2::CONSUMER_THREADS << "},\n"
-              << "    {\"id\": 2, \"name\": \"c_full\", \"kind\": \"mbarrier\", \"size\": " << k2::STAGES_C
+              << ", \"count\": " << epi_threads << "},\n"
+              << "    {\"id\": 2, \"name\": \"c_full\", \"kind\": \"mbarrier\", \"size\": " << v.sc
               << ", \"count\": 1},\n"
-              << "    {\"id\": 3, \"name\": \"c_empty\", \"kind\": \"mbarrier\", \"size\": " << k2::STAGES_C
-              << ", \"count\": " << k2::CONSUMER_THREADS << "},\n"
+              << "    {\"id\": 3, \"name\": \"c_empty\", \"kind\": \"mbarrier\", \"size\": " << v.sc
+              << ", \"count\": " << epi_threads << "},\n"
               << "    {\"id\": 4, \"name\": \"load_order\", \"kind\": \"mbarrier\", \"size\": null, \"count\": 1},\n"
+              // pingpong: warpgroup g's epilogue syncs named barrier 1 + g (two barriers under one id here)
               << "    {\"id\": 5, \"name\": \"epi\", \"kind\": \"named\", \"named_id\": 1, \"size\": null, \"count\": "
-              << k2::CONSUMER_THREADS << "}\n  ],\n"
+              << epi_threads << "}"
+              // pingpong: the OrderedSequenceBarrier, index 2 * stage + group (stage 0 mainloop, 1 epilogue)
+              << (pp ? ",\n    {\"id\": 6, \"name\": \"order\", \"kind\": \"mbarrier\", \"size\": 4, \"count\": 128}" : "")
+              << "\n  ],\n"
               << "  \"tensors\": [\n"
               << "    {\"id\": 1, \"name\": \"A\", \"dtype\": \"bf16\", \"shape\": [" << M << ", " << K
               << "], \"box\": [" << k2::BM << ", " << k2::BK << "], \"swizzle\": 128, \"smem\": \"sA\", \"smem_size\": " << v.stages << "},\n"
               << "    {\"id\": 2, \"name\": \"B\", \"dtype\": \"bf16\", \"shape\": [" << N << ", " << K
               << "], \"box\": [" << bn << ", " << k2::BK << "], \"swizzle\": 128, \"smem\": \"sB\", \"smem_size\": " << v.stages << "},\n"
               << "    {\"id\": 3, \"name\": \"C\", \"dtype\": \"bf16\", \"shape\": [" << M << ", " << N
-              << "], \"box\": [" << k2::EPI_M << ", " << k2::EPI_N << "], \"swizzle\": 64, \"smem\": \"sC\", \"smem_size\": " << k2::STAGES_C << "},\n"
+              << "], \"box\": [" << epi_m << ", " << k2::EPI_N << "], \"swizzle\": 64, \"smem\": \"sC\", \"smem_size\": " << v.sc << "},\n"
               << "    {\"id\": 4, \"name\": \"D\", \"dtype\": \"bf16\", \"shape\": [" << M << ", " << N
-              << "], \"box\": [" << k2::EPI_M << ", " << k2::EPI_N << "], \"swizzle\": 64, \"smem\": \"sD\", \"smem_size\": " << k2::STAGES_D << "}\n  ],\n"
+              << "], \"box\": [" << epi_m << ", " << k2::EPI_N << "], \"swizzle\": 64, \"smem\": \"sD\", \"smem_size\": " << v.sd << "}\n  ],\n"
               << "  \"smem\": [{\"name\": \"sA\", \"size\": " << v.stages << ", \"bytes\": " << k2::BM * k2::BK * 2
               << "}, {\"name\": \"sB\", \"size\": " << v.stages << ", \"bytes\": " << bn * k2::BK * 2
-              << "}, {\"name\": \"sC\", \"size\": " << k2::STAGES_C << ", \"bytes\": " << k2::EPI_M * k2::EPI_N * 2
-              << "}, {\"name\": \"sD\", \"size\": " << k2::STAGES_D << ", \"bytes\": " << k2::EPI_M * k2::EPI_N * 2 << "}],\n"
+              << "}, {\"name\": \"sC\", \"size\": " << v.sc << ", \"bytes\": " << epi_m * k2::EPI_N * 2
+              << "}, {\"name\": \"sD\", \"size\": " << v.sd << ", \"bytes\": " << epi_m * k2::EPI_N * 2 << "}],\n"
               << "  \"warps\": [";
             for (int w = 0; w < k2::NUM_THREADS / 32; ++w) {
               const char* role = w == 0 ? "producer" : w == 2 ? "epilogue_load" : w < 4 ? "none" : "consumer";
@@ -1352,7 +1363,7 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
           }
         }
-        if (!overhead_path.empty() && ok && slots > 0 && v.legacy) {
+        if (!overhead_path.empty() && ok && slots > 0 && v.probed) {
           fill(A, M * K);
           fill(B, N * K);
           CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, capacity_for(0), 0));

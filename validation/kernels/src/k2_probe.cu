@@ -17,31 +17,41 @@ namespace {
 smpipe_probe::HostBuffer g_buf[2];
 smpipe_probe::Config* g_pinned = nullptr;  // [3]: set 0, set 1, off
 
-template <int BN, int ST>
+template <int BN, int ST, bool PP>
 void launch_t(const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c, const CUtensorMap& d, k2::Params p,
               int grid, cudaStream_t st) {
-  k2::k2_gemm_kernel<BN, ST><<<grid, k2::NUM_THREADS, k2::Cfg<BN, ST>::SMEM_BYTES, st>>>(a, b, c, d, p);
+  k2::k2_gemm_kernel<BN, ST, PP><<<grid, k2::NUM_THREADS, k2::Cfg<BN, ST, PP>::SMEM_BYTES, st>>>(a, b, c, d, p);
 }
 
 }  // namespace
 
-// The probe-on instances: the two original variants and the 2-stage ones (traces of a latency-bound ring).
-#define K2_PROBE_INSTANCES(X) X(256, 4) X(128, 6) X(256, 2) X(128, 2)
+// The probe-on instances: the two original variants, the 2-stage ones (traces of a latency-bound ring), and
+// 128x128 with 4 stages, cooperative and pingpong, and pingpong with 6 (the schedules' epilogues side by side).
+#define K2_PROBE_INSTANCES(X) \
+  X(256, 4, false) X(128, 6, false) X(256, 2, false) X(128, 2, false) X(128, 4, false) X(128, 4, true) X(128, 6, true)
 
-cudaError_t prepare(int bn, int stages) {
-#define K2_PREPARE(BN, ST)                                                                              \
-  if (bn == BN && stages == ST)                                                                         \
-    return cudaFuncSetAttribute(k2::k2_gemm_kernel<BN, ST>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
-                                k2::Cfg<BN, ST>::SMEM_BYTES);
+bool has(int bn, int stages, bool pp) {
+#define K2_HAS(BN, ST, PP) \
+  if (bn == BN && stages == ST && pp == PP) return true;
+  K2_PROBE_INSTANCES(K2_HAS)
+#undef K2_HAS
+  return false;
+}
+
+cudaError_t prepare(int bn, int stages, bool pp) {
+#define K2_PREPARE(BN, ST, PP)                                                                              \
+  if (bn == BN && stages == ST && pp == PP)                                                                 \
+    return cudaFuncSetAttribute(k2::k2_gemm_kernel<BN, ST, PP>, cudaFuncAttributeMaxDynamicSharedMemorySize, \
+                                k2::Cfg<BN, ST, PP>::SMEM_BYTES);
   K2_PROBE_INSTANCES(K2_PREPARE)
 #undef K2_PREPARE
   return cudaErrorInvalidValue;
 }
 
-void launch(int bn, int stages, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c,
+void launch(int bn, int stages, bool pp, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c,
             const CUtensorMap& d, k2::Params p, int grid, cudaStream_t st) {
-#define K2_LAUNCH(BN, ST) \
-  if (bn == BN && stages == ST) launch_t<BN, ST>(a, b, c, d, p, grid, st);
+#define K2_LAUNCH(BN, ST, PP) \
+  if (bn == BN && stages == ST && pp == PP) launch_t<BN, ST, PP>(a, b, c, d, p, grid, st);
   K2_PROBE_INSTANCES(K2_LAUNCH)
 #undef K2_LAUNCH
 }

@@ -13,9 +13,11 @@
 
 namespace k2probe {
 
+// Whether the probe-on build has an instance of this tile width, stage count and schedule (pp: pingpong).
+bool has(int bn, int stages, bool pp);
 // Sets the dynamic shared-memory limit of the probe-on kernel of this variant.
-cudaError_t prepare(int bn, int stages);
-void launch(int bn, int stages, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c,
+cudaError_t prepare(int bn, int stages, bool pp);
+void launch(int bn, int stages, bool pp, const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c,
             const CUtensorMap& d, k2::Params p, int grid, cudaStream_t st);
 
 // Recording configuration: set 0 or 1 is allocated and zeroed; select() points the kernel at one of them

@@ -122,8 +122,10 @@ std::vector<OpSpec> build_table() {
        "cluster launch control request; the 16-byte response lands with complete_tx(16) on bar"},
       {OpKind::kClcQuery, "clc.query", {{A::kBar, T::kBarrier, kOpt, 0}}, {"bar"}, 1,
        "first CTA id of the cancelled cluster, or -1 (of the response that landed on bar, or the latest)"},
-      {OpKind::kCompute, "compute", {{A::kCycles, T::kInt, kReq, 0}, {A::kShare, T::kInt, kOpt, 0}}, {"cycles"}, 0,
-       "modelled ALU work; share= the percentage of its SM sub-partition it uses alone (shared above 100 %)"},
+      {OpKind::kCompute, "compute", {{A::kCycles, T::kInt, kReq, 0}, {A::kShare, T::kInt, kOpt, 0}, {A::kMmaSpeed, T::kInt, kOpt, 100}},
+       {"cycles"}, 0,
+       "modelled ALU work; share= the percentage of its SM sub-partition it uses alone (shared above 100 %); mma_speed= the "
+       "percentage of its speed it keeps while the SM's tensor pipe runs wgmmas"},
       {OpKind::kSleep, "sleep", {{A::kCycles, T::kInt, kReq, 0}}, {"cycles"}, 0, "idle time"},
       {OpKind::kAtomAdd, "atom.add", {{A::kAddr, T::kGlobal, kReq, 0}, {A::kVal, T::kInt, kReq, 0}, {A::kSem, T::kSem, kOpt, kRelaxed}},
        {"addr"}, 1, "atomic add on a global word; V = the value before"},
@@ -283,6 +285,8 @@ std::optional<ValueRange> value_range(OpKind kind, Attr attr) {
       return ValueRange{1, 2, 1, false, "PTX tcgen05: cta_group::1 or ::2"};
     case Attr::kShare:
       return ValueRange{0, 100, 1, false, "a percentage of one SM sub-partition"};
+    case Attr::kMmaSpeed:
+      return ValueRange{1, 100, 1, false, "a percentage of the work's speed alone"};
     default: return std::nullopt;
   }
 }

@@ -36,7 +36,8 @@ enum class OpKind : std::uint8_t {
   X(kSize, "size") X(kNoinc, "noinc") X(kShape, "shape") X(kDtype, "dtype") X(kA, "a") X(kB, "b") X(kM, "m")          \
   X(kK, "k") X(kCols, "cols") X(kAddr, "addr") X(kKind, "kind") X(kCtaGroup, "cta_group") X(kLd, "ld") X(kSt, "st")  \
   X(kCycles, "cycles") X(kVal, "val") X(kCmp, "cmp") X(kSem, "sem") X(kEq, "eq") X(kNe, "ne") X(kGe, "ge") X(kGt, "gt") \
-  X(kLe, "le") X(kLt, "lt") X(kTmem, "tmem") X(kShare, "share") X(kLines, "lines")
+  X(kLe, "le") X(kLt, "lt") X(kTmem, "tmem") X(kShare, "share") X(kLines, "lines")        \
+  X(kMmaSpeed, "mma_speed")
 
 enum class Attr : std::uint8_t {
 #define SMPIPE_ATTR_ENUM(e, s) e,

@@ -158,6 +158,10 @@ const std::vector<ParamDef>& param_defs() {
        "wgmma: how many issued wgmmas can wait behind the one the SM's tensor pipe works on; a warpgroup's next wgmma "
        "issues only when the one that many places earlier has started (0: no limit)",
        &Machine::wgmma_queue_depth, {0, 64, "wgmmas (Hopper: 6); the simulator keeps that many start times per SM"}},
+      {"tensor", "wgmma_beside_alu_cycles",
+       "wgmma: tensor-pipe cycles a wgmma takes beyond its FLOP when it issues while ALU work of the SM runs beside it "
+       "(compute ops with mma_speed below 100)",
+       &Machine::wgmma_beside_alu_cycles, kCycles},
       {"tensor", "mma_sync_latency_cycles", "mma.sync: dependent-issue latency", &Machine::mma_sync_latency_cycles, kCycles},
       {"tensor", "mma_sync_flops_per_cycle_16bit", "mma.sync dense 16-bit FLOP per SM per cycle (all four sub-partitions)",
        &Machine::mma_sync_flops_per_cycle_16bit, kFlops},

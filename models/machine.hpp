@@ -102,6 +102,7 @@ struct Machine {
   std::int64_t wgmma_issue_cycles = 0;       // one wgmma's issue when nothing stalls it (N <= 128)
   std::int64_t wgmma_issue_cycles_n256 = 0;  // ... N > 128
   std::int64_t wgmma_queue_depth = 0;        // wgmmas that can wait behind the one the pipe works on (0: no limit)
+  std::int64_t wgmma_beside_alu_cycles = 0;  // pipe cycles a wgmma adds when issued while ALU work (mma_speed) runs on the SM
   std::int64_t mma_sync_latency_cycles = 0;
   std::int64_t mma_sync_flops_per_cycle_16bit = 0;  // mma.sync (legacy path) dense FLOP per SM per cycle
   std::int64_t umma_latency_cycles = 0;

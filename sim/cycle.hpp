@@ -25,5 +25,6 @@ struct Cycle {
 };
 
 constexpr Cycle max(Cycle a, Cycle b) { return a < b ? b : a; }
+constexpr Cycle min(Cycle a, Cycle b) { return b < a ? b : a; }
 
 }  // namespace smpipe::sim

@@ -9,7 +9,14 @@
 // its index in its CTA mod 4 (the GPU's is the warp's hardware slot). The GPU serves two warps of a
 // sub-partition at a time, and favours an issue-bound warp over one bound by a slower pipe (FFMA beside MUFU: 98 %
 // and 50 %); the model shares among all, in proportion. Without `share` (0) a compute op
-// contends with nothing. Not modelled: what ALU work costs the SM's wgmmas (the same microbenchmarks).
+// contends with nothing on its sub-partition.
+//
+// A compute op with `mma_speed=S` (1..100, default 100) keeps S % of that speed while the SM's tensor pipe
+// runs wgmmas (of any warpgroup of the SM: from a batch's first wgmma's start to its last's end, as the tensor
+// unit schedules them; it reports each batch here): measured, an always-ready FFMA warp beside a warpgroup's
+// wgmmas keeps 0.655 of the 0.914 it issues alone (72 %), a latency-bound chain or an ex2 stream all of its rate
+// (group `issue`); a K2 pingpong epilogue's conversion takes 1.39x as long while the other warpgroup's wgmmas
+// run (its hardware traces). Not modelled: what ALU work costs the SM's wgmmas (the same microbenchmarks).
 #pragma once
 
 #include <cstdint>
@@ -37,6 +44,7 @@ class IssueUnit : public Unit {
   struct Job {
     std::uint32_t warp = 0;
     std::int64_t share = 0;
+    std::int64_t speed = 100;  // % of its speed kept while the SM's tensor pipe runs wgmmas (mma_speed)
     std::int64_t cycles = 0;  // the op's own
     Cycle start{0};
     std::int64_t left = 0;    // units of work left
@@ -46,18 +54,36 @@ class IssueUnit : public Unit {
     std::int64_t total = 0;  // the jobs' shares added up
     Cycle since{0};          // when `left` was last brought up to date
     std::uint32_t gen = 0;   // the generation of its completion event (older ones are stale)
+    std::uint32_t slow = 0;  // jobs with mma_speed < 100
   };
-  OpResult shared_compute(OpContext& ctx, std::int64_t cycles, std::int64_t share);
-  // Units of work a job does in `dt` cycles at the sub-partition's speed (all of its jobs alike): kUnit per cycle at
-  // 100 % or less, kUnit * 100 / total above (rounded down: a job may end a cycle late, never early).
-  static std::int64_t progress(const SubPartition& s, std::int64_t dt);
-  // Cycles until `left` units are done at that speed (rounded up).
-  static std::int64_t cycles_for(const SubPartition& s, std::int64_t left);
-  void advance(SubPartition& s);         // the jobs' work up to now
+  // Per SM: when its tensor pipe runs wgmmas ([start, end) in time order, those that ended before every job of the
+  // SM was last brought up to date dropped) and how many jobs with mma_speed < 100 it has.
+  struct Pipe {
+    std::vector<std::pair<Cycle, Cycle>> busy;
+    std::uint32_t slow = 0;
+  };
+  OpResult shared_compute(OpContext& ctx, std::int64_t cycles, std::int64_t share, std::int64_t speed);
+  // Cycles of [a, b) in which the SM's tensor pipe runs wgmmas.
+  std::int64_t busy_in(std::uint32_t sm, Cycle a, Cycle b) const;
+  // Units of work job `j` does in [a, b): per cycle kUnit * 100 / max(100, total) x (its mma_speed % while the pipe
+  // runs wgmmas, else 100 %) / 100 (rounded down: a job may end a cycle late, never early).
+  std::int64_t progress(const SubPartition& s, const Job& j, std::uint32_t sm, Cycle a, Cycle b) const;
+  // Cycles from now until job `j` has done its `left` units at that speed (rounded up).
+  std::int64_t cycles_for(const SubPartition& s, const Job& j, std::uint32_t sm) const;
+  void advance(std::uint32_t index);     // the jobs' work up to now
   void reschedule(std::uint32_t index);  // one event at the first job's end at the present speed
 
-  std::uint16_t cause_sleep_, cause_share_;
+ public:
+  // The tensor unit's report: the SM's tensor pipe runs wgmmas in [start, end) (start at or after the end of every
+  // earlier report for the SM). Jobs with mma_speed < 100 on the SM are re-timed.
+  void tensor_busy(std::uint32_t sm, Cycle start, Cycle end);
+  // Whether compute ops with mma_speed < 100 run on the SM now.
+  bool alu_beside(std::uint32_t sm) const { return sm < pipes_.size() && pipes_[sm].slow > 0; }
+
+ private:
+  std::uint16_t cause_sleep_, cause_share_, cause_mma_;
   std::vector<SubPartition> parts_;  // per SM x 4
+  std::vector<Pipe> pipes_;          // per SM
 };
 
 }  // namespace smpipe::models

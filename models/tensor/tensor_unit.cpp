@@ -8,6 +8,7 @@
 #include "models/memory/hazards.hpp"
 #include "models/memory/proxy_fence.hpp"
 #include "models/memory/transfer.hpp"
+#include "models/sm/issue.hpp"
 #include "models/sync/mbarrier_unit.hpp"
 
 namespace smpipe::models {
@@ -26,6 +27,10 @@ TensorUnit::TensorUnit(Simulator& sim)
   queue_starts_.assign(static_cast<std::size_t>(sim.machine().sm_count * depth), Cycle(0));
   queue_head_.assign(static_cast<std::size_t>(sim.machine().sm_count), 0);
   const auto& p = sim.program();
+  // Only a program with compute ops that give mma_speed needs the pipe's busy spans (and their wgmmas' extra cycles).
+  for (const auto& role : p.roles)
+    for (const isa::OpDesc& op : role.ops)
+      if (op.kind == OpKind::kCompute && op.slot(Attr::kMmaSpeed) && op.slot(Attr::kMmaSpeed)->present) alu_beside_ = true;
   for (int first = 0; first < p.warps; first += isa::kWarpsPerWarpgroup) {
     int role = first + isa::kWarpsPerWarpgroup <= p.warps ? p.warp_role[first] : -1;
     for (int i = 1; i < isa::kWarpsPerWarpgroup && role >= 0; ++i)
@@ -55,6 +60,7 @@ void TensorUnit::connect() {
   mbar_ = &sim_.find<MbarrierUnit>();
   proxy_ = &sim_.find<ProxyFenceUnit>();
   hazards_ = &sim_.find<HazardUnit>();
+  issue_ = &sim_.find<IssueUnit>();
 }
 
 void TensorUnit::cta_started(std::uint32_t slot) {
@@ -102,17 +108,22 @@ Cycle TensorUnit::issue_wgmma(const OpContext& ctx, std::int64_t count, Cycle& i
   sim_.counters().flops += flops * count;
   // wgmma uses the tensor cores of all four SM sub-partitions, one wgmma after another.
   std::int64_t occ = ceil_div(flops, m.tensor_rate(d.operand_bits, d.dtype == "tf32"));
+  // ALU work beside the wgmmas (compute ops with mma_speed < 100 running on the SM when the batch issues) takes
+  // something of every sub-partition: each wgmma holds the pipe longer.
+  if (alu_beside_ && m.wgmma_beside_alu_cycles > 0 && issue_->alu_beside(sm)) occ += m.wgmma_beside_alu_cycles;
   std::int64_t cost = d.n > 128 ? m.wgmma_issue_cycles_n256 : m.wgmma_issue_cycles;
   const auto depth = static_cast<std::uint32_t>(std::max<std::int64_t>(0, m.wgmma_queue_depth));
   Cycle free = sim_.now();
   for (const Cycle& c : pipe) free = sim::max(free, c);
   Cycle t = sim_.now();
+  Cycle first{0};
   for (std::int64_t i = 0; i < count; ++i) {
     std::uint32_t& head = queue_head_[sm];
     Cycle* ring = depth ? &queue_starts_[static_cast<std::size_t>(sm) * depth] : nullptr;
     if (ring) t = sim::max(t, ring[head]);  // the wgmma `depth` places earlier must have started
     t += Cycle(std::max<std::int64_t>(1, cost));
     Cycle start = sim::max(t, free);
+    if (i == 0) first = start;
     free = start + Cycle(occ);
     if (ring) {
       ring[head] = start;
@@ -121,6 +132,7 @@ Cycle TensorUnit::issue_wgmma(const OpContext& ctx, std::int64_t count, Cycle& i
   }
   for (Cycle& c : pipe) c = free;
   busy_ += 4 * occ * count;
+  if (alu_beside_ && count > 0) issue_->tensor_busy(sm, first, free);  // ALU work with mma_speed < 100 slows meanwhile
   issued = t;
   return free;
 }

@@ -15,6 +15,7 @@ namespace smpipe::models {
 
 class MbarrierUnit;
 class ProxyFenceUnit;
+class IssueUnit;
 
 class TensorUnit : public Unit {
  public:
@@ -83,6 +84,8 @@ class TensorUnit : public Unit {
   MbarrierUnit* mbar_ = nullptr;
   ProxyFenceUnit* proxy_ = nullptr;
   HazardUnit* hazards_ = nullptr;
+  IssueUnit* issue_ = nullptr;  // told when the SM's pipe runs wgmmas (compute ops with mma_speed)
+  bool alu_beside_ = false;      // the program has compute ops that give mma_speed
   std::uint16_t cause_mma_sync_, cause_wgmma_wait_, cause_convergence_, cause_wgmma_issue_;
 };
 

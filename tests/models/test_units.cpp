@@ -312,6 +312,119 @@ TEST_CASE("sm: a compute op's share is a percentage, checked as written and as c
   CHECK(r.diagnosis->message.find("share=-1 out of range") != std::string::npos);
 }
 
+namespace {
+// Warp 0 computes WORK cycles with mma_speed=S after SLEEP cycles; warpgroup 1 issues 4 wgmma m64n256k16 (bf16) at
+// once and waits for them.
+models::RunResult beside(int work, int speed, int sleep = 0) {
+  return run_text(fmt::format(R"(kernel k warps=8 {{
+  smem a bytes=2048
+  smem b bytes=8192
+  warp 0 alu {{ if {2} > 0 {{ sleep cycles={2} }}
+               if {0} > 0 {{ compute cycles={0} mma_speed={1} }} }}
+  warpgroup 1 mma {{ wgmma.fence
+                    wgmma m64n256k16 dtype=bf16 a=a b=b count=4
+                    wgmma.commit
+                    wgmma.wait n=0 }}
+}})",
+                              work, speed, sleep));
+}
+std::int64_t h100_tensor(const char* name) {
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/models/machines/h100-sxm.json");
+  REQUIRE(f.good());
+  return nlohmann::json::parse(f)["units"]["tensor"]["params"][name]["value"].get<std::int64_t>();
+}
+}  // namespace
+
+TEST_CASE("sm: ALU work with mma_speed slows while the SM's tensor pipe runs wgmmas, and the wgmmas pay for it", "[sm][tensor][timing]") {
+  // The pipe holds 4 wgmmas of 2 x 64 x 256 x 16 FLOP at the machine's rate, each wgmma_beside_alu_cycles longer when
+  // it issues while the ALU op runs: the op, 1000 cycles alone, does S % of its work per cycle while the pipe runs.
+  const std::int64_t occ = (2 * 64 * 256 * 16 + h100_tensor("tensor_flops_per_cycle_16bit") - 1) / h100_tensor("tensor_flops_per_cycle_16bit");
+  const std::int64_t extra = h100_tensor("wgmma_beside_alu_cycles");
+  REQUIRE(extra == 42);
+  models::RunResult alone = beside(0, 100), full = beside(1000, 100), half = beside(1000, 50), slow = beside(1000, 74);
+  for (const auto* r : {&alone, &full, &half, &slow}) REQUIRE(r->outcome == Outcome::kFinished);
+  const auto& mma_alone = alone.stats.roles[1];
+  // mma_speed=100 (the default) changes nothing, on either side.
+  CHECK(full.stats.roles[0].lifetime == 1000);
+  CHECK(full.stats.roles[1].lifetime == mma_alone.lifetime);
+  // Below 100 the wgmmas, issued while the op runs, take `extra` cycles each more ...
+  // (a role's lifetime adds up its 4 warps')
+  CHECK(half.stats.roles[1].lifetime == mma_alone.lifetime + 4 * 4 * extra);
+  CHECK(slow.stats.roles[1].lifetime == mma_alone.lifetime + 4 * 4 * extra);
+  // ... and the op loses (100 - S) % of every cycle the pipe runs within it: 1000 + busy x (100 - S) / S... exactly,
+  // the busy span P lies inside the op, so it ends at 1000 + P x (100 - S) / 100 (rounded up).
+  const std::int64_t busy = 4 * (occ + extra);
+  CHECK(half.stats.roles[0].lifetime == 1000 + (busy * 50 + 99) / 100);
+  CHECK(slow.stats.roles[0].lifetime == 1000 + (busy * 26 + 99) / 100);
+  // What the slowing adds is a wait of its own cause; the op's cycles stay busy.
+  CHECK(half.stats.roles[0].busy == 1000);
+  CHECK(half.stats.roles[0].waiting.at("ALU work beside wgmmas") == (busy * 50 + 99) / 100);
+}
+
+TEST_CASE("sm: mma_speed only acts where the op and the pipe's wgmmas overlap in time", "[sm][tensor][timing]") {
+  const std::int64_t extra = h100_tensor("wgmma_beside_alu_cycles");
+  models::RunResult alone = beside(0, 100);
+  REQUIRE(alone.outcome == Outcome::kFinished);
+  // An op that ends before the wgmmas issue (they issue after the fence, a few cycles in) slows neither.
+  models::RunResult before = beside(1, 50);
+  REQUIRE(before.outcome == Outcome::kFinished);
+  CHECK(before.stats.roles[0].lifetime == 1);
+  CHECK(before.stats.roles[1].lifetime == alone.stats.roles[1].lifetime);
+  // An op that starts after the pipe is done runs at full speed (a role's lifetime adds up its 4 warps').
+  const std::int64_t mma_end = alone.stats.roles[1].lifetime / 4;
+  models::RunResult after = beside(500, 10, static_cast<int>(mma_end) + 10);
+  REQUIRE(after.outcome == Outcome::kFinished);
+  CHECK(after.stats.roles[0].lifetime == mma_end + 10 + 500);
+  CHECK(after.stats.roles[1].lifetime == alone.stats.roles[1].lifetime);
+  // An op that starts while the pipe runs is slowed for the rest of the pipe's span, but the wgmmas, issued before it,
+  // keep their time (the wgmmas' side is decided when they issue).
+  models::RunResult during = beside(1000, 50, 100);
+  REQUIRE(during.outcome == Outcome::kFinished);
+  CHECK(during.stats.roles[1].lifetime == alone.stats.roles[1].lifetime);
+  CHECK(during.stats.roles[0].lifetime > 1100);
+  CHECK(during.stats.roles[0].lifetime < 1100 + 4 * (extra + 131) / 2);
+}
+
+TEST_CASE("sm: an op with mma_speed already running is re-timed when wgmmas issue beside it", "[sm][tensor][timing]") {
+  // The ALU op starts first; the warpgroup issues its wgmmas 100 cycles later, twice, while the op runs on the SM's
+  // only busy sub-partition (the re-timing must find it however few sub-partitions have had work, before the first
+  // batch's span is forgotten).
+  const std::int64_t occ = (2 * 64 * 256 * 16 + h100_tensor("tensor_flops_per_cycle_16bit") - 1) / h100_tensor("tensor_flops_per_cycle_16bit");
+  const std::int64_t extra = h100_tensor("wgmma_beside_alu_cycles");
+  for (int warp : {0, 3}) {
+    INFO("ALU warp " << warp);
+    models::RunResult r = run_text(fmt::format(R"(kernel k warps=8 {{
+  smem a bytes=2048
+  smem b bytes=8192
+  warp {} alu {{ compute cycles=3000 mma_speed=50 }}
+  warpgroup 1 mma {{ for i in 0..2 {{
+                      sleep cycles=100
+                      wgmma.fence
+                      wgmma m64n256k16 dtype=bf16 a=a b=b count=4
+                      wgmma.commit
+                      wgmma.wait n=0
+                    }} }}
+}})",
+                                               warp));
+    REQUIRE(r.outcome == Outcome::kFinished);
+    // Two batches, both inside the op (the second issues after the first has ended): each slows it.
+    const std::int64_t busy = 2 * 4 * (occ + extra);
+    CHECK(r.stats.roles[0].lifetime == 3000 + (busy * 50 + 99) / 100);
+  }
+}
+
+TEST_CASE("sm: a compute op's mma_speed is a percentage of 1 to 100", "[sm][isa]") {
+  CHECK_THROWS_WITH(test::compile_text("kernel k warps=1 { warp 0 w { compute cycles=10 mma_speed=0 } }"),
+                    Catch::Matchers::Contains("mma_speed=0 out of range"));
+  CHECK_THROWS_WITH(test::compile_text("kernel k warps=1 { warp 0 w { compute cycles=10 mma_speed=101 } }"),
+                    Catch::Matchers::Contains("mma_speed=101 out of range"));
+  CHECK_NOTHROW(test::compile_text("kernel k warps=1 { warp 0 w { compute cycles=10 mma_speed=1 } }"));
+  models::RunResult r = run_text("kernel k warps=1 { warp 0 w { let s = 50\n for i in 0..2 { compute cycles=10 mma_speed=s * 3 } } }");
+  CHECK(r.outcome == Outcome::kUndefined);
+  REQUIRE(r.diagnosis.has_value());
+  CHECK(r.diagnosis->message.find("mma_speed=150 out of range") != std::string::npos);
+}
+
 TEST_CASE("sm: in the softmax pingpong example, warpgroups in step lose more to shared sub-partitions than warpgroups taking turns", "[sm][timing][examples]") {
   auto cycles = [](int pingpong, int share) {
     auto r = test::run_cli({"run", "examples/softmax_pingpong", "-D", fmt::format("PINGPONG={}", pingpong), "-D",

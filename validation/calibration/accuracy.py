@@ -163,8 +163,19 @@ def defines(p, measured):
     # converts at the measured cost) and a k-block's bookkeeping in the load and consumer warps.
     em, en = p["epi_tile"]
     d["FUSION_CYCLES"] = round(measured["conversion_per_element"] * em * en / CONSUMER_THREADS[p["schedule"]])
+    # ... and how much of its speed it keeps while the SM's tensor pipe runs wgmmas (K2's pingpong traces).
+    d["FUSION_MMA_SPEED"] = fusion_mma_speed()
     d.update(instruction_knobs(measured))
     return d
+
+
+PP_CONVERSION = "validation/results/h200/k2_pp_conversion.json"
+
+
+def fusion_mma_speed():
+    """The conversion's speed beside the other warpgroup's wgmmas, in % (validation/calibration/pp_conversion.py)."""
+    with open(os.path.join(ROOT, PP_CONVERSION)) as f:
+        return round(json.load(f)["mma_speed_percent"])
 
 
 def instruction_knobs(measured):
@@ -543,8 +554,9 @@ def markdown(data):
         "8192^3 on the H100; the timed points of that configuration on those shapes are the only ones that share",
         "its source. The H200's points share nothing.",
         "",
-        "Ten parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
-        "the models have as `compute` ops, each where it stands in the loop. They are measured in K2's hardware",
+        "Eleven parameters describe K2 itself rather than the GPU: its own instructions between pipeline ops, which",
+        "the models have as `compute` ops, each where it stands in the loop, and how the epilogue's conversion shares",
+        "the SM with wgmmas. The first ten are measured in K2's hardware",
         f'traces (beta = 0, as in the sweeps; {conv["kblocks"]} k-blocks of two shapes): per interval, the hardware mean less the',
         "replay's, which holds the model's op costs and the probe's own cycles per event (docs/replay.md); so they",
         "also hold any error of the machine file's op costs in those intervals (the single issuing thread's TMA",
@@ -552,6 +564,12 @@ def markdown(data):
         f'- `FUSION_CYCLES`: the epilogue\'s conversion of a subtile (`{conv["conversion_interval"]}`: {conv["conversion_trace_mean"]:.0f} cycles',
         f'  on the GPU, {conv["probe_cycles"]:.0f} of them the probe\'s), {conv["conversion_per_element"]:.1f} cycles per accumulator element a',
         f'  consumer thread converts; every point\'s subtile gives each thread 16 elements: {round(conv["conversion_per_element"] * 16)} cycles.',
+        f'  The conversion keeps `FUSION_MMA_SPEED` = {fusion_mma_speed()} % of its speed while the SM\'s tensor pipe runs wgmmas',
+        "  (`compute ... mma_speed=`): in K2's pingpong traces on the H200 (`validation/results/h200/k2_pp_traces`,",
+        "  `validation/calibration/pp_conversion.py`) a subtile's conversion takes 1112 cycles (median) while the other",
+        "  warpgroup's wgmmas run and 820 while they do not; the wgmmas beside it each take `wgmma_beside_alu_cycles`",
+        "  (42, the `issue` microbenchmarks) longer. A cooperative epilogue runs while no wgmma does; a pingpong one",
+        "  runs beside the other warpgroup's mainloop, and both slow down.",
         "- A k-block of the load warp beyond its acquire and its two TMA loads:",
         *(f'  `{name.upper()}_CYCLES` = {round(conv[name + "_cycles"])} {where} ('
           + ", ".join(f"`{k}`" for k in conv[name + "_gaps"]) + ")" + end
@@ -658,8 +676,9 @@ def markdown(data):
               "  share of the L2 (`l2_store_bytes_per_cycle`, `l2_store_cost`), and a dirty block it evicts is written",
               "  back through the HBM queue. The GPU's epilogue barrier and wgmma issue differ from the model's",
               "  (docs/replay.md).",
-              "- The kernel's own instructions between pipeline ops are in, as K2's (above); but for FUSION_CYCLES they",
-              "  are also the models' defaults (a test keeps the two in step), and a CUTLASS kernel's may differ.",
+              "- The kernel's own instructions between pipeline ops are in, as K2's (above); but for FUSION_CYCLES and",
+              "  FUSION_MMA_SPEED they are also the models' defaults (a test keeps the two in step), and a CUTLASS kernel's",
+              "  may differ.",
               *two_stage_lines(),
               "- The clock: the GPU ran these points at 1,300-1,900 MHz (lower with random data than with constant",
               "  data); at the nominal 1,980 MHz the model is that much faster still. The sustained clock follows the",
@@ -727,7 +746,9 @@ def cutlass_markdown(c):
         "`validation/calibration/accuracy.py`: shape, tile, cluster, the stage count when fixed, beta = 0): what a",
         "user gets. The kernel's own instruction costs are the models' defaults: K2's measured ones (above: the",
         "only such measurement the project has, of a kernel built to CUTLASS's structure) but for the epilogue's",
-        "conversion, FUSION_CYCLES, which stays an estimate (48): with K2's the short-K points (K <= 512, bound by",
+        "conversion, FUSION_CYCLES, which stays an estimate (48), and its speed beside wgmmas, FUSION_MMA_SPEED (100: a",
+        "conversion that short costs the wgmmas next to nothing, the `issue` microbenchmarks' 128-instruction bursts 4-6 %",
+        "of their time, against 25 % for 512-instruction bursts): with K2's the short-K points (K <= 512, bound by",
         f'the epilogue) come out {c["short_k_with_k2_conversion"]["mean_signed_pct"]:+.1f} % on average '
         f'({c["short_k_with_k2_conversion"]["points"]} points, MAPE {c["short_k_with_k2_conversion"]["mape_pct"]:.1f} %), so CUTLASS\'s',
         "conversion is much cheaper than K2's. That choice was made on these points; nothing is fitted to them.",
@@ -1114,7 +1135,8 @@ def main():
         def with_k2_conversion(item):
             src, gpu, p = item
             # 16 accumulator elements per consumer thread: every model's default epilogue tile gives that.
-            defs = dict(cutlass_defines(p), FUSION_CYCLES=round(measured["conversion_per_element"] * 16))
+            defs = dict(cutlass_defines(p), FUSION_CYCLES=round(measured["conversion_per_element"] * 16),
+                        FUSION_MMA_SPEED=fusion_mma_speed())
             clock = p.get("clock_mhz_pooled") or p.get("clock_mhz_median")
             if not clock:
                 return None

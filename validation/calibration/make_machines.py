@@ -49,6 +49,30 @@ def load_clocks():
 
 
 WGMMA_ISSUE = "validation/results/h100/wgmma_issue.json"
+ISSUE = "validation/results/h100/issue.json"
+
+
+def wgmma_beside_alu():
+    """What ALU work beside a warpgroup's wgmmas costs them (the `issue` group: 4 warps run bursts of 512 FFMA, 8
+    chains, back to back beside one warpgroup's m64nNk16 wgmmas, N = 64, 128, 256): the wgmma rate r against alone and
+    the bursts' duty d give the wgmmas' rate inside the bursts, 1 - (1 - r) / d, so a wgmma there takes
+    alone / (that rate) - alone cycles more: 37, 46 and 44 cycles for N = 64, 128, 256, about the same whatever its
+    FLOP; the mean of the three."""
+    with open(os.path.join(ROOT, ISSUE)) as f:
+        run = json.load(f)
+    m = {x["name"]: x for x in run["measurements"]}
+    extra = []
+    for n in (64, 128, 256):
+        alone = m[f"issue_duty_n{n}_alone_cycles_per_wgmma"]["median"]
+        beside = m[f"issue_duty_n{n}_ffma_w4_b512_s0_cycles_per_wgmma"]
+        duty = beside["params"]["alu_duty_median"]
+        inside = 1 - (1 - alone / beside["median"]) / duty
+        extra.append(alone / inside - alone)
+    who = f'{ISSUE}, {run["gpu"]["name"]}, {run["date_utc"][:10]}'
+    return {"wgmma_beside_alu_cycles": (round(sum(extra) / len(extra)),
+                                        "derived: issue_duty_n{64,128,256}_ffma_w4_b512_s0 against issue_duty_n*_alone: per wgmma, "
+                                        "alone / (1 - (1 - rate) / duty) - alone, the cycles a wgmma adds inside 512-FFMA bursts "
+                                        f"({', '.join(f'{e:.1f}' for e in extra)} for N = 64, 128, 256; the mean) ({who})")}
 
 
 def wgmma_issue():
@@ -438,9 +462,27 @@ h200.update(l2_stores("h200"))
 h200.update(borrowed(load_clocks(), "the H200 has the H100's chip and its 700 W power limit"))
 # No atomics run on the H200 yet: its SM and L2 design are the H100's.
 h200.update(borrowed(atomic_params, "the H200 has the H100's SM and L2"))
+# A GEMM stage's second TMA box waits for the other SMs of its GPC that load (the H200's fit, 2026-11-29; docs/simulator.md).
+GPC_LATENCY = {
+    'h100-sxm': {
+        'tma_gpc_latency_cycles': (17.9, "estimate: the H200's fit (validation/results/h200/gpc.json: the H100 has the same GH100 chip and GPC layout; its own GPC runs are not measured yet)"),
+        'tma_gpc_latency_max_cycles': (197, "estimate: the H200's fit (validation/results/h200/gpc.json: same chip; not measured on the H100 yet)"),
+    },
+    'h200': {
+        'tma_gpc_latency_cycles': (17.9, "derived: least-squares fit of min(d x (n - 1), max) to a GEMM stage's latency (two 16 KB boxes on one barrier, one at a time) on n SMs of one GPC loading together (one cluster of n = 8, 12, 16; clusters of 16 on every GPC), less one SM's (validation/results/h200/gpc.json gpc_packed_pair16KB_s1_ctas{8,12,16}_latency, gpc_clusters16_pair16KB_s1_latency; validation/results/h200/think.json think_latency_l2_pair16KB_s1_t1024_ctas1_latency; NVIDIA H200, 2026-11-28/29)"),
+        'tma_gpc_latency_max_cycles': (197, 'derived: the same fit (validation/results/h200/gpc.json, think.json; NVIDIA H200, 2026-11-28/29)'),
+    },
+    'b200': {
+        'tma_gpc_latency_cycles': (0, 'estimate: not measured on a B200 (no data): off'),
+        'tma_gpc_latency_max_cycles': (0, 'estimate: not measured on a B200 (no data): off'),
+    },
+}
 wgmma = wgmma_issue()
+wgmma.update(wgmma_beside_alu())
 h100.update(wgmma)
 h200.update(borrowed(wgmma, "the H200 has the H100's SM"))
+h100.update(GPC_LATENCY["h100-sxm"])
+h200.update(GPC_LATENCY["h200"])
 L1_COSTS = l1_costs()
 h100.update(L1_COSTS)
 h200.update(borrowed(L1_COSTS, "the H200 has the H100's SM"))
@@ -477,8 +519,10 @@ b200.update({
     "wgmma_issue_cycles": (0, "derived: no wgmma on sm_100"),
     "wgmma_issue_cycles_n256": (0, "derived: no wgmma on sm_100"),
     "wgmma_queue_depth": (0, "derived: no wgmma on sm_100"),
+    "wgmma_beside_alu_cycles": (0, "derived: no wgmma on sm_100"),
 })
 b200.update(borrowed(COMBINING, "Blackwell's TPCs also pair two SMs"))
+b200.update(GPC_LATENCY["b200"])
 b200.update(borrowed(l2_stores("h100"), "assuming Blackwell's L2 takes stores as the Hopper L2 does"))
 for k, (v, src) in list(b200.items()):
     if src.startswith("measured:") or (src.startswith("derived:") and (RESULTS in src or L1 in src)):
@@ -487,11 +531,11 @@ for k, (v, src) in list(b200.items()):
 # The simulator unit each parameter belongs to (the sections of a machine file, models/machine.hpp).
 UNITS = {
     "sm": ["sm_count", "clock_mhz", "load_clock_mhz", "load_clock_random_mhz", "max_warps_per_sm", "max_ctas_per_sm", "smem_per_sm", "smem_per_cta_max", "smem_reserved_per_cta", "max_cluster_size", "cta_launch_cycles", "launch_overhead_ns", "op_issue_cycles"],
-    "tensor": ["has_wgmma", "tensor_flops_per_cycle_16bit", "tensor_flops_per_cycle_8bit", "tensor_flops_per_cycle_tf32", "tensor_flops_per_cycle_4bit", "wgmma_latency_cycles", "wgmma_issue_cycles", "wgmma_issue_cycles_n256", "wgmma_queue_depth", "mma_sync_latency_cycles", "mma_sync_flops_per_cycle_16bit", "umma_latency_cycles"],
+    "tensor": ["has_wgmma", "tensor_flops_per_cycle_16bit", "tensor_flops_per_cycle_8bit", "tensor_flops_per_cycle_tf32", "tensor_flops_per_cycle_4bit", "wgmma_latency_cycles", "wgmma_issue_cycles", "wgmma_issue_cycles_n256", "wgmma_queue_depth", "wgmma_beside_alu_cycles", "mma_sync_latency_cycles", "mma_sync_flops_per_cycle_16bit", "umma_latency_cycles"],
     "mbarrier": ["mbarrier_arrive_cycles", "mbarrier_test_wait_cycles", "mbarrier_wake_cycles", "remote_arrive_cycles"],
     "named_barrier": ["named_barrier_cycles", "named_barrier_cycles_per_warp"],
     "cluster_barrier": ["cluster_sync_cycles"],
-    "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
+    "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "global_load_latency_cycles"],
     "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_store_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],

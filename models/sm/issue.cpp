@@ -57,12 +57,12 @@ std::int64_t IssueUnit::busy_in(std::uint32_t sm, Cycle a, Cycle b) const {
 std::int64_t IssueUnit::progress(const SubPartition& s, const Job& j, std::uint32_t sm, Cycle a, Cycle b) const {
   std::int64_t pc = (b - a).v * 100;
   if (j.speed < 100) pc -= busy_in(sm, a, b) * (100 - j.speed);
-  return static_cast<std::int64_t>(static_cast<Wide>(pc) * kUnit / std::max<std::int64_t>(s.total, 100));
+  return static_cast<std::int64_t>(static_cast<Wide>(pc) * kUnit / shared_total(s, j));
 }
 
 std::int64_t IssueUnit::cycles_for(const SubPartition& s, const Job& j, std::uint32_t sm) const {
   if (j.left <= 0) return 0;
-  const Wide num = static_cast<Wide>(j.left) * std::max<std::int64_t>(s.total, 100);
+  const Wide num = static_cast<Wide>(j.left) * shared_total(s, j);
   std::int64_t need = static_cast<std::int64_t>((num + kUnit - 1) / kUnit);  // percent-cycles still to do
   if (j.speed >= 100 || sm >= pipes_.size()) return (need + 99) / 100;
   const Cycle now = sim_.now();
@@ -109,8 +109,9 @@ void IssueUnit::tensor_busy(std::uint32_t sm, Cycle start, Cycle end) {
   const bool slow = p.slow > 0;
   if (slow)
     for (std::uint32_t i = first; i < last; ++i)
-      if (!parts_[i].jobs.empty()) advance(i);
-  // Every job of the SM is up to date now: what ended before now is no one's history any more.
+      if (parts_[i].slow > 0) advance(i);
+  // Every sub-partition of the SM with a job that reads the spans is up to date now (the others' jobs are left as
+  // they are timed): what ended before now is no one's history any more.
   std::erase_if(p.busy, [&](const auto& b) { return b.second <= sim_.now(); });
   if (!p.busy.empty() && p.busy.back().second >= start)
     p.busy.back().second = sim::max(p.busy.back().second, end);

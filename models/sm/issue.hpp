@@ -19,6 +19,7 @@
 // run (its hardware traces). Not modelled: what ALU work costs the SM's wgmmas (the same microbenchmarks).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -63,10 +64,13 @@ class IssueUnit : public Unit {
     std::uint32_t slow = 0;
   };
   OpResult shared_compute(OpContext& ctx, std::int64_t cycles, std::int64_t share, std::int64_t speed);
+  // The divisor of a job's speed on its sub-partition: the jobs' shares added up (at least 100) for a job with a share,
+  // 100 for one without (it contends with nothing there).
+  static std::int64_t shared_total(const SubPartition& s, const Job& j) { return j.share > 0 ? std::max<std::int64_t>(s.total, 100) : 100; }
   // Cycles of [a, b) in which the SM's tensor pipe runs wgmmas.
   std::int64_t busy_in(std::uint32_t sm, Cycle a, Cycle b) const;
-  // Units of work job `j` does in [a, b): per cycle kUnit * 100 / max(100, total) x (its mma_speed % while the pipe
-  // runs wgmmas, else 100 %) / 100 (rounded down: a job may end a cycle late, never early).
+  // Units of work job `j` does in [a, b): per cycle kUnit * 100 / shared_total x (its mma_speed % while the pipe runs
+  // wgmmas, else 100 %) / 100 (rounded down: a job may end a cycle late, never early).
   std::int64_t progress(const SubPartition& s, const Job& j, std::uint32_t sm, Cycle a, Cycle b) const;
   // Cycles from now until job `j` has done its `left` units at that speed (rounded up).
   std::int64_t cycles_for(const SubPartition& s, const Job& j, std::uint32_t sm) const;

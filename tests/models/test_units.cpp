@@ -413,6 +413,36 @@ TEST_CASE("sm: an op with mma_speed already running is re-timed when wgmmas issu
   }
 }
 
+TEST_CASE("sm: mma_speed and share are separate: an op without a share contends with nothing on its sub-partition", "[sm][tensor][timing]") {
+  // Warps 0, 4 and 8 share sub-partition 0; no wgmmas run. The two ops with share 80 share it (1000 -> 1600 cycles);
+  // the op with only mma_speed is not slowed by them.
+  models::RunResult r = run_text(R"(kernel k warps=12 {
+  warp 0 alu { compute cycles=1000 mma_speed=50 }
+  warp 4 a { compute cycles=1000 share=80 }
+  warp 8 b { compute cycles=1000 share=80 }
+})");
+  REQUIRE(r.outcome == Outcome::kFinished);
+  CHECK(r.stats.roles[0].lifetime == 1000);
+  CHECK(r.stats.roles[1].lifetime == 1600);
+  CHECK(r.stats.roles[2].lifetime == 1600);
+  CHECK(r.stats.roles[0].waiting.count("ALU work beside wgmmas") == 0);
+  // With a share as well, both apply: share 100 alone is full speed, then 50 % while the pipe runs.
+  const std::int64_t occ = (2 * 64 * 256 * 16 + h100_tensor("tensor_flops_per_cycle_16bit") - 1) / h100_tensor("tensor_flops_per_cycle_16bit");
+  const std::int64_t busy = 4 * (occ + h100_tensor("wgmma_beside_alu_cycles"));
+  models::RunResult both = run_text(R"(kernel k warps=8 {
+  smem a bytes=2048
+  smem b bytes=8192
+  warp 0 alu { compute cycles=1000 share=100 mma_speed=50 }
+  warpgroup 1 mma { wgmma.fence
+                    wgmma m64n256k16 dtype=bf16 a=a b=b count=4
+                    wgmma.commit
+                    wgmma.wait n=0 }
+})");
+  REQUIRE(both.outcome == Outcome::kFinished);
+  CHECK(both.stats.roles[0].lifetime == 1000 + (busy * 50 + 99) / 100);
+  CHECK(both.stats.roles[0].waiting.at("a shared SM sub-partition") == (busy * 50 + 99) / 100);
+}
+
 TEST_CASE("sm: a compute op's mma_speed is a percentage of 1 to 100", "[sm][isa]") {
   CHECK_THROWS_WITH(test::compile_text("kernel k warps=1 { warp 0 w { compute cycles=10 mma_speed=0 } }"),
                     Catch::Matchers::Contains("mma_speed=0 out of range"));

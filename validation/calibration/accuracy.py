@@ -521,6 +521,20 @@ def fmt(v, spec=".1f"):
     return "-" if v is None else format(v, spec)
 
 
+def skinny_range(points, config):
+    """The range of one configuration's errors (%) on the skinny shapes, at the measured clock."""
+    errs = [100 * (r["at_measured_clock"]["us"] / r["measured_us"] - 1) for r in points
+            if r["config"] == config and r["shape"] in ("256x8192x8192", "8192x256x8192") and "us" in r["at_measured_clock"]]
+    return f"{min(errs):+.0f} to {max(errs):+.0f} %" if errs else "no points"
+
+
+def config_signed(points, config):
+    """Mean signed error (%) at the measured clock of the points of one configuration."""
+    errs = [100 * (r["at_measured_clock"]["us"] / r["measured_us"] - 1) for r in points
+            if r["config"] == config and "us" in r["at_measured_clock"]]
+    return sum(errs) / len(errs) if errs else float("nan")
+
+
 def markdown(data):
     a, b, c = data["at_measured_clock"], data["at_nominal_clock"], data["at_sustained_clock"]
     conv = data["kernel_instructions"]
@@ -687,8 +701,12 @@ def markdown(data):
               "  constant data): the board heats, and its clock falls further, over seconds of back-to-back launches.",
               f'  At the sustained clock the fastest predicted config is within 3 % on {c["picks_within_3pct"]} of {c["shapes"]} shapes (nominal clock:',
               f'  {b["picks_within_3pct"]}, measured clock: {a["picks_within_3pct"]}): at a lower SM clock the L2, fixed in bytes per second, is',
-              "  relatively faster, which favours the L2-bound 128x128 tiles, and the model's pingpong 128x128 with 4",
-              "  stages is too fast already at the measured clock (above): on the largest shapes it becomes the pick.",
+              "  relatively faster, which favours the L2-bound 128x128 tiles. The largest losses of a pick, at every clock,",
+              "  are on the skinny shapes (256x8192x8192, 8192x256x8192): the model picks 128x128 tiles with 4 stages",
+              f'  (mostly in a 2x1 cluster: {skinny_range(data["points"], "coop 128x128x64 s4 c2x1 g8")} there; one CTA:',
+              f'  {skinny_range(data["points"], "coop 128x128x64 s4 g8")}), where the GPU runs 6 stages 10-25 % faster; with fewer',
+              "  stages the GPU's ring is latency-bound before the model's is (cooperative 128x128 with 3 stages:",
+              f'  {config_signed(data["points"], "coop 128x128x64 s3 g8"):+.1f} % on average at the measured clock).',
               "  The wgmmas' rate is not what the shared memory limits: two warpgroups' wgmmas keep it while TMA loads or a",
               "  warp's st.shared write the same shared memory (`validation/results/h100/smem_port.json`,",
               "  validation/microbench/README.md); the GPU runs these points bound by its L2 (below).",

@@ -14,6 +14,7 @@ the conversion's `mma_speed` (FUSION_MMA_SPEED); the probe's absolute figures ar
 
   python3 validation/calibration/pp_conversion.py            prints the table
   python3 validation/calibration/pp_conversion.py --write    also writes validation/results/h200/k2_pp_conversion.json
+  python3 validation/calibration/pp_conversion.py --check    fails (exit 1) when that file is not what the traces give
 Standard library only.
 """
 import argparse
@@ -67,6 +68,7 @@ def classify(trace):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--write", action="store_true", help="write " + OUT)
+    ap.add_argument("--check", action="store_true", help="exit 1 when " + OUT + " differs from what the traces give")
     args = ap.parse_args()
     rows, alone_all, beside_all = [], [], []
     for path in sorted(glob.glob(os.path.join(ROOT, TRACES, "*.bin.gz"))):
@@ -89,13 +91,18 @@ def main():
               f" {r['ratio_alone_over_beside']:6.3f}")
     print(f"pooled: alone {statistics.median(alone_all)} ({len(alone_all)}), beside {statistics.median(beside_all)} "
           f"({len(beside_all)}): mma_speed {100 * pooled:.1f} %")
-    if args.write:
-        with open(os.path.join(ROOT, OUT), "w") as f:
-            json.dump({"source": TRACES, "generator": "validation/calibration/pp_conversion.py --write", "traces": rows,
+    text = json.dumps({"source": TRACES, "generator": "validation/calibration/pp_conversion.py --write", "traces": rows,
                        "pooled_alone_median_cycles": statistics.median(alone_all),
                        "pooled_beside_median_cycles": statistics.median(beside_all),
-                       "mma_speed_percent": round(100 * pooled, 1)}, f, indent=2)
-            f.write("\n")
+                       "mma_speed_percent": round(100 * pooled, 1)}, indent=2) + "\n"
+    if args.write:
+        with open(os.path.join(ROOT, OUT), "w") as f:
+            f.write(text)
+    if args.check:
+        with open(os.path.join(ROOT, OUT)) as f:
+            if f.read() != text:
+                print(f"{OUT} is not what the traces give: run pp_conversion.py --write", file=sys.stderr)
+                sys.exit(1)
 
 
 if __name__ == "__main__":

@@ -44,6 +44,9 @@ struct Machine {
   // Each SM's GPC (index into gpc_sms); SMs past the listed GPCs, or all of them without a list, form the last GPC.
   std::vector<int> gpc_of_sms() const;
   std::size_t gpc_count() const { return std::max<std::size_t>(1, gpc_sms.size()); }
+  // Whether GPC g holds one TPC (2 SMs or fewer): the machine files list so the GPU's SMs that clusters cannot use
+  // with the rest of their GPC (docs/simulator.md). Without a list, the one GPC of all the SMs.
+  bool one_tpc_gpc(std::size_t g) const { return (gpc_sms.empty() ? sm_count : gpc_sms[g]) <= 2; }
   std::int64_t tmem_columns = 0;  // 0: no tensor memory (pre-Blackwell)
   std::int64_t has_wgmma = 0;     // 1 on sm90a
   std::int64_t cta_launch_cycles = 0;

@@ -205,7 +205,7 @@ std::vector<int> Simulator::plain_launch_order(const Machine& m, std::int64_t ct
     if (s < m.sm_count && !taken[static_cast<std::size_t>(s)]) taken[static_cast<std::size_t>(s)] = 1, order.push_back(s);
   };
   for (std::size_t g = 0; g < m.gpc_sms.size(); ++g)
-    if (m.gpc_sms[g] <= 2)
+    if (m.one_tpc_gpc(g))
       for (int i = 0; i < m.gpc_sms[g]; ++i) take(first[g] + i);
   // The larger GPCs' TPCs in turn (GPC after GPC, a TPC of each at a time): their first SMs.
   // (A GPC of an odd count ends in a TPC of one SM: it has no second SM to double up.)
@@ -213,7 +213,7 @@ std::vector<int> Simulator::plain_launch_order(const Machine& m, std::int64_t ct
   for (int t = 0;; ++t) {
     bool any = false;
     for (std::size_t g = 0; g < m.gpc_sms.size(); ++g)
-      if (m.gpc_sms[g] > 2 && 2 * t < m.gpc_sms[g]) tpcs.emplace_back(first[g] + 2 * t, 2 * t + 1 < m.gpc_sms[g]), any = true;
+      if (!m.one_tpc_gpc(g) && 2 * t < m.gpc_sms[g]) tpcs.emplace_back(first[g] + 2 * t, 2 * t + 1 < m.gpc_sms[g]), any = true;
     if (!any) break;
   }
   const std::int64_t rest = std::min<std::int64_t>(ctas, m.sm_count) - static_cast<std::int64_t>(order.size());

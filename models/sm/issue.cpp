@@ -45,7 +45,7 @@ OpResult IssueUnit::execute(OpContext& ctx) {
 std::int64_t IssueUnit::busy_in(std::uint32_t sm, Cycle a, Cycle b) const {
   std::int64_t n = 0;
   if (sm >= pipes_.size()) return 0;
-  for (const auto& [s, e] : pipes_[sm].busy) {
+  for (const auto& [s, e] : pipes_[sm]) {
     if (s >= b) break;
     if (e > a) n += (sim::min(e, b) - sim::max(s, a)).v;
   }
@@ -53,7 +53,8 @@ std::int64_t IssueUnit::busy_in(std::uint32_t sm, Cycle a, Cycle b) const {
 }
 
 // In percent-cycles (a cycle at full speed is 100), the work is (b - a) x 100 less (100 - speed) per busy cycle;
-// units = percent-cycles x kUnit / max(100, total). For a job at 100 % this is dt x kUnit x 100 / max(100, total).
+// units = percent-cycles x kUnit / shared_total. For a job at 100 % with a share this is dt x kUnit x 100 / max(100,
+// total), as before mma_speed.
 std::int64_t IssueUnit::progress(const SubPartition& s, const Job& j, std::uint32_t sm, Cycle a, Cycle b) const {
   std::int64_t pc = (b - a).v * 100;
   if (j.speed < 100) pc -= busy_in(sm, a, b) * (100 - j.speed);
@@ -67,7 +68,7 @@ std::int64_t IssueUnit::cycles_for(const SubPartition& s, const Job& j, std::uin
   if (j.speed >= 100 || sm >= pipes_.size()) return (need + 99) / 100;
   const Cycle now = sim_.now();
   Cycle c = now;
-  for (const auto& [b0, b1] : pipes_[sm].busy) {
+  for (const auto& [b0, b1] : pipes_[sm]) {
     if (b1 <= c) continue;
     if (b0 > c) {  // idle until the pipe starts: full speed
       std::int64_t idle = (b0 - c).v;
@@ -100,23 +101,30 @@ void IssueUnit::reschedule(std::uint32_t index) {
   sim_.schedule(*this, sim_.now() + Cycle(first), sim::Priority::kCompletion, index, s.gen);
 }
 
+bool IssueUnit::alu_beside(std::uint32_t sm) const {
+  const std::size_t first = static_cast<std::size_t>(sm) * kSubPartitions;
+  for (std::size_t i = first; i < first + kSubPartitions && i < parts_.size(); ++i)
+    if (parts_[i].slow > 0) return true;
+  return false;
+}
+
 void IssueUnit::tensor_busy(std::uint32_t sm, Cycle start, Cycle end) {
   if (end <= start) return;
   if (sm >= pipes_.size()) pipes_.resize(static_cast<std::size_t>(sm) + 1);
-  Pipe& p = pipes_[sm];
+  Spans& p = pipes_[sm];
   const std::uint32_t first = sm * kSubPartitions;
   const auto last = static_cast<std::uint32_t>(std::min<std::size_t>(first + kSubPartitions, parts_.size()));
-  const bool slow = p.slow > 0;
+  const bool slow = alu_beside(sm);
   if (slow)
     for (std::uint32_t i = first; i < last; ++i)
       if (parts_[i].slow > 0) advance(i);
   // Every sub-partition of the SM with a job that reads the spans is up to date now (the others' jobs are left as
   // they are timed): what ended before now is no one's history any more.
-  std::erase_if(p.busy, [&](const auto& b) { return b.second <= sim_.now(); });
-  if (!p.busy.empty() && p.busy.back().second >= start)
-    p.busy.back().second = sim::max(p.busy.back().second, end);
+  std::erase_if(p, [&](const auto& b) { return b.second <= sim_.now(); });
+  if (!p.empty() && p.back().second >= start)
+    p.back().second = sim::max(p.back().second, end);
   else
-    p.busy.emplace_back(start, end);
+    p.emplace_back(start, end);
   if (slow)
     for (std::uint32_t i = first; i < last; ++i)
       if (parts_[i].slow > 0) reschedule(i);
@@ -128,15 +136,11 @@ OpResult IssueUnit::shared_compute(OpContext& ctx, std::int64_t cycles, std::int
   const Cta& cta = ctx.cta();
   const auto index = static_cast<std::uint32_t>(cta.sm * kSubPartitions + ctx.warp.index % kSubPartitions);
   if (index >= parts_.size()) parts_.resize(static_cast<std::size_t>(index) + 1);
-  if (static_cast<std::size_t>(cta.sm) >= pipes_.size()) pipes_.resize(static_cast<std::size_t>(cta.sm) + 1);
   SubPartition& s = parts_[index];
   advance(index);
   s.jobs.push_back(Job{ctx.warp_id, share, speed, cycles, sim_.now(), cycles * kUnit});
   s.total += share;
-  if (speed < 100) {
-    s.slow += 1;
-    pipes_[cta.sm].slow += 1;
-  }
+  if (speed < 100) s.slow += 1;
   reschedule(index);
   ctx.block(this, index, 0, share > 0 ? cause_share_ : cause_mma_);
   return ctx.blocked();
@@ -156,10 +160,7 @@ void IssueUnit::complete(std::uint32_t index, std::uint64_t gen) {
   });
   for (const Job& j : done) {
     s.total -= j.share;
-    if (j.speed < 100) {
-      s.slow -= 1;
-      pipes_[index / kSubPartitions].slow -= 1;
-    }
+    if (j.speed < 100) s.slow -= 1;
   }
   reschedule(index);
   for (const Job& j : done) {

@@ -57,12 +57,9 @@ class IssueUnit : public Unit {
     std::uint32_t gen = 0;   // the generation of its completion event (older ones are stale)
     std::uint32_t slow = 0;  // jobs with mma_speed < 100
   };
-  // Per SM: when its tensor pipe runs wgmmas ([start, end) in time order, those that ended before every job of the
-  // SM was last brought up to date dropped) and how many jobs with mma_speed < 100 it has.
-  struct Pipe {
-    std::vector<std::pair<Cycle, Cycle>> busy;
-    std::uint32_t slow = 0;
-  };
+  // Per SM: when its tensor pipe runs wgmmas, [start, end) in time order (those that ended before every job that reads
+  // them was last brought up to date dropped).
+  using Spans = std::vector<std::pair<Cycle, Cycle>>;
   OpResult shared_compute(OpContext& ctx, std::int64_t cycles, std::int64_t share, std::int64_t speed);
   // The divisor of a job's speed on its sub-partition: the jobs' shares added up (at least 100) for a job with a share,
   // 100 for one without (it contends with nothing there).
@@ -82,12 +79,12 @@ class IssueUnit : public Unit {
   // earlier report for the SM). Jobs with mma_speed < 100 on the SM are re-timed.
   void tensor_busy(std::uint32_t sm, Cycle start, Cycle end);
   // Whether compute ops with mma_speed < 100 run on the SM now.
-  bool alu_beside(std::uint32_t sm) const { return sm < pipes_.size() && pipes_[sm].slow > 0; }
+  bool alu_beside(std::uint32_t sm) const;
 
  private:
   std::uint16_t cause_sleep_, cause_share_, cause_mma_;
   std::vector<SubPartition> parts_;  // per SM x 4
-  std::vector<Pipe> pipes_;          // per SM
+  std::vector<Spans> pipes_;         // per SM
 };
 
 }  // namespace smpipe::models

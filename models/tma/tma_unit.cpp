@@ -23,9 +23,8 @@ TmaUnit::TmaUnit(Simulator& sim)
   gpc_of_ = m.gpc_of_sms();
   const std::size_t gpcs = m.gpc_count();
   for (std::size_t g = 0; g < gpcs; ++g) {
-    const std::int64_t sms = m.gpc_sms.empty() ? m.sm_count : m.gpc_sms[g];
-    small_gpc_.push_back(sms <= 2 ? 1 : 0);
-    large_gpcs_ += sms > 2;
+    small_gpc_.push_back(m.one_tpc_gpc(g) ? 1 : 0);
+    large_gpcs_ += !m.one_tpc_gpc(g);
   }
   gpc_loaders_.assign(gpcs, 0);
   barriers_ = std::max<std::uint32_t>(1, sim.program().mbarrier_layout.count);

@@ -524,17 +524,21 @@ def fmt(v, spec=".1f"):
     return "-" if v is None else format(v, spec)
 
 
+def config_errors(points, config, shapes=None):
+    """The errors (%) at the measured clock of one configuration's points (on `shapes` only, when given)."""
+    return [error_pct(r, "at_measured_clock") for r in points
+            if r["config"] == config and (shapes is None or r["shape"] in shapes) and "us" in r["at_measured_clock"]]
+
+
 def skinny_range(points, config):
     """The range of one configuration's errors (%) on the skinny shapes, at the measured clock."""
-    errs = [100 * (r["at_measured_clock"]["us"] / r["measured_us"] - 1) for r in points
-            if r["config"] == config and r["shape"] in ("256x8192x8192", "8192x256x8192") and "us" in r["at_measured_clock"]]
+    errs = config_errors(points, config, ("256x8192x8192", "8192x256x8192"))
     return f"{min(errs):+.0f} to {max(errs):+.0f} %" if errs else "no points"
 
 
 def config_signed(points, config):
     """Mean signed error (%) at the measured clock of the points of one configuration."""
-    errs = [100 * (r["at_measured_clock"]["us"] / r["measured_us"] - 1) for r in points
-            if r["config"] == config and "us" in r["at_measured_clock"]]
+    errs = config_errors(points, config)
     return sum(errs) / len(errs) if errs else float("nan")
 
 

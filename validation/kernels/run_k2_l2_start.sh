@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The L2 at launch, measured on K2 (k2_gemm --sweep, random data, 20 timed launches per point).
-#   validation/kernels/run_k2_l2_start.sh OUTDIR [compare|causes] [driver args...]
+#   validation/kernels/run_k2_l2_start.sh OUTDIR [compare|dirty|causes] [driver args...]
 # compare (the default): the shapes whose tensors fit in the L2 and one that does not, timed with a warm L2
 #   (back-to-back launches, as every other sweep), a cold one (--flush-l2: a kernel reading a 256 MB buffer before
 #   every timed launch, outside its events) and warm again (the run-to-run spread): OUTDIR/k2_l2_{warm,cold,warm2}.json.
+# dirty: shapes whose tensors are far larger than the L2 (HBM-bound tall ones, the short-K one with 128 MB of D, 8192^3),
+#   warm (back to back: each launch starts with the dirty D blocks the previous one left), cold (--flush-l2: the read
+#   writes them back outside the events: a clean, empty L2) and warm again: OUTDIR/k2_dirty_{warm,cold,warm2}.json.
 # causes: what a cold launch pays for, on the shapes that fit: warm, after reading 256 MB and 1 GB (a cold L2; the
 #   larger read also evicts more address translations), and after reading one 16-byte word of each 2 MB page of 16 GB
 #   (address translations evicted, the L2 disturbed by 1 MB only): OUTDIR/k2_cold_{warm,l2_256mb,l2_1gb,tlb_16gb}.json.
@@ -11,7 +14,7 @@
 # run_k2_sweep.sh's groups. Env as run_driver.sh.
 set -euo pipefail
 if [ $# -lt 1 ]; then
-  echo "usage: $0 OUTDIR [compare|causes] [driver args...]" >&2
+  echo "usage: $0 OUTDIR [compare|dirty|causes] [driver args...]" >&2
   exit 1
 fi
 outdir=$1
@@ -45,8 +48,16 @@ case $mode in
     sweep k2_cold_l2_1gb.json --flush-l2 --flush-mb 1024 "$@" "${fits[@]}"
     sweep k2_cold_tlb_16gb.json --flush-l2 --flush-mb 16384 --flush-stride 2097152 "$@" "${fits[@]}"
     ;;
+  dirty)
+    big=(--group "65536x128x1024@coop:128x128:s6,coop:128x128:s4,coop:128x64:s8,pp:128x128:s6"
+         --group "32768x256x1024@coop:128x256:s4,coop:128x128:s4,coop:128x128:s6"
+         --group "8192x8192x256@coop:128x256:s4,coop:128x128:s4" --group "8192x8192x8192@coop:128x256:s4,coop:128x128:s6")
+    sweep k2_dirty_warm.json "${big[@]}" "$@"
+    sweep k2_dirty_cold.json --flush-l2 "${big[@]}" "$@"
+    sweep k2_dirty_warm2.json "${big[@]}" "$@"
+    ;;
   *)
-    echo "unknown mode $mode (compare or causes)" >&2
+    echo "unknown mode $mode (compare, dirty or causes)" >&2
     exit 1
     ;;
 esac

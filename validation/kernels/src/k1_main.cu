@@ -294,6 +294,33 @@ void lt_setup(LtBaseline& L, int M, int N0, int K0, int N1, const void* bias0) {
   L.ok = true;
 }
 
+// What cuBLASLt's heuristic chose for GEMM i: the algorithm's configuration attributes as cublasLt.h numbers them
+// (tile, stages, inner shape and cluster shape are values of cublasLtMatmulTile_t, cublasLtMatmulStages_t,
+// cublasLtMatmulInnerShape_t, cublasLtClusterShape_t), its workspace and the waves it expects.
+std::string lt_algo_json(const LtBaseline& L, int i) {
+  const cublasLtMatmulAlgo_t& a = L.res[i].algo;
+  auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t what) -> long long {
+    uint32_t v32 = 0;
+    uint16_t v16 = 0;
+    size_t got = 0;
+    // Most attributes are 32-bit, the inner and cluster shapes 16-bit: ask with the size it has.
+    if (cublasLtMatmulAlgoConfigGetAttribute(&a, what, &v32, sizeof v32, &got) == CUBLAS_STATUS_SUCCESS && got == 4)
+      return v32;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&a, what, &v16, sizeof v16, &got) == CUBLAS_STATUS_SUCCESS && got == 2)
+      return v16;
+    return -1;
+  };
+  std::ostringstream o;
+  o << "{\"algo_id\": " << attr(CUBLASLT_ALGO_CONFIG_ID) << ", \"tile_id\": " << attr(CUBLASLT_ALGO_CONFIG_TILE_ID)
+    << ", \"stages_id\": " << attr(CUBLASLT_ALGO_CONFIG_STAGES_ID) << ", \"splitk_num\": "
+    << attr(CUBLASLT_ALGO_CONFIG_SPLITK_NUM) << ", \"reduction_scheme\": " << attr(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME)
+    << ", \"cta_swizzling\": " << attr(CUBLASLT_ALGO_CONFIG_CTA_SWIZZLING) << ", \"custom_option\": "
+    << attr(CUBLASLT_ALGO_CONFIG_CUSTOM_OPTION) << ", \"inner_shape_id\": " << attr(CUBLASLT_ALGO_CONFIG_INNER_SHAPE_ID)
+    << ", \"cluster_shape_id\": " << attr(CUBLASLT_ALGO_CONFIG_CLUSTER_SHAPE_ID) << ", \"workspace_bytes\": "
+    << L.res[i].workspaceSize << ", \"waves_count\": " << L.res[i].wavesCount << "}";
+  return o.str();
+}
+
 struct Check {
   std::string name;
   float alpha0, alpha1, beta1;
@@ -483,11 +510,17 @@ int main(int argc, char** argv) {
       gemm1_ex(&a1, T0, out, CUDA_R_16F);
       k_base_epi1<<<8 * sms, 256>>>(out, C1, b1, n8C);
     };
-    auto cublaslt = [&](float a0, float a1, float b1, __half* out) {  // bias as configured in lt_setup
+    auto lt_gemm0 = [&](float a0) {  // bias as configured in lt_setup
       CKB(cublasLtMatmul(L.lt, L.op[0], &a0, B0, L.lay[0], A0, L.lay[1], &zero, T1, L.lay[2], T1, L.lay[2],
                          &L.res[0].algo, L.ws, L.ws_bytes, 0));
+    };
+    auto lt_gemm1 = [&](float a1, float b1, __half* out) {
       CKB(cublasLtMatmul(L.lt, L.op[1], &a1, B1, L.lay[3], T1, L.lay[4], &b1, C1, L.lay[5], out, L.lay[6],
                          &L.res[1].algo, L.ws, L.ws_bytes, 0));
+    };
+    auto cublaslt = [&](float a0, float a1, float b1, __half* out) {
+      lt_gemm0(a0);
+      lt_gemm1(a1, b1, out);
     };
     // errors of an fp16 result against R1: {rel, max_scaled, max_abs, rms_ref, kept}; nonfinite out
     struct Err {
@@ -669,18 +702,23 @@ int main(int argc, char** argv) {
     // bytes the fused kernel must move at least: A0, B0, bias0, B1, C1 (beta1 != 0), D
     const double bytes_min = 2.0 * (double(nA0) + double(nB0) + (bias_on ? double(N0) : 0.0) + double(nB1) +
                                     (beta1 != 0.f ? double(nC) : 0.0) + double(nC));
-    std::vector<double> tf, tb, tl;
+    std::vector<double> tf, tb, tl, tl0, tl1;
     std::string smi_busy;
     bool timed = false;
     if (all_ok && !skip_bench) {
       const Check& c = checks[0];
       std::vector<std::function<void()>> fs = {[&] { fused(c.alpha0, c.bias, c.alpha1, c.beta1, D); },
                                                [&] { baseline(c.alpha0, c.bias, c.alpha1, c.beta1, Db); }};
-      if (L.ok) fs.push_back([&] { cublaslt(c.alpha0, c.alpha1, c.beta1, Dl); });
+      if (L.ok) {
+        fs.push_back([&] { cublaslt(c.alpha0, c.alpha1, c.beta1, Dl); });
+        // each of the two alone, in the same rounds (GEMM1 reads the D1 that GEMM0 left in T1)
+        fs.push_back([&] { lt_gemm0(c.alpha0); });
+        fs.push_back([&] { lt_gemm1(c.alpha1, c.beta1, Dl); });
+      }
       auto ts = time_round_robin(fs, warm, reps);
       tf = ts[0];
       tb = ts[1];
-      if (L.ok) tl = ts[2];
+      if (L.ok) tl = ts[2], tl0 = ts[3], tl1 = ts[4];
       timed = true;
       // nvidia-smi while the fused kernel runs back to back
       for (int i = 0; i < 3000; ++i) fused(c.alpha0, c.bias, c.alpha1, c.beta1, D);
@@ -747,6 +785,13 @@ int main(int argc, char** argv) {
         << ", \"gbps_min_bytes\": " << jnum(bytes_min / (md * 1e-3) / 1e9) << "}";
       return o.str();
     };
+    // One launch timed alone: its median and spread (the TFLOP/s and bytes of the stats above are both GEMMs').
+    auto alone = [&](const std::vector<double>& v, const char* name) {
+      std::ostringstream o;
+      o << "{\"what\": " << jstr(name) << ", \"launches\": 1, \"ms_median\": " << jnum(median(v)) << ", \"ms_p10_p90\": ["
+        << jnum(pct(v, 0.1)) << ", " << jnum(pct(v, 0.9)) << "], \"ms_min\": " << jnum(pct(v, 0.0)) << "}";
+      return o.str();
+    };
     double mf = NAN, mb = NAN, ml = NAN;
     if (timed) {
       mf = median(tf);
@@ -760,6 +805,10 @@ int main(int argc, char** argv) {
         ml = median(tl);
         std::printf("  cublasLt 2 GEMMs     %.4f ms  %6.1f TFLOP/s  p10-p90 %.4f-%.4f  -> fused speedup %.3f\n", ml,
                     flops / (ml * 1e-3) / 1e12, pct(tl, 0.1), pct(tl, 0.9), ml / mf);
+        std::printf("    GEMM0 alone        %.4f ms  p10-p90 %.4f-%.4f\n", median(tl0), pct(tl0, 0.1), pct(tl0, 0.9));
+        std::printf("    GEMM1 alone        %.4f ms  p10-p90 %.4f-%.4f\n", median(tl1), pct(tl1, 0.1), pct(tl1, 0.9));
+        std::printf("  cublasLt's choice: GEMM0 %s\n                     GEMM1 %s\n", lt_algo_json(L, 0).c_str(),
+                    lt_algo_json(L, 1).c_str());
       }
     }
 
@@ -841,8 +890,12 @@ int main(int argc, char** argv) {
                     "beta1*C1+ReLU kernel", 4)
        << ",\n    \"cublaslt\": "
        << (L.ok ? stats(tl, "cublasLtMatmul GEMM0 epilogue RELU_BIAS -> cublasLtMatmul GEMM1 epilogue RELU, C=C1", 2)
-                : "{\"unavailable\": " + jstr(L.why) + "}")
-       << ",\n    \"speedup_fused_vs_baseline\": " << jnum(mb / mf) << ", \"speedup_fused_vs_cublaslt\": "
+                : "{\"unavailable\": " + jstr(L.why) + "}");
+    if (L.ok && timed)
+      js << ",\n    \"cublaslt_gemm0\": " << alone(tl0, "cublasLtMatmul GEMM0 epilogue RELU_BIAS alone (same rounds)")
+         << ",\n    \"cublaslt_gemm1\": " << alone(tl1, "cublasLtMatmul GEMM1 epilogue RELU, C=C1, alone (same rounds)");
+    if (L.ok) js << ",\n    \"cublaslt_algo\": {\"gemm0\": " << lt_algo_json(L, 0) << ", \"gemm1\": " << lt_algo_json(L, 1) << "}";
+    js << ",\n    \"speedup_fused_vs_baseline\": " << jnum(mb / mf) << ", \"speedup_fused_vs_cublaslt\": "
        << jnum(ml / mf) << "},\n  \"all_ok\": " << jbool(all_ok) << "\n}\n";
     {
       FILE* f = std::fopen(out_path.c_str(), "w");

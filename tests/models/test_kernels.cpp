@@ -202,6 +202,31 @@ TEST_CASE("sm90 CTA tiles with K = 128: two 128-byte swizzle atoms per row, load
   }
 }
 
+TEST_CASE("sm90 cooperative tiles of 384 rows: A's slice in boxes of at most 256 rows", "[kernels]") {
+  // A TMA box has at most 256 rows (cuTensorMapEncodeTiled's boxDim); cuBLASLt's nvjet 64x384 tiles (K1's GEMM0,
+  // validation/results/h200/k1_ncu_kernels.csv) are 384 rows of A per CTA: two boxes of 192 into one stage.
+  CHECK(value(compile_model("sm90/gemm_tma_ws_cooperative", {{"TILE_M", 384}}, "h100-sxm"), "A_BOXES") == 2);
+  CHECK(value(compile_model("sm90/gemm_tma_ws_cooperative", {{"TILE_M", 384}, {"CLUSTER_N", 2}}, "h100-sxm"), "A_BOXES") == 1);
+  CHECK(value(compile_model("sm90/gemm_tma_ws_cooperative", {{"TILE_M", 256}}, "h100-sxm"), "A_BOXES") == 1);
+  // The boxes cover A exactly once (from a cold L2 the misses are A's and B's bytes, once each) and every stage's bytes
+  // arrive on its full barrier; with clusters of 4 along M (B multicast, as cuBLASLt's 1x4) and of 2 along N (A's
+  // slice of 192 rows multicast: one box).
+  const isa::ParamOverrides shape = {{"M", 1536}, {"N", 256}, {"K", 512}, {"TILE_M", 384}, {"TILE_N", 64}, {"C_VOID", 1}};
+  for (auto [cm, cn] : {std::pair{1, 1}, std::pair{4, 1}, std::pair{1, 2}}) {
+    DYNAMIC_SECTION("cluster " << cm << "x" << cn) {
+      auto r = run_model("sm90/gemm_tma_ws_cooperative", with(shape, {{"CLUSTER_M", cm}, {"CLUSTER_N", cn}}), "h100-sxm", {}, false);
+      INFO(r.report);
+      REQUIRE(r.result.outcome == Outcome::kFinished);
+      const std::int64_t tiles = (1536 / 384) * (256 / 64), kblocks = 512 / 64;
+      CHECK(r.result.stats.bytes_loaded == tiles * kblocks * (384 / cn + 64 / cm) * 64 * 2);
+      CHECK(r.result.stats.l2_miss_bytes == (1536 + 256) * 512 * 2);
+    }
+  }
+  // Two warpgroups of 64-row wgmmas: a tile of 192 rows does not split.
+  CHECK_THROWS_WITH(compile_model("sm90/gemm_tma_ws_cooperative", {{"TILE_M", 192}}, "h100-sxm"),
+                    Catch::Contains("TILE_M: a multiple of 128"));
+}
+
 TEST_CASE("sm90 models: a kernel's own instructions stand where they are in the k-block loop", "[kernels]") {
   // 128x128 tiles at 1024x1024x2048: 64 CTAs of one tile each, 32 k-blocks. All instruction costs 0, then 300
   // cycles in one place. With 2 stages the ring is latency-bound: what a k-block does before its loads (load

@@ -3,7 +3,8 @@
 sm90 GEMM timed on the GPU over schedules, tiles, stages, clusters, rasters and shapes) and of the committed
 CUTLASS runs (validation/results/<gpu>/cutlass_gemm.json: CUTLASS's own sm90 GEMMs, built from its source,
 timed the same way) with the matching sm90 model, and the project's K1 (validation/results/h100/k1_b2b.json: an
-sm80 fused back-to-back GEMM) against the same two GEMMs unfused, and writes the accuracy report docs/accuracy.md
+sm80 fused back-to-back GEMM) against the same two GEMMs unfused (on the H200, validation/results/h200/k1_b2b.json,
+each at the configuration cuBLASLt ran, named in k1_ncu_kernels.csv), and writes the accuracy report docs/accuracy.md
 with its data validation/results/accuracy.json.
 
   python3 validation/calibration/accuracy.py SMPIPE            # write both files, print the summary
@@ -297,6 +298,74 @@ def k1_predictions(smpipe, ex):
     return out
 
 
+# K1 where the run recorded what cuBLASLt ran (each GEMM timed alone, its kernels listed by Nsight Compute).
+K1_KERNELS = (("validation/results/h200/k1_b2b.json", "validation/results/h200/k1_ncu_kernels.csv", "h200"),)
+# cuBLASLt's sm90 kernel names: nvjet_sm90_<types>_<tile M'>x<tile N'>_<K>x<stages>_<cluster M'>x<cluster N'>_..._<epilogue>_<layout>.
+NVJET = re.compile(r"nvjet_sm90_\w+?_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)_.*?_(relubias|relu)_[TN]{3}$")
+
+
+def k1_ncu_kernels(path):
+    """The cuBLASLt kernels of K1's GEMM0 (bias + ReLU epilogue) and GEMM1 (ReLU, C) in an Nsight Compute CSV, with
+    their tiles, stages and clusters turned to the models' view, and each kernel's median duration and SM clock (K1's
+    own kernel's too). cuBLAS is column-major: its M' is the models' N and its N' the models' M, so a M'xN' tile is
+    TILE_N x TILE_M and a cluster c'm x c'n is CLUSTER_N x CLUSTER_M."""
+    import csv
+    import statistics
+    rows = {}
+    header = None
+    with open(os.path.join(ROOT, path)) as f:
+        for r in csv.reader(f):
+            if r and r[0] == "ID":
+                header = r
+            elif header and len(r) == len(header):
+                d = dict(zip(header, r))
+                rows.setdefault(d["Kernel Name"], {}).setdefault(d["Metric Name"], []).append(float(d["Metric Value"].replace(",", "")))
+    out = {}
+    for name, m in rows.items():
+        stats = {"ncu_us": statistics.median(m["gpu__time_duration.sum"]) / 1000,
+                 "ncu_clock_mhz": statistics.median(m["sm__cycles_elapsed.avg.per_second"]) / 1e6, "kernel": name}
+        g = NVJET.match(name)
+        if g:
+            tm_, tn_, tk, st, cm_, cn_, epi = g.groups()
+            stats.update(TILE_M=int(tn_), TILE_N=int(tm_), TILE_K=int(tk), STAGES=int(st), CLUSTER_M=int(cn_), CLUSTER_N=int(cm_))
+            out["gemm0" if epi == "relubias" else "gemm1"] = stats
+        elif name.startswith("k1::k1_b2b_kernel"):
+            out["fused"] = stats
+    return out
+
+
+def k1_kernel_predictions(smpipe, ex):
+    """K1 against the two GEMMs unfused where the run recorded cuBLASLt's kernels: each GEMM predicted with the
+    cooperative model at the tile, stages and cluster cuBLASLt ran (its nvjet kernels are not CUTLASS's, but have the
+    same warp-specialized form: a load warp, two consumer warpgroups, a TMA ring of that many stages), at the SM clock
+    Nsight Compute measured during that kernel and at the sustained clock, against its time alone between events."""
+    out = []
+    for source, ncu, gpu in K1_KERNELS:
+        with open(os.path.join(ROOT, source)) as f:
+            run = json.load(f)
+        q, t = run["params"], run["timing"]
+        kern = k1_ncu_kernels(ncu)
+        entry = {"source": source, "ncu": ncu, "gpu": gpu, "gpu_us": {
+            "fused": 1000 * t["fused"]["ms_median"], "cublaslt": 1000 * t["cublaslt"]["ms_median"],
+            "gemm0": 1000 * t["cublaslt_gemm0"]["ms_median"], "gemm1": 1000 * t["cublaslt_gemm1"]["ms_median"]},
+            "kernels": kern}
+        fused = ("fused", K1_FUSED, {"M": q["M"], "N0": q["N0"], "K0": q["K0"], "N1": q["N1"], "STAGES": q["stages"]})
+        gemms = [("gemm0", MODELS["cooperative"], {"M": q["M"], "N": q["N0"], "K": q["K0"], "C_VOID": 1}),
+                 ("gemm1", MODELS["cooperative"], {"M": q["M"], "N": q["N1"], "K": q["N0"]})]
+        jobs = [fused] + [(k, m, dict(d, **{a: kern[k][a] for a in ("TILE_M", "TILE_N", "TILE_K", "STAGES", "CLUSTER_M", "CLUSTER_N")}))
+                          for k, m, d in gemms]
+        for key, mode in (("at_ncu_clock", None), ("at_sustained_clock", "sustained")):
+            res = list(ex.map(lambda j: run_model(smpipe, j[1], gpu, j[2], None if mode else kern[j[0]]["ncu_clock_mhz"], mode), jobs))
+            bad = [j[0] for j, r in zip(jobs, res) if "error" in r or r["outcome"] != "finished"]
+            if bad:
+                entry[key] = {"error": f'{", ".join(bad)}: ' + "; ".join(r.get("error", r.get("outcome", "")) for r in res if "error" in r or r.get("outcome") != "finished")}
+                continue
+            entry[key] = {j[0]: {"us": r["time_us"], "clock_mhz": r["clock_mhz"], "launch_us": r.get("launch_us")} for j, r in zip(jobs, res)}
+            entry[key]["unfused"] = {"us": entry[key]["gemm0"]["us"] + entry[key]["gemm1"]["us"]}
+        out.append(entry)
+    return out
+
+
 def k1_markdown(k):
     g = k["gpu_us"]
     clocks = [("at_measured_clock", "the measured clock"), ("at_sustained_clock", "the sustained clock")]
@@ -376,6 +445,47 @@ def k1_markdown(k):
                   f'{k["at_sustained_clock"]["fused_clock_mhz"]:.0f} MHz: K1 (mma.sync, timed over milliseconds of launches) did '
                   "not bring the clock down as the wgmma microbenchmark's 330 ms on every SM did."]
     lines += ["", "Goal (issue 11): the right order, each within 10 %."]
+    return [ln for para in lines for ln in (textwrap.wrap(para, 110, break_on_hyphens=False) if para and not para.startswith(("|", "#")) else [para])]
+
+
+def k1_kernels_markdown(entries):
+    """The K1 runs that recorded cuBLASLt's kernels: each GEMM against its model at cuBLASLt's own configuration."""
+    lines = []
+    for e in entries:
+        g, k = e["gpu_us"], e["kernels"]
+        keys = [("at_ncu_clock", "the clock measured during the kernel"), ("at_sustained_clock", "the sustained clock")]
+        lines += ["", f'### {e["gpu"]}: each cuBLASLt GEMM at the configuration cuBLASLt ran', "",
+                  f'`{e["source"]}` times each cuBLASLt GEMM alone too (CUDA events, in the same rounds), and records what '
+                  f'cuBLASLt\'s heuristic chose; `{e["ncu"]}` names the kernels and the SM clock Nsight Compute measured during '
+                  "each (its durations are one launch each after an L2 flush, without the launch's own cost). The models take "
+                  "each GEMM's tile, stages and cluster from the kernel's name (cuBLAS's column-major M'xN' tile is TILE_N x "
+                  "TILE_M, as its cluster), the cooperative model for both: cuBLASLt's nvjet kernels are not CUTLASS's, but "
+                  "have its warp-specialized form (a load warp and two consumer warpgroups over a TMA ring; 384 threads).", "",
+                  "| | kernel | GPU (events) | Nsight Compute | " + " | ".join(f"model at {n} | error" for _, n in keys) + " |",
+                  "|---|---|---|---|" + "---|---|" * len(keys)]
+
+        def cell(key, part, measured):
+            x = e[key]
+            if "error" in x:
+                return f'{x["error"]} | -'
+            return f'{x[part]["us"]:.1f} us ({x[part]["clock_mhz"]:.0f} MHz) | {100 * (x[part]["us"] / measured - 1):+.1f} %' \
+                if "clock_mhz" in x[part] else f'{x[part]["us"]:.1f} us | {100 * (x[part]["us"] / measured - 1):+.1f} %'
+        for part, label, measured in (("fused", "K1 (one launch)", g["fused"]), ("gemm0", "GEMM0 alone (bias + ReLU)", g["gemm0"]),
+                                      ("gemm1", "GEMM1 alone (C1 + ReLU)", g["gemm1"]), ("unfused", "GEMM0 + GEMM1", g["cublaslt"])):
+            kk = k.get(part, {})
+            name = f'`{kk["kernel"]}`' if part.startswith("gemm") else "K1's" if part == "fused" else "the two, one after the other"
+            ncu = f'{kk["ncu_us"]:.1f} us at {kk["ncu_clock_mhz"]:.0f} MHz' if "ncu_us" in kk else "-"
+            lines.append(f"| {label} | {name} | {measured:.1f} us | {ncu} | " + " | ".join(cell(key, part, measured) for key, _ in keys) + " |")
+        ok = [key for key, _ in keys if "error" not in e[key]]
+        if ok:
+            gpu_order = "fused faster" if g["fused"] < g["cublaslt"] else "unfused faster"
+            orders = ["fused faster" if e[key]["fused"]["us"] < e[key]["unfused"]["us"] else "unfused faster" for key in ok]
+            lines += ["", f'The GPU runs the unfused pair {g["fused"] / g["cublaslt"]:.2f}x as fast as K1 ({gpu_order}); the model '
+                      + ("gets the order at both clocks" if all(o == gpu_order for o in orders) else "gets the order wrong at "
+                         + ", ".join(n for (key, n), o in zip(keys, orders) if o != gpu_order))
+                      + f'. Between events each GEMM takes {g["gemm0"] - k["gemm0"]["ncu_us"]:.1f} (GEMM0) and '
+                      f'{g["gemm1"] - k["gemm1"]["ncu_us"]:.1f} us (GEMM1) more than Nsight Compute\'s kernel duration; the model '
+                      f'adds its launch cost, {e[ok[0]]["gemm0"]["launch_us"]:.2f} us, to each.']
     return [ln for para in lines for ln in (textwrap.wrap(para, 110, break_on_hyphens=False) if para and not para.startswith(("|", "#")) else [para])]
 
 
@@ -725,6 +835,7 @@ def markdown(data):
               ]
     lines += cutlass_markdown(data["cutlass"])
     lines += k1_markdown(data["k1"])
+    lines += k1_kernels_markdown(data.get("k1_kernels", []))
     lines += ["", "## Every K2 point", "",
               "Times in microseconds. `clock`: the SM clock measured on the GPU for that point (MHz). The CUTLASS",
               "points are in `validation/results/accuracy.json` (`cutlass.points`).",
@@ -1174,6 +1285,7 @@ def main():
             return 100 * (r["us"] / (1000 * p["ms_median"]) - 1) if "us" in r else None
         short_k = [e for e in ex.map(with_k2_conversion, [i for i in load_cutlass() if i[2]["K"] <= 512]) if e is not None]
         k1 = k1_predictions(smpipe, ex)
+        k1_kernels = k1_kernel_predictions(smpipe, ex)
     data = {"generator": "validation/calibration/accuracy.py", "points": rows,
             "kernel_instructions": measured,
             "at_measured_clock": summarise(rows, "at_measured_clock"), "at_nominal_clock": summarise(rows, "at_nominal_clock"),
@@ -1185,7 +1297,7 @@ def main():
                         "short_k_with_k2_conversion": {"points": len(short_k),
                                                        "mape_pct": sum(abs(e) for e in short_k) / max(1, len(short_k)),
                                                        "mean_signed_pct": sum(short_k) / max(1, len(short_k))}},
-            "k1": k1}
+            "k1": k1, "k1_kernels": k1_kernels}
     text_json = json.dumps(data, indent=1, sort_keys=True) + "\n"
     text_md = markdown(data)
     if a.check:

@@ -222,9 +222,13 @@ TEST_CASE("sm90 cooperative tiles of 384 rows: A's slice in boxes of at most 256
       CHECK(r.result.stats.l2_miss_bytes == (1536 + 256) * 512 * 2);
     }
   }
-  // Two warpgroups of 64-row wgmmas: a tile of 192 rows does not split.
+  // Two warpgroups of 64-row wgmmas: a tile of 192 rows does not split; 640 rows do not split into equal boxes of at
+  // most 256 (3 boxes of 213 would leave a row out and the stage's bytes short).
   CHECK_THROWS_WITH(compile_model("sm90/gemm_tma_ws_cooperative", {{"TILE_M", 192}}, "h100-sxm"),
                     Catch::Contains("TILE_M: a multiple of 128"));
+  CHECK_THROWS_WITH(compile_model("sm90/gemm_tma_ws_cooperative", {{"TILE_M", 640}}, "h100-sxm"),
+                    Catch::Contains("must split into equal TMA boxes"));
+  CHECK_NOTHROW(compile_model("sm90/gemm_tma_ws_cooperative", {{"TILE_M", 512}}, "h100-sxm"));
 }
 
 TEST_CASE("sm90 models: a kernel's own instructions stand where they are in the k-block loop", "[kernels]") {

@@ -328,9 +328,16 @@ def k1_ncu_kernels(path):
         if g:
             tm_, tn_, tk, st, cm_, cn_, epi = g.groups()
             stats.update(TILE_M=int(tn_), TILE_N=int(tm_), TILE_K=int(tk), STAGES=int(st), CLUSTER_M=int(cn_), CLUSTER_N=int(cm_))
-            out["gemm0" if epi == "relubias" else "gemm1"] = stats
+            key = "gemm0" if epi == "relubias" else "gemm1"
+            if key in out:
+                sys.exit(f"{path}: two cuBLASLt kernels for {key} ({out[key]['kernel']}, {name})")
+            out[key] = stats
         elif name.startswith("k1::k1_b2b_kernel"):
             out["fused"] = stats
+    missing = [k for k in ("fused", "gemm0", "gemm1") if k not in out]
+    if missing:
+        sys.exit(f"{path}: no kernel for {', '.join(missing)} (K1's own, and cuBLASLt's nvjet kernels with the relubias and relu "
+                 "epilogues)")
     return out
 
 
@@ -454,13 +461,17 @@ def k1_kernels_markdown(entries):
     for e in entries:
         g, k = e["gpu_us"], e["kernels"]
         keys = [("at_ncu_clock", "the clock measured during the kernel"), ("at_sustained_clock", "the sustained clock")]
-        lines += ["", f'### {e["gpu"]}: each cuBLASLt GEMM at the configuration cuBLASLt ran', "",
+        lines += ["", f'### {e["gpu"]}: each cuBLASLt GEMM at the tile, stages and cluster cuBLASLt ran', "",
                   f'`{e["source"]}` times each cuBLASLt GEMM alone too (CUDA events, in the same rounds), and records what '
                   f'cuBLASLt\'s heuristic chose; `{e["ncu"]}` names the kernels and the SM clock Nsight Compute measured during '
-                  "each (its durations are one launch each after an L2 flush, without the launch's own cost). The models take "
-                  "each GEMM's tile, stages and cluster from the kernel's name (cuBLAS's column-major M'xN' tile is TILE_N x "
-                  "TILE_M, as its cluster), the cooperative model for both: cuBLASLt's nvjet kernels are not CUTLASS's, but "
-                  "have its warp-specialized form (a load warp and two consumer warpgroups over a TMA ring; 384 threads).", "",
+                  "each (its durations, medians of the launches it profiled, come after an L2 flush and leave out the launch's "
+                  "own cost). The models take each GEMM's tile, stages and cluster from the kernel's name (cuBLAS's "
+                  "column-major M'xN' tile is TILE_N x TILE_M, as its cluster), the cooperative model for both: cuBLASLt's "
+                  "nvjet kernels are not CUTLASS's; what their names and launches show is 384 threads and a cooperative "
+                  "split (`coop`), as CUTLASS's cooperative kernel has. The rest is the model's: its two consumer "
+                  "warpgroups split the problem's M (nvjet's GEMM1 splits N1, `coopA`), they issue m64 wgmmas along the "
+                  "problem's M (3 x m64n64 per k16 for GEMM0 where nvjet issues one m64n192), and its persistent grid is "
+                  "CUTLASS's (GEMM0: 29 clusters of 4, nvjet 30).", "",
                   "| | kernel | GPU (events) | Nsight Compute | " + " | ".join(f"model at {n} | error" for _, n in keys) + " |",
                   "|---|---|---|---|" + "---|---|" * len(keys)]
 

@@ -195,8 +195,9 @@ def latency_spread():
         if src == "hbm":
             # The CTAs of a GEMM whose unshared operand streams from HBM drift apart by it, and combine fewer of their
             # reads of the shared one, as the GPU's do (validation/results/h200/k2_combine_raster_ncu.csv).
-            out[key] = (round(x, 2), f"derived: {how}. Applied alone (the L2's spread off) it lowered the error of the accuracy "
-                                     f"report on K2 and on CUTLASS's GEMMs (docs/simulator.md)")
+            out[key] = (round(x, 2), f"derived: {how}. Applied alone (the L2's spread off) it lowered the accuracy report's "
+                                     f"mean error on K2 and on CUTLASS's GEMMs and ranked K2's configurations better, CUTLASS's "
+                                     f"slightly worse (docs/simulator.md)")
         else:
             out[key] = (0, f"estimate: off (0); measured, it would be {x:.2f}: {how}. With it (drawn per transfer, evaluated on "
                            f"the accuracy data with HBM's) the CUTLASS GEMMs' mean error fell but their ranking got worse "

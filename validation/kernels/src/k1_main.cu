@@ -299,15 +299,22 @@ void lt_setup(LtBaseline& L, int M, int N0, int K0, int N1, const void* bias0) {
 // cublasLtMatmulInnerShape_t, cublasLtClusterShape_t), its workspace and the waves it expects.
 std::string lt_algo_json(const LtBaseline& L, int i) {
   const cublasLtMatmulAlgo_t& a = L.res[i].algo;
+  // Most attributes are 32-bit (the algorithm id and split-K count signed, the rest unsigned), the inner and cluster
+  // shapes 16-bit: ask for the size first, then read it as cublasLt.h types it.
   auto attr = [&](cublasLtMatmulAlgoConfigAttributes_t what) -> long long {
-    uint32_t v32 = 0;
-    uint16_t v16 = 0;
-    size_t got = 0;
-    // Most attributes are 32-bit, the inner and cluster shapes 16-bit: ask with the size it has.
-    if (cublasLtMatmulAlgoConfigGetAttribute(&a, what, &v32, sizeof v32, &got) == CUBLAS_STATUS_SUCCESS && got == 4)
-      return v32;
-    if (cublasLtMatmulAlgoConfigGetAttribute(&a, what, &v16, sizeof v16, &got) == CUBLAS_STATUS_SUCCESS && got == 2)
-      return v16;
+    size_t size = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&a, what, nullptr, 0, &size) != CUBLAS_STATUS_SUCCESS) return -1;
+    const bool is_signed = what == CUBLASLT_ALGO_CONFIG_ID || what == CUBLASLT_ALGO_CONFIG_SPLITK_NUM;
+    if (size == 4) {
+      uint32_t v = 0;
+      if (cublasLtMatmulAlgoConfigGetAttribute(&a, what, &v, sizeof v, &size) != CUBLAS_STATUS_SUCCESS) return -1;
+      return is_signed ? static_cast<long long>(static_cast<int32_t>(v)) : static_cast<long long>(v);
+    }
+    if (size == 2) {
+      uint16_t v = 0;
+      if (cublasLtMatmulAlgoConfigGetAttribute(&a, what, &v, sizeof v, &size) != CUBLAS_STATUS_SUCCESS) return -1;
+      return v;
+    }
     return -1;
   };
   std::ostringstream o;

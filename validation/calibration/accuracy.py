@@ -35,6 +35,9 @@ import subprocess
 import sys
 import textwrap
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import ncu_csv  # noqa: E402  (Nsight Compute's CSV)
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DOC = os.path.join("docs", "accuracy.md")
 DATA = os.path.join("validation", "results", "accuracy.json")
@@ -309,17 +312,13 @@ def k1_ncu_kernels(path):
     their tiles, stages and clusters turned to the models' view, and each kernel's median duration and SM clock (K1's
     own kernel's too). cuBLAS is column-major: its M' is the models' N and its N' the models' M, so a M'xN' tile is
     TILE_N x TILE_M and a cluster c'm x c'n is CLUSTER_N x CLUSTER_M."""
-    import csv
     import statistics
     rows = {}
-    header = None
     with open(os.path.join(ROOT, path)) as f:
-        for r in csv.reader(f):
-            if r and r[0] == "ID":
-                header = r
-            elif header and len(r) == len(header):
-                d = dict(zip(header, r))
-                rows.setdefault(d["Kernel Name"], {}).setdefault(d["Metric Name"], []).append(float(d["Metric Value"].replace(",", "")))
+        for launch in ncu_csv.launches(f).values():
+            for metric, value in launch.items():
+                if metric != "Kernel Name":
+                    rows.setdefault(launch["Kernel Name"], {}).setdefault(metric, []).append(value)
     out = {}
     for name, m in rows.items():
         stats = {"ncu_us": statistics.median(m["gpu__time_duration.sum"]) / 1000,

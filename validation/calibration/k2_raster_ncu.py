@@ -16,7 +16,6 @@ the write-backs), and the time without the launch cost (Nsight Compute's duratio
 
 Standard library only; not a test.
 """
-import csv
 import json
 import os
 import subprocess
@@ -24,29 +23,26 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import accuracy as A  # noqa: E402  (K2's model parameters)
+import ncu_csv  # noqa: E402  (Nsight Compute's CSV)
 
 ROOT = A.ROOT
 DATA = os.path.join(ROOT, "validation", "results", "h200", "k2_combine_raster_ncu.csv")
 
 
 def gpu_points(path=DATA):
-    """[(shape, spec, metrics of the point's last profiled launch)] in file order."""
-    points, cur, hdr, launches = [], None, None, {}
+    """[(shape, spec, metrics of the point's last profiled launch)] in file order: the file is one ncu run per point,
+    each after a line `== SHAPE SPEC`."""
+    blocks = []
     with open(path) as f:
         for line in f:
             if line.startswith("== ") and not line.startswith("== shape"):
-                if cur:
-                    points.append((*cur, launches[max(launches)]))
-                cur, hdr, launches = tuple(line[3:].split()), None, {}
-                continue
-            r = next(csv.reader([line]), [])
-            if r and r[0] == "ID":
-                hdr = r
-            elif hdr and len(r) == len(hdr):
-                d = dict(zip(hdr, r))
-                launches.setdefault(int(d["ID"]), {})[d["Metric Name"]] = float(d["Metric Value"].replace(",", ""))
-    if cur:
-        points.append((*cur, launches[max(launches)]))
+                blocks.append((tuple(line[3:].split()), []))
+            elif blocks:
+                blocks[-1][1].append(line)
+    points = []
+    for point, lines in blocks:
+        runs = ncu_csv.launches(lines)
+        points.append((*point, runs[max(runs)]))
     return points
 
 

@@ -86,6 +86,10 @@ struct Machine {
   // How much a tensor transfer's time through the L2 (and, for a miss, through HBM) varies from one transfer to the
   // next under load, as a share of it (uniform in +-share; 0: every transfer takes the time its queues give it).
   double l2_latency_spread = 0, hbm_latency_spread = 0;
+  // HBM moves less when reads and writes share it (the bus turns around between them): a byte served while a share x
+  // of HBM's recent traffic (its last hbm_latency_cycles) goes the other way costs 1 + hbm_turnaround x bytes of
+  // hbm_bytes_per_cycle (0: reads and writes mix for free).
+  double hbm_turnaround = 0;
   // 1: the SMs with reads in flight share the L2 equally at every moment (processor sharing, re-timed as SMs start
   // and finish); 0: a transfer's share is the one it gets when it starts.
   std::int64_t l2_processor_sharing = 0;

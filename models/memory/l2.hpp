@@ -88,7 +88,8 @@ class SingleQueueL2 : public MemoryHierarchy {
 // blocks dirty, without reading HBM: the L2 takes stored bytes at most at l2_store_bytes_per_cycle (all SMs
 // storing alone: half the read rate), and a stored byte also costs l2_store_cost bytes of l2_bytes_per_cycle
 // (loads and stores side by side share the L2: validation/results/{h100,h200}/store.json); a dirty block evicted
-// is written back through the HBM queue, and the box that evicted it is done no sooner than that write-back. Parts of
+// is written back through the HBM queue, and the box that evicted it is done no sooner than that write-back; a byte
+// read or written back while HBM's recent traffic goes partly the other way costs HBM more (hbm_turnaround). Parts of
 // a box outside its tensor move no memory traffic (TMA fills them with zeros). A block remembers which 64-byte
 // half rows it holds: a box reads from HBM only the parts it needs that the L2 does not hold yet (a box narrower
 // or shorter than a block brings its part; a later box the rest). Transfers without an address count as hits.
@@ -273,6 +274,12 @@ class CachedL2 : public MemoryHierarchy {
   std::vector<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>> joined_;  // (job, gen, estimated end) of the reads
                                                                                // in flight the current box joined
   std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, merged_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;
+  // HBM's time in bytes of hbm_bytes_per_cycle (its bytes and what turning around between reads and writes costs), and
+  // its recent traffic by direction (decaying over hbm_latency_cycles from mix_at_): hbm_cost.
+  std::int64_t hbm_busy_bytes_ = 0;
+  double mix_read_ = 0, mix_written_ = 0;
+  std::int64_t mix_at_ = 0;
+  std::int64_t hbm_cost(Cycle start, std::int64_t read, std::int64_t written);
   std::int64_t l2_work_ = 0;  // bytes of L2 bandwidth used (a missed byte counts l2_miss_lookups)
 };
 

@@ -13,6 +13,7 @@
 #include <random>
 #include <set>
 #include <sstream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -1137,6 +1138,61 @@ kernel mix grid=(132,1,1) warps=1 {{
   // Stores free of the read bandwidth (0) or as costly as alone (read rate / store rate): both miss the mix by far.
   CHECK(run(0) > 1.15 * gpu);
   CHECK(run(m.l2_bytes_per_cycle / m.l2_store_bytes_per_cycle) < 0.87 * gpu);
+}
+
+TEST_CASE("memory: a byte HBM moves while part of its recent traffic goes the other way costs 1 + hbm_turnaround x that "
+          "share: a stream one way costs nothing more, a 1:1 mix of loads and write-backs moves HBM's rate / (1 + t / 2), "
+          "the mixes the GPUs measured", "[memory]") {
+  // The cross-check twin of hier_store_mixed[_l2]_coupled_box32KB: every SM keeps 4 loads of 32 KB in flight and stores
+  // 32 KB after each; WRAP 1024: every load misses and, beyond the L2's capacity, every store's block evicts a dirty
+  // one (reads and write-backs 1:1 through HBM).
+  std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/calibration/crosscheck/tma_load_store.pipe");
+  std::stringstream text;
+  text << f.rdbuf();
+  const int iters = 512;
+  auto mixed = [&](const std::string& gpu, double turnaround) {
+    models::Machine m = models::load_machine(gpu);
+    m.l2_latency_spread = m.hbm_latency_spread = 0;
+    m.hbm_turnaround = turnaround;
+    auto r = models::simulate(test::compile_text(text.str(), {{"ITERS", iters}, {"WRAP", 1024}}, "mix.pipe", gpu), m, cold());
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r;
+  };
+  for (const char* gpu : {"h100-sxm", "h200"}) {
+    INFO(gpu);
+    models::Machine m = models::load_machine(gpu);
+    REQUIRE(m.hbm_turnaround > 0);
+    auto free_mix = mixed(gpu, 0), mix = mixed(gpu, m.hbm_turnaround), dear = mixed(gpu, 2 * m.hbm_turnaround);
+    // (About the same bytes: what a store evicts depends a little on the timing.)
+    REQUIRE(static_cast<double>(free_mix.stats.hbm_bytes) == Approx(static_cast<double>(mix.stats.hbm_bytes)).epsilon(0.001));
+    // The same bytes take longer, the more a turnaround costs: the mix runs at HBM's rate / (1 + t / 2) once HBM-bound.
+    CHECK(mix.cycles > free_mix.cycles);
+    CHECK(dear.cycles > mix.cycles);
+    double ratio = static_cast<double>(dear.cycles) / static_cast<double>(mix.cycles);
+    CHECK(ratio == Approx((1 + m.hbm_turnaround) / (1 + m.hbm_turnaround / 2)).epsilon(0.03));
+    // At the machine's own t the mix's total is the GPU's (the figure t is derived from: a check of the derivation).
+    double total = 2.0 * 132 * iters * 32768 / (static_cast<double>(mix.cycles) / m.clock_mhz) / 1000;
+    std::string file = std::string(gpu == std::string("h200") ? "h200" : "h100") + "/store.json";
+    CHECK(total == Approx(measured_gbs(file, "hier_store_mixed_coupled_box32KB_total_gbs")).epsilon(0.05));
+  }
+  // One way only, no turnaround: the HBM load ring (every read a miss) and the store ring beyond the L2 (every store
+  // evicts a dirty block: write-backs only) take the same cycles whatever hbm_turnaround is.
+  models::Machine h100 = models::load_machine("h100-sxm");
+  auto stores = [&](double t) { return run_edited(store_ring(132, 256, 256), [&](models::Machine& x) { x.hbm_turnaround = t; }); };
+  REQUIRE(stores(0).stats.hbm_bytes > 0);
+  CHECK(stores(0).cycles == stores(h100.hbm_turnaround).cycles);
+  CHECK(stores(0).cycles == stores(3).cycles);
+  auto loads = [&](double t) {
+    return boxes(R"(
+      for i in 0..64 {
+        arrive.expect_tx full tx=16384
+        tma.load T box=(128, 64) at=(i * 128, 0) dst=s bar=full swizzle=128
+        wait full parity=i & 1
+      })",
+                 "tensor T dtype=bf16 shape=(8192, 64)", 132, [&](models::Machine& x) { x.hbm_turnaround = t; });
+  };
+  REQUIRE(loads(0).stats.l2_miss_bytes > 0);
+  CHECK(loads(0).cycles == loads(3).cycles);
 }
 
 TEST_CASE("memory: a box that evicts a dirty block waits for its write-back: stores beyond the L2's capacity go at "

@@ -253,7 +253,11 @@ def l2_stores(gpu):
     all SMs storing 32 KB boxes to an L2-resident footprint (hier_store_bw_l2_box32KB_d1/d2/d4, their median; the TMA
     engines alone would go twice as fast) on `gpu`; l2_store_cost, what a stored byte takes of the L2's read bandwidth
     when loads run beside the stores, from the H200's L2-resident mixes of 32 KB loads and 32 KB stores (coupled 1:1
-    and independent): (read rate alone - loads' rate in the mix) / stores' rate in the mix, the mean of the two."""
+    and independent): (read rate alone - loads' rate in the mix) / stores' rate in the mix, the mean of the two;
+    hbm_turnaround, what mixing reads and writes costs HBM, from `gpu`'s HBM mix of 32 KB loads and 32 KB stores
+    coupled 1:1 (each SM alternates them): the model's HBM moves a 1:1 mix at hbm_bytes_per_cycle / (1 + t / 2), so
+    t = 2 x (the HBM read rate alone, tma_load_bw_ring_hbm_all_sms_box32KB as hbm_bytes_per_cycle has it / the mix's
+    total - 1)."""
     def medians(path):
         with open(os.path.join(ROOT, path)) as f:
             return {m["name"]: m["median"] for m in json.load(f)["measurements"] if m.get("median") is not None}
@@ -264,7 +268,17 @@ def l2_stores(gpu):
     reads = medians(reads_file)["tma_load_bw_ring_l2_all_sms_box32KB"]
     costs = [(reads - mix[f"hier_store_mixed_l2_{m}_box32KB_load_gbs"]) / mix[f"hier_store_mixed_l2_{m}_box32KB_store_read_gbs"]
              for m in ("coupled", "indep")]
+    own = medians(store)
+    hbm_reads = medians(f"validation/results/{gpu}/microbench.json")["tma_load_bw_ring_hbm_all_sms_box32KB"]
+    hbm_mix, hbm_indep = own["hier_store_mixed_coupled_box32KB_total_gbs"], own["hier_store_mixed_indep_box32KB_total_gbs"]
     return {
+        "hbm_turnaround": (round(2 * (hbm_reads / hbm_mix - 1), 3),
+                           f"derived: 2 x (the HBM read rate alone, tma_load_bw_ring_hbm_all_sms_box32KB {hbm_reads:.0f} GB/s in "
+                           f"validation/results/{gpu}/microbench.json / the total of a 1:1 mix of 32 KB TMA loads and stores "
+                           f"streaming through HBM, each SM alternating them, hier_store_mixed_coupled_box32KB_total_gbs "
+                           f"{hbm_mix:.0f} GB/s in {store} - 1): the model's HBM moves a 1:1 mix at its rate / (1 + t / 2) (the "
+                           f"bus turns around between reads and writes; the independent mix, "
+                           f"hier_store_mixed_indep_box32KB_total_gbs, {hbm_indep:.0f} GB/s)"),
         "l2_store_bytes_per_cycle": (round(rates[1] * 1e9 / 1980e6, 3),
                                      f"derived: the median of hier_store_bw_l2_box32KB_d1/d2/d4 ({rates[1]:.0f} GB/s: all SMs storing 32 KB "
                                      f"boxes to an L2-resident footprint, {store}) / the 1980 MHz clock"),
@@ -544,7 +558,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_store_bytes_per_cycle"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_store_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

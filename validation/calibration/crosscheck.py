@@ -439,10 +439,12 @@ def rows():
                                   ("hier_store_bw_l2_box32KB_d2_1sm_read_gbs", 1, 4, 64)):
         add(name, lambda r, ctas=ctas, region=region, n=n: gbs(r, "tma_store_ring", n, ctas * 32768, {"CTAS": ctas, "REGION": region}),
             f"tma_store_ring CTAS={ctas} REGION={region}, bandwidth over ITERS={n}, GB/s at the machine clock")
-    for name, wrap, n in (("hier_store_mixed_l2_coupled_box32KB_total_gbs", 4, 128),
-                          ("hier_store_mixed_coupled_box32KB_total_gbs", 1024, 256)):
-        add(name, lambda r, wrap=wrap, n=n: gbs(r, "tma_load_store", n, 2 * 132 * 32768, {"WRAP": wrap}),
-            f"tma_load_store WRAP={wrap}, bandwidth over ITERS={n}, GB/s at the machine clock")
+    for name, wrap, n, indep in (("hier_store_mixed_l2_coupled_box32KB_total_gbs", 4, 128, 0),
+                                 ("hier_store_mixed_coupled_box32KB_total_gbs", 1024, 256, 0),
+                                 ("hier_store_mixed_l2_indep_box32KB_total_gbs", 4, 128, 1),
+                                 ("hier_store_mixed_indep_box32KB_total_gbs", 1024, 256, 1)):
+        add(name, lambda r, wrap=wrap, n=n, indep=indep: gbs(r, "tma_load_store", n, 2 * 132 * 32768, {"WRAP": wrap, "INDEP": indep}),
+            f"tma_load_store WRAP={wrap} INDEP={indep}, bandwidth over ITERS={n}, GB/s at the machine clock")
 
     # CTA launch
     add("cta_wave_gap_same_sm",

@@ -482,26 +482,33 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
 }
 
 // HBM's time for `read` bytes read and `written` bytes written back from `start`, in bytes of hbm_bytes_per_cycle: each
-// byte costs 1 + hbm_turnaround x, x the share of HBM's traffic of the last hbm_latency_cycles (decaying
-// exponentially) that went the other way before it (the bus turns around between reads and writes; measured: 1:1
-// mixes of TMA loads and stores streaming through HBM move 0.89-0.90 of either alone, store.json).
+// byte costs 1 + hbm_turnaround x, x the share of HBM's traffic of the last hbm_latency_cycles that went the other way
+// before it (the bus turns around between reads and writes; measured: 1:1 mixes of TMA loads and stores streaming
+// through HBM move 0.89-0.93 of either direction alone, store.json). The last window's traffic is counted in two
+// buckets of hbm_latency_cycles (the current one whole, the one before it for the part of the window it still covers),
+// in basic arithmetic only, so every platform gives the same cost; a transfer that starts before the current bucket
+// counts in it.
 std::int64_t CachedL2::hbm_cost(Cycle start, std::int64_t read, std::int64_t written) {
   const Machine& m = sim_.machine();
   std::int64_t cost = read + written;
   if (m.hbm_turnaround > 0) {
-    if (start.v > mix_at_) {
-      const double f = std::exp(-static_cast<double>(start.v - mix_at_) / static_cast<double>(std::max<std::int64_t>(1, m.hbm_latency_cycles)));
-      mix_read_ *= f;
-      mix_written_ *= f;
-      mix_at_ = start.v;
+    const std::int64_t window = std::max<std::int64_t>(1, m.hbm_latency_cycles);
+    const std::int64_t bucket = std::max<std::int64_t>(0, start.v) / window;
+    if (bucket > mix_bucket_) {
+      const bool next = bucket == mix_bucket_ + 1;
+      mix_prev_ = next ? mix_cur_ : MixBytes{};
+      mix_cur_ = MixBytes{};
+      mix_bucket_ = bucket;
     }
-    const double total = mix_read_ + mix_written_;
-    if (total > 0) {
-      const double w = mix_written_ / total;
+    const double into = static_cast<double>(std::max(start.v, mix_bucket_ * window) - mix_bucket_ * window) / static_cast<double>(window);
+    const double recent_read = static_cast<double>(mix_prev_.read) * (1 - into) + static_cast<double>(mix_cur_.read);
+    const double recent_written = static_cast<double>(mix_prev_.written) * (1 - into) + static_cast<double>(mix_cur_.written);
+    if (recent_read + recent_written > 0) {
+      const double w = recent_written / (recent_read + recent_written);
       cost += std::llround(m.hbm_turnaround * (static_cast<double>(read) * w + static_cast<double>(written) * (1 - w)));
     }
-    mix_read_ += static_cast<double>(read);
-    mix_written_ += static_cast<double>(written);
+    mix_cur_.read += read;
+    mix_cur_.written += written;
   }
   hbm_busy_bytes_ += cost;
   return cost;

@@ -275,10 +275,13 @@ class CachedL2 : public MemoryHierarchy {
                                                                                // in flight the current box joined
   std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, merged_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;
   // HBM's time in bytes of hbm_bytes_per_cycle (its bytes and what turning around between reads and writes costs), and
-  // its recent traffic by direction (decaying over hbm_latency_cycles from mix_at_): hbm_cost.
+  // its traffic by direction in buckets of hbm_latency_cycles (the current one, mix_bucket_, and the one before): hbm_cost.
   std::int64_t hbm_busy_bytes_ = 0;
-  double mix_read_ = 0, mix_written_ = 0;
-  std::int64_t mix_at_ = 0;
+  struct MixBytes {
+    std::int64_t read = 0, written = 0;
+  };
+  MixBytes mix_cur_, mix_prev_;
+  std::int64_t mix_bucket_ = 0;
   std::int64_t hbm_cost(Cycle start, std::int64_t read, std::int64_t written);
   std::int64_t l2_work_ = 0;  // bytes of L2 bandwidth used (a missed byte counts l2_miss_lookups)
 };

@@ -14,6 +14,8 @@ with its data validation/results/accuracy.json.
       # over the shapes) and every short-K and K1 run, the other points' predictions taken from the committed
       # data; ~7x faster: the test suite's form
   python3 validation/calibration/accuracy.py SMPIPE --jobs 2   # points in parallel (default: all cores)
+  python3 validation/calibration/accuracy.py SMPIPE --seed 2   # every point with smpipe --seed 2: the summary at
+      # each clock, nothing written (the HBM spread's draws belong to the seed: docs/simulator.md)
 
 No parameter of the models or the machine files is fitted to these points. The K2 points are predicted with
 K2's own instruction costs (measured in its traces); the CUTLASS points with the models' defaults, as a user
@@ -220,11 +222,14 @@ def sustained(p):
     return "sustained" if p.get("data", "random") == "random" else "sustained-constant"
 
 
+SEED = None  # --seed: every prediction with this seed (smpipe's --seed) instead of smpipe's default
+
+
 def run_model(smpipe, model, gpu, defs, clock=None, mode=None, extra=()):
     """One smpipe run of `model` with -D defs on machine `gpu`, at --clock-mhz `clock` or --clock `mode` (and the
     options `extra`): its JSON, or {"error": its last line} when it fails."""
     cmd = [smpipe, "run", model, "--gpu", gpu, "--json"] + (["--clock-mhz", f"{clock:.0f}"] if clock else []) + \
-        (["--clock", mode] if mode else []) + list(extra)
+        (["--clock", mode] if mode else []) + list(extra) + (["--seed", str(SEED)] if SEED is not None else [])
     for k, v in defs.items():
         cmd += ["-D", f"{k}={v}"]
     r = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True)
@@ -1230,7 +1235,12 @@ def main():
                     help="with --check: simulate one point per configuration (and every short-K and K1 run) anew, take "
                          "the other points' predictions from the committed data, and compare both files")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--seed", type=int,
+                    help="predict every point with this seed (the draws of the machine's HBM spread) and print the "
+                         "summary at each clock, writing nothing: how much the report depends on the seed")
     a = ap.parse_args()
+    global SEED
+    SEED = a.seed
     if a.sample and not a.check:
         ap.error("--sample checks the committed report; it needs --check")
     smpipe = os.path.abspath(a.smpipe)
@@ -1327,6 +1337,12 @@ def main():
             sys.exit(f"stale: {', '.join(stale)}" + (f" ({len(changed)} points predicted otherwise, e.g. {'; '.join(changed[:3])})"
                                                      if changed else "") +
                      f": run python3 validation/calibration/accuracy.py {a.smpipe}")
+        return
+    if a.seed is not None:
+        for key in ("at_measured_clock", "at_sustained_clock", "at_nominal_clock"):
+            for name, x in (("K2", data[key]), ("CUTLASS", data["cutlass"][key])):
+                print(f'seed {a.seed} {key} {name}: MAPE {x["mape_pct"]:.2f} %, Spearman {x["spearman_mean"]:.3f}, picks '
+                      f'within 3 %: {x["picks_within_3pct"]} of {x["shapes"]}')
         return
     with open(os.path.join(ROOT, DATA), "w") as f:
         f.write(text_json)

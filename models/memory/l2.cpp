@@ -500,11 +500,12 @@ std::int64_t CachedL2::hbm_cost(Cycle start, std::int64_t read, std::int64_t wri
       mix_cur_ = MixBytes{};
       mix_bucket_ = bucket;
     }
-    const double into = static_cast<double>(std::max(start.v, mix_bucket_ * window) - mix_bucket_ * window) / static_cast<double>(window);
+    const std::int64_t base = mix_bucket_ * window;
+    const double into = static_cast<double>(std::max(start.v, base) - base) / static_cast<double>(window);
     const double recent_read = static_cast<double>(mix_prev_.read) * (1 - into) + static_cast<double>(mix_cur_.read);
     const double recent_written = static_cast<double>(mix_prev_.written) * (1 - into) + static_cast<double>(mix_cur_.written);
-    if (recent_read + recent_written > 0) {
-      const double w = recent_written / (recent_read + recent_written);
+    if (const double recent = recent_read + recent_written; recent > 0) {
+      const double w = recent_written / recent;
       cost += std::llround(m.hbm_turnaround * (static_cast<double>(read) * w + static_cast<double>(written) * (1 - w)));
     }
     mix_cur_.read += read;

@@ -48,13 +48,13 @@ def main():
     for shape, spec, m in k2_raster_ncu.gpu_points(DATA):
         row = rows[(shape, spec)]
         clock = m["sm__cycles_elapsed.avg.per_second"] / 1e6
-        r = A.run_model(smpipe, A.MODELS[row["schedule"]], "h200", A.defines(row, measured), clock)
+        r = A.predict(smpipe, "h200", row, clock, A.defines(row, measured))
         if "error" in r:
             print(f"{shape:15s} {spec:19s} model failed: {r['error']}")
             continue
-        units = {u["name"]: u["utilisation"] for u in r.get("units", [])}
+        units = r["units"]
         gpu_us = m["gpu__time_duration.sum"] / 1000
-        model_us = r["time_us"] - r.get("launch_us", 0)
+        model_us = r["us"] - r["launch_us"]
         gpu_req = m["lts__t_sectors_srcunit_tex_op_read.sum"] * 32 / issued_box_bytes(row)
         model_req = 1 - r["l2_merged_bytes"] / r["bytes_loaded"]
         print(f"{shape:15s} {spec:19s} {gpu_us:6.1f} {model_us:6.1f} {100 * (model_us / gpu_us - 1):+5.1f}%   "

@@ -5,7 +5,8 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json and l2_combine_lag_ncu.json beside it), prints a table and writes
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe.json, pipe_more.json and
+l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
     python3 validation/calibration/crosscheck.py [SMPIPE] [--csv OUT] [--results FILE] [--gpu NAME] [-j N]
@@ -176,6 +177,57 @@ def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132, cluster=1, gap=0):
     first = warm + 2 * d
     if len(arrives) != len(waits) or len(arrives) < first + d + 1:
         raise RunError(f"tma_loaded_latency {defs}: {len(arrives)} loads, {len(waits)} waits")
+    return statistics.median(waits[i] - arrives[i] for i in range(first, len(arrives) - d))
+
+
+# The stage-pipe runs of the GPU (pipe.json, pipe_more.json beside the results): name -> measurement.
+PIPE = {}
+
+
+def pipe_defs(d, think, ctas, consumer):
+    return {"STAGES": d, "THINK": think, **({"CTAS": ctas} if ctas != 132 else {}), "CONSUMER": consumer}
+
+
+def pipe_stage_cycles(r, defs):
+    """The twin's cycles per stage of one CTA between MEASURED = 256 and 512."""
+    a = cycles(r, "tma_stage_pipe", {**defs, "MEASURED": 256})
+    b = cycles(r, "tma_stage_pipe", {**defs, "MEASURED": 512})
+    return (b - a) / 256
+
+
+def pipe_consumer(r):
+    """CONSUMER of the twin: the benchmark consumer's own cycles per stage beyond its wait's wake-up, its think time and
+    its arrive (clock reads, the spin loop's exit), from the GPU's consumer-bound rows (every SM, think time >= 1024, the
+    consumer waiting under 10 % of its loop): the median of their cycles per stage less the think time, less what the
+    twin's consumer loop takes beyond its think time with CONSUMER = 0 (at 2 stages, 1536 cycles)."""
+    gpu = [32768 * m["params"]["ctas"] * m["params"]["sm_clock_ghz_used"] / m["median"] - m["params"]["think_cycles"]
+           for name, m in PIPE.items()
+           if name.endswith("_bw") and m["params"]["ctas"] == 132 and m["params"]["think_cycles"] >= 1024
+           and m["params"]["consumer_wait_fraction"] < 0.1]
+    if not gpu:
+        raise RunError("pipe: no consumer-bound rows in pipe.json")
+    own = pipe_stage_cycles(r, pipe_defs(2, 1536, 132, 0)) - 1536
+    return max(0, round(statistics.median(gpu) - own))
+
+
+def pipe_bw(r, d, think, ctas):
+    """k_stage_pipe's bandwidth in GB/s at the machine's clock: the bytes of all CTAs per cycle in the steady state."""
+    defs = pipe_defs(d, think, ctas, pipe_consumer(r))
+    mhz = r.run("tma_stage_pipe", {**defs, "MEASURED": 256})["clock_mhz"]
+    return 32768 * ctas / pipe_stage_cycles(r, defs) * mhz / 1000
+
+
+def pipe_latency(r, d, think, ctas, watch=True):
+    """k_stage_pipe's landing time: per measured load of CTA 0 past its first 2 d and before its last d, the end of the
+    watcher's wait of its phase (without the watcher: the consumer's) minus the start of its arrive.expect_tx."""
+    defs = pipe_defs(d, think, ctas, pipe_consumer(r))
+    run = r.run("tma_stage_pipe", defs, trace=True)
+    arrives = [s[2] for s in ops_starting(slices(run, 0, 0), "arrive.expect_tx")]
+    waits = [s[3] for s in ops_starting(slices(run, 0, 2 if watch else 1), "wait full")]
+    warm = 64 if ctas >= 66 else 256  # the twin's WARM
+    first = warm + 2 * d
+    if len(arrives) != len(waits) or len(arrives) < first + d + 1:
+        raise RunError(f"tma_stage_pipe {defs}: {len(arrives)} loads, {len(waits)} waits")
     return statistics.median(waits[i] - arrives[i] for i in range(first, len(arrives) - d))
 
 
@@ -365,6 +417,30 @@ def rows():
             add(f"think_gap_pair16KB_s1_t1024_g{gap}_ctas{n}_latency", lambda r, gap=gap, n=n: loaded_latency(r, 16, 1, 0, 1, 1024, n, 1, gap),
                 f"tma_loaded_latency ROWS=128 STAGES=1 PAIR=1 THINK=1024 GAP={gap} CTAS={n}, trace of CTA 0, median latency")
 
+    # A GEMM mainloop's ring without MMAs, load, wait and release in separate warps (the GPU's pipe.json and
+    # pipe_more.json): S stages, the consumer holding each T cycles; the landing time read by a watcher warp
+    def pipe_rows(d, t, n=132, watch=True, straight=False):
+        name = f"pipe_l2_pair16KB_s{d}_t{t}" + ("" if n == 132 else f"_ctas{n}") + ("" if watch else "_nowatch") + \
+            ("_straight" if straight else "")
+        how = f"tma_stage_pipe STAGES={d} THINK={t}{'' if n == 132 else f' CTAS={n}'} CONSUMER from the consumer-bound rows"
+        add(name + "_latency", lambda r: pipe_latency(r, d, t, n, watch),
+            how + f", trace of CTA 0, median {'watcher' if watch else 'consumer'} wait end - arrive.expect_tx")
+        add(name + "_bw", lambda r: pipe_bw(r, d, t, n), how + ", bandwidth over MEASURED=256, GB/s at the machine clock")
+    for d in (2, 3, 4, 6):
+        for t in (0, 256, 512, 768, 1024, 1536):
+            pipe_rows(d, t)
+    for d, n in ((2, 1), (4, 1), (2, 66), (4, 66)):
+        pipe_rows(d, 512, n)
+    for n in (1, 132):  # one stage; the second box issued in a mainloop's form (straight), with and without the watcher
+        for watch in (True, False):
+            pipe_rows(1, 1024, n, watch)
+            pipe_rows(1, 1024, n, watch, True)
+    pipe_rows(2, 512, 1, False)
+    for d in (2, 4):
+        pipe_rows(d, 512, 1, True, True)
+        for t in (0, 512, 768, 1536):
+            pipe_rows(d, t, 132, True, True)
+
     # k SMs loading back to back, in one GPC (one cluster of k) or spread (a plain launch), and every GPC's first 16
     # (clusters of 16 on the 7 GPCs that hold one): the GPU's gpc.json
     for tag, kb, pair, d in (("pair16KB_s1", 16, 1, 1), ("box32KB_s4", 32, 0, 4)):
@@ -482,7 +558,7 @@ def main():
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast.json, gpc.json) beside the results file, where the GPU has them.
-    for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json"):
+    for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -503,6 +579,7 @@ def main():
                           "unit": "share of bytes"}
                          for name, value in ncu.items() if name.startswith("l2_combine_") and name.endswith("_bw")]
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
+    PIPE.update((m["name"], m) for m in measurements if m["name"].startswith("pipe_"))
     SWEEPS.extend((m["name"], m["params"]) for m in measurements if m["name"].startswith("tma_load_bw_sweep_"))
 
     table, failed = [], []
@@ -510,7 +587,7 @@ def main():
         runner = Runner(smpipe, args.gpu, tmp)
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
         # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_")  # (think_gap_ too)
+        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_", "pipe_")  # (think_gap_ too)
         todo = [row for row in rows() if row[0] in medians or not row[0].startswith(optional)]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).

@@ -54,6 +54,8 @@ struct RingArgs {
                                   // and B) into the slot's two halves, completing on its one barrier
   int think;                      // cycles the thread spins after each completed wait before it re-issues the slot
   int gap;                        // pair: cycles the thread spins between a load's first and second box
+  int watch;                      // k_stage_pipe: 1: the watcher warp times the landings; 0: the consumer's wait end
+  int straight;                   // k_stage_pipe, pair: both boxes' coordinates computed before the arrive.expect_tx
   const long long* start;         // per CTA (per SM when by_sm): first box
   const long long* stride;        // per CTA (per SM when by_sm): box step (mod nboxes)
   int by_sm;                      // start, stride and delay_ns are indexed by the SM id (%smid), not the CTA
@@ -201,6 +203,113 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
 }
 
 using RingKernel = void (*)(CUtensorMap, RingArgs, unsigned*);
+// Group "pipe": a GEMM mainloop's ring without its MMAs, the load, the wait and the release in separate warps as in a
+// warp-specialized kernel. Lane 0 of warp 0 (the producer) waits slot s's empty barrier, stores the clock, arms the
+// slot's full barrier (arrive.expect_tx) and issues its loads (RingArgs::pair: two boxes, a stage's A and B); lane 0
+// of warp 1 (the consumer) waits full, spins `think` cycles (the stage's MMAs) and arrives on empty; lane 0 of warp 2
+// (the watcher) only waits each full phase in turn and stores the clock when it returns, so a sampled load's latency
+// (watcher's clock - producer's clock, one SM's clock64) is its landing time, whether or not the consumer was
+// waiting. rec: [5] the consumer's cycles in full waits, [7] the producer's in empty waits, [2] the consumer's loop.
+template <int D>
+__global__ void __launch_bounds__(96, 1) k_stage_pipe(const __grid_constant__ CUtensorMap map, const RingArgs a,
+                                                      unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t full[D], empty[D];
+  __shared__ uint32_t iss_s[kLatCap], land_s[kLatCap];
+  __shared__ unsigned long long prod_wait_s, g0_s;
+  unsigned char* buf = align1024(dyn_raw);
+  const int warp = static_cast<int>(threadIdx.x / 32);
+  const bool lead = threadIdx.x % 32 == 0;
+  if (threadIdx.x == 0) {
+    for (int k = 0; k < D; ++k) {
+      mbar_init(smem_u32(&full[k]), 1);
+      mbar_init(smem_u32(&empty[k]), 1);
+    }
+    fence_mbar_init();
+    prefetch_tmap(&map);
+    g0_s = gtime();
+  }
+  __syncthreads();
+  const unsigned who = a.by_sm ? smid() : blockIdx.x;
+  const int n = a.iters;
+  auto sampled = [&](int i) { return i >= a.lat_from && i < a.lat_to && i - a.lat_from < kLatCap; };
+  bool ok = true;
+  if (warp == 0 && lead) {
+    const long long nb = a.nboxes, st = a.stride[who];
+    long long bidx = a.start[who] % nb;
+    unsigned long long waited = 0;
+    for (int i = 0; i < n && ok; ++i) {
+      const int s = i % D;
+      const uint32_t fb = smem_u32(&full[s]);
+      if (i >= D) {
+        const unsigned long long tw = clk();
+        ok = mbar_wait<WAIT_TRY>(smem_u32(&empty[s]), static_cast<uint32_t>((i / D - 1) & 1), err);
+        waited += clk() - tw;
+      }
+      const uint32_t dst = smem_u32(buf) + static_cast<uint32_t>((s % a.nbuf) * a.bytes);
+      if (a.straight) {
+        // A mainloop's form: both boxes' coordinates first, then the arrive and the two issues back to back.
+        long long b2 = bidx + st;
+        if (b2 >= nb) b2 -= nb;
+        int x = 0, x2 = 0;
+        const int y = box_origin(a, bidx, x), y2 = box_origin(a, b2, x2);
+        const unsigned long long t = clk();
+        if (sampled(i)) iss_s[i - a.lat_from] = static_cast<uint32_t>(t);
+        mbar_arrive_expect_tx(fb, a.bytes);
+        tma_load_2d(dst, &map, x, y, fb);
+        tma_load_2d(dst + static_cast<uint32_t>(a.bytes / 2), &map, x2, y2, fb);
+        bidx = b2;
+      } else {
+        const unsigned long long t = clk();
+        if (sampled(i)) iss_s[i - a.lat_from] = static_cast<uint32_t>(t);
+        int x = 0;
+        mbar_arrive_expect_tx(fb, a.bytes);
+        tma_load_2d(dst, &map, x, box_origin(a, bidx, x), fb);
+        if (a.pair) second_box(a, map, dst, fb, bidx, st, nb);
+      }
+      bidx += st;
+      if (bidx >= nb) bidx -= nb;
+    }
+    prod_wait_s = waited;
+  } else if (warp == 2 && lead && a.watch) {
+    for (int i = 0; i < n && ok; ++i) {
+      ok = mbar_wait<WAIT_TRY>(smem_u32(&full[i % D]), static_cast<uint32_t>((i / D) & 1), err);
+      if (sampled(i)) land_s[i - a.lat_from] = static_cast<uint32_t>(clk());
+    }
+  }
+  unsigned long long c0 = 0, c1 = 0, cwait = 0;
+  int done = 0;
+  if (warp == 1 && lead) {
+    c0 = clk();
+    for (int i = 0; i < n && ok; ++i) {
+      const int s = i % D;
+      const unsigned long long tw = clk();
+      ok = mbar_wait<WAIT_TRY>(smem_u32(&full[s]), static_cast<uint32_t>((i / D) & 1), err);
+      const unsigned long long t = clk();
+      if (!ok) break;
+      if (!a.watch && sampled(i)) land_s[i - a.lat_from] = static_cast<uint32_t>(t);
+      cwait += t - tw;
+      ++done;
+      if (a.think)
+        while (clk() - t < static_cast<unsigned long long>(a.think)) {
+        }
+      mbar_arrive(smem_u32(&empty[s]));
+    }
+    c1 = clk();
+  }
+  __syncthreads();
+  if (warp == 1 && lead) {
+    const unsigned long long g1 = gtime();
+    const int nlat = std::max(0, std::min(static_cast<int>(kLatCap), std::min(a.lat_to, done) - a.lat_from));
+    for (int k = 0; k < nlat; ++k) iss_s[k] = land_s[k] - iss_s[k];
+    report_ring({g0_s, g1, c1 - c0, cwait, prod_wait_s, nlat, done, 0u}, iss_s,
+                a.lat + static_cast<size_t>(blockIdx.x) * kLatCap, a.rec + static_cast<size_t>(blockIdx.x) * kRecW, err);
+  }
+}
+
+RingKernel pipe_kernel(int D);
+
+
 RingKernel ring_kernel(int D) {
   switch (D) {
     case 1: return k_ring<1>;
@@ -211,6 +320,17 @@ RingKernel ring_kernel(int D) {
     case 8: return k_ring<8>;
     case 12: return k_ring<12>;
     default: throw std::runtime_error("k_ring: unsupported D " + std::to_string(D));
+  }
+}
+
+RingKernel pipe_kernel(int D) {
+  switch (D) {
+    case 1: return k_stage_pipe<1>;
+    case 2: return k_stage_pipe<2>;
+    case 3: return k_stage_pipe<3>;
+    case 4: return k_stage_pipe<4>;
+    case 6: return k_stage_pipe<6>;
+    default: throw std::runtime_error("k_stage_pipe: unsupported D " + std::to_string(D));
   }
 }
 
@@ -243,6 +363,9 @@ struct RingCfg {
   int gap = 0;                           // RingArgs::gap
   bool check_data = true;                // compare elements with the fill pattern (a 64-column tensor of it)
   int cluster = 1;                       // > 1: launched as clusters of this many CTAs (one GPC holds each cluster)
+  bool pipe = false;                     // k_stage_pipe (producer, consumer and watcher warps) instead of k_ring
+  bool watch = true;                     // RingArgs::watch
+  bool straight = false;                 // RingArgs::straight
 };
 
 // The fields every ring sets: its tensor map and boxes, D loads in flight, ncta CTAs over nboxes boxes, the L2 flushed
@@ -287,6 +410,8 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.pair = cfg.pair ? 1 : 0;
   a.think = cfg.think;
   a.gap = cfg.gap;
+  a.watch = cfg.watch ? 1 : 0;
+  a.straight = cfg.straight ? 1 : 0;
   a.start = b.start.p;
   a.stride = b.stride.p;
   a.lat = b.lat.p;
@@ -309,7 +434,10 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   for (int r = 0; r <= reps; ++r) {
     if (cfg.flush) flush_l2(c);
     if (a.delay_ns != nullptr) CK(cudaMemset(b.t0.p, 0, sizeof(unsigned long long)));
-    if (cfg.cluster > 1) {
+    if (cfg.pipe) {
+      if (cfg.cluster > 1) throw std::runtime_error("run_ring: the pipe kernel runs without clusters");
+      pipe_kernel(cfg.D)<<<cfg.ncta, 96, kRingDyn>>>(*cfg.map, a, c.d_err);
+    } else if (cfg.cluster > 1) {
       ClusterLaunch lc(cfg.ncta, cfg.cluster, 32, kRingDyn);
       CK(cudaLaunchKernelEx(&lc.cfg, ring_kernel(cfg.D), *cfg.map, a, c.d_err));
     } else {
@@ -1442,6 +1570,89 @@ void bench_think(Ctx& c) {
                   p);
     }
   }
+}
+
+// Group "pipe": a stage's landing time at the loads a GEMM mainloop puts on the L2, with the load, the wait and the
+// release in separate warps (k_stage_pipe): every SM keeps S stages of two 16 KB boxes (a 128x128x64 tile's A and B)
+// in flight, its consumer holds each landed stage T cycles before releasing it, all SMs read one warm 8 MiB tensor
+// (each CTA its own order, as the think group). A watcher warp stores the clock when each stage lands, so the
+// latency is the landing time at that load, not the time a thread came back to look (the think group's caveat).
+void bench_pipe(Ctx& c) {
+  const long long l2_rows = (8ll << 20) / kRowBytes;
+  DevBuf<uint16_t> big(static_cast<size_t>(l2_rows) * kCols);
+  fill_pattern(c, big.p, static_cast<size_t>(l2_rows));
+  const int box_rows = 128, n = c.sm_count;
+  const int stages[] = {2, 3, 4, 6};
+  for (int D : {1, 2, 3, 4, 6}) CK(cudaFuncSetAttribute(pipe_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+  RingBufs rb(n);
+  CUtensorMap map = make_map(big.p, static_cast<uint64_t>(l2_rows), box_rows);
+  auto one = [&](int D, int think, int ctas, bool watch = true, bool straight = false) {
+    RingCfg cfg = think_cfg(map, l2_rows, box_rows, true, think, D, ctas);
+    cfg.pipe = true;
+    cfg.watch = watch;
+    cfg.straight = straight;
+    cfg.iters *= 4;  // the tensor four times per rep (~0.3-1 ms)
+    RingOut o = run_ring(c, cfg, rb);
+    const std::string name = "pipe_l2_pair16KB_s" + std::to_string(D) + "_t" + std::to_string(think) +
+                             (ctas == n ? std::string() : "_ctas" + std::to_string(ctas)) + (watch ? "" : "_nowatch") +
+                             (straight ? "_straight" : "");
+    if (!o.problem.empty()) {
+      c.take_err();
+      c.res->fail(name + "_bw", o.problem);
+      return;
+    }
+    const Stats ls = compute_stats(o.lat);
+    JObj p;
+    p.str("source", "l2").num("box_bytes", box_rows * kRowBytes).num("boxes_per_stage", 2).num("stages", D)
+        .num("think_cycles", think).num("ctas", ctas).num("loads_per_cta", cfg.iters).num("watcher", watch ? 1 : 0)
+        .num("straight", straight ? 1 : 0)
+        .num("bytes_per_sm_cycle_per_sm", o.bpc_sm).num("latency_median_cycles", ls.median)
+        .num("latency_p10_cycles", ls.p10).num("latency_p90_cycles", ls.p90).num("latency_mean_cycles", ls.mean)
+        .num("littles_law_bytes_in_flight_per_sm", o.bpc_sm * ls.mean)
+        .num("consumer_wait_fraction", o.wait_frac).num("producer_wait_fraction", o.issue_frac)
+        .num("span_us_median", o.span_us).num("sm_clock_ghz_used", c.clk_ghz);
+    if (!o.smids.empty()) p.str("smids", o.smids);
+    const std::string what =
+        "A GEMM mainloop's ring without MMAs, one CTA per SM (96 threads, 200 KB smem): lane 0 of warp 0 waits slot s's "
+        "empty mbarrier, reads clock64, arrive.expect_tx(32 KB) on its full mbarrier and issues two 16 KB TMA boxes "
+        "(128 rows x 64 bf16, 128B swizzle: a 128x128x64 tile's A and B); lane 0 of warp 1 waits full, spins "
+        "think_cycles and arrives on empty; lane 0 of warp 2 only waits each full phase in turn. `stages` slots; all "
+        "`ctas` CTAs read one warm 8 MiB tensor, each in its own order, four times per rep. ";
+    if (!record(c, name + "_bw", G, "GB/s", o.gbs,
+                what + "Value: all bytes / (last CTA end - first CTA start) by %globaltimer, one sample per rep (after a "
+                       "warm-up rep). consumer_wait_fraction: share of the consumer's loop spent in full waits; "
+                       "producer_wait_fraction: share spent by the producer in empty waits (of the consumer's loop).",
+                p))
+      return;
+    c.res->add(name + "_latency", G, "cycles", o.lat,
+               what + "Value: per load, the watcher's clock64 when its wait of the load's phase returned - the producer's "
+                      "clock64 before the arrive.expect_tx (the landing time, with the mbarrier's wake-up), loads "
+                      "[2 stages, loads - stages) of every CTA (at most 1024 per CTA) and measured rep.",
+               p);
+  };
+  if (c.filter.find("pipe_more") == std::string::npos) {
+    for (int D : stages)
+      for (int think : {0, 256, 512, 768, 1024, 1536}) one(D, think, n);
+    // The same ring on one SM and on half of them: the landing time without the others' load.
+    for (int ctas : {1, 66})
+      for (int D : {2, 4}) one(D, 512, ctas);
+    return;
+  }
+  // --only pipe_more: what makes a stage land later here than in the think group's one-thread ring. One stage (the
+  // think group's s1 t1024 with the wait in another warp), with and without the watcher (without: the consumer's
+  // wait end, which for one stage waits from before the landing), with the second box's issue in a mainloop's form
+  // (straight); and the GEMM-like rows in that form.
+  for (int ctas : {1, n}) {
+    one(1, 1024, ctas);
+    one(1, 1024, ctas, false);
+    one(1, 1024, ctas, true, true);
+    one(1, 1024, ctas, false, true);
+  }
+  one(2, 512, 1, false);
+  one(2, 512, 1, true, true);
+  one(4, 512, 1, true, true);
+  for (int D : {2, 4})
+    for (int think : {0, 512, 768, 1536}) one(D, think, n, true, true);
 }
 
 // Group "gpc": the GPCs. A cluster's CTAs run on the SMs of one GPC (CUDA Programming Guide, thread block clusters),

@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe.json, pipe_more.json and
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -180,7 +180,8 @@ def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132, cluster=1, gap=0):
     return statistics.median(waits[i] - arrives[i] for i in range(first, len(arrives) - d))
 
 
-# The stage-pipe runs of the GPU (pipe.json, pipe_more.json beside the results): name -> measurement.
+# The stage-pipe runs of the GPU (pipe.json, pipe_more.json, pipe_straight.json, pipe_sleep.json beside the results):
+# name -> measurement.
 PIPE = {}
 
 
@@ -419,27 +420,33 @@ def rows():
 
     # A GEMM mainloop's ring without MMAs, load, wait and release in separate warps (the GPU's pipe.json and
     # pipe_more.json): S stages, the consumer holding each T cycles; the landing time read by a watcher warp
-    def pipe_rows(d, t, n=132, watch=True, straight=False):
+    def pipe_rows(d, t, n=132, watch=True, straight=False, sleep=False):
         name = f"pipe_l2_pair16KB_s{d}_t{t}" + ("" if n == 132 else f"_ctas{n}") + ("" if watch else "_nowatch") + \
-            ("_straight" if straight else "")
+            ("_straight" if straight else "") + ("_sleep" if sleep else "")
         how = f"tma_stage_pipe STAGES={d} THINK={t}{'' if n == 132 else f' CTAS={n}'} CONSUMER from the consumer-bound rows"
         add(name + "_latency", lambda r: pipe_latency(r, d, t, n, watch),
             how + f", trace of CTA 0, median {'watcher' if watch else 'consumer'} wait end - arrive.expect_tx")
         add(name + "_bw", lambda r: pipe_bw(r, d, t, n), how + ", bandwidth over MEASURED=256, GB/s at the machine clock")
-    for d in (2, 3, 4, 6):
-        for t in (0, 256, 512, 768, 1024, 1536):
-            pipe_rows(d, t)
+    for straight in (False, True):  # the second box's coordinates between the issues, or before them (a mainloop's form)
+        for d in (2, 3, 4, 6):
+            for t in (0, 256, 512, 768, 1024, 1536):
+                pipe_rows(d, t, 132, True, straight)
     for d, n in ((2, 1), (4, 1), (2, 66), (4, 66)):
         pipe_rows(d, 512, n)
-    for n in (1, 132):  # one stage; the second box issued in a mainloop's form (straight), with and without the watcher
+    for n in (1, 132):  # one stage, with and without the watcher
         for watch in (True, False):
             pipe_rows(1, 1024, n, watch)
             pipe_rows(1, 1024, n, watch, True)
     pipe_rows(2, 512, 1, False)
     for d in (2, 4):
         pipe_rows(d, 512, 1, True, True)
-        for t in (0, 512, 768, 1536):
-            pipe_rows(d, t, 132, True, True)
+    # ... the consumer holding each stage asleep rather than spinning (the twin's consumer issues nothing meanwhile)
+    for n in (1, 132):
+        pipe_rows(1, 1024, n, True, True, True)
+    for d in (2, 4):
+        for t in (768, 1024, 1536):
+            pipe_rows(d, t, 132, True, True, True)
+    pipe_rows(4, 1024, 1, True, True, True)
 
     # k SMs loading back to back, in one GPC (one cluster of k) or spread (a plain launch), and every GPC's first 16
     # (clusters of 16 on the 7 GPCs that hold one): the GPU's gpc.json
@@ -558,7 +565,8 @@ def main():
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast.json, gpc.json) beside the results file, where the GPU has them.
-    for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json"):
+    for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json",
+                  "pipe_straight.json", "pipe_sleep.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:

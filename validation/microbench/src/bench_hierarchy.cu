@@ -56,6 +56,10 @@ struct RingArgs {
   int gap;                        // pair: cycles the thread spins between a load's first and second box
   int watch;                      // k_stage_pipe: 1: the watcher warp times the landings; 0: the consumer's wait end
   int straight;                   // k_stage_pipe, pair: both boxes' coordinates computed before the arrive.expect_tx
+  int testwait;                   // k_stage_pipe: the producer's and consumer's waits spin on test_wait, not try_wait
+  int sleep;                      // k_stage_pipe: the consumer holds a stage in __nanosleep(32) steps, not spinning
+  uint32_t* lat2;                 // k_stage_pipe: [cta][2][kLatCap]: per sampled load its issue cycles and the
+                                  // cycles from the consumer's release of its slot to the producer's clock read
   const long long* start;         // per CTA (per SM when by_sm): first box
   const long long* stride;        // per CTA (per SM when by_sm): box step (mod nboxes)
   int by_sm;                      // start, stride and delay_ns are indexed by the SM id (%smid), not the CTA
@@ -215,7 +219,8 @@ __global__ void __launch_bounds__(96, 1) k_stage_pipe(const __grid_constant__ CU
                                                       unsigned* err) {
   extern __shared__ unsigned char dyn_raw[];
   __shared__ __align__(8) uint64_t full[D], empty[D];
-  __shared__ uint32_t iss_s[kLatCap], land_s[kLatCap];
+  __shared__ uint32_t iss_s[kLatCap], land_s[kLatCap], rel_s[kLatCap];
+  __shared__ uint16_t issue_s[kLatCap];
   __shared__ unsigned long long prod_wait_s, g0_s;
   unsigned char* buf = align1024(dyn_raw);
   const int warp = static_cast<int>(threadIdx.x / 32);
@@ -243,7 +248,8 @@ __global__ void __launch_bounds__(96, 1) k_stage_pipe(const __grid_constant__ CU
       const uint32_t fb = smem_u32(&full[s]);
       if (i >= D) {
         const unsigned long long tw = clk();
-        ok = mbar_wait<WAIT_TRY>(smem_u32(&empty[s]), static_cast<uint32_t>((i / D - 1) & 1), err);
+        const uint32_t eb = smem_u32(&empty[s]), ep = static_cast<uint32_t>((i / D - 1) & 1);
+        ok = a.testwait ? mbar_wait<WAIT_TEST>(eb, ep, err) : mbar_wait<WAIT_TRY>(eb, ep, err);
         waited += clk() - tw;
       }
       const uint32_t dst = smem_u32(buf) + static_cast<uint32_t>((s % a.nbuf) * a.bytes);
@@ -258,6 +264,7 @@ __global__ void __launch_bounds__(96, 1) k_stage_pipe(const __grid_constant__ CU
         mbar_arrive_expect_tx(fb, a.bytes);
         tma_load_2d(dst, &map, x, y, fb);
         tma_load_2d(dst + static_cast<uint32_t>(a.bytes / 2), &map, x2, y2, fb);
+        if (a.lat2 != nullptr && sampled(i)) issue_s[i - a.lat_from] = static_cast<uint16_t>(clk() - t);
         bidx = b2;
       } else {
         const unsigned long long t = clk();
@@ -266,6 +273,7 @@ __global__ void __launch_bounds__(96, 1) k_stage_pipe(const __grid_constant__ CU
         mbar_arrive_expect_tx(fb, a.bytes);
         tma_load_2d(dst, &map, x, box_origin(a, bidx, x), fb);
         if (a.pair) second_box(a, map, dst, fb, bidx, st, nb);
+        if (a.lat2 != nullptr && sampled(i)) issue_s[i - a.lat_from] = static_cast<uint16_t>(clk() - t);
       }
       bidx += st;
       if (bidx >= nb) bidx -= nb;
@@ -284,15 +292,19 @@ __global__ void __launch_bounds__(96, 1) k_stage_pipe(const __grid_constant__ CU
     for (int i = 0; i < n && ok; ++i) {
       const int s = i % D;
       const unsigned long long tw = clk();
-      ok = mbar_wait<WAIT_TRY>(smem_u32(&full[s]), static_cast<uint32_t>((i / D) & 1), err);
+      const uint32_t fb = smem_u32(&full[s]), fp = static_cast<uint32_t>((i / D) & 1);
+      ok = a.testwait ? mbar_wait<WAIT_TEST>(fb, fp, err) : mbar_wait<WAIT_TRY>(fb, fp, err);
       const unsigned long long t = clk();
       if (!ok) break;
       if (!a.watch && sampled(i)) land_s[i - a.lat_from] = static_cast<uint32_t>(t);
       cwait += t - tw;
       ++done;
-      if (a.think)
+      if (a.think && a.sleep)
+        while (clk() - t < static_cast<unsigned long long>(a.think)) __nanosleep(32);
+      else if (a.think)
         while (clk() - t < static_cast<unsigned long long>(a.think)) {
         }
+      if (a.lat2 != nullptr && sampled(i + D)) rel_s[i + D - a.lat_from] = static_cast<uint32_t>(clk());  // frees load i + D's slot
       mbar_arrive(smem_u32(&empty[s]));
     }
     c1 = clk();
@@ -301,6 +313,13 @@ __global__ void __launch_bounds__(96, 1) k_stage_pipe(const __grid_constant__ CU
   if (warp == 1 && lead) {
     const unsigned long long g1 = gtime();
     const int nlat = std::max(0, std::min(static_cast<int>(kLatCap), std::min(a.lat_to, done) - a.lat_from));
+    if (a.lat2 != nullptr) {
+      uint32_t* o = a.lat2 + static_cast<size_t>(blockIdx.x) * 2 * kLatCap;
+      for (int k = 0; k < nlat; ++k) {
+        o[k] = issue_s[k];
+        o[kLatCap + k] = iss_s[k] - rel_s[k];
+      }
+    }
     for (int k = 0; k < nlat; ++k) iss_s[k] = land_s[k] - iss_s[k];
     report_ring({g0_s, g1, c1 - c0, cwait, prod_wait_s, nlat, done, 0u}, iss_s,
                 a.lat + static_cast<size_t>(blockIdx.x) * kLatCap, a.rec + static_cast<size_t>(blockIdx.x) * kRecW, err);
@@ -336,13 +355,13 @@ RingKernel pipe_kernel(int D) {
 
 struct RingBufs {
   DevBuf<long long> start, stride, delay;
-  DevBuf<uint32_t> lat;
+  DevBuf<uint32_t> lat, lat2;
   DevBuf<unsigned long long> rec, t0;
   int cap;
   int entries;  // of start, stride, delay: CTAs, or SM ids (%smid < 1024 on Hopper's largest parts)
   explicit RingBufs(int ncta)
       : start(std::max(ncta, kSmIds)), stride(std::max(ncta, kSmIds)), delay(std::max(ncta, kSmIds)),
-        lat(static_cast<size_t>(ncta) * kLatCap), rec(ncta * kRecW), t0(1), cap(kLatCap), entries(std::max(ncta, kSmIds)) {}
+        lat(static_cast<size_t>(ncta) * kLatCap), lat2(static_cast<size_t>(ncta) * 2 * kLatCap), rec(ncta * kRecW), t0(1), cap(kLatCap), entries(std::max(ncta, kSmIds)) {}
   static constexpr int kSmIds = 1024;
 };
 
@@ -366,6 +385,9 @@ struct RingCfg {
   bool pipe = false;                     // k_stage_pipe (producer, consumer and watcher warps) instead of k_ring
   bool watch = true;                     // RingArgs::watch
   bool straight = false;                 // RingArgs::straight
+  bool testwait = false;                 // RingArgs::testwait
+  bool timeline = false;                 // k_stage_pipe: record the issue and release-to-issue times (RingArgs::lat2)
+  bool sleep = false;                    // RingArgs::sleep
 };
 
 // The fields every ring sets: its tensor map and boxes, D loads in flight, ncta CTAs over nboxes boxes, the L2 flushed
@@ -384,6 +406,7 @@ RingCfg ring_cfg(const CUtensorMap& map, int box_rows, int D, int ncta, long lon
 
 struct RingOut {
   std::vector<double> gbs, lat;           // per rep; per sampled load (all measured reps)
+  std::vector<double> issue, gap;         // k_stage_pipe, per sampled load: issue cycles, release-to-issue cycles
   double bpc_sm = NAN;                    // median over reps: bytes per SM-cycle per SM (GB/s / (clk * ctas))
   double bpc_sm_clock64 = NAN;            // median over CTAs and reps: CTA bytes / CTA clock64 cycles
   double wait_frac = NAN;                 // mean fraction of the loop spent in the barrier wait
@@ -412,6 +435,9 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.gap = cfg.gap;
   a.watch = cfg.watch ? 1 : 0;
   a.straight = cfg.straight ? 1 : 0;
+  a.testwait = cfg.testwait ? 1 : 0;
+  a.sleep = cfg.sleep ? 1 : 0;
+  a.lat2 = cfg.pipe && cfg.timeline ? b.lat2.p : nullptr;
   a.start = b.start.p;
   a.stride = b.stride.p;
   a.lat = b.lat.p;
@@ -446,8 +472,12 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
     CK_LAUNCH();
     if (r == 0) continue;  // warm-up (fills L2 for the L2 source; TLB, clocks)
     auto h = b.rec.get();
-    std::vector<uint32_t> hl(static_cast<size_t>(cfg.ncta) * b.cap);
+    std::vector<uint32_t> hl(static_cast<size_t>(cfg.ncta) * b.cap), hl2;
     CK(cudaMemcpy(hl.data(), b.lat.p, hl.size() * 4, cudaMemcpyDeviceToHost));
+    if (cfg.pipe && cfg.timeline) {
+      hl2.resize(static_cast<size_t>(cfg.ncta) * 2 * b.cap);
+      CK(cudaMemcpy(hl2.data(), b.lat2.p, hl2.size() * 4, cudaMemcpyDeviceToHost));
+    }
     unsigned long long mn = ~0ull, mx = 0, loads = 0;
     std::vector<unsigned long long> sms;
     double wsum = 0, isum = 0;
@@ -460,8 +490,13 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
         o.problem = "CTA " + std::to_string(k) + " completed " + std::to_string(q[6]) + " of " +
                     std::to_string(cfg.iters) + " loads";
       loads += q[6];
-      for (unsigned long long j = 0; j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j)
+      for (unsigned long long j = 0; j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j) {
         o.lat.push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
+        if (cfg.pipe && cfg.timeline) {
+          o.issue.push_back(double(hl2[static_cast<size_t>(k) * 2 * b.cap + j]));
+          o.gap.push_back(double(static_cast<int32_t>(hl2[static_cast<size_t>(k) * 2 * b.cap + b.cap + j])));
+        }
+      }
       wsum += double(q[5]) / double(q[2]);
       isum += double(q[7]) / double(q[2]);
       bpc_c.push_back(double(q[6]) * bytes / double(q[2]));
@@ -1586,16 +1621,20 @@ void bench_pipe(Ctx& c) {
   for (int D : {1, 2, 3, 4, 6}) CK(cudaFuncSetAttribute(pipe_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
   RingBufs rb(n);
   CUtensorMap map = make_map(big.p, static_cast<uint64_t>(l2_rows), box_rows);
-  auto one = [&](int D, int think, int ctas, bool watch = true, bool straight = false) {
+  auto one = [&](int D, int think, int ctas, bool watch = true, bool straight = false, bool testwait = false,
+                 bool timeline = false, bool sleep = false) {
     RingCfg cfg = think_cfg(map, l2_rows, box_rows, true, think, D, ctas);
     cfg.pipe = true;
     cfg.watch = watch;
     cfg.straight = straight;
+    cfg.testwait = testwait;
+    cfg.timeline = timeline;
+    cfg.sleep = sleep;
     cfg.iters *= 4;  // the tensor four times per rep (~0.3-1 ms)
     RingOut o = run_ring(c, cfg, rb);
     const std::string name = "pipe_l2_pair16KB_s" + std::to_string(D) + "_t" + std::to_string(think) +
                              (ctas == n ? std::string() : "_ctas" + std::to_string(ctas)) + (watch ? "" : "_nowatch") +
-                             (straight ? "_straight" : "");
+                             (straight ? "_straight" : "") + (testwait ? "_testwait" : "") + (timeline ? "_tl" : "") + (sleep ? "_sleep" : "");
     if (!o.problem.empty()) {
       c.take_err();
       c.res->fail(name + "_bw", o.problem);
@@ -1605,7 +1644,7 @@ void bench_pipe(Ctx& c) {
     JObj p;
     p.str("source", "l2").num("box_bytes", box_rows * kRowBytes).num("boxes_per_stage", 2).num("stages", D)
         .num("think_cycles", think).num("ctas", ctas).num("loads_per_cta", cfg.iters).num("watcher", watch ? 1 : 0)
-        .num("straight", straight ? 1 : 0)
+        .num("straight", straight ? 1 : 0).num("testwait", testwait ? 1 : 0).num("timeline", timeline ? 1 : 0).num("sleep", sleep ? 1 : 0)
         .num("bytes_per_sm_cycle_per_sm", o.bpc_sm).num("latency_median_cycles", ls.median)
         .num("latency_p10_cycles", ls.p10).num("latency_p90_cycles", ls.p90).num("latency_mean_cycles", ls.mean)
         .num("littles_law_bytes_in_flight_per_sm", o.bpc_sm * ls.mean)
@@ -1629,7 +1668,50 @@ void bench_pipe(Ctx& c) {
                       "clock64 before the arrive.expect_tx (the landing time, with the mbarrier's wake-up), loads "
                       "[2 stages, loads - stages) of every CTA (at most 1024 per CTA) and measured rep.",
                p);
+    if (!timeline) return;
+    c.res->add(name + "_issue", G, "cycles", o.issue,
+               what + "Value: per sampled load, the producer's clock64 after its second TMA issue - its clock64 before the "
+                      "arrive.expect_tx (the arrive and the two issues).",
+               p);
+    c.res->add(name + "_release_to_issue", G, "cycles", o.gap,
+               what + "Value: per sampled load, the producer's clock64 before its arrive.expect_tx - the consumer's clock64 "
+                      "before the arrive on empty that freed the load's slot (the producer's wake-up from its empty wait; "
+                      "with straight, also the two boxes' coordinates).",
+               p);
   };
+  if (c.filter.find("pipe_sleep") != std::string::npos) {
+    // --only pipe_sleep: the consumer holds each stage asleep (__nanosleep) rather than spinning: whether a stage lands
+    // later when the consumer issues instructions meanwhile.
+    one(1, 1024, n, true, true, false, false, true);
+    one(1, 1024, 1, true, true, false, false, true);
+    for (int D : {2, 4})
+      for (int think : {768, 1024, 1536}) one(D, think, n, true, true, false, false, true);
+    one(4, 1024, 1, true, true, false, false, true);
+    return;
+  }
+  if (c.filter.find("pipe_straight") != std::string::npos) {
+    // --only pipe_straight: the grid in a mainloop's form (both boxes' coordinates before the arrive).
+    for (int D : stages)
+      for (int think : {0, 256, 512, 768, 1024, 1536}) one(D, think, n, true, true);
+    return;
+  }
+  if (c.filter.find("pipe_timeline") != std::string::npos) {
+    // --only pipe_timeline: where a warp-specialized ring's round trip goes, in a mainloop's form: the issue, the
+    // release-to-issue time and the landing, against the load (one SM, every SM; 1, 2 and 4 stages; hold times), with
+    // the waits on try_wait (CUTLASS's) and spinning on test_wait. The clock reads this takes (one more in each warp's
+    // loop) slow the consumer: these rows (_tl) are not the others' twins.
+    for (bool tw : {false, true}) {
+      one(1, 1024, 1, true, true, tw, true);
+      one(1, 1024, n, true, true, tw, true);
+      for (int think : {0, 512, 1536}) {
+        one(2, think, 1, true, true, tw, true);
+        one(2, think, n, true, true, tw, true);
+      }
+      for (int think : {512, 768, 1536}) one(4, think, n, true, true, tw, true);
+      one(4, 512, 1, true, true, tw, true);
+    }
+    return;
+  }
   if (c.filter.find("pipe_more") == std::string::npos) {
     for (int D : stages)
       for (int think : {0, 256, 512, 768, 1024, 1536}) one(D, think, n);

@@ -55,7 +55,7 @@ def decode(raw, meta):
     if len(raw) < GLOBAL_HEADER:
         raise RawError("raw buffer shorter than its 64-byte header")
     (magic, version, record_bytes, slots, warps, capacity, cta_first, tile_limit,
-     cta_hdr, warp_hdr) = struct.unpack_from("<10I", raw, 0)
+     cta_hdr, warp_hdr, kb_sample) = struct.unpack_from("<11I", raw, 0)
     if magic != RAW_MAGIC:
         raise RawError("not a probe buffer (magic 0x%08x)" % magic)
     if version != RAW_VERSION or record_bytes != 16 or cta_hdr != 64 or warp_hdr != 32:
@@ -157,7 +157,8 @@ def decode(raw, meta):
         "tensors": out_tensors,
         "smem": meta.get("smem", []),
         "probe": {"record_bytes": record_bytes, "slots": slots, "cta_first": cta_first, "capacity": capacity,
-                  "tile_limit": tile_limit, "truncated": truncated, "unwritten": unwritten_total},
+                  "tile_limit": tile_limit, "truncated": truncated, "unwritten": unwritten_total,
+                  **({"kb_sample": kb_sample} if kb_sample > 1 else {})},
         "run": {k: meta[k] for k in ("kernel_ms", "rel_err", "check_ok", "nvidia_smi", "sm_count") if k in meta},
         "ctas": ctas,
     }

@@ -291,6 +291,15 @@ HwTrace parse_checked(const std::string& text, const std::string& name) {
   t.slots = r.integer(r.need(probe, "slots", "probe"), "probe.slots", 0, kMaxTraceGrid);
   t.tile_limit = probe.contains("tile_limit") ? r.integer(probe["tile_limit"], "probe.tile_limit", 0, INT32_MAX) : 0;
   t.truncated = r.boolean(probe, "truncated", "probe.truncated");
+  // A trace that kept only every N-th k-block's records (the probe's k-block sampling) lacks the ops in between: what it
+  // says is the sampled k-blocks' intervals, not a program to replay.
+  if (probe.contains("kb_sample")) {
+    const std::int64_t n = r.integer(probe["kb_sample"], "probe.kb_sample", 0, INT32_MAX);
+    if (n > 1)
+      r.fail("probe.kb_sample", fmt::format("the probe kept the records of every {}-th k-block only: the ops in between are "
+                                            "missing, so the trace cannot be replayed or compared (analyse its intervals instead)",
+                                            n));
+  }
   if (doc.contains("run") && doc["run"].is_object() && doc["run"].contains("kernel_ms") && !doc["run"]["kernel_ms"].is_null()) {
     const json& ms = doc["run"]["kernel_ms"];
     if (!ms.is_number() || !(ms.get<double>() >= 0 && ms.get<double>() <= 1e9))

@@ -35,7 +35,8 @@
 // Raw buffer layout (little endian; version kRawVersion; traces/collect.py reads exactly this):
 //   [0, 64)  global header (written by the host):  u32 magic 'SMPB' (0x42504d53), u32 version,
 //            u32 record_bytes (16), u32 slots, u32 warps_per_cta, u32 capacity, u32 cta_first,
-//            u32 tile_limit, u32 cta_header_bytes (64), u32 warp_header_bytes (32), 24 bytes zero.
+//            u32 tile_limit, u32 cta_header_bytes (64), u32 warp_header_bytes (32), u32 kb_sample (0 or 1:
+//            every k-block; N: only the k-blocks kb % N == 0 of the SMPIPE_PROBE_KB records), 20 bytes zero.
 //   slot i at 64 + i * slot_bytes, slot_bytes = 64 + warps*32 + warps*capacity*16:
 //     CTA header (64 B):  u32 written (1), u32 block x, y, z, u32 smid, u32 nsmid, u64 clock64 start,
 //                         u64 globaltimer start (ns), 24 bytes zero.
@@ -115,6 +116,7 @@ struct Config {
   uint32_t warps_per_cta;
   uint32_t capacity;    // records per warp
   uint32_t tile_limit;  // 0: all tiles
+  uint32_t kb_sample;   // > 1: a kernel's k-block records (SMPIPE_PROBE_KB) only of every kb_sample-th k-block
 };
 
 SMPIPE_PROBE_HD size_t slot_bytes(uint32_t warps, uint32_t capacity) {
@@ -228,6 +230,12 @@ __device__ __forceinline__ void record(Warp& w, uint32_t op, uint32_t tensor, ui
   w.o += kRecordBytes;  // counts records past the capacity too (they are dropped)
 }
 
+// Whether k-block `kb`'s records are kept (Config::kb_sample): every k-block unless sampling.
+__device__ __forceinline__ bool kb_recorded(int32_t kb) {
+  const uint32_t n = g_config.kb_sample;
+  return n <= 1u || static_cast<uint32_t>(kb) % n == 0u;
+}
+
 // A tile starts; `ordinal` counts this warp's tiles from 0.  At the end of the tile window the warp stops
 // recording (until EXIT) and notes in its header where the window ended.
 __device__ __forceinline__ void tile(Warp& w, int32_t tile_index, uint32_t ordinal) {
@@ -273,7 +281,7 @@ struct HostBuffer {
 
 // Returns cudaSuccess or the first error.  slots = 0 or warps = 0 leaves recording off (buf = nullptr).
 inline cudaError_t host_setup(HostBuffer& hb, uint32_t slots, uint32_t cta_first, uint32_t warps,
-                              uint32_t capacity, uint32_t tile_limit) {
+                              uint32_t capacity, uint32_t tile_limit, uint32_t kb_sample = 1) {
   if (buffer_bytes(slots, warps, capacity) >= (size_t(1) << 32)) return cudaErrorInvalidValue;  // 32-bit offsets
   Config c{};
   c.slots = slots;
@@ -281,6 +289,7 @@ inline cudaError_t host_setup(HostBuffer& hb, uint32_t slots, uint32_t cta_first
   c.warps_per_cta = warps;
   c.capacity = capacity;
   c.tile_limit = tile_limit;
+  c.kb_sample = kb_sample;
   const size_t bytes = (slots && warps && capacity) ? buffer_bytes(slots, warps, capacity) : 0;
   if (bytes > hb.bytes) {
     if (hb.dev) cudaFree(hb.dev);
@@ -294,7 +303,7 @@ inline cudaError_t host_setup(HostBuffer& hb, uint32_t slots, uint32_t cta_first
     cudaError_t e = cudaMemset(hb.dev, 0, bytes);
     if (e != cudaSuccess) return e;
     uint32_t h[16] = {kMagic, kRawVersion, kRecordBytes, slots, warps, capacity, cta_first, tile_limit,
-                      kCtaHeaderBytes, kWarpHeaderBytes, 0, 0, 0, 0, 0, 0};
+                      kCtaHeaderBytes, kWarpHeaderBytes, kb_sample, 0, 0, 0, 0, 0};
     e = cudaMemcpy(hb.dev, h, sizeof h, cudaMemcpyHostToDevice);
     if (e != cudaSuccess) return e;
     c.buf = hb.dev;
@@ -332,6 +341,14 @@ inline void host_free(HostBuffer& hb) {
 // a tile starts: its index (recorded) and the warp's tile count so far from 0 (for the tile window)
 #define SMPIPE_PROBE_TILE(w, tile_index, ordinal) ::smpipe_probe::tile(w, (tile_index), (ordinal))
 #define SMPIPE_PROBE_FINISH(w) ::smpipe_probe::finish(w)
+// a record of k-block kb, kept only for the sampled k-blocks (Config::kb_sample) when the kernel is built with
+// SMPIPE_PROBE_KB_SAMPLING; otherwise always kept, with no branch of its own (the check costs the kernel time)
+#if SMPIPE_PROBE_KB_SAMPLING
+#define SMPIPE_PROBE_KB(kb, record) \
+  if (::smpipe_probe::kb_recorded(kb)) record
+#else
+#define SMPIPE_PROBE_KB(kb, record) record
+#endif
 
 #else  // SMPIPE_PROBE off: every macro is empty
 
@@ -341,5 +358,6 @@ inline void host_free(HostBuffer& hb) {
 #define SMPIPE_PROBE_REC_T(w, op, tensor, bar, idx, phase, bytes, iter)
 #define SMPIPE_PROBE_TILE(w, tile_index, ordinal)
 #define SMPIPE_PROBE_FINISH(w)
+#define SMPIPE_PROBE_KB(kb, record)
 
 #endif  // SMPIPE_PROBE

@@ -101,6 +101,11 @@ TEST_CASE("hardware trace reader: a valid trace reads, every broken rule is name
   json types = t;
   types["probe"]["truncated"] = "yes";  // a value of the wrong type is bad input, not an internal error
   CHECK_THAT(error_of(types), Catch::Contains("t.json: probe.truncated: expected true or false, found \"yes\""));
+  json sampled = t;  // the probe's k-block sampling: 1 is every k-block, more leaves ops out
+  sampled["probe"]["kb_sample"] = 1;
+  CHECK(error_of(sampled).empty());
+  sampled["probe"]["kb_sample"] = 8;
+  CHECK_THAT(error_of(sampled), Catch::Contains("t.json: probe.kb_sample: the probe kept the records of every 8-th k-block only"));
   json events = t;
   events["ctas"][0]["warps"][0]["events"][0] = "arrive";
   CHECK_THAT(error_of(events), Catch::Contains("an event is an array of 8 values"));

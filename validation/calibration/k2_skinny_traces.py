@@ -1,15 +1,17 @@
 #!/usr/bin/env python3
 """K2's hardware traces of the skinny shapes' 128x128x64 cooperative points with 2, 4 and 6 stages (H200, 2026-11-30,
-validation/results/h200/k2_skinny_traces: CTAs 0-3, every tile, beta 0; validation/kernels/run_k2_skinny_trace.sh)
-beside the model's run of the same point at the clock the probe measured.
+validation/results/h200/k2_skinny_traces: every k-block of CTAs 0-3, and in sampled/ every 16th k-block of CTAs 0-31;
+validation/kernels/run_k2_skinny_trace.sh) beside the model's run of the same point at the clock the probe measured.
 
-Per trace, on the GPU's recorded CTAs and on the model's CTA 0: a k-block's period (the load warp's successive B
-loads), the share of k-blocks whose first consumer warp (warp 4) was already waiting when the stage's B load was
-issued, the landing time of those stages (the B load to that warp's wait end), and the median waits of warp 4 on full
-and of the load warp on empty. The probe's records cost the recorded warps time (k2_probe_overhead.json: recording
-every tile makes these launches 25-38 % slower), so the recorded CTAs' consumers are slower than the others'.
+Per trace, over the recorded k-blocks (past the first) of the GPU's recorded CTAs and of the model's CTA 0: a k-block's
+period (the load warp's successive B loads; every k-block recorded only), the first consumer warp's (warp 4) wait on
+full (median and p90), the share of k-blocks where it waited for data (a wait over WAITED cycles: longer than its
+wake-up and the probe's record), the landing time of those stages (the B load to that wait's end), and the load warp's
+median wait on empty. The probe's records and branches cost the warps time (k2_probe_overhead.json in each folder:
+recording every k-block makes these launches 12-39 % slower, every 16th 1-33 % with the sampling build, whose probe-on
+kernel recording nothing is 15-25 % slower: the README there), so the recorded CTAs run slower than the model's.
 
-    python3 validation/calibration/k2_skinny_traces.py [SMPIPE]
+    python3 validation/calibration/k2_skinny_traces.py [SMPIPE] [--sampled]
 """
 import glob
 import gzip
@@ -27,6 +29,7 @@ import accuracy as A  # noqa: E402
 import collect  # noqa: E402
 
 TRACES = os.path.join(ROOT, "validation", "results", "h200", "k2_skinny_traces")
+WAITED = 200  # cycles: a consumer wait longer than this waited for its data
 TIMED = os.path.join(ROOT, "validation", "results", "h200", "k2_skinny_timed.json")
 
 
@@ -34,27 +37,42 @@ def med(v):
     return statistics.median(v) if v else float("nan")
 
 
-def summary(tb, waits, pwaits):
-    """tb: the B loads' times; waits: warp 4's (start, end) of its full waits, one per k-block; pwaits: the load warp's
-    empty waits' durations."""
-    land = [e - b for (s, e), b in zip(waits, tb) if s < b]
-    n = min(len(tb), len(waits))
-    return {"kblock": med([b - a for a, b in zip(tb, tb[1:])]), "waiting": len(land) / max(1, n), "landing": med(land),
-            "consumer_wait": med([e - s for s, e in waits]), "producer_wait": med(pwaits)}
+def summary(loads, waits, pwaits):
+    """loads: k-block -> its B load's time; waits: k-block -> warp 4's (start, end) of its full wait; pwaits: the load
+    warp's empty waits' durations."""
+    kbs = sorted(k for k in waits if k in loads and k > 0)
+    cw = [waits[k][1] - waits[k][0] for k in kbs]
+    land = [waits[k][1] - loads[k] for k in kbs if waits[k][1] - waits[k][0] > WAITED]
+    ordered = sorted(loads)
+    per = [loads[b] - loads[a] for a, b in zip(ordered, ordered[1:]) if b == a + 1]
+    return {"kblock": med(per), "consumer_wait": med(cw), "wait_p90": sorted(cw)[9 * len(cw) // 10] if cw else float("nan"),
+            "waited": sum(c > WAITED for c in cw) / max(1, len(cw)), "landing": med(land), "producer_wait": med(pwaits),
+            "n": len(kbs)}
 
 
 def gpu(trace):
-    tb, waits, pw = [], [], []
+    out = {"loads": {}, "waits": {}, "pw": []}
+    parts = []
     for cta in trace["ctas"]:
         warps = {w["warp"]: w["events"] for w in cta["warps"]}
         p, c = warps[0], warps[4]
-        b = [e[0] for e in p if e[1] == "tma.load" and e[7] == "B"]
-        w = [(e[0], c[i + 1][0]) for i, e in enumerate(c) if e[1] == "wait" and e[2] == "full"]
-        k = min(len(b), len(w))
-        tb += b[:k]
-        waits += w[:k]
-        pw += [p[i + 1][0] - e[0] for i, e in enumerate(p) if e[1] == "wait" and e[2] == "empty"]
-    return summary(tb, waits, pw)
+        loads = {e[6]: e[0] for e in p if e[1] == "tma.load" and e[7] == "B"}
+        waits = {e[6]: (e[0], c[i + 1][0]) for i, e in enumerate(c) if e[1] == "wait" and e[2] == "full"}
+        pw = [p[i + 1][0] - e[0] for i, e in enumerate(p) if e[1] == "wait" and e[2] == "empty" and e[6] > 0]
+        parts.append(summary(loads, waits, pw) | {"raw": (loads, waits, pw)})
+    # pooled over the CTAs: every CTA's k-blocks (their own clocks, so each CTA's intervals stand alone)
+    cw, land, per, pw, n = [], [], [], [], 0
+    for s in parts:
+        loads, waits, p = s["raw"]
+        kbs = sorted(k for k in waits if k in loads and k > 0)
+        n += len(kbs)
+        cw += [waits[k][1] - waits[k][0] for k in kbs]
+        land += [waits[k][1] - loads[k] for k in kbs if waits[k][1] - waits[k][0] > WAITED]
+        o = sorted(loads)
+        per += [loads[b] - loads[a] for a, b in zip(o, o[1:]) if b == a + 1]
+        pw += p
+    return {"kblock": med(per), "consumer_wait": med(cw), "wait_p90": sorted(cw)[9 * len(cw) // 10] if cw else float("nan"),
+            "waited": sum(c > WAITED for c in cw) / max(1, len(cw)), "landing": med(land), "producer_wait": med(pw), "n": n}
 
 
 def model(smpipe, row, clock):
@@ -73,18 +91,19 @@ def model(smpipe, row, clock):
     p, c = warp(0), warp(4)
     tb = [s[1] for s in p if s[2] == "tma.load" and s[3].startswith("tma.load B")]
     waits = [(s[0], s[1]) for s in c if s[2] == "wait: mbarrier mainloop.full"]
-    pw = [s[1] - s[0] for s in p if s[2] == "wait: mbarrier mainloop.empty"]
-    return j["time_us"], summary(tb, waits, pw)
+    pw = [s[1] - s[0] for s in p if s[2] == "wait: mbarrier mainloop.empty"][1:]
+    return j["time_us"], summary(dict(enumerate(tb)), dict(enumerate(waits)), pw)
 
 
 def main():
-    smpipe = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build", "smpipe")
+    args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    smpipe = args[0] if args else os.path.join(ROOT, "build", "smpipe")
+    folder = os.path.join(TRACES, "sampled") if "--sampled" in sys.argv else TRACES
     with open(TIMED) as f:
         timed = {(r["M"], r["N"], r["K"], r["spec"]): r for r in json.load(f)["rows"]}
-    cols = ("kblock", "waiting", "landing", "consumer_wait", "producer_wait")
-    print(f"{'trace':32s} {'MHz':>5s} | GPU (recorded CTAs): {' '.join(f'{c:>13s}' for c in cols)} | model: {'us':>6s} "
-          f"{' '.join(f'{c:>13s}' for c in cols)}")
-    for path in sorted(glob.glob(os.path.join(TRACES, "*.bin.gz"))):
+    cols = ("n", "kblock", "consumer_wait", "wait_p90", "waited", "landing", "producer_wait")
+    print(f"{'trace':18s} {'MHz':>5s} | {'':5s} {' '.join(f'{c:>13s}' for c in cols)}")
+    for path in sorted(glob.glob(os.path.join(folder, "*.bin.gz"))):
         with gzip.open(path, "rb") as f:
             raw = f.read()
         with open(path[:-len(".bin.gz")] + ".meta.json") as f:
@@ -95,12 +114,12 @@ def main():
         stages = trace["params"]["stages"]
         row = timed[(m, n, k, f"coop:128x128:s{stages}")]
         clock = trace["sm_clock_mhz"]
-        g = gpu(trace)
         us, s = model(smpipe, row, clock)
 
         def cells(d):
-            return " ".join(f"{d[c]:13.2f}" if c == "waiting" else f"{d[c]:13.0f}" for c in cols)
-        print(f"{name.split('_')[0] + ' s' + str(stages):32s} {clock:5.0f} | {'':20s} {cells(g)} | model: {us:6.1f} {cells(s)}")
+            return " ".join(f"{d[c]:13.2f}" if c == "waited" else f"{d[c]:13.0f}" for c in cols)
+        print(f"{name.split('_')[0] + ' s' + str(stages):18s} {clock:5.0f} | GPU   {cells(gpu(trace))}")
+        print(f"{'':18s} {'':5s} | model {cells(s)}   ({us:.1f} us)")
 
 
 if __name__ == "__main__":

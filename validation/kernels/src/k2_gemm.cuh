@@ -248,6 +248,9 @@ inline namespace K2_KERNEL_NS {
 #define K2P(op, bar, idx, ph, bytes, it) SMPIPE_PROBE_REC(pw, op, probe_id::bar, (idx), (ph), (bytes), (it))
 #define K2P_T(op, tensor, bar, idx, ph, bytes, it) \
   SMPIPE_PROBE_REC_T(pw, op, probe_id::tensor, probe_id::bar, (idx), (ph), (bytes), (it))
+// The mainloop's records of k-block kb: kept for the sampled k-blocks only (the probe's kb_sample; every one by default).
+#define K2PK(op, bar, idx, ph, bytes, kb) SMPIPE_PROBE_KB(kb, K2P(op, bar, idx, ph, bytes, kb))
+#define K2PK_T(op, tensor, bar, idx, ph, bytes, kb) SMPIPE_PROBE_KB(kb, K2P_T(op, tensor, bar, idx, ph, bytes, kb))
 
 template <int MI, int R>
 K2_DEVI void fence_acc(float (&d)[MI][R]) {
@@ -347,14 +350,14 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
         tile_coords(t, n_mrow, n_nblk, group, mr, nb);
         const int mb = mr * cl + int(crank);
         for (int kb = 0; kb < k_blocks; ++kb) {
-          K2P(WAIT, EMPTY, s, ph, 0, kb);
+          K2PK(WAIT, EMPTY, s, ph, 0, kb);
           mbar_wait(empty(s), ph);                       // producer_acquire
-          K2P(WAIT_END, EMPTY, s, ph, 0, kb);
-          K2P(ARRIVE_EXPECT_TX, FULL, s, ph ^ 1, C::STAGE_BYTES, kb);
+          K2PK(WAIT_END, EMPTY, s, ph, 0, kb);
+          K2PK(ARRIVE_EXPECT_TX, FULL, s, ph ^ 1, C::STAGE_BYTES, kb);
           mbar_arrive_expect_tx(full(s), C::STAGE_BYTES);  // the whole stage, peers' multicast part included
-          K2P_T(TMA_LOAD, TA, FULL, s, ph ^ 1, C::A_BYTES, kb);
+          K2PK_T(TMA_LOAD, TA, FULL, s, ph ^ 1, C::A_BYTES, kb);
           tma_load_2d(sA + s * C::A_BYTES, &tmA, kb * BK, mb * BM, full(s));
-          K2P_T(TMA_LOAD, TB, FULL, s, ph ^ 1, C::B_BYTES / cl, kb);
+          K2PK_T(TMA_LOAD, TB, FULL, s, ph ^ 1, C::B_BYTES / cl, kb);
           if (cl == 1) {
             tma_load_2d(sB + s * C::B_BYTES, &tmB, kb * BK, nb * BN, full(s));
           } else {  // this CTA's half of the shared B tile, to both CTAs
@@ -470,12 +473,12 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       // ------------------------------ mainloop ------------------------------
       int prev = -1;
       for (int kb = 0; kb < k_blocks; ++kb) {
-        K2P(WAIT, FULL, s, ph, 0, kb);
+        K2PK(WAIT, FULL, s, ph, 0, kb);
         mbar_wait(full(s), ph);
-        K2P(WAIT_END, FULL, s, ph, 0, kb);
+        K2PK(WAIT_END, FULL, s, ph, 0, kb);
         fence_acc(acc);
         // no probe branch between wgmma.fence and wgmma.commit (traces/probe.cuh): fused records around them
-        K2P(WGMMA_FENCED, NONE, s, probe_id::NO_PHASE, 0, kb);  // index = the stage whose A and B it reads
+        K2PK(WGMMA_FENCED, NONE, s, probe_id::NO_PHASE, 0, kb);  // index = the stage whose A and B it reads
         wgmma_fence();
         const uint64_t da = desc_k128(sA + s * C::A_BYTES + a_off);
         const uint64_t db = desc_k128(sB + s * C::B_BYTES);
@@ -488,13 +491,13 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
           }
         }
         wgmma_commit();
-        K2P(WGMMA_COMMIT_WAIT, NONE, 1, probe_id::NO_PHASE, 0, kb);
+        K2PK(WGMMA_COMMIT_WAIT, NONE, 1, probe_id::NO_PHASE, 0, kb);
         wgmma_wait<1>();  // the previous k-block's wgmmas are done: its stage can be released
-        K2P(WGMMA_WAIT_END, NONE, 1, probe_id::NO_PHASE, 0, kb);
+        K2PK(WGMMA_WAIT_END, NONE, 1, probe_id::NO_PHASE, 0, kb);
         fence_acc(acc);
         if (prev >= 0) {
           // phase of empty[prev] this release counts towards = the consumer phase of stage prev
-          K2P(ARRIVE, EMPTY, prev, s == 0 ? ph ^ 1u : ph, 0, kb);
+          K2PK(ARRIVE, EMPTY, prev, s == 0 ? ph ^ 1u : ph, 0, kb);
           if (cl == 1) mbar_arrive(empty(prev));
           else if (w == 0 && l < cl) mbar_arrive_cluster(mapa_shared(empty(prev), uint32_t(l)));
         }

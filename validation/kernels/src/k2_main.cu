@@ -12,7 +12,9 @@
 // A refused configuration (DelayTmaStore + ReuseSmemC with StagesC <= StagesD: a deadlock) stops the driver
 // with a message before anything runs on the GPU.  --bench-beta B: also time alpha=1, beta=B (C loaded).
 //           [--trace PREFIX] [--trace-ctas N] [--trace-first C] [--trace-tiles T] [--trace-beta B,...]
-//           [--probe-overhead FILE]
+//           [--trace-kb-sample N] [--probe-overhead FILE]
+// --trace-kb-sample N: the mainloop's records (waits, arrives, loads, wgmmas) of every N-th k-block only, so the probe
+// costs the mainloop ~1/N of its cost (a trace for interval statistics; smpipe replay refuses it).
 // --trace: runs the probe-on kernel (traces/probe.cuh, built when K2_PROBE is on) once per shape and beta,
 // recording CTAs [C, C+N) (default 0..3), the first T tiles of each (default 0: all), and writes the raw
 // buffer PREFIX_<shape>[_beta<B>].bin with its description PREFIX_<shape>[_beta<B>].meta.json
@@ -850,7 +852,7 @@ int main(int argc, char** argv) {
   bool skip_bench = false;
   float bench_beta = 0.f;  // != 0: also time alpha=1, beta=B (C loaded) against cuBLAS with the same beta
   std::string trace_prefix, overhead_path, trace_beta_arg = "0";
-  int trace_ctas = 4, trace_first = 0, trace_tiles = 0;
+  int trace_ctas = 4, trace_first = 0, trace_tiles = 0, trace_kb_sample = 1;
   bool sweep = false, reps_set = false, warm_set = false, shapes_set = false, variants_set = false;
   bool flush_l2 = false;  // --sweep --flush-l2: a cold L2 before every timed launch
   size_t flush_bytes = size_t(256) << 20, flush_stride = 16;
@@ -880,6 +882,7 @@ int main(int argc, char** argv) {
     else if (a == "--trace-ctas") trace_ctas = std::atoi(next().c_str());
     else if (a == "--trace-first") trace_first = std::atoi(next().c_str());
     else if (a == "--trace-tiles") trace_tiles = std::atoi(next().c_str());
+    else if (a == "--trace-kb-sample") trace_kb_sample = std::atoi(next().c_str());
     else if (a == "--trace-beta") trace_beta_arg = next();
     else if (a == "--probe-overhead") overhead_path = next();
     else {
@@ -959,8 +962,18 @@ int main(int argc, char** argv) {
     std::string item;
     while (std::getline(ss, item, ',')) trace_betas.push_back(std::strtof(item.c_str(), nullptr));
   }
-  if (trace_ctas < 1 || trace_first < 0 || trace_tiles < 0) {
-    std::fprintf(stderr, "bad --trace-ctas / --trace-first / --trace-tiles\n");
+  if (trace_ctas < 1 || trace_first < 0 || trace_tiles < 0 || trace_kb_sample < 1) {
+    std::fprintf(stderr, "bad --trace-ctas / --trace-first / --trace-tiles / --trace-kb-sample\n");
+    return 2;
+  }
+#if K2_WITH_PROBE
+  const bool kb_sampling = k2probe::kb_sampling();
+#else
+  const bool kb_sampling = false;
+#endif
+  if (trace_kb_sample > 1 && !kb_sampling) {
+    std::fprintf(stderr, "--trace-kb-sample %d: this k2_gemm's probe keeps every k-block (configure with "
+                         "-DK2_PROBE_KB_SAMPLING=ON)\n", trace_kb_sample);
     return 2;
   }
   // Variants (parsed and checked before anything touches the GPU: a refused configuration never runs).
@@ -1263,12 +1276,13 @@ int main(int argc, char** argv) {
             fill(A, M * K);
             fill(B, N * K);
             fill(Cm, M * N);
-            CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, cap, trace_tiles));
+            const auto kbs = static_cast<uint32_t>(trace_kb_sample);
+            CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, cap, trace_tiles, kbs));
             CK(k2probe::select(0, 0));
             for (int i = 0; i < 3; ++i) probe_launch(ta, tb);  // warm-up (recording, overwritten below)
             CK(cudaGetLastError());
             CK(cudaDeviceSynchronize());
-            CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, cap, trace_tiles));
+            CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, cap, trace_tiles, kbs));
             CK(k2probe::select(0, 0));
             poison(D, M * N);
             cudaEvent_t e0, e1;
@@ -1352,7 +1366,7 @@ int main(int argc, char** argv) {
               m << (w ? ", " : "") << "{\"warp\": " << w << ", \"role\": \"" << role << "\", \"lanes\": " << lanes << "}";
             }
             m << "],\n  \"probe\": {\"slots\": " << slots << ", \"cta_first\": " << trace_first << ", \"capacity\": " << cap
-              << ", \"tile_limit\": " << trace_tiles << "}\n}\n";
+              << ", \"tile_limit\": " << trace_tiles << ", \"kb_sample\": " << trace_kb_sample << "}\n}\n";
             const std::string ms_ = m.str();
             write_file(stem + ".meta.json", ms_.data(), ms_.size());
             std::printf("[%s] trace beta=%g: %s.bin (%zu bytes), %d CTAs, %llu records, %llu dropped, %llu unwritten, SM clock "
@@ -1366,9 +1380,10 @@ int main(int argc, char** argv) {
         if (!overhead_path.empty() && ok && slots > 0 && v.probed) {
           fill(A, M * K);
           fill(B, N * K);
-          CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, capacity_for(0), 0));
+          const auto kbs = static_cast<uint32_t>(trace_kb_sample);
+          CK(k2probe::configure(0, slots, trace_first, k2::NUM_THREADS / 32, capacity_for(0), 0, kbs));
           const bool window = trace_tiles > 0 && trace_tiles < tiles_cta_max;
-          if (window) CK(k2probe::configure(1, slots, trace_first, k2::NUM_THREADS / 32, capacity_for(trace_tiles), trace_tiles));
+          if (window) CK(k2probe::configure(1, slots, trace_first, k2::NUM_THREADS / 32, capacity_for(trace_tiles), trace_tiles, kbs));
           std::vector<Timed> fs;
           std::vector<std::string> names;
           fs.push_back({nullptr, [&] { ours(1.f, 0.f); }});

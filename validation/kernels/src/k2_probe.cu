@@ -30,6 +30,14 @@ void launch_t(const CUtensorMap& a, const CUtensorMap& b, const CUtensorMap& c, 
 #define K2_PROBE_INSTANCES(X) \
   X(256, 4, false) X(128, 6, false) X(256, 2, false) X(128, 2, false) X(128, 4, false) X(128, 4, true) X(128, 6, true)
 
+bool kb_sampling() {
+#if SMPIPE_PROBE_KB_SAMPLING
+  return true;
+#else
+  return false;
+#endif
+}
+
 bool has(int bn, int stages, bool pp) {
 #define K2_HAS(BN, ST, PP) \
   if (bn == BN && stages == ST && pp == PP) return true;
@@ -57,13 +65,13 @@ void launch(int bn, int stages, bool pp, const CUtensorMap& a, const CUtensorMap
 }
 
 cudaError_t configure(int set, uint32_t slots, uint32_t cta_first, uint32_t warps, uint32_t capacity,
-                      uint32_t tile_limit) {
+                      uint32_t tile_limit, uint32_t kb_sample) {
   if (!g_pinned) {
     cudaError_t e = cudaMallocHost(&g_pinned, 3 * sizeof(smpipe_probe::Config));
     if (e != cudaSuccess) return e;
     g_pinned[2] = smpipe_probe::Config{};
   }
-  cudaError_t e = smpipe_probe::host_setup(g_buf[set], slots, cta_first, warps, capacity, tile_limit);
+  cudaError_t e = smpipe_probe::host_setup(g_buf[set], slots, cta_first, warps, capacity, tile_limit, kb_sample);
   if (e != cudaSuccess) return e;
   g_pinned[set] = g_buf[set].cfg;
   return cudaSuccess;

@@ -13,6 +13,8 @@
 
 namespace k2probe {
 
+// Whether the probe-on build keeps k-block sampling (K2_PROBE_KB_SAMPLING; --trace-kb-sample N > 1 needs it).
+bool kb_sampling();
 // Whether the probe-on build has an instance of this tile width, stage count and schedule (pp: pingpong).
 bool has(int bn, int stages, bool pp);
 // Sets the dynamic shared-memory limit of the probe-on kernel of this variant.
@@ -24,7 +26,7 @@ void launch(int bn, int stages, bool pp, const CUtensorMap& a, const CUtensorMap
 // (or at none: -1) with a stream-ordered copy, so configurations alternate between launches without a
 // host synchronisation.
 cudaError_t configure(int set, uint32_t slots, uint32_t cta_first, uint32_t warps, uint32_t capacity,
-                      uint32_t tile_limit);
+                      uint32_t tile_limit, uint32_t kb_sample = 1);
 cudaError_t select(int set, cudaStream_t st);
 cudaError_t read(int set, std::vector<unsigned char>& out);  // the raw buffer (traces/probe.cuh layout)
 void release();

@@ -344,8 +344,10 @@ inline void host_free(HostBuffer& hb) {
 // a record of k-block kb, kept only for the sampled k-blocks (Config::kb_sample) when the kernel is built with
 // SMPIPE_PROBE_KB_SAMPLING; otherwise always kept, with no branch of its own (the check costs the kernel time)
 #if SMPIPE_PROBE_KB_SAMPLING
-#define SMPIPE_PROBE_KB(kb, record) \
-  if (::smpipe_probe::kb_recorded(kb)) record
+#define SMPIPE_PROBE_KB(kb, record)           \
+  do {                                        \
+    if (::smpipe_probe::kb_recorded(kb)) record; \
+  } while (0)
 #else
 #define SMPIPE_PROBE_KB(kb, record) record
 #endif

@@ -204,7 +204,8 @@ def pipe_consumer(r):
     gpu = [32768 * m["params"]["ctas"] * m["params"]["sm_clock_ghz_used"] / m["median"] - m["params"]["think_cycles"]
            for name, m in PIPE.items()
            if name.endswith("_bw") and m["params"]["ctas"] == 132 and m["params"]["think_cycles"] >= 1024
-           and m["params"]["consumer_wait_fraction"] < 0.1]
+           and m["params"]["consumer_wait_fraction"] < 0.1 and m["params"].get("sleep", 0) == 0
+           and m["params"].get("timeline", 0) == 0 and m["params"].get("watcher", 1) == 1]
     if not gpu:
         raise RunError("pipe: no consumer-bound rows in pipe.json")
     own = pipe_stage_cycles(r, pipe_defs(2, 1536, 132, 0)) - 1536

@@ -89,9 +89,13 @@ def model(smpipe, row, clock):
         return sorted((round(e["ts"] * clock), round((e["ts"] + e["dur"]) * clock), e["name"], e.get("args", {}).get("op", ""))
                       for e in events if e.get("ph") == "X" and e.get("pid") == 0 and e.get("tid") == tid)
     p, c = warp(0), warp(4)
+    # Every k-block's ops, whether a wait blocked (its slice named after the barrier) or not (named "wait"): by the op.
     tb = [s[1] for s in p if s[2] == "tma.load" and s[3].startswith("tma.load B")]
-    waits = [(s[0], s[1]) for s in c if s[2] == "wait: mbarrier mainloop.full"]
-    pw = [s[1] - s[0] for s in p if s[2] == "wait: mbarrier mainloop.empty"][1:]
+    waits = [(s[0], s[1]) for s in c if s[3].startswith("consumer_wait mainloop") and s[2].startswith("wait")]
+    acquires = [s[1] - s[0] for s in p if s[3].startswith("producer_acquire mainloop") and s[2].startswith("wait")]
+    if len(waits) != len(tb) or len(acquires) != len(tb):
+        raise SystemExit(f"model trace: {len(tb)} B loads, {len(waits)} full waits, {len(acquires)} empty waits")
+    pw = acquires[1:]
     return j["time_us"], summary(dict(enumerate(tb)), dict(enumerate(waits)), pw)
 
 

@@ -249,6 +249,8 @@ inline namespace K2_KERNEL_NS {
 #define K2P_T(op, tensor, bar, idx, ph, bytes, it) \
   SMPIPE_PROBE_REC_T(pw, op, probe_id::tensor, probe_id::bar, (idx), (ph), (bytes), (it))
 // The mainloop's records of k-block kb: kept for the sampled k-blocks only (the probe's kb_sample; every one by default).
+// (A consumer's release recorded at k-block kb is of k-block kb - 1's stage: a sampled trace keeps the release of the
+// k-block before each sampled one.)
 #define K2PK(op, bar, idx, ph, bytes, kb) SMPIPE_PROBE_KB(kb, K2P(op, bar, idx, ph, bytes, kb))
 #define K2PK_T(op, tensor, bar, idx, ph, bytes, kb) SMPIPE_PROBE_KB(kb, K2P_T(op, tensor, bar, idx, ph, bytes, kb))
 

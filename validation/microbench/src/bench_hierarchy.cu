@@ -270,8 +270,9 @@ __global__ void __launch_bounds__(96, 1) k_stage_pipe(const __grid_constant__ CU
         const unsigned long long t = clk();
         if (sampled(i)) iss_s[i - a.lat_from] = static_cast<uint32_t>(t);
         int x = 0;
+        const int y = box_origin(a, bidx, x);  // (before the call: its x is an argument too)
         mbar_arrive_expect_tx(fb, a.bytes);
-        tma_load_2d(dst, &map, x, box_origin(a, bidx, x), fb);
+        tma_load_2d(dst, &map, x, y, fb);
         if (a.pair) second_box(a, map, dst, fb, bidx, st, nb);
         if (a.lat2 != nullptr && sampled(i)) issue_s[i - a.lat_from] = static_cast<uint16_t>(clk() - t);
       }

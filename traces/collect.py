@@ -21,6 +21,7 @@ FORMAT = "smpipe-hwtrace"
 VERSION = 1
 RAW_MAGIC = 0x42504D53  # "SMPB"
 RAW_VERSION = 1
+RAW_VERSION_SAMPLED = 2  # the same layout, its k-blocks sampled (probe.cuh kRawVersionSampled; word 10: kb_sample)
 GLOBAL_HEADER = 64
 
 # Op tags of traces/probe.cuh (enum Op), by value.
@@ -58,7 +59,7 @@ def decode(raw, meta):
      cta_hdr, warp_hdr, kb_sample) = struct.unpack_from("<11I", raw, 0)
     if magic != RAW_MAGIC:
         raise RawError("not a probe buffer (magic 0x%08x)" % magic)
-    if version != RAW_VERSION or record_bytes != 16 or cta_hdr != 64 or warp_hdr != 32:
+    if version not in (RAW_VERSION, RAW_VERSION_SAMPLED) or record_bytes != 16 or cta_hdr != 64 or warp_hdr != 32:
         raise RawError("raw layout version %d (record %d B, headers %d/%d B) is not the one this collector reads"
                        % (version, record_bytes, cta_hdr, warp_hdr))
     slot_bytes = cta_hdr + warps * warp_hdr + warps * capacity * record_bytes
@@ -305,6 +306,19 @@ def self_test():
             write_trace(tr, f)
         with open(p) as f:
             assert json.load(f) == json.loads(json.dumps(tr))
+    # a sampled buffer (version 2, every 16th k-block): the same events, the sampling in probe.kb_sample
+    sampled = bytearray(raw)
+    struct.pack_into("<I", sampled, 4, RAW_VERSION_SAMPLED)
+    struct.pack_into("<I", sampled, 40, 16)
+    ts = decode(bytes(sampled), meta)
+    assert ts["probe"]["kb_sample"] == 16 and "kb_sample" not in tr["probe"] and ts["ctas"] == tr["ctas"]
+    bad = bytearray(raw)
+    struct.pack_into("<I", bad, 4, 3)
+    try:
+        decode(bytes(bad), meta)
+        raise AssertionError("unknown version accepted")
+    except RawError:
+        pass
     bad = bytearray(raw)
     struct.pack_into("<I", bad, 0, 0)
     try:

@@ -33,7 +33,7 @@
 // predicated stores (+7 % recording nothing), running K2's single-thread roles on their whole warp.
 //
 // Raw buffer layout (little endian; version kRawVersion; traces/collect.py reads exactly this):
-//   [0, 64)  global header (written by the host):  u32 magic 'SMPB' (0x42504d53), u32 version,
+//   [0, 64)  global header (written by the host):  u32 magic 'SMPB' (0x42504d53), u32 version (2 when sampled),
 //            u32 record_bytes (16), u32 slots, u32 warps_per_cta, u32 capacity, u32 cta_first,
 //            u32 tile_limit, u32 cta_header_bytes (64), u32 warp_header_bytes (32), u32 kb_sample (0 or 1:
 //            every k-block; N: only the k-blocks kb % N == 0 of the SMPIPE_PROBE_KB records), 20 bytes zero.
@@ -69,6 +69,9 @@ namespace smpipe_probe {
 
 constexpr uint32_t kMagic = 0x42504d53u;  // "SMPB"
 constexpr uint32_t kRawVersion = 1;
+// A buffer whose k-blocks are sampled (kb_sample > 1) says version 2, so that a collector that does not know the
+// sampling word refuses it rather than reading it as a whole trace.
+constexpr uint32_t kRawVersionSampled = 2;
 constexpr uint32_t kRecordBytes = 16, kGlobalHeaderBytes = 64, kCtaHeaderBytes = 64, kWarpHeaderBytes = 32;
 constexpr uint32_t kNone = 0xFFu;  // no barrier / no index
 constexpr uint32_t kNoPhase = 3u;
@@ -302,7 +305,7 @@ inline cudaError_t host_setup(HostBuffer& hb, uint32_t slots, uint32_t cta_first
   if (bytes) {
     cudaError_t e = cudaMemset(hb.dev, 0, bytes);
     if (e != cudaSuccess) return e;
-    uint32_t h[16] = {kMagic, kRawVersion, kRecordBytes, slots, warps, capacity, cta_first, tile_limit,
+    uint32_t h[16] = {kMagic, kb_sample > 1 ? kRawVersionSampled : kRawVersion, kRecordBytes, slots, warps, capacity, cta_first, tile_limit,
                       kCtaHeaderBytes, kWarpHeaderBytes, kb_sample, 0, 0, 0, 0, 0};
     e = cudaMemcpy(hb.dev, h, sizeof h, cudaMemcpyHostToDevice);
     if (e != cudaSuccess) return e;

@@ -844,9 +844,16 @@ def markdown(data):
               f'  {skinny_range(data["points"], "coop 128x128x64 s4 g8")}), where the GPU runs 6 stages 10-25 % faster; with fewer',
               "  stages the GPU's ring is latency-bound before the model's is (cooperative 128x128 with 3 stages:",
               f'  {config_signed(data["points"], "coop 128x128x64 s3 g8"):+.1f} % on average at the measured clock).',
+              "  K2's traces of the skinny shapes with the probe's k-block sampling (validation/kernels/README.md, \"Skinny",
+              "  and tall shapes\") show it at 4 stages: the GPU's first consumer warp waits for data in 89-90 % of the",
+              "  k-blocks (median ~500 cycles), at 6 stages in 57-58 % (~270-290), while the model's 4- and 6-stage rings both",
+              "  wait ~320-375 cycles on its L2 queue. A fixed longer load latency does not reproduce it (it slows the",
+              "  skinny 2-stage points, already 5-9 % slow; `validation/calibration/latency_sensitivity.py`); one growing with the",
+              "  L2's load before it saturates, as the `pipe` microbenchmarks show (validation/microbench/README.md), might:",
+              "  not built yet.",
               "  The wgmmas' rate is not what the shared memory limits: two warpgroups' wgmmas keep it while TMA loads or a",
               "  warp's st.shared write the same shared memory (`validation/results/h100/smem_port.json`,",
-              "  validation/microbench/README.md); the GPU runs these points bound by its L2 (below).",
+              "  validation/microbench/README.md); the GPU runs the 6-stage points bound by its L2 (below).",
               ]
     lines += cutlass_markdown(data["cutlass"])
     lines += k1_markdown(data["k1"])

@@ -312,20 +312,14 @@ def self_test():
     struct.pack_into("<I", sampled, 40, 16)
     ts = decode(bytes(sampled), meta)
     assert ts["probe"]["kb_sample"] == 16 and "kb_sample" not in tr["probe"] and ts["ctas"] == tr["ctas"]
-    bad = bytearray(raw)
-    struct.pack_into("<I", bad, 4, 3)
-    try:
-        decode(bytes(bad), meta)
-        raise AssertionError("unknown version accepted")
-    except RawError:
-        pass
-    bad = bytearray(raw)
-    struct.pack_into("<I", bad, 0, 0)
-    try:
-        decode(bytes(bad), meta)
-        raise AssertionError("bad magic accepted")
-    except RawError:
-        pass
+    for offset, value, what in ((4, 3, "unknown version"), (0, 0, "bad magic")):
+        bad = bytearray(raw)
+        struct.pack_into("<I", bad, offset, value)
+        try:
+            decode(bytes(bad), meta)
+            raise AssertionError(what + " accepted")
+        except RawError:
+            pass
     print("collect.py self-test passed")
 
 

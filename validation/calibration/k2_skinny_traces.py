@@ -37,42 +37,31 @@ def med(v):
     return statistics.median(v) if v else float("nan")
 
 
-def summary(loads, waits, pwaits):
-    """loads: k-block -> its B load's time; waits: k-block -> warp 4's (start, end) of its full wait; pwaits: the load
-    warp's empty waits' durations."""
-    kbs = sorted(k for k in waits if k in loads and k > 0)
-    cw = [waits[k][1] - waits[k][0] for k in kbs]
-    land = [waits[k][1] - loads[k] for k in kbs if waits[k][1] - waits[k][0] > WAITED]
-    ordered = sorted(loads)
-    per = [loads[b] - loads[a] for a, b in zip(ordered, ordered[1:]) if b == a + 1]
-    return {"kblock": med(per), "consumer_wait": med(cw), "wait_p90": sorted(cw)[9 * len(cw) // 10] if cw else float("nan"),
-            "waited": sum(c > WAITED for c in cw) / max(1, len(cw)), "landing": med(land), "producer_wait": med(pwaits),
-            "n": len(kbs)}
-
-
-def gpu(trace):
-    out = {"loads": {}, "waits": {}, "pw": []}
-    parts = []
-    for cta in trace["ctas"]:
-        warps = {w["warp"]: w["events"] for w in cta["warps"]}
-        p, c = warps[0], warps[4]
-        loads = {e[6]: e[0] for e in p if e[1] == "tma.load" and e[7] == "B"}
-        waits = {e[6]: (e[0], c[i + 1][0]) for i, e in enumerate(c) if e[1] == "wait" and e[2] == "full"}
-        pw = [p[i + 1][0] - e[0] for i, e in enumerate(p) if e[1] == "wait" and e[2] == "empty" and e[6] > 0]
-        parts.append(summary(loads, waits, pw) | {"raw": (loads, waits, pw)})
-    # pooled over the CTAs: every CTA's k-blocks (their own clocks, so each CTA's intervals stand alone)
-    cw, land, per, pw, n = [], [], [], [], 0
-    for s in parts:
-        loads, waits, p = s["raw"]
+def summary(ctas, pwaits):
+    """ctas: per CTA (each on its own clock), (loads, waits): k-block -> its B load's time, and k-block -> warp 4's
+    (start, end) of its full wait; pwaits: the load warp's empty waits' durations. Pooled over the CTAs."""
+    cw, land, per, n = [], [], [], 0
+    for loads, waits in ctas:
         kbs = sorted(k for k in waits if k in loads and k > 0)
         n += len(kbs)
         cw += [waits[k][1] - waits[k][0] for k in kbs]
         land += [waits[k][1] - loads[k] for k in kbs if waits[k][1] - waits[k][0] > WAITED]
-        o = sorted(loads)
-        per += [loads[b] - loads[a] for a, b in zip(o, o[1:]) if b == a + 1]
-        pw += p
+        ordered = sorted(loads)
+        per += [loads[b] - loads[a] for a, b in zip(ordered, ordered[1:]) if b == a + 1]
     return {"kblock": med(per), "consumer_wait": med(cw), "wait_p90": sorted(cw)[9 * len(cw) // 10] if cw else float("nan"),
-            "waited": sum(c > WAITED for c in cw) / max(1, len(cw)), "landing": med(land), "producer_wait": med(pw), "n": n}
+            "waited": sum(c > WAITED for c in cw) / max(1, len(cw)), "landing": med(land), "producer_wait": med(pwaits),
+            "n": n}
+
+
+def gpu(trace):
+    ctas, pw = [], []
+    for cta in trace["ctas"]:
+        warps = {w["warp"]: w["events"] for w in cta["warps"]}
+        p, c = warps[0], warps[4]
+        ctas.append(({e[6]: e[0] for e in p if e[1] == "tma.load" and e[7] == "B"},
+                     {e[6]: (e[0], c[i + 1][0]) for i, e in enumerate(c) if e[1] == "wait" and e[2] == "full"}))
+        pw += [p[i + 1][0] - e[0] for i, e in enumerate(p) if e[1] == "wait" and e[2] == "empty" and e[6] > 0]
+    return summary(ctas, pw)
 
 
 def model(smpipe, row, clock):
@@ -96,7 +85,7 @@ def model(smpipe, row, clock):
     if len(waits) != len(tb) or len(acquires) != len(tb):
         raise SystemExit(f"model trace: {len(tb)} B loads, {len(waits)} full waits, {len(acquires)} empty waits")
     pw = acquires[1:]
-    return j["time_us"], summary(dict(enumerate(tb)), dict(enumerate(waits)), pw)
+    return j["time_us"], summary([(dict(enumerate(tb)), dict(enumerate(waits)))], pw)
 
 
 def main():

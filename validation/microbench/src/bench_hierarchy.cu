@@ -1622,8 +1622,11 @@ void bench_pipe(Ctx& c) {
   for (int D : {1, 2, 3, 4, 6}) CK(cudaFuncSetAttribute(pipe_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
   RingBufs rb(n);
   CUtensorMap map = make_map(big.p, static_cast<uint64_t>(l2_rows), box_rows);
-  auto one = [&](int D, int think, int ctas, bool watch = true, bool straight = false, bool testwait = false,
-                 bool timeline = false, bool sleep = false) {
+  // The variants (bits of `mode`), each a suffix of the measurement's name.
+  enum : unsigned { kNoWatch = 1, kStraight = 2, kTestWait = 4, kTimeline = 8, kSleep = 16 };
+  auto one = [&](int D, int think, int ctas, unsigned mode = 0) {
+    const bool watch = !(mode & kNoWatch), straight = mode & kStraight, testwait = mode & kTestWait,
+               timeline = mode & kTimeline, sleep = mode & kSleep;
     RingCfg cfg = think_cfg(map, l2_rows, box_rows, true, think, D, ctas);
     cfg.pipe = true;
     cfg.watch = watch;
@@ -1683,17 +1686,17 @@ void bench_pipe(Ctx& c) {
   if (c.filter.find("pipe_sleep") != std::string::npos) {
     // --only pipe_sleep: the consumer holds each stage asleep (__nanosleep) rather than spinning: whether a stage lands
     // later when the consumer issues instructions meanwhile.
-    one(1, 1024, n, true, true, false, false, true);
-    one(1, 1024, 1, true, true, false, false, true);
+    one(1, 1024, n, kStraight | kSleep);
+    one(1, 1024, 1, kStraight | kSleep);
     for (int D : {2, 4})
-      for (int think : {768, 1024, 1536}) one(D, think, n, true, true, false, false, true);
-    one(4, 1024, 1, true, true, false, false, true);
+      for (int think : {768, 1024, 1536}) one(D, think, n, kStraight | kSleep);
+    one(4, 1024, 1, kStraight | kSleep);
     return;
   }
   if (c.filter.find("pipe_straight") != std::string::npos) {
     // --only pipe_straight: the grid in a mainloop's form (both boxes' coordinates before the arrive).
     for (int D : stages)
-      for (int think : {0, 256, 512, 768, 1024, 1536}) one(D, think, n, true, true);
+      for (int think : {0, 256, 512, 768, 1024, 1536}) one(D, think, n, kStraight);
     return;
   }
   if (c.filter.find("pipe_timeline") != std::string::npos) {
@@ -1701,15 +1704,15 @@ void bench_pipe(Ctx& c) {
     // release-to-issue time and the landing, against the load (one SM, every SM; 1, 2 and 4 stages; hold times), with
     // the waits on try_wait (CUTLASS's) and spinning on test_wait. The clock reads this takes (one more in each warp's
     // loop) slow the consumer: these rows (_tl) are not the others' twins.
-    for (bool tw : {false, true}) {
-      one(1, 1024, 1, true, true, tw, true);
-      one(1, 1024, n, true, true, tw, true);
+    for (unsigned tw : {0u, unsigned(kTestWait)}) {
+      one(1, 1024, 1, kStraight | kTimeline | tw);
+      one(1, 1024, n, kStraight | kTimeline | tw);
       for (int think : {0, 512, 1536}) {
-        one(2, think, 1, true, true, tw, true);
-        one(2, think, n, true, true, tw, true);
+        one(2, think, 1, kStraight | kTimeline | tw);
+        one(2, think, n, kStraight | kTimeline | tw);
       }
-      for (int think : {512, 768, 1536}) one(4, think, n, true, true, tw, true);
-      one(4, 512, 1, true, true, tw, true);
+      for (int think : {512, 768, 1536}) one(4, think, n, kStraight | kTimeline | tw);
+      one(4, 512, 1, kStraight | kTimeline | tw);
     }
     return;
   }
@@ -1727,15 +1730,15 @@ void bench_pipe(Ctx& c) {
   // (straight); and the GEMM-like rows in that form.
   for (int ctas : {1, n}) {
     one(1, 1024, ctas);
-    one(1, 1024, ctas, false);
-    one(1, 1024, ctas, true, true);
-    one(1, 1024, ctas, false, true);
+    one(1, 1024, ctas, kNoWatch);
+    one(1, 1024, ctas, kStraight);
+    one(1, 1024, ctas, kNoWatch | kStraight);
   }
-  one(2, 512, 1, false);
-  one(2, 512, 1, true, true);
-  one(4, 512, 1, true, true);
+  one(2, 512, 1, kNoWatch);
+  one(2, 512, 1, kStraight);
+  one(4, 512, 1, kStraight);
   for (int D : {2, 4})
-    for (int think : {0, 512, 768, 1536}) one(D, think, n, true, true);
+    for (int think : {0, 512, 768, 1536}) one(D, think, n, kStraight);
 }
 
 // Group "gpc": the GPCs. A cluster's CTAs run on the SMs of one GPC (CUDA Programming Guide, thread block clusters),

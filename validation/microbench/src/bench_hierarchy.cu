@@ -67,7 +67,18 @@ struct RingArgs {
   const long long* delay_ns;      // per CTA, or nullptr: start this long after a common %globaltimer instant
   unsigned long long* t0;         // that instant (0 before the launch: the first CTA sets it)
   unsigned long long* rec;        // [cta][kRecW]: g0, g1, cycles, smid, nlat, wait cycles, loads done, issue cycles
+  int probe_ctas;                 // k_ring: CTAs [0, probe_ctas) are probes (probe_loop), the others the load
+  int probe_think;                // cycles a probe spins between its loads
+  unsigned* stop;                 // set by the first load CTA to finish: the probes stop then
+  const int* role;                // k_ring, or nullptr: per CTA 0 idle (returns at once), 1 load, 2 probe
+  int jitter;                     // k_ring: 1: each think time is drawn uniformly from [think/2, 3 think/2) (per-CTA LCG)
 };
+
+// A ring CTA's part: a.role's entry for it, else probe for the first a.probe_ctas and load for the rest.
+__device__ __host__ inline int ring_role(const int* role, int probe_ctas, int cta) {
+  return role != nullptr ? role[cta] : cta < probe_ctas ? 2 : 1;
+}
+
 
 // Thread 0 of each CTA: issue D loads (slot s: t_iss[s] = clock64; arrive.expect_tx(bytes); TMA 2D box load
 // completing on bar[s]), then for every load in issue order: wait bar[s] (bounded try_wait loop), latency =
@@ -95,6 +106,36 @@ __device__ __forceinline__ void second_box(const RingArgs& a, const CUtensorMap&
   tma_load_2d(dst + static_cast<uint32_t>(a.bytes / 2), &map, x, y, fb);
 }
 
+// Group "loadlat": a probe CTA keeps one load (two boxes on one barrier when pair) in flight at a time while the other
+// CTAs load the L2 or HBM: t = clock64; arrive.expect_tx; the loads; wait; latency = clock64 - t; spin probe_think; again,
+// until the first load CTA is done (a.stop) or kLatCap samples. Its first 8 samples are not kept (TLB, warm-up). The
+// probe's code is the same in every row, so what a row adds to the unloaded row is what the load adds to a landing.
+__device__ void probe_loop(const CUtensorMap& map, const RingArgs& a, uint32_t bar, uint32_t dst, uint32_t* lat_s,
+                           unsigned* err, int& nlat, int& done) {
+  const unsigned who = blockIdx.x;
+  const long long nb = a.nboxes, st = a.stride[who];
+  long long bidx = a.start[who] % nb;
+  uint32_t ph = 0;
+  for (int i = 0; nlat < kLatCap; ++i) {
+    if (i % 4 == 0 && *reinterpret_cast<volatile unsigned*>(a.stop) != 0u) break;
+    int x = 0;
+    const int y = box_origin(a, bidx, x);
+    const unsigned long long t = clk();
+    mbar_arrive_expect_tx(bar, a.bytes);
+    tma_load_2d(dst, &map, x, y, bar);
+    if (a.pair) second_box(a, map, dst, bar, bidx, st, nb);
+    if (!mbar_wait<WAIT_TRY>(bar, ph, err)) break;
+    const unsigned long long t1 = clk();
+    ph ^= 1u;
+    ++done;
+    if (i >= 8) lat_s[nlat++] = static_cast<uint32_t>(t1 - t);
+    bidx += st;
+    if (bidx >= nb) bidx -= nb;
+    while (clk() - t1 < static_cast<unsigned long long>(a.probe_think)) {
+    }
+  }
+}
+
 template <int D>
 __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensorMap map, const RingArgs a,
                                                 unsigned* err) {
@@ -116,11 +157,26 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
   }
   fence_mbar_init();
   prefetch_tmap(&map);
+  const int role = ring_role(a.role, a.probe_ctas, static_cast<int>(blockIdx.x));
+  if (role == 0) {
+    report_ring({0ull, 0ull, 1ull, 0ull, 0ull, 0, 0, 0u}, lat_s, a.lat + static_cast<size_t>(blockIdx.x) * kLatCap,
+                a.rec + static_cast<size_t>(blockIdx.x) * kRecW, err);
+    return;
+  }
+  if (role == 2) {
+    int nlat = 0, done = 0;
+    const unsigned long long g0 = gtime(), c0 = clk();
+    probe_loop(map, a, bar0, dst[0], lat_s, err, nlat, done);
+    const unsigned long long c1 = clk(), g1 = gtime();
+    report_ring({g0, g1, c1 - c0, 0ull, 0ull, nlat, done, 0u}, lat_s, a.lat + static_cast<size_t>(blockIdx.x) * kLatCap,
+                a.rec + static_cast<size_t>(blockIdx.x) * kRecW, err);
+    return;
+  }
   const unsigned who = a.by_sm ? smid() : blockIdx.x;
   const long long nb = a.nboxes, st = a.stride[who];
   long long bidx = a.start[who] % nb;
   int nlat = 0, done = 0, issued = 0, chk = a.check_every;
-  unsigned bad = 0;
+  unsigned bad = 0, lcg = 12345u + 7919u * blockIdx.x;
   unsigned long long wait_cyc = 0, issue_cyc = 0;
   if (a.delay_ns != nullptr) {
     // A common start 20 us after the first CTA arrives (all CTAs are resident by then), plus this CTA's delay.
@@ -166,9 +222,15 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
         if (ok) {
           ++done;
           wait_cyc += t - tw;
-          if (a.think)
-            while (clk() - t < static_cast<unsigned long long>(a.think)) {
+          if (a.think) {
+            unsigned long long th = static_cast<unsigned long long>(a.think);
+            if (a.jitter) {
+              lcg = lcg * 1664525u + 1013904223u;
+              th = th / 2 + (th * (lcg >> 16)) / 65536u;
             }
+            while (clk() - t < th) {
+            }
+          }
           if (i >= a.lat_from && i < a.lat_to && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(t - t_iss[s]);
           if (chk && --chk == 0) {
             chk = a.check_every;
@@ -202,6 +264,7 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
     ph ^= 1u;
   }
   const unsigned long long c1 = clk(), g1 = gtime();
+  if (a.probe_ctas > 0 || a.role != nullptr) atomicExch(a.stop, 1u);
   report_ring({g0, g1, c1 - c0, wait_cyc, issue_cyc, nlat, done, bad}, lat_s, a.lat + static_cast<size_t>(blockIdx.x) * kLatCap,
               a.rec + static_cast<size_t>(blockIdx.x) * kRecW, err);
 }
@@ -358,11 +421,13 @@ struct RingBufs {
   DevBuf<long long> start, stride, delay;
   DevBuf<uint32_t> lat, lat2;
   DevBuf<unsigned long long> rec, t0;
+  DevBuf<unsigned> stop;
+  DevBuf<int> role;
   int cap;
   int entries;  // of start, stride, delay: CTAs, or SM ids (%smid < 1024 on Hopper's largest parts)
   explicit RingBufs(int ncta)
       : start(std::max(ncta, kSmIds)), stride(std::max(ncta, kSmIds)), delay(std::max(ncta, kSmIds)),
-        lat(static_cast<size_t>(ncta) * kLatCap), lat2(static_cast<size_t>(ncta) * 2 * kLatCap), rec(ncta * kRecW), t0(1), cap(kLatCap), entries(std::max(ncta, kSmIds)) {}
+        lat(static_cast<size_t>(ncta) * kLatCap), lat2(static_cast<size_t>(ncta) * 2 * kLatCap), rec(ncta * kRecW), t0(1), stop(1), role(std::max(ncta, kSmIds)), cap(kLatCap), entries(std::max(ncta, kSmIds)) {}
   static constexpr int kSmIds = 1024;
 };
 
@@ -389,6 +454,10 @@ struct RingCfg {
   bool testwait = false;                 // RingArgs::testwait
   bool timeline = false;                 // k_stage_pipe: record the issue and release-to-issue times (RingArgs::lat2)
   bool sleep = false;                    // RingArgs::sleep
+  int probe_ctas = 0;                    // RingArgs::probe_ctas: the first CTAs probe; latency samples are theirs, the
+  int probe_think = 0;                   // bandwidth the other CTAs'
+  std::vector<int> role;                 // RingArgs::role (empty: by probe_ctas)
+  bool jitter = false;                   // RingArgs::jitter
 };
 
 // The fields every ring sets: its tensor map and boxes, D loads in flight, ncta CTAs over nboxes boxes, the L2 flushed
@@ -408,6 +477,7 @@ RingCfg ring_cfg(const CUtensorMap& map, int box_rows, int D, int ncta, long lon
 struct RingOut {
   std::vector<double> gbs, lat;           // per rep; per sampled load (all measured reps)
   std::vector<double> issue, gap;         // k_stage_pipe, per sampled load: issue cycles, release-to-issue cycles
+  std::vector<double> load_lat;           // with probes: the load CTAs' latency samples (lat: the probes')
   double bpc_sm = NAN;                    // median over reps: bytes per SM-cycle per SM (GB/s / (clk * ctas))
   double bpc_sm_clock64 = NAN;            // median over CTAs and reps: CTA bytes / CTA clock64 cycles
   double wait_frac = NAN;                 // mean fraction of the loop spent in the barrier wait
@@ -444,6 +514,16 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.lat = b.lat.p;
   a.rec = b.rec.p;
   a.by_sm = cfg.by_sm;
+  a.probe_ctas = cfg.probe_ctas;
+  a.probe_think = cfg.probe_think;
+  a.stop = b.stop.p;
+  a.jitter = cfg.jitter ? 1 : 0;
+  a.role = nullptr;
+  if (!cfg.role.empty()) {
+    if (cfg.role.size() != static_cast<size_t>(cfg.ncta)) throw std::runtime_error("run_ring: a role per CTA");
+    CK(cudaMemcpy(b.role.p, cfg.role.data(), cfg.role.size() * sizeof(int), cudaMemcpyHostToDevice));
+    a.role = b.role.p;
+  }
   const size_t entries = cfg.start.size();  // ncta, or one per SM id with by_sm
   if (entries != cfg.stride.size() || entries > static_cast<size_t>(b.entries) || (!cfg.by_sm && entries != static_cast<size_t>(cfg.ncta)) ||
       (!cfg.delay_ns.empty() && cfg.delay_ns.size() != entries))
@@ -461,6 +541,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   for (int r = 0; r <= reps; ++r) {
     if (cfg.flush) flush_l2(c);
     if (a.delay_ns != nullptr) CK(cudaMemset(b.t0.p, 0, sizeof(unsigned long long)));
+    CK(cudaMemset(b.stop.p, 0, sizeof(unsigned)));
     if (cfg.pipe) {
       if (cfg.cluster > 1) throw std::runtime_error("run_ring: the pipe kernel runs without clusters");
       pipe_kernel(cfg.D)<<<cfg.ncta, 96, kRingDyn>>>(*cfg.map, a, c.d_err);
@@ -482,17 +563,27 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
     unsigned long long mn = ~0ull, mx = 0, loads = 0;
     std::vector<unsigned long long> sms;
     double wsum = 0, isum = 0;
+    int nload = 0;  // the CTAs that load (not the probes, not the idle)
+    for (int k = 0; k < cfg.ncta; ++k) nload += ring_role(cfg.role.empty() ? nullptr : cfg.role.data(), cfg.probe_ctas, k) == 1;
     for (int k = 0; k < cfg.ncta; ++k) {
       const unsigned long long* q = &h[static_cast<size_t>(k) * kRecW];
+      sms.push_back(q[3]);
+      const int role = ring_role(cfg.role.empty() ? nullptr : cfg.role.data(), cfg.probe_ctas, k);
+      if (role == 0) continue;
+      if (role == 2) {
+        for (unsigned long long j = 0; j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j)
+          o.lat.push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
+        if (q[4] < 16 && o.problem.empty()) o.problem = "probe CTA " + std::to_string(k) + " took " + std::to_string(q[4]) + " samples";
+        continue;
+      }
       mn = std::min(mn, q[0]);
       mx = std::max(mx, q[1]);
-      sms.push_back(q[3]);
       if (q[6] != static_cast<unsigned long long>(cfg.iters) && o.problem.empty())
         o.problem = "CTA " + std::to_string(k) + " completed " + std::to_string(q[6]) + " of " +
                     std::to_string(cfg.iters) + " loads";
       loads += q[6];
       for (unsigned long long j = 0; j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j) {
-        o.lat.push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
+        (cfg.probe_ctas > 0 || !cfg.role.empty() ? o.load_lat : o.lat).push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
         if (cfg.pipe && cfg.timeline) {
           o.issue.push_back(double(hl2[static_cast<size_t>(k) * 2 * b.cap + j]));
           o.gap.push_back(double(static_cast<int32_t>(hl2[static_cast<size_t>(k) * 2 * b.cap + b.cap + j])));
@@ -505,16 +596,16 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
     std::sort(sms.begin(), sms.end());
     if (std::adjacent_find(sms.begin(), sms.end()) != sms.end() && o.problem.empty())
       o.problem = "two CTAs ran on the same SM";
-    const double g = double(loads) * bytes / double(mx - mn);
+    const double g = nload > 0 ? double(loads) * bytes / double(mx - mn) : 0.0;
     o.gbs.push_back(g);
-    bpcs.push_back(g / (c.clk_ghz * cfg.ncta));
-    wf.push_back(wsum / cfg.ncta);
-    isf.push_back(isum / cfg.ncta);
+    bpcs.push_back(nload > 0 ? g / (c.clk_ghz * nload) : 0.0);
+    wf.push_back(nload > 0 ? wsum / nload : 0.0);
+    isf.push_back(nload > 0 ? isum / nload : 0.0);
     if (cfg.ncta < c.sm_count || cfg.want_smids) {
       o.smids.clear();
       for (int k = 0; k < cfg.ncta; ++k) o.smids += (k ? "," : "") + std::to_string(h[static_cast<size_t>(k) * kRecW + 3]);
     }
-    spans.push_back(double(mx - mn) / 1000.0);
+    spans.push_back(nload > 0 ? double(mx - mn) / 1000.0 : 0.0);
   }
   o.bpc_sm = compute_stats(bpcs).median;
   o.bpc_sm_clock64 = compute_stats(bpc_c).median;
@@ -1739,6 +1830,98 @@ void bench_pipe(Ctx& c) {
   one(4, 512, 1, kStraight);
   for (int D : {2, 4})
     for (int think : {0, 512, 768, 1536}) one(D, think, n, kStraight);
+}
+
+// Group "loadlat": what load on the L2 or HBM adds to the landing of one GEMM stage. CTA 0 is a probe (probe_loop):
+// one stage of two 16 KB boxes (128 rows x 64 bf16, 128B swizzle: a 128x128x64 tile's A and B) in flight at a time,
+// 1024 cycles between a landing and the next issue, its latency the clock after its wait minus the clock before its
+// arrive.expect_tx. The other CTAs (one per SM) are the load: k_ring's threads with D stages of the same two boxes in
+// flight, each spinning T cycles after a wait before re-issuing that stage, so T sets the load. The probe's code is
+// the same in every row and its own load small (~1/4 of a saturating SM's), so the probe's latency against the load's
+// bandwidth is the loaded latency of a stage, read by a thread that waits for it from its issue on.
+// L2: one warm 8 MiB tensor (every CTA reads all of it 4 times per rep in its own order); HBM: the 2 GiB tensor,
+// L2 flushed before every rep, CTA k reading its own slice (the probe slice 0) sequentially, nothing read twice.
+void bench_loadlat(Ctx& c) {
+  const size_t big_bytes = 2ull << 30;
+  const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
+  DevBuf<uint16_t> big(big_bytes / 2);
+  fill_pattern(c, big.p, static_cast<size_t>(big_rows));
+  const int box_rows = 128, n = c.sm_count, stage = 2 * box_rows * kRowBytes;
+  for (int D : {1, 2, 4}) {
+    CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+    CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  }
+  RingBufs rb(n);
+  struct Row {
+    bool hbm;
+    int bg, D, think;  // load CTAs (0: the probe alone), their stages in flight and think cycles
+    bool jitter = false;
+    const char* where = "";  // clusters of 16 (one per GPC, 7 GPCs): "local" the probe's GPC loads, "remote" the six
+                             // others, "all" all seven, "alone" none (the probe alone in a cluster launch)
+  };
+  std::vector<Row> rows;
+  rows.push_back({false, 0, 4, 0});
+  for (int t : {0, 250, 500, 750, 1000, 1500, 2000, 3000, 5000, 10000}) rows.push_back({false, n - 1, 4, t});
+  for (int t : {0, 500, 1000}) rows.push_back({false, n - 1, 2, t});
+  for (int bg : {33, 66}) rows.push_back({false, bg, 4, 0});
+  // The load's think times drawn from [T/2, 3T/2) (the SMs' issues no longer in step), and the load placed by GPC
+  for (int t : {500, 1000, 2000}) rows.push_back({false, n - 1, 4, t, true});
+  for (int t : {500, 1000}) rows.push_back({false, n - 1, 2, t, true});
+  rows.push_back({false, 0, 4, 0, false, "alone"});
+  for (const char* w : {"local", "remote", "all"})
+    for (int t : {0, 1000, 2000}) rows.push_back({false, 0, 4, t, false, w});
+  rows.push_back({true, 0, 4, 0});
+  for (int t : {0, 500, 1000, 2000, 4000, 10000}) rows.push_back({true, n - 1, 4, t});
+  const long long l2_rows = (8ll << 20) / kRowBytes;
+  CUtensorMap map_l2 = make_map(big.p, static_cast<uint64_t>(l2_rows), box_rows);
+  CUtensorMap map_hbm = make_map(big.p, static_cast<uint64_t>(big_rows), box_rows);
+  for (const Row& r : rows) {
+    const long long trows = r.hbm ? big_rows : l2_rows, nboxes = trows / box_rows;
+    const std::string where = r.where;
+    const int ncta = where.empty() ? 1 + r.bg : 7 * 16;
+    RingCfg cfg = ring_cfg(r.hbm ? map_hbm : map_l2, box_rows, r.D, ncta, nboxes, r.hbm, 3);
+    cfg.jitter = r.jitter;
+    if (!where.empty()) {
+      cfg.cluster = 16;
+      for (int k = 0; k < ncta; ++k)
+        cfg.role.push_back(k == 0 ? 2 : where == "all" || (where == "local" && k < 16) || (where == "remote" && k >= 16) ? 1 : 0);
+    }
+    cfg.pair = true;
+    cfg.think = r.think;
+    cfg.check_data = false;
+    cfg.probe_ctas = 1;
+    cfg.probe_think = 1024;
+    cfg.want_smids = true;
+    // L2: the whole tensor 4 times per load CTA; HBM: 8 MiB of the CTA's own slice
+    cfg.iters = r.hbm ? static_cast<int>((8ll << 20) / stage) : static_cast<int>(4 * nboxes / 2);
+    for (int k = 0; k < ncta; ++k) {
+      cfg.start.push_back(r.hbm ? k * (nboxes / n) : k * nboxes / ncta);
+      cfg.stride.push_back(r.hbm ? 1 : pick_stride(k, nboxes));
+    }
+    RingOut o = run_ring(c, cfg, rb);
+    const std::string src = r.hbm ? "hbm" : "l2";
+    int bg = r.bg;
+    for (int v : cfg.role) bg += v == 1;
+    const std::string name = "loadlat_" + src + "_pair16KB_" + (where.empty() ? "" : "c16" + where + "_") + "bg" +
+                             std::to_string(bg) + "_d" + std::to_string(r.D) + "_t" + std::to_string(r.think) +
+                             (r.jitter ? "_jitter" : "");
+    JObj p;
+    p.str("source", src).num("box_bytes", box_rows * kRowBytes).num("boxes_per_stage", 2).num("probe_ctas", 1)
+        .num("probe_think_cycles", 1024).num("load_ctas", bg).num("load_stages", r.D).num("load_think_cycles", r.think)
+        .num("load_think_jitter", r.jitter ? 1 : 0).str("clusters16", where.empty() ? "none" : where)
+        .num("probe_samples", double(o.lat.size()));
+    if (!o.load_lat.empty()) p.num("load_latency_median_cycles", compute_stats(o.load_lat).median);
+    if (bg == 0) o.gbs.assign(o.gbs.size(), 0.0);
+    record_ring(c, name + "_bw", name + "_latency", o,
+                "Loaded latency of a GEMM stage (group loadlat): CTA 0 probes, one stage of two 16 KB boxes on one "
+                "mbarrier at a time, 1024 cycles between a landing and its next issue; the other load_ctas CTAs keep "
+                "load_stages such stages in flight and spin load_think_cycles after each wait. The latency rows are "
+                "the probe's (its first 8 samples dropped), the bandwidth rows the load CTAs' (0 without them). _jitter: each "
+                "think time drawn uniformly from [T/2, 3T/2) (a per-CTA LCG). c16<where>: 7 clusters of 16 CTAs (one "
+                "per GPC), the probe CTA 0 of the first; load CTAs in its GPC (local), in the six others (remote), in "
+                "all (all), or none (alone); the other CTAs return at once.",
+                p);
+  }
 }
 
 // Group "gpc": the GPCs. A cluster's CTAs run on the SMs of one GPC (CUDA Programming Guide, thread block clusters),

@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json and
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat2.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -73,7 +73,7 @@ class Runner:
         if trace:
             fd, tpath = tempfile.mkstemp(suffix=".json", dir=self.tmpdir)
             os.close(fd)
-            cmd += ["--trace", tpath, "--trace-ctas", "1"]
+            cmd += ["--trace", tpath, "--trace-ctas", str(int(trace))]  # True: CTA 0; n: CTAs 0..n-1
         try:
             p = subprocess.run(cmd, capture_output=True, text=True)
             if p.returncode != 0:
@@ -178,6 +178,81 @@ def loaded_latency(r, kb, d, hbm, pair=0, think=0, ctas=132, cluster=1, gap=0):
     if len(arrives) != len(waits) or len(arrives) < first + d + 1:
         raise RunError(f"tma_loaded_latency {defs}: {len(arrives)} loads, {len(waits)} waits")
     return statistics.median(waits[i] - arrives[i] for i in range(first, len(arrives) - d))
+
+
+LOADLAT = {}  # the GPU's loadlat.json rows, name -> measurement
+
+
+def loadlat_own(r):
+    """LOAD_OWN of the twin: the benchmark load thread's own cycles per stage beyond its think time and the twin's, from the
+    GPU's think-bound L2 rows (think >= 2000 cycles, where the thread's loop, not the L2, sets the rate): the median of
+    their cycles per stage less the think time, less the twin's own at LOAD_OWN = 0 (think 10000, 4 stages)."""
+    gpu = [32768 * m["params"]["load_ctas"] * m["params"]["sm_clock_ghz_used"] / m["median"] - m["params"]["load_think_cycles"]
+           for name, m in LOADLAT.items()
+           if name.startswith("loadlat_l2_") and name.endswith("_bw") and m["params"]["load_ctas"] == 131
+           and m["params"]["load_think_cycles"] >= 2000]
+    if not gpu:
+        raise RunError("loadlat: no think-bound rows in loadlat.json")
+    twin = loadlat_bw(r, 0, 131, 4, 10000, 0)
+    own = 32768 * 131 * 1.98 / twin - 10000
+    return max(0, round(statistics.median(gpu) - own))
+
+
+ROLES = {"": 0, "all": 0, "local": 1, "remote": 2, "alone": 3}  # the loadlat rows' clusters of 16 -> the twin's ROLE
+
+
+def loadlat_defs(r, hbm, bg, d, think, own=None, jitter=False, where=""):
+    if own is None:
+        own = loadlat_own(r) if bg else 0
+    ctas = 1 + bg if not where else 112
+    # the probe's 1024 loads (the benchmark's cap) outlast the load's warm-up at every think time
+    return {"ROWS": 128, "STAGES": d, "HBM": hbm, "PAIR": 1, "PROBE": 1, "PROBES": 1024, "CTAS": ctas, "LOADS": 256 if hbm else 1024,
+            **({"THINK": think} if think else {}), **({"LOAD_OWN": own} if own else {}), **({"JITTER": 1} if jitter else {}),
+            **({"CLUSTER": 16, "ROLE": ROLES.get(where, 0)} if where else {})}
+
+
+def loadlat_loader(where):
+    """The first CTA of a loadlat twin that loads (its trace stands for all load CTAs)."""
+    return 16 if where == "remote" else 1
+
+
+def loadlat_window(run, hbm, bg, where):
+    """Cycles from the load CTAs' warm-up end (their WARM-th load) to their last wait's end, and their loads since."""
+    load = slices(run, pid=loadlat_loader(where))
+    starts = [s[2] for s in ops_starting(load, "arrive.expect_tx")]
+    ctas = 112 if where else 1 + bg
+    warm = 0 if hbm else 64 if ctas >= 66 else (8 << 20) // 32768  # the twin's WARM
+    return starts[warm], max(s[3] for s in load), len(starts) - warm
+
+
+def loadlat(r, hbm, bg, d, think, jitter=False, where=""):
+    """The loadlat group (bench_hierarchy.cu bench_loadlat): the probe CTA's stage latency (one stage of two 16 KB boxes at a
+    time, 1024 cycles after each landing) while bg CTAs keep d stages in flight with think cycles after each wait: the
+    median over the probe's loads past its first 8 that start after the load CTAs' warm-up (CTA 1's WARM-th load) and
+    end before CTA 1's last wait (while the load is on), of its wait's end minus its arrive.expect_tx's start."""
+    defs = loadlat_defs(r, hbm, bg, d, think, jitter=jitter, where=where)
+    run = r.run("tma_loaded_latency", defs, trace=loadlat_loader(where) + 1 if bg else True)
+    probe = slices(run)
+    arrives = [s[2] for s in ops_starting(probe, "arrive.expect_tx")]
+    waits = [s[3] for s in ops_starting(probe, "wait full")]
+    if len(arrives) != len(waits) or len(arrives) < 16:
+        raise RunError(f"tma_loaded_latency {defs}: {len(arrives)} probe loads, {len(waits)} waits")
+    lo, hi = 0, float("inf")
+    if bg:
+        lo, hi, _ = loadlat_window(run, hbm, bg, where)
+    lat = [w - a for a, w in zip(arrives[8:], waits[8:]) if a >= lo and w <= hi]
+    if len(lat) < 16:
+        raise RunError(f"tma_loaded_latency {defs}: {len(lat)} probe loads while the load is on")
+    return statistics.median(lat)
+
+
+def loadlat_bw(r, hbm, bg, d, think, own=None, jitter=False, where=""):
+    """The load CTAs' bandwidth in GB/s at the machine's clock: their bytes over the cycles from the first load CTA's
+    WARM-th load to its last wait's end (the run's load CTAs run alike)."""
+    defs = loadlat_defs(r, hbm, bg, d, think, own, jitter, where)
+    run = r.run("tma_loaded_latency", defs, trace=loadlat_loader(where) + 1)
+    lo, hi, loads = loadlat_window(run, hbm, bg, where)
+    return loads * 32768 * bg / (hi - lo) * run["clock_mhz"] / 1000
 
 
 # The stage-pipe runs of the GPU (pipe.json, pipe_more.json, pipe_straight.json, pipe_sleep.json beside the results):
@@ -419,6 +494,25 @@ def rows():
             add(f"think_gap_pair16KB_s1_t1024_g{gap}_ctas{n}_latency", lambda r, gap=gap, n=n: loaded_latency(r, 16, 1, 0, 1, 1024, n, 1, gap),
                 f"tma_loaded_latency ROWS=128 STAGES=1 PAIR=1 THINK=1024 GAP={gap} CTAS={n}, trace of CTA 0, median latency")
 
+    # One stage's landing under a controlled load (the GPU's loadlat.json): a probe CTA and bg load CTAs
+    for hbm, src, rws in ((0, "l2", [(0, 4, 0)] + [(131, 4, t) for t in (0, 250, 500, 750, 1000, 1500, 2000, 3000, 5000, 10000)]
+                           + [(131, 2, t) for t in (0, 500, 1000)] + [(33, 4, 0), (66, 4, 0)]),
+                          (1, "hbm", [(0, 4, 0)] + [(131, 4, t) for t in (0, 500, 1000, 2000, 4000, 10000)])):
+        if not hbm:  # the load's think times drawn from [T/2, 3T/2); the load placed by GPC (clusters of 16)
+            rws += [(131, 4, t, True) for t in (500, 1000, 2000)] + [(131, 2, t, True) for t in (500, 1000)]
+            rws += [(0, 4, 0, False, "alone")] + [(bg, 4, t, False, w) for w, bg in (("local", 15), ("remote", 96), ("all", 111))
+                                                  for t in (0, 1000, 2000)]
+        for bg, d, t, *more in rws:
+            jitter, where = (more + [False, ""])[:2] if more else (False, "")
+            name = f"loadlat_{src}_pair16KB_{'c16' + where + '_' if where else ''}bg{bg}_d{d}_t{t}{'_jitter' if jitter else ''}"
+            how = (f"tma_loaded_latency PROBE=1 PAIR=1 ROWS=128 HBM={hbm} CTAS={112 if where else 1 + bg} STAGES={d} THINK={t}"
+                   + (" JITTER=1" if jitter else "") + (f" CLUSTER=16 ROLE={ROLES[where]}" if where else ""))
+            add(name + "_latency", lambda r, hbm=hbm, bg=bg, d=d, t=t, j=jitter, w=where: loadlat(r, hbm, bg, d, t, j, w),
+                how + ", trace of the probe (CTA 0), median latency while the load is on")
+            if bg:
+                add(name + "_bw", lambda r, hbm=hbm, bg=bg, d=d, t=t, j=jitter, w=where: loadlat_bw(r, hbm, bg, d, t, None, j, w),
+                    how + ", the load CTAs' bytes per cycle (a load CTA's trace), GB/s at the machine clock")
+
     # A GEMM mainloop's ring without MMAs, load, wait and release in separate warps (the GPU's pipe.json and
     # pipe_more.json): S stages, the consumer holding each T cycles; the landing time read by a watcher warp
     def pipe_rows(d, t, n=132, watch=True, straight=False, sleep=False):
@@ -567,7 +661,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat2.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -589,6 +683,7 @@ def main():
                          for name, value in ncu.items() if name.startswith("l2_combine_") and name.endswith("_bw")]
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
     PIPE.update((m["name"], m) for m in measurements if m["name"].startswith("pipe_"))
+    LOADLAT.update((m["name"], m) for m in measurements if m["name"].startswith("loadlat_"))
     SWEEPS.extend((m["name"], m["params"]) for m in measurements if m["name"].startswith("tma_load_bw_sweep_"))
 
     table, failed = [], []
@@ -596,7 +691,7 @@ def main():
         runner = Runner(smpipe, args.gpu, tmp)
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
         # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_", "pipe_")  # (think_gap_ too)
+        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_")  # (think_gap_ too)
         todo = [row for row in rows() if row[0] in medians or not row[0].startswith(optional)]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).

@@ -1847,7 +1847,7 @@ void bench_loadlat(Ctx& c) {
   DevBuf<uint16_t> big(big_bytes / 2);
   fill_pattern(c, big.p, static_cast<size_t>(big_rows));
   const int box_rows = 128, n = c.sm_count, stage = 2 * box_rows * kRowBytes;
-  for (int D : {1, 2, 4}) {
+  for (int D : {1, 2, 3, 4}) {
     CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
     CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
   }
@@ -1856,7 +1856,9 @@ void bench_loadlat(Ctx& c) {
     bool hbm;
     int bg, D, think;  // load CTAs (0: the probe alone), their stages in flight and think cycles
     bool jitter = false;
-    const char* where = "";  // clusters of 16 (one per GPC, 7 GPCs): "local" the probe's GPC loads, "remote" the six
+    const char* where = "";  // (below)
+    int group = 1;           // > 1: the load CTAs read the tensor in groups of this many that share one walk
+    int rows = 128;          // rows of each box (128: 16 KB, 256: 32 KB)  // clusters of 16 (one per GPC, 7 GPCs): "local" the probe's GPC loads, "remote" the six
                              // others, "all" all seven, "alone" none (the probe alone in a cluster launch)
   };
   std::vector<Row> rows;
@@ -1870,16 +1872,22 @@ void bench_loadlat(Ctx& c) {
   rows.push_back({false, 0, 4, 0, false, "alone"});
   for (const char* w : {"local", "remote", "all"})
     for (int t : {0, 1000, 2000}) rows.push_back({false, 0, 4, t, false, w});
+  // Load CTAs that read the same boxes at about the same time (a GEMM operand's tile read by every CTA of its row):
+  // groups of g consecutive load CTAs share one walk of the warm tensor
+  for (int g : {2, 4, 8, 16, 32, 131}) rows.push_back({false, n - 1, 4, 0, false, "", g});
+  // ... and with stages of two 32 KB boxes (the load thread's loop no longer the limit), three in flight
+  for (int g : {1, 2, 4, 16, 131}) rows.push_back({false, n - 1, 3, 0, false, "", g, 256});
   rows.push_back({true, 0, 4, 0});
   for (int t : {0, 500, 1000, 2000, 4000, 10000}) rows.push_back({true, n - 1, 4, t});
   const long long l2_rows = (8ll << 20) / kRowBytes;
   CUtensorMap map_l2 = make_map(big.p, static_cast<uint64_t>(l2_rows), box_rows);
+  CUtensorMap map_l2_32 = make_map(big.p, static_cast<uint64_t>(l2_rows), 2 * box_rows);
   CUtensorMap map_hbm = make_map(big.p, static_cast<uint64_t>(big_rows), box_rows);
   for (const Row& r : rows) {
-    const long long trows = r.hbm ? big_rows : l2_rows, nboxes = trows / box_rows;
+    const long long trows = r.hbm ? big_rows : l2_rows, nboxes = trows / r.rows;
     const std::string where = r.where;
     const int ncta = where.empty() ? 1 + r.bg : 7 * 16;
-    RingCfg cfg = ring_cfg(r.hbm ? map_hbm : map_l2, box_rows, r.D, ncta, nboxes, r.hbm, 3);
+    RingCfg cfg = ring_cfg(r.hbm ? map_hbm : r.rows == 256 ? map_l2_32 : map_l2, r.rows, r.D, ncta, nboxes, r.hbm, 3);
     cfg.jitter = r.jitter;
     if (!where.empty()) {
       cfg.cluster = 16;
@@ -1893,22 +1901,24 @@ void bench_loadlat(Ctx& c) {
     cfg.probe_think = 1024;
     cfg.want_smids = true;
     // L2: the whole tensor 4 times per load CTA; HBM: 8 MiB of the CTA's own slice
-    cfg.iters = r.hbm ? static_cast<int>((8ll << 20) / stage) : static_cast<int>(4 * nboxes / 2);
+    cfg.iters = r.hbm ? static_cast<int>((8ll << 20) / stage) : static_cast<int>(4 * nboxes / 2);  // (32 KB boxes: 32 MiB too)
     for (int k = 0; k < ncta; ++k) {
-      cfg.start.push_back(r.hbm ? k * (nboxes / n) : k * nboxes / ncta);
-      cfg.stride.push_back(r.hbm ? 1 : pick_stride(k, nboxes));
+      const int w = r.group > 1 && k > 0 ? 1 + (k - 1) / r.group * r.group : k;  // the walk of its group's first CTA
+      cfg.start.push_back(r.hbm ? w * (nboxes / n) : w * nboxes / ncta);
+      cfg.stride.push_back(r.hbm ? 1 : pick_stride(w, nboxes));
     }
     RingOut o = run_ring(c, cfg, rb);
     const std::string src = r.hbm ? "hbm" : "l2";
     int bg = r.bg;
     for (int v : cfg.role) bg += v == 1;
-    const std::string name = "loadlat_" + src + "_pair16KB_" + (where.empty() ? "" : "c16" + where + "_") + "bg" +
+    const std::string name = "loadlat_" + src + (r.rows == 256 ? "_pair32KB_" : "_pair16KB_") + (where.empty() ? "" : "c16" + where + "_") + "bg" +
                              std::to_string(bg) + "_d" + std::to_string(r.D) + "_t" + std::to_string(r.think) +
-                             (r.jitter ? "_jitter" : "");
+                             (r.jitter ? "_jitter" : "") + (r.group > 1 ? "_g" + std::to_string(r.group) : "");
     JObj p;
-    p.str("source", src).num("box_bytes", box_rows * kRowBytes).num("boxes_per_stage", 2).num("probe_ctas", 1)
+    p.str("source", src).num("box_bytes", r.rows * kRowBytes).num("boxes_per_stage", 2).num("probe_ctas", 1)
         .num("probe_think_cycles", 1024).num("load_ctas", bg).num("load_stages", r.D).num("load_think_cycles", r.think)
         .num("load_think_jitter", r.jitter ? 1 : 0).str("clusters16", where.empty() ? "none" : where)
+        .num("load_group", r.group)
         .num("probe_samples", double(o.lat.size()));
     if (!o.load_lat.empty()) p.num("load_latency_median_cycles", compute_stats(o.load_lat).median);
     if (bg == 0) o.gbs.assign(o.gbs.size(), 0.0);
@@ -1919,7 +1929,9 @@ void bench_loadlat(Ctx& c) {
                 "the probe's (its first 8 samples dropped), the bandwidth rows the load CTAs' (0 without them). _jitter: each "
                 "think time drawn uniformly from [T/2, 3T/2) (a per-CTA LCG). c16<where>: 7 clusters of 16 CTAs (one "
                 "per GPC), the probe CTA 0 of the first; load CTAs in its GPC (local), in the six others (remote), in "
-                "all (all), or none (alone); the other CTAs return at once.",
+                "all (all), or none (alone); the other CTAs return at once. _g<G>: the load CTAs in groups of G consecutive "
+                "CTAs, each group reading one walk (the same boxes in the same order). pair32KB: boxes of 32 KB (256 rows) for "
+                "the probe and the load, three stages of the load in flight.",
                 p);
   }
 }

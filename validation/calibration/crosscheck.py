@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat2.json and
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat3.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -186,11 +186,13 @@ LOADLAT = {}  # the GPU's loadlat.json rows, name -> measurement
 def loadlat_own(r):
     """LOAD_OWN of the twin: the benchmark load thread's own cycles per stage beyond its think time and the twin's, from the
     GPU's think-bound L2 rows (think >= 2000 cycles, where the thread's loop, not the L2, sets the rate): the median of
-    their cycles per stage less the think time, less the twin's own at LOAD_OWN = 0 (think 10000, 4 stages)."""
+    their cycles per stage less the think time, less the twin's own at LOAD_OWN = 0 (think 10000, 4 stages); the rows of
+    every SM but the probe loading its own walk with fixed think times."""
     gpu = [32768 * m["params"]["load_ctas"] * m["params"]["sm_clock_ghz_used"] / m["median"] - m["params"]["load_think_cycles"]
            for name, m in LOADLAT.items()
            if name.startswith("loadlat_l2_") and name.endswith("_bw") and m["params"]["load_ctas"] == 131
-           and m["params"]["load_think_cycles"] >= 2000]
+           and m["params"]["load_think_cycles"] >= 2000 and not m["params"].get("load_think_jitter")
+           and m["params"].get("load_group", 1) == 1]
     if not gpu:
         raise RunError("loadlat: no think-bound rows in loadlat.json")
     twin = loadlat_bw(r, 0, 131, 4, 10000, 0)
@@ -201,14 +203,14 @@ def loadlat_own(r):
 ROLES = {"": 0, "all": 0, "local": 1, "remote": 2, "alone": 3}  # the loadlat rows' clusters of 16 -> the twin's ROLE
 
 
-def loadlat_defs(r, hbm, bg, d, think, own=None, jitter=False, where=""):
+def loadlat_defs(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1, rows=128):
     if own is None:
         own = loadlat_own(r) if bg else 0
     ctas = 1 + bg if not where else 112
     # the probe's 1024 loads (the benchmark's cap) outlast the load's warm-up at every think time
-    return {"ROWS": 128, "STAGES": d, "HBM": hbm, "PAIR": 1, "PROBE": 1, "PROBES": 1024, "CTAS": ctas, "LOADS": 256 if hbm else 1024,
+    return {"ROWS": rows, "STAGES": d, "HBM": hbm, "PAIR": 1, "PROBE": 1, "PROBES": 1024, "CTAS": ctas, "LOADS": 256 if hbm else 1024,
             **({"THINK": think} if think else {}), **({"LOAD_OWN": own} if own else {}), **({"JITTER": 1} if jitter else {}),
-            **({"CLUSTER": 16, "ROLE": ROLES.get(where, 0)} if where else {})}
+            **({"CLUSTER": 16, "ROLE": ROLES.get(where, 0)} if where else {}), **({"GROUP": group} if group > 1 else {})}
 
 
 def loadlat_loader(where):
@@ -216,21 +218,21 @@ def loadlat_loader(where):
     return 16 if where == "remote" else 1
 
 
-def loadlat_window(run, hbm, bg, where):
+def loadlat_window(run, hbm, bg, where, rows=128):
     """Cycles from the load CTAs' warm-up end (their WARM-th load) to their last wait's end, and their loads since."""
     load = slices(run, pid=loadlat_loader(where))
     starts = [s[2] for s in ops_starting(load, "arrive.expect_tx")]
     ctas = 112 if where else 1 + bg
-    warm = 0 if hbm else 64 if ctas >= 66 else (8 << 20) // 32768  # the twin's WARM
+    warm = 0 if hbm else 64 if ctas >= 66 else (8 << 20) // (256 * rows)  # the twin's WARM
     return starts[warm], max(s[3] for s in load), len(starts) - warm
 
 
-def loadlat(r, hbm, bg, d, think, jitter=False, where=""):
+def loadlat(r, hbm, bg, d, think, jitter=False, where="", group=1, rows=128):
     """The loadlat group (bench_hierarchy.cu bench_loadlat): the probe CTA's stage latency (one stage of two 16 KB boxes at a
     time, 1024 cycles after each landing) while bg CTAs keep d stages in flight with think cycles after each wait: the
     median over the probe's loads past its first 8 that start after the load CTAs' warm-up (CTA 1's WARM-th load) and
     end before CTA 1's last wait (while the load is on), of its wait's end minus its arrive.expect_tx's start."""
-    defs = loadlat_defs(r, hbm, bg, d, think, jitter=jitter, where=where)
+    defs = loadlat_defs(r, hbm, bg, d, think, jitter=jitter, where=where, group=group, rows=rows)
     run = r.run("tma_loaded_latency", defs, trace=loadlat_loader(where) + 1 if bg else True)
     probe = slices(run)
     arrives = [s[2] for s in ops_starting(probe, "arrive.expect_tx")]
@@ -239,20 +241,20 @@ def loadlat(r, hbm, bg, d, think, jitter=False, where=""):
         raise RunError(f"tma_loaded_latency {defs}: {len(arrives)} probe loads, {len(waits)} waits")
     lo, hi = 0, float("inf")
     if bg:
-        lo, hi, _ = loadlat_window(run, hbm, bg, where)
+        lo, hi, _ = loadlat_window(run, hbm, bg, where, rows)
     lat = [w - a for a, w in zip(arrives[8:], waits[8:]) if a >= lo and w <= hi]
     if len(lat) < 16:
         raise RunError(f"tma_loaded_latency {defs}: {len(lat)} probe loads while the load is on")
     return statistics.median(lat)
 
 
-def loadlat_bw(r, hbm, bg, d, think, own=None, jitter=False, where=""):
+def loadlat_bw(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1, rows=128):
     """The load CTAs' bandwidth in GB/s at the machine's clock: their bytes over the cycles from the first load CTA's
     WARM-th load to its last wait's end (the run's load CTAs run alike)."""
-    defs = loadlat_defs(r, hbm, bg, d, think, own, jitter, where)
+    defs = loadlat_defs(r, hbm, bg, d, think, own, jitter, where, group, rows)
     run = r.run("tma_loaded_latency", defs, trace=loadlat_loader(where) + 1)
-    lo, hi, loads = loadlat_window(run, hbm, bg, where)
-    return loads * 32768 * bg / (hi - lo) * run["clock_mhz"] / 1000
+    lo, hi, loads = loadlat_window(run, hbm, bg, where, rows)
+    return loads * 256 * rows * bg / (hi - lo) * run["clock_mhz"] / 1000
 
 
 # The stage-pipe runs of the GPU (pipe.json, pipe_more.json, pipe_straight.json, pipe_sleep.json beside the results):
@@ -502,15 +504,21 @@ def rows():
             rws += [(131, 4, t, True) for t in (500, 1000, 2000)] + [(131, 2, t, True) for t in (500, 1000)]
             rws += [(0, 4, 0, False, "alone")] + [(bg, 4, t, False, w) for w, bg in (("local", 15), ("remote", 96), ("all", 111))
                                                   for t in (0, 1000, 2000)]
+            # groups of load CTAs sharing one walk, stages of 16 KB and of 32 KB boxes
+            rws += [(131, 4, 0, False, "", g) for g in (2, 4, 8, 16, 32, 131)]
+            rws += [(131, 3, 0, False, "", g, 256) for g in (1, 2, 4, 16, 131)]
         for bg, d, t, *more in rws:
-            jitter, where = (more + [False, ""])[:2] if more else (False, "")
-            name = f"loadlat_{src}_pair16KB_{'c16' + where + '_' if where else ''}bg{bg}_d{d}_t{t}{'_jitter' if jitter else ''}"
-            how = (f"tma_loaded_latency PROBE=1 PAIR=1 ROWS=128 HBM={hbm} CTAS={112 if where else 1 + bg} STAGES={d} THINK={t}"
-                   + (" JITTER=1" if jitter else "") + (f" CLUSTER=16 ROLE={ROLES[where]}" if where else ""))
-            add(name + "_latency", lambda r, hbm=hbm, bg=bg, d=d, t=t, j=jitter, w=where: loadlat(r, hbm, bg, d, t, j, w),
+            jitter, where, group, rows = (list(more) + [False, "", 1, 128][len(more):])
+            name = (f"loadlat_{src}_pair{rows // 8}KB_{'c16' + where + '_' if where else ''}bg{bg}_d{d}_t{t}"
+                    f"{'_jitter' if jitter else ''}{f'_g{group}' if group > 1 else ''}")
+            how = (f"tma_loaded_latency PROBE=1 PAIR=1 ROWS={rows} HBM={hbm} CTAS={112 if where else 1 + bg} STAGES={d} THINK={t}"
+                   + (" JITTER=1" if jitter else "") + (f" CLUSTER=16 ROLE={ROLES[where]}" if where else "")
+                   + (f" GROUP={group}" if group > 1 else ""))
+            args = dict(hbm=hbm, bg=bg, d=d, think=t, jitter=jitter, where=where, group=group, rows=rows)
+            add(name + "_latency", lambda r, a=args: loadlat(r, **a),
                 how + ", trace of the probe (CTA 0), median latency while the load is on")
             if bg:
-                add(name + "_bw", lambda r, hbm=hbm, bg=bg, d=d, t=t, j=jitter, w=where: loadlat_bw(r, hbm, bg, d, t, None, j, w),
+                add(name + "_bw", lambda r, a=args: loadlat_bw(r, **a),
                     how + ", the load CTAs' bytes per cycle (a load CTA's trace), GB/s at the machine clock")
 
     # A GEMM mainloop's ring without MMAs, load, wait and release in separate warps (the GPU's pipe.json and
@@ -661,7 +669,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat2.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat3.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:

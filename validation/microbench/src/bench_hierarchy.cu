@@ -72,6 +72,8 @@ struct RingArgs {
   unsigned* stop;                 // set by the first load CTA to finish: the probes stop then
   const int* role;                // k_ring, or nullptr: per CTA 0 idle (returns at once), 1 load, 2 probe
   int jitter;                     // k_ring: 1: each think time is drawn uniformly from [think/2, 3 think/2) (per-CTA LCG)
+  int gt_issue;                   // k_ring: 1: the samples are the low 32 bits of %globaltimer (ns) at each re-issue of
+                                  // loads [lat_from, ...), not latencies: when the SMs issue, on one clock
 };
 
 // A ring CTA's part: a.role's entry for it, else probe for the first a.probe_ctas and load for the rest.
@@ -231,7 +233,7 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
             while (clk() - t < th) {
             }
           }
-          if (i >= a.lat_from && i < a.lat_to && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(t - t_iss[s]);
+          if (!a.gt_issue && i >= a.lat_from && i < a.lat_to && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(t - t_iss[s]);
           if (chk && --chk == 0) {
             chk = a.check_every;
             const unsigned char* bp = buf + static_cast<size_t>(s) * a.bytes;  // checked only when nbuf >= D
@@ -242,6 +244,7 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
             fence_proxy_async_smem();  // generic reads before the next async-proxy write of this buffer
           }
           if (issued < a.iters) {
+            if (a.gt_issue && i >= a.lat_from && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(gtime());
             int x = 0;
             y_s[s] = box_origin(a, bidx, x);
             t_iss[s] = clk();
@@ -458,6 +461,7 @@ struct RingCfg {
   int probe_think = 0;                   // bandwidth the other CTAs'
   std::vector<int> role;                 // RingArgs::role (empty: by probe_ctas)
   bool jitter = false;                   // RingArgs::jitter
+  bool gt_issue = false;                 // RingArgs::gt_issue (RingOut::load_gt)
 };
 
 // The fields every ring sets: its tensor map and boxes, D loads in flight, ncta CTAs over nboxes boxes, the L2 flushed
@@ -478,6 +482,7 @@ struct RingOut {
   std::vector<double> gbs, lat;           // per rep; per sampled load (all measured reps)
   std::vector<double> issue, gap;         // k_stage_pipe, per sampled load: issue cycles, release-to-issue cycles
   std::vector<double> load_lat;           // with probes: the load CTAs' latency samples (lat: the probes')
+  std::vector<std::vector<uint32_t>> load_gt;  // gt_issue: per load CTA its samples (%globaltimer at issue), last rep
   double bpc_sm = NAN;                    // median over reps: bytes per SM-cycle per SM (GB/s / (clk * ctas))
   double bpc_sm_clock64 = NAN;            // median over CTAs and reps: CTA bytes / CTA clock64 cycles
   double wait_frac = NAN;                 // mean fraction of the loop spent in the barrier wait
@@ -518,6 +523,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.probe_think = cfg.probe_think;
   a.stop = b.stop.p;
   a.jitter = cfg.jitter ? 1 : 0;
+  a.gt_issue = cfg.gt_issue ? 1 : 0;
   a.role = nullptr;
   if (!cfg.role.empty()) {
     if (cfg.role.size() != static_cast<size_t>(cfg.ncta)) throw std::runtime_error("run_ring: a role per CTA");
@@ -582,7 +588,12 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
         o.problem = "CTA " + std::to_string(k) + " completed " + std::to_string(q[6]) + " of " +
                     std::to_string(cfg.iters) + " loads";
       loads += q[6];
-      for (unsigned long long j = 0; j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j) {
+      if (cfg.gt_issue) {
+        if (k == cfg.probe_ctas || (cfg.probe_ctas == 0 && k == 0)) o.load_gt.clear();  // the last rep's only
+        o.load_gt.emplace_back(hl.begin() + static_cast<long>(static_cast<size_t>(k) * b.cap),
+                               hl.begin() + static_cast<long>(static_cast<size_t>(k) * b.cap + std::min<unsigned long long>(q[4], b.cap)));
+      }
+      for (unsigned long long j = 0; !cfg.gt_issue && j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j) {
         (cfg.probe_ctas > 0 || !cfg.role.empty() ? o.load_lat : o.lat).push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
         if (cfg.pipe && cfg.timeline) {
           o.issue.push_back(double(hl2[static_cast<size_t>(k) * 2 * b.cap + j]));
@@ -1832,6 +1843,40 @@ void bench_pipe(Ctx& c) {
     for (int think : {0, 512, 768, 1536}) one(D, think, n, kStraight);
 }
 
+// How far apart the load CTAs of a gt_issue run issue the same load: per recorded load j (the same iteration of every
+// CTA's loop), the p10-p90 and min-max spread over the CTAs of their %globaltimer readings at its issue (32 ns tick),
+// in SM cycles at the run's clock; "<name>_issue_spread" holds the p10-p90 spreads, its params the medians.
+void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj p) {
+  size_t m = ~size_t{0};
+  for (const auto& v : o.load_gt) m = std::min(m, v.size());
+  if (o.load_gt.empty() || m == 0) {
+    c.res->fail(name + "_issue_spread", "no issue times recorded");
+    return;
+  }
+  const uint32_t ref = o.load_gt[0][0];
+  std::vector<double> p1090, full, near;
+  for (size_t j = 0; j < m; ++j) {
+    std::vector<double> t;
+    for (const auto& v : o.load_gt) t.push_back(double(static_cast<int32_t>(v[j] - ref)));
+    std::sort(t.begin(), t.end());
+    const size_t n = t.size();
+    p1090.push_back((t[std::min(n - 1, (9 * n) / 10)] - t[n / 10]) * c.clk_ghz);
+    full.push_back((t.back() - t.front()) * c.clk_ghz);
+    const double mid = t[n / 2];
+    near.push_back(double(std::count_if(t.begin(), t.end(), [&](double x) { return std::fabs(x - mid) <= 100.0; })) / double(n));
+  }
+  p.num("issue_spread_p10_p90_median_cycles", compute_stats(p1090).median)
+      .num("issue_spread_min_max_median_cycles", compute_stats(full).median)
+      .num("issue_share_within_100ns_of_median", compute_stats(near).median)
+      .num("issue_loads_compared", double(m));
+  record(c, name + "_issue_spread", G, "cycles", p1090,
+         "When the load CTAs issue (group loadlat, _gt rows): each load CTA reads %globaltimer (32 ns tick) before "
+         "re-issuing each load from its 2D-th on; per load, the p10-p90 spread over the CTAs of those readings, in SM "
+         "cycles at the run's clock (last rep). Small: the SMs issue in step (bursts); about the loop's period: spread "
+         "evenly. params: medians of the p10-p90 and min-max spreads, and of the share of CTAs within 100 ns of the median.",
+         p);
+}
+
 // Group "loadlat": what load on the L2 or HBM adds to the landing of one GEMM stage. CTA 0 is a probe (probe_loop):
 // one stage of two 16 KB boxes (128 rows x 64 bf16, 128B swizzle: a 128x128x64 tile's A and B) in flight at a time,
 // 1024 cycles between a landing and the next issue, its latency the clock after its wait minus the clock before its
@@ -1856,10 +1901,11 @@ void bench_loadlat(Ctx& c) {
     bool hbm;
     int bg, D, think;  // load CTAs (0: the probe alone), their stages in flight and think cycles
     bool jitter = false;
-    const char* where = "";  // (below)
-    int group = 1;           // > 1: the load CTAs read the tensor in groups of this many that share one walk
-    int rows = 128;          // rows of each box (128: 16 KB, 256: 32 KB)  // clusters of 16 (one per GPC, 7 GPCs): "local" the probe's GPC loads, "remote" the six
+    const char* where = "";  // clusters of 16 (one per GPC, 7 GPCs): "local" the probe's GPC loads, "remote" the six
                              // others, "all" all seven, "alone" none (the probe alone in a cluster launch)
+    int group = 1;           // > 1: the load CTAs read the tensor in groups of this many that share one walk
+    int rows = 128;          // rows of each box (128: 16 KB, 256: 32 KB)
+    bool gt = false;         // the load CTAs record when they issue (%globaltimer): how far apart the SMs issue
   };
   std::vector<Row> rows;
   rows.push_back({false, 0, 4, 0});
@@ -1877,6 +1923,11 @@ void bench_loadlat(Ctx& c) {
   for (int g : {2, 4, 8, 16, 32, 131}) rows.push_back({false, n - 1, 4, 0, false, "", g});
   // ... and with stages of two 32 KB boxes (the load thread's loop no longer the limit), three in flight
   for (int g : {1, 2, 4, 16, 131}) rows.push_back({false, n - 1, 3, 0, false, "", g, 256});
+  // When the load's SMs issue: in step, out of step, saturated, and one stage at a time (the think group's ring)
+  for (int t : {1000, 2000}) rows.push_back({false, n - 1, 4, t, false, "", 1, 128, true});
+  rows.push_back({false, n - 1, 4, 1000, true, "", 1, 128, true});
+  rows.push_back({false, n - 1, 4, 0, false, "", 1, 128, true});
+  rows.push_back({false, n - 1, 1, 1024, false, "", 1, 128, true});
   rows.push_back({true, 0, 4, 0});
   for (int t : {0, 500, 1000, 2000, 4000, 10000}) rows.push_back({true, n - 1, 4, t});
   const long long l2_rows = (8ll << 20) / kRowBytes;
@@ -1889,6 +1940,7 @@ void bench_loadlat(Ctx& c) {
     const int ncta = where.empty() ? 1 + r.bg : 7 * 16;
     RingCfg cfg = ring_cfg(r.hbm ? map_hbm : r.rows == 256 ? map_l2_32 : map_l2, r.rows, r.D, ncta, nboxes, r.hbm, 3);
     cfg.jitter = r.jitter;
+    cfg.gt_issue = r.gt;
     if (!where.empty()) {
       cfg.cluster = 16;
       for (int k = 0; k < ncta; ++k)
@@ -1913,7 +1965,8 @@ void bench_loadlat(Ctx& c) {
     for (int v : cfg.role) bg += v == 1;
     const std::string name = "loadlat_" + src + (r.rows == 256 ? "_pair32KB_" : "_pair16KB_") + (where.empty() ? "" : "c16" + where + "_") + "bg" +
                              std::to_string(bg) + "_d" + std::to_string(r.D) + "_t" + std::to_string(r.think) +
-                             (r.jitter ? "_jitter" : "") + (r.group > 1 ? "_g" + std::to_string(r.group) : "");
+                             (r.jitter ? "_jitter" : "") + (r.group > 1 ? "_g" + std::to_string(r.group) : "") +
+                             (r.gt ? "_gt" : "");
     JObj p;
     p.str("source", src).num("box_bytes", r.rows * kRowBytes).num("boxes_per_stage", 2).num("probe_ctas", 1)
         .num("probe_think_cycles", 1024).num("load_ctas", bg).num("load_stages", r.D).num("load_think_cycles", r.think)
@@ -1922,6 +1975,7 @@ void bench_loadlat(Ctx& c) {
         .num("probe_samples", double(o.lat.size()));
     if (!o.load_lat.empty()) p.num("load_latency_median_cycles", compute_stats(o.load_lat).median);
     if (bg == 0) o.gbs.assign(o.gbs.size(), 0.0);
+    if (r.gt && o.problem.empty()) record_issue_spread(c, name, o, p);
     record_ring(c, name + "_bw", name + "_latency", o,
                 "Loaded latency of a GEMM stage (group loadlat): CTA 0 probes, one stage of two 16 KB boxes on one "
                 "mbarrier at a time, 1024 cycles between a landing and its next issue; the other load_ctas CTAs keep "

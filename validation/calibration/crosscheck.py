@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat3.json and
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat4.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -192,7 +192,7 @@ def loadlat_own(r):
            for name, m in LOADLAT.items()
            if name.startswith("loadlat_l2_") and name.endswith("_bw") and m["params"]["load_ctas"] == 131
            and m["params"]["load_think_cycles"] >= 2000 and not m["params"].get("load_think_jitter")
-           and m["params"].get("load_group", 1) == 1]
+           and m["params"].get("load_group", 1) == 1 and not name.endswith("_gt_bw")]
     if not gpu:
         raise RunError("loadlat: no think-bound rows in loadlat.json")
     twin = loadlat_bw(r, 0, 131, 4, 10000, 0)
@@ -255,6 +255,30 @@ def loadlat_bw(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1, 
     run = r.run("tma_loaded_latency", defs, trace=loadlat_loader(where) + 1)
     lo, hi, loads = loadlat_window(run, hbm, bg, where, rows)
     return loads * 256 * rows * bg / (hi - lo) * run["clock_mhz"] / 1000
+
+
+def loadlat_spread(r, d, think, jitter=False):
+    """The gt rows of the loadlat group: per load (the same iteration of every load CTA's loop, from its 2D-th re-issue
+    on), the p10-p90 spread over the load CTAs of the cycle its arrive.expect_tx starts; the median over the loads (the
+    GPU reads %globaltimer, a 32 ns tick, before each re-issue)."""
+    defs = loadlat_defs(r, 0, 131, d, think, jitter=jitter)
+    run = r.run("tma_loaded_latency", defs, trace=132)
+    mhz = run["clock_mhz"]
+    issues = {}
+    for e in run["trace"]["traceEvents"]:
+        if e.get("ph") == "X" and e.get("pid", 0) > 0 and e.get("tid") == 0 and \
+                e.get("args", {}).get("op", "").startswith("arrive.expect_tx"):
+            issues.setdefault(e["pid"], []).append(round(e["ts"] * mhz))
+    warm = 64  # the twin's WARM loads, then the GPU's first 2D are not recorded
+    per = [sorted(v)[warm + 2 * d:] for v in issues.values()]
+    m = min(len(v) for v in per)
+    if len(per) != 131 or m < 16:
+        raise RunError(f"tma_loaded_latency {defs}: {len(per)} load CTAs traced, {m} loads each")
+    spreads = []
+    for j in range(m):
+        t = sorted(v[j] for v in per)
+        spreads.append(t[min(len(t) - 1, 9 * len(t) // 10)] - t[len(t) // 10])
+    return statistics.median(spreads)
 
 
 # The stage-pipe runs of the GPU (pipe.json, pipe_more.json, pipe_straight.json, pipe_sleep.json beside the results):
@@ -507,6 +531,12 @@ def rows():
             # groups of load CTAs sharing one walk, stages of 16 KB and of 32 KB boxes
             rws += [(131, 4, 0, False, "", g) for g in (2, 4, 8, 16, 32, 131)]
             rws += [(131, 3, 0, False, "", g, 256) for g in (1, 2, 4, 16, 131)]
+        if not hbm:  # when the load's SMs issue (the GPU's %globaltimer at each re-issue)
+            for d, t, jitter in ((4, 1000, False), (4, 2000, False), (4, 1000, True), (4, 0, False), (1, 1024, False)):
+                name = f"loadlat_l2_pair16KB_bg131_d{d}_t{t}{'_jitter' if jitter else ''}_gt_issue_spread"
+                add(name, lambda r, d=d, t=t, j=jitter: loadlat_spread(r, d, t, j),
+                    f"tma_loaded_latency PROBE=1 PAIR=1 ROWS=128 CTAS=132 STAGES={d} THINK={t}{' JITTER=1' if jitter else ''}, "
+                    "trace of every CTA, median over the loads of the p10-p90 spread of the load CTAs' issue cycles")
         for bg, d, t, *more in rws:
             jitter, where, group, rows = (list(more) + [False, "", 1, 128][len(more):])
             name = (f"loadlat_{src}_pair{rows // 8}KB_{'c16' + where + '_' if where else ''}bg{bg}_d{d}_t{t}"
@@ -669,7 +699,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat3.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat4.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:

@@ -64,6 +64,7 @@ struct RingArgs {
   const long long* stride;        // per CTA (per SM when by_sm): box step (mod nboxes)
   int by_sm;                      // start, stride and delay_ns are indexed by the SM id (%smid), not the CTA
   uint32_t* lat;                  // [cta][kLatCap] latency samples (cycles)
+  int probe_max;                  // k_ring: the most samples a probe takes (at most kLatCap)
   const long long* delay_ns;      // per CTA, or nullptr: start this long after a common %globaltimer instant
   unsigned long long* t0;         // that instant (0 before the launch: the first CTA sets it)
   unsigned long long* rec;        // [cta][kRecW]: g0, g1, cycles, smid, nlat, wait cycles, loads done, issue cycles
@@ -118,7 +119,7 @@ __device__ void probe_loop(const CUtensorMap& map, const RingArgs& a, uint32_t b
   const long long nb = a.nboxes, st = a.stride[who];
   long long bidx = a.start[who] % nb;
   uint32_t ph = 0;
-  for (int i = 0; nlat < kLatCap; ++i) {
+  for (int i = 0; nlat < a.probe_max; ++i) {
     if (i % 4 == 0 && *reinterpret_cast<volatile unsigned*>(a.stop) != 0u) break;
     int x = 0;
     const int y = box_origin(a, bidx, x);
@@ -459,6 +460,7 @@ struct RingCfg {
   bool sleep = false;                    // RingArgs::sleep
   int probe_ctas = 0;                    // RingArgs::probe_ctas: the first CTAs probe; latency samples are theirs, the
   int probe_think = 0;                   // bandwidth the other CTAs'
+  int probe_max = kLatCap;               // RingArgs::probe_max
   std::vector<int> role;                 // RingArgs::role (empty: by probe_ctas)
   bool jitter = false;                   // RingArgs::jitter
   bool gt_issue = false;                 // RingArgs::gt_issue (RingOut::load_gt)
@@ -521,6 +523,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.by_sm = cfg.by_sm;
   a.probe_ctas = cfg.probe_ctas;
   a.probe_think = cfg.probe_think;
+  a.probe_max = std::min(cfg.probe_max, kLatCap);
   a.stop = b.stop.p;
   a.jitter = cfg.jitter ? 1 : 0;
   a.gt_issue = cfg.gt_issue ? 1 : 0;
@@ -570,6 +573,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
     std::vector<unsigned long long> sms;
     double wsum = 0, isum = 0;
     int nload = 0;  // the CTAs that load (not the probes, not the idle)
+    o.load_gt.clear();  // the last rep's only
     for (int k = 0; k < cfg.ncta; ++k) nload += ring_role(cfg.role.empty() ? nullptr : cfg.role.data(), cfg.probe_ctas, k) == 1;
     for (int k = 0; k < cfg.ncta; ++k) {
       const unsigned long long* q = &h[static_cast<size_t>(k) * kRecW];
@@ -589,7 +593,6 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
                     std::to_string(cfg.iters) + " loads";
       loads += q[6];
       if (cfg.gt_issue) {
-        if (k == cfg.probe_ctas || (cfg.probe_ctas == 0 && k == 0)) o.load_gt.clear();  // the last rep's only
         o.load_gt.emplace_back(hl.begin() + static_cast<long>(static_cast<size_t>(k) * b.cap),
                                hl.begin() + static_cast<long>(static_cast<size_t>(k) * b.cap + std::min<unsigned long long>(q[4], b.cap)));
       }
@@ -1843,9 +1846,12 @@ void bench_pipe(Ctx& c) {
     for (int think : {0, 512, 768, 1536}) one(D, think, n, kStraight);
 }
 
-// How far apart the load CTAs of a gt_issue run issue the same load: per recorded load j (the same iteration of every
-// CTA's loop), the p10-p90 and min-max spread over the CTAs of their %globaltimer readings at its issue (32 ns tick),
-// in SM cycles at the run's clock; "<name>_issue_spread" holds the p10-p90 spreads, its params the medians.
+// How far apart the load CTAs of a gt_issue run issue: per recorded load j (the same iteration of every CTA's loop),
+// the p10-p90 and min-max spread over the CTAs of their %globaltimer readings at its issue (32 ns tick), in SM cycles
+// at the run's clock ("<name>_issue_spread", which also counts whole periods one CTA runs ahead), and how much their
+// phases agree: with P the median interval between a CTA's successive issues, the length of the mean of
+// exp(2 pi i t / P) over the CTAs ("<name>_issue_phase": 1 when all issue at the same point of the period, about
+// 1 / sqrt(CTAs) when their phases are random).
 void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj p) {
   size_t m = ~size_t{0};
   for (const auto& v : o.load_gt) m = std::min(m, v.size());
@@ -1854,7 +1860,10 @@ void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj
     return;
   }
   const uint32_t ref = o.load_gt[0][0];
-  std::vector<double> p1090, full, near;
+  std::vector<double> gaps, p1090, full, near, phase;
+  for (const auto& v : o.load_gt)
+    for (size_t j = 1; j < m; ++j) gaps.push_back(double(static_cast<int32_t>(v[j] - v[j - 1])));
+  const double period = compute_stats(gaps).median;
   for (size_t j = 0; j < m; ++j) {
     std::vector<double> t;
     for (const auto& v : o.load_gt) t.push_back(double(static_cast<int32_t>(v[j] - ref)));
@@ -1864,16 +1873,30 @@ void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj
     full.push_back((t.back() - t.front()) * c.clk_ghz);
     const double mid = t[n / 2];
     near.push_back(double(std::count_if(t.begin(), t.end(), [&](double x) { return std::fabs(x - mid) <= 100.0; })) / double(n));
+    double re = 0, im = 0;
+    for (double x : t) {
+      re += std::cos(2 * M_PI * x / period);
+      im += std::sin(2 * M_PI * x / period);
+    }
+    phase.push_back(std::hypot(re, im) / double(n));
   }
   p.num("issue_spread_p10_p90_median_cycles", compute_stats(p1090).median)
       .num("issue_spread_min_max_median_cycles", compute_stats(full).median)
       .num("issue_share_within_100ns_of_median", compute_stats(near).median)
-      .num("issue_loads_compared", double(m));
+      .num("issue_loads_compared", double(m))
+      .num("issue_period_cycles", period * c.clk_ghz)
+      .num("issue_phase_coherence_median", compute_stats(phase).median);
   record(c, name + "_issue_spread", G, "cycles", p1090,
          "When the load CTAs issue (group loadlat, _gt rows): each load CTA reads %globaltimer (32 ns tick) before "
          "re-issuing each load from its 2D-th on; per load, the p10-p90 spread over the CTAs of those readings, in SM "
          "cycles at the run's clock (last rep). Small: the SMs issue in step (bursts); about the loop's period: spread "
          "evenly. params: medians of the p10-p90 and min-max spreads, and of the share of CTAs within 100 ns of the median.",
+         p);
+  record(c, name + "_issue_phase", G, "share", phase,
+         "When the load CTAs issue (group loadlat, _gt rows): per load, with P the median interval between a CTA's "
+         "successive issues (params.issue_period_cycles), |mean over the CTAs of exp(2 pi i t / P)| of their "
+         "%globaltimer readings t at its issue: 1 when they all issue at the same point of the period, about "
+         "1 / sqrt(CTAs) when their phases are random (last rep).",
          p);
 }
 
@@ -1951,6 +1974,8 @@ void bench_loadlat(Ctx& c) {
     cfg.check_data = false;
     cfg.probe_ctas = 1;
     cfg.probe_think = 1024;
+    // HBM: the probe's loads stay in its own slice (992 boxes of 16 KB; 8 + 480 stages of two), which no load CTA reads
+    if (r.hbm) cfg.probe_max = 480;
     cfg.want_smids = true;
     // L2: the whole tensor 4 times per load CTA; HBM: 8 MiB of the CTA's own slice
     cfg.iters = r.hbm ? static_cast<int>((8ll << 20) / stage) : static_cast<int>(4 * nboxes / 2);  // (32 KB boxes: 32 MiB too)
@@ -1975,7 +2000,9 @@ void bench_loadlat(Ctx& c) {
         .num("probe_samples", double(o.lat.size()));
     if (!o.load_lat.empty()) p.num("load_latency_median_cycles", compute_stats(o.load_lat).median);
     if (bg == 0) o.gbs.assign(o.gbs.size(), 0.0);
+    if (std::string e = c.take_err(); !e.empty() && o.problem.empty()) o.problem = e;  // fails every row of the run
     if (r.gt && o.problem.empty()) record_issue_spread(c, name, o, p);
+    if (r.gt && !o.problem.empty()) c.res->fail(name + "_issue_spread", o.problem);
     record_ring(c, name + "_bw", name + "_latency", o,
                 "Loaded latency of a GEMM stage (group loadlat): CTA 0 probes, one stage of two 16 KB boxes on one "
                 "mbarrier at a time, 1024 cycles between a landing and its next issue; the other load_ctas CTAs keep "

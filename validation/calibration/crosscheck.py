@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat4.json and
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat5.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -23,9 +23,11 @@ A mismatch is a finding of the simulator's first-order model (docs/calibration.m
 Exit status: 0 when every program ran (whatever the errors), 1 when a run failed or a measurement is missing.
 """
 import argparse
+import cmath
 import concurrent.futures
 import csv
 import json
+import math
 import os
 import statistics
 import subprocess
@@ -195,8 +197,7 @@ def loadlat_own(r):
            and m["params"].get("load_group", 1) == 1 and not name.endswith("_gt_bw")]
     if not gpu:
         raise RunError("loadlat: no think-bound rows in loadlat.json")
-    twin = loadlat_bw(r, 0, 131, 4, 10000, 0)
-    own = 32768 * 131 * 1.98 / twin - 10000
+    own = 32768 * 131 / loadlat_bpc(r, 0, 131, 4, 10000, 0)[0] - 10000
     return max(0, round(statistics.median(gpu) - own))
 
 
@@ -208,7 +209,10 @@ def loadlat_defs(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1
         own = loadlat_own(r) if bg else 0
     ctas = 1 + bg if not where else 112
     # the probe's 1024 loads (the benchmark's cap) outlast the load's warm-up at every think time
-    return {"ROWS": rows, "STAGES": d, "HBM": hbm, "PAIR": 1, "PROBE": 1, "PROBES": 1024, "CTAS": ctas, "LOADS": 256 if hbm else 1024,
+    # the probe's loads as the benchmark's: 1024 samples (they outlast the load's warm-up at every think time); from HBM
+    # 480, in the probe's own slice of the tensor
+    return {"ROWS": rows, "STAGES": d, "HBM": hbm, "PAIR": 1, "PROBE": 1, "PROBES": 8 + (480 if hbm else 1024), "CTAS": ctas,
+            "LOADS": 256 if hbm else 1024,
             **({"THINK": think} if think else {}), **({"LOAD_OWN": own} if own else {}), **({"JITTER": 1} if jitter else {}),
             **({"CLUSTER": 16, "ROLE": ROLES.get(where, 0)} if where else {}), **({"GROUP": group} if group > 1 else {})}
 
@@ -228,10 +232,11 @@ def loadlat_window(run, hbm, bg, where, rows=128):
 
 
 def loadlat(r, hbm, bg, d, think, jitter=False, where="", group=1, rows=128):
-    """The loadlat group (bench_hierarchy.cu bench_loadlat): the probe CTA's stage latency (one stage of two 16 KB boxes at a
+    """The loadlat group (bench_hierarchy.cu bench_loadlat): the probe CTA's stage latency (one stage of two boxes at a
     time, 1024 cycles after each landing) while bg CTAs keep d stages in flight with think cycles after each wait: the
-    median over the probe's loads past its first 8 that start after the load CTAs' warm-up (CTA 1's WARM-th load) and
-    end before CTA 1's last wait (while the load is on), of its wait's end minus its arrive.expect_tx's start."""
+    median over the probe's loads past its first 8 that start after the load CTAs' warm-up (the first load CTA's WARM-th
+    load) and end before that CTA's last wait (while the load is on; the benchmark's probe stops when the first load CTA
+    is done), of its wait's end minus its arrive.expect_tx's start."""
     defs = loadlat_defs(r, hbm, bg, d, think, jitter=jitter, where=where, group=group, rows=rows)
     run = r.run("tma_loaded_latency", defs, trace=loadlat_loader(where) + 1 if bg else True)
     probe = slices(run)
@@ -248,19 +253,25 @@ def loadlat(r, hbm, bg, d, think, jitter=False, where="", group=1, rows=128):
     return statistics.median(lat)
 
 
-def loadlat_bw(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1, rows=128):
-    """The load CTAs' bandwidth in GB/s at the machine's clock: their bytes over the cycles from the first load CTA's
-    WARM-th load to its last wait's end (the run's load CTAs run alike)."""
+def loadlat_bpc(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1, rows=128):
+    """The load CTAs' bytes per cycle (their bytes over the cycles from the first load CTA's WARM-th load to its last
+    wait's end: the run's load CTAs run alike), and the run's clock in MHz."""
     defs = loadlat_defs(r, hbm, bg, d, think, own, jitter, where, group, rows)
     run = r.run("tma_loaded_latency", defs, trace=loadlat_loader(where) + 1)
     lo, hi, loads = loadlat_window(run, hbm, bg, where, rows)
-    return loads * 256 * rows * bg / (hi - lo) * run["clock_mhz"] / 1000
+    return loads * 256 * rows * bg / (hi - lo), run["clock_mhz"]
 
 
-def loadlat_spread(r, d, think, jitter=False):
-    """The gt rows of the loadlat group: per load (the same iteration of every load CTA's loop, from its 2D-th re-issue
-    on), the p10-p90 spread over the load CTAs of the cycle its arrive.expect_tx starts; the median over the loads (the
-    GPU reads %globaltimer, a 32 ns tick, before each re-issue)."""
+def loadlat_bw(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1, rows=128):
+    """loadlat_bpc in GB/s at the run's clock."""
+    bpc, mhz = loadlat_bpc(r, hbm, bg, d, think, own, jitter, where, group, rows)
+    return bpc * mhz / 1000
+
+
+def loadlat_issues(r, d, think, jitter=False):
+    """The gt rows of the loadlat group: per load CTA, the cycles its arrive.expect_tx's start, from its load 3D on past
+    the twin's warm-up (the GPU reads %globaltimer, a 32 ns tick, before each re-issue from the one at its 2D-th wait,
+    i.e. of load 3D, on)."""
     defs = loadlat_defs(r, 0, 131, d, think, jitter=jitter)
     run = r.run("tma_loaded_latency", defs, trace=132)
     mhz = run["clock_mhz"]
@@ -269,16 +280,34 @@ def loadlat_spread(r, d, think, jitter=False):
         if e.get("ph") == "X" and e.get("pid", 0) > 0 and e.get("tid") == 0 and \
                 e.get("args", {}).get("op", "").startswith("arrive.expect_tx"):
             issues.setdefault(e["pid"], []).append(round(e["ts"] * mhz))
-    warm = 64  # the twin's WARM loads, then the GPU's first 2D are not recorded
-    per = [sorted(v)[warm + 2 * d:] for v in issues.values()]
+    per = [sorted(v)[64 + 3 * d:] for v in issues.values()]  # the twin's WARM = 64 loads first
     m = min(len(v) for v in per)
     if len(per) != 131 or m < 16:
         raise RunError(f"tma_loaded_latency {defs}: {len(per)} load CTAs traced, {m} loads each")
+    return [v[:m] for v in per]
+
+
+def loadlat_spread(r, d, think, jitter=False):
+    """Per load (the same iteration of every load CTA's loop), the p10-p90 spread of the load CTAs' issue cycles; the
+    median over the loads."""
+    per = loadlat_issues(r, d, think, jitter)
     spreads = []
-    for j in range(m):
+    for j in range(len(per[0])):
         t = sorted(v[j] for v in per)
         spreads.append(t[min(len(t) - 1, 9 * len(t) // 10)] - t[len(t) // 10])
     return statistics.median(spreads)
+
+
+def loadlat_phase(r, d, think, jitter=False):
+    """Per load, |mean over the load CTAs of exp(2 pi i t / P)| of their issue cycles t, P the median interval between a
+    CTA's successive issues (1: in phase; about 1 / sqrt(131) = 0.09: random phases); the median over the loads."""
+    per = loadlat_issues(r, d, think, jitter)
+    period = statistics.median(b - a for v in per for a, b in zip(v, v[1:]))
+    out = []
+    for j in range(len(per[0])):
+        z = sum(cmath.exp(2j * math.pi * v[j] / period) for v in per) / len(per)
+        out.append(abs(z))
+    return statistics.median(out)
 
 
 # The stage-pipe runs of the GPU (pipe.json, pipe_more.json, pipe_straight.json, pipe_sleep.json beside the results):
@@ -533,10 +562,12 @@ def rows():
             rws += [(131, 3, 0, False, "", g, 256) for g in (1, 2, 4, 16, 131)]
         if not hbm:  # when the load's SMs issue (the GPU's %globaltimer at each re-issue)
             for d, t, jitter in ((4, 1000, False), (4, 2000, False), (4, 1000, True), (4, 0, False), (1, 1024, False)):
-                name = f"loadlat_l2_pair16KB_bg131_d{d}_t{t}{'_jitter' if jitter else ''}_gt_issue_spread"
-                add(name, lambda r, d=d, t=t, j=jitter: loadlat_spread(r, d, t, j),
-                    f"tma_loaded_latency PROBE=1 PAIR=1 ROWS=128 CTAS=132 STAGES={d} THINK={t}{' JITTER=1' if jitter else ''}, "
-                    "trace of every CTA, median over the loads of the p10-p90 spread of the load CTAs' issue cycles")
+                name = f"loadlat_l2_pair16KB_bg131_d{d}_t{t}{'_jitter' if jitter else ''}_gt_issue"
+                how = f"tma_loaded_latency PROBE=1 PAIR=1 ROWS=128 CTAS=132 STAGES={d} THINK={t}{' JITTER=1' if jitter else ''}, trace of every CTA"
+                add(name + "_spread", lambda r, d=d, t=t, j=jitter: loadlat_spread(r, d, t, j),
+                    how + ", median over the loads of the p10-p90 spread of the load CTAs' issue cycles")
+                add(name + "_phase", lambda r, d=d, t=t, j=jitter: loadlat_phase(r, d, t, j),
+                    how + ", median over the loads of the load CTAs' phase coherence at the median issue interval")
         for bg, d, t, *more in rws:
             jitter, where, group, rows = (list(more) + [False, "", 1, 128][len(more):])
             name = (f"loadlat_{src}_pair{rows // 8}KB_{'c16' + where + '_' if where else ''}bg{bg}_d{d}_t{t}"
@@ -699,7 +730,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat4.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat5.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:

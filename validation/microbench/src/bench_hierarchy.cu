@@ -1951,6 +1951,14 @@ void bench_loadlat(Ctx& c) {
   rows.push_back({false, n - 1, 4, 1000, true, "", 1, 128, true});
   rows.push_back({false, n - 1, 4, 0, false, "", 1, 128, true});
   rows.push_back({false, n - 1, 1, 1024, false, "", 1, 128, true});
+  // ... that ring again with its own stages' latency kept (params.load_latency_median_cycles: one stage at a time, its
+  // thread waits from the issue on, so it is the landing, as the probe's), and a shared walk of pairs with its issue times
+  rows.push_back({false, n - 1, 1, 1024});
+  rows.push_back({false, n - 1, 3, 0, false, "", 2, 256, true});
+  // The probe of a plain launch sits on one of SMs 124-131 (the GPU fills them first): small GPCs. Out of step with the
+  // probe in a full GPC (clusters of 16), and the one-stage ring out of step with its own stages' latency kept
+  for (int t : {1000, 2000}) rows.push_back({false, 0, 4, t, true, "all"});
+  rows.push_back({false, n - 1, 1, 1024, true});
   rows.push_back({true, 0, 4, 0});
   for (int t : {0, 500, 1000, 2000, 4000, 10000}) rows.push_back({true, n - 1, 4, t});
   const long long l2_rows = (8ll << 20) / kRowBytes;

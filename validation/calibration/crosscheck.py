@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat5.json and
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat6.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -253,6 +253,19 @@ def loadlat(r, hbm, bg, d, think, jitter=False, where="", group=1, rows=128):
     return statistics.median(lat)
 
 
+def loadlat_own_stage(r, think, jitter=False):
+    """The one-stage ring's own stages (D = 1: the thread waits from the issue on, so its latency is the landing, as the
+    probe's): the median over the first load CTA's loads past the warm-up of its wait's end minus its arrive.expect_tx's
+    start (the benchmark: params.load_latency_median_cycles, every load CTA's loads [2, iters - 1))."""
+    defs = loadlat_defs(r, 0, 131, 1, think, jitter=jitter)
+    load = slices(r.run("tma_loaded_latency", defs, trace=2), pid=1)
+    arrives = [s[2] for s in ops_starting(load, "arrive.expect_tx")]
+    waits = [s[3] for s in ops_starting(load, "wait full")]  # the i-th covers load i (the drain's last)
+    if len(waits) < len(arrives) or len(arrives) < 64 + 16:
+        raise RunError(f"tma_loaded_latency {defs}: {len(arrives)} loads, {len(waits)} waits of CTA 1")
+    return statistics.median(w - a for a, w in zip(arrives[64:], waits[64:]))
+
+
 def loadlat_bpc(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1, rows=128):
     """The load CTAs' bytes per cycle (their bytes over the cycles from the first load CTA's WARM-th load to its last
     wait's end: the run's load CTAs run alike), and the run's clock in MHz."""
@@ -268,11 +281,11 @@ def loadlat_bw(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1, 
     return bpc * mhz / 1000
 
 
-def loadlat_issues(r, d, think, jitter=False):
+def loadlat_issues(r, d, think, jitter=False, group=1, rows=128):
     """The gt rows of the loadlat group: per load CTA, the cycles its arrive.expect_tx's start, from its load 3D on past
     the twin's warm-up (the GPU reads %globaltimer, a 32 ns tick, before each re-issue from the one at its 2D-th wait,
     i.e. of load 3D, on)."""
-    defs = loadlat_defs(r, 0, 131, d, think, jitter=jitter)
+    defs = loadlat_defs(r, 0, 131, d, think, jitter=jitter, group=group, rows=rows)
     run = r.run("tma_loaded_latency", defs, trace=132)
     mhz = run["clock_mhz"]
     issues = {}
@@ -287,10 +300,10 @@ def loadlat_issues(r, d, think, jitter=False):
     return [v[:m] for v in per]
 
 
-def loadlat_spread(r, d, think, jitter=False):
+def loadlat_spread(r, d, think, jitter=False, group=1, rows=128):
     """Per load (the same iteration of every load CTA's loop), the p10-p90 spread of the load CTAs' issue cycles; the
     median over the loads."""
-    per = loadlat_issues(r, d, think, jitter)
+    per = loadlat_issues(r, d, think, jitter, group, rows)
     spreads = []
     for j in range(len(per[0])):
         t = sorted(v[j] for v in per)
@@ -298,10 +311,10 @@ def loadlat_spread(r, d, think, jitter=False):
     return statistics.median(spreads)
 
 
-def loadlat_phase(r, d, think, jitter=False):
+def loadlat_phase(r, d, think, jitter=False, group=1, rows=128):
     """Per load, |mean over the load CTAs of exp(2 pi i t / P)| of their issue cycles t, P the median interval between a
     CTA's successive issues (1: in phase; about 1 / sqrt(131) = 0.09: random phases); the median over the loads."""
-    per = loadlat_issues(r, d, think, jitter)
+    per = loadlat_issues(r, d, think, jitter, group, rows)
     period = statistics.median(b - a for v in per for a, b in zip(v, v[1:]))
     out = []
     for j in range(len(per[0])):
@@ -560,14 +573,26 @@ def rows():
             # groups of load CTAs sharing one walk, stages of 16 KB and of 32 KB boxes
             rws += [(131, 4, 0, False, "", g) for g in (2, 4, 8, 16, 32, 131)]
             rws += [(131, 3, 0, False, "", g, 256) for g in (1, 2, 4, 16, 131)]
+            # the one-stage ring (its think time fixed or drawn), and out of step with the probe in a full GPC
+            rws += [(131, 1, 1024), (131, 1, 1024, True)] + [(111, 4, t, True, "all") for t in (1000, 2000)]
         if not hbm:  # when the load's SMs issue (the GPU's %globaltimer at each re-issue)
-            for d, t, jitter in ((4, 1000, False), (4, 2000, False), (4, 1000, True), (4, 0, False), (1, 1024, False)):
-                name = f"loadlat_l2_pair16KB_bg131_d{d}_t{t}{'_jitter' if jitter else ''}_gt_issue"
-                how = f"tma_loaded_latency PROBE=1 PAIR=1 ROWS=128 CTAS=132 STAGES={d} THINK={t}{' JITTER=1' if jitter else ''}, trace of every CTA"
-                add(name + "_spread", lambda r, d=d, t=t, j=jitter: loadlat_spread(r, d, t, j),
+            for d, t, jitter, group, rows in ((4, 1000, False, 1, 128), (4, 2000, False, 1, 128), (4, 1000, True, 1, 128),
+                                              (4, 0, False, 1, 128), (1, 1024, False, 1, 128), (3, 0, False, 2, 256)):
+                name = (f"loadlat_l2_pair{rows // 8}KB_bg131_d{d}_t{t}{'_jitter' if jitter else ''}"
+                        f"{f'_g{group}' if group > 1 else ''}_gt_issue")
+                how = (f"tma_loaded_latency PROBE=1 PAIR=1 ROWS={rows} CTAS=132 STAGES={d} THINK={t}{' JITTER=1' if jitter else ''}"
+                       f"{f' GROUP={group}' if group > 1 else ''}, trace of every CTA")
+                a = dict(d=d, think=t, jitter=jitter, group=group, rows=rows)
+                add(name + "_spread", lambda r, a=a: loadlat_spread(r, **a),
                     how + ", median over the loads of the p10-p90 spread of the load CTAs' issue cycles")
-                add(name + "_phase", lambda r, d=d, t=t, j=jitter: loadlat_phase(r, d, t, j),
+                add(name + "_phase", lambda r, a=a: loadlat_phase(r, **a),
                     how + ", median over the loads of the load CTAs' phase coherence at the median issue interval")
+            # the one-stage ring's own stages (the benchmark's params.load_latency_median_cycles, as load_latency rows)
+            for jitter in (False, True):
+                name = f"loadlat_l2_pair16KB_bg131_d1_t1024{'_jitter' if jitter else ''}_load_latency"
+                add(name, lambda r, j=jitter: loadlat_own_stage(r, 1024, j),
+                    f"tma_loaded_latency PROBE=1 PAIR=1 ROWS=128 CTAS=132 STAGES=1 THINK=1024{' JITTER=1' if jitter else ''}, "
+                    "trace of CTA 1, median of its stages' latency")
         for bg, d, t, *more in rws:
             jitter, where, group, rows = (list(more) + [False, "", 1, 128][len(more):])
             name = (f"loadlat_{src}_pair{rows // 8}KB_{'c16' + where + '_' if where else ''}bg{bg}_d{d}_t{t}"
@@ -730,7 +755,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat5.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat6.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -753,6 +778,10 @@ def main():
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
     PIPE.update((m["name"], m) for m in measurements if m["name"].startswith("pipe_"))
     LOADLAT.update((m["name"], m) for m in measurements if m["name"].startswith("loadlat_"))
+    # The one-stage ring's own stages' latency (a param of its rows) as a row of its own
+    for name, m in list(LOADLAT.items()):
+        if "_d1_t1024" in name and name.endswith("_latency") and "_gt_" not in name and "load_latency_median_cycles" in m["params"]:
+            medians[name[:-len("latency")] + "load_latency"] = (m["params"]["load_latency_median_cycles"], "cycles")
     SWEEPS.extend((m["name"], m["params"]) for m in measurements if m["name"].startswith("tma_load_bw_sweep_"))
 
     table, failed = [], []

@@ -485,6 +485,7 @@ struct RingOut {
   std::vector<double> issue, gap;         // k_stage_pipe, per sampled load: issue cycles, release-to-issue cycles
   std::vector<double> load_lat;           // with probes: the load CTAs' latency samples (lat: the probes')
   std::vector<std::vector<uint32_t>> load_gt;  // gt_issue: per load CTA its samples (%globaltimer at issue), last rep
+  std::vector<int> load_gt_cta;                // ... and that CTA's index
   double bpc_sm = NAN;                    // median over reps: bytes per SM-cycle per SM (GB/s / (clk * ctas))
   double bpc_sm_clock64 = NAN;            // median over CTAs and reps: CTA bytes / CTA clock64 cycles
   double wait_frac = NAN;                 // mean fraction of the loop spent in the barrier wait
@@ -574,6 +575,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
     double wsum = 0, isum = 0;
     int nload = 0;  // the CTAs that load (not the probes, not the idle)
     o.load_gt.clear();  // the last rep's only
+    o.load_gt_cta.clear();
     for (int k = 0; k < cfg.ncta; ++k) nload += ring_role(cfg.role.empty() ? nullptr : cfg.role.data(), cfg.probe_ctas, k) == 1;
     for (int k = 0; k < cfg.ncta; ++k) {
       const unsigned long long* q = &h[static_cast<size_t>(k) * kRecW];
@@ -593,6 +595,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
                     std::to_string(cfg.iters) + " loads";
       loads += q[6];
       if (cfg.gt_issue) {
+        o.load_gt_cta.push_back(k);
         o.load_gt.emplace_back(hl.begin() + static_cast<long>(static_cast<size_t>(k) * b.cap),
                                hl.begin() + static_cast<long>(static_cast<size_t>(k) * b.cap + std::min<unsigned long long>(q[4], b.cap)));
       }
@@ -1852,7 +1855,7 @@ void bench_pipe(Ctx& c) {
 // phases agree: with P the median interval between a CTA's successive issues, the length of the mean of
 // exp(2 pi i t / P) over the CTAs ("<name>_issue_phase": 1 when all issue at the same point of the period, about
 // 1 / sqrt(CTAs) when their phases are random).
-void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj p) {
+void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj p, int cluster = 1) {
   size_t m = ~size_t{0};
   for (const auto& v : o.load_gt) m = std::min(m, v.size());
   if (o.load_gt.empty() || m == 0) {
@@ -1880,6 +1883,30 @@ void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj
     }
     phase.push_back(std::hypot(re, im) / double(n));
   }
+  // Launched as clusters (one GPC each): the coherence among the load CTAs of each cluster, averaged over the clusters
+  std::vector<double> within;
+  if (cluster > 1) {
+    for (size_t j = 0; j < m; ++j) {
+      std::vector<double> re_c, im_c, n_c;
+      for (size_t q = 0; q < o.load_gt.size(); ++q) {
+        const size_t cl = static_cast<size_t>(o.load_gt_cta[q] / cluster);
+        if (re_c.size() <= cl) re_c.resize(cl + 1), im_c.resize(cl + 1), n_c.resize(cl + 1);
+        const double x = double(static_cast<int32_t>(o.load_gt[q][j] - ref));
+        re_c[cl] += std::cos(2 * M_PI * x / period);
+        im_c[cl] += std::sin(2 * M_PI * x / period);
+        n_c[cl] += 1;
+      }
+      double sum = 0;
+      int groups = 0;
+      for (size_t cl = 0; cl < re_c.size(); ++cl)
+        if (n_c[cl] >= 8) {
+          sum += std::hypot(re_c[cl], im_c[cl]) / n_c[cl];
+          ++groups;
+        }
+      if (groups > 0) within.push_back(sum / groups);
+    }
+    p.num("issue_phase_coherence_within_cluster_median", compute_stats(within).median);
+  }
   p.num("issue_spread_p10_p90_median_cycles", compute_stats(p1090).median)
       .num("issue_spread_min_max_median_cycles", compute_stats(full).median)
       .num("issue_share_within_100ns_of_median", compute_stats(near).median)
@@ -1898,6 +1925,12 @@ void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj
          "%globaltimer readings t at its issue: 1 when they all issue at the same point of the period, about "
          "1 / sqrt(CTAs) when their phases are random (last rep).",
          p);
+  if (!within.empty())
+    record(c, name + "_issue_phase_cluster", G, "share", within,
+           "As _issue_phase, among the load CTAs of each cluster of the launch (one GPC each; clusters of 8 or more load "
+           "CTAs), averaged over the clusters: whether the SMs of a GPC issue in step with each other (1 / sqrt(16) = 0.25 "
+           "when random).",
+           p);
 }
 
 // Group "loadlat": what load on the L2 or HBM adds to the landing of one GEMM stage. CTA 0 is a probe (probe_loop):
@@ -1959,6 +1992,10 @@ void bench_loadlat(Ctx& c) {
   // probe in a full GPC (clusters of 16), and the one-stage ring out of step with its own stages' latency kept
   for (int t : {1000, 2000}) rows.push_back({false, 0, 4, t, true, "all"});
   rows.push_back({false, n - 1, 1, 1024, true});
+  // The one-stage ring as clusters of 16 (one per GPC): do the SMs of a GPC fall into step with each other?
+  rows.push_back({false, 0, 1, 1024, false, "all"});
+  rows.push_back({false, 0, 1, 1024, false, "all", 1, 128, true});
+  rows.push_back({false, 0, 1, 1024, true, "all", 1, 128, true});
   rows.push_back({true, 0, 4, 0});
   for (int t : {0, 500, 1000, 2000, 4000, 10000}) rows.push_back({true, n - 1, 4, t});
   const long long l2_rows = (8ll << 20) / kRowBytes;
@@ -2009,7 +2046,7 @@ void bench_loadlat(Ctx& c) {
     if (!o.load_lat.empty()) p.num("load_latency_median_cycles", compute_stats(o.load_lat).median);
     if (bg == 0) o.gbs.assign(o.gbs.size(), 0.0);
     if (std::string e = c.take_err(); !e.empty() && o.problem.empty()) o.problem = e;  // fails every row of the run
-    if (r.gt && o.problem.empty()) record_issue_spread(c, name, o, p);
+    if (r.gt && o.problem.empty()) record_issue_spread(c, name, o, p, cfg.cluster);
     if (r.gt && !o.problem.empty()) c.res->fail(name + "_issue_spread", o.problem);
     record_ring(c, name + "_bw", name + "_latency", o,
                 "Loaded latency of a GEMM stage (group loadlat): CTA 0 probes, one stage of two 16 KB boxes on one "

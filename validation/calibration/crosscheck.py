@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat6.json and
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat7.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -253,11 +253,11 @@ def loadlat(r, hbm, bg, d, think, jitter=False, where="", group=1, rows=128):
     return statistics.median(lat)
 
 
-def loadlat_own_stage(r, think, jitter=False):
+def loadlat_own_stage(r, think, jitter=False, where=""):
     """The one-stage ring's own stages (D = 1: the thread waits from the issue on, so its latency is the landing, as the
     probe's): the median over the first load CTA's loads past the warm-up of its wait's end minus its arrive.expect_tx's
     start (the benchmark: params.load_latency_median_cycles, every load CTA's loads [2, iters - 1))."""
-    defs = loadlat_defs(r, 0, 131, 1, think, jitter=jitter)
+    defs = loadlat_defs(r, 0, 111 if where else 131, 1, think, jitter=jitter, where=where)
     load = slices(r.run("tma_loaded_latency", defs, trace=2), pid=1)
     arrives = [s[2] for s in ops_starting(load, "arrive.expect_tx")]
     waits = [s[3] for s in ops_starting(load, "wait full")]  # the i-th covers load i (the drain's last)
@@ -281,29 +281,30 @@ def loadlat_bw(r, hbm, bg, d, think, own=None, jitter=False, where="", group=1, 
     return bpc * mhz / 1000
 
 
-def loadlat_issues(r, d, think, jitter=False, group=1, rows=128):
+def loadlat_issues(r, d, think, jitter=False, group=1, rows=128, where=""):
     """The gt rows of the loadlat group: per load CTA, the cycles its arrive.expect_tx's start, from its load 3D on past
     the twin's warm-up (the GPU reads %globaltimer, a 32 ns tick, before each re-issue from the one at its 2D-th wait,
     i.e. of load 3D, on)."""
-    defs = loadlat_defs(r, 0, 131, d, think, jitter=jitter, group=group, rows=rows)
-    run = r.run("tma_loaded_latency", defs, trace=132)
+    defs = loadlat_defs(r, 0, 111 if where else 131, d, think, jitter=jitter, group=group, rows=rows, where=where)
+    run = r.run("tma_loaded_latency", defs, trace=defs["CTAS"])
     mhz = run["clock_mhz"]
     issues = {}
     for e in run["trace"]["traceEvents"]:
         if e.get("ph") == "X" and e.get("pid", 0) > 0 and e.get("tid") == 0 and \
                 e.get("args", {}).get("op", "").startswith("arrive.expect_tx"):
             issues.setdefault(e["pid"], []).append(round(e["ts"] * mhz))
-    per = [sorted(v)[64 + 3 * d:] for v in issues.values()]  # the twin's WARM = 64 loads first
+    ctas = sorted(issues)
+    per = [sorted(issues[c])[64 + 3 * d:] for c in ctas]  # the twin's WARM = 64 loads first
     m = min(len(v) for v in per)
-    if len(per) != 131 or m < 16:
+    if len(per) != defs["CTAS"] - 1 or m < 16:
         raise RunError(f"tma_loaded_latency {defs}: {len(per)} load CTAs traced, {m} loads each")
-    return [v[:m] for v in per]
+    return [v[:m] for v in per], ctas
 
 
-def loadlat_spread(r, d, think, jitter=False, group=1, rows=128):
+def loadlat_spread(r, d, think, jitter=False, group=1, rows=128, where=""):
     """Per load (the same iteration of every load CTA's loop), the p10-p90 spread of the load CTAs' issue cycles; the
     median over the loads."""
-    per = loadlat_issues(r, d, think, jitter, group, rows)
+    per, _ = loadlat_issues(r, d, think, jitter, group, rows, where)
     spreads = []
     for j in range(len(per[0])):
         t = sorted(v[j] for v in per)
@@ -311,15 +312,20 @@ def loadlat_spread(r, d, think, jitter=False, group=1, rows=128):
     return statistics.median(spreads)
 
 
-def loadlat_phase(r, d, think, jitter=False, group=1, rows=128):
+def loadlat_phase(r, d, think, jitter=False, group=1, rows=128, where="", cluster=False):
     """Per load, |mean over the load CTAs of exp(2 pi i t / P)| of their issue cycles t, P the median interval between a
-    CTA's successive issues (1: in phase; about 1 / sqrt(131) = 0.09: random phases); the median over the loads."""
-    per = loadlat_issues(r, d, think, jitter, group, rows)
+    CTA's successive issues (1: in phase; about 1 / sqrt(131) = 0.09: random phases); the median over the loads. With
+    cluster, the mean over the launch's clusters of 16 (one GPC each) of that among each cluster's load CTAs (8 or
+    more)."""
+    per, ctas = loadlat_issues(r, d, think, jitter, group, rows, where)
     period = statistics.median(b - a for v in per for a, b in zip(v, v[1:]))
+    groups = {}
+    for v, c in zip(per, ctas):
+        groups.setdefault(c // 16 if cluster else 0, []).append(v)
+    groups = [g for g in groups.values() if len(g) >= 8]
     out = []
     for j in range(len(per[0])):
-        z = sum(cmath.exp(2j * math.pi * v[j] / period) for v in per) / len(per)
-        out.append(abs(z))
+        out.append(statistics.fmean(abs(sum(cmath.exp(2j * math.pi * v[j] / period) for v in g)) / len(g) for g in groups))
     return statistics.median(out)
 
 
@@ -575,24 +581,31 @@ def rows():
             rws += [(131, 3, 0, False, "", g, 256) for g in (1, 2, 4, 16, 131)]
             # the one-stage ring (its think time fixed or drawn), and out of step with the probe in a full GPC
             rws += [(131, 1, 1024), (131, 1, 1024, True)] + [(111, 4, t, True, "all") for t in (1000, 2000)]
+            rws += [(111, 1, 1024, False, "all")]
         if not hbm:  # when the load's SMs issue (the GPU's %globaltimer at each re-issue)
-            for d, t, jitter, group, rows in ((4, 1000, False, 1, 128), (4, 2000, False, 1, 128), (4, 1000, True, 1, 128),
-                                              (4, 0, False, 1, 128), (1, 1024, False, 1, 128), (3, 0, False, 2, 256)):
-                name = (f"loadlat_l2_pair{rows // 8}KB_bg131_d{d}_t{t}{'_jitter' if jitter else ''}"
-                        f"{f'_g{group}' if group > 1 else ''}_gt_issue")
-                how = (f"tma_loaded_latency PROBE=1 PAIR=1 ROWS={rows} CTAS=132 STAGES={d} THINK={t}{' JITTER=1' if jitter else ''}"
-                       f"{f' GROUP={group}' if group > 1 else ''}, trace of every CTA")
-                a = dict(d=d, think=t, jitter=jitter, group=group, rows=rows)
+            for d, t, jitter, group, rows, where in (
+                    (4, 1000, False, 1, 128, ""), (4, 2000, False, 1, 128, ""), (4, 1000, True, 1, 128, ""),
+                    (4, 0, False, 1, 128, ""), (1, 1024, False, 1, 128, ""), (3, 0, False, 2, 256, ""),
+                    (1, 1024, False, 1, 128, "all"), (1, 1024, True, 1, 128, "all")):
+                name = (f"loadlat_l2_pair{rows // 8}KB_{'c16' + where + '_' if where else ''}bg{111 if where else 131}_d{d}_t{t}"
+                        f"{'_jitter' if jitter else ''}{f'_g{group}' if group > 1 else ''}_gt_issue")
+                how = (f"tma_loaded_latency PROBE=1 PAIR=1 ROWS={rows} CTAS={112 if where else 132} STAGES={d} THINK={t}"
+                       f"{' JITTER=1' if jitter else ''}{f' GROUP={group}' if group > 1 else ''}"
+                       f"{' CLUSTER=16' if where else ''}, trace of every CTA")
+                a = dict(d=d, think=t, jitter=jitter, group=group, rows=rows, where=where)
                 add(name + "_spread", lambda r, a=a: loadlat_spread(r, **a),
                     how + ", median over the loads of the p10-p90 spread of the load CTAs' issue cycles")
                 add(name + "_phase", lambda r, a=a: loadlat_phase(r, **a),
                     how + ", median over the loads of the load CTAs' phase coherence at the median issue interval")
+                if where:
+                    add(name + "_phase_cluster", lambda r, a=a: loadlat_phase(r, **a, cluster=True),
+                        how + ", the same among the load CTAs of each cluster of 16, averaged over the clusters")
             # the one-stage ring's own stages (the benchmark's params.load_latency_median_cycles, as load_latency rows)
-            for jitter in (False, True):
-                name = f"loadlat_l2_pair16KB_bg131_d1_t1024{'_jitter' if jitter else ''}_load_latency"
-                add(name, lambda r, j=jitter: loadlat_own_stage(r, 1024, j),
-                    f"tma_loaded_latency PROBE=1 PAIR=1 ROWS=128 CTAS=132 STAGES=1 THINK=1024{' JITTER=1' if jitter else ''}, "
-                    "trace of CTA 1, median of its stages' latency")
+            for jitter, where in ((False, ""), (True, ""), (False, "all")):
+                name = f"loadlat_l2_pair16KB_{'c16' + where + '_' if where else ''}bg{111 if where else 131}_d1_t1024{'_jitter' if jitter else ''}_load_latency"
+                add(name, lambda r, j=jitter, w=where: loadlat_own_stage(r, 1024, j, w),
+                    f"tma_loaded_latency PROBE=1 PAIR=1 ROWS=128 CTAS={112 if where else 132} STAGES=1 THINK=1024"
+                    f"{' JITTER=1' if jitter else ''}{' CLUSTER=16' if where else ''}, trace of CTA 1, median of its stages' latency")
         for bg, d, t, *more in rws:
             jitter, where, group, rows = (list(more) + [False, "", 1, 128][len(more):])
             name = (f"loadlat_{src}_pair{rows // 8}KB_{'c16' + where + '_' if where else ''}bg{bg}_d{d}_t{t}"
@@ -755,7 +768,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat6.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat7.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:

@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
+#include <iterator>
 #include <numeric>
 #include <thread>
 
@@ -1925,6 +1926,55 @@ void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj
          "%globaltimer readings t at its issue: 1 when they all issue at the same point of the period, about "
          "1 / sqrt(CTAs) when their phases are random (last rep).",
          p);
+  // Clumps: every issue of every load CTA on one time line; for an issue, its neighbours are the other CTAs that issue
+  // within +-100 ns of it (whatever their load). The mean count over that of CTAs issuing at random times (the same
+  // issues spread evenly over the span), and how many of an issue's neighbours are again neighbours of the same CTA's
+  // next issue (persistence; the share random times give: the neighbours' count over the other CTAs).
+  {
+    std::vector<std::pair<int64_t, int>> ev;  // (ns from ref, load CTA slot)
+    for (size_t q = 0; q < o.load_gt.size(); ++q)
+      for (size_t j = 0; j < m; ++j) ev.emplace_back(static_cast<int32_t>(o.load_gt[q][j] - ref), static_cast<int>(q));
+    std::sort(ev.begin(), ev.end());
+    const int64_t w = 100;
+    const double span = double(ev.back().first - ev.front().first), ctas = double(o.load_gt.size());
+    // per CTA, its issues in order: the neighbour set of each
+    std::vector<std::vector<std::vector<int>>> nb(o.load_gt.size());
+    size_t lo = 0, hi = 0;
+    double count = 0;
+    for (size_t e = 0; e < ev.size(); ++e) {
+      while (ev[lo].first < ev[e].first - w) ++lo;
+      while (hi < ev.size() && ev[hi].first <= ev[e].first + w) ++hi;
+      std::vector<int> set;
+      for (size_t x = lo; x < hi; ++x)
+        if (ev[x].second != ev[e].second) set.push_back(ev[x].second);
+      std::sort(set.begin(), set.end());
+      set.erase(std::unique(set.begin(), set.end()), set.end());
+      count += double(set.size());
+      nb[static_cast<size_t>(ev[e].second)].push_back(std::move(set));
+    }
+    const double mean = count / double(ev.size());
+    const double random_mean = (ctas - 1) * double(m) * double(2 * w) / span;  // the others' issues per 2w ns
+    double keep = 0, sets = 0;
+    for (const auto& seq : nb)
+      for (size_t j = 0; j + 1 < seq.size(); ++j) {
+        if (seq[j].empty()) continue;
+        std::vector<int> both;
+        std::set_intersection(seq[j].begin(), seq[j].end(), seq[j + 1].begin(), seq[j + 1].end(), std::back_inserter(both));
+        keep += double(both.size()) / double(seq[j].size());
+        sets += 1;
+      }
+    p.num("issue_neighbours_100ns_mean", mean)
+        .num("issue_neighbours_100ns_random", random_mean)
+        .num("issue_neighbours_kept_next_issue", sets > 0 ? keep / sets : 0.0)
+        .num("issue_neighbours_kept_random", mean / (ctas - 1));
+    record(c, name + "_issue_neighbours", G, "ratio", {mean / random_mean},
+           "When the load CTAs issue (group loadlat, _gt rows), all issues of all load CTAs on one time line (last rep): "
+           "the mean number of other CTAs issuing within 100 ns of an issue, over what the same issues spread evenly "
+           "over the span would give (1: no clumping). params: the counts, and the share of an issue's neighbours that "
+           "are again neighbours of the same CTA's next issue (issue_neighbours_kept_next_issue) against that share "
+           "for random times (issue_neighbours_kept_random).",
+           p);
+  }
   if (!within.empty())
     record(c, name + "_issue_phase_cluster", G, "share", within,
            "As _issue_phase, among the load CTAs of each cluster of the launch (one GPC each; clusters of 8 or more load "

@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat7.json and
+of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat8.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -312,6 +312,30 @@ def loadlat_spread(r, d, think, jitter=False, group=1, rows=128, where=""):
     return statistics.median(spreads)
 
 
+def loadlat_clumps(r, d, think, jitter=False, group=1, rows=128, where="", persistence=False):
+    """Every issue of every load CTA on one time line: the mean number of other CTAs issuing within 100 ns (198 cycles at
+    the machine's clock) of an issue, over what the same issues spread evenly over the span give; with persistence, the
+    share of an issue's neighbours that are again neighbours of the same CTA's next issue (the benchmark's
+    _issue_neighbours row and its params)."""
+    per, _ = loadlat_issues(r, d, think, jitter, group, rows, where)
+    w = 198
+    ev = sorted((t, k) for k, v in enumerate(per) for t in v)
+    lo = hi = 0
+    sets = [[] for _ in per]
+    for t, k in ev:
+        while ev[lo][0] < t - w:
+            lo += 1
+        while hi < len(ev) and ev[hi][0] <= t + w:
+            hi += 1
+        sets[k].append({c for _, c in ev[lo:hi] if c != k})
+    mean = sum(len(x) for seq in sets for x in seq) / len(ev)
+    if persistence:
+        kept = [len(a & b) / len(a) for seq in sets for a, b in zip(seq, seq[1:]) if a]
+        return statistics.fmean(kept)
+    span = ev[-1][0] - ev[0][0]
+    return mean / ((len(per) - 1) * len(per[0]) * 2 * w / span)
+
+
 def loadlat_phase(r, d, think, jitter=False, group=1, rows=128, where="", cluster=False):
     """Per load, |mean over the load CTAs of exp(2 pi i t / P)| of their issue cycles t, P the median interval between a
     CTA's successive issues (1: in phase; about 1 / sqrt(131) = 0.09: random phases); the median over the loads. With
@@ -600,6 +624,10 @@ def rows():
                 if where:
                     add(name + "_phase_cluster", lambda r, a=a: loadlat_phase(r, **a, cluster=True),
                         how + ", the same among the load CTAs of each cluster of 16, averaged over the clusters")
+                add(name + "_neighbours", lambda r, a=a: loadlat_clumps(r, **a),
+                    how + ", other CTAs issuing within 100 ns of an issue over the count for evenly spread issues")
+                add(name + "_persistence", lambda r, a=a: loadlat_clumps(r, **a, persistence=True),
+                    how + ", share of an issue's neighbours that are again neighbours of the CTA's next issue")
             # the one-stage ring's own stages (the benchmark's params.load_latency_median_cycles, as load_latency rows)
             for jitter, where in ((False, ""), (True, ""), (False, "all")):
                 name = f"loadlat_l2_pair16KB_{'c16' + where + '_' if where else ''}bg{111 if where else 131}_d1_t1024{'_jitter' if jitter else ''}_load_latency"
@@ -768,7 +796,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat7.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat8.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -791,6 +819,10 @@ def main():
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
     PIPE.update((m["name"], m) for m in measurements if m["name"].startswith("pipe_"))
     LOADLAT.update((m["name"], m) for m in measurements if m["name"].startswith("loadlat_"))
+    # The clumps' persistence (a param of the _issue_neighbours rows) as a row of its own
+    for name, m in list(LOADLAT.items()):
+        if name.endswith("_issue_neighbours"):
+            medians[name[:-len("neighbours")] + "persistence"] = (m["params"]["issue_neighbours_kept_next_issue"], "share")
     # The one-stage ring's own stages' latency (a param of its rows) as a row of its own
     for name, m in list(LOADLAT.items()):
         if "_d1_t1024" in name and name.endswith("_latency") and "_gt_" not in name and "load_latency_median_cycles" in m["params"]:

@@ -285,7 +285,9 @@ def loadlat_issues(r, d, think, jitter=False, group=1, rows=128, where=""):
     """The gt rows of the loadlat group: per load CTA, the cycles its arrive.expect_tx's start, from its load 3D on past
     the twin's warm-up (the GPU reads %globaltimer, a 32 ns tick, before each re-issue from the one at its 2D-th wait,
     i.e. of load 3D, on)."""
-    defs = loadlat_defs(r, 0, 111 if where else 131, d, think, jitter=jitter, group=group, rows=rows, where=where)
+    # 256 loads past the warm-up (the model's rings settle within tens; a trace of every CTA's 1024 is ~330 MB)
+    defs = dict(loadlat_defs(r, 0, 111 if where else 131, d, think, jitter=jitter, group=group, rows=rows, where=where),
+                LOADS=320, PROBES=24)
     run = r.run("tma_loaded_latency", defs, trace=defs["CTAS"])
     mhz = run["clock_mhz"]
     issues = {}
@@ -618,7 +620,8 @@ def rows():
                        f"{' CLUSTER=16' if where else ''}, trace of every CTA")
                 a = dict(d=d, think=t, jitter=jitter, group=group, rows=rows, where=where)
                 add(name + "_spread", lambda r, a=a: loadlat_spread(r, **a),
-                    how + ", median over the loads of the p10-p90 spread of the load CTAs' issue cycles")
+                    how + ", median over the loads of the p10-p90 spread of the load CTAs' issue cycles (the twin's 256 "
+                    "loads, the GPU's ~1000: a drifting ring's spread grows with the loads compared)")
                 add(name + "_phase", lambda r, a=a: loadlat_phase(r, **a),
                     how + ", median over the loads of the load CTAs' phase coherence at the median issue interval")
                 if where:

@@ -878,10 +878,8 @@ void bench_hier_store(Ctx& c) {
   lap("isolated latency");
   // 3: mixed
   {
-    const size_t big_bytes = 2ull << 30;
-    const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
-    DevBuf<uint16_t> big(big_bytes / 2);
-    fill_pattern(c, big.p, static_cast<size_t>(big_rows));
+    const PatternTensor big(c, 2ull << 30);
+    const long long big_rows = big.rows;
     for (int resident = 0; resident < 2; ++resident)
       for (int coupled = 0; coupled < 2; ++coupled) {
         run_mixed(c, e, big.p, big_rows, geos[0], 1, coupled == 1, resident == 1);

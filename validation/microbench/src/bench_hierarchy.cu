@@ -69,7 +69,6 @@ struct RingArgs {
   const long long* delay_ns;      // per CTA, or nullptr: start this long after a common %globaltimer instant
   unsigned long long* t0;         // that instant (0 before the launch: the first CTA sets it)
   unsigned long long* rec;        // [cta][kRecW]: g0, g1, cycles, smid, nlat, wait cycles, loads done, issue cycles
-  int probe_ctas;                 // k_ring: CTAs [0, probe_ctas) are probes (probe_loop), the others the load
   int probe_think;                // cycles a probe spins between its loads
   unsigned* stop;                 // set by the first load CTA to finish: the probes stop then
   const int* role;                // k_ring, or nullptr: per CTA 0 idle (returns at once), 1 load, 2 probe
@@ -78,9 +77,9 @@ struct RingArgs {
                                   // loads [lat_from, ...), not latencies: when the SMs issue, on one clock
 };
 
-// A ring CTA's part: a.role's entry for it, else probe for the first a.probe_ctas and load for the rest.
-__device__ __host__ inline int ring_role(const int* role, int probe_ctas, int cta) {
-  return role != nullptr ? role[cta] : cta < probe_ctas ? 2 : 1;
+// A ring CTA's part: its role's entry, or load when the ring has no roles.
+__device__ __host__ inline int ring_role(const int* role, int cta) {
+  return role != nullptr ? role[cta] : 1;
 }
 
 
@@ -161,7 +160,7 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
   }
   fence_mbar_init();
   prefetch_tmap(&map);
-  const int role = ring_role(a.role, a.probe_ctas, static_cast<int>(blockIdx.x));
+  const int role = ring_role(a.role, static_cast<int>(blockIdx.x));
   if (role == 0) {
     report_ring({0ull, 0ull, 1ull, 0ull, 0ull, 0, 0, 0u}, lat_s, a.lat + static_cast<size_t>(blockIdx.x) * kLatCap,
                 a.rec + static_cast<size_t>(blockIdx.x) * kRecW, err);
@@ -269,7 +268,7 @@ __global__ void __launch_bounds__(32, 1) k_ring(const __grid_constant__ CUtensor
     ph ^= 1u;
   }
   const unsigned long long c1 = clk(), g1 = gtime();
-  if (a.probe_ctas > 0 || a.role != nullptr) atomicExch(a.stop, 1u);
+  if (a.role != nullptr) atomicExch(a.stop, 1u);
   report_ring({g0, g1, c1 - c0, wait_cyc, issue_cyc, nlat, done, bad}, lat_s, a.lat + static_cast<size_t>(blockIdx.x) * kLatCap,
               a.rec + static_cast<size_t>(blockIdx.x) * kRecW, err);
 }
@@ -459,10 +458,10 @@ struct RingCfg {
   bool testwait = false;                 // RingArgs::testwait
   bool timeline = false;                 // k_stage_pipe: record the issue and release-to-issue times (RingArgs::lat2)
   bool sleep = false;                    // RingArgs::sleep
-  int probe_ctas = 0;                    // RingArgs::probe_ctas: the first CTAs probe; latency samples are theirs, the
-  int probe_think = 0;                   // bandwidth the other CTAs'
+  int probe_think = 0;                   // RingArgs::probe_think
   int probe_max = kLatCap;               // RingArgs::probe_max
-  std::vector<int> role;                 // RingArgs::role (empty: by probe_ctas)
+  std::vector<int> role;                 // RingArgs::role (empty: every CTA loads); with roles, the latency samples are
+                                         // the probes', the bandwidth the load CTAs'
   bool jitter = false;                   // RingArgs::jitter
   bool gt_issue = false;                 // RingArgs::gt_issue (RingOut::load_gt)
 };
@@ -523,7 +522,6 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.lat = b.lat.p;
   a.rec = b.rec.p;
   a.by_sm = cfg.by_sm;
-  a.probe_ctas = cfg.probe_ctas;
   a.probe_think = cfg.probe_think;
   a.probe_max = std::min(cfg.probe_max, kLatCap);
   a.stop = b.stop.p;
@@ -577,11 +575,12 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
     int nload = 0;  // the CTAs that load (not the probes, not the idle)
     o.load_gt.clear();  // the last rep's only
     o.load_gt_cta.clear();
-    for (int k = 0; k < cfg.ncta; ++k) nload += ring_role(cfg.role.empty() ? nullptr : cfg.role.data(), cfg.probe_ctas, k) == 1;
+    const int* roles = cfg.role.empty() ? nullptr : cfg.role.data();
+    for (int k = 0; k < cfg.ncta; ++k) nload += ring_role(roles, k) == 1;
     for (int k = 0; k < cfg.ncta; ++k) {
       const unsigned long long* q = &h[static_cast<size_t>(k) * kRecW];
       sms.push_back(q[3]);
-      const int role = ring_role(cfg.role.empty() ? nullptr : cfg.role.data(), cfg.probe_ctas, k);
+      const int role = ring_role(roles, k);
       if (role == 0) continue;
       if (role == 2) {
         for (unsigned long long j = 0; j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j)
@@ -601,7 +600,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
                                hl.begin() + static_cast<long>(static_cast<size_t>(k) * b.cap + std::min<unsigned long long>(q[4], b.cap)));
       }
       for (unsigned long long j = 0; !cfg.gt_issue && j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j) {
-        (cfg.probe_ctas > 0 || !cfg.role.empty() ? o.load_lat : o.lat).push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
+        (roles != nullptr ? o.load_lat : o.lat).push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
         if (cfg.pipe && cfg.timeline) {
           o.issue.push_back(double(hl2[static_cast<size_t>(k) * 2 * b.cap + j]));
           o.gap.push_back(double(static_cast<int32_t>(hl2[static_cast<size_t>(k) * 2 * b.cap + b.cap + j])));
@@ -1856,7 +1855,7 @@ void bench_pipe(Ctx& c) {
 // phases agree: with P the median interval between a CTA's successive issues, the length of the mean of
 // exp(2 pi i t / P) over the CTAs ("<name>_issue_phase": 1 when all issue at the same point of the period, about
 // 1 / sqrt(CTAs) when their phases are random).
-void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj p, int cluster = 1) {
+void record_issue_times(Ctx& c, const std::string& name, const RingOut& o, JObj p, int cluster = 1) {
   size_t m = ~size_t{0};
   for (const auto& v : o.load_gt) m = std::min(m, v.size());
   if (o.load_gt.empty() || m == 0) {
@@ -1993,10 +1992,8 @@ void record_issue_spread(Ctx& c, const std::string& name, const RingOut& o, JObj
 // L2: one warm 8 MiB tensor (every CTA reads all of it 4 times per rep in its own order); HBM: the 2 GiB tensor,
 // L2 flushed before every rep, CTA k reading its own slice (the probe slice 0) sequentially, nothing read twice.
 void bench_loadlat(Ctx& c) {
-  const size_t big_bytes = 2ull << 30;
-  const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
-  DevBuf<uint16_t> big(big_bytes / 2);
-  fill_pattern(c, big.p, static_cast<size_t>(big_rows));
+  const PatternTensor big(c, 2ull << 30);
+  const long long big_rows = big.rows;
   const int box_rows = 128, n = c.sm_count, stage = 2 * box_rows * kRowBytes;
   for (int D : {1, 2, 3, 4}) {
     CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
@@ -2059,15 +2056,12 @@ void bench_loadlat(Ctx& c) {
     RingCfg cfg = ring_cfg(r.hbm ? map_hbm : r.rows == 256 ? map_l2_32 : map_l2, r.rows, r.D, ncta, nboxes, r.hbm, 3);
     cfg.jitter = r.jitter;
     cfg.gt_issue = r.gt;
-    if (!where.empty()) {
-      cfg.cluster = 16;
-      for (int k = 0; k < ncta; ++k)
-        cfg.role.push_back(k == 0 ? 2 : where == "all" || (where == "local" && k < 16) || (where == "remote" && k >= 16) ? 1 : 0);
-    }
+    if (!where.empty()) cfg.cluster = 16;
+    for (int k = 0; k < ncta; ++k)  // CTA 0 probes; clusters: the load CTAs by where they are
+      cfg.role.push_back(k == 0 ? 2 : where.empty() || where == "all" || (where == "local" && k < 16) || (where == "remote" && k >= 16) ? 1 : 0);
     cfg.pair = true;
     cfg.think = r.think;
     cfg.check_data = false;
-    cfg.probe_ctas = 1;
     cfg.probe_think = 1024;
     // HBM: the probe's loads stay in its own slice (992 boxes of 16 KB; 8 + 480 stages of two), which no load CTA reads
     if (r.hbm) cfg.probe_max = 480;
@@ -2081,7 +2075,7 @@ void bench_loadlat(Ctx& c) {
     }
     RingOut o = run_ring(c, cfg, rb);
     const std::string src = r.hbm ? "hbm" : "l2";
-    int bg = r.bg;
+    int bg = 0;  // the load CTAs
     for (int v : cfg.role) bg += v == 1;
     const std::string name = "loadlat_" + src + (r.rows == 256 ? "_pair32KB_" : "_pair16KB_") + (where.empty() ? "" : "c16" + where + "_") + "bg" +
                              std::to_string(bg) + "_d" + std::to_string(r.D) + "_t" + std::to_string(r.think) +
@@ -2096,7 +2090,7 @@ void bench_loadlat(Ctx& c) {
     if (!o.load_lat.empty()) p.num("load_latency_median_cycles", compute_stats(o.load_lat).median);
     if (bg == 0) o.gbs.assign(o.gbs.size(), 0.0);
     if (std::string e = c.take_err(); !e.empty() && o.problem.empty()) o.problem = e;  // fails every row of the run
-    if (r.gt && o.problem.empty()) record_issue_spread(c, name, o, p, cfg.cluster);
+    if (r.gt && o.problem.empty()) record_issue_times(c, name, o, p, cfg.cluster);
     if (r.gt && !o.problem.empty()) c.res->fail(name + "_issue_spread", o.problem);
     record_ring(c, name + "_bw", name + "_latency", o,
                 "Loaded latency of a GEMM stage (group loadlat): CTA 0 probes, one stage of two 16 KB boxes on one "
@@ -2230,10 +2224,8 @@ void bench_gpc(Ctx& c) {
 }
 
 void bench_hierarchy(Ctx& c) {
-  const size_t big_bytes = 2ull << 30;
-  const long long big_rows = static_cast<long long>(big_bytes / kRowBytes);
-  DevBuf<uint16_t> big(big_bytes / 2);
-  fill_pattern(c, big.p, static_cast<size_t>(big_rows));
+  const PatternTensor big(c, 2ull << 30);
+  const long long big_rows = big.rows;
   for (int D : {1, 2, 3, 4, 6, 8, 12})
     CK(cudaFuncSetAttribute(ring_kernel(D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
   RingBufs rb(c.sm_count);

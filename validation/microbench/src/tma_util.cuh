@@ -52,6 +52,14 @@ __host__ __device__ inline uint16_t pattern(uint32_t row, uint32_t col) {
 // Fills t[rows][64] with pattern(row, col) (kernel in bench_tma.cu; synchronizes).
 void fill_pattern(Ctx& c, uint16_t* t, size_t rows);
 
+// A device tensor of `bytes` (rows of 64 bf16) filled with the pattern: the hierarchy groups' 2 GiB source.
+struct PatternTensor : DevBuf<uint16_t> {
+  long long rows;
+  PatternTensor(Ctx& c, size_t bytes) : DevBuf<uint16_t>(bytes / 2), rows(static_cast<long long>(bytes / kRowBytes)) {
+    fill_pattern(c, p, static_cast<size_t>(rows));
+  }
+};
+
 // Byte offset of element (r, col) of a box in smem written with 128B swizzle (box base 1024B aligned).
 __device__ inline uint32_t swz128(uint32_t r, uint32_t col) {
   uint32_t chunk = (col >> 3) ^ (r & 7u);

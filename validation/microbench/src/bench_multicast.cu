@@ -208,6 +208,103 @@ __global__ void __launch_bounds__(32, 1) k_mcast(const __grid_constant__ CUtenso
   if (C > 1) cluster_sync_all();
 }
 
+// The same ring with the roles of a CUTLASS cluster GEMM: thread 0 of warp 0 only issues (the producer: the first D
+// stages, then stage s again after its own empty[s] wait), thread 0 of warp 1 only consumes (the consumer: waits on
+// full[s], takes the latency sample, checks the data, arrives on empty[s] of every CTA of the cluster). In k_mcast one
+// thread does both, so its TMA issue follows its own remote arrives; here the issuing thread makes none. The record is
+// the producer's (cycles, issue, empty-wait) with the consumer's full-wait cycles, samples and stages.
+template <int C, int D>
+__global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ CUtensorMap map, const McastArgs a,
+                                                      unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t full_bar[D], empty_bar[D];
+  __shared__ uint32_t lat_s[kLatCap];
+  __shared__ unsigned long long t_iss_s[D];
+  __shared__ long long b_s[D];
+  __shared__ unsigned long long cons_wait, prod[5];  // prod: g0, g1, cycles, issue, empty-wait cycles
+  __shared__ int cons_nlat, cons_done;
+  __shared__ unsigned cons_bad;
+  unsigned char* buf = align1024(dyn_raw);
+  const uint32_t fb0 = smem_u32(&full_bar[0]), eb0 = smem_u32(&empty_bar[0]);
+  const uint32_t rank = C > 1 ? cluster_ctarank() : 0u;
+  if (threadIdx.x == 0) {
+#pragma unroll
+    for (int k = 0; k < D; ++k) {
+      mbar_init(fb0 + 8u * k, 1);
+      if (C > 1) mbar_init(eb0 + 8u * k, C);
+    }
+    fence_mbar_init();
+  }
+  __syncthreads();
+  if (C > 1) cluster_sync_all();
+  const long long nb = a.nboxes, st = a.stride[blockIdx.x];
+  if (threadIdx.x == 0) {  // producer
+    prefetch_tmap(&map);
+    uint32_t dst[D];
+#pragma unroll
+    for (int k = 0; k < D; ++k) dst[k] = smem_u32(buf) + static_cast<uint32_t>((k % a.nbuf) * C * a.bytes);
+    long long bidx = a.start[blockIdx.x] % nb;
+    unsigned long long issue_cyc = 0, empty_cyc = 0;
+    const unsigned long long g0 = gtime(), c0 = clk();
+    bool ok = true;
+    for (int k = 0; k < a.iters && ok; ++k) {
+      const int s = k % D;
+      if (k >= D && C > 1) {  // every CTA of the cluster has consumed this stage's previous round
+        const unsigned long long te = clk();
+        ok = mbar_wait<WAIT_TRY>(eb0 + 8u * s, static_cast<uint32_t>((k / D - 1) & 1), err);
+        empty_cyc += clk() - te;
+      }
+      if (ok) {
+        b_s[s] = bidx;
+        const unsigned long long t = clk();
+        t_iss_s[s] = t;
+        issue_stage<C>(map, a, dst[s], fb0 + 8u * s, rank, bidx, st);
+        issue_cyc += clk() - t;
+      }
+    }
+    const unsigned long long c1 = clk(), g1 = gtime();
+    prod[0] = g0, prod[1] = g1, prod[2] = c1 - c0, prod[3] = issue_cyc, prod[4] = empty_cyc;
+  } else if (threadIdx.x == 32) {  // consumer
+    int nlat = 0, done = 0, chk = a.check_every;
+    unsigned bad = 0;
+    unsigned long long wait_cyc = 0;
+    bool ok = true;
+    for (int i = 0; i < a.iters && ok; ++i) {
+      const int s = i % D;
+      const unsigned long long tw = clk();
+      ok = mbar_wait<WAIT_TRY>(fb0 + 8u * s, static_cast<uint32_t>((i / D) & 1), err);
+      const unsigned long long t = clk();
+      if (!ok) break;
+      ++done;
+      wait_cyc += t - tw;
+      if (i >= a.lat_from && i < a.lat_to && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(t - t_iss_s[s]);
+      if (chk && --chk == 0) {
+        chk = a.check_every;
+        bad += check_stage<C>(buf + static_cast<size_t>(s) * C * a.bytes, a, b_s[s], st);
+        fence_proxy_async_smem();
+      }
+      if (C > 1) {
+#pragma unroll
+        for (int q = 0; q < C; ++q) mbar_arrive_cluster_default(mapa_shared(eb0 + 8u * s, static_cast<uint32_t>(q)));
+      }
+    }
+    cons_wait = wait_cyc;
+    cons_nlat = nlat;
+    cons_done = done;
+    cons_bad = bad;
+  }
+  __syncthreads();  // both tallies are in smem
+  if (threadIdx.x == 0) {
+    unsigned long long* r = a.rec + static_cast<size_t>(blockIdx.x) * kRecW;
+    report_ring({prod[0], prod[1], prod[2], cons_wait, prod[3], cons_nlat, cons_done, cons_bad}, lat_s,
+                a.lat + static_cast<size_t>(blockIdx.x) * kLatCap, r, err);
+    r[8] = prod[4];
+    r[9] = rank;
+  }
+  __syncthreads();
+  if (C > 1) cluster_sync_all();
+}
+
 using McastKernel = void (*)(CUtensorMap, McastArgs, unsigned*);
 McastKernel mcast_kernel(int C, int D) {
   if (D == 4) {
@@ -220,6 +317,13 @@ McastKernel mcast_kernel(int C, int D) {
     if (C == 4) return k_mcast<4, 1>;
   }
   throw std::runtime_error("k_mcast: unsupported C " + std::to_string(C) + ", D " + std::to_string(D));
+}
+McastKernel mcast_split_kernel(int C, int D) {
+  if (D == 4 && C == 2) return k_mcast_split<2, 4>;
+  if (D == 4 && C == 4) return k_mcast_split<4, 4>;
+  if (D == 1 && C == 2) return k_mcast_split<2, 1>;
+  if (D == 1 && C == 4) return k_mcast_split<4, 1>;
+  throw std::runtime_error("k_mcast_split: unsupported C " + std::to_string(C) + ", D " + std::to_string(D));
 }
 
 // Clusters of C (one CTA per SM) that can be resident at once.
@@ -246,6 +350,7 @@ struct McastCfg {
   bool mcast;       // multicast (C > 1), else unicast
   long long nboxes;
   bool flush;       // flush L2 before every rep (HBM source)
+  bool split = false;  // k_mcast_split: a producer thread issues, a consumer thread (another warp) waits and arrives
   int reps;         // measured reps (after one warm-up rep)
   int max_active_clusters = 0;           // cudaOccupancyMaxActiveClusters (clusters), 0: plain launch
   std::vector<long long> start, stride;  // per CTA
@@ -300,8 +405,8 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
     throw std::runtime_error("run_mcast: per-CTA tables of the wrong size");
   CK(cudaMemcpy(b.start.p, cfg.start.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(b.stride.p, cfg.stride.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
-  ClusterLaunch lc(cfg.ctas, cfg.C, 32, kDyn);
-  const McastKernel kern = mcast_kernel(cfg.C, cfg.D);
+  ClusterLaunch lc(cfg.ctas, cfg.C, cfg.split ? 64 : 32, kDyn);
+  const McastKernel kern = cfg.split ? mcast_split_kernel(cfg.C, cfg.D) : mcast_kernel(cfg.C, cfg.D);
   std::vector<double> bpcs, bpc_c, clks, wf, isf, ef, spans;
   const int reps = c.quick ? 1 : cfg.reps;
   for (int r = 0; r <= reps; ++r) {
@@ -686,7 +791,10 @@ void bench_multicast(Ctx& c) {
   DevBuf<uint16_t> big(big_bytes / 2);
   fill_pattern(c, big.p, static_cast<size_t>(big_rows));
   for (int C : {1, 2, 4})
-    for (int D : {1, 4}) CK(cudaFuncSetAttribute(mcast_kernel(C, D), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
+    for (int D : {1, 4}) {
+      CK(cudaFuncSetAttribute(mcast_kernel(C, D), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
+      if (C > 1) CK(cudaFuncSetAttribute(mcast_split_kernel(C, D), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
+    }
   for (int C : {1, 2, 4})
     for (int nb : {6, 24})
       for (int m = 0; m < (C == 1 ? 1 : 2); ++m)
@@ -758,6 +866,46 @@ void bench_multicast(Ctx& c) {
                      "One cluster of C CTAs alone on the GPU (one CTA for C = 1; SM ids in params), one stage in flight "
                      "(D = 1), 32 KB boxes of the warm 8 MiB tensor, 256 stages per CTA: the latency of a unicast "
                      "stage of C boxes against a multicast one without load from other SMs.");
+      }
+    }
+  }
+
+  // 4. Split roles (mcast_split_*): sections 1 (warm tensor) and 2 for clusters of 2 and 4, both modes, with a producer
+  //    thread that only issues and a consumer thread of another warp that waits and arrives on the cluster's empty
+  //    barriers, as a CUTLASS cluster GEMM splits them: is the issuing thread's cost in the rings its own remote arrives?
+  for (int D : {4, 1}) {
+    for (int br : D == 4 ? std::vector<int>{128, 256} : std::vector<int>{256}) {
+      const int bytes = br * kRowBytes;
+      CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
+      for (int C : {2, 4}) {
+        const int clusters = D == 4 ? max_clusters(c, C, 4) : 1;
+        for (int m = 0; m < 2; ++m) {
+          McastCfg cfg;
+          cfg.map = &map;
+          cfg.C = C;
+          cfg.D = D;
+          cfg.box_rows = br;
+          cfg.ctas = C * clusters;
+          cfg.iters = D == 4 ? static_cast<int>((8ll << 20) / (C * bytes)) : 256;
+          cfg.mcast = m == 1;
+          cfg.nboxes = warm_rows / br;
+          cfg.flush = false;
+          cfg.reps = 3;
+          cfg.max_active_clusters = D == 4 ? clusters : 0;
+          cfg.split = true;
+          set_walks(cfg, true);
+          McastOut o = run_mcast(c, cfg, b);
+          const std::string tag = "l2_box" + std::to_string(bytes / 1024) + "KB_d" + std::to_string(D) + "_c" +
+                                  std::to_string(C) + "_" + modes[m];
+          const std::string kind = D == 4 ? "loaded" : "alone";
+          record_mcast(c, "mcast_split_" + kind + "_bw_" + tag, "mcast_split_" + kind + "_latency_" + tag, cfg, o,
+                       std::string(D == 4 ? "As mcast_loaded_* (warm source, all SMs busy)" : "As mcast_alone_* (one cluster alone)") +
+                           ", with the ring's two roles in two threads of two warps, as a CUTLASS cluster GEMM has "
+                           "them: thread 0 of warp 0 only issues (the first D stages, then stage s after its own "
+                           "empty[s] wait: issue_fraction and empty_wait_fraction are its), thread 0 of warp 1 only "
+                           "waits on full[s] (wait_fraction, latency samples, data check) and arrives on empty[s] of "
+                           "every CTA of the cluster. The issuing thread makes no remote arrive.");
+        }
       }
     }
   }

@@ -83,6 +83,10 @@ const std::vector<ParamDef>& param_defs() {
        &Machine::named_barrier_cycles_per_warp, {0, 10000, "SM cycles per warp (real: ~2)"}},
       {"cluster_barrier", "cluster_sync_cycles", "cluster barrier arrive+wait once all threads arrived", &Machine::cluster_sync_cycles, kCycles},
       {"tma", "tma_issue_cycles", "issue cost of a TMA instruction", &Machine::tma_issue_cycles, kCycles},
+      {"tma", "tma_multicast_issue_cycles",
+       "added to a multicast tma.load's issue cost for each destination CTA beyond the first (the issuing thread is held "
+       "that much longer; the engine starts as for a unicast load)",
+       &Machine::tma_multicast_issue_cycles, kCycles},
       {"tma", "tma_load_latency_cycles", "TMA load: issue to complete_tx, beyond the transfer time", &Machine::tma_load_latency_cycles, kCycles},
       {"tma", "tma_bytes_per_cycle", "one SM's TMA engine bandwidth", &Machine::tma_bytes_per_cycle, kSmBytes},
       {"tma", "tma_gpc_latency_cycles",

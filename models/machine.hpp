@@ -62,6 +62,7 @@ struct Machine {
   std::int64_t cluster_sync_cycles = 0;
   // data movement
   std::int64_t tma_issue_cycles = 0;
+  std::int64_t tma_multicast_issue_cycles = 0;  // a multicast tma.load's issue: added per destination CTA beyond the first
   std::int64_t tma_load_latency_cycles = 0;
   double tma_bytes_per_cycle = 0;  // one SM's TMA engine
   double tma_gpc_latency_cycles = 0;  // a TMA load's latency added per other SM of its GPC that loads

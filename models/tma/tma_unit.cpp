@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "models/gpu/simulator.hpp"
 #include "models/memory/hazards.hpp"
 #include "models/memory/l2.hpp"
@@ -99,12 +101,6 @@ OpResult TmaUnit::execute(OpContext& ctx) {
         ctx.ub("bad bulk copy size", fmt::format("tma.load of {} bytes: must be a positive multiple of 16", bytes));
       std::uint32_t f = ctx.barrier(Attr::kBar);
       std::uint32_t dst = ctx.smem(Attr::kDst);
-      Cycle& engine = free_[ctx.cta().sm];
-      Cycle start = sim::max(now + Cycle(m.tma_issue_cycles), engine);
-      std::int64_t occ = transfer_cycles(bytes, m.tma_bytes_per_cycle);
-      engine = start + Cycle(occ);
-      busy_ += occ;
-      sim_.counters().bytes_loaded += bytes;
       std::int64_t mask = ctx.present(Attr::kMulticast) ? ctx.value(Attr::kMulticast) : 0;
       Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), mask);
       // bar_cta=R (cta_group::2 loads): the data lands here, the completion on cluster rank R's barrier.
@@ -112,6 +108,24 @@ OpResult TmaUnit::execute(OpContext& ctx) {
         if (mask != 0) ctx.ub("bar_cta with multicast", "tma.load: give either multicast= or bar_cta=, not both");
         targets.slot[0] = sim_.peer_cta(ctx.warp, ctx.op, ctx.value(Attr::kBarCta));
       }
+      // The box passes through the TMA engine of its SM in order, at tma_bytes_per_cycle; a multicast box through the
+      // issuer's and every destination's (on the GPU a multicast stage lands in each SM no sooner than the same bytes
+      // loaded there unicast: validation/microbench, group multicast, mcast_alone_* and mcast_split_alone_*).
+      const int own_sm = ctx.cta().sm;
+      int sms[isa::kMaxClusterSize + 1];
+      int engines = 0;
+      sms[engines++] = own_sm;
+      if (mask != 0)
+        for (std::uint32_t t : targets) {
+          const int sm_t = sim_.cta(t).sm;
+          if (std::find(sms, sms + engines, sm_t) == sms + engines) sms[engines++] = sm_t;
+        }
+      Cycle start = now + Cycle(m.tma_issue_cycles);
+      for (int i = 0; i < engines; ++i) start = sim::max(start, free_[sms[i]]);
+      std::int64_t occ = transfer_cycles(bytes, m.tma_bytes_per_cycle);
+      for (int i = 0; i < engines; ++i) free_[sms[i]] = start + Cycle(occ);
+      busy_ += occ * engines;
+      sim_.counters().bytes_loaded += bytes;
       // The latency grows with the SMs of this GPC loading at the same time when the load is a stage's second box
       // (measured: validation/microbench, groups gpc and think). The stage: the barrier the load completes on (in the
       // peer CTA with bar_cta=; the issuer's own with or without multicast).
@@ -143,7 +157,9 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       }
       // The signals go out when the memory says the data is through (at once, or when it comes: processor sharing).
       read_l2(*l2_, ctx, Attr::kTensor, start, bytes, *this, token);
-      return ctx.busy(m.tma_issue_cycles);
+      // A multicast load holds its thread longer, per destination CTA beyond the first (measured in the multicast
+      // rings: validation/microbench, group multicast, mcast_split_*).
+      return ctx.busy(m.tma_issue_cycles + (mask != 0 ? (static_cast<std::int64_t>(targets.count) - 1) * m.tma_multicast_issue_cycles : 0));
     }
     case OpKind::kTmaStore: {
       std::int64_t bytes = ctx.bytes(Attr::kSrc);

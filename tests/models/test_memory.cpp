@@ -18,6 +18,7 @@
 
 #include "models/gpu/simulator.hpp"
 #include "models/memory/block_cache.hpp"
+#include "models/memory/transfer.hpp"
 #include "support.hpp"
 
 using namespace smpipe;
@@ -1704,5 +1705,104 @@ TEST_CASE("tma: a stage's second box issued while its first is in flight waits t
     CHECK(off.spans == stage_loads(16, 16, "1", "0", 0, "0", [](models::Machine& m) { m.tma_gpc_latency_cycles = 0; }).spans);
     CHECK(off.spans == stage_loads(16, 16, "1", "0", 0, "0", [](models::Machine& m) { m.tma_gpc_latency_max_cycles = 0; }).spans);
     CHECK(off.spans != stage_loads(16, 16, "1", "0", 0, "0").spans);
+  }
+}
+
+namespace {
+// Every CTA's tma.load ops (busy start, cycles) and TMA transfers (issued, done), in issue order.
+class TmaOps : public models::Observer {
+ public:
+  bool wants(std::int64_t) const override { return true; }
+  void op_busy(std::int64_t cta, int, const isa::OpDesc& d, std::int64_t start, std::int64_t cycles) override {
+    if (d.kind == isa::OpKind::kTmaLoad) busy[cta].emplace_back(start, cycles);
+  }
+  void async_work(std::int64_t cta, const std::string&, std::string_view category, std::int64_t start, std::int64_t end) override {
+    if (category == "tma") spans[cta].emplace_back(start, end);
+  }
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> busy, spans;
+};
+
+// One cluster of `c` CTAs alone on the H200 (no spread of transfer times). `issues` (an expression of cluster_rank and
+// j) says whether rank cluster_rank issues box j of the stage (j < c, 16 KB boxes, each to buffer j on full) with
+// multicast=`mask` (an expression of j; 0: unicast); `gets` (of cluster_rank) whether the rank expects the stage (tx:
+// `boxes` boxes) and waits for it.
+TmaOps cluster_loads(int c, const std::string& issues, const std::string& mask, const std::string& gets, int boxes) {
+  models::Machine m = models::load_machine("h200");
+  m.l2_latency_spread = m.hbm_latency_spread = 0;
+  TmaOps seen;
+  models::RunOptions o;
+  o.observers.push_back(&seen);
+  const std::string text = fmt::format(R"(
+kernel k grid=({0},1,1) cluster=({0},1,1) warps=1 {{
+  mbarrier full count=1
+  smem buf[{0}] bytes=16384
+  tensor T dtype=bf16 shape=(65536, 64)
+  warp 0 w {{
+    elect {{ if {3} {{ arrive.expect_tx full tx=16384 * {4} }} }}
+    cluster.sync
+    elect {{
+      for j in 0..{0} {{
+        if {1} {{ tma.load T box=(128, 64) at=(j * 128, 0) dst=buf[j] bar=full multicast={2} }}
+      }}
+    }}
+    if {3} {{ wait full parity=0 }}
+    cluster.sync
+  }}
+}}
+)",
+                                       c, issues, mask, gets, boxes);
+  auto r = models::simulate(test::compile_text(text, {}, "test.pipe", "h200"), m, o);
+  REQUIRE(r.outcome == Outcome::kFinished);
+  return seen;
+}
+}  // namespace
+
+TEST_CASE("tma: a multicast load holds its thread tma_multicast_issue_cycles longer per destination CTA beyond the "
+          "first, a unicast load or a mask of one CTA (the issuer's or another) not",
+          "[memory][tma]") {
+  const models::Machine h200 = models::load_machine("h200");
+  REQUIRE(h200.tma_multicast_issue_cycles > 0);
+  const std::int64_t issue = h200.tma_issue_cycles, extra = h200.tma_multicast_issue_cycles;
+  // Rank 0 loads box 0 with the mask; every CTA the mask reaches (rank 0 for mask 0) expects one box.
+  for (const auto& [mask, cycles] : {std::pair{0, issue}, std::pair{1, issue}, std::pair{2, issue}, std::pair{3, issue + extra},
+                                     std::pair{5, issue + extra}, std::pair{7, issue + 2 * extra}, std::pair{15, issue + 3 * extra}}) {
+    CAPTURE(mask);
+    const std::string gets = mask == 0 ? "cluster_rank == 0" : fmt::format("({} / (1 << cluster_rank)) % 2 == 1", mask);
+    auto seen = cluster_loads(4, "cluster_rank == 0 && j == 0", std::to_string(mask), gets, 1);
+    REQUIRE(seen.busy.at(0).size() == 1);
+    CHECK(seen.busy.at(0)[0].second == cycles);
+  }
+}
+
+TEST_CASE("tma: a multicast box passes through the TMA engine of every SM it lands in: a multicast stage lands no "
+          "sooner than the same boxes loaded unicast by each CTA",
+          "[memory][tma]") {
+  const models::Machine h200 = models::load_machine("h200");
+  const std::int64_t occ = models::transfer_cycles(16384, h200.tma_bytes_per_cycle);
+  for (int c : {2, 4}) {
+    CAPTURE(c);
+    // A stage of c boxes in every CTA: each CTA loads all c itself, or rank r loads box r for the whole cluster.
+    auto uni = cluster_loads(c, "1", "0", "1", c);
+    auto multi = cluster_loads(c, "j == cluster_rank", fmt::format("(1 << {}) - 1", c), "1", c);
+    // When the stage has landed in CTA k: its own boxes (unicast), or every rank's box (multicast: each lands in all).
+    const auto done = [](const TmaOps& s, std::int64_t k, bool all) {
+      std::int64_t last = 0;
+      for (const auto& [cta, spans] : s.spans)
+        if (all || cta == k)
+          for (const auto& [from, to] : spans) last = std::max(last, to);
+      return last;
+    };
+    for (std::int64_t cta = 0; cta < c; ++cta) {
+      CAPTURE(cta);
+      REQUIRE(multi.spans.at(cta).size() == 1);
+      REQUIRE(uni.spans.at(cta).size() == static_cast<std::size_t>(c));
+      const std::int64_t issued = multi.spans.at(cta)[0].first;
+      REQUIRE(issued == uni.spans.at(cta)[0].first);
+      // Each SM's engine passes all c boxes before the last lands (then the load's latency), as with unicast loads;
+      // the two differ by no more than a share of one box's engine time per box (the L2 reads each box once rather
+      // than c times).
+      CHECK(done(multi, cta, true) - issued >= c * occ + h200.tma_load_latency_cycles);
+      CHECK(std::abs(done(multi, cta, true) - done(uni, cta, false)) <= (c - 1) * occ / 2);
+    }
   }
 }

@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast.json, gpc.json, pipe*.json, loadlat8.json and
+of store.json, hierarchy.json, think.json, multicast2.json, gpc.json, pipe*.json, loadlat8.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -38,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 PIPES = os.path.join(ROOT, "validation", "calibration", "crosscheck")
 # Twins whose buffers are shared on purpose, as their benchmark's are (boxes no one reads, overwritten while in flight
 # where the stages do not fit the shared memory): run without the data-hazard checker, which would stop them.
-UNCHECKED = {"tma_multicast"}
+UNCHECKED = {"tma_multicast", "tma_multicast_split"}
 RESULTS = os.path.join(ROOT, "validation", "results", "h100", "microbench.json")
 CSV_OUT = os.path.join(ROOT, "validation", "results", "h100", "crosscheck.csv")
 
@@ -432,6 +432,16 @@ def multicast(r, kb, c, mcast, hbm):
     return gbs(r, "tma_multicast", n, ctas * c * kb * 1024, defs)
 
 
+def multicast_split(r, kb, c, mcast, alone):
+    """k_mcast_split (bench_multicast.cu): the multicast ring with a producer warp that only issues and a consumer warp
+    that waits and arrives on the cluster's empty barriers; every SM in clusters of c with 4 stages in flight (or one
+    cluster alone, one stage); GB/s landed in all CTAs' smem over the stages between n and 2n per CTA."""
+    ctas = c if alone else (132 if c < 4 else 120)
+    n = 64 if alone else (8 << 20) // (c * kb * 1024)
+    defs = {"ROWS": kb * 8, "C": c, "MCAST": int(mcast), "CTAS": ctas, "STAGES": 1 if alone else 4}
+    return gbs(r, "tma_multicast_split", n, ctas * c * kb * 1024, defs)
+
+
 def ring_trace(r, what):
     """k_tma_load_bw<0> with a trace (32 KB x 6 stages, 96 iterations; iterations 16..95): the stage wait
     (before it -> after it), the issue (after the wait -> after the TMA) and the issue-to-issue interval."""
@@ -568,7 +578,7 @@ def rows():
     for ns in (128, 512, 2048, 4096):
         add(f"combine_near4_delay{ns}ns", lambda r, ns=ns: combined(r, 3, ns, 4),
             f"tma_combine_lag PATTERN=3 DIST=4 DELAY={ns} ns, 1 - merged / loaded bytes")
-    # TMA multicast on every SM, clusters of C (the GPU's multicast.json): bytes landed in all CTAs per second
+    # TMA multicast on every SM, clusters of C (the GPU's multicast2.json): bytes landed in all CTAs per second
     for src, hbm in (("l2", 0), ("hbm", 1)):
         for kb in (16, 32):
             for c in (1, 2, 4):
@@ -577,6 +587,16 @@ def rows():
                         lambda r, kb=kb, c=c, mode=mode, hbm=hbm: multicast(r, kb, c, mode == "multicast", hbm),
                         f"tma_multicast ROWS={kb * 8} C={c} MCAST={int(mode == 'multicast')} HBM={hbm}, bandwidth over "
                         f"the second {'pass' if hbm == 0 else 'half'} of 8 MiB per CTA")
+    # The same rings with a CUTLASS cluster GEMM's split roles (producer warp issues, consumer warp waits and arrives)
+    for kb, d in ((16, 4), (32, 4), (32, 1)):
+        for c in (2, 4):
+            for mode in ("unicast", "multicast"):
+                kind = "loaded" if d == 4 else "alone"
+                add(f"mcast_split_{kind}_bw_l2_box{kb}KB_d{d}_c{c}_{mode}",
+                    lambda r, kb=kb, c=c, mode=mode, d=d: multicast_split(r, kb, c, mode == "multicast", d == 1),
+                    f"tma_multicast_split ROWS={kb * 8} C={c} MCAST={int(mode == 'multicast')} STAGES={d}"
+                    f"{' CTAS=' + str(c) if d == 1 else ''}, bandwidth over the second "
+                    f"{'pass over the warm 8 MiB' if d == 4 else '64 stages'}")
     # A GEMM stage's two boxes at moderate load (the GPU's think.json): S stages, T cycles after each wait
     for d in (1, 2, 3, 4):
         for t in (0, 256, 512, 1024, 2048):
@@ -797,8 +817,8 @@ def main():
     with open(args.results) as f:
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
-    # multicast.json, gpc.json) beside the results file, where the GPU has them.
-    for extra in ("store.json", "hierarchy.json", "think.json", "multicast.json", "gpc.json", "pipe.json", "pipe_more.json",
+    # multicast2.json, gpc.json) beside the results file, where the GPU has them.
+    for extra in ("store.json", "hierarchy.json", "think.json", "multicast2.json", "gpc.json", "pipe.json", "pipe_more.json",
                   "pipe_straight.json", "pipe_sleep.json", "loadlat8.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):

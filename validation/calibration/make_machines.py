@@ -241,6 +241,40 @@ def gpc_layout():
                      f"{GPC}; {run['gpu']['name']}, {run['date_utc'][:10]}): a cluster runs on the SMs of one GPC")
 
 
+MULTICAST = "validation/results/h200/multicast2.json"
+
+
+def multicast_issue():
+    """What a multicast tma.load adds to its issuing thread per destination CTA beyond the first, from the H200's
+    'multicast' rings with a CUTLASS cluster GEMM's split roles (mcast_split_*: a producer thread that only issues, a
+    consumer thread of another warp that waits and arrives on the cluster's empty barriers). Per stage the producer
+    spends issue_fraction x stage_bytes / bytes_per_cycle_per_sm_clock64 cycles from before its arrive.expect_tx to
+    after its last TMA instruction. The unicast rows issue C boxes per stage (C = 2, 4): their difference gives one
+    unicast box's issue u and the rest e (the expect_tx); a multicast stage is one box to C CTAs, e + u + (C - 1) x:
+    x from each multicast row (C = 2, 4; 16 and 32 KB boxes under load, 32 KB alone), the mean of the six."""
+    with open(os.path.join(ROOT, MULTICAST)) as f:
+        run = json.load(f)
+    m = {x["name"]: x for x in run["measurements"]}
+
+    def issue(name):
+        p = m[name]["params"]
+        return p["issue_fraction"] * p["stage_bytes"] / p["bytes_per_cycle_per_sm_clock64"]
+
+    xs = []
+    for tag in ("loaded_bw_l2_box16KB_d4", "loaded_bw_l2_box32KB_d4", "alone_bw_l2_box32KB_d1"):
+        iu = {c: issue(f"mcast_split_{tag}_c{c}_unicast") for c in (2, 4)}
+        u = (iu[4] - iu[2]) / 2
+        e = iu[2] - 2 * u
+        for c in (2, 4):
+            xs.append((issue(f"mcast_split_{tag}_c{c}_multicast") - e - u) / (c - 1))
+    return {"tma_multicast_issue_cycles": (
+        round(sum(xs) / len(xs)),
+        "derived: mcast_split_{loaded_bw_l2_box16KB_d4,loaded_bw_l2_box32KB_d4,alone_bw_l2_box32KB_d1}_c{2,4}_{unicast,multicast}: "
+        "the producer's issue cycles per stage of a multicast box to C CTAs less those of one unicast box and the expect_tx "
+        "(from the unicast rows of 2 and 4 boxes), per destination beyond the first "
+        f"({', '.join(f'{x:.0f}' for x in xs)}; the mean) ({MULTICAST}; {run['gpu']['name']}, {run['date_utc'][:10]})")}
+
+
 GPCS = {}
 layout, src = gpc_layout()
 GPCS["h200"] = {"sms": layout, "source": src}
@@ -504,6 +538,10 @@ h100.update(wgmma)
 h200.update(borrowed(wgmma, "the H200 has the H100's SM"))
 h100.update(GPC_LATENCY["h100-sxm"])
 h200.update(GPC_LATENCY["h200"])
+MCAST_ISSUE = multicast_issue()
+h200.update(MCAST_ISSUE)
+h100.update({k: (v, "estimate: taken from the H200 measurement (the H100 has the H200's SM; not measured on the H100 yet); " + src)
+             for k, (v, src) in MCAST_ISSUE.items()})
 L1_COSTS = l1_costs()
 h100.update(L1_COSTS)
 h200.update(borrowed(L1_COSTS, "the H200 has the H100's SM"))
@@ -530,6 +568,7 @@ b200.update({
     "tensor_flops_per_cycle_tf32": (4096, "derived: half the 16-bit rate"),
     "tensor_flops_per_cycle_4bit": (32768, B + " (dense fp4)"),
     "tma_load_latency_cycles": (1200, B + " (TMA load 518-918 cycles plus ~700 of async overhead; rough)"),
+    "tma_multicast_issue_cycles": bd(MCAST_ISSUE["tma_multicast_issue_cycles"][0], "the H200's (Hopper) measurement"),
     "umma_latency_cycles": bd(200, "tcgen05.mma beyond occupancy; machines.md: 128x128x64 ~559 cycles in all"),
     "tmem_ld_cycles": bd(16, "tcgen05.ld 32x32b.x32"),
     "tmem_cp_cycles": bd(32, "tcgen05.cp 128x256b"),
@@ -556,7 +595,7 @@ UNITS = {
     "mbarrier": ["mbarrier_arrive_cycles", "mbarrier_test_wait_cycles", "mbarrier_wake_cycles", "remote_arrive_cycles"],
     "named_barrier": ["named_barrier_cycles", "named_barrier_cycles_per_warp"],
     "cluster_barrier": ["cluster_sync_cycles"],
-    "tma": ["tma_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
+    "tma": ["tma_issue_cycles", "tma_multicast_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "global_load_latency_cycles"],
     "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_store_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],

@@ -50,6 +50,9 @@ struct McastArgs {
   int iters;           // stages per CTA
   int check_every;     // check 4 elements of every box of every k-th stage (0: never)
   int lat_from, lat_to;  // stages [from, to) store their latency (at most kLatCap per CTA)
+  int think;             // k_mcast_split: cycles the consumer spins after each full wait, before it releases the stage
+  int couple;            // k_mcast_split: 1: a stage is released to every CTA of the cluster (empty count C); 0: to its own
+                         // CTA only (empty count 1: the CTAs of a cluster run unicast rings independently)
   long long nboxes;      // boxes in the tensor (box b = rows [b * box_rows, + box_rows))
   const long long* start;   // per CTA: first box of its walk (the CTAs of a multicast cluster share one walk)
   const long long* stride;  // per CTA: box step (mod nboxes)
@@ -211,8 +214,9 @@ __global__ void __launch_bounds__(32, 1) k_mcast(const __grid_constant__ CUtenso
 // The same ring with the roles of a CUTLASS cluster GEMM: thread 0 of warp 0 only issues (the producer: the first D
 // stages, then stage s again after its own empty[s] wait), thread 0 of warp 1 only consumes (the consumer: waits on
 // full[s], takes the latency sample, checks the data, arrives on empty[s] of every CTA of the cluster). In k_mcast one
-// thread does both, so its TMA issue follows its own remote arrives; here the issuing thread makes none. The record is
-// the producer's (cycles, issue, empty-wait) with the consumer's full-wait cycles, samples and stages.
+// thread does both, so its TMA issue follows its own remote arrives; here the issuing thread makes none. The record spans
+// the producer's start to the consumer's last wait (%globaltimer and clock64), with the producer's issue and empty-wait
+// cycles and the consumer's full-wait cycles, samples and stages.
 template <int C, int D>
 __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ CUtensorMap map, const McastArgs a,
                                                       unsigned* err) {
@@ -221,7 +225,7 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
   __shared__ uint32_t lat_s[kLatCap];
   __shared__ unsigned long long t_iss_s[D];
   __shared__ long long b_s[D];
-  __shared__ unsigned long long cons_wait, prod[5];  // prod: g0, g1, cycles, issue, empty-wait cycles
+  __shared__ unsigned long long cons_wait, cons_end_c, cons_end_g, prod[5];  // prod: g0, clock64 at start, -, issue, empty-wait cycles
   __shared__ int cons_nlat, cons_done;
   __shared__ unsigned cons_bad;
   unsigned char* buf = align1024(dyn_raw);
@@ -231,7 +235,7 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
 #pragma unroll
     for (int k = 0; k < D; ++k) {
       mbar_init(fb0 + 8u * k, 1);
-      if (C > 1) mbar_init(eb0 + 8u * k, C);
+      mbar_init(eb0 + 8u * k, a.couple ? C : 1);
     }
     fence_mbar_init();
   }
@@ -249,7 +253,7 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
     bool ok = true;
     for (int k = 0; k < a.iters && ok; ++k) {
       const int s = k % D;
-      if (k >= D && C > 1) {  // every CTA of the cluster has consumed this stage's previous round
+      if (k >= D) {  // every CTA of the cluster (or this CTA, uncoupled) has consumed this stage's previous round
         const unsigned long long te = clk();
         ok = mbar_wait<WAIT_TRY>(eb0 + 8u * s, static_cast<uint32_t>((k / D - 1) & 1), err);
         empty_cyc += clk() - te;
@@ -262,8 +266,7 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
         issue_cyc += clk() - t;
       }
     }
-    const unsigned long long c1 = clk(), g1 = gtime();
-    prod[0] = g0, prod[1] = g1, prod[2] = c1 - c0, prod[3] = issue_cyc, prod[4] = empty_cyc;
+    prod[0] = g0, prod[1] = c0, prod[3] = issue_cyc, prod[4] = empty_cyc;
   } else if (threadIdx.x == 32) {  // consumer
     int nlat = 0, done = 0, chk = a.check_every;
     unsigned bad = 0;
@@ -277,17 +280,25 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
       if (!ok) break;
       ++done;
       wait_cyc += t - tw;
+      if (a.think > 0)  // the stage's consumers at work (a GEMM's MMAs) before it is released
+        while (clk() - t < static_cast<unsigned long long>(a.think)) {
+        }
       if (i >= a.lat_from && i < a.lat_to && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(t - t_iss_s[s]);
       if (chk && --chk == 0) {
         chk = a.check_every;
         bad += check_stage<C>(buf + static_cast<size_t>(s) * C * a.bytes, a, b_s[s], st);
         fence_proxy_async_smem();
       }
-      if (C > 1) {
+      if (C > 1 && a.couple) {
 #pragma unroll
         for (int q = 0; q < C; ++q) mbar_arrive_cluster_default(mapa_shared(eb0 + 8u * s, static_cast<uint32_t>(q)));
+      } else {
+        mbar_arrive(eb0 + 8u * s);
       }
     }
+    // The loop ends when the last stage has landed (the consumer's last wait), as k_mcast's does.
+    cons_end_c = clk();
+    cons_end_g = gtime();
     cons_wait = wait_cyc;
     cons_nlat = nlat;
     cons_done = done;
@@ -296,7 +307,8 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
   __syncthreads();  // both tallies are in smem
   if (threadIdx.x == 0) {
     unsigned long long* r = a.rec + static_cast<size_t>(blockIdx.x) * kRecW;
-    report_ring({prod[0], prod[1], prod[2], cons_wait, prod[3], cons_nlat, cons_done, cons_bad}, lat_s,
+    // From the producer's start to the consumer's end, in the SM's clock64 (one counter for both warps).
+    report_ring({prod[0], cons_end_g, cons_end_c - prod[1], cons_wait, prod[3], cons_nlat, cons_done, cons_bad}, lat_s,
                 a.lat + static_cast<size_t>(blockIdx.x) * kLatCap, r, err);
     r[8] = prod[4];
     r[9] = rank;
@@ -319,6 +331,7 @@ McastKernel mcast_kernel(int C, int D) {
   throw std::runtime_error("k_mcast: unsupported C " + std::to_string(C) + ", D " + std::to_string(D));
 }
 McastKernel mcast_split_kernel(int C, int D) {
+  if (D == 2 && C == 2) return k_mcast_split<2, 2>;
   if (D == 4 && C == 2) return k_mcast_split<2, 4>;
   if (D == 4 && C == 4) return k_mcast_split<4, 4>;
   if (D == 1 && C == 2) return k_mcast_split<2, 1>;
@@ -351,6 +364,8 @@ struct McastCfg {
   long long nboxes;
   bool flush;       // flush L2 before every rep (HBM source)
   bool split = false;  // k_mcast_split: a producer thread issues, a consumer thread (another warp) waits and arrives
+  int think = 0;       // k_mcast_split: the consumer's cycles per stage after its full wait
+  bool couple = true;  // k_mcast_split: release each stage to the whole cluster (false: each CTA to itself, unicast only)
   int reps;         // measured reps (after one warm-up rep)
   int max_active_clusters = 0;           // cudaOccupancyMaxActiveClusters (clusters), 0: plain launch
   std::vector<long long> start, stride;  // per CTA
@@ -395,6 +410,8 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   a.check_every = a.nbuf >= cfg.D ? 16 : 0;
   a.lat_from = 2 * cfg.D;
   a.lat_to = cfg.iters - cfg.D;
+  a.think = cfg.think;
+  a.couple = cfg.couple ? 1 : 0;
   a.nboxes = cfg.nboxes;
   a.start = b.start.p;
   a.stride = b.stride.p;
@@ -490,6 +507,7 @@ void record_mcast(Ctx& c, const std::string& bw_name, const std::string& lat_nam
       .num("delivered_bytes", delivered).num("l2_read_bytes", l2_read)
       .num("l2_read_gbs_median", compute_stats(o.gbs).median * l2_read / delivered);
   if (!o.smids.empty()) p.str("smids", o.smids);
+  if (cfg.split) p.num("think_cycles", cfg.think).boolean("coupled", cfg.couple);
   p.num("bytes_per_sm_cycle_per_sm", o.bpc_sm)
       .num("bytes_per_cycle_per_sm_clock64", o.bpc_sm_clock64)
       .num("latency_p10_cycles", ls.p10)
@@ -503,7 +521,17 @@ void record_mcast(Ctx& c, const std::string& bw_name, const std::string& lat_nam
       .num("span_us_median", o.span_us)
       .num("sm_clock_mhz_in_run", o.clk_ghz * 1000.0)
       .num("sm_clock_mhz_at_start", c.clk_ghz * 1000.0);
+  const std::string split_text =
+      " Split roles (k_mcast_split): per CTA (1 CTA per SM, 200 KB smem) thread 0 of warp 0 issues the stages (its "
+      "arrive.expect_tx(C x B) and TMA loads; issue_fraction, empty_wait_fraction: its cycles issuing and waiting on its "
+      "own empty[s]) and thread 0 of warp 1 waits on full[s], spins think_cycles, checks the data and releases the stage "
+      "(arrive on empty[s] of every CTA of the cluster, count C; coupled false: on its own CTA's only, count 1); "
+      "wait_fraction: the consumer's full waits. The fractions are shares of the CTA's span from the producer's start to "
+      "the consumer's last wait (clock64 of the SM); a stage is C boxes (bf16 64 x B/128 rows, 128B swizzle) on one full "
+      "mbarrier. Every wait is bounded; every CTA is checked to complete all its stages on distinct SMs, and 4 elements "
+      "of every box of every 16th stage are compared with the tensor's pattern. ";
   const std::string common =
+      cfg.split ? what + split_text :
       what + " One thread per CTA (1 CTA per SM, 200 KB smem) keeps D stages in flight; a stage is C boxes (bf16 64 x "
              "B/128 rows, 128B swizzle) on one full mbarrier (arrive.expect_tx(C x B)). unicast: the CTA issues the "
              "C boxes of its own walk itself; multicast: the C CTAs of a cluster share one walk and rank r issues box "
@@ -521,8 +549,8 @@ void record_mcast(Ctx& c, const std::string& bw_name, const std::string& lat_nam
                        "bytes_per_sm_cycle_per_sm = GB/s / (SM clock in the run x CTAs), the clock being clock64 / "
                        "%globaltimer over each CTA's loop (median, sm_clock_mhz_in_run); wait_fraction, "
                        "issue_fraction, empty_wait_fraction = shares of the thread's time in the full waits, in "
-                       "arrive.expect_tx + TMA issue, in the empty wait (low wait_fraction: the thread, not the memory "
-                       "system, set the rate).",
+                       "arrive.expect_tx + TMA issue, in the empty wait (one thread: a low wait_fraction says the thread, "
+                       "not the memory system, set the rate; split roles: see above).",
               p))
     return;
   c.res->add(lat_name, G, "cycles", o.lat,
@@ -795,6 +823,7 @@ void bench_multicast(Ctx& c) {
       CK(cudaFuncSetAttribute(mcast_kernel(C, D), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
       if (C > 1) CK(cudaFuncSetAttribute(mcast_split_kernel(C, D), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
     }
+  CK(cudaFuncSetAttribute(mcast_split_kernel(2, 2), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
   for (int C : {1, 2, 4})
     for (int nb : {6, 24})
       for (int m = 0; m < (C == 1 ? 1 : 2); ++m)
@@ -908,6 +937,50 @@ void bench_multicast(Ctx& c) {
         }
       }
     }
+  }
+
+  // 5. Coupling (mcast_split_think_*): the split ring of section 4 with a GEMM's stage (two 16 KB boxes on one
+  //    barrier) and its consumers' work (the consumer spins T cycles after each full wait, before it releases the
+  //    stage), clusters of 2 on every SM, D = 2 and 4: unicast with each CTA releasing its stages to itself only
+  //    (independent rings), unicast released to both CTAs of the cluster (coupled: a stage is re-issued when both
+  //    have consumed it, as a cluster GEMM's empty barriers do), multicast (coupled by necessity). What does the
+  //    coupling cost a loop that is latency-bound, and what does multicast save there?
+  {
+    const int br = 128, bytes = br * kRowBytes, C = 2;
+    CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
+    const int clusters = max_clusters(c, C, 4);
+    for (int D : {2, 4})
+      for (int T : {0, 256, 512, 1024})
+        for (int mode = 0; mode < 3; ++mode) {  // 0: unicast independent, 1: unicast coupled, 2: multicast
+          McastCfg cfg;
+          cfg.map = &map;
+          cfg.C = C;
+          cfg.D = D;
+          cfg.box_rows = br;
+          cfg.ctas = C * clusters;
+          cfg.iters = static_cast<int>((4ll << 20) / (C * bytes));  // 4 MiB landed per CTA
+          cfg.mcast = mode == 2;
+          cfg.nboxes = warm_rows / br;
+          cfg.flush = false;
+          cfg.reps = 3;
+          cfg.max_active_clusters = clusters;
+          cfg.split = true;
+          cfg.think = T;
+          cfg.couple = mode != 0;
+          set_walks(cfg, true);
+          McastOut o = run_mcast(c, cfg, b);
+          const char* mname[3] = {"unicast_own", "unicast_coupled", "multicast"};
+          const std::string tag = "l2_pair16KB_d" + std::to_string(D) + "_t" + std::to_string(T) + "_c2_" + mname[mode];
+          record_mcast(c, "mcast_split_think_bw_" + tag, "mcast_split_think_latency_" + tag, cfg, o,
+                       "As mcast_split_loaded_* (warm source, clusters of 2 on every SM, a producer warp and a consumer "
+                       "warp) with a GEMM's stage, two 16 KB boxes on one full barrier, and its consumers' work: the "
+                       "consumer spins T cycles (params: think_cycles) after each full wait before it releases the "
+                       "stage. unicast_own: each CTA loads its two boxes and releases the stage to itself only (empty "
+                       "count 1: independent rings in a cluster launch); unicast_coupled: the same loads, the stage "
+                       "released to both CTAs of the cluster (empty count 2: re-issued when both consumed it, as a "
+                       "cluster GEMM's empty barriers); multicast: rank r loads box r for both (coupled by necessity). "
+                       "4 MiB landed per CTA.");
+        }
   }
 
   // 3. Burst: one cluster alone (one CTA for C = 1), rank 0 issues NB loads back to back (8 KB x 24, 32 KB x 6 =

@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast2.json, gpc.json, pipe*.json, loadlat8.json and
+of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -432,13 +432,42 @@ def multicast(r, kb, c, mcast, hbm):
     return gbs(r, "tma_multicast", n, ctas * c * kb * 1024, defs)
 
 
-def multicast_split(r, kb, c, mcast, alone):
+MCAST_THINK = {}  # the GPU's mcast_split_think_* rows (multicast4.json), name -> measurement
+
+
+def mcast_cons_own(r):
+    """CONS_OWN of the split twin: the benchmark consumer thread's own cycles per stage beyond its think time and the
+    twin's, from the GPU's think-bound rows (T = 1024: the consumer's loop, not the L2, sets the rate; every mode and
+    stage count): the median of their cycles per stage (stage bytes / bytes per CTA-cycle) less the think time, less
+    the twin's own at CONS_OWN = 0 (T = 1024, 4 stages, independent unicast)."""
+    gpu = [m["params"]["stage_bytes"] / m["params"]["bytes_per_cycle_per_sm_clock64"] - m["params"]["think_cycles"]
+           for name, m in MCAST_THINK.items() if "_bw_" in name and m["params"].get("think_cycles") == 1024]
+    if not gpu:
+        raise RunError("multicast: no think-bound rows in multicast4.json")
+    # The twin's cycles per stage and CTA over stages 128..256 (4 MiB per CTA), without CONS_OWN.
+    n, defs = 128, {"ROWS": 128, "C": 2, "MCAST": 0, "CTAS": 132, "STAGES": 4, "THINK": 1024, "COUPLE": 0}
+    twin = 132 * 32768 / bandwidth(r, "tma_multicast_split", n, 132 * 32768, defs) - 1024
+    return max(0, round(statistics.median(gpu) - twin))
+
+
+def multicast_split(r, kb, c, mcast, alone, stages=4, think=None, couple=1, landed=8 << 20, own=None):
     """k_mcast_split (bench_multicast.cu): the multicast ring with a producer warp that only issues and a consumer warp
-    that waits and arrives on the cluster's empty barriers; every SM in clusters of c with 4 stages in flight (or one
-    cluster alone, one stage); GB/s landed in all CTAs' smem over the stages between n and 2n per CTA."""
+    that waits and arrives on the cluster's empty barriers (couple 0: its own only); every SM in clusters of c with
+    `stages` stages in flight (or one cluster alone, one stage); GB/s landed in all CTAs' smem over the stages between
+    n and 2n per CTA (n: `landed` bytes per CTA). The think rows (`think` given, 0 included) have the consumer work
+    `think` cycles and its own CONS_OWN (mcast_cons_own) before each release."""
     ctas = c if alone else (132 if c < 4 else 120)
-    n = 64 if alone else (8 << 20) // (c * kb * 1024)
-    defs = {"ROWS": kb * 8, "C": c, "MCAST": int(mcast), "CTAS": ctas, "STAGES": 1 if alone else 4}
+    n = 64 if alone else landed // (c * kb * 1024)
+    defs = {"ROWS": kb * 8, "C": c, "MCAST": int(mcast), "CTAS": ctas, "STAGES": 1 if alone else stages}
+    if think is not None:
+        if think:
+            defs["THINK"] = think
+        if own is None:
+            own = mcast_cons_own(r)
+        if own:
+            defs["CONS_OWN"] = own
+    if not couple:
+        defs["COUPLE"] = 0
     return gbs(r, "tma_multicast_split", n, ctas * c * kb * 1024, defs)
 
 
@@ -578,7 +607,7 @@ def rows():
     for ns in (128, 512, 2048, 4096):
         add(f"combine_near4_delay{ns}ns", lambda r, ns=ns: combined(r, 3, ns, 4),
             f"tma_combine_lag PATTERN=3 DIST=4 DELAY={ns} ns, 1 - merged / loaded bytes")
-    # TMA multicast on every SM, clusters of C (the GPU's multicast2.json): bytes landed in all CTAs per second
+    # TMA multicast on every SM, clusters of C (the GPU's multicast4.json): bytes landed in all CTAs per second
     for src, hbm in (("l2", 0), ("hbm", 1)):
         for kb in (16, 32):
             for c in (1, 2, 4):
@@ -597,6 +626,14 @@ def rows():
                     f"tma_multicast_split ROWS={kb * 8} C={c} MCAST={int(mode == 'multicast')} STAGES={d}"
                     f"{' CTAS=' + str(c) if d == 1 else ''}, bandwidth over the second "
                     f"{'pass over the warm 8 MiB' if d == 4 else '64 stages'}")
+    # The split ring with a GEMM's stage (two 16 KB boxes) and its consumers' work: independent, coupled, multicast
+    for d in (2, 4):
+        for t in (0, 256, 512, 1024):
+            for mode, mcast, couple in (("unicast_own", 0, 0), ("unicast_coupled", 0, 1), ("multicast", 1, 1)):
+                add(f"mcast_split_think_bw_l2_pair16KB_d{d}_t{t}_c2_{mode}",
+                    lambda r, d=d, t=t, mcast=mcast, couple=couple: multicast_split(r, 16, 2, mcast, False, d, t, couple, 4 << 20),
+                    f"tma_multicast_split ROWS=128 C=2 MCAST={mcast} STAGES={d} THINK={t} COUPLE={couple}, bandwidth over "
+                    f"the second 4 MiB per CTA")
     # A GEMM stage's two boxes at moderate load (the GPU's think.json): S stages, T cycles after each wait
     for d in (1, 2, 3, 4):
         for t in (0, 256, 512, 1024, 2048):
@@ -817,8 +854,8 @@ def main():
     with open(args.results) as f:
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
-    # multicast2.json, gpc.json) beside the results file, where the GPU has them.
-    for extra in ("store.json", "hierarchy.json", "think.json", "multicast2.json", "gpc.json", "pipe.json", "pipe_more.json",
+    # multicast4.json, gpc.json) beside the results file, where the GPU has them.
+    for extra in ("store.json", "hierarchy.json", "think.json", "multicast4.json", "gpc.json", "pipe.json", "pipe_more.json",
                   "pipe_straight.json", "pipe_sleep.json", "loadlat8.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
@@ -842,6 +879,7 @@ def main():
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
     PIPE.update((m["name"], m) for m in measurements if m["name"].startswith("pipe_"))
     LOADLAT.update((m["name"], m) for m in measurements if m["name"].startswith("loadlat_"))
+    MCAST_THINK.update((m["name"], m) for m in measurements if m["name"].startswith("mcast_split_think_"))
     # The clumps' persistence (a param of the _issue_neighbours rows) as a row of its own
     for name, m in list(LOADLAT.items()):
         if name.endswith("_issue_neighbours"):

@@ -51,6 +51,7 @@ struct McastArgs {
   int check_every;     // check 4 elements of every box of every k-th stage (0: never)
   int lat_from, lat_to;  // stages [from, to) store their latency (at most kLatCap per CTA)
   int think;             // k_mcast_split: cycles the consumer spins after each full wait, before it releases the stage
+  int delay_odd;         // k_mcast_split: cycles the producers of odd cluster ranks spin before each issue
   int couple;            // k_mcast_split: 1: a stage is released to every CTA of the cluster (empty count C); 0: to its own
                          // CTA only (empty count 1: the CTAs of a cluster run unicast rings independently)
   long long nboxes;      // boxes in the tensor (box b = rows [b * box_rows, + box_rows))
@@ -259,6 +260,11 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
         empty_cyc += clk() - te;
       }
       if (ok) {
+        if (a.delay_odd > 0 && (rank & 1u)) {  // this rank issues later than its peers (not counted as issue)
+          const unsigned long long td = clk();
+          while (clk() - td < static_cast<unsigned long long>(a.delay_odd)) {
+          }
+        }
         b_s[s] = bidx;
         const unsigned long long t = clk();
         t_iss_s[s] = t;
@@ -366,6 +372,7 @@ struct McastCfg {
   bool split = false;  // k_mcast_split: a producer thread issues, a consumer thread (another warp) waits and arrives
   int think = 0;       // k_mcast_split: the consumer's cycles per stage after its full wait
   bool couple = true;  // k_mcast_split: release each stage to the whole cluster (false: each CTA to itself, unicast only)
+  int delay_odd = 0;   // k_mcast_split: the odd ranks' producers spin this many cycles before each issue
   int reps;         // measured reps (after one warm-up rep)
   int max_active_clusters = 0;           // cudaOccupancyMaxActiveClusters (clusters), 0: plain launch
   std::vector<long long> start, stride;  // per CTA
@@ -379,6 +386,7 @@ struct McastOut {
   double wait_frac = NAN;        // mean share of the loop spent waiting on full barriers
   double issue_frac = NAN;       // mean share spent from before arrive.expect_tx to after the last TMA issue
   double empty_frac = NAN;       // mean share spent waiting on the own empty barrier (for the cluster's peers)
+  double issue_even = NAN, issue_odd = NAN;  // median over CTAs and reps: issue cycles per stage, even / odd cluster ranks
   double span_us = NAN;          // median span
   std::string smids;             // SM ids (runs with fewer CTAs than SMs)
   std::string problem;           // host-side check failure
@@ -412,6 +420,7 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   a.lat_to = cfg.iters - cfg.D;
   a.think = cfg.think;
   a.couple = cfg.couple ? 1 : 0;
+  a.delay_odd = cfg.delay_odd;
   a.nboxes = cfg.nboxes;
   a.start = b.start.p;
   a.stride = b.stride.p;
@@ -424,7 +433,7 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   CK(cudaMemcpy(b.stride.p, cfg.stride.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
   ClusterLaunch lc(cfg.ctas, cfg.C, cfg.split ? 64 : 32, kDyn);
   const McastKernel kern = cfg.split ? mcast_split_kernel(cfg.C, cfg.D) : mcast_kernel(cfg.C, cfg.D);
-  std::vector<double> bpcs, bpc_c, clks, wf, isf, ef, spans;
+  std::vector<double> bpcs, bpc_c, clks, wf, isf, ef, spans, iss_even, iss_odd;
   const int reps = c.quick ? 1 : cfg.reps;
   for (int r = 0; r <= reps; ++r) {
     if (cfg.flush) flush_l2(c);
@@ -454,6 +463,7 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
         o.lat.push_back(double(hl[static_cast<size_t>(k) * kLatCap + j]));
       wsum += double(q[5]) / double(q[2]);
       isum += double(q[7]) / double(q[2]);
+      (q[9] % 2 ? iss_odd : iss_even).push_back(double(q[7]) / double(std::max(q[6], 1ull)));
       esum += double(q[8]) / double(q[2]);
       rep_clk.push_back(double(q[2]) / double(std::max(q[1] - q[0], 1ull)));
       bpc_c.push_back(double(q[6]) * stage / double(q[2]));
@@ -481,6 +491,8 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   o.wait_frac = compute_stats(wf).mean;
   o.issue_frac = compute_stats(isf).mean;
   o.empty_frac = compute_stats(ef).mean;
+  if (!iss_even.empty()) o.issue_even = compute_stats(iss_even).median;
+  if (!iss_odd.empty()) o.issue_odd = compute_stats(iss_odd).median;
   o.span_us = compute_stats(spans).median;
   return o;
 }
@@ -507,7 +519,9 @@ void record_mcast(Ctx& c, const std::string& bw_name, const std::string& lat_nam
       .num("delivered_bytes", delivered).num("l2_read_bytes", l2_read)
       .num("l2_read_gbs_median", compute_stats(o.gbs).median * l2_read / delivered);
   if (!o.smids.empty()) p.str("smids", o.smids);
-  if (cfg.split) p.num("think_cycles", cfg.think).boolean("coupled", cfg.couple);
+  if (cfg.split)
+    p.num("think_cycles", cfg.think).boolean("coupled", cfg.couple).num("delay_odd_ranks_cycles", cfg.delay_odd)
+        .num("issue_cycles_per_stage_even_ranks", o.issue_even).num("issue_cycles_per_stage_odd_ranks", o.issue_odd);
   p.num("bytes_per_sm_cycle_per_sm", o.bpc_sm)
       .num("bytes_per_cycle_per_sm_clock64", o.bpc_sm_clock64)
       .num("latency_p10_cycles", ls.p10)
@@ -981,6 +995,41 @@ void bench_multicast(Ctx& c) {
                        "cluster GEMM's empty barriers); multicast: rank r loads box r for both (coupled by necessity). "
                        "4 MiB landed per CTA.");
         }
+  }
+
+  // 6. Staggered issue (mcast_split_delay_*): one cluster of 2 alone, one stage in flight, 32 KB boxes, unicast and
+  //    multicast, the odd rank's producer spinning 0, 1000 or 3000 cycles before each issue: with 3000 neither rank
+  //    issues while the other's box of the stage lands (a stage alone takes ~1100 cycles). Is the multicast issue's
+  //    extra cost the issue itself, or the boxes landing in the SM while it issues? (params: issue cycles per stage of
+  //    the even and the odd rank)
+  {
+    const int br = 256;
+    CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
+    for (int delay : {0, 1000, 3000})
+      for (int m = 0; m < 2; ++m) {
+        McastCfg cfg;
+        cfg.map = &map;
+        cfg.C = 2;
+        cfg.D = 1;
+        cfg.box_rows = br;
+        cfg.ctas = 2;
+        cfg.iters = 256;
+        cfg.mcast = m == 1;
+        cfg.nboxes = warm_rows / br;
+        cfg.flush = false;
+        cfg.reps = 3;
+        cfg.split = true;
+        cfg.delay_odd = delay;
+        set_walks(cfg, true);
+        McastOut o = run_mcast(c, cfg, b);
+        const std::string tag = std::string("l2_box32KB_d1_c2_") + modes[m] + "_delay" + std::to_string(delay);
+        record_mcast(c, "mcast_split_delay_bw_" + tag, "mcast_split_delay_latency_" + tag, cfg, o,
+                     "As mcast_split_alone_* (one cluster of 2 alone, one stage in flight, 32 KB boxes), the odd rank's "
+                     "producer spinning delay_odd_ranks_cycles before each issue (after its empty wait; not counted as "
+                     "issue): with 3000 cycles neither rank issues while the other's box of the stage lands. "
+                     "issue_cycles_per_stage_{even,odd}_ranks: each rank's cycles from before its arrive.expect_tx to "
+                     "after its TMA issue, per stage (median over CTAs and reps).");
+      }
   }
 
   // 3. Burst: one cluster alone (one CTA for C = 1), rank 0 issues NB loads back to back (8 KB x 24, 32 KB x 6 =

@@ -52,6 +52,7 @@ struct McastArgs {
   int lat_from, lat_to;  // stages [from, to) store their latency (at most kLatCap per CTA)
   int think;             // k_mcast_split: cycles the consumer spins after each full wait, before it releases the stage
   int delay_odd;         // k_mcast_split: cycles the producers of odd cluster ranks spin before each issue
+  int one_issuer;        // multicast: rank 0 issues all C boxes of every stage (back to back), the others none
   int couple;            // k_mcast_split: 1: a stage is released to every CTA of the cluster (empty count C); 0: to its own
                          // CTA only (empty count 1: the CTAs of a cluster run unicast rings independently)
   long long nboxes;      // boxes in the tensor (box b = rows [b * box_rows, + box_rows))
@@ -74,7 +75,9 @@ DEVI void issue_stage(const CUtensorMap& map, const McastArgs& a, uint32_t dst, 
     const int y = static_cast<int>(bidx * a.box_rows);
     const uint32_t d = dst + static_cast<uint32_t>(j * a.bytes);
     if (C > 1 && a.mcast) {
-      if (static_cast<uint32_t>(j) == rank) tma_load_2d_mc(d, &map, 0, y, fb, static_cast<uint16_t>((1u << C) - 1u));
+      // (one_issuer: rank 0 issues every box of the stage, back to back; the other ranks only arm their barriers)
+      if (a.one_issuer ? rank == 0u : static_cast<uint32_t>(j) == rank)
+        tma_load_2d_mc(d, &map, 0, y, fb, static_cast<uint16_t>((1u << C) - 1u));
     } else {
       tma_load_2d(d, &map, 0, y, fb);
     }
@@ -373,6 +376,7 @@ struct McastCfg {
   int think = 0;       // k_mcast_split: the consumer's cycles per stage after its full wait
   bool couple = true;  // k_mcast_split: release each stage to the whole cluster (false: each CTA to itself, unicast only)
   int delay_odd = 0;   // k_mcast_split: the odd ranks' producers spin this many cycles before each issue
+  bool one_issuer = false;  // multicast: rank 0 issues every box of a stage
   int reps;         // measured reps (after one warm-up rep)
   int max_active_clusters = 0;           // cudaOccupancyMaxActiveClusters (clusters), 0: plain launch
   std::vector<long long> start, stride;  // per CTA
@@ -387,6 +391,7 @@ struct McastOut {
   double issue_frac = NAN;       // mean share spent from before arrive.expect_tx to after the last TMA issue
   double empty_frac = NAN;       // mean share spent waiting on the own empty barrier (for the cluster's peers)
   double issue_even = NAN, issue_odd = NAN;  // median over CTAs and reps: issue cycles per stage, even / odd cluster ranks
+  double issue_rank0 = NAN;                  // the same, cluster rank 0
   double span_us = NAN;          // median span
   std::string smids;             // SM ids (runs with fewer CTAs than SMs)
   std::string problem;           // host-side check failure
@@ -421,6 +426,7 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   a.think = cfg.think;
   a.couple = cfg.couple ? 1 : 0;
   a.delay_odd = cfg.delay_odd;
+  a.one_issuer = cfg.one_issuer ? 1 : 0;
   a.nboxes = cfg.nboxes;
   a.start = b.start.p;
   a.stride = b.stride.p;
@@ -433,7 +439,7 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   CK(cudaMemcpy(b.stride.p, cfg.stride.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
   ClusterLaunch lc(cfg.ctas, cfg.C, cfg.split ? 64 : 32, kDyn);
   const McastKernel kern = cfg.split ? mcast_split_kernel(cfg.C, cfg.D) : mcast_kernel(cfg.C, cfg.D);
-  std::vector<double> bpcs, bpc_c, clks, wf, isf, ef, spans, iss_even, iss_odd;
+  std::vector<double> bpcs, bpc_c, clks, wf, isf, ef, spans, iss_even, iss_odd, iss_rank0;
   const int reps = c.quick ? 1 : cfg.reps;
   for (int r = 0; r <= reps; ++r) {
     if (cfg.flush) flush_l2(c);
@@ -464,6 +470,7 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
       wsum += double(q[5]) / double(q[2]);
       isum += double(q[7]) / double(q[2]);
       (q[9] % 2 ? iss_odd : iss_even).push_back(double(q[7]) / double(std::max(q[6], 1ull)));
+      if (q[9] == 0) iss_rank0.push_back(double(q[7]) / double(std::max(q[6], 1ull)));
       esum += double(q[8]) / double(q[2]);
       rep_clk.push_back(double(q[2]) / double(std::max(q[1] - q[0], 1ull)));
       bpc_c.push_back(double(q[6]) * stage / double(q[2]));
@@ -493,6 +500,7 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   o.empty_frac = compute_stats(ef).mean;
   if (!iss_even.empty()) o.issue_even = compute_stats(iss_even).median;
   if (!iss_odd.empty()) o.issue_odd = compute_stats(iss_odd).median;
+  if (!iss_rank0.empty()) o.issue_rank0 = compute_stats(iss_rank0).median;
   o.span_us = compute_stats(spans).median;
   return o;
 }
@@ -521,7 +529,9 @@ void record_mcast(Ctx& c, const std::string& bw_name, const std::string& lat_nam
   if (!o.smids.empty()) p.str("smids", o.smids);
   if (cfg.split)
     p.num("think_cycles", cfg.think).boolean("coupled", cfg.couple).num("delay_odd_ranks_cycles", cfg.delay_odd)
-        .num("issue_cycles_per_stage_even_ranks", o.issue_even).num("issue_cycles_per_stage_odd_ranks", o.issue_odd);
+        .boolean("one_issuer", cfg.one_issuer)
+        .num("issue_cycles_per_stage_even_ranks", o.issue_even).num("issue_cycles_per_stage_odd_ranks", o.issue_odd)
+        .num("issue_cycles_per_stage_rank0", o.issue_rank0);
   p.num("bytes_per_sm_cycle_per_sm", o.bpc_sm)
       .num("bytes_per_cycle_per_sm_clock64", o.bpc_sm_clock64)
       .num("latency_p10_cycles", ls.p10)
@@ -1031,6 +1041,41 @@ void bench_multicast(Ctx& c) {
                      "after its TMA issue, per stage (median over CTAs and reps).");
       }
   }
+
+  // 7. One issuer (mcast_split_one_issuer_*): clusters of 2 and 4, multicast, rank 0 issuing all C boxes of every
+  //    stage back to back (the other ranks only arm their barriers with arrive.expect_tx): the issue of C multicast
+  //    loads in a row against one (sections 4 and 6), and of arrive.expect_tx alone (the other ranks).
+  for (int D : {1, 4})
+    for (int C : {2, 4}) {
+      const int br = D == 1 ? 256 : 128, bytes = br * kRowBytes;
+      CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
+      const int clusters = D == 4 ? max_clusters(c, C, 4) : 1;
+      McastCfg cfg;
+      cfg.map = &map;
+      cfg.C = C;
+      cfg.D = D;
+      cfg.box_rows = br;
+      cfg.ctas = C * clusters;
+      cfg.iters = D == 4 ? static_cast<int>((8ll << 20) / (C * bytes)) : 256;
+      cfg.mcast = true;
+      cfg.nboxes = warm_rows / br;
+      cfg.flush = false;
+      cfg.reps = 3;
+      cfg.max_active_clusters = D == 4 ? clusters : 0;
+      cfg.split = true;
+      cfg.one_issuer = true;
+      set_walks(cfg, true);
+      McastOut o = run_mcast(c, cfg, b);
+      const std::string kind = D == 4 ? "loaded" : "alone";
+      const std::string tag = "l2_box" + std::to_string(bytes / 1024) + "KB_d" + std::to_string(D) + "_c" + std::to_string(C);
+      record_mcast(c, "mcast_split_one_issuer_" + kind + "_bw_" + tag, "mcast_split_one_issuer_" + kind + "_latency_" + tag,
+                   cfg, o,
+                   std::string(D == 4 ? "As mcast_split_loaded_* multicast" : "As mcast_split_alone_* multicast") +
+                       ", but rank 0 issues all C boxes of every stage back to back (multicast to the whole cluster) "
+                       "and the other ranks only arm their full barriers (arrive.expect_tx): "
+                       "issue_cycles_per_stage_rank0 is rank 0's (arrive.expect_tx and C multicast loads), "
+                       "issue_cycles_per_stage_odd_ranks the odd ranks' (arrive.expect_tx alone).");
+    }
 
   // 3. Burst: one cluster alone (one CTA for C = 1), rank 0 issues NB loads back to back (8 KB x 24, 32 KB x 6 =
   //    192 KB), unicast and multicast: the issuing thread's cycles per TMA load instruction when nothing waits.

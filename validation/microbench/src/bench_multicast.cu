@@ -340,6 +340,8 @@ McastKernel mcast_kernel(int C, int D) {
   throw std::runtime_error("k_mcast: unsupported C " + std::to_string(C) + ", D " + std::to_string(D));
 }
 McastKernel mcast_split_kernel(int C, int D) {
+  if (D == 4 && C == 1) return k_mcast_split<1, 4>;
+  if (D == 1 && C == 1) return k_mcast_split<1, 1>;
   if (D == 2 && C == 2) return k_mcast_split<2, 2>;
   if (D == 4 && C == 2) return k_mcast_split<2, 4>;
   if (D == 4 && C == 4) return k_mcast_split<4, 4>;
@@ -848,6 +850,8 @@ void bench_multicast(Ctx& c) {
       if (C > 1) CK(cudaFuncSetAttribute(mcast_split_kernel(C, D), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
     }
   CK(cudaFuncSetAttribute(mcast_split_kernel(2, 2), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
+  CK(cudaFuncSetAttribute(mcast_split_kernel(1, 4), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
+  CK(cudaFuncSetAttribute(mcast_split_kernel(1, 1), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
   for (int C : {1, 2, 4})
     for (int nb : {6, 24})
       for (int m = 0; m < (C == 1 ? 1 : 2); ++m)
@@ -1076,6 +1080,36 @@ void bench_multicast(Ctx& c) {
                        "issue_cycles_per_stage_rank0 is rank 0's (arrive.expect_tx and C multicast loads), "
                        "issue_cycles_per_stage_odd_ranks the odd ranks' (arrive.expect_tx alone).");
     }
+
+  // 8. Plain launch (mcast_split_plain_*): the split ring without a cluster (C = 1, one box a stage, each CTA releasing
+  //    its stages to itself), every SM (16 KB, D = 4) and one CTA alone (32 KB, D = 1): the producer's
+  //    arrive.expect_tx + one unicast load outside any cluster, against sections 4 and 7's in clusters of 2 and 4.
+  for (int D : {4, 1}) {
+    const int br = D == 4 ? 128 : 256, bytes = br * kRowBytes;
+    CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
+    McastCfg cfg;
+    cfg.map = &map;
+    cfg.C = 1;
+    cfg.D = D;
+    cfg.box_rows = br;
+    cfg.ctas = D == 4 ? c.sm_count : 1;
+    cfg.iters = D == 4 ? static_cast<int>((8ll << 20) / bytes) : 256;
+    cfg.mcast = false;
+    cfg.nboxes = warm_rows / br;
+    cfg.flush = false;
+    cfg.reps = 3;
+    cfg.split = true;
+    cfg.couple = false;
+    set_walks(cfg, true);
+    McastOut o = run_mcast(c, cfg, b);
+    const std::string kind = D == 4 ? "loaded" : "alone";
+    const std::string tag = "l2_box" + std::to_string(bytes / 1024) + "KB_d" + std::to_string(D) + "_c1_unicast";
+    record_mcast(c, "mcast_split_plain_" + kind + "_bw_" + tag, "mcast_split_plain_" + kind + "_latency_" + tag, cfg, o,
+                 std::string(D == 4 ? "Every SM, a plain launch (no cluster)" : "One CTA alone, a plain launch") +
+                     ": the split ring (a producer and a consumer warp) with one box a stage, each CTA releasing its "
+                     "stages to itself: the producer's arrive.expect_tx + one unicast load outside any cluster "
+                     "(issue_cycles_per_stage_rank0).");
+  }
 
   // 3. Burst: one cluster alone (one CTA for C = 1), rank 0 issues NB loads back to back (8 KB x 24, 32 KB x 6 =
   //    192 KB), unicast and multicast: the issuing thread's cycles per TMA load instruction when nothing waits.

@@ -1709,17 +1709,13 @@ TEST_CASE("tma: a stage's second box issued while its first is in flight waits t
 }
 
 namespace {
-// Every CTA's tma.load ops (busy start, cycles) and TMA transfers (issued, done), in issue order.
-class TmaOps : public models::Observer {
+// AllLoads (every CTA's TMA transfers) with every CTA's tma.load ops too: (busy start, cycles), in issue order.
+class TmaOps : public AllLoads {
  public:
-  bool wants(std::int64_t) const override { return true; }
   void op_busy(std::int64_t cta, int, const isa::OpDesc& d, std::int64_t start, std::int64_t cycles) override {
     if (d.kind == isa::OpKind::kTmaLoad) busy[cta].emplace_back(start, cycles);
   }
-  void async_work(std::int64_t cta, const std::string&, std::string_view category, std::int64_t start, std::int64_t end) override {
-    if (category == "tma") spans[cta].emplace_back(start, end);
-  }
-  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> busy, spans;
+  std::map<std::int64_t, std::vector<std::pair<std::int64_t, std::int64_t>>> busy;
 };
 
 // One cluster of `c` CTAs alone on the H200 (no spread of transfer times). `issues` (an expression of cluster_rank and

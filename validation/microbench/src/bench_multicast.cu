@@ -413,6 +413,27 @@ void set_walks(McastCfg& cfg, bool warm) {
   }
 }
 
+// A ring of C-CTA clusters (C = 1: a plain launch) over `map`'s `nboxes` boxes of `box_rows` rows: `ctas` CTAs, D
+// stages, `iters` stages per CTA, 3 measured reps; HBM source (`flush`: the L2 flushed before every rep, each walker
+// streaming its own slice) or the warm tensor (each walker its own order). The caller sets the split-ring fields.
+McastCfg ring_cfg(const CUtensorMap* map, int C, int D, int box_rows, int ctas, int iters, bool mcast, long long nboxes,
+                  int max_active_clusters = 0, bool flush = false) {
+  McastCfg cfg;
+  cfg.map = map;
+  cfg.C = C;
+  cfg.D = D;
+  cfg.box_rows = box_rows;
+  cfg.ctas = ctas;
+  cfg.iters = iters;
+  cfg.mcast = mcast;
+  cfg.nboxes = nboxes;
+  cfg.flush = flush;
+  cfg.reps = 3;
+  cfg.max_active_clusters = max_active_clusters;
+  set_walks(cfg, !flush);
+  return cfg;
+}
+
 McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   McastOut o;
   const int bytes = cfg.box_rows * kRowBytes, stage = cfg.C * bytes;
@@ -507,9 +528,10 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   return o;
 }
 
-// Records "<bw_name>" (delivered GB/s per rep) and "<lat_name>" (cycles per sampled stage) of one run.
-void record_mcast(Ctx& c, const std::string& bw_name, const std::string& lat_name, const McastCfg& cfg,
-                  const McastOut& o, const std::string& what) {
+// Records "<prefix>_bw_<tag>" (delivered GB/s per rep) and "<prefix>_latency_<tag>" (cycles per sampled stage).
+void record_mcast(Ctx& c, const std::string& prefix, const std::string& tag, const McastCfg& cfg, const McastOut& o,
+                  const std::string& what) {
+  const std::string bw_name = prefix + "_bw_" + tag, lat_name = prefix + "_latency_" + tag;
   if (!o.problem.empty()) {
     c.take_err();
     c.res->fail(bw_name, o.problem);
@@ -869,23 +891,13 @@ void bench_multicast(Ctx& c) {
       for (int C : {1, 2, 4}) {
         const int clusters = C == 1 ? 0 : max_clusters(c, C, 4);
         for (int m = 0; m < (C == 1 ? 1 : 2); ++m) {
-          McastCfg cfg;
-          cfg.map = &map;
-          cfg.C = C;
-          cfg.D = 4;
-          cfg.box_rows = br;
-          cfg.ctas = C == 1 ? c.sm_count : C * clusters;
-          cfg.iters = static_cast<int>((8ll << 20) / (C * bytes));  // 8 MiB delivered per CTA
-          cfg.mcast = m == 1;
-          cfg.nboxes = rows / br;
-          cfg.flush = src == 1;
-          cfg.reps = 3;
-          cfg.max_active_clusters = clusters;
-          set_walks(cfg, src == 0);
+          // 8 MiB delivered per CTA
+          const McastCfg cfg = ring_cfg(&map, C, 4, br, C == 1 ? c.sm_count : C * clusters,
+                                        static_cast<int>((8ll << 20) / (C * bytes)), m == 1, rows / br, clusters, src == 1);
           McastOut o = run_mcast(c, cfg, b);
           const std::string tag = sname + "_box" + std::to_string(bytes / 1024) + "KB_d4_c" + std::to_string(C) + "_" +
                                   modes[m];
-          record_mcast(c, "mcast_loaded_bw_" + tag, "mcast_loaded_latency_" + tag, cfg, o,
+          record_mcast(c, "mcast_loaded", tag, cfg, o,
                        src == 0 ? "All SMs busy, warm source: an 8 MiB tensor (the first 8 MiB of a 2 GiB buffer, warm "
                                   "after the warm-up rep); every CTA receives all of it once per rep (8 MiB), each walk "
                                   "(CTA, or cluster for multicast) from its own start with its own step coprime with "
@@ -905,21 +917,10 @@ void bench_multicast(Ctx& c) {
     CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
     for (int C : {1, 2, 4}) {
       for (int m = 0; m < (C == 1 ? 1 : 2); ++m) {
-        McastCfg cfg;
-        cfg.map = &map;
-        cfg.C = C;
-        cfg.D = 1;
-        cfg.box_rows = br;
-        cfg.ctas = C;
-        cfg.iters = 256;
-        cfg.mcast = m == 1;
-        cfg.nboxes = warm_rows / br;
-        cfg.flush = false;
-        cfg.reps = 3;
-        set_walks(cfg, true);
+        const McastCfg cfg = ring_cfg(&map, C, 1, br, C, 256, m == 1, warm_rows / br);
         McastOut o = run_mcast(c, cfg, b);
         const std::string tag = "l2_box32KB_d1_c" + std::to_string(C) + "_" + modes[m];
-        record_mcast(c, "mcast_alone_bw_" + tag, "mcast_alone_latency_" + tag, cfg, o,
+        record_mcast(c, "mcast_alone", tag, cfg, o,
                      "One cluster of C CTAs alone on the GPU (one CTA for C = 1; SM ids in params), one stage in flight "
                      "(D = 1), 32 KB boxes of the warm 8 MiB tensor, 256 stages per CTA: the latency of a unicast "
                      "stage of C boxes against a multicast one without load from other SMs.");
@@ -937,25 +938,14 @@ void bench_multicast(Ctx& c) {
       for (int C : {2, 4}) {
         const int clusters = D == 4 ? max_clusters(c, C, 4) : 1;
         for (int m = 0; m < 2; ++m) {
-          McastCfg cfg;
-          cfg.map = &map;
-          cfg.C = C;
-          cfg.D = D;
-          cfg.box_rows = br;
-          cfg.ctas = C * clusters;
-          cfg.iters = D == 4 ? static_cast<int>((8ll << 20) / (C * bytes)) : 256;
-          cfg.mcast = m == 1;
-          cfg.nboxes = warm_rows / br;
-          cfg.flush = false;
-          cfg.reps = 3;
-          cfg.max_active_clusters = D == 4 ? clusters : 0;
+          McastCfg cfg = ring_cfg(&map, C, D, br, C * clusters, D == 4 ? static_cast<int>((8ll << 20) / (C * bytes)) : 256,
+                                  m == 1, warm_rows / br, D == 4 ? clusters : 0);
           cfg.split = true;
-          set_walks(cfg, true);
           McastOut o = run_mcast(c, cfg, b);
           const std::string tag = "l2_box" + std::to_string(bytes / 1024) + "KB_d" + std::to_string(D) + "_c" +
                                   std::to_string(C) + "_" + modes[m];
           const std::string kind = D == 4 ? "loaded" : "alone";
-          record_mcast(c, "mcast_split_" + kind + "_bw_" + tag, "mcast_split_" + kind + "_latency_" + tag, cfg, o,
+          record_mcast(c, "mcast_split_" + kind, tag, cfg, o,
                        std::string(D == 4 ? "As mcast_loaded_* (warm source, all SMs busy)" : "As mcast_alone_* (one cluster alone)") +
                            ", with the ring's two roles in two threads of two warps, as a CUTLASS cluster GEMM has "
                            "them: thread 0 of warp 0 only issues (the first D stages, then stage s after its own "
@@ -980,26 +970,16 @@ void bench_multicast(Ctx& c) {
     for (int D : {2, 4})
       for (int T : {0, 256, 512, 1024})
         for (int mode = 0; mode < 3; ++mode) {  // 0: unicast independent, 1: unicast coupled, 2: multicast
-          McastCfg cfg;
-          cfg.map = &map;
-          cfg.C = C;
-          cfg.D = D;
-          cfg.box_rows = br;
-          cfg.ctas = C * clusters;
-          cfg.iters = static_cast<int>((4ll << 20) / (C * bytes));  // 4 MiB landed per CTA
-          cfg.mcast = mode == 2;
-          cfg.nboxes = warm_rows / br;
-          cfg.flush = false;
-          cfg.reps = 3;
-          cfg.max_active_clusters = clusters;
+          // 4 MiB landed per CTA
+          McastCfg cfg = ring_cfg(&map, C, D, br, C * clusters, static_cast<int>((4ll << 20) / (C * bytes)), mode == 2,
+                                  warm_rows / br, clusters);
           cfg.split = true;
           cfg.think = T;
           cfg.couple = mode != 0;
-          set_walks(cfg, true);
           McastOut o = run_mcast(c, cfg, b);
           const char* mname[3] = {"unicast_own", "unicast_coupled", "multicast"};
           const std::string tag = "l2_pair16KB_d" + std::to_string(D) + "_t" + std::to_string(T) + "_c2_" + mname[mode];
-          record_mcast(c, "mcast_split_think_bw_" + tag, "mcast_split_think_latency_" + tag, cfg, o,
+          record_mcast(c, "mcast_split_think", tag, cfg, o,
                        "As mcast_split_loaded_* (warm source, clusters of 2 on every SM, a producer warp and a consumer "
                        "warp) with a GEMM's stage, two 16 KB boxes on one full barrier, and its consumers' work: the "
                        "consumer spins T cycles (params: think_cycles) after each full wait before it releases the "
@@ -1021,23 +1001,12 @@ void bench_multicast(Ctx& c) {
     CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
     for (int delay : {0, 1000, 3000})
       for (int m = 0; m < 2; ++m) {
-        McastCfg cfg;
-        cfg.map = &map;
-        cfg.C = 2;
-        cfg.D = 1;
-        cfg.box_rows = br;
-        cfg.ctas = 2;
-        cfg.iters = 256;
-        cfg.mcast = m == 1;
-        cfg.nboxes = warm_rows / br;
-        cfg.flush = false;
-        cfg.reps = 3;
+        McastCfg cfg = ring_cfg(&map, 2, 1, br, 2, 256, m == 1, warm_rows / br);
         cfg.split = true;
         cfg.delay_odd = delay;
-        set_walks(cfg, true);
         McastOut o = run_mcast(c, cfg, b);
         const std::string tag = std::string("l2_box32KB_d1_c2_") + modes[m] + "_delay" + std::to_string(delay);
-        record_mcast(c, "mcast_split_delay_bw_" + tag, "mcast_split_delay_latency_" + tag, cfg, o,
+        record_mcast(c, "mcast_split_delay", tag, cfg, o,
                      "As mcast_split_alone_* (one cluster of 2 alone, one stage in flight, 32 KB boxes), the odd rank's "
                      "producer spinning delay_odd_ranks_cycles before each issue (after its empty wait; not counted as "
                      "issue): with 3000 cycles neither rank issues while the other's box of the stage lands. "
@@ -1054,26 +1023,14 @@ void bench_multicast(Ctx& c) {
       const int br = D == 1 ? 256 : 128, bytes = br * kRowBytes;
       CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
       const int clusters = D == 4 ? max_clusters(c, C, 4) : 1;
-      McastCfg cfg;
-      cfg.map = &map;
-      cfg.C = C;
-      cfg.D = D;
-      cfg.box_rows = br;
-      cfg.ctas = C * clusters;
-      cfg.iters = D == 4 ? static_cast<int>((8ll << 20) / (C * bytes)) : 256;
-      cfg.mcast = true;
-      cfg.nboxes = warm_rows / br;
-      cfg.flush = false;
-      cfg.reps = 3;
-      cfg.max_active_clusters = D == 4 ? clusters : 0;
+      McastCfg cfg = ring_cfg(&map, C, D, br, C * clusters, D == 4 ? static_cast<int>((8ll << 20) / (C * bytes)) : 256, true,
+                              warm_rows / br, D == 4 ? clusters : 0);
       cfg.split = true;
       cfg.one_issuer = true;
-      set_walks(cfg, true);
       McastOut o = run_mcast(c, cfg, b);
       const std::string kind = D == 4 ? "loaded" : "alone";
       const std::string tag = "l2_box" + std::to_string(bytes / 1024) + "KB_d" + std::to_string(D) + "_c" + std::to_string(C);
-      record_mcast(c, "mcast_split_one_issuer_" + kind + "_bw_" + tag, "mcast_split_one_issuer_" + kind + "_latency_" + tag,
-                   cfg, o,
+      record_mcast(c, "mcast_split_one_issuer_" + kind, tag, cfg, o,
                    std::string(D == 4 ? "As mcast_split_loaded_* multicast" : "As mcast_split_alone_* multicast") +
                        ", but rank 0 issues all C boxes of every stage back to back (multicast to the whole cluster) "
                        "and the other ranks only arm their full barriers (arrive.expect_tx): "
@@ -1087,24 +1044,14 @@ void bench_multicast(Ctx& c) {
   for (int D : {4, 1}) {
     const int br = D == 4 ? 128 : 256, bytes = br * kRowBytes;
     CUtensorMap map = make_map(big.p, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
-    McastCfg cfg;
-    cfg.map = &map;
-    cfg.C = 1;
-    cfg.D = D;
-    cfg.box_rows = br;
-    cfg.ctas = D == 4 ? c.sm_count : 1;
-    cfg.iters = D == 4 ? static_cast<int>((8ll << 20) / bytes) : 256;
-    cfg.mcast = false;
-    cfg.nboxes = warm_rows / br;
-    cfg.flush = false;
-    cfg.reps = 3;
+    McastCfg cfg = ring_cfg(&map, 1, D, br, D == 4 ? c.sm_count : 1, D == 4 ? static_cast<int>((8ll << 20) / bytes) : 256,
+                            false, warm_rows / br);
     cfg.split = true;
     cfg.couple = false;
-    set_walks(cfg, true);
     McastOut o = run_mcast(c, cfg, b);
     const std::string kind = D == 4 ? "loaded" : "alone";
     const std::string tag = "l2_box" + std::to_string(bytes / 1024) + "KB_d" + std::to_string(D) + "_c1_unicast";
-    record_mcast(c, "mcast_split_plain_" + kind + "_bw_" + tag, "mcast_split_plain_" + kind + "_latency_" + tag, cfg, o,
+    record_mcast(c, "mcast_split_plain_" + kind, tag, cfg, o,
                  std::string(D == 4 ? "Every SM, a plain launch (no cluster)" : "One CTA alone, a plain launch") +
                      ": the split ring (a producer and a consumer warp) with one box a stage, each CTA releasing its "
                      "stages to itself: the producer's arrive.expect_tx + one unicast load outside any cluster "

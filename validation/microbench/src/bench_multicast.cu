@@ -23,6 +23,11 @@
 //     B = 16 and 32 KB, an 8 MiB warm tensor (every CTA receives all of it once per rep, each walk in its own order)
 //     or HBM (2 GiB tensor, L2 flushed before every rep, each CTA / cluster streams 8 MiB of its own slice).
 //  2. one cluster alone (one CTA for C = 1), D = 1, B = 32 KB, the warm tensor: the stage latency on an idle GPU.
+//  4-8. split roles (mcast_split_*): a producer warp that only issues and a consumer warp that waits and releases, as a
+//     CUTLASS cluster GEMM; think time, coupling, staggered issue, one issuer, no cluster (the sections below).
+//  9. a cluster GEMM's stage (mcast_split_gemm_*, also alone with --only multicast_gemm): an A box the cluster needs
+//     (multicast: each rank its half for both CTAs) and a B box of each CTA's own; the A walk the cluster's own or
+//     shared by the whole grid (a skinny GEMM's small operand).
 //  3. burst (mcast_burst_*): one cluster alone (one CTA for C = 1), thread 0 of rank 0 issues NB loads back to back
 //     (8 KB x 24, 32 KB x 6, warm tensor), unicast or multicast to all C CTAs, clock64 after each issue, then waits:
 //     the issuing thread's cycles per load instruction when nothing waits (as tma_burst_* in bench_tma.cu).
@@ -55,6 +60,14 @@ struct McastArgs {
   int one_issuer;        // multicast: rank 0 issues all C boxes of every stage (back to back), the others none
   int couple;            // k_mcast_split: 1: a stage is released to every CTA of the cluster (empty count C); 0: to its own
                          // CTA only (empty count 1: the CTAs of a cluster run unicast rings independently)
+  int gemm;              // k_mcast_split, C = 2: a GEMM's stage, an A box from the A walk (multicast: each rank issues its half
+                         // box, `half` map, to both CTAs; unicast: the CTA issues the whole box, `amap`) and a B box (box_rows,
+                         // `map`) of its own walk
+  int a_rows;            // gemm: rows of the A box (a_bytes = a_rows x 128)
+  int stage_bytes;       // bytes of a stage's buffer (C x bytes; gemm: a_bytes + bytes)
+  long long a_nboxes;    // gemm: A boxes in the tensor (A box b = rows [b * a_rows, + a_rows))
+  const long long* a_start;   // gemm: per CTA, the A walk's first box (the same for every CTA: an operand every CTA reads)
+  const long long* a_stride;  // gemm: per CTA, the A walk's box step
   long long nboxes;      // boxes in the tensor (box b = rows [b * box_rows, + box_rows))
   const long long* start;   // per CTA: first box of its walk (the CTAs of a multicast cluster share one walk)
   const long long* stride;  // per CTA: box step (mod nboxes)
@@ -101,6 +114,47 @@ DEVI unsigned check_stage(const unsigned char* stage, const McastArgs& a, long l
         if (*reinterpret_cast<const volatile uint16_t*>(bp + swz128(r, cc)) != pattern(y + r, cc)) ++bad;
     b += st;
     if (b >= a.nboxes) b -= a.nboxes;
+  }
+  return bad;
+}
+
+// A GEMM's stage (gemm): arrive.expect_tx(A + B bytes), the A box at A walk position aidx (multicast, C = 2: rank r
+// issues rows [r a_rows / C, (r + 1) a_rows / C) of it, `half` map, to both CTAs; unicast: the whole box, `amap`) and
+// the B box at its own walk position bidx (unicast, every mode, `map`), at offsets 0 and a_bytes of the stage. Advances
+// both walks.
+template <int C>
+DEVI void issue_gemm_stage(const CUtensorMap& map, const CUtensorMap& amap, const CUtensorMap& half, const McastArgs& a,
+                           uint32_t dst, uint32_t fb, uint32_t rank, long long& aidx, long long ast, long long& bidx,
+                           long long bst) {
+  const int a_bytes = a.a_rows * kRowBytes;
+  mbar_arrive_expect_tx(fb, static_cast<uint32_t>(a_bytes + a.bytes));
+  const int ya = static_cast<int>(aidx * a.a_rows);
+  if (C > 1 && a.mcast) {
+    const int hr = a.a_rows / C;
+    tma_load_2d_mc(dst + rank * static_cast<uint32_t>(a_bytes / C), &half, 0, ya + static_cast<int>(rank) * hr, fb,
+                   static_cast<uint16_t>((1u << C) - 1u));
+  } else {
+    tma_load_2d(dst, &amap, 0, ya, fb);
+  }
+  tma_load_2d(dst + static_cast<uint32_t>(a_bytes), &map, 0, static_cast<int>(bidx * a.box_rows), fb);
+  aidx += ast;
+  if (aidx >= a.a_nboxes) aidx -= a.a_nboxes;
+  bidx += bst;
+  if (bidx >= a.nboxes) bidx -= a.nboxes;
+}
+
+// Compares 4 elements of a GEMM stage's A box (walk position ab) and B box (bb) with the tensor's pattern.
+DEVI unsigned check_gemm_stage(const unsigned char* stage, const McastArgs& a, long long ab, long long bb) {
+  unsigned bad = 0;
+  const long long pos[2] = {ab, bb};
+  const int rows[2] = {a.a_rows, a.box_rows};
+  for (int j = 0; j < 2; ++j) {
+    const unsigned char* bp = stage + static_cast<size_t>(j) * a.a_rows * kRowBytes;
+    const uint32_t y = static_cast<uint32_t>(pos[j] * rows[j]);
+    const uint32_t rs[2] = {0u, static_cast<uint32_t>(rows[j] - 1)}, cs[2] = {0u, 61u};
+    for (uint32_t r : rs)
+      for (uint32_t cc : cs)
+        if (*reinterpret_cast<const volatile uint16_t*>(bp + swz128(r, cc)) != pattern(y + r, cc)) ++bad;
   }
   return bad;
 }
@@ -222,13 +276,15 @@ __global__ void __launch_bounds__(32, 1) k_mcast(const __grid_constant__ CUtenso
 // the producer's start to the consumer's last wait (%globaltimer and clock64), with the producer's issue and empty-wait
 // cycles and the consumer's full-wait cycles, samples and stages.
 template <int C, int D>
-__global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ CUtensorMap map, const McastArgs a,
+__global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ CUtensorMap map,
+                                                      const __grid_constant__ CUtensorMap amap,
+                                                      const __grid_constant__ CUtensorMap half, const McastArgs a,
                                                       unsigned* err) {
   extern __shared__ unsigned char dyn_raw[];
   __shared__ __align__(8) uint64_t full_bar[D], empty_bar[D];
   __shared__ uint32_t lat_s[kLatCap];
   __shared__ unsigned long long t_iss_s[D];
-  __shared__ long long b_s[D];
+  __shared__ long long b_s[D], a_s[D];
   __shared__ unsigned long long cons_wait, cons_end_c, cons_end_g, prod[5];  // prod: g0, clock64 at start, -, issue, empty-wait cycles
   __shared__ int cons_nlat, cons_done;
   __shared__ unsigned cons_bad;
@@ -250,8 +306,11 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
     prefetch_tmap(&map);
     uint32_t dst[D];
 #pragma unroll
-    for (int k = 0; k < D; ++k) dst[k] = smem_u32(buf) + static_cast<uint32_t>((k % a.nbuf) * C * a.bytes);
+    for (int k = 0; k < D; ++k) dst[k] = smem_u32(buf) + static_cast<uint32_t>((k % a.nbuf) * a.stage_bytes);
     long long bidx = a.start[blockIdx.x] % nb;
+    long long aidx = a.gemm ? a.a_start[blockIdx.x] % nb : 0;
+    const long long ast = a.gemm ? a.a_stride[blockIdx.x] : 0;
+    if (a.gemm) prefetch_tmap(&half), prefetch_tmap(&amap);
     unsigned long long issue_cyc = 0, empty_cyc = 0;
     const unsigned long long g0 = gtime(), c0 = clk();
     bool ok = true;
@@ -269,9 +328,13 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
           }
         }
         b_s[s] = bidx;
+        a_s[s] = aidx;
         const unsigned long long t = clk();
         t_iss_s[s] = t;
-        issue_stage<C>(map, a, dst[s], fb0 + 8u * s, rank, bidx, st);
+        if (a.gemm)
+          issue_gemm_stage<C>(map, amap, half, a, dst[s], fb0 + 8u * s, rank, aidx, ast, bidx, st);
+        else
+          issue_stage<C>(map, a, dst[s], fb0 + 8u * s, rank, bidx, st);
         issue_cyc += clk() - t;
       }
     }
@@ -295,7 +358,10 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
       if (i >= a.lat_from && i < a.lat_to && nlat < kLatCap) lat_s[nlat++] = static_cast<uint32_t>(t - t_iss_s[s]);
       if (chk && --chk == 0) {
         chk = a.check_every;
-        bad += check_stage<C>(buf + static_cast<size_t>(s) * C * a.bytes, a, b_s[s], st);
+        if (a.gemm)
+          bad += check_gemm_stage(buf + static_cast<size_t>(s) * a.stage_bytes, a, a_s[s], b_s[s]);
+        else
+          bad += check_stage<C>(buf + static_cast<size_t>(s) * C * a.bytes, a, b_s[s], st);
         fence_proxy_async_smem();
       }
       if (C > 1 && a.couple) {
@@ -339,7 +405,8 @@ McastKernel mcast_kernel(int C, int D) {
   }
   throw std::runtime_error("k_mcast: unsupported C " + std::to_string(C) + ", D " + std::to_string(D));
 }
-McastKernel mcast_split_kernel(int C, int D) {
+using McastSplitKernel = void (*)(CUtensorMap, CUtensorMap, CUtensorMap, McastArgs, unsigned*);
+McastSplitKernel mcast_split_kernel(int C, int D) {
   if (D == 4 && C == 1) return k_mcast_split<1, 4>;
   if (D == 1 && C == 1) return k_mcast_split<1, 1>;
   if (D == 2 && C == 2) return k_mcast_split<2, 2>;
@@ -360,12 +427,12 @@ int max_clusters(Ctx& c, int C, int D) {
 }
 
 struct McastBufs {
-  DevBuf<long long> start, stride;
+  DevBuf<long long> start, stride, a_start, a_stride;
   DevBuf<uint32_t> lat;
   DevBuf<unsigned long long> rec;
   int ctas;
   explicit McastBufs(int n)
-      : start(n), stride(n), lat(static_cast<size_t>(n) * kLatCap), rec(static_cast<size_t>(n) * kRecW), ctas(n) {}
+      : start(n), stride(n), a_start(n), a_stride(n), lat(static_cast<size_t>(n) * kLatCap), rec(static_cast<size_t>(n) * kRecW), ctas(n) {}
 };
 
 struct McastCfg {
@@ -379,6 +446,13 @@ struct McastCfg {
   bool couple = true;  // k_mcast_split: release each stage to the whole cluster (false: each CTA to itself, unicast only)
   int delay_odd = 0;   // k_mcast_split: the odd ranks' producers spin this many cycles before each issue
   bool one_issuer = false;  // multicast: rank 0 issues every box of a stage
+  bool gemm = false;        // k_mcast_split, C = 2: a GEMM's stage (an A box from a_start / a_stride, a B box of the own walk)
+  int a_group = 1;          // gemm: clusters that walk the same A boxes, consecutive in launch order (1: each its own; 0: all
+                            // of the grid, an operand every CTA reads)
+  const CUtensorMap* half = nullptr;  // gemm: the map of half an A box (a_rows / C rows), for multicast
+  const CUtensorMap* amap = nullptr;  // gemm: the map of a whole A box (a_rows rows), for unicast
+  int a_rows = 0;                     // gemm: rows of the A box
+  std::vector<long long> a_start, a_stride;  // gemm: per CTA
   int reps;         // measured reps (after one warm-up rep)
   int max_active_clusters = 0;           // cudaOccupancyMaxActiveClusters (clusters), 0: plain launch
   std::vector<long long> start, stride;  // per CTA
@@ -436,7 +510,7 @@ McastCfg ring_cfg(const CUtensorMap* map, int C, int D, int box_rows, int ctas, 
 
 McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   McastOut o;
-  const int bytes = cfg.box_rows * kRowBytes, stage = cfg.C * bytes;
+  const int bytes = cfg.box_rows * kRowBytes, stage = cfg.gemm ? cfg.a_rows * kRowBytes + bytes : cfg.C * bytes;
   McastArgs a{};
   a.mcast = cfg.mcast ? 1 : 0;
   a.nbuf = std::min(cfg.D, kBufBytes / stage);
@@ -451,6 +525,9 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   a.delay_odd = cfg.delay_odd;
   a.one_issuer = cfg.one_issuer ? 1 : 0;
   a.nboxes = cfg.nboxes;
+  a.stage_bytes = stage;
+  a.a_rows = cfg.a_rows;
+  a.a_nboxes = cfg.a_rows > 0 ? cfg.nboxes * cfg.box_rows / cfg.a_rows : 0;
   a.start = b.start.p;
   a.stride = b.stride.p;
   a.lat = b.lat.p;
@@ -461,13 +538,28 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   CK(cudaMemcpy(b.start.p, cfg.start.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
   CK(cudaMemcpy(b.stride.p, cfg.stride.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
   ClusterLaunch lc(cfg.ctas, cfg.C, cfg.split ? 64 : 32, kDyn);
-  const McastKernel kern = cfg.split ? mcast_split_kernel(cfg.C, cfg.D) : mcast_kernel(cfg.C, cfg.D);
+  if (cfg.gemm) {
+    if (!cfg.split || cfg.C != 2 || cfg.half == nullptr || cfg.amap == nullptr || cfg.a_rows <= 0 || cfg.a_start.size() != n ||
+        cfg.a_stride.size() != n)
+      throw std::runtime_error("run_mcast: a GEMM stage needs the split ring, C = 2, the half-box map and A walks");
+    CK(cudaMemcpy(b.a_start.p, cfg.a_start.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(b.a_stride.p, cfg.a_stride.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
+  }
+  a.gemm = cfg.gemm ? 1 : 0;
+  a.a_start = b.a_start.p;
+  a.a_stride = b.a_stride.p;
+  const McastKernel kern = cfg.split ? nullptr : mcast_kernel(cfg.C, cfg.D);
+  const McastSplitKernel split_kern = cfg.split ? mcast_split_kernel(cfg.C, cfg.D) : nullptr;
   std::vector<double> bpcs, bpc_c, clks, wf, isf, ef, spans, iss_even, iss_odd, iss_rank0;
   const int reps = c.quick ? 1 : cfg.reps;
   for (int r = 0; r <= reps; ++r) {
     if (cfg.flush) flush_l2(c);
     b.rec.zero();  // a CTA that never wrote its record shows 0 stages done
-    CK(cudaLaunchKernelEx(&lc.cfg, kern, *cfg.map, a, c.d_err));
+    if (cfg.split)
+      CK(cudaLaunchKernelEx(&lc.cfg, split_kern, *cfg.map, cfg.amap ? *cfg.amap : *cfg.map, cfg.half ? *cfg.half : *cfg.map, a,
+                            c.d_err));
+    else
+      CK(cudaLaunchKernelEx(&lc.cfg, kern, *cfg.map, a, c.d_err));
     CK_LAUNCH();
     if (r == 0) continue;  // warm-up (fills L2 for the warm source; TLB, clocks)
     auto h = b.rec.get();
@@ -537,10 +629,13 @@ void record_mcast(Ctx& c, const std::string& prefix, const std::string& tag, con
     c.res->fail(bw_name, o.problem);
     return;
   }
-  const int bytes = cfg.box_rows * kRowBytes, stage = cfg.C * bytes;
+  const int bytes = cfg.box_rows * kRowBytes, stage = cfg.gemm ? cfg.a_rows * kRowBytes + bytes : cfg.C * bytes;
   const int nbuf = std::min(cfg.D, kBufBytes / stage);
   const double delivered = double(cfg.ctas) * cfg.iters * stage;
-  const double l2_read = cfg.mcast ? delivered / cfg.C : delivered;
+  // (gemm, multicast: half of the A box and the whole B box of each CTA's stage are read)
+  const double a_bytes = cfg.a_rows * kRowBytes;
+  const double l2_read = !cfg.mcast ? delivered : cfg.gemm ? delivered * (a_bytes / cfg.C + bytes) / (a_bytes + bytes)
+                                                           : delivered / cfg.C;
   const Stats ls = compute_stats(o.lat);
   JObj p;
   p.str("mode", cfg.mcast ? "multicast" : "unicast").num("cluster_size", cfg.C).boolean("cluster_launch", cfg.C > 1)
@@ -553,7 +648,9 @@ void record_mcast(Ctx& c, const std::string& prefix, const std::string& tag, con
   if (!o.smids.empty()) p.str("smids", o.smids);
   if (cfg.split)
     p.num("think_cycles", cfg.think).boolean("coupled", cfg.couple).num("delay_odd_ranks_cycles", cfg.delay_odd)
-        .boolean("one_issuer", cfg.one_issuer)
+        .boolean("one_issuer", cfg.one_issuer).boolean("gemm_stage", cfg.gemm)
+        .str("a_walk", !cfg.gemm ? "-" : cfg.a_group == 0 ? "shared" : cfg.a_group == 1 ? "own" : "group")
+        .num("a_walk_clusters", cfg.a_group).num("a_box_bytes", a_bytes)
         .num("issue_cycles_per_stage_even_ranks", o.issue_even).num("issue_cycles_per_stage_odd_ranks", o.issue_odd)
         .num("issue_cycles_per_stage_rank0", o.issue_rank0);
   p.num("bytes_per_sm_cycle_per_sm", o.bpc_sm)
@@ -861,6 +958,75 @@ void record_burst(Ctx& c, const std::string& tag, int C, int nb, int bytes, bool
 
 }  // namespace
 
+// 9. A GEMM's stage (mcast_split_gemm_*; also alone with --only multicast_gemm): clusters of 2 on every SM, the split
+//    ring of section 5 with a cluster GEMM's stage: an A box (16 KB) that both CTAs of a cluster need and a B box (16
+//    KB) of each CTA's own walk. unicast_own: each CTA loads both boxes and releases the stage to itself only;
+//    unicast_coupled: the same, released to both CTAs; multicast: rank r loads half of the A box (8 KB) for both CTAs,
+//    each CTA its own B box (a 1x2 cluster GEMM's A, or 2x1's B). The A walk is the cluster's own (every cluster reads
+//    other A boxes) or shared (every CTA of the grid reads the same A boxes at about the same time: the small operand
+//    of a skinny GEMM, read by every CTA of its row or column). Does multicasting an operand every SM reads anyway
+//    save what it saves for one only the cluster reads?
+void mcast_gemm_rows(Ctx& c, uint16_t* big, long long warm_rows, McastBufs& b) {
+  const int C = 2;
+  const int clusters = max_clusters(c, C, 4);
+  const char* mname[3] = {"unicast_own", "unicast_coupled", "multicast"};
+  // One row: A boxes of ar rows, B boxes of br rows, the A walk shared by the grid or each cluster's own, the consumer's
+  // think time T, mode 0 (unicast, independent), 1 (unicast, coupled) or 2 (multicast).
+  auto row = [&](int ar, int br, int group, int T, int mode) {
+    CUtensorMap map = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
+    CUtensorMap amap = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(ar));
+    CUtensorMap half = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(ar / C));
+    const long long nboxes = warm_rows / br, a_nboxes = warm_rows / ar;
+    const int stage = (ar + br) * kRowBytes;
+    McastCfg cfg = ring_cfg(&map, C, 4, br, C * clusters, static_cast<int>((4ll << 20) / stage), mode == 2, nboxes, clusters);
+    cfg.split = true;
+    cfg.think = T;
+    cfg.couple = mode != 0;
+    cfg.gemm = true;
+    cfg.a_group = group;
+    cfg.half = &half;
+    cfg.amap = &amap;
+    cfg.a_rows = ar;
+    // B: each CTA its own walk; A: the cluster's own walk (half a tensor away from its first CTA's B walk), or one walk
+    // for the whole grid.
+    cfg.start.clear();
+    cfg.stride.clear();
+    for (int k = 0; k < cfg.ctas; ++k) {
+      const int w = k / C;
+      cfg.start.push_back(k * nboxes / cfg.ctas);
+      cfg.stride.push_back(pick_stride(k, nboxes));
+      const int aw = group == 0 ? 0 : w / group;  // the A walk of this CTA's cluster
+      cfg.a_start.push_back(group == 0 ? 0 : (aw * group * a_nboxes / clusters + a_nboxes / 2) % a_nboxes);
+      cfg.a_stride.push_back(pick_stride(group == 0 ? 0 : aw + cfg.ctas, a_nboxes));
+    }
+    McastOut o = run_mcast(c, cfg, b);
+    const std::string tag = "l2_a" + std::to_string(ar * kRowBytes / 1024) + "KB_b" + std::to_string(br * kRowBytes / 1024) +
+                            "KB_d4_t" + std::to_string(T) + "_c2_" +
+                            (group == 0 ? "shared_a" : group == 1 ? "own_a" : "a_by" + std::to_string(group)) + "_" + mname[mode];
+    record_mcast(c, "mcast_split_gemm", tag, cfg, o,
+                 "As mcast_split_think_* (warm 8 MiB source, clusters of 2 on every SM, a producer warp and a consumer "
+                 "warp spinning T cycles after each full wait, D = 4) with a cluster GEMM's stage: an A box (params."
+                 "a_box_bytes) that both CTAs of a cluster need and a B box (box_bytes) from each CTA's own walk, on one "
+                 "full barrier (arrive.expect_tx A + B). unicast_own: each CTA loads both boxes and releases the stage to "
+                 "itself only; unicast_coupled: the same, released to both CTAs of the cluster; multicast: rank r loads "
+                 "the r-th half of the A box's rows to both CTAs, each CTA its B box unicast (params.a_walk: own, every "
+                 "cluster its own A boxes; shared, every CTA of the grid the same A boxes at about the same time, as the "
+                 "small operand of a skinny GEMM; group, a_walk_clusters clusters consecutive in launch order, as a GEMM's "
+                 "clusters rastered along the other operand's dimension: the same A boxes). 4 MiB landed per CTA.");
+  };
+  for (int group : {1, 0})
+    for (int T : {0, 512})
+      for (int mode = 0; mode < 3; ++mode) row(128, 128, group, T, mode);
+  // The share of a stage's L2 reads that are multicast: 1/2 (A 16 KB, B 8 KB; A 32 KB, B 16 KB), 1/3 (the rows above),
+  // 1/5 (A 16 KB, B 32 KB), against the same stages unicast.
+  for (auto [ar, br] : {std::pair{128, 64}, std::pair{256, 128}, std::pair{128, 256}})
+    for (int mode : {1, 2}) row(ar, br, 1, 0, mode);
+  // Neighbouring clusters walking the same A boxes (2, 4, 8 consecutive in launch order), as a 1x2 GEMM's clusters
+  // rastered along N share their A tile, a 2x1's along M their B.
+  for (int group : {2, 4, 8})
+    for (int mode = 0; mode < 3; ++mode) row(128, 128, group, 0, mode);
+}
+
 void bench_multicast(Ctx& c) {
   const size_t big_bytes = 2ull << 30;
   const long long big_rows = static_cast<long long>(big_bytes / kRowBytes), warm_rows = (8ll << 20) / kRowBytes;
@@ -879,6 +1045,10 @@ void bench_multicast(Ctx& c) {
       for (int m = 0; m < (C == 1 ? 1 : 2); ++m)
         CK(cudaFuncSetAttribute(burst_kernel(C, nb, m == 1), cudaFuncAttributeMaxDynamicSharedMemorySize, kDyn));
   McastBufs b(c.sm_count);
+  if (c.filter.find("multicast_gemm") != std::string::npos) {  // --only multicast_gemm: section 9 alone
+    mcast_gemm_rows(c, big.p, warm_rows, b);
+    return;
+  }
   const char* modes[2] = {"unicast", "multicast"};
 
   // 1. All SMs busy: D = 4, B = 16 / 32 KB, warm 8 MiB tensor or HBM; C = 1, then clusters of 2 and 4 in both modes.
@@ -1057,6 +1227,8 @@ void bench_multicast(Ctx& c) {
                      "stages to itself: the producer's arrive.expect_tx + one unicast load outside any cluster "
                      "(issue_cycles_per_stage_rank0).");
   }
+
+  mcast_gemm_rows(c, big.p, warm_rows, b);
 
   // 3. Burst: one cluster alone (one CTA for C = 1), rank 0 issues NB loads back to back (8 KB x 24, 32 KB x 6 =
   //    192 KB), unicast and multicast: the issuing thread's cycles per TMA load instruction when nothing waits.

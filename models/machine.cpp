@@ -140,6 +140,13 @@ const std::vector<ParamDef>& param_defs() {
        &Machine::l2_miss_lookups, {1, 16, "bytes of L2 bandwidth per missed byte (H100: 1.7)"}},
       {"l2", "l2_store_cost", "the L2's work for a byte a tensor store writes, in bytes of l2_bytes_per_cycle that hit (cache_hbm)",
        &Machine::l2_store_cost, {0, 16, "bytes of L2 bandwidth per stored byte (H100: 1.4)"}},
+      {"l2", "l2_multicast_read_cost",
+       "the L2's work for a byte a multicast tensor load (.multicast::cluster) reads, in bytes of a unicast read (cache_hbm)",
+       &Machine::l2_multicast_read_cost, {1, 16, "bytes of L2 bandwidth per multicast byte read (H200: 1.11)"}},
+      {"l2", "l2_multicast_combines",
+       "1: a multicast tensor load's read joins other SMs' reads of the same data in flight and is joined by them, as a "
+       "unicast one; 0: neither (cache_hbm)",
+       &Machine::l2_multicast_combines, {0, 1, "0 or 1"}},
       {"l2", "l2_store_bytes_per_cycle", "the most bytes of tensor stores the whole GPU's L2 takes per cycle, reads or not (cache_hbm)",
        &Machine::l2_store_bytes_per_cycle, kGpuBytes},
       {"lsu", "cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer", &Machine::cp_async_latency_cycles, kCycles},

@@ -48,9 +48,11 @@ Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cy
 }
 
 void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, Landing& to,
-             std::uint32_t token) {
+             std::uint32_t token, bool multicast) {
   if (!addressed(ctx, tensor)) return to.landed(token, l2.transfer(start, bytes, static_cast<std::uint32_t>(ctx.cta().sm)));
-  l2.read(start, access(ctx, tensor, bytes, false), to, token);
+  TensorAccess a = access(ctx, tensor, bytes, false);
+  a.multicast = multicast;
+  l2.read(start, a, to, token);
 }
 
 Cycle SingleQueueL2::transfer(Cycle start, std::int64_t bytes, std::uint32_t) {
@@ -331,8 +333,13 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   fresh_.clear();
   issued_.clear();
   owned_.clear();
-  const bool combines = m.l2_combine_sms > 1 && !a.write;
-  const bool ctas_combine = !cta_reads_.empty() && !a.write;
+  // With l2_multicast_combines 0 a multicast read neither joins other SMs' reads of the same data nor is joined by theirs
+  // (measured: a GEMM stage's multicast operand that every cluster of the grid reads at once is read at the rate of one
+  // no other cluster reads, where unicast reads of it gain 12 %: validation/microbench, group multicast,
+  // mcast_split_gemm_*).
+  const bool alone = a.multicast && m.l2_multicast_combines == 0;
+  const bool combines = m.l2_combine_sms > 1 && !a.write && !alone;
+  const bool ctas_combine = !cta_reads_.empty() && !a.write && !alone;
   const std::int64_t per_group = std::max<std::int64_t>(1, m.l2_combine_sms);
   const std::int64_t group = static_cast<std::int64_t>(a.sm) / per_group;
   const std::uint64_t me = std::uint64_t{1} << (static_cast<std::int64_t>(a.sm) % per_group);
@@ -469,6 +476,8 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   if (hit + miss + written > 0) {
     p.work = hit + static_cast<std::int64_t>(std::llround(static_cast<double>(written) * m.l2_store_cost)) +
              static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups));
+    // The L2 serves multicast reads slower than unicast ones (measured: mcast_split_loaded_*, l2_multicast_read_cost).
+    if (a.multicast) p.work = static_cast<std::int64_t>(std::llround(static_cast<double>(p.work) * m.l2_multicast_read_cost));
     l2_work_ += p.work;
   }
   if (miss + back > 0) {

@@ -31,6 +31,7 @@ struct TensorAccess {
   std::array<std::int64_t, 5> at{}, box{};
   std::int64_t bytes = 0;   // the whole box's bytes (what the SM's engine moves)
   bool write = false;
+  bool multicast = false;    // a multicast load (.multicast::cluster): read once for the CTAs of a cluster
   std::uint32_t sm = 0;      // the SM that issued it
   std::int64_t cta = 0;      // the linear id of its CTA (launch order)
 };
@@ -64,7 +65,7 @@ class MemoryHierarchy : public Unit {
 Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, bool write);
 // The same for a read whose end `to` hears (MemoryHierarchy::read; without a box, at once).
 void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, Landing& to,
-             std::uint32_t token);
+             std::uint32_t token, bool multicast = false);
 
 // "single_queue": the whole GPU's L2 bandwidth as one shared queue, first come first served, no addresses,
 // no latency of its own (the issuing unit adds its measured latency). First-order: it cannot tell hits

@@ -155,8 +155,10 @@ OpResult TmaUnit::execute(OpContext& ctx) {
         if (!obs.empty()) s.token = obs.signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
         load.signals[load.count++] = s;
       }
-      // The signals go out when the memory says the data is through (at once, or when it comes: processor sharing).
-      read_l2(*l2_, ctx, Attr::kTensor, start, bytes, *this, token);
+      // The signals go out when the memory says the data is through (at once, or when it comes: processor sharing). A
+      // box for more than one CTA is a multicast read for the L2 (a mask of one CTA: a plain load, as CuTe issues for a
+      // cluster of one along that operand's mode).
+      read_l2(*l2_, ctx, Attr::kTensor, start, bytes, *this, token, mask != 0 && targets.count > 1);
       // A multicast load holds its thread longer, per destination CTA beyond the first (measured in the multicast
       // rings: validation/microbench, group multicast, mcast_split_*).
       return ctx.busy(m.tma_issue_cycles + (mask != 0 ? (static_cast<std::int64_t>(targets.count) - 1) * m.tma_multicast_issue_cycles : 0));

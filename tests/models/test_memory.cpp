@@ -1802,3 +1802,117 @@ TEST_CASE("tma: a multicast box passes through the TMA engine of every SM it lan
     }
   }
 }
+
+namespace {
+// `clusters` clusters of 2 on the H200 (warm L2, no spread of transfer times), every CTA waiting for one stage of two
+// 16 KB boxes, loaded all at once: box j by rank j for both CTAs (multicast) or by each CTA itself (unicast). shared:
+// every cluster's box j is rows [128 j, 128 j + 128) of T; else each cluster's (multicast) or each CTA's (unicast) own.
+// The run's result: its L2 statistics.
+models::RunResult pair_loads(int clusters, bool multicast, bool shared, const std::function<void(models::Machine&)>& edit = {}) {
+  models::Machine m = models::load_machine("h200");
+  m.l2_latency_spread = m.hbm_latency_spread = 0;
+  if (edit) edit(m);
+  const std::string text = fmt::format(R"(
+kernel k grid=({0},1,1) cluster=(2,1,1) warps=1 {{
+  mbarrier full count=1
+  smem buf[2] bytes=16384
+  tensor T dtype=bf16 shape=(65536, 64)
+  warp 0 w {{
+    elect {{ arrive.expect_tx full tx=32768 }}
+    cluster.sync
+    elect {{
+      for j in 0..2 {{
+        if {1} {{
+          if j == cluster_rank {{ tma.load T box=(128, 64) at=(({2} * (cta / 2) * 2 + j) * 128, 0) dst=buf[j] bar=full multicast=3 }}
+        }} else {{
+          tma.load T box=(128, 64) at=(({2} * cta * 2 + j) * 128, 0) dst=buf[j] bar=full
+        }}
+      }}
+    }}
+    wait full parity=0
+    cluster.sync
+  }}
+}}
+)",
+                                       2 * clusters, multicast ? 1 : 0, shared ? 0 : 1);
+  auto r = models::simulate(test::compile_text(text, {}, "test.pipe", "h200"), m, {});
+  REQUIRE(r.outcome == Outcome::kFinished);
+  return r;
+}
+
+std::int64_t l2_busy(const models::RunResult& r) {
+  for (const auto& u : r.stats.units)
+    if (u.name == "L2 bandwidth (whole GPU)") return u.busy;
+  FAIL("no L2 line in the run's statistics");
+  return 0;
+}
+}  // namespace
+
+TEST_CASE("l2: a byte a multicast load reads costs the L2 l2_multicast_read_cost bytes of a unicast read, a unicast "
+          "load's byte one",
+          "[memory][l2]") {
+  const models::Machine h200 = models::load_machine("h200");
+  REQUIRE(h200.l2_multicast_read_cost > 1);
+  const auto cost = [](double c) { return [c](models::Machine& m) { m.l2_multicast_read_cost = c; }; };
+  // 60 clusters, each reading its own boxes (nothing combines), all hits: 60 x 32 KB read once (multicast) or twice.
+  const std::int64_t one = l2_busy(pair_loads(60, true, false, cost(1)));
+  CHECK(one == Approx(60 * 32768 / h200.l2_bytes_per_cycle).epsilon(0.01));
+  CHECK(l2_busy(pair_loads(60, true, false, cost(2))) == Approx(2 * one).epsilon(0.01));
+  CHECK(l2_busy(pair_loads(60, true, false, cost(1.5))) == Approx(1.5 * one).epsilon(0.01));
+  CHECK(l2_busy(pair_loads(60, true, false)) == Approx(h200.l2_multicast_read_cost * one).epsilon(0.01));
+  // Unicast reads: the parameter does not apply (each CTA reads its own 32 KB).
+  const std::int64_t uni = l2_busy(pair_loads(60, false, false, cost(1)));
+  CHECK(uni == Approx(2 * one).epsilon(0.01));
+  CHECK(l2_busy(pair_loads(60, false, false, cost(2))) == uni);
+}
+
+TEST_CASE("l2: a multicast read neither joins nor is joined by other SMs' reads of the same data in flight, unicast "
+          "reads of it are",
+          "[memory][l2]") {
+  const models::Machine h200 = models::load_machine("h200");
+  // 60 clusters read the same two boxes at once. Unicast: the CTAs' reads combine (merged bytes, less L2 work than
+  // 120 x 32 KB); multicast: none does, every cluster's read costs the L2 its bytes at the multicast cost.
+  const models::RunResult uni = pair_loads(60, false, true), multi = pair_loads(60, true, true);
+  CHECK(uni.stats.l2_merged_bytes > 0);
+  CHECK(l2_busy(uni) < 0.9 * 120 * 32768 / h200.l2_bytes_per_cycle);
+  CHECK(multi.stats.l2_merged_bytes == 0);
+  CHECK(l2_busy(multi) == Approx(60 * 32768 * h200.l2_multicast_read_cost / h200.l2_bytes_per_cycle).epsilon(0.01));
+  // The same clusters reading their own boxes: the same L2 work (sharing saves a multicast read nothing).
+  CHECK(l2_busy(multi) == l2_busy(pair_loads(60, true, false)));
+  // With l2_multicast_combines 1 the multicast reads of the same boxes combine as unicast ones do.
+  const models::RunResult joined = pair_loads(60, true, true, [](models::Machine& m) { m.l2_multicast_combines = 1; });
+  CHECK(joined.stats.l2_merged_bytes > 0);
+  CHECK(l2_busy(joined) < l2_busy(multi));
+}
+
+TEST_CASE("l2: a multicast mask of one CTA is a plain load for the L2 (no multicast cost, it combines)", "[memory][l2]") {
+  // Every CTA loads the same two boxes with multicast=(1 << cluster_rank): itself only.
+  models::Machine m = models::load_machine("h200");
+  m.l2_latency_spread = m.hbm_latency_spread = 0;
+  m.l2_multicast_read_cost = 2;
+  const auto run = [&](const std::string& mask) {
+    const std::string text = fmt::format(R"(
+kernel k grid=(120,1,1) cluster=(2,1,1) warps=1 {{
+  mbarrier full count=1
+  smem buf[2] bytes=16384
+  tensor T dtype=bf16 shape=(65536, 64)
+  warp 0 w {{
+    elect {{
+      arrive.expect_tx full tx=32768
+      for j in 0..2 {{ tma.load T box=(128, 64) at=(j * 128, 0) dst=buf[j] bar=full multicast={} }}
+    }}
+    wait full parity=0
+    cluster.sync
+  }}
+}}
+)",
+                                         mask);
+    auto r = models::simulate(test::compile_text(text, {}, "test.pipe", "h200"), m, {});
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r;
+  };
+  const models::RunResult self = run("1 << cluster_rank"), plain = run("0");
+  CHECK(l2_busy(self) == l2_busy(plain));
+  CHECK(self.stats.l2_merged_bytes == plain.stats.l2_merged_bytes);
+  CHECK(self.stats.l2_merged_bytes > 0);
+}

@@ -450,14 +450,16 @@ def mcast_cons_own(r):
     return max(0, round(statistics.median(gpu) - twin))
 
 
-def multicast_split(r, kb, c, mcast, alone, stages=4, think=None, couple=1, landed=8 << 20, own=None):
+def multicast_split(r, kb, c, mcast, alone, stages=4, think=None, couple=1, landed=8 << 20, own=None, gemm=None, a_kb=None,
+                    a_group=1):
     """k_mcast_split (bench_multicast.cu): the multicast ring with a producer warp that only issues and a consumer warp
     that waits and arrives on the cluster's empty barriers (couple 0: its own only); every SM in clusters of c with
     `stages` stages in flight (or one cluster alone, one stage); GB/s landed in all CTAs' smem over the stages between
     n and 2n per CTA (n: `landed` bytes per CTA). The think rows (`think` given, 0 included) have the consumer work
     `think` cycles and its own CONS_OWN (mcast_cons_own) before each release."""
     ctas = c if alone else (132 if c < 4 else 120)
-    n = 64 if alone else landed // (c * kb * 1024)
+    stage = (a_kb + kb) * 1024 if gemm is not None else c * kb * 1024  # bytes landing in a CTA per stage
+    n = 64 if alone else landed // stage
     defs = {"ROWS": kb * 8, "C": c, "MCAST": int(mcast), "CTAS": ctas, "STAGES": 1 if alone else stages}
     if think is not None:
         if think:
@@ -468,7 +470,13 @@ def multicast_split(r, kb, c, mcast, alone, stages=4, think=None, couple=1, land
             defs["CONS_OWN"] = own
     if not couple:
         defs["COUPLE"] = 0
-    return gbs(r, "tma_multicast_split", n, ctas * c * kb * 1024, defs)
+    if gemm is not None:  # a GEMM's stage (mcast_split_gemm_*): gemm = "own" or "shared", the A walk; A a_kb KB, B kb KB
+        defs["GEMM"] = 1
+        defs["SHARED_A"] = int(gemm == "shared")
+        defs["A_ROWS"] = a_kb * 8
+        if a_group != 1:
+            defs["A_GROUP"] = a_group
+    return gbs(r, "tma_multicast_split", n, ctas * stage, defs)
 
 
 def ring_trace(r, what):
@@ -634,6 +642,21 @@ def rows():
                     lambda r, d=d, t=t, mcast=mcast, couple=couple: multicast_split(r, 16, 2, mcast, False, d, t, couple, 4 << 20),
                     f"tma_multicast_split ROWS=128 C=2 MCAST={mcast} STAGES={d} THINK={t} COUPLE={couple}, bandwidth over "
                     f"the second 4 MiB per CTA")
+    # The same with a cluster GEMM's stage: an A box for the cluster (multicast: each rank its half for both CTAs) and a
+    # B box of each CTA's own; the A walk the cluster's own or the whole grid's (multicast_gemm.json)
+    modes = (("unicast_own", 0, 0), ("unicast_coupled", 0, 1), ("multicast", 1, 1))
+    gemm_rows = [(16, 16, t, walk, m) for t in (0, 512) for walk in ("own", "shared") for m in modes]
+    gemm_rows += [(a, b, 0, "own", m) for a, b in ((16, 8), (32, 16), (16, 32)) for m in modes[1:]]
+    gemm_rows += [(16, 16, 0, f"by{g}", m) for g in (2, 4, 8) for m in modes]  # g consecutive clusters share an A walk
+    for a_kb, kb, t, walk, (mode, mcast, couple) in gemm_rows:
+        group = int(walk[2:]) if walk.startswith("by") else 1
+        name = f"a_{walk}" if group > 1 else f"{walk}_a"
+        add(f"mcast_split_gemm_bw_l2_a{a_kb}KB_b{kb}KB_d4_t{t}_c2_{name}_{mode}",
+            lambda r, a_kb=a_kb, kb=kb, t=t, walk=walk, mcast=mcast, couple=couple, group=group: multicast_split(
+                r, kb, 2, mcast, False, 4, t, couple, 4 << 20, gemm="own" if group > 1 else walk, a_kb=a_kb, a_group=group),
+            f"tma_multicast_split ROWS={kb * 8} A_ROWS={a_kb * 8} C=2 GEMM=1 SHARED_A={int(walk == 'shared')}"
+            f"{f' A_GROUP={group}' if group > 1 else ''} MCAST={mcast} STAGES=4 THINK={t} COUPLE={couple}, bandwidth over the "
+            f"second 4 MiB per CTA")
     # A GEMM stage's two boxes at moderate load (the GPU's think.json): S stages, T cycles after each wait
     for d in (1, 2, 3, 4):
         for t in (0, 256, 512, 1024, 2048):
@@ -839,6 +862,7 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel smpipe runs")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each row's program and derivation")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown (for docs/calibration.md)")
+    ap.add_argument("--only", default="", help="only the rows whose name contains this (a quick look; write --csv elsewhere)")
     args = ap.parse_args()
 
     smpipe = args.smpipe
@@ -855,7 +879,7 @@ def main():
         measurements = [m for m in json.load(f)["measurements"] if m.get("median") is not None]
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast4.json, gpc.json) beside the results file, where the GPU has them.
-    for extra in ("store.json", "hierarchy.json", "think.json", "multicast4.json", "gpc.json", "pipe.json", "pipe_more.json",
+    for extra in ("store.json", "hierarchy.json", "think.json", "multicast4.json", "multicast_gemm.json", "gpc.json", "pipe.json", "pipe_more.json",
                   "pipe_straight.json", "pipe_sleep.json", "loadlat8.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
@@ -896,7 +920,7 @@ def main():
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
         # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
         optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_")  # (think_gap_ too)
-        todo = [row for row in rows() if row[0] in medians or not row[0].startswith(optional)]
+        todo = [row for row in rows() if (row[0] in medians or not row[0].startswith(optional)) and args.only in row[0]]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).
         with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:

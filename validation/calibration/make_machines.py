@@ -275,6 +275,37 @@ def multicast_issue():
         f"({', '.join(f'{x:.0f}' for x in xs)}; the mean) ({MULTICAST}; {run['gpu']['name']}, {run['date_utc'][:10]})")}
 
 
+def multicast_l2():
+    """What a byte of a multicast load takes of the L2, in bytes of a unicast read, from the H200's 'multicast' rings with
+    split roles on every SM (mcast_split_loaded_bw_l2_box{16,32}KB_d4_c2_{unicast,multicast}: clusters of 2, the warm 8
+    MiB source, 4 stages in flight): the rate at which the L2 reads for unicast stages over that for multicast ones
+    (params.l2_read_gbs_median: a multicast box read once), per box size; the mean of the two."""
+    with open(os.path.join(ROOT, MULTICAST)) as f:
+        run = json.load(f)
+    m = {x["name"]: x["params"]["l2_read_gbs_median"] for x in run["measurements"] if "params" in x and "l2_read_gbs_median" in x["params"]}
+    ratios = [m[f"mcast_split_loaded_bw_l2_box{kb}KB_d4_c2_unicast"] / m[f"mcast_split_loaded_bw_l2_box{kb}KB_d4_c2_multicast"]
+              for kb in (16, 32)]
+    gemm_file = "validation/results/h200/multicast_gemm.json"
+    with open(os.path.join(ROOT, gemm_file)) as f:
+        g = {x["name"]: x["median"] for x in json.load(f)["measurements"] if x.get("median") is not None}
+    rate = {(walk, mode): g[f"mcast_split_gemm_bw_l2_a16KB_b16KB_d4_t0_c2_{walk}_a_{mode}"]
+            for walk in ("own", "shared") for mode in ("unicast_coupled", "multicast")}
+    gain = {mode: rate[("shared", mode)] / rate[("own", mode)] - 1 for mode in ("unicast_coupled", "multicast")}
+    return {"l2_multicast_combines": (
+        0,
+        "derived: mcast_split_gemm_bw_l2_a16KB_b16KB_d4_t0_c2_{own,shared}_a_{unicast_coupled,multicast} (every SM in "
+        "clusters of 2, a GEMM stage of an A box the cluster needs and a B box of each CTA's own, the A walk each "
+        "cluster's own or the whole grid's): with every CTA reading the same A boxes at once the unicast stages land "
+        f"{100 * gain['unicast_coupled']:+.0f} %, the multicast ones {100 * gain['multicast']:+.0f} % ({gemm_file}): a multicast "
+        "read gains nothing from other clusters reading the same data"),
+        "l2_multicast_read_cost": (
+        round(sum(ratios) / len(ratios), 2),
+        "derived: mcast_split_loaded_bw_l2_box{16,32}KB_d4_c2_{unicast,multicast} (every SM in clusters of 2, a producer "
+        "and a consumer warp, 4 stages in flight, the warm 8 MiB source): the L2's read rate for unicast stages over that "
+        f"for multicast ones (a multicast box read once), 16 KB boxes {ratios[0]:.3f}, 32 KB {ratios[1]:.3f}; the mean "
+        f"({MULTICAST}; {run['gpu']['name']}, {run['date_utc'][:10]})")}
+
+
 GPCS = {}
 layout, src = gpc_layout()
 GPCS["h200"] = {"sms": layout, "source": src}
@@ -539,6 +570,7 @@ h200.update(borrowed(wgmma, "the H200 has the H100's SM"))
 h100.update(GPC_LATENCY["h100-sxm"])
 h200.update(GPC_LATENCY["h200"])
 MCAST_ISSUE = multicast_issue()
+MCAST_ISSUE.update(multicast_l2())
 h200.update(MCAST_ISSUE)
 h100.update({k: (v, "estimate: taken from the H200 measurement (the H100 has the H200's SM; not measured on the H100 yet); " + src)
              for k, (v, src) in MCAST_ISSUE.items()})
@@ -569,6 +601,8 @@ b200.update({
     "tensor_flops_per_cycle_4bit": (32768, B + " (dense fp4)"),
     "tma_load_latency_cycles": (1200, B + " (TMA load 518-918 cycles plus ~700 of async overhead; rough)"),
     "tma_multicast_issue_cycles": bd(MCAST_ISSUE["tma_multicast_issue_cycles"][0], "the H200's (Hopper) measurement"),
+    "l2_multicast_read_cost": bd(MCAST_ISSUE["l2_multicast_read_cost"][0], "the H200's (Hopper) measurement"),
+    "l2_multicast_combines": bd(MCAST_ISSUE["l2_multicast_combines"][0], "the H200's (Hopper) measurement"),
     "umma_latency_cycles": bd(200, "tcgen05.mma beyond occupancy; machines.md: 128x128x64 ~559 cycles in all"),
     "tmem_ld_cycles": bd(16, "tcgen05.ld 32x32b.x32"),
     "tmem_cp_cycles": bd(32, "tcgen05.cp 128x256b"),
@@ -597,7 +631,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_multicast_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_store_bytes_per_cycle"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_store_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

@@ -308,7 +308,7 @@ __global__ void __launch_bounds__(64, 1) k_mcast_split(const __grid_constant__ C
 #pragma unroll
     for (int k = 0; k < D; ++k) dst[k] = smem_u32(buf) + static_cast<uint32_t>((k % a.nbuf) * a.stage_bytes);
     long long bidx = a.start[blockIdx.x] % nb;
-    long long aidx = a.gemm ? a.a_start[blockIdx.x] % nb : 0;
+    long long aidx = a.gemm ? a.a_start[blockIdx.x] % a.a_nboxes : 0;
     const long long ast = a.gemm ? a.a_stride[blockIdx.x] : 0;
     if (a.gemm) prefetch_tmap(&half), prefetch_tmap(&amap);
     unsigned long long issue_cyc = 0, empty_cyc = 0;

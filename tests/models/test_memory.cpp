@@ -1885,6 +1885,44 @@ TEST_CASE("l2: a multicast read neither joins nor is joined by other SMs' reads 
   CHECK(l2_busy(joined) < l2_busy(multi));
 }
 
+TEST_CASE("l2: a unicast read does not join a multicast read of the same data in flight (l2_multicast_combines 0), "
+          "it does with 1",
+          "[memory][l2]") {
+  // Cluster 0 multicasts boxes 0 and 1 to its two CTAs; CTA 2 (rank 0 of cluster 1) loads the same boxes unicast at
+  // the same time; CTA 3 loads nothing. The only read that could join another is CTA 2's.
+  const auto run = [](std::int64_t combines) {
+    models::Machine m = models::load_machine("h200");
+    m.l2_latency_spread = m.hbm_latency_spread = 0;
+    m.l2_multicast_combines = combines;
+    const std::string text = R"(
+kernel k grid=(4,1,1) cluster=(2,1,1) warps=1 {
+  mbarrier full count=1
+  smem buf[2] bytes=16384
+  tensor T dtype=bf16 shape=(65536, 64)
+  warp 0 w {
+    if cta < 3 { elect { arrive.expect_tx full tx=32768 } }
+    cluster.sync
+    elect {
+      for j in 0..2 {
+        if cta < 2 {
+          if j == cluster_rank { tma.load T box=(128, 64) at=(j * 128, 0) dst=buf[j] bar=full multicast=3 }
+        }
+        if cta == 2 { tma.load T box=(128, 64) at=(j * 128, 0) dst=buf[j] bar=full }
+      }
+    }
+    if cta < 3 { wait full parity=0 }
+    cluster.sync
+  }
+}
+)";
+    auto r = models::simulate(test::compile_text(text, {}, "test.pipe", "h200"), m, {});
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r.stats.l2_merged_bytes;
+  };
+  CHECK(run(0) == 0);
+  CHECK(run(1) > 0);
+}
+
 TEST_CASE("l2: a multicast mask of one CTA is a plain load for the L2 (no multicast cost, it combines)", "[memory][l2]") {
   // Every CTA loads the same two boxes with multicast=(1 << cluster_rank): itself only.
   models::Machine m = models::load_machine("h200");

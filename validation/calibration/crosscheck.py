@@ -856,13 +856,13 @@ def rows():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("smpipe", nargs="?", help="the smpipe binary (default build-dev/smpipe, else build/smpipe)")
-    ap.add_argument("--csv", default=CSV_OUT, help="CSV to write (default validation/results/h100/crosscheck.csv)")
+    ap.add_argument("--csv", help="CSV to write (default validation/results/h100/crosscheck.csv; with --only none)")
     ap.add_argument("--results", default=RESULTS, help="microbenchmark results (default the committed H100 run)")
     ap.add_argument("--gpu", default="h100-sxm", help="machine (default h100-sxm)")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="parallel smpipe runs")
     ap.add_argument("-v", "--verbose", action="store_true", help="print each row's program and derivation")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown (for docs/calibration.md)")
-    ap.add_argument("--only", default="", help="only the rows whose name contains this (a quick look; write --csv elsewhere)")
+    ap.add_argument("--only", default="", help="only the rows whose name contains this (a quick look: no CSV unless --csv)")
     args = ap.parse_args()
 
     smpipe = args.smpipe
@@ -954,6 +954,9 @@ def main():
     n_ok = sum(1 for t in table if t[5])
     print(f"{n_ok} of {len(table)} within 10% ({runner.count} smpipe runs, machine {args.gpu})")
 
+    if args.csv is None and args.only:
+        return 1 if failed else 0
+    args.csv = args.csv or CSV_OUT
     os.makedirs(os.path.dirname(os.path.abspath(args.csv)), exist_ok=True)
     with open(args.csv, "w", newline="") as f:
         cw = csv.writer(f, lineterminator="\n")

@@ -451,7 +451,7 @@ def mcast_cons_own(r):
 
 
 def multicast_split(r, kb, c, mcast, alone, stages=4, think=None, couple=1, landed=8 << 20, own=None, gemm=None, a_kb=None,
-                    a_group=1):
+                    a_group=1, a_spread=False):
     """k_mcast_split (bench_multicast.cu): the multicast ring with a producer warp that only issues and a consumer warp
     that waits and arrives on the cluster's empty barriers (couple 0: its own only); every SM in clusters of c with
     `stages` stages in flight (or one cluster alone, one stage); GB/s landed in all CTAs' smem over the stages between
@@ -476,6 +476,8 @@ def multicast_split(r, kb, c, mcast, alone, stages=4, think=None, couple=1, land
         defs["A_ROWS"] = a_kb * 8
         if a_group != 1:
             defs["A_GROUP"] = a_group
+        if a_spread:
+            defs["A_SPREAD"] = 1
     return gbs(r, "tma_multicast_split", n, ctas * stage, defs)
 
 
@@ -648,15 +650,19 @@ def rows():
     gemm_rows = [(16, 16, t, walk, m) for t in (0, 512) for walk in ("own", "shared") for m in modes]
     gemm_rows += [(a, b, 0, "own", m) for a, b in ((16, 8), (32, 16), (16, 32)) for m in modes[1:]]
     gemm_rows += [(16, 16, 0, f"by{g}", m) for g in (2, 4, 8) for m in modes]  # g consecutive clusters share an A walk
+    gemm_rows += [(16, 16, 0, f"by{g}", m) for g in (16, 33) for m in modes[:2]]  # (multicast_gemm4.json)
+    gemm_rows += [(16, 16, 0, f"spread{g}", m) for g in (2, 6, 22) for m in modes[:2]]  # g clusters spread over the grid
     for a_kb, kb, t, walk, (mode, mcast, couple) in gemm_rows:
-        group = int(walk[2:]) if walk.startswith("by") else 1
+        spread = walk.startswith("spread")
+        group = int(walk[2:]) if walk.startswith("by") else int(walk[6:]) if spread else 1
         name = f"a_{walk}" if group > 1 else f"{walk}_a"
         add(f"mcast_split_gemm_bw_l2_a{a_kb}KB_b{kb}KB_d4_t{t}_c2_{name}_{mode}",
-            lambda r, a_kb=a_kb, kb=kb, t=t, walk=walk, mcast=mcast, couple=couple, group=group: multicast_split(
-                r, kb, 2, mcast, False, 4, t, couple, 4 << 20, gemm="own" if group > 1 else walk, a_kb=a_kb, a_group=group),
+            lambda r, a_kb=a_kb, kb=kb, t=t, walk=walk, mcast=mcast, couple=couple, group=group, spread=spread: multicast_split(
+                r, kb, 2, mcast, False, 4, t, couple, 4 << 20, gemm="own" if group > 1 else walk, a_kb=a_kb, a_group=group,
+                a_spread=spread),
             f"tma_multicast_split ROWS={kb * 8} A_ROWS={a_kb * 8} C=2 GEMM=1 SHARED_A={int(walk == 'shared')}"
-            f"{f' A_GROUP={group}' if group > 1 else ''} MCAST={mcast} STAGES=4 THINK={t} COUPLE={couple}, bandwidth over the "
-            f"second 4 MiB per CTA")
+            f"{f' A_GROUP={group}' if group > 1 else ''}{' A_SPREAD=1' if spread else ''} MCAST={mcast} STAGES=4 THINK={t} "
+            f"COUPLE={couple}, bandwidth over the second 4 MiB per CTA")
     # A GEMM stage's two boxes at moderate load (the GPU's think.json): S stages, T cycles after each wait
     for d in (1, 2, 3, 4):
         for t in (0, 256, 512, 1024, 2048):
@@ -885,6 +891,13 @@ def main():
         if os.path.exists(path):
             with open(path) as f:
                 measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None]
+    # The multicast_gemm group's rerun with more A walks (multicast_gemm4.json, 2026-11-30): the rows the first run
+    # (multicast_gemm.json) does not have (its other rows repeat that run's within 2 %).
+    path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "multicast_gemm4.json")
+    if os.path.exists(path):
+        have = {m["name"] for m in measurements}
+        with open(path) as f:
+            measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None and m["name"] not in have]
     # The think group's rerun with a gap between a stage's two boxes (think_gap.json): its think_gap_* rows only.
     path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "think_gap.json")
     if os.path.exists(path):

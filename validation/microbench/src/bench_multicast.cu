@@ -449,6 +449,8 @@ struct McastCfg {
   bool gemm = false;        // k_mcast_split, C = 2: a GEMM's stage (an A box from a_start / a_stride, a B box of the own walk)
   int a_group = 1;          // gemm: clusters that walk the same A boxes, consecutive in launch order (1: each its own; 0: all
                             // of the grid, an operand every CTA reads)
+  bool a_spread = false;    // gemm: the a_group clusters of a walk are spread over the grid (cluster w walks w mod walks,
+                            // walks = clusters / a_group) rather than consecutive
   const CUtensorMap* half = nullptr;  // gemm: the map of half an A box (a_rows / C rows), for multicast
   const CUtensorMap* amap = nullptr;  // gemm: the map of a whole A box (a_rows rows), for unicast
   int a_rows = 0;                     // gemm: rows of the A box
@@ -649,7 +651,7 @@ void record_mcast(Ctx& c, const std::string& prefix, const std::string& tag, con
   if (cfg.split)
     p.num("think_cycles", cfg.think).boolean("coupled", cfg.couple).num("delay_odd_ranks_cycles", cfg.delay_odd)
         .boolean("one_issuer", cfg.one_issuer).boolean("gemm_stage", cfg.gemm)
-        .str("a_walk", !cfg.gemm ? "-" : cfg.a_group == 0 ? "shared" : cfg.a_group == 1 ? "own" : "group")
+        .str("a_walk", !cfg.gemm ? "-" : cfg.a_group == 0 ? "shared" : cfg.a_group == 1 ? "own" : cfg.a_spread ? "spread" : "group")
         .num("a_walk_clusters", cfg.a_group).num("a_box_bytes", a_bytes)
         .num("issue_cycles_per_stage_even_ranks", o.issue_even).num("issue_cycles_per_stage_odd_ranks", o.issue_odd)
         .num("issue_cycles_per_stage_rank0", o.issue_rank0);
@@ -972,7 +974,7 @@ void mcast_gemm_rows(Ctx& c, uint16_t* big, long long warm_rows, McastBufs& b) {
   const char* mname[3] = {"unicast_own", "unicast_coupled", "multicast"};
   // One row: A boxes of ar rows, B boxes of br rows, the A walk shared by the grid or each cluster's own, the consumer's
   // think time T, mode 0 (unicast, independent), 1 (unicast, coupled) or 2 (multicast).
-  auto row = [&](int ar, int br, int group, int T, int mode) {
+  auto row = [&](int ar, int br, int group, int T, int mode, bool spread = false) {
     CUtensorMap map = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
     CUtensorMap amap = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(ar));
     CUtensorMap half = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(ar / C));
@@ -984,6 +986,7 @@ void mcast_gemm_rows(Ctx& c, uint16_t* big, long long warm_rows, McastBufs& b) {
     cfg.couple = mode != 0;
     cfg.gemm = true;
     cfg.a_group = group;
+    cfg.a_spread = spread;
     cfg.half = &half;
     cfg.amap = &amap;
     cfg.a_rows = ar;
@@ -995,14 +998,18 @@ void mcast_gemm_rows(Ctx& c, uint16_t* big, long long warm_rows, McastBufs& b) {
       const int w = k / C;
       cfg.start.push_back(k * nboxes / cfg.ctas);
       cfg.stride.push_back(pick_stride(k, nboxes));
-      const int aw = group == 0 ? 0 : w / group;  // the A walk of this CTA's cluster
+      const int walks = group == 0 ? 1 : std::max(1, clusters / group);
+      const int aw = group == 0 ? 0 : spread ? w % walks : w / group;  // the A walk of this CTA's cluster
       cfg.a_start.push_back(group == 0 ? 0 : (aw * group * a_nboxes / clusters + a_nboxes / 2) % a_nboxes);
       cfg.a_stride.push_back(pick_stride(group == 0 ? 0 : aw + cfg.ctas, a_nboxes));
     }
     McastOut o = run_mcast(c, cfg, b);
     const std::string tag = "l2_a" + std::to_string(ar * kRowBytes / 1024) + "KB_b" + std::to_string(br * kRowBytes / 1024) +
                             "KB_d4_t" + std::to_string(T) + "_c2_" +
-                            (group == 0 ? "shared_a" : group == 1 ? "own_a" : "a_by" + std::to_string(group)) + "_" + mname[mode];
+                            (group == 0   ? "shared_a"
+                             : group == 1 ? "own_a"
+                                          : (spread ? "a_spread" : "a_by") + std::to_string(group)) +
+                            "_" + mname[mode];
     record_mcast(c, "mcast_split_gemm", tag, cfg, o,
                  "As mcast_split_think_* (warm 8 MiB source, clusters of 2 on every SM, a producer warp and a consumer "
                  "warp spinning T cycles after each full wait, D = 4) with a cluster GEMM's stage: an A box (params."
@@ -1025,6 +1032,13 @@ void mcast_gemm_rows(Ctx& c, uint16_t* big, long long warm_rows, McastBufs& b) {
   // rastered along N share their A tile, a 2x1's along M their B.
   for (int group : {2, 4, 8})
     for (int mode = 0; mode < 3; ++mode) row(128, 128, group, 0, mode);
+  // How the gain of reading the same A boxes grows with the number of clusters that read them (consecutive: 16, 33 of
+  // the grid's 66), and whether it needs them close in launch order: 2, 6, 22 clusters per walk spread over the grid
+  // (cluster w walks w mod walks: sharers 33, 11, 3 clusters apart). Unicast only (a multicast read combines with nothing).
+  for (int group : {16, 33})
+    for (int mode = 0; mode < 2; ++mode) row(128, 128, group, 0, mode);
+  for (int group : {2, 6, 22})
+    for (int mode = 0; mode < 2; ++mode) row(128, 128, group, 0, mode, true);
 }
 
 void bench_multicast(Ctx& c) {

@@ -451,13 +451,13 @@ def mcast_cons_own(r):
 
 
 def multicast_split(r, kb, c, mcast, alone, stages=4, think=None, couple=1, landed=8 << 20, own=None, gemm=None, a_kb=None,
-                    a_group=1, a_spread=False):
+                    a_group=1, a_spread=False, a_share=0, ctas=None):
     """k_mcast_split (bench_multicast.cu): the multicast ring with a producer warp that only issues and a consumer warp
     that waits and arrives on the cluster's empty barriers (couple 0: its own only); every SM in clusters of c with
     `stages` stages in flight (or one cluster alone, one stage); GB/s landed in all CTAs' smem over the stages between
     n and 2n per CTA (n: `landed` bytes per CTA). The think rows (`think` given, 0 included) have the consumer work
     `think` cycles and its own CONS_OWN (mcast_cons_own) before each release."""
-    ctas = c if alone else (132 if c < 4 else 120)
+    ctas = ctas or (c if alone else (132 if c < 4 else 120))
     stage = (a_kb + kb) * 1024 if gemm is not None else c * kb * 1024  # bytes landing in a CTA per stage
     n = 64 if alone else landed // stage
     defs = {"ROWS": kb * 8, "C": c, "MCAST": int(mcast), "CTAS": ctas, "STAGES": 1 if alone else stages}
@@ -478,6 +478,8 @@ def multicast_split(r, kb, c, mcast, alone, stages=4, think=None, couple=1, land
             defs["A_GROUP"] = a_group
         if a_spread:
             defs["A_SPREAD"] = 1
+        if a_share:
+            defs["A_SHARE"] = a_share
     return gbs(r, "tma_multicast_split", n, ctas * stage, defs)
 
 
@@ -663,6 +665,16 @@ def rows():
             f"tma_multicast_split ROWS={kb * 8} A_ROWS={a_kb * 8} C=2 GEMM=1 SHARED_A={int(walk == 'shared')}"
             f"{f' A_GROUP={group}' if group > 1 else ''}{' A_SPREAD=1' if spread else ''} MCAST={mcast} STAGES=4 THINK={t} "
             f"COUPLE={couple}, bandwidth over the second 4 MiB per CTA")
+    # Readers of the same A boxes held in step or not: clusters of 2 or 4 on 120 SMs, the A walk shared by a pair or two
+    # pairs (multicast_gemm6.json)
+    for c in (2, 4):
+        for share in (2, 4):
+            for mode, couple in (("unicast_own", 0), ("unicast_coupled", 1)):
+                add(f"mcast_split_gemm_bw_l2_a16KB_b16KB_d4_t0_c{c}_ctas120_share{share}_{mode}",
+                    lambda r, c=c, share=share, couple=couple: multicast_split(
+                        r, 16, c, 0, False, 4, 0, couple, 4 << 20, gemm="own", a_kb=16, a_share=share, ctas=120),
+                    f"tma_multicast_split ROWS=128 A_ROWS=128 C={c} CTAS=120 GEMM=1 A_SHARE={share} MCAST=0 STAGES=4 THINK=0 "
+                    f"COUPLE={couple}, bandwidth over the second 4 MiB per CTA")
     # A GEMM stage's two boxes at moderate load (the GPU's think.json): S stages, T cycles after each wait
     for d in (1, 2, 3, 4):
         for t in (0, 256, 512, 1024, 2048):
@@ -891,13 +903,15 @@ def main():
         if os.path.exists(path):
             with open(path) as f:
                 measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None]
-    # The multicast_gemm group's rerun with more A walks (multicast_gemm4.json, 2026-11-30): the rows the first run
-    # (multicast_gemm.json) does not have (its other rows repeat that run's within 2 %).
-    path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "multicast_gemm4.json")
-    if os.path.exists(path):
-        have = {m["name"] for m in measurements}
-        with open(path) as f:
-            measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None and m["name"] not in have]
+    # The multicast_gemm group's reruns with more A walks (multicast_gemm4.json, 2026-11-30) and clusters of 4
+    # (multicast_gemm6.json): the rows the first run (multicast_gemm.json) does not have (its other rows repeat that
+    # run's within 2 %).
+    for extra in ("multicast_gemm4.json", "multicast_gemm6.json"):  # (6: the clusters-of-4 rows, 2026-11-30)
+        path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
+        if os.path.exists(path):
+            have = {m["name"] for m in measurements}
+            with open(path) as f:
+                measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None and m["name"] not in have]
     # The think group's rerun with a gap between a stage's two boxes (think_gap.json): its think_gap_* rows only.
     path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "think_gap.json")
     if os.path.exists(path):

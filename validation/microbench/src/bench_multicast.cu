@@ -541,9 +541,10 @@ McastOut run_mcast(Ctx& c, const McastCfg& cfg, McastBufs& b) {
   CK(cudaMemcpy(b.stride.p, cfg.stride.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
   ClusterLaunch lc(cfg.ctas, cfg.C, cfg.split ? 64 : 32, kDyn);
   if (cfg.gemm) {
-    if (!cfg.split || cfg.C != 2 || cfg.half == nullptr || cfg.amap == nullptr || cfg.a_rows <= 0 || cfg.a_start.size() != n ||
-        cfg.a_stride.size() != n)
-      throw std::runtime_error("run_mcast: a GEMM stage needs the split ring, C = 2, the half-box map and A walks");
+    if (!cfg.split || cfg.C < 2 || (cfg.mcast && cfg.C != 2) || cfg.half == nullptr || cfg.amap == nullptr || cfg.a_rows <= 0 ||
+        cfg.a_start.size() != n || cfg.a_stride.size() != n)
+      throw std::runtime_error("run_mcast: a GEMM stage needs the split ring, a cluster (C = 2 to multicast), the half-box map "
+                               "and A walks");
     CK(cudaMemcpy(b.a_start.p, cfg.a_start.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
     CK(cudaMemcpy(b.a_stride.p, cfg.a_stride.data(), n * sizeof(long long), cudaMemcpyHostToDevice));
   }
@@ -1039,6 +1040,46 @@ void mcast_gemm_rows(Ctx& c, uint16_t* big, long long warm_rows, McastBufs& b) {
     for (int mode = 0; mode < 2; ++mode) row(128, 128, group, 0, mode);
   for (int group : {2, 6, 22})
     for (int mode = 0; mode < 2; ++mode) row(128, 128, group, 0, mode, true);
+  // Do readers of the same A boxes gain when they are held in step? Clusters of C (2 or 4) on 120 SMs (as many as
+  // clusters of 4 get), unicast A16/B16 stages, the A walk shared by `share` consecutive CTAs (2: a pair, 4: two pairs);
+  // coupled: each stage released to the whole cluster, so a cluster of 4 keeps its two pairs in step, where two
+  // clusters of 2 sharing the walk run free (mcast_split_gemm_*_c{C}_ctas120_share{S}_{unicast_own,unicast_coupled}).
+  for (int Cs : {2, 4})
+    for (int share : {2, 4})
+      for (int mode = 0; mode < 2; ++mode) {
+        const int ctas = 120, ar = 128, br = 128;
+        CUtensorMap map = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
+        CUtensorMap amap = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(ar));
+        const long long nboxes = warm_rows / br, a_nboxes = warm_rows / ar;
+        const int stage = (ar + br) * kRowBytes;
+        McastCfg cfg = ring_cfg(&map, Cs, 4, br, ctas, static_cast<int>((4ll << 20) / stage), false, nboxes, ctas / Cs);
+        cfg.split = true;
+        cfg.think = 0;
+        cfg.couple = mode != 0;
+        cfg.gemm = true;
+        cfg.a_group = share / 2;
+        cfg.half = &amap;  // (no multicast in these rows)
+        cfg.amap = &amap;
+        cfg.a_rows = ar;
+        cfg.start.clear();
+        cfg.stride.clear();
+        for (int k = 0; k < ctas; ++k) {
+          cfg.start.push_back(k * nboxes / ctas);
+          cfg.stride.push_back(pick_stride(k, nboxes));
+          const int aw = k / share;
+          cfg.a_start.push_back((static_cast<long long>(aw) * share * a_nboxes / ctas + a_nboxes / 2) % a_nboxes);
+          cfg.a_stride.push_back(pick_stride(aw + ctas, a_nboxes));
+        }
+        McastOut o = run_mcast(c, cfg, b);
+        const std::string tag = "l2_a16KB_b16KB_d4_t0_c" + std::to_string(Cs) + "_ctas120_share" + std::to_string(share) + "_" +
+                                mname[mode];
+        record_mcast(c, "mcast_split_gemm", tag, cfg, o,
+                     "As mcast_split_gemm_* (A16/B16, T = 0, unicast) on 120 CTAs in clusters of C (2 or 4): the A walk "
+                     "shared by `share` consecutive CTAs (2: a pair; 4: two pairs, one cluster of 4 or two clusters of 2); "
+                     "unicast_coupled releases each stage to the whole cluster (a cluster of 4 holds its pairs in step), "
+                     "unicast_own each CTA to itself. Do readers of the same boxes gain when held in step? 4 MiB landed "
+                     "per CTA.");
+      }
 }
 
 void bench_multicast(Ctx& c) {

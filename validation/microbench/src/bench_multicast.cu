@@ -974,25 +974,29 @@ void mcast_gemm_rows(Ctx& c, uint16_t* big, long long warm_rows, McastBufs& b) {
   const int clusters = max_clusters(c, C, 4);
   const char* mname[3] = {"unicast_own", "unicast_coupled", "multicast"};
   // One row: A boxes of ar rows, B boxes of br rows, the A walk shared by the grid or each cluster's own, the consumer's
-  // think time T, mode 0 (unicast, independent), 1 (unicast, coupled) or 2 (multicast).
-  auto row = [&](int ar, int br, int group, int T, int mode, bool spread = false) {
+  // think time T, mode 0 (unicast, independent), 1 (unicast, coupled) or 2 (multicast). With share > 0 (unicast), the
+  // grid is 120 CTAs in clusters of Cs (0: C) and `share` consecutive CTAs walk the same A boxes.
+  auto row = [&](int ar, int br, int group, int T, int mode, bool spread = false, int Cs = 0, int share = 0) {
+    if (Cs == 0) Cs = C;
+    const int ctas = share > 0 ? 120 : C * clusters;
     CUtensorMap map = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
     CUtensorMap amap = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(ar));
     CUtensorMap half = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(ar / C));
     const long long nboxes = warm_rows / br, a_nboxes = warm_rows / ar;
     const int stage = (ar + br) * kRowBytes;
-    McastCfg cfg = ring_cfg(&map, C, 4, br, C * clusters, static_cast<int>((4ll << 20) / stage), mode == 2, nboxes, clusters);
+    McastCfg cfg = ring_cfg(&map, Cs, 4, br, ctas, static_cast<int>((4ll << 20) / stage), mode == 2, nboxes, ctas / Cs);
     cfg.split = true;
     cfg.think = T;
     cfg.couple = mode != 0;
     cfg.gemm = true;
-    cfg.a_group = group;
+    cfg.a_group = share > 0 ? share / C : group;
     cfg.a_spread = spread;
     cfg.half = &half;
     cfg.amap = &amap;
     cfg.a_rows = ar;
-    // B: each CTA its own walk; A: the cluster's own walk (half a tensor away from its first CTA's B walk), or one walk
-    // for the whole grid.
+    // B: each CTA its own walk; A: the walk of the CTA's cluster (or of its `share` consecutive CTAs), half a tensor
+    // away from its first CTA's B walk, or one walk for the whole grid. `per_walk` CTAs walk each.
+    const int per_walk = share > 0 ? share : C * group;
     cfg.start.clear();
     cfg.stride.clear();
     for (int k = 0; k < cfg.ctas; ++k) {
@@ -1000,27 +1004,34 @@ void mcast_gemm_rows(Ctx& c, uint16_t* big, long long warm_rows, McastBufs& b) {
       cfg.start.push_back(k * nboxes / cfg.ctas);
       cfg.stride.push_back(pick_stride(k, nboxes));
       const int walks = group == 0 ? 1 : std::max(1, clusters / group);
-      const int aw = group == 0 ? 0 : spread ? w % walks : w / group;  // the A walk of this CTA's cluster
-      cfg.a_start.push_back(group == 0 ? 0 : (aw * group * a_nboxes / clusters + a_nboxes / 2) % a_nboxes);
-      cfg.a_stride.push_back(pick_stride(group == 0 ? 0 : aw + cfg.ctas, a_nboxes));
+      const int aw = share > 0 ? k / share : group == 0 ? 0 : spread ? w % walks : w / group;  // the A walk of CTA k
+      const bool shared = share == 0 && group == 0;
+      cfg.a_start.push_back(shared ? 0 : (static_cast<long long>(aw) * per_walk * a_nboxes / cfg.ctas + a_nboxes / 2) % a_nboxes);
+      cfg.a_stride.push_back(pick_stride(shared ? 0 : aw + cfg.ctas, a_nboxes));
     }
     McastOut o = run_mcast(c, cfg, b);
+    const std::string walk = share > 0   ? "c" + std::to_string(Cs) + "_ctas120_share" + std::to_string(share)
+                             : group == 0 ? "c2_shared_a"
+                             : group == 1 ? "c2_own_a"
+                                          : std::string("c2_") + (spread ? "a_spread" : "a_by") + std::to_string(group);
     const std::string tag = "l2_a" + std::to_string(ar * kRowBytes / 1024) + "KB_b" + std::to_string(br * kRowBytes / 1024) +
-                            "KB_d4_t" + std::to_string(T) + "_c2_" +
-                            (group == 0   ? "shared_a"
-                             : group == 1 ? "own_a"
-                                          : (spread ? "a_spread" : "a_by") + std::to_string(group)) +
-                            "_" + mname[mode];
+                            "KB_d4_t" + std::to_string(T) + "_" + walk + "_" + mname[mode];
     record_mcast(c, "mcast_split_gemm", tag, cfg, o,
-                 "As mcast_split_think_* (warm 8 MiB source, clusters of 2 on every SM, a producer warp and a consumer "
-                 "warp spinning T cycles after each full wait, D = 4) with a cluster GEMM's stage: an A box (params."
-                 "a_box_bytes) that both CTAs of a cluster need and a B box (box_bytes) from each CTA's own walk, on one "
-                 "full barrier (arrive.expect_tx A + B). unicast_own: each CTA loads both boxes and releases the stage to "
-                 "itself only; unicast_coupled: the same, released to both CTAs of the cluster; multicast: rank r loads "
-                 "the r-th half of the A box's rows to both CTAs, each CTA its B box unicast (params.a_walk: own, every "
-                 "cluster its own A boxes; shared, every CTA of the grid the same A boxes at about the same time, as the "
-                 "small operand of a skinny GEMM; group, a_walk_clusters clusters consecutive in launch order, as a GEMM's "
-                 "clusters rastered along the other operand's dimension: the same A boxes). 4 MiB landed per CTA.");
+                 share > 0
+                     ? "As mcast_split_gemm_* (A16/B16, T = 0, unicast) on 120 CTAs in clusters of C (2 or 4): the A walk "
+                       "shared by `share` consecutive CTAs (2: a pair; 4: two pairs, one cluster of 4 or two clusters of 2); "
+                       "unicast_coupled releases each stage to the whole cluster (a cluster of 4 holds its pairs in step), "
+                       "unicast_own each CTA to itself. Do readers of the same boxes gain when held in step? 4 MiB landed "
+                       "per CTA."
+                     : "As mcast_split_think_* (warm 8 MiB source, clusters of 2 on every SM, a producer warp and a consumer "
+                       "warp spinning T cycles after each full wait, D = 4) with a cluster GEMM's stage: an A box (params."
+                       "a_box_bytes) that both CTAs of a cluster need and a B box (box_bytes) from each CTA's own walk, on one "
+                       "full barrier (arrive.expect_tx A + B). unicast_own: each CTA loads both boxes and releases the stage to "
+                       "itself only; unicast_coupled: the same, released to both CTAs of the cluster; multicast: rank r loads "
+                       "the r-th half of the A box's rows to both CTAs, each CTA its B box unicast (params.a_walk: own, every "
+                       "cluster its own A boxes; shared, every CTA of the grid the same A boxes at about the same time, as the "
+                       "small operand of a skinny GEMM; group, a_walk_clusters clusters consecutive in launch order, as a GEMM's "
+                       "clusters rastered along the other operand's dimension: the same A boxes). 4 MiB landed per CTA.");
   };
   for (int group : {1, 0})
     for (int T : {0, 512})
@@ -1046,40 +1057,7 @@ void mcast_gemm_rows(Ctx& c, uint16_t* big, long long warm_rows, McastBufs& b) {
   // clusters of 2 sharing the walk run free (mcast_split_gemm_*_c{C}_ctas120_share{S}_{unicast_own,unicast_coupled}).
   for (int Cs : {2, 4})
     for (int share : {2, 4})
-      for (int mode = 0; mode < 2; ++mode) {
-        const int ctas = 120, ar = 128, br = 128;
-        CUtensorMap map = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(br));
-        CUtensorMap amap = make_map(big, static_cast<uint64_t>(warm_rows), static_cast<uint32_t>(ar));
-        const long long nboxes = warm_rows / br, a_nboxes = warm_rows / ar;
-        const int stage = (ar + br) * kRowBytes;
-        McastCfg cfg = ring_cfg(&map, Cs, 4, br, ctas, static_cast<int>((4ll << 20) / stage), false, nboxes, ctas / Cs);
-        cfg.split = true;
-        cfg.think = 0;
-        cfg.couple = mode != 0;
-        cfg.gemm = true;
-        cfg.a_group = share / 2;
-        cfg.half = &amap;  // (no multicast in these rows)
-        cfg.amap = &amap;
-        cfg.a_rows = ar;
-        cfg.start.clear();
-        cfg.stride.clear();
-        for (int k = 0; k < ctas; ++k) {
-          cfg.start.push_back(k * nboxes / ctas);
-          cfg.stride.push_back(pick_stride(k, nboxes));
-          const int aw = k / share;
-          cfg.a_start.push_back((static_cast<long long>(aw) * share * a_nboxes / ctas + a_nboxes / 2) % a_nboxes);
-          cfg.a_stride.push_back(pick_stride(aw + ctas, a_nboxes));
-        }
-        McastOut o = run_mcast(c, cfg, b);
-        const std::string tag = "l2_a16KB_b16KB_d4_t0_c" + std::to_string(Cs) + "_ctas120_share" + std::to_string(share) + "_" +
-                                mname[mode];
-        record_mcast(c, "mcast_split_gemm", tag, cfg, o,
-                     "As mcast_split_gemm_* (A16/B16, T = 0, unicast) on 120 CTAs in clusters of C (2 or 4): the A walk "
-                     "shared by `share` consecutive CTAs (2: a pair; 4: two pairs, one cluster of 4 or two clusters of 2); "
-                     "unicast_coupled releases each stage to the whole cluster (a cluster of 4 holds its pairs in step), "
-                     "unicast_own each CTA to itself. Do readers of the same boxes gain when held in step? 4 MiB landed "
-                     "per CTA.");
-      }
+      for (int mode = 0; mode < 2; ++mode) row(128, 128, 1, 0, mode, false, Cs, share);
 }
 
 void bench_multicast(Ctx& c) {

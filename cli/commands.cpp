@@ -332,6 +332,9 @@ void add_replay_options(CLI::App& app, ReplayArgs& a) {
                  "SM clock to simulate at (default: the trace's measured clock; 0: the machine file's)")
       ->check(finite_check() & CLI::NonNegativeNumber);
   app.add_option("--emit-pipe", a.emit_pipe, "write the generated .pipe program to this file");
+  app.add_option("--own-time", a.own_time,
+                 "a hardware trace of the same kernel: charge each warp the kernel's own instructions between ops, as measured "
+                 "there (per kind of interval: its hardware mean less its replay's)");
   add_limit_options(app, a.seed, a.max_cycles, a.max_ops);
 }
 

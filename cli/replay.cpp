@@ -2,10 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <memory>
 
 #include "cli/output.hpp"
 #include "isa/ast.hpp"
+#include "models/observe/report.hpp"
 
 namespace smpipe::cli {
 
@@ -23,7 +25,18 @@ Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
   traces::ReplayOptions ro;
   ro.full_grid = !a.recorded_only;
   ro.probe_cycles = a.probe_cycles;
+  if (!a.own_time.empty()) {
+    ro.own_cycles = own_cycles_of(a);
+    ro.own_source = a.own_time;
+  }
   r.replay = traces::make_replay(r.trace, ro);
+  if (!a.own_time.empty()) {
+    double total = 0;
+    for (const auto& [kind, cycles] : ro.own_cycles) total += static_cast<double>(cycles);
+    r.replay.notes.push_back(fmt::format("the kernel's own instructions between ops, measured in {}: {} kind(s) of interval, {} "
+                                         "cycles in all (a `compute` before each such event; docs/replay.md)",
+                                         isa::printable(a.own_time), ro.own_cycles.size(), total));
+  }
   r.machine_name = a.gpu.empty() ? machine_for(r.trace) : a.gpu;
   r.machine = models::load_machine(r.machine_name);
   double clock = a.clock_mhz >= 0 ? a.clock_mhz : r.trace.sm_clock_mhz;
@@ -51,6 +64,33 @@ Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
     r.log.push_back({e.cta, e.warp, exit ? -1 : r.program.roles[e.role].ops[e.op].origin, exit, e.cycle});
   }
   return r;
+}
+
+std::map<std::string, std::int64_t> own_cycles_of(const ReplayArgs& args) {
+  ReplayArgs m;  // the measuring replay: the same machine, probe cost, clock rule and limits, nothing written
+  m.trace_file = args.own_time;
+  m.gpu = args.gpu;
+  m.recorded_only = args.recorded_only;
+  m.probe_cycles = args.probe_cycles;
+  m.clock_mhz = args.clock_mhz;
+  m.seed = args.seed;
+  m.max_cycles = args.max_cycles;
+  m.max_ops = args.max_ops;
+  Replayed r = replay(m, false);
+  if (r.result.outcome != models::Outcome::kFinished)
+    throw isa::InputError(fmt::format("--own-time {}: its replay did not finish, so it measures nothing:\n{}", isa::printable(args.own_time),
+                                      models::format_problem(r.result)));
+  traces::SimTimes times = traces::sim_times(r.trace, r.replay, r.log);
+  traces::Comparison c = traces::compare(r.trace, r.replay, times, r.machine_name, r.result.cycles, r.machine.clock_mhz);
+  std::map<std::string, std::int64_t> own;
+  for (const auto& g : c.intervals) {
+    // A blocking op's wait (its kind has no arrow) is the simulator's to time; what a warp does between two events is
+    // its own instructions plus what the replay already charges (the probe record, the op's issue).
+    if (g.key.find(" -> ") == std::string::npos || g.hw_mean <= g.sim_mean) continue;
+    std::int64_t cycles = std::llround(g.hw_mean - g.sim_mean);
+    if (cycles > 0) own[g.key] = std::min(cycles, traces::kMaxOwnCycles);
+  }
+  return own;
 }
 
 }  // namespace smpipe::cli

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ struct ReplayArgs {
   std::int64_t probe_cycles = -1;
   double clock_mhz = -1;
   std::string emit_pipe;
+  std::string own_time;         // a hardware trace of the same kernel whose intervals give its own instructions (--own-time)
   std::string trace;            // replay: Chrome trace of the simulation; compare: the combined trace
   bool json = false;
   std::string csv_dir;          // replay: the run's tables; compare: the comparison's tables (CSV files in this folder)
@@ -51,5 +53,11 @@ std::string machine_for(const traces::HwTrace& trace);
 // Throws isa::InputError for a bad trace or one that cannot be replayed. The --emit-pipe file is written
 // only once the generated program compiled (a rejected trace leaves none).
 Replayed replay(const ReplayArgs& args, bool with_sim_trace);
+
+// The kernel's own instructions between ops, measured in a hardware trace (args.trace_file) by replaying it without
+// them: for every kind of interval that ends at an op or marker (not a blocking op's wait), the hardware's mean less
+// the replay's, where that is positive (traces::ReplayOptions::own_cycles). Throws isa::InputError when that trace
+// cannot be replayed or its replay does not finish.
+std::map<std::string, std::int64_t> own_cycles_of(const ReplayArgs& args);
 
 }  // namespace smpipe::cli

@@ -13,14 +13,6 @@ namespace smpipe::traces {
 namespace {
 
 
-// What an event is, in words: "wait full[2]", "tma.load A", "bar.sync epi", "wgmma".
-std::string label(const HwEvent& e, bool with_index) {
-  std::string s = e.op;
-  if (!e.barrier.empty()) s += " " + e.barrier + (with_index && e.index ? fmt::format("[{}]", *e.index) : "");
-  if (!e.tensor.empty() && (e.op == "tma.load" || e.op == "tma.store")) s += " " + e.tensor;
-  return s;
-}
-
 Percentiles percentiles(std::vector<double> v) {
   Percentiles p;
   p.n = static_cast<std::int64_t>(v.size());
@@ -149,7 +141,7 @@ Comparison compare(const HwTrace& t, const Replay& replay, const SimTimes& sim, 
         if (k + 1 >= n || st[k + 1] < 0) continue;
         const HwEvent& f = hw.events[k + 1];
         std::int64_t hw_len = f.cycle - e.cycle, sim_len = st[k + 1] - st[k];
-        std::string key = is_end(f.op) ? label(e, false) : label(e, false) + " -> " + f.op;
+        std::string key = interval_kind(e, f);
         IntervalGroup& g = groups[key];
         g.key = key;
         g.count++;
@@ -160,7 +152,7 @@ Comparison compare(const HwTrace& t, const Replay& replay, const SimTimes& sim, 
         if (is_end(f.op)) {
           role.hw_wait += hw_len;
           role.sim_wait += sim_len;
-          auto& wv = role.waits[label(e, false)];
+          auto& wv = role.waits[event_label(e, false)];
           wv.first += hw_len;
           wv.second += sim_len;
         }
@@ -312,11 +304,11 @@ void write_combined_trace(const HwTrace& t, const SimTimes& sim, double clock_mh
           std::int64_t b = e + 1 < hw.events.size() ? at(e + 1) : end;
           if (b < a) b = a;
           const HwEvent& ev = hw.events[e];
-          std::string name = label(ev, true);
+          std::string name = event_label(ev, true);
           if (is_end(ev.op)) {
             HwEvent blocking = ev;
             blocking.op.resize(ev.op.size() - 4);
-            name = "after " + label(blocking, true);
+            name = "after " + event_label(blocking, true);
           }
           w.slice(pid, tid, name, side == 0 ? "hw" : "sim", a, b - a,
                   fmt::format(R"({{"event":{},"hw_cycle":{},"sim_cycle":{}}})", e, hw.events[e].cycle, st[e]));

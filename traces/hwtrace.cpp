@@ -119,6 +119,17 @@ bool is_blocking_op(const std::string& op) {
 
 bool is_marker(const std::string& op) { return op == "tile" || op == "epilogue" || op == "tail" || op == "exit"; }
 
+std::string event_label(const HwEvent& e, bool with_index) {
+  std::string s = e.op;
+  if (!e.barrier.empty()) s += " " + e.barrier + (with_index && e.index ? fmt::format("[{}]", *e.index) : "");
+  if (!e.tensor.empty() && (e.op == "tma.load" || e.op == "tma.store")) s += " " + e.tensor;
+  return s;
+}
+
+std::string interval_kind(const HwEvent& e, const HwEvent& f) {
+  return is_end(f.op) ? event_label(e, false) : event_label(e, false) + " -> " + f.op;
+}
+
 const HwBarrier* HwTrace::barrier(const std::string& name) const {
   for (const auto& b : barriers)
     if (b.name == name) return &b;

@@ -119,5 +119,11 @@ bool is_blocking_op(const std::string& op);
 bool is_marker(const std::string& op);
 // "X.end": the return of the blocking op X.
 bool is_end(const std::string& op);
+// What an event is, in words: "wait full" ("wait full[2]" with_index), "tma.load A", "bar.sync epi", "wgmma".
+std::string event_label(const HwEvent& e, bool with_index);
+// The kind of the interval from event `e` to the next event `f` of the same warp, as compare reports it: a blocking
+// op's own wait ("wait full": from X to X.end), or the warp's time from one event to the next op or marker
+// ("arrive empty -> wait").
+std::string interval_kind(const HwEvent& e, const HwEvent& f);
 
 }  // namespace smpipe::traces

@@ -135,6 +135,10 @@ class Generator {
     if (o_.probe_cycles < -1 || o_.probe_cycles > kMaxProbeCycles)
       throw isa::InputError(fmt::format("{} cycles per probe record is not in 0..{}", o_.probe_cycles, kMaxProbeCycles));
     r_.probe_cycles = o_.probe_cycles >= 0 ? o_.probe_cycles : probe_cost(t_);
+    for (const auto& [kind, cycles] : o_.own_cycles)
+      if (cycles < 0 || cycles > kMaxOwnCycles)
+        throw isa::InputError(fmt::format("{} cycles of the kernel's own instructions before '{}' is not in 0..{}", cycles,
+                                          isa::printable(kind), kMaxOwnCycles));
     const std::int64_t first = t_.ctas.front().cta;
     for (std::size_t s = 0; s < t_.ctas.size(); ++s)
       if (t_.ctas[s].cta != first + static_cast<std::int64_t>(s))
@@ -255,7 +259,14 @@ class Generator {
                      isa::printable(t_.gpu), isa::printable(t_.date), slots, t_.ctas.front().cta));
     line(fmt::format("# Each warp runs the ops it recorded, in order. `compute cycles={}` stands for each probe record (the", r_.probe_cycles));
     line("# probe's own cost, part of every hardware gap); the first one of a warp also holds the time before its first");
-    line("# record, as measured. Everything else is the simulator's.");
+    if (o_.own_cycles.empty()) {
+      line("# record, as measured. Everything else is the simulator's.");
+    } else {
+      line("# record, as measured. Each `compute` marked \"own\" is the kernel's own instructions before an event, by the kind");
+      line(fmt::format("# of the interval that ends there, as measured in {} (its hardware mean less its replay's).",
+                       isa::printable(o_.own_source)));
+      line("# Everything else is the simulator's.");
+    }
     if (full)
       line(fmt::format("# Grid: all {} CTAs; CTA c runs the ops of recorded CTA (c - {}) mod {}.", grid, first_, slots));
     else
@@ -456,6 +467,7 @@ class Generator {
         open_subset = want;
       }
       const HwEvent& e = group[sub.front()]->events[items[i].ev[sub.front()]];
+      own(group, sub, items[i]);
       // The fused probe records: one record for (wgmma.fence, wgmma) before both, and for (wgmma.commit,
       // wgmma.wait) between the two (docs/trace-format.md "Timing details").
       bool pair = false;
@@ -483,6 +495,44 @@ class Generator {
       blocks_.pop_back();
       line("}");
     }
+  }
+
+  // The kernel's own instructions before the event of `item` (ReplayOptions::own_cycles), for each warp of `sub` by the
+  // kind of its interval that ends there: a `compute` (one value, or one per warp where the warps' intervals differ).
+  void own(const std::vector<const HwWarp*>& group, const std::vector<int>& sub, const Item& item) {
+    if (o_.own_cycles.empty()) return;
+    std::vector<std::pair<int, std::int64_t>> cycles;  // (warp, cycles)
+    std::vector<std::string> kinds;
+    for (int w : sub) {
+      const int k = item.ev[w];
+      std::int64_t c = 0;
+      if (k > 0 && !is_end(group[w]->events[k].op)) {
+        std::string kind = interval_kind(group[w]->events[k - 1], group[w]->events[k]);
+        auto it = o_.own_cycles.find(kind);
+        if (it != o_.own_cycles.end()) c = it->second;
+        if (c > 0 && std::find(kinds.begin(), kinds.end(), kind) == kinds.end()) kinds.push_back(kind);
+      }
+      cycles.emplace_back(group[w]->warp, c);
+    }
+    bool any = false, same = true;
+    for (const auto& [w, c] : cycles) any = any || c > 0, same = same && c == cycles.front().second;
+    if (!any) return;
+    isa::SourceLoc l = at();
+    if (same) {
+      compute(num(cycles.front().second, l), -1);
+      line(fmt::format("compute cycles={}  # own: {}", cycles.front().second, fmt::join(kinds, "; ")));
+      return;
+    }
+    std::vector<std::string> terms;
+    std::optional<isa::Expr> sum;
+    for (const auto& [w, c] : cycles) {
+      if (c == 0) continue;
+      terms.push_back(fmt::format("(warp == {}) * {}", w, c));
+      isa::Expr term = bin("*", bin("==", name("warp", l), num(w, l)), num(c, l));
+      sum = sum ? bin("+", std::move(*sum), std::move(term)) : std::move(term);
+    }
+    compute(std::move(*sum), -1);
+    line(fmt::format("compute cycles={}  # own: {}", fmt::join(terms, " + "), fmt::join(kinds, "; ")));
   }
 
   // The probe record: a `compute` whose line stands for the events `recorded` of the warps `sub`. A warp's

@@ -27,6 +27,12 @@ struct ReplayOptions {
   // Cycles each probe record costs its warp (the probe's own time, part of every hardware gap), at most
   // kMaxProbeCycles. -1: the trace's smallest gap between two consecutive events of one warp.
   std::int64_t probe_cycles = -1;
+  // The kernel's own instructions between its ops, which the trace's op vocabulary does not hold: cycles a warp
+  // spends before an event, by the kind of the interval that ends at it (interval_kind, "arrive empty -> wait"; never
+  // a blocking op's wait). Each becomes a `compute` before the event's record. Empty: none (the replay charges the
+  // probe records alone). own_source names where they were measured (the program's comments and notes).
+  std::map<std::string, std::int64_t> own_cycles;
+  std::string own_source;
 };
 
 // One hardware event: ctas[slot].warps[warp_pos].events[event].
@@ -77,5 +83,8 @@ std::optional<std::vector<std::pair<std::int32_t, std::int32_t>>> align_steps(co
 
 // The smallest gap between two consecutive events of one warp (0-cycle gaps of fused records excluded).
 std::int64_t probe_cost(const HwTrace& trace);
+
+// At most this many cycles of the kernel's own instructions before one event (ReplayOptions::own_cycles).
+inline constexpr std::int64_t kMaxOwnCycles = 1000000;
 
 }  // namespace smpipe::traces

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Replays every committed hardware trace (validation/results/<gpu>/k2_trace_*.json) with `smpipe compare`
 and collects the error table: validation/results/h100/replay_compare.json, and a Markdown table for
-docs/replay.md.
+docs/replay.md. Each trace is compared twice: as the replay alone, and with the kernel's own instructions between
+ops measured in its partner, the trace of the other shape with the same epilogue (`--own-time PARTNER`: 2048^3
+from 8192^3 and back), so that no trace's own intervals time its own replay. The held-out traces of
+validation/results/h100/k2_traces_s2 (other tiles, 2 stages, a skinny shape; beta = 0) are compared the same two
+ways, their own instructions from the 8192^3 trace.
 
   python3 validation/calibration/replay_table.py SMPIPE             # write the JSON, print a summary
   python3 validation/calibration/replay_table.py SMPIPE --markdown  # print the docs table
@@ -20,15 +24,36 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 RESULT = os.path.join("validation", "results", "h100", "replay_compare.json")
 
 
-def compare(smpipe, trace):
-    out = subprocess.run([smpipe, "compare", trace, "--json"], cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)
+def compare(smpipe, trace, own_time=None):
+    cmd = [smpipe, "compare", trace, "--json"] + (["--own-time", own_time] if own_time else [])
+    out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    c = json.loads(out)
+    if own_time:
+        c["own_time"] = own_time
+    return c
+
+
+SHAPES = ("2048x2048x2048", "8192x8192x8192")
+
+
+def partner(trace, traces):
+    """The trace of the other shape with the same variant (k2_trace_2048x2048x2048_beta0.5 <-> k2_trace_8192x..._beta0.5)."""
+    for a, b in (SHAPES, SHAPES[::-1]):
+        if a in trace:
+            other = trace.replace(a, b)
+            return other if other in traces else None
+    return None
 
 
 def collect(smpipe):
     traces = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "validation/results/h100/k2_trace_*.json")))
-    return {"generator": "validation/calibration/replay_table.py (smpipe compare TRACE --json)",
-            "comparisons": [compare(smpipe, t) for t in traces]}
+    held_out = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "validation/results/h100/k2_traces_s2/k2_trace_*.json")))
+    source = os.path.join("validation", "results", "h100", "k2_trace_8192x8192x8192.json")
+    return {"generator": "validation/calibration/replay_table.py (smpipe compare TRACE --json; and --own-time PARTNER)",
+            "comparisons": [compare(smpipe, t) for t in traces],
+            "comparisons_own_time": [compare(smpipe, t, partner(t, traces)) for t in traces if partner(t, traces)],
+            "held_out": [compare(smpipe, t) for t in held_out],
+            "held_out_own_time": [compare(smpipe, t, source) for t in held_out]}
 
 
 def span_error(c):
@@ -37,17 +62,19 @@ def span_error(c):
     return 100.0 * (sim - hw) / hw
 
 
-def markdown(doc):
-    rows = ["| trace | SM clock (MHz) | CTAs (recorded / run) | span: hw / sim cycles | span error | kernel: hw span / sim (us) | "
-            "events | event error p50 / p90 (% of span) | interval error p50 / p90 (cycles) |",
-            "|---|---|---|---|---|---|---|---|---|"]
-    for c in doc["comparisons"]:
+def markdown(doc, key="comparisons"):
+    own = key.endswith("own_time")
+    rows = ["| trace | " + ("own instructions from | " if own else "") + "SM clock (MHz) | CTAs (recorded / run) | span: hw / sim cycles | "
+            "span error | kernel: hw span / sim (us) | events | event error p50 / p90 (% of span) | interval error p50 / p90 (cycles) |",
+            "|---|---|---|---|---|---|---|---|---|" + ("---|" if own else "")]
+    for c in doc[key]:
         hw = sum(x["hw_cycles"] for x in c["ctas"]) / len(c["ctas"])
         sim = sum(x["sim_cycles"] for x in c["ctas"]) / len(c["ctas"])
         k = c.get("kernel")
         kernel = f"{k['hw_recorded_span_us']:.1f} / {k['sim_us']:.1f}" if k else "window only"
         e = c["events"]
-        rows.append(f"| `{os.path.basename(c['trace'])}` | {c['clock_mhz']:.1f} | {len(c['ctas'])} / {c['ctas_launched']} | "
+        source = f"`{os.path.basename(c['own_time'])}` | " if own else ""
+        rows.append(f"| `{os.path.basename(c['trace'])}` | {source}{c['clock_mhz']:.1f} | {len(c['ctas'])} / {c['ctas_launched']} | "
                     f"{hw:.0f} / {sim:.0f} | {span_error(c):+.1f} % | {kernel} | {e['compared']} | "
                     f"{e['abs_error_pct_of_span']['p50']:.1f} / {e['abs_error_pct_of_span']['p90']:.1f} | "
                     f"{e['interval_abs_error_cycles']['p50']:.0f} / {e['interval_abs_error_cycles']['p90']:.0f} |")
@@ -73,11 +100,18 @@ def main():
         return 0
     if a.markdown:
         print(markdown(doc))
+        for key in ("comparisons_own_time", "held_out", "held_out_own_time"):
+            print()
+            print(markdown(doc, key))
         return 0
     with open(path, "w") as f:
         f.write(text)
     for c in doc["comparisons"]:
         print(f"{c['trace']}: span error {span_error(c):+.1f} %, events {c['events']['compared']}")
+    for key in ("comparisons_own_time", "held_out", "held_out_own_time"):
+        for c in doc[key]:
+            own = f" with its own instructions from {c['own_time']}" if "own_time" in c else ""
+            print(f"{c['trace']}{own}: span error {span_error(c):+.1f} %")
     print(f"wrote {RESULT}")
     return 0
 

@@ -92,6 +92,8 @@ Comparison compare(const HwTrace& t, const Replay& replay, const SimTimes& sim, 
   c.windowed = t.truncated;
   c.sim_cycles = sim_cycles;
   c.notes = replay.notes;
+  c.own_cycles = replay.own_cycles;
+  c.own_source = replay.own_source;
   if (t.sm_clock_mhz <= 0) c.notes.push_back("the trace has no measured SM clock: the simulation ran at the machine's");
 
   std::vector<double> ev_err, ev_pct, iv_err;
@@ -262,6 +264,7 @@ nlohmann::json to_json(const Comparison& c) {
   j["ctas_launched"] = c.ctas_launched;
   j["windowed"] = c.windowed;
   j["notes"] = c.notes;
+  if (!c.own_source.empty()) j["own_time"] = {{"source", c.own_source}, {"cycles", c.own_cycles}};
   j["ctas"] = nlohmann::json::array();
   for (const auto& s : c.ctas) j["ctas"].push_back({{"cta", s.cta}, {"hw_cycles", s.hw}, {"sim_cycles", s.sim}});
   if (c.kernel_sim_us > 0)

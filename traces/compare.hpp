@@ -81,6 +81,8 @@ struct Comparison {
   std::vector<RoleSplit> roles;
   std::vector<IntervalGroup> intervals;  // largest total error first
   std::vector<std::string> notes;
+  std::map<std::string, std::int64_t> own_cycles;  // the kernel's own instructions the replay charged (--own-time), by kind
+  std::string own_source;                          // the trace they were measured in ("": none)
 };
 
 // `clock_mhz`: the SM clock the simulation ran at.

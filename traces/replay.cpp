@@ -135,6 +135,8 @@ class Generator {
     if (o_.probe_cycles < -1 || o_.probe_cycles > kMaxProbeCycles)
       throw isa::InputError(fmt::format("{} cycles per probe record is not in 0..{}", o_.probe_cycles, kMaxProbeCycles));
     r_.probe_cycles = o_.probe_cycles >= 0 ? o_.probe_cycles : probe_cost(t_);
+    r_.own_cycles = o_.own_cycles;
+    r_.own_source = o_.own_source;
     for (const auto& [kind, cycles] : o_.own_cycles)
       if (cycles < 0 || cycles > kMaxOwnCycles)
         throw isa::InputError(fmt::format("{} cycles of the kernel's own instructions before '{}' is not in 0..{}", cycles,

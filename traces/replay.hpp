@@ -53,6 +53,8 @@ struct Replay {
   // for (one per warp that runs it; two per warp for the fused pairs).
   std::vector<std::vector<EventRef>> origin_events;
   std::vector<std::string> notes;       // what the replay could not reproduce exactly
+  std::map<std::string, std::int64_t> own_cycles;  // the kernel's own instructions it charged (ReplayOptions::own_cycles)
+  std::string own_source;
 };
 
 // Bounds on what a replay may cost, checked before anything is built or run (docs/replay.md, "Limits"):

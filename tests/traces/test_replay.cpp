@@ -309,6 +309,13 @@ TEST_CASE("smpipe replay / compare on the command line", "[traces][replay][cli]"
   CHECK(own.code == cli::kOk);
   CHECK_THAT(own.out, Catch::Contains("note: the kernel's own instructions between ops, measured in") &&
                           Catch::Contains("end to end, per recorded CTA"));
+  auto oj = run_cli({"compare", path, "--own-time", committed_traces().back(), "--json"});
+  REQUIRE(oj.code == cli::kOk);
+  json ojs = json::parse(oj.out);
+  CHECK(ojs["own_time"]["source"] == committed_traces().back());
+  CHECK(ojs["own_time"]["cycles"].size() > 10);
+  CHECK(ojs["own_time"]["cycles"]["arrive empty -> wait"].get<int>() > 0);
+  CHECK(!cj.contains("own_time"));  // only with --own-time
   auto emitted = run_cli({"replay", path, "--own-time", path, "--emit-pipe", pipe});
   CHECK(emitted.code == cli::kOk);
   CHECK(run_cli({"run", pipe, "--gpu", "h100-sxm"}).code == cli::kOk);

@@ -27,10 +27,7 @@ RESULT = os.path.join("validation", "results", "h100", "replay_compare.json")
 def compare(smpipe, trace, own_time=None):
     cmd = [smpipe, "compare", trace, "--json"] + (["--own-time", own_time] if own_time else [])
     out = subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout
-    c = json.loads(out)
-    if own_time:
-        c["own_time"] = own_time
-    return c
+    return json.loads(out)
 
 
 SHAPES = ("2048x2048x2048", "8192x8192x8192")
@@ -73,7 +70,7 @@ def markdown(doc, key="comparisons"):
         k = c.get("kernel")
         kernel = f"{k['hw_recorded_span_us']:.1f} / {k['sim_us']:.1f}" if k else "window only"
         e = c["events"]
-        source = f"`{os.path.basename(c['own_time'])}` | " if own else ""
+        source = f"`{os.path.basename(c['own_time']['source'])}` | " if own else ""
         rows.append(f"| `{os.path.basename(c['trace'])}` | {source}{c['clock_mhz']:.1f} | {len(c['ctas'])} / {c['ctas_launched']} | "
                     f"{hw:.0f} / {sim:.0f} | {span_error(c):+.1f} % | {kernel} | {e['compared']} | "
                     f"{e['abs_error_pct_of_span']['p50']:.1f} / {e['abs_error_pct_of_span']['p90']:.1f} | "
@@ -110,7 +107,7 @@ def main():
         print(f"{c['trace']}: span error {span_error(c):+.1f} %, events {c['events']['compared']}")
     for key in ("comparisons_own_time", "held_out", "held_out_own_time"):
         for c in doc[key]:
-            own = f" with its own instructions from {c['own_time']}" if "own_time" in c else ""
+            own = f" with its own instructions from {c['own_time']['source']}" if "own_time" in c else ""
             print(f"{c['trace']}{own}: span error {span_error(c):+.1f} %")
     print(f"wrote {RESULT}")
     return 0

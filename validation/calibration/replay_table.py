@@ -5,7 +5,8 @@ docs/replay.md. Each trace is compared twice: as the replay alone, and with the 
 ops measured in its partner, the trace of the other shape with the same epilogue (`--own-time PARTNER`: 2048^3
 from 8192^3 and back), so that no trace's own intervals time its own replay. The held-out traces of
 validation/results/h100/k2_traces_s2 (other tiles, 2 stages, a skinny shape; beta = 0) are compared the same two
-ways, their own instructions from the 8192^3 trace.
+ways, their own instructions from the 8192^3 trace; so are the H200's traces of the skinny shapes with 2, 4 and 6
+stages (validation/results/h200/k2_skinny_traces, raw captures decoded here with traces/collect.py).
 
   python3 validation/calibration/replay_table.py SMPIPE             # write the JSON, print a summary
   python3 validation/calibration/replay_table.py SMPIPE --markdown  # print the docs table
@@ -15,13 +16,26 @@ Standard library only. Runs from any directory; trace paths in the output are re
 """
 import argparse
 import glob
+import gzip
 import json
 import os
 import subprocess
 import sys
+import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RESULT = os.path.join("validation", "results", "h100", "replay_compare.json")
+
+
+def decoded(raw, tmp):
+    """A raw capture (RAW.bin.gz beside RAW.meta.json) decoded to a hardware trace in the folder tmp."""
+    base = os.path.join(tmp, os.path.basename(raw)[:-len(".bin.gz")])
+    with gzip.open(os.path.join(ROOT, raw)) as f, open(base + ".bin", "wb") as out:
+        out.write(f.read())
+    subprocess.run([sys.executable, os.path.join(ROOT, "traces", "collect.py"), base + ".bin", "--meta",
+                    os.path.join(ROOT, raw[:-len(".bin.gz")] + ".meta.json"), "-o", base + ".json"],
+                   check=True, capture_output=True)
+    return base + ".json"
 
 
 def compare(smpipe, trace, own_time=None):
@@ -46,11 +60,22 @@ def collect(smpipe):
     traces = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "validation/results/h100/k2_trace_*.json")))
     held_out = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "validation/results/h100/k2_traces_s2/k2_trace_*.json")))
     source = os.path.join("validation", "results", "h100", "k2_trace_8192x8192x8192.json")
+    raws = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "validation/results/h200/k2_skinny_traces/k2_trace_*.bin.gz")))
+    h200, h200_own = [], []
+    with tempfile.TemporaryDirectory() as tmp:
+        for raw in raws:
+            path = decoded(raw, tmp)
+            for out, own in ((h200, None), (h200_own, source)):
+                c = compare(smpipe, path, own)
+                c["trace"] = raw  # (the decoded file lives in a temporary folder)
+                out.append(c)
     return {"generator": "validation/calibration/replay_table.py (smpipe compare TRACE --json; and --own-time PARTNER)",
             "comparisons": [compare(smpipe, t) for t in traces],
             "comparisons_own_time": [compare(smpipe, t, partner(t, traces)) for t in traces if partner(t, traces)],
             "held_out": [compare(smpipe, t) for t in held_out],
-            "held_out_own_time": [compare(smpipe, t, source) for t in held_out]}
+            "held_out_own_time": [compare(smpipe, t, source) for t in held_out],
+            "h200_skinny": h200,
+            "h200_skinny_own_time": h200_own}
 
 
 def span_error(c):
@@ -97,7 +122,7 @@ def main():
         return 0
     if a.markdown:
         print(markdown(doc))
-        for key in ("comparisons_own_time", "held_out", "held_out_own_time"):
+        for key in ("comparisons_own_time", "held_out", "held_out_own_time", "h200_skinny", "h200_skinny_own_time"):
             print()
             print(markdown(doc, key))
         return 0
@@ -105,7 +130,7 @@ def main():
         f.write(text)
     for c in doc["comparisons"]:
         print(f"{c['trace']}: span error {span_error(c):+.1f} %, events {c['events']['compared']}")
-    for key in ("comparisons_own_time", "held_out", "held_out_own_time"):
+    for key in ("comparisons_own_time", "held_out", "held_out_own_time", "h200_skinny", "h200_skinny_own_time"):
         for c in doc[key]:
             own = f" with its own instructions from {c['own_time']['source']}" if "own_time" in c else ""
             print(f"{c['trace']}{own}: span error {span_error(c):+.1f} %")

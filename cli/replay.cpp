@@ -25,17 +25,23 @@ Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
   traces::ReplayOptions ro;
   ro.full_grid = !a.recorded_only;
   ro.probe_cycles = a.probe_cycles;
+  OwnTime own;
   if (!a.own_time.empty()) {
-    ro.own_cycles = own_cycles_of(a);
+    own = own_time_of(a);
+    ro.own_cycles = own.cycles;
     ro.own_source = a.own_time;
   }
   r.replay = traces::make_replay(r.trace, ro);
   if (!a.own_time.empty()) {
-    double total = 0;
-    for (const auto& [kind, cycles] : ro.own_cycles) total += static_cast<double>(cycles);
-    r.replay.notes.push_back(fmt::format("the kernel's own instructions between ops, measured in {}: {} kind(s) of interval, {} "
-                                         "cycles in all (a `compute` before each such event; docs/replay.md)",
-                                         isa::printable(a.own_time), ro.own_cycles.size(), total));
+    r.replay.notes.push_back(fmt::format("the kernel's own instructions between ops, measured in {} ({} kind(s) of interval): "
+                                         "{} cycles before {} of the recorded warps' events (a `compute` before each; docs/replay.md)",
+                                         isa::printable(a.own_time), own.cycles.size(), r.replay.own_charged_cycles,
+                                         r.replay.own_charged_events));
+    if (own.kernel != r.trace.kernel || own.variant != r.trace.variant || own.gpu != r.trace.gpu)
+      r.replay.notes.push_back(fmt::format("the own instructions come from kernel {} {} on {}; this trace is of {} {} on {}",
+                                           isa::printable(own.kernel), isa::printable(own.variant), isa::printable(own.gpu),
+                                           isa::printable(r.trace.kernel), isa::printable(r.trace.variant),
+                                           isa::printable(r.trace.gpu)));
   }
   r.machine_name = a.gpu.empty() ? machine_for(r.trace) : a.gpu;
   r.machine = models::load_machine(r.machine_name);
@@ -66,7 +72,7 @@ Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
   return r;
 }
 
-std::map<std::string, std::int64_t> own_cycles_of(const ReplayArgs& args) {
+OwnTime own_time_of(const ReplayArgs& args) {
   ReplayArgs m;  // the measuring replay: the same machine, probe cost, clock rule and limits, nothing written
   m.trace_file = args.own_time;
   m.gpu = args.gpu;
@@ -82,13 +88,16 @@ std::map<std::string, std::int64_t> own_cycles_of(const ReplayArgs& args) {
                                       models::format_problem(r.result)));
   traces::SimTimes times = traces::sim_times(r.trace, r.replay, r.log);
   traces::Comparison c = traces::compare(r.trace, r.replay, times, r.machine_name, r.result.cycles, r.machine.clock_mhz);
-  std::map<std::string, std::int64_t> own;
+  OwnTime own;
+  own.kernel = r.trace.kernel;
+  own.variant = r.trace.variant;
+  own.gpu = r.trace.gpu;
   for (const auto& g : c.intervals) {
     // A blocking op's wait (its kind has no arrow) is the simulator's to time; what a warp does between two events is
     // its own instructions plus what the replay already charges (the probe record, the op's issue).
     if (g.key.find(" -> ") == std::string::npos || g.hw_mean <= g.sim_mean) continue;
     std::int64_t cycles = std::llround(g.hw_mean - g.sim_mean);
-    if (cycles > 0) own[g.key] = std::min(cycles, traces::kMaxOwnCycles);
+    if (cycles > 0) own.cycles[g.key] = std::min(cycles, traces::kMaxOwnCycles);
   }
   return own;
 }

@@ -54,10 +54,14 @@ std::string machine_for(const traces::HwTrace& trace);
 // only once the generated program compiled (a rejected trace leaves none).
 Replayed replay(const ReplayArgs& args, bool with_sim_trace);
 
-// The kernel's own instructions between ops, measured in a hardware trace (args.trace_file) by replaying it without
+// The kernel's own instructions between ops, measured in the hardware trace args.own_time by replaying it without
 // them: for every kind of interval that ends at an op or marker (not a blocking op's wait), the hardware's mean less
-// the replay's, where that is positive (traces::ReplayOptions::own_cycles). Throws isa::InputError when that trace
-// cannot be replayed or its replay does not finish.
-std::map<std::string, std::int64_t> own_cycles_of(const ReplayArgs& args);
+// the replay's, where that is positive (traces::ReplayOptions::own_cycles); and what that trace is. Throws
+// isa::InputError when that trace cannot be read or replayed, or its replay does not finish.
+struct OwnTime {
+  std::map<std::string, std::int64_t> cycles;
+  std::string kernel, variant, gpu;  // the measuring trace's
+};
+OwnTime own_time_of(const ReplayArgs& args);
 
 }  // namespace smpipe::cli

@@ -516,25 +516,34 @@ class Generator {
       }
       cycles.emplace_back(group[w]->warp, c);
     }
-    bool any = false, same = true;
-    for (const auto& [w, c] : cycles) any = any || c > 0, same = same && c == cycles.front().second;
-    if (!any) return;
+    bool same = true;
+    std::vector<std::pair<int, std::int64_t>> terms;  // the warps that spend any
+    for (const auto& [w, c] : cycles) {
+      same = same && c == cycles.front().second;
+      if (c > 0) terms.emplace_back(w, c);
+      if (c > 0) ++r_.own_charged_events, r_.own_charged_cycles += c;
+    }
+    if (!terms.empty()) measured_compute(terms, same, fmt::format("own: {}", fmt::join(kinds, "; ")));
+  }
+
+  // A `compute` of measured cycles, which may differ by warp: `terms` (warp, cycles), one number when `uniform` (every
+  // warp of the statement spends terms' first value), else their sum of (warp == w) * cycles (the others spend none).
+  void measured_compute(const std::vector<std::pair<int, std::int64_t>>& terms, bool uniform, const std::string& comment) {
     isa::SourceLoc l = at();
-    if (same) {
-      compute(num(cycles.front().second, l), -1);
-      line(fmt::format("compute cycles={}  # own: {}", cycles.front().second, fmt::join(kinds, "; ")));
+    if (uniform) {
+      compute(num(terms.front().second, l), -1);
+      line(fmt::format("compute cycles={}  # {}", terms.front().second, comment));
       return;
     }
-    std::vector<std::string> terms;
+    std::vector<std::string> text;
     std::optional<isa::Expr> sum;
-    for (const auto& [w, c] : cycles) {
-      if (c == 0) continue;
-      terms.push_back(fmt::format("(warp == {}) * {}", w, c));
+    for (const auto& [w, c] : terms) {
+      text.push_back(fmt::format("(warp == {}) * {}", w, c));
       isa::Expr term = bin("*", bin("==", name("warp", l), num(w, l)), num(c, l));
       sum = sum ? bin("+", std::move(*sum), std::move(term)) : std::move(term);
     }
     compute(std::move(*sum), -1);
-    line(fmt::format("compute cycles={}  # own: {}", fmt::join(terms, " + "), fmt::join(kinds, "; ")));
+    line(fmt::format("compute cycles={}  # {}", fmt::join(text, " + "), comment));
   }
 
   // The probe record: a `compute` whose line stands for the events `recorded` of the warps `sub`. A warp's
@@ -555,26 +564,14 @@ class Generator {
     if (e.iteration) what += fmt::format(" (it {})", *e.iteration);
     if (first) {
       // Each warp's own prologue: the cycles before its first record, as measured (not part of any event).
-      std::string cycles = fmt::format("{}", before);
-      isa::SourceLoc l = at();
-      isa::Expr value = num(before, l);
+      std::vector<std::pair<int, std::int64_t>> terms;
       bool differ = false;
-      for (int w : sub) differ = differ || started[w] || group[w]->events[recorded.front()->ev[w]].cycle != before;
-      if (differ) {
-        std::vector<std::string> terms;
-        std::optional<isa::Expr> sum;
-        for (int w : sub)
-          if (!started[w]) {
-            std::int64_t c = group[w]->events[recorded.front()->ev[w]].cycle;
-            terms.push_back(fmt::format("(warp == {}) * {}", group[w]->warp, c));
-            isa::Expr term = bin("*", bin("==", name("warp", l), num(group[w]->warp, l)), num(c, l));
-            sum = sum ? bin("+", std::move(*sum), std::move(term)) : std::move(term);
-          }
-        cycles = fmt::format("{}", fmt::join(terms, " + "));
-        value = std::move(*sum);
+      for (int w : sub) {
+        const std::int64_t c = group[w]->events[recorded.front()->ev[w]].cycle;
+        differ = differ || started[w] || c != before;
+        if (!started[w]) terms.emplace_back(group[w]->warp, c);
       }
-      compute(std::move(value), -1);
-      line(fmt::format("compute cycles={}  # the warp's time before its first record (measured)", cycles));
+      measured_compute(terms, !differ, "the warp's time before its first record (measured)");
       for (int w : sub) started[w] = true;
     }
     compute(num(r_.probe_cycles, at()), static_cast<std::int32_t>(r_.origin_events.size()));

@@ -55,6 +55,9 @@ struct Replay {
   std::vector<std::string> notes;       // what the replay could not reproduce exactly
   std::map<std::string, std::int64_t> own_cycles;  // the kernel's own instructions it charged (ReplayOptions::own_cycles)
   std::string own_source;
+  // What they came to on the recorded CTAs: the warps' events with a `compute` of them before, and its cycles, summed
+  // over those events.
+  std::int64_t own_charged_events = 0, own_charged_cycles = 0;
 };
 
 // Bounds on what a replay may cost, checked before anything is built or run (docs/replay.md, "Limits"):

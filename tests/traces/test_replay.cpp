@@ -401,11 +401,11 @@ TEST_CASE("replay --own-time: the kernel's own instructions stand before their e
   slow["ctas"][0]["warps"][1]["end"] = 1500;
   cli::ReplayArgs m;
   m.trace_file = write_temp(slow, "smpipe_own_slow.json");
-  auto own = cli::own_cycles_of([&] {
+  auto own = cli::own_time_of([&] {
     cli::ReplayArgs a;
     a.own_time = m.trace_file;
     return a;
-  }());
+  }()).cycles;
   REQUIRE(own.count("wait.end full -> arrive") == 1);
   CHECK(own.at("wait.end full -> arrive") == 140);
   for (const auto& [kind, cycles] : own) {
@@ -424,8 +424,18 @@ TEST_CASE("replay --own-time: the kernel's own instructions stand before their e
   CHECK(st1.event[0][1][2] - st1.event[0][1][1] == 60 + 140);   // its arrive's record 140 cycles later
   CHECK(st0.event[0][1][2] - st0.event[0][1][1] == 60);
   REQUIRE(!with.replay.notes.empty());
+  REQUIRE(with.replay.notes.size() == 1);  // the same kernel on the same GPU: no note that they differ
   CHECK_THAT(with.replay.notes.back(), Catch::Contains("the kernel's own instructions between ops, measured in") &&
-                                           Catch::Contains("1 kind(s) of interval, 140 cycles in all"));
+                                           Catch::Contains("(1 kind(s) of interval): 140 cycles before 1 of the recorded warps' events"));
+  CHECK(with.replay.own_charged_events == 1);
+  CHECK(with.replay.own_charged_cycles == 140);
+  // measured in a trace of another GPU: said
+  json h200 = slow;
+  h200["gpu"] = "NVIDIA H200";
+  a.own_time = write_temp(h200, "smpipe_own_h200.json");
+  cli::Replayed other = cli::replay(a, false);
+  REQUIRE(other.replay.notes.size() == 2);
+  CHECK_THAT(other.replay.notes.back(), Catch::Contains("the own instructions come from kernel") && Catch::Contains("on NVIDIA H200"));
 
   // A warpgroup's warps whose intervals before a shared event differ: one value per warp.
   json t = small_trace();
@@ -460,8 +470,8 @@ TEST_CASE("replay --own-time: the kernel's own instructions stand before their e
 
 TEST_CASE("replay --own-time on the committed H100 traces: measured in the other shape's trace", "[traces][replay]") {
   // Accuracy guard (docs/replay.md has the tables): the 2048^3 traces with the own instructions of the 8192^3 trace
-  // of the same epilogue and back. Measured: +3.1 %, +0.1 %, +1.0 %, +0.5 % (span error, means over the CTAs), interval
-  // error p50 14, 13, 12, 12 cycles (the replay alone: 60, 62, 57, 57).
+  // of the same epilogue and back. Measured, in the order below: +3.1, +1.0, +0.1, +0.5 % (span error, means over the
+  // CTAs), interval error p50 14, 12, 13, 12 cycles (the replay alone: 60, 57, 62, 57).
   const std::string dir = std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h100/";
   const std::pair<const char*, const char*> pairs[] = {
       {"k2_trace_2048x2048x2048.json", "k2_trace_8192x8192x8192.json"},

@@ -92,11 +92,17 @@ OwnTime own_time_of(const ReplayArgs& args) {
   own.kernel = r.trace.kernel;
   own.variant = r.trace.variant;
   own.gpu = r.trace.gpu;
+  // The waits the hardware's `bar.sync.end` records leave in the interval after them are the simulator's to time
+  // too (it holds a warp at the barrier itself).
+  const std::map<std::string, double> deferred = traces::deferred_barrier_waits(r.trace);
   for (const auto& g : c.intervals) {
     // A blocking op's wait (its kind has no arrow) is the simulator's to time; what a warp does between two events is
     // its own instructions plus what the replay already charges (the probe record, the op's issue).
-    if (g.key.find(" -> ") == std::string::npos || g.hw_mean <= g.sim_mean) continue;
-    std::int64_t cycles = std::llround(g.hw_mean - g.sim_mean);
+    if (g.key.find(" -> ") == std::string::npos) continue;
+    auto d = deferred.find(g.key);
+    const double hw = g.hw_mean - (d == deferred.end() ? 0.0 : d->second);
+    if (hw <= g.sim_mean) continue;
+    std::int64_t cycles = std::llround(hw - g.sim_mean);
     if (cycles > 0) own.cycles[g.key] = std::min(cycles, traces::kMaxOwnCycles);
   }
   return own;

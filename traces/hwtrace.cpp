@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <climits>
 #include <cstdint>
 #include <set>
@@ -128,6 +129,39 @@ std::string event_label(const HwEvent& e, bool with_index) {
 
 std::string interval_kind(const HwEvent& e, const HwEvent& f) {
   return is_end(f.op) ? event_label(e, false) : event_label(e, false) + " -> " + f.op;
+}
+
+std::map<std::string, double> deferred_barrier_waits(const HwTrace& trace) {
+  std::map<std::string, std::pair<double, std::int64_t>> sums;  // kind -> (waits, samples)
+  struct Arrival {
+    std::int64_t at;
+    const HwEvent* end;
+    const HwEvent* next;
+  };
+  for (const HwCta& c : trace.ctas) {
+    std::map<std::pair<std::string, std::int64_t>, std::vector<Arrival>> uses;  // (barrier, k-th use) -> arrivals
+    for (const HwWarp& w : c.warps) {
+      std::map<std::string, std::int64_t> seen;
+      const auto& ev = w.events;
+      for (std::size_t i = 0; i + 2 < ev.size(); ++i) {
+        // (the reader checks that each blocking op is followed by its `.end`)
+        if (ev[i].op != "bar.sync" || ev[i + 1].op != "bar.sync.end") continue;
+        uses[{ev[i].barrier, seen[ev[i].barrier]++}].push_back({ev[i].cycle, &ev[i + 1], &ev[i + 2]});
+      }
+    }
+    for (const auto& [use, arrivals] : uses) {
+      std::int64_t last = 0;
+      for (const Arrival& a : arrivals) last = std::max(last, a.at);
+      for (const Arrival& a : arrivals) {
+        auto& s = sums[interval_kind(*a.end, *a.next)];
+        s.first += static_cast<double>(last - a.at);
+        s.second += 1;
+      }
+    }
+  }
+  std::map<std::string, double> out;
+  for (const auto& [kind, s] : sums) out[kind] = s.first / static_cast<double>(s.second);
+  return out;
 }
 
 const HwBarrier* HwTrace::barrier(const std::string& name) const {

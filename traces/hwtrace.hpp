@@ -5,6 +5,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -125,5 +126,12 @@ std::string event_label(const HwEvent& e, bool with_index);
 // op's own wait ("wait full": from X to X.end), or the warp's time from one event to the next op or marker
 // ("arrive empty -> wait").
 std::string interval_kind(const HwEvent& e, const HwEvent& f);
+// The waits a trace's `bar.sync.end` records leave out: per kind of interval that starts at one ("bar.sync.end epi ->
+// st.shared"), the mean over its samples of the time from the warp's arrival (its `bar.sync` record) to the last
+// arrival of the same use of the barrier (the k-th `bar.sync` of that barrier in each warp of the CTA). SASS runs
+// bar.sync as BAR.SYNC.DEFER_BLOCKING: a warp gets past the instruction at once and blocks at a later one until the
+// barrier completes (a clock read right after it is not held back: the bar_sync_latency microbenchmarks), so the
+// probe's `bar.sync.end` comes at once and the wait lands in the interval after it.
+std::map<std::string, double> deferred_barrier_waits(const HwTrace& trace);
 
 }  // namespace smpipe::traces

@@ -53,6 +53,31 @@ std::vector<std::string> committed_traces() {
   return out;
 }
 
+// small_trace() as one warpgroup of four consumer warps: each (warp w starting 100 + stagger x w cycles in) fences and
+// issues a wgmma, commits, waits for it, then exits 900 cycles in; warp 0 also records `warp0_extra` before its exit.
+json warpgroup_trace(int stagger, const json& warp0_extra) {
+  json t = small_trace();
+  t["params"]["warps"] = 4;
+  t["params"]["wgmma"] = {{"shape", {64, 128, 16}}, {"dtype", "bf16"}, {"per_event", 2}, {"a", "sA"}, {"b", "sA"}};
+  json warps = json::array();
+  for (int w = 0; w < 4; ++w) {
+    json ev = json::array();
+    int c = 100 + stagger * w;
+    ev.push_back({c, "wgmma.fence", nullptr, nullptr, nullptr, 0, 0, nullptr});
+    ev.push_back({c, "wgmma", nullptr, 1, nullptr, 0, 0, nullptr});
+    ev.push_back({c + 300, "wgmma.commit", nullptr, nullptr, nullptr, 0, 0, nullptr});
+    ev.push_back({c + 300, "wgmma.wait", nullptr, 0, nullptr, 0, 0, nullptr});
+    ev.push_back({c + 600, "wgmma.wait.end", nullptr, 0, nullptr, 0, 0, nullptr});
+    if (w == 0)
+      for (const auto& e : warp0_extra) ev.push_back(e);
+    ev.push_back({c + 900, "exit", nullptr, nullptr, nullptr, 0, nullptr, nullptr});
+    warps.push_back({{"warp", w}, {"role", "consumer"}, {"lanes", 32}, {"dropped", 0}, {"window_cut", false}, {"end", c + 950},
+                     {"events", ev}});
+  }
+  t["ctas"][0]["warps"] = warps;
+  return t;
+}
+
 cli::Replayed replay_file(const std::string& path, bool recorded_only = false) {
   cli::ReplayArgs a;
   a.trace_file = path;
@@ -155,27 +180,9 @@ TEST_CASE("replay: the program does the traced ops and its probe records map bac
 }
 
 TEST_CASE("replay: a warpgroup's four warps become one role, warp-specific ops run under `if warp ==`", "[traces][replay]") {
-  json t = small_trace();
-  t["params"]["warps"] = 4;
-  t["params"]["wgmma"] = {{"shape", {64, 128, 16}}, {"dtype", "bf16"}, {"per_event", 2}, {"a", "sA"}, {"b", "sA"}};
-  json warps = json::array();
-  for (int w = 0; w < 4; ++w) {
-    json ev = json::array();
-    int c = 100 + 7 * w;
-    ev.push_back({c, "wgmma.fence", nullptr, nullptr, nullptr, 0, 0, nullptr});
-    ev.push_back({c, "wgmma", nullptr, 1, nullptr, 0, 0, nullptr});
-    ev.push_back({c + 300, "wgmma.commit", nullptr, nullptr, nullptr, 0, 0, nullptr});
-    ev.push_back({c + 300, "wgmma.wait", nullptr, 0, nullptr, 0, 0, nullptr});
-    ev.push_back({c + 600, "wgmma.wait.end", nullptr, 0, nullptr, 0, 0, nullptr});
-    if (w == 0) {  // warp 0 alone stores the result
-      ev.push_back({c + 700, "tma.store", nullptr, 0, nullptr, 8192, 0, "A"});
-      ev.push_back({c + 760, "tma.commit", nullptr, nullptr, nullptr, 0, 0, nullptr});
-    }
-    ev.push_back({c + 900, "exit", nullptr, nullptr, nullptr, 0, nullptr, nullptr});
-    warps.push_back({{"warp", w}, {"role", "consumer"}, {"lanes", 32}, {"dropped", 0}, {"window_cut", false}, {"end", c + 950},
-                     {"events", ev}});
-  }
-  t["ctas"][0]["warps"] = warps;
+  // warp 0 alone stores the result
+  json t = warpgroup_trace(7, {{800, "tma.store", nullptr, 0, nullptr, 8192, 0, "A"},
+                               {860, "tma.commit", nullptr, nullptr, nullptr, 0, 0, nullptr}});
   traces::HwTrace h = traces::parse_hwtrace(t.dump(), "wg.json");
   traces::Replay r = traces::make_replay(h, {});
   CHECK_THAT(r.text, Catch::Contains("warpgroup 0 consumer_wg0 {") && Catch::Contains("if warp == 0 {") &&
@@ -438,23 +445,7 @@ TEST_CASE("replay --own-time: the kernel's own instructions stand before their e
   CHECK_THAT(other.replay.notes.back(), Catch::Contains("the own instructions come from kernel") && Catch::Contains("on NVIDIA H200"));
 
   // A warpgroup's warps whose intervals before a shared event differ: one value per warp.
-  json t = small_trace();
-  t["params"]["warps"] = 4;
-  t["params"]["wgmma"] = {{"shape", {64, 128, 16}}, {"dtype", "bf16"}, {"per_event", 2}, {"a", "sA"}, {"b", "sA"}};
-  json warps = json::array();
-  for (int w = 0; w < 4; ++w) {
-    json ev = json::array();
-    ev.push_back({100, "wgmma.fence", nullptr, nullptr, nullptr, 0, 0, nullptr});
-    ev.push_back({100, "wgmma", nullptr, 1, nullptr, 0, 0, nullptr});
-    ev.push_back({400, "wgmma.commit", nullptr, nullptr, nullptr, 0, 0, nullptr});
-    ev.push_back({400, "wgmma.wait", nullptr, 0, nullptr, 0, 0, nullptr});
-    ev.push_back({700, "wgmma.wait.end", nullptr, 0, nullptr, 0, 0, nullptr});
-    if (w == 0) ev.push_back({800, "tma.commit", nullptr, nullptr, nullptr, 0, 0, nullptr});
-    ev.push_back({900, "exit", nullptr, nullptr, nullptr, 0, nullptr, nullptr});
-    warps.push_back({{"warp", w}, {"role", "consumer"}, {"lanes", 32}, {"dropped", 0}, {"window_cut", false}, {"end", 950},
-                     {"events", ev}});
-  }
-  t["ctas"][0]["warps"] = warps;
+  json t = warpgroup_trace(0, {{800, "tma.commit", nullptr, nullptr, nullptr, 0, 0, nullptr}});
   o.own_cycles = {{"tma.commit -> exit", 11}, {"wgmma.wait.end -> exit", 22}, {"wgmma.wait.end -> tma.commit", 33},
                   {"wgmma -> wgmma.commit", 44}};
   traces::Replay wg = traces::make_replay(traces::parse_hwtrace(t.dump(), "wg.json"), o);

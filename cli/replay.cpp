@@ -101,8 +101,7 @@ OwnTime own_time_of(const ReplayArgs& args) {
     if (g.key.find(" -> ") == std::string::npos) continue;
     auto d = deferred.find(g.key);
     const double hw = g.hw_mean - (d == deferred.end() ? 0.0 : d->second);
-    if (hw <= g.sim_mean) continue;
-    std::int64_t cycles = std::llround(hw - g.sim_mean);
+    const std::int64_t cycles = std::llround(hw - g.sim_mean);
     if (cycles > 0) own.cycles[g.key] = std::min(cycles, traces::kMaxOwnCycles);
   }
   return own;

@@ -3,9 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <map>
 #include <climits>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>

@@ -520,8 +520,10 @@ class Generator {
     std::vector<std::pair<int, std::int64_t>> terms;  // the warps that spend any
     for (const auto& [w, c] : cycles) {
       same = same && c == cycles.front().second;
-      if (c > 0) terms.emplace_back(w, c);
-      if (c > 0) ++r_.own_charged_events, r_.own_charged_cycles += c;
+      if (c > 0) {
+        terms.emplace_back(w, c);
+        ++r_.own_charged_events, r_.own_charged_cycles += c;
+      }
     }
     if (!terms.empty()) measured_compute(terms, same, fmt::format("own: {}", fmt::join(kinds, "; ")));
   }

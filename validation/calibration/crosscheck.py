@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json and
+of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json, epilogue.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -860,6 +860,13 @@ def rows():
         add(name, lambda r, wrap=wrap, n=n, indep=indep: gbs(r, "tma_load_store", n, 2 * 132 * 32768, {"WRAP": wrap, "INDEP": indep}),
             f"tma_load_store WRAP={wrap} INDEP={indep}, bandwidth over ITERS={n}, GB/s at the machine clock")
 
+    # The epilogue's store step, subtile after subtile (the GPU's epilogue.json beside its microbench.json)
+    for sfx, ctas in (("1sm", 1), ("all_sms", 132)):
+        for name, defs in (("stsm", {"FENCE_BARS": 0}), ("stsm_fence_bars", {"STORE": 0}), ("stsm_store", {}),
+                           ("conv_stsm_store_loads", {"LOADS": 1})):
+            add(f"epi_{name}_{sfx}", lambda r, defs=defs, ctas=ctas: bracket(r, "epilogue", "SUBTILES", 256, {**defs, "CTAS": ctas}),
+                f"epilogue CTAS={ctas} {' '.join(f'{k}={v}' for k, v in defs.items())}, bracket over SUBTILES=256")
+
     # CTA launch
     add("cta_wave_gap_same_sm",
         lambda r: cycles(r, "cta_wave", {"WAVES": 2}, "wave") - cycles(r, "cta_wave", {"WAVES": 1}, "wave") - 20000,
@@ -898,7 +905,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast4.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast4.json", "multicast_gemm.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat8.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat8.json", "epilogue.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -946,7 +953,7 @@ def main():
         runner = Runner(smpipe, args.gpu, tmp)
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
         # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_")  # (think_gap_ too)
+        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_", "epi_")  # (think_gap_ too)
         todo = [row for row in rows() if (row[0] in medians or not row[0].startswith(optional)) and args.only in row[0]]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).

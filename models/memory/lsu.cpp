@@ -20,8 +20,10 @@ LsuUnit::LsuUnit(Simulator& sim)
     : Unit(sim),
       cause_wait_(sim.cause_id("cp.async.wait")),
       cause_ld_global_(sim.cause_id("ld.global")),
-      cause_path_(sim.cause_id("the SM's load/store path")) {
+      cause_path_(sim.cause_id("the SM's load/store path")),
+      cause_port_(sim.cause_id("the SM's shared memory")) {
   paths_.resize(static_cast<std::size_t>(sim.machine().sm_count));
+  ports_.resize(static_cast<std::size_t>(sim.machine().sm_count));
 }
 
 std::span<const isa::OpKind> LsuUnit::accepted() {
@@ -84,11 +86,21 @@ LsuUnit::Path LsuUnit::through_path(const OpContext& ctx, double cycles) {
   return Path{Cycle((begin + kTicks - 1) / kTicks), Cycle((free + kTicks - 1) / kTicks), begin == issue};
 }
 
-OpResult LsuUnit::hold_until(OpContext& ctx, const Path& path) {
+// The shared memory moves smem_bytes_per_cycle for the whole SM (measured: eight warps' stmatrix of a 128x32 bf16
+// epilogue subtile, 8 KB, take 64 cycles, validation/results/h200/epilogue.json#epi_stsm_1sm).
+LsuUnit::Path LsuUnit::through_port(const OpContext& ctx, std::int64_t bytes) {
+  Cycle& free = ports_[ctx.cta().sm];
+  const Cycle now = sim_.now();
+  const Cycle begin = sim::max(now, free);
+  free = begin + Cycle(std::max<std::int64_t>(1, transfer_cycles(bytes, sim_.machine().smem_bytes_per_cycle)));
+  return Path{begin, free, begin == now};
+}
+
+OpResult LsuUnit::hold_until(OpContext& ctx, const Path& path, bool port) {
   const Cycle now = sim_.now();
   if (path.at_once) return ctx.busy(std::max<std::int64_t>(1, (path.taken - now).v));
   // Behind other warps' ops: waiting on the path until it begins on this one, then busy issuing it.
-  ctx.block(this, 0, 0, cause_path_);
+  ctx.block(this, port ? 1 : 0, 0, port ? cause_port_ : cause_path_);
   sim_.schedule(*this, path.taken, sim::Priority::kCompletion, ctx.warp_id, static_cast<std::uint64_t>(path.begin.v));
   return ctx.blocked();
 }
@@ -104,7 +116,10 @@ void LsuUnit::complete(std::uint32_t warp_id, std::uint64_t begin) {
   sim_.continue_now(warp_id);
 }
 
-std::string LsuUnit::describe_wait(const Warp&) const { return "the SM's load/store path: other warps' ops ahead of this one"; }
+std::string LsuUnit::describe_wait(const Warp& w) const {
+  return w.wait_obj == 1 ? "the SM's shared memory: other warps' accesses ahead of this one"
+                         : "the SM's load/store path: other warps' ops ahead of this one";
+}
 
 OpResult LsuUnit::execute(OpContext& ctx) {
   const Machine& m = sim_.machine();
@@ -170,7 +185,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
         if (d.kind == OpKind::kStShared) proxy_->generic_write(ctx, f);
         hazards_->generic(ctx, f, d.kind == OpKind::kStShared);
       }
-      return ctx.busy(std::max<std::int64_t>(1, transfer_cycles(bytes, m.smem_bytes_per_cycle)));
+      return hold_until(ctx, through_port(ctx, bytes), true);
     }
     case OpKind::kLdGlobal:
     case OpKind::kStGlobal: {

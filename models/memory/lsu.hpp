@@ -46,18 +46,22 @@ class LsuUnit : public Unit {
   };
   Path through_path(const OpContext& ctx, double cycles);
   // The warp goes on once the path has taken the op: busy until then if the path began on it at once, otherwise
-  // waiting on the path until it began and busy from then (complete()).
-  OpResult hold_until(OpContext& ctx, const Path& path);
+  // waiting on the path until it began and busy from then (complete()). `port`: the SM's shared memory instead.
+  OpResult hold_until(OpContext& ctx, const Path& path, bool port = false);
+  // A shared-memory access of `bytes` (ld.shared, st.shared, ldmatrix) enters its SM's shared memory port, served in
+  // order at smem_bytes_per_cycle: the SM's warps share it.
+  Path through_port(const OpContext& ctx, std::int64_t bytes);
 
   static constexpr std::int64_t kTicks = 4096;  // a path's time is kept in 1/kTicks cycles
   std::vector<std::int64_t> paths_;  // per SM: when its load/store path is through what it was given (ticks)
+  std::vector<Cycle> ports_;         // per SM: when its shared memory port is through what it was given
   std::vector<WarpState> warps_;  // by warp id
   double busy_ = 0;
   MemoryHierarchy* l2_ = nullptr;
   MbarrierUnit* mbar_ = nullptr;
   ProxyFenceUnit* proxy_ = nullptr;
   HazardUnit* hazards_ = nullptr;
-  std::uint16_t cause_wait_, cause_ld_global_, cause_path_;
+  std::uint16_t cause_wait_, cause_ld_global_, cause_path_, cause_port_;
 };
 
 }  // namespace smpipe::models

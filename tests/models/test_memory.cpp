@@ -1355,6 +1355,37 @@ TEST_CASE("lsu: an instruction inside elect is one thread's, a short last instru
   CHECK(cycles("ld.global bytes=128 size=16 lines=4") == cycles("ld.global bytes=128 size=4 lines=1"));
 }
 
+TEST_CASE("lsu: ld.shared, st.shared and ldmatrix share their SM's shared memory port, in the order they come",
+          "[memory][lsu][timing]") {
+  // W warps of each CTA, each `op` of 1 KB once, then exit: the last warp is through the port at W x 1 KB /
+  // smem_bytes_per_cycle (the H200's epi_stsm_1sm: eight warps' 8 KB in 64.06 cycles), a warp alone in 1 KB's time.
+  const auto m = models::load_machine("h100-sxm");
+  const std::int64_t one = static_cast<std::int64_t>(std::ceil(1024 / m.smem_bytes_per_cycle));
+  auto run = [](const std::string& op, int warps, int ctas) {
+    models::RunResult r = run_text(fmt::format("kernel k grid=({},1,1) warps={} {{\n smem s bytes=8K\n warps 0..{} w {{ {} }}\n}}\n",
+                                               ctas, warps, warps, op));
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r;
+  };
+  for (const char* op : {"st.shared bytes=1K", "ld.shared bytes=1K", "ldmatrix bytes=1K src=s"}) {
+    INFO(op);
+    CHECK(run(op, 1, 1).cycles == one);
+    CHECK(run(op, 8, 1).cycles == 8 * one);
+    // Two CTAs on two SMs: each SM's port is its own.
+    CHECK(run(op, 8, 2).cycles == 8 * one);
+  }
+  // The three kinds queue together, and the warps behind wait on the port (a cause of their own).
+  models::RunResult mixed = run_text(
+      "kernel k warps=3 {\n smem s bytes=8K\n warp 0 a { st.shared bytes=1K }\n warp 1 b { ld.shared bytes=1K }\n"
+      " warp 2 c { ldmatrix bytes=1K src=s }\n}\n");
+  REQUIRE(mixed.outcome == Outcome::kFinished);
+  CHECK(mixed.cycles == 3 * one);
+  std::int64_t waited = 0;
+  for (const auto& role : mixed.stats.roles)
+    if (auto it = role.waiting.find("the SM's shared memory"); it != role.waiting.end()) waited += it->second;
+  CHECK(waited == one + 2 * one);  // warp b waits one op's time, warp c two
+}
+
 TEST_CASE("lsu: without size= and lines= an op moves whole lines (loads, copies) or whole sectors (stores)", "[memory][lsu][timing]") {
   auto cycles = [](const std::string& op) {
     models::RunResult r = run_text(fmt::format("kernel k warps=1 {{\n smem s bytes=64K\n warp 0 w {{ {} }}\n}}\n", op));

@@ -25,7 +25,7 @@ constexpr int kLoadStages = 4, kLoadRows = 128, kLoadBytes = kLoadRows * kRowByt
 constexpr long long kLoadSourceRows = (8ll << 20) / kRowBytes;  // an 8 MiB source: it stays in the L2
 constexpr long long kSpinCycles = 600000;  // how long the loads run alone
 
-enum EpiMode : int { kConv = 1, kFenceBars = 2, kStore = 4, kLoads = 8 };
+enum EpiMode : int { kConv = 1, kFenceBars = 2, kStore = 4, kLoads = 8, kNoFence = 16 };  // kNoFence: the barriers without the fence
 
 DEVI void named_bar_sync(int id, int n) { asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(n) : "memory"); }
 DEVI void bulk_wait_read1() { asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory"); }
@@ -125,7 +125,7 @@ __global__ void __launch_bounds__(kThreads + 32) k_epi(const __grid_constant__ C
     stsm_x4(buf + off0, pk[0], pk[1], pk[2], pk[3]);
     stsm_x4(buf + off1, pk[4], pk[5], pk[6], pk[7]);
     if (MODE & kFenceBars) {
-      fence_proxy_async_smem();
+      if (!(MODE & kNoFence)) fence_proxy_async_smem();
       named_bar_sync(1, kThreads);
       if ((MODE & kStore) && tid == 0) {
         const int y = static_cast<int>((blockIdx.x * kRing + static_cast<unsigned>(e % kRing)) * kRows);
@@ -185,7 +185,7 @@ void run_mode(Ctx& c, const CUtensorMap& map, const CUtensorMap& src, const char
     JObj p;
     p.num("threads", kThreads).num("subtile_rows", kRows).num("subtile_cols", kSubCols).num("subtile_bytes", kSubBytes)
         .num("subtiles", MODE == kLoads ? 0 : kSubtiles).num("ctas", ctas).boolean("conversion", (MODE & kConv) != 0)
-        .boolean("fence_and_barriers", (MODE & kFenceBars) != 0).boolean("tma_store", (MODE & kStore) != 0)
+        .boolean("barriers", (MODE & kFenceBars) != 0).boolean("fence", (MODE & kFenceBars) && !(MODE & kNoFence)).boolean("tma_store", (MODE & kStore) != 0)
         .boolean("tma_loads", (MODE & kLoads) != 0);
     const std::string suffix = all ? "_all_sms" : "_1sm";
     if (MODE != kLoads)
@@ -216,6 +216,8 @@ void bench_epilogue(Ctx& c) {
   run_mode<kConv>(c, map, src, "conv_stsm", step + ", after converting them (alpha * acc, cvt.rn.bf16x2.f32).");
   run_mode<kFenceBars>(c, map, src, "stsm_fence_bars",
                        step + "; fence.proxy.async.shared::cta; bar.sync 1, 256; bar.sync 1, 256 (no store).");
+  run_mode<kFenceBars | kNoFence>(c, map, src, "stsm_bars",
+                                  step + "; bar.sync 1, 256; bar.sync 1, 256 (no fence, no store).");
   run_mode<kFenceBars | kStore>(c, map, src, "stsm_store",
                                 step + "; fence.proxy.async.shared::cta; bar.sync 1, 256; thread 0: TMA store of the "
                                        "subtile (cp.async.bulk.tensor.2d, 8 KB), commit_group, wait_group.read 1; "

@@ -100,7 +100,7 @@ OpResult LsuUnit::hold_until(OpContext& ctx, const Path& path, bool port) {
   const Cycle now = sim_.now();
   if (path.at_once) return ctx.busy(std::max<std::int64_t>(1, (path.taken - now).v));
   // Behind other warps' ops: waiting on the path until it begins on this one, then busy issuing it.
-  ctx.block(this, port ? 1 : 0, 0, port ? cause_port_ : cause_path_);
+  ctx.block(this, port ? kWaitPort : kWaitPath, 0, port ? cause_port_ : cause_path_);
   sim_.schedule(*this, path.taken, sim::Priority::kCompletion, ctx.warp_id, static_cast<std::uint64_t>(path.begin.v));
   return ctx.blocked();
 }
@@ -117,7 +117,7 @@ void LsuUnit::complete(std::uint32_t warp_id, std::uint64_t begin) {
 }
 
 std::string LsuUnit::describe_wait(const Warp& w) const {
-  return w.wait_obj == 1 ? "the SM's shared memory: other warps' accesses ahead of this one"
+  return w.wait_obj == kWaitPort ? "the SM's shared memory: other warps' accesses ahead of this one"
                          : "the SM's load/store path: other warps' ops ahead of this one";
 }
 

@@ -52,6 +52,8 @@ class LsuUnit : public Unit {
   // order at smem_bytes_per_cycle: the SM's warps share it.
   Path through_port(const OpContext& ctx, std::int64_t bytes);
 
+  // What a warp blocked on this unit waits for (its wait_obj).
+  enum WaitObj : std::uint32_t { kWaitPath = 0, kWaitPort = 1 };
   static constexpr std::int64_t kTicks = 4096;  // a path's time is kept in 1/kTicks cycles
   std::vector<std::int64_t> paths_;  // per SM: when its load/store path is through what it was given (ticks)
   std::vector<Cycle> ports_;         // per SM: when its shared memory port is through what it was given

@@ -145,20 +145,6 @@ __global__ void __launch_bounds__(kThreads + 32) k_epi(const __grid_constant__ C
   }
 }
 
-// The 2D bf16 tensor of `rows` rows of 32 columns (64 bytes), boxes of 128 rows, 64-byte swizzle: the D subtile's map.
-CUtensorMap make_d_map(void* p, uint64_t rows) {
-  CUtensorMap m;
-  cuuint64_t dims[2] = {static_cast<cuuint64_t>(kSubCols), rows};
-  cuuint64_t strides[1] = {static_cast<cuuint64_t>(kSubCols) * 2};
-  cuuint32_t box[2] = {static_cast<cuuint32_t>(kSubCols), static_cast<cuuint32_t>(kRows)};
-  cuuint32_t es[2] = {1, 1};
-  CUresult r = get_encoder()(&m, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, p, dims, strides, box, es,
-                             CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_64B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled (D subtile) failed: " + std::to_string((int)r));
-  return m;
-}
-
 template <int MODE>
 void run_mode(Ctx& c, const CUtensorMap& map, const CUtensorMap& src, const char* name, const std::string& what) {
   const int dyn = 2 * kSubBytes + kLoadStages * kLoadBytes + 1024;
@@ -207,7 +193,8 @@ void run_mode(Ctx& c, const CUtensorMap& map, const CUtensorMap& src, const char
 void bench_epilogue(Ctx& c) {
   const uint64_t rows = static_cast<uint64_t>(c.sm_count) * kRing * kRows;
   DevBuf<uint16_t> d(rows * kSubCols);
-  CUtensorMap map = make_d_map(d.p, rows);
+  // The D subtile's map: rows of 32 bf16 (64 bytes), boxes of 128 rows, 64-byte swizzle.
+  CUtensorMap map = make_rows_map(d.p, static_cast<long long>(rows), kSubCols * 2, kSubCols * 2, kRows, CU_TENSOR_MAP_SWIZZLE_64B);
   DevBuf<uint16_t> source(static_cast<size_t>(kLoadSourceRows) * kCols);
   CUtensorMap src = make_map(source.p, kLoadSourceRows, kLoadRows);
   const std::string step = "each of 256 threads writes its 16 values of a 128x32 bf16 subtile with two "

@@ -1519,20 +1519,6 @@ void bench_l2_smpairs(Ctx& c) {
   }
 }
 
-// A bf16 tensor of `rows` rows of row_bytes over `base`, boxes of box_rows rows x seg_bytes (256-byte L2 promotion).
-CUtensorMap make_rows_map(void* base, long long rows, int row_bytes, int seg_bytes, int box_rows, CUtensorMapSwizzle swizzle) {
-  CUtensorMap map;
-  cuuint64_t dims[2] = {static_cast<cuuint64_t>(row_bytes / 2), static_cast<cuuint64_t>(rows)};
-  cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
-  cuuint32_t box[2] = {static_cast<cuuint32_t>(seg_bytes / 2), static_cast<cuuint32_t>(box_rows)};
-  cuuint32_t es[2] = {1, 1};
-  CUresult r = get_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, es,
-                             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed: " + std::to_string((int)r));
-  return map;
-}
-
 // Group "segments": HBM bandwidth when each box row is a short segment of a longer tensor row (what an sm80
 // kernel's cp.async of a narrow K-tile reads: 64 B of each 1152 B row of K1's A0). The 2 GiB buffer is viewed as
 // rows of R bytes; every box takes the first W bytes of 256 consecutive rows (TMA, no swizzle), the SMs walk

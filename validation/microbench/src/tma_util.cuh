@@ -43,6 +43,20 @@ inline CUtensorMap make_map(void* base, uint64_t rows, uint32_t box_rows, uint32
   return m;
 }
 
+// A bf16 tensor of `rows` rows of row_bytes over `base`, boxes of box_rows rows x seg_bytes (256-byte L2 promotion).
+inline CUtensorMap make_rows_map(void* base, long long rows, int row_bytes, int seg_bytes, int box_rows, CUtensorMapSwizzle swizzle) {
+  CUtensorMap map;
+  cuuint64_t dims[2] = {static_cast<cuuint64_t>(row_bytes / 2), static_cast<cuuint64_t>(rows)};
+  cuuint64_t strides[1] = {static_cast<cuuint64_t>(row_bytes)};
+  cuuint32_t box[2] = {static_cast<cuuint32_t>(seg_bytes / 2), static_cast<cuuint32_t>(box_rows)};
+  cuuint32_t es[2] = {1, 1};
+  CUresult r = get_encoder()(&map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, base, dims, strides, box, es,
+                             CU_TENSOR_MAP_INTERLEAVE_NONE, swizzle, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                             CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw std::runtime_error("cuTensorMapEncodeTiled failed: " + std::to_string((int)r));
+  return map;
+}
+
 // Element (row, col) of the test tensors (64 columns).
 __host__ __device__ inline uint16_t pattern(uint32_t row, uint32_t col) {
   uint32_t h = (row * 64u + col) * 2654435761u;

@@ -188,6 +188,75 @@ void run_mode(Ctx& c, const CUtensorMap& map, const CUtensorMap& src, const char
   }
 }
 
+
+// How far a warp's stores to shared memory run ahead of the shared memory (epi_issue_*): each of W warps of one CTA
+// issues N stmatrix.x4 (512 bytes each, conflict-free: eight 16-byte rows of one 128-byte line per matrix) back to
+// back, reads clock64 (its stores issued), then fences them for the async proxy and reads clock64 again (the fence
+// returns once the warp's writes are done). The whole sequence runs twice; the second pass is timed (the first warms
+// the instruction cache), after a fence and a barrier that leave the shared memory idle. nvcc 13.0 gives the first
+// clock read a register of the last stmatrix's sources for N = 1, 2, 32 (it then waits until that store has read its
+// registers, which the store does when the shared memory takes it) and a free one for N = 64 (the issue itself):
+// validation/results/h200/epilogue_issue_sass.txt.
+template <int N>
+__global__ void __launch_bounds__(kThreads) k_stsm_issue(unsigned long long* out) {
+  extern __shared__ unsigned char dyn_raw[];
+  unsigned char* base = align1024(dyn_raw);
+  const uint32_t tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  const uint32_t at = smem_u32(base) + warp * 4096u + (lane >> 3) * 128u + (lane & 7u) * 16u;
+  unsigned long long t0 = 0, t1 = 0, t2 = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    fence_proxy_async_smem();
+    __syncthreads();
+    t0 = clk();
+#pragma unroll
+    for (int i = 0; i < N; ++i) stsm_x4(at + static_cast<uint32_t>(i & 7) * 512u, tid, tid + 1u, tid + 2u, tid + 3u);
+    t1 = clk();
+    fence_proxy_async_smem();
+    t2 = clk();
+  }
+  if (lane == 0) {
+    out[warp * 2] = t1 - t0;
+    out[warp * 2 + 1] = t2 - t0;
+  }
+}
+
+template <int N>
+void run_issue(Ctx& c, int warps) {
+  const int dyn = 8 * 4096 + 1024;
+  CK(cudaFuncSetAttribute(k_stsm_issue<N>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+  DevBuf<unsigned long long> out(2 * 8);
+  const int reps = c.quick ? 2 : 5;
+  std::vector<double> issue, fenced;  // every warp of every launch but the first
+  for (int r = 0; r < reps + 1; ++r) {
+    out.zero();
+    k_stsm_issue<N><<<1, warps * 32, dyn>>>(out.p);
+    CK_LAUNCH();
+    if (r == 0) continue;
+    auto h = out.get();
+    for (int w = 0; w < warps; ++w) {
+      issue.push_back(double(h[2 * w]));
+      fenced.push_back(double(h[2 * w + 1]));
+    }
+  }
+  JObj p;
+  p.num("warps", warps).num("stmatrix_per_warp", N).num("bytes_per_stmatrix", 512).num("ctas", 1);
+  const std::string what = std::to_string(warps) + " warp(s) of one CTA on one SM each issue " + std::to_string(N) +
+                           " stmatrix.sync.aligned.m8n8.x4 (512 B, conflict-free) back to back";
+  const std::string tag = "_w" + std::to_string(warps) + "_n" + std::to_string(N);
+  record(c, "epi_issue" + tag, "epilogue", "cycles", issue,
+         what + ". Value: clock64 after the last stmatrix less clock64 before the first (the stores issued); samples: "
+                "each warp of 5 launches.",
+         p);
+  record(c, "epi_issue_fence" + tag, "epilogue", "cycles", fenced,
+         what + ", then fence.proxy.async.shared::cta. Value: clock64 after the fence less clock64 before the first "
+                "stmatrix; samples: each warp of 5 launches.",
+         p);
+}
+
+template <int... Ns>
+void run_issue_all(Ctx& c, int warps) {
+  (run_issue<Ns>(c, warps), ...);
+}
 }  // namespace
 
 void bench_epilogue(Ctx& c) {
@@ -216,6 +285,7 @@ void bench_epilogue(Ctx& c) {
   run_mode<kLoads>(c, map, src, "loads_alone", "");
   run_mode<kConv | kFenceBars | kStore | kLoads>(c, map, src, "conv_stsm_store_loads",
                                                  "the whole store step (as conv_stsm_store).");
+  for (int warps : {1, 4, 8}) run_issue_all<0, 1, 2, 4, 8, 16, 32, 64>(c, warps);
 }
 
 }  // namespace mb

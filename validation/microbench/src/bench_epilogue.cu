@@ -197,12 +197,22 @@ void run_mode(Ctx& c, const CUtensorMap& map, const CUtensorMap& src, const char
 // clock read a register of the last stmatrix's sources for N = 1, 2, 32 (it then waits until that store has read its
 // registers, which the store does when the shared memory takes it) and a free one for N = 64 (the issue itself):
 // validation/results/h200/epilogue_issue_sass.txt.
-template <int N>
+// AFTER says what follows the stores instead of the fence (epi_issue_<after>_*): 1 every thread's mbarrier.arrive
+// (.release.cta, the default) on a barrier of the CTA's threads; 2 fence.acq_rel.cta (__threadfence_block); 3 bar.sync 1
+// of the CTA's threads. (A variant with an ld.shared of the first store's address was dropped: ptxas put the load after
+// the clock read, epilogue_issue_sass.txt.)
+enum IssueAfter : int { kAfterFence = 0, kAfterArrive = 1, kAfterMembar = 2, kAfterBar = 3 };
+template <int N, int AFTER = kAfterFence>
 __global__ void __launch_bounds__(kThreads) k_stsm_issue(unsigned long long* out) {
   extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t bar;
   unsigned char* base = align1024(dyn_raw);
   const uint32_t tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
   const uint32_t at = smem_u32(base) + warp * 4096u + (lane >> 3) * 128u + (lane & 7u) * 16u;
+  if (tid == 0) {
+    mbar_init(smem_u32(&bar), blockDim.x);
+    fence_mbar_init();
+  }
   unsigned long long t0 = 0, t1 = 0, t2 = 0;
   for (int pass = 0; pass < 2; ++pass) {
     fence_proxy_async_smem();
@@ -211,13 +221,46 @@ __global__ void __launch_bounds__(kThreads) k_stsm_issue(unsigned long long* out
 #pragma unroll
     for (int i = 0; i < N; ++i) stsm_x4(at + static_cast<uint32_t>(i & 7) * 512u, tid, tid + 1u, tid + 2u, tid + 3u);
     t1 = clk();
-    fence_proxy_async_smem();
+    if (AFTER == kAfterFence) fence_proxy_async_smem();
+    if (AFTER == kAfterArrive) mbar_arrive(smem_u32(&bar));
+    if (AFTER == kAfterMembar) asm volatile("fence.acq_rel.cta;" ::: "memory");
+    if (AFTER == kAfterBar) named_bar_sync(1, static_cast<int>(blockDim.x));
     t2 = clk();
   }
   if (lane == 0) {
     out[warp * 2] = t1 - t0;
     out[warp * 2 + 1] = t2 - t0;
   }
+}
+
+template <int N, int AFTER>
+void run_after(Ctx& c, int warps, const char* name, const std::string& after) {
+  const int dyn = 8 * 4096 + 1024;
+  CK(cudaFuncSetAttribute(k_stsm_issue<N, AFTER>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+  DevBuf<unsigned long long> out(2 * 8);
+  std::vector<double> done;
+  for (int r = 0; r < (c.quick ? 2 : 5) + 1; ++r) {
+    out.zero();
+    k_stsm_issue<N, AFTER><<<1, warps * 32, dyn>>>(out.p);
+    CK_LAUNCH();
+    if (r == 0) continue;
+    auto h = out.get();
+    for (int w = 0; w < warps; ++w) done.push_back(double(h[2 * w + 1]));
+  }
+  JObj p;
+  p.num("warps", warps).num("stmatrix_per_warp", N).num("bytes_per_stmatrix", 512).num("ctas", 1);
+  record(c, std::string("epi_issue_") + name + "_w" + std::to_string(warps) + "_n" + std::to_string(N), "epilogue", "cycles", done,
+         std::to_string(warps) + " warp(s) of one CTA on one SM each issue " + std::to_string(N) +
+             " stmatrix.sync.aligned.m8n8.x4 (512 B, conflict-free) back to back, then " + after +
+             ". Value: clock64 after it less clock64 before the first stmatrix; samples: each warp of 5 launches.",
+         p);
+}
+
+template <int N>
+void run_afters(Ctx& c, int warps) {
+  run_after<N, kAfterArrive>(c, warps, "arrive", "every thread's mbarrier.arrive.shared::cta.b64 (release.cta)");
+  run_after<N, kAfterMembar>(c, warps, "membar", "fence.acq_rel.cta");
+  run_after<N, kAfterBar>(c, warps, "bar", "bar.sync 1 of the CTA's threads");
 }
 
 template <int N>
@@ -286,6 +329,11 @@ void bench_epilogue(Ctx& c) {
   run_mode<kConv | kFenceBars | kStore | kLoads>(c, map, src, "conv_stsm_store_loads",
                                                  "the whole store step (as conv_stsm_store).");
   for (int warps : {1, 4, 8}) run_issue_all<0, 1, 2, 4, 8, 16, 32, 64>(c, warps);
+  for (int warps : {1, 8}) {
+    run_afters<0>(c, warps);
+    run_afters<8>(c, warps);
+    run_afters<64>(c, warps);
+  }
 }
 
 }  // namespace mb

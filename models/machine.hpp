@@ -102,6 +102,12 @@ struct Machine {
   double lsu_store_bytes_per_cycle = 0;  // the same path for stores: whole 32-byte sectors
   double lsu_partial_sector_factor = 1;  // a store's sector written in part costs this many whole ones
   double smem_bytes_per_cycle = 0;
+  // st.shared: a sub-partition's queue of shared-memory store instructions not yet taken by the shared memory (the
+  // warp issues on while it has room); one warp's store instructions at most at this rate; fence.proxy.async's own time
+  // (after the warp's stores are written).
+  std::int64_t smem_store_queue_ops = 1;
+  double smem_warp_store_bytes_per_cycle = 0;
+  std::int64_t fence_proxy_async_cycles = 0;
   std::int64_t global_load_latency_cycles = 0;
   // tensor cores
   std::int64_t tensor_flops_per_cycle_16bit = 0;  // dense FLOP per SM per cycle

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/lsu.hpp"
 
 namespace smpipe::models {
 
@@ -62,7 +63,10 @@ std::span<const isa::OpKind> AtomicsUnit::accepted() {
   return kOps;
 }
 
-void AtomicsUnit::connect() { hazards_ = &sim_.find<HazardUnit>(); }
+void AtomicsUnit::connect() {
+  hazards_ = &sim_.find<HazardUnit>();
+  lsu_ = &sim_.find<LsuUnit>();
+}
 
 void AtomicsUnit::cta_started(std::uint32_t slot) {
   sim_.reset_warps(spins_, slot);
@@ -128,7 +132,9 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
       hazards_->drop(fence_[ctx.warp_id]);
       fence_[ctx.warp_id] = hazards_->release(ctx.warp_id);
     }
-    return ctx.busy(m.fence_cycles);
+    // As fence.acq_rel.cta and fence.proxy.async (MEMBAR in SASS), it waits for the warp's st.shared to be written
+    // (measured: validation/results/h200/epilogue_issue2.json, epi_issue_membar_*).
+    return lsu_->after_stores(ctx, m.fence_cycles);
   }
   const Warp& w = ctx.warp;
   Request r;

@@ -21,6 +21,8 @@
 
 namespace smpipe::models {
 
+class LsuUnit;
+
 class AtomicsUnit : public Unit {
  public:
   explicit AtomicsUnit(Simulator& sim);
@@ -118,6 +120,7 @@ class AtomicsUnit : public Unit {
   std::int64_t cta_barrier_ = 0;  // grid.sync's CTA barrier (bar.sync of all the CTA's warps)
   double grid_counter_busy_ = 0;
   HazardUnit* hazards_ = nullptr;
+  LsuUnit* lsu_ = nullptr;
   std::uint16_t cause_spin_, cause_atom_, cause_load_, cause_grid_;
 };
 

@@ -22,8 +22,12 @@ LsuUnit::LsuUnit(Simulator& sim)
       cause_ld_global_(sim.cause_id("ld.global")),
       cause_path_(sim.cause_id("the SM's load/store path")),
       cause_port_(sim.cause_id("the SM's shared memory")) {
-  paths_.resize(static_cast<std::size_t>(sim.machine().sm_count));
-  ports_.resize(static_cast<std::size_t>(sim.machine().sm_count));
+  const auto sms = static_cast<std::size_t>(sim.machine().sm_count);
+  paths_.resize(sms);
+  ports_.resize(sms);
+  queue_ops_ = static_cast<std::size_t>(std::max<std::int64_t>(1, sim.machine().smem_store_queue_ops));
+  store_queue_.assign(sms * 4 * queue_ops_, Cycle(0));
+  queue_next_.assign(sms * 4, 0);
 }
 
 std::span<const isa::OpKind> LsuUnit::accepted() {
@@ -96,6 +100,52 @@ LsuUnit::Path LsuUnit::through_port(const OpContext& ctx, std::int64_t bytes) {
   return Path{begin, free, begin == now};
 }
 
+// Measured on the H200 (validation/results/h200/epilogue_issue.json, epi_issue_*): one warp's stmatrix.x4 are written
+// one per 10 cycles; a warp issues up to ~9 of its sub-partition's stores ahead of those written, then one as each is
+// taken; four or eight warps' stores go at the SM's 128 bytes per cycle.
+OpResult LsuUnit::store_shared(OpContext& ctx, std::int64_t bytes) {
+  const Machine& m = sim_.machine();
+  WarpState& w = warps_[ctx.warp_id];
+  const std::size_t part = static_cast<std::size_t>(ctx.cta().sm) * 4 + static_cast<std::size_t>(ctx.warp.index % 4);
+  Cycle* ring = &store_queue_[part * queue_ops_];
+  std::uint32_t& next = queue_next_[part];
+  Cycle& port = ports_[ctx.cta().sm];
+  const Cycle now = sim_.now();
+  Cycle entered = now;
+  // An op of more instructions than four queues' worth is taken as that many equal ones (the same bytes of the port and
+  // of the warp's rate; the queue then holds more of its bytes): an op's work stays bounded whatever its size.
+  const std::int64_t most = 4 * static_cast<std::int64_t>(queue_ops_);
+  const std::int64_t instr = std::max(kStoreInstrBytes, ceil_div(std::max<std::int64_t>(bytes, 1), most));
+  for (std::int64_t left = std::max<std::int64_t>(bytes, 1); left > 0; left -= instr) {
+    const std::int64_t b = std::min(left, instr);
+    entered = sim::max(entered, ring[next]);  // the instruction queue_ops_ places earlier has been taken
+    // The port serves the SM's accesses in the order they come; a warp's own rate holds back only its own stores (the
+    // port goes on with other warps' meanwhile), so it decides when this one leaves the queue and is written.
+    const Cycle begin = sim::max(entered, port);
+    port = begin + Cycle(std::max<std::int64_t>(1, transfer_cycles(b, m.smem_bytes_per_cycle)));
+    const Cycle taken = sim::max(begin, w.smem_free);
+    w.smem_free = taken + Cycle(std::max<std::int64_t>(1, transfer_cycles(b, m.smem_warp_store_bytes_per_cycle)));
+    w.smem_written = sim::max(w.smem_written, sim::max(port, w.smem_free));
+    ring[next] = taken;
+    next = static_cast<std::uint32_t>((next + 1) % queue_ops_);
+  }
+  const Cycle go_on = entered + Cycle(m.op_issue_cycles);
+  if (entered == now) return ctx.busy(std::max<std::int64_t>(1, m.op_issue_cycles));
+  // The queue was full: waiting on the shared memory until its last instruction entered, then issuing it.
+  ctx.block(this, kWaitPort, 0, cause_port_);
+  sim_.schedule(*this, go_on, sim::Priority::kCompletion, ctx.warp_id, static_cast<std::uint64_t>(entered.v));
+  return ctx.blocked();
+}
+
+OpResult LsuUnit::after_stores(OpContext& ctx, std::int64_t own) {
+  const Cycle written = warps_[ctx.warp_id].smem_written;
+  own = std::max<std::int64_t>(1, own);
+  if (written <= sim_.now()) return ctx.busy(own);
+  ctx.block(this, kWaitWritten, 0, cause_port_);
+  sim_.schedule(*this, written + Cycle(own), sim::Priority::kCompletion, ctx.warp_id, static_cast<std::uint64_t>(written.v));
+  return ctx.blocked();
+}
+
 OpResult LsuUnit::hold_until(OpContext& ctx, const Path& path, bool port) {
   const Cycle now = sim_.now();
   if (path.at_once) return ctx.busy(std::max<std::int64_t>(1, (path.taken - now).v));
@@ -117,8 +167,11 @@ void LsuUnit::complete(std::uint32_t warp_id, std::uint64_t begin) {
 }
 
 std::string LsuUnit::describe_wait(const Warp& w) const {
-  return w.wait_obj == kWaitPort ? "the SM's shared memory: other warps' accesses ahead of this one"
-                         : "the SM's load/store path: other warps' ops ahead of this one";
+  switch (w.wait_obj) {
+    case kWaitPort: return "the SM's shared memory: other warps' accesses ahead of this one";
+    case kWaitWritten: return "the SM's shared memory: fence.proxy.async waits until this warp's st.shared are written";
+    default: return "the SM's load/store path: other warps' ops ahead of this one";
+  }
 }
 
 OpResult LsuUnit::execute(OpContext& ctx) {
@@ -185,6 +238,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
         if (d.kind == OpKind::kStShared) proxy_->generic_write(ctx, f);
         hazards_->generic(ctx, f, d.kind == OpKind::kStShared);
       }
+      if (d.kind == OpKind::kStShared) return store_shared(ctx, bytes);
       return hold_until(ctx, through_port(ctx, bytes), true);
     }
     case OpKind::kLdGlobal:

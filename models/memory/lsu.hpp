@@ -24,6 +24,9 @@ class LsuUnit : public Unit {
   void connect() override;
   OpResult execute(OpContext& ctx) override;
   void complete(std::uint32_t warp_id, std::uint64_t begin) override;
+  // fence.proxy.async: the warp waits until the shared memory has written every st.shared it issued (a wait on "the
+  // SM's shared memory"), then is busy `own` cycles.
+  OpResult after_stores(OpContext& ctx, std::int64_t own);
   std::string describe_wait(const Warp& w) const override;
   void cta_started(std::uint32_t slot) override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
@@ -34,6 +37,8 @@ class LsuUnit : public Unit {
     Cycle open{0}, all{0};      // the open group's completion; all this warp's copies
     // The copies' writes in flight (hazard checks), per committed group and in the open one.
     HazardUnit::Groups copies;
+    // Its st.shared: when its own store rate lets the next one begin, and when the last one is written.
+    Cycle smem_free{0}, smem_written{0};
   };
   // The cycles (a fraction too) one warp's cp.async / ld.global / st.global of `bytes` holds the SM's load/store
   // path (docs/reference.md, "The SM's load/store path").
@@ -51,12 +56,24 @@ class LsuUnit : public Unit {
   // A shared-memory access of `bytes` (ld.shared, st.shared, ldmatrix) enters its SM's shared memory port, served in
   // order at smem_bytes_per_cycle: the SM's warps share it.
   Path through_port(const OpContext& ctx, std::int64_t bytes);
+  // A st.shared of `bytes`: its instructions (kStoreInstrBytes each, the last one short; at most 4 x
+  // smem_store_queue_ops, larger ones beyond that) enter the store queue of the
+  // warp's sub-partition, each when the one smem_store_queue_ops places earlier has been taken by the shared memory; the
+  // warp goes on once its last has entered. Each takes its bytes of the port in the order they come and is taken from
+  // the queue when the warp's own store rate (smem_warp_store_bytes_per_cycle) lets it; written when both are through.
+  OpResult store_shared(OpContext& ctx, std::int64_t bytes);
+  static constexpr std::int64_t kStoreInstrBytes = 512;  // a warp's stmatrix.x4 or st.shared.v4 (16 bytes per thread)
 
   // What a warp blocked on this unit waits for (its wait_obj).
-  enum WaitObj : std::uint32_t { kWaitPath = 0, kWaitPort = 1 };
+  enum WaitObj : std::uint32_t { kWaitPath = 0, kWaitPort = 1, kWaitWritten = 2 };
   static constexpr std::int64_t kTicks = 4096;  // a path's time is kept in 1/kTicks cycles
   std::vector<std::int64_t> paths_;  // per SM: when its load/store path is through what it was given (ticks)
   std::vector<Cycle> ports_;         // per SM: when its shared memory port is through what it was given
+  // Per SM sub-partition (SM x 4 + warp index mod 4): when the port took each of its last smem_store_queue_ops store
+  // instructions (a ring; `queue_next_`: the oldest), in the order they entered.
+  std::vector<Cycle> store_queue_;
+  std::vector<std::uint32_t> queue_next_;
+  std::size_t queue_ops_ = 1;
   std::vector<WarpState> warps_;  // by warp id
   double busy_ = 0;
   MemoryHierarchy* l2_ = nullptr;

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/lsu.hpp"
 
 namespace smpipe::models {
 
@@ -11,7 +12,10 @@ std::span<const isa::OpKind> ProxyFenceUnit::accepted() {
   return kOps;
 }
 
-void ProxyFenceUnit::connect() { hazards_ = &sim_.find<HazardUnit>(); }
+void ProxyFenceUnit::connect() {
+  hazards_ = &sim_.find<HazardUnit>();
+  lsu_ = &sim_.find<LsuUnit>();
+}
 
 void ProxyFenceUnit::cta_started(std::uint32_t slot) {
   if (slot >= dirty_.size()) dirty_.resize(slot + 1), last_.resize(slot + 1);
@@ -21,7 +25,7 @@ void ProxyFenceUnit::cta_started(std::uint32_t slot) {
 
 OpResult ProxyFenceUnit::execute(OpContext& ctx) {
   for (auto& d : dirty_[ctx.cta_slot()]) d &= ~(1u << ctx.warp.index);
-  return ctx.busy(sim_.machine().op_issue_cycles);
+  return lsu_->after_stores(ctx, sim_.machine().fence_proxy_async_cycles);
 }
 
 void ProxyFenceUnit::generic_write(const OpContext& ctx, std::uint32_t flat) {

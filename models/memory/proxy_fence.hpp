@@ -1,6 +1,8 @@
 // The generic and async proxies of shared memory (PTX ISA 8.6, proxies; fence.proxy.async): a buffer
 // written with st.shared must be fenced by its writer before the async proxy (TMA store, wgmma / umma
-// operands, tcgen05.cp) reads it. Tracks, per CTA and smem element, the warps with unfenced writes.
+// operands, tcgen05.cp) reads it. Tracks, per CTA and smem element, the warps with unfenced writes. The fence
+// (MEMBAR.ALL.CTA + FENCE.VIEW.ASYNC.S in SASS) waits until the shared memory has written the warp's st.shared, then
+// takes fence_proxy_async_cycles.
 #pragma once
 
 #include <vector>
@@ -9,6 +11,8 @@
 #include "models/memory/hazards.hpp"
 
 namespace smpipe::models {
+
+class LsuUnit;
 
 class ProxyFenceUnit : public Unit {
  public:
@@ -31,6 +35,7 @@ class ProxyFenceUnit : public Unit {
   std::vector<std::vector<std::uint32_t>> dirty_;  // by CTA slot, per smem element: warps with unfenced writes
   std::vector<std::vector<int>> last_;  // by CTA slot, per smem element x 32 warps: the line of its latest st.shared
   HazardUnit* hazards_ = nullptr;
+  LsuUnit* lsu_ = nullptr;
 };
 
 }  // namespace smpipe::models

@@ -1359,6 +1359,7 @@ TEST_CASE("lsu: ld.shared, st.shared and ldmatrix share their SM's shared memory
           "[memory][lsu][timing]") {
   // W warps of each CTA, each `op` of 1 KB once, then exit: the last warp is through the port at W x 1 KB /
   // smem_bytes_per_cycle (the H200's epi_stsm_1sm: eight warps' 8 KB in 64.06 cycles), a warp alone in 1 KB's time.
+  // (A load holds its warp until the port has served it; a store does not: the next test.)
   const auto m = models::load_machine("h100-sxm");
   const std::int64_t one = static_cast<std::int64_t>(std::ceil(1024 / m.smem_bytes_per_cycle));
   auto run = [](const std::string& op, int warps, int ctas) {
@@ -1367,14 +1368,15 @@ TEST_CASE("lsu: ld.shared, st.shared and ldmatrix share their SM's shared memory
     REQUIRE(r.outcome == Outcome::kFinished);
     return r;
   };
-  for (const char* op : {"st.shared bytes=1K", "ld.shared bytes=1K", "ldmatrix bytes=1K src=s"}) {
+  for (const char* op : {"ld.shared bytes=1K", "ldmatrix bytes=1K src=s"}) {
     INFO(op);
     CHECK(run(op, 1, 1).cycles == one);
     CHECK(run(op, 8, 1).cycles == 8 * one);
     // Two CTAs on two SMs: each SM's port is its own.
     CHECK(run(op, 8, 2).cycles == 8 * one);
   }
-  // The three kinds queue together, and the warps behind wait on the port (a cause of their own).
+  // The three kinds queue together: the store takes the port first, and the loads behind it wait on the port (a
+  // cause of their own); the store's warp does not.
   models::RunResult mixed = run_text(
       "kernel k warps=3 {\n smem s bytes=8K\n warp 0 a { st.shared bytes=1K }\n warp 1 b { ld.shared bytes=1K }\n"
       " warp 2 c { ldmatrix bytes=1K src=s }\n}\n");
@@ -1384,6 +1386,88 @@ TEST_CASE("lsu: ld.shared, st.shared and ldmatrix share their SM's shared memory
   for (const auto& role : mixed.stats.roles)
     if (auto it = role.waiting.find("the SM's shared memory"); it != role.waiting.end()) waited += it->second;
   CHECK(waited == one + 2 * one);  // warp b waits one op's time, warp c two
+}
+
+TEST_CASE("lsu: st.shared goes on while its sub-partition's store queue has room, and fence.proxy.async waits for the writes",
+          "[memory][lsu][timing]") {
+  // W warps each issue N stores of 512 bytes (a stmatrix.x4), then, with `fence`, fence.proxy.async. The figures are
+  // the run's cycles less those of the same warps issuing nothing (as the H200's epi_issue_* rows,
+  // validation/results/h200/epilogue_issue.json).
+  auto cycles = [](int warps, int n, bool fence, const std::function<void(models::Machine&)>& edit = {}) {
+    std::string body = fmt::format("for i in 0..{} {{ st.shared bytes=512 }}{}", n, fence ? "\n fence.proxy.async" : "");
+    std::string text = fmt::format("kernel k warps={} {{\n smem s bytes=32K\n warps 0..{} w {{\n {}\n }}\n}}\n", warps, warps, body);
+    auto run = [&](const std::string& t) {
+      models::RunResult r = run_edited(t, edit);
+      REQUIRE(r.outcome == Outcome::kFinished);
+      return r.cycles;
+    };
+    return run(text) - run(fmt::format("kernel k warps={} {{\n warps 0..{} w {{ }}\n}}\n", warps, warps));
+  };
+  const auto m = models::load_machine("h100-sxm");
+  const std::int64_t per_op = static_cast<std::int64_t>(std::ceil(512 / m.smem_warp_store_bytes_per_cycle));  // 10
+  const std::int64_t per_port = static_cast<std::int64_t>(std::ceil(512 / m.smem_bytes_per_cycle));          // 4
+  const std::int64_t q = m.smem_store_queue_ops, issue = m.op_issue_cycles;
+  REQUIRE(per_op > per_port);
+  REQUIRE(q > 1);
+  // One warp: its stores are written at its own rate, and the fence waits for the last, then takes its own time.
+  CHECK(cycles(1, 8, true) == 8 * per_op + m.fence_proxy_async_cycles);
+  CHECK(cycles(1, 0, true) == m.fence_proxy_async_cycles);  // nothing to wait for
+  // Without the fence the warp does not wait for its writes: up to q stores ahead of those taken, each an issue.
+  CHECK(cycles(1, static_cast<int>(q), false) == q * issue);
+  // Far more: each further store enters the queue as the one q places earlier is taken (one per per_op cycles).
+  // (the last, the 64th, enters when the (64 - q)th is taken, at (63 - q) x per_op).
+  CHECK(cycles(1, 64, false) == (63 - q) * per_op + issue);
+  // The queue's size decides it (both sides: one more, one less).
+  CHECK(cycles(1, 64, false, [&](models::Machine& mm) { mm.smem_store_queue_ops = q + 1; }) == (62 - q) * per_op + issue);
+  CHECK(cycles(1, 64, false, [&](models::Machine& mm) { mm.smem_store_queue_ops = q - 1; }) == (64 - q) * per_op + issue);
+  // Four warps (one per sub-partition) and eight (two each): the SM's port bounds them, and the fence waits for the
+  // warp's own writes: the last warp's are done when the port has taken them all.
+  CHECK(cycles(4, 64, true) == 4 * 64 * per_port + (per_op - per_port) + m.fence_proxy_async_cycles);
+  CHECK(cycles(8, 64, true) == 8 * 64 * per_port + (per_op - per_port) + m.fence_proxy_async_cycles);
+  // Two warps of one sub-partition (0 and 4) share its queue: their stores issue later than those of two warps on
+  // two sub-partitions (0 and 1), which the port serves at the same rate.
+  auto pair = [&](int second) {
+    std::string text = fmt::format(
+        "kernel k warps=8 {{\n smem s bytes=32K\n warp 0 a {{ for i in 0..64 {{ st.shared bytes=512 }} }}\n"
+        " warp {} b {{ for i in 0..64 {{ st.shared bytes=512 }} }}\n}}\n", second);
+    models::RunResult r = run_edited(text, {});
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r.cycles;
+  };
+  CHECK(pair(4) > pair(1) + 10 * per_port);
+  // A barrier does not wait for the stores before it; the fence does (the H200's epi_stsm_bars_* against
+  // epi_stsm_fence_bars_*): eight warps store 1 KB each and meet at a named barrier, with and without the fence.
+  auto barrier = [&](const std::string& before) {
+    models::RunResult r = run_edited(fmt::format("kernel k warps=8 {{\n smem s bytes=32K\n warps 0..8 w {{\n {}\n"
+                                                 " bar.sync 1 threads=256\n }}\n}}\n", before), {});
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r.cycles;
+  };
+  const std::int64_t alone = barrier("");
+  CHECK(barrier("st.shared bytes=1K") == alone + issue);
+  // With the fence: the last warp's writes are through the port after 8 KB of it (its own rate adds at most its two
+  // stores' time), then the fence's own time.
+  // One op of 1 GiB (taken as 4 x smem_store_queue_ops equal instructions, so that its work is bounded) is written at
+  // the warp's rate as 2 M stores of 512 bytes would be (within a cycle per instruction of rounding).
+  {
+    models::RunResult big = run_edited("kernel k warps=1 {\n warp 0 w {\n st.shared bytes=1073741824\n fence.proxy.async\n }\n}\n", {});
+    REQUIRE(big.outcome == Outcome::kFinished);
+    const double want = 1073741824.0 / m.smem_warp_store_bytes_per_cycle + static_cast<double>(m.fence_proxy_async_cycles);
+    CHECK(std::abs(static_cast<double>(big.cycles - run_edited("kernel k warps=1 {\n warp 0 w { }\n}\n", {}).cycles) - want) <= 4.0 * static_cast<double>(q));
+  }
+  // fence.gpu (fence.acq_rel.gpu, MEMBAR in SASS as the CTA-scope fence the H200 measures) waits for them too.
+  {
+    auto gpu_fence = [&](int n) {
+      models::RunResult r = run_edited(fmt::format("kernel k warps=1 {{\n smem s bytes=32K\n warp 0 w {{\n for i in 0..{} {{ "
+                                                   "st.shared bytes=512 }}\n fence.gpu\n }}\n}}\n", n), {});
+      REQUIRE(r.outcome == Outcome::kFinished);
+      return r.cycles;
+    };
+    CHECK(gpu_fence(8) - gpu_fence(0) == 8 * per_op);
+  }
+  const std::int64_t fenced = barrier("st.shared bytes=1K\n fence.proxy.async") - alone;
+  CHECK(fenced >= 16 * per_port + m.fence_proxy_async_cycles);
+  CHECK(fenced <= 16 * per_port + 2 * per_op + m.fence_proxy_async_cycles + issue);
 }
 
 TEST_CASE("lsu: without size= and lines= an op moves whole lines (loads, copies) or whole sectors (stores)", "[memory][lsu][timing]") {

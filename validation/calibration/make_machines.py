@@ -306,6 +306,42 @@ def multicast_l2():
         f"({MULTICAST}; {run['gpu']['name']}, {run['date_utc'][:10]})")}
 
 
+def smem_stores():
+    """How a warp's st.shared (stmatrix) go, from the H200's epi_issue_* (validation/microbench, group 'epilogue': W = 1,
+    4, 8 warps of one SM each issue N = 0..64 stmatrix.x4 of 512 bytes back to back, then fence.proxy.async; clock64
+    before, after the stores, after the fence). fence_proxy_async_cycles: the fence alone (N = 0, one warp).
+    smem_warp_store_bytes_per_cycle: one warp's stores, from the slope of its N = 1..32 rows (there the clock read waits
+    for the last store to read its registers: the store's dispatch; epilogue_issue_sass.txt). smem_store_queue_ops: at
+    N = 64 the clock read waits for nothing, so the stores issued run ahead of those written by the queue: (fence end -
+    issue end - the fence alone with W warps) / the time one instruction of a sub-partition takes (one warp: 512 B at its
+    own rate; 4 and 8 warps: a quarter of the SM's shared memory, smem_bytes_per_cycle), the mean of W = 1, 4, 8."""
+    path = "validation/results/h200/epilogue_issue.json"
+    with open(os.path.join(ROOT, path)) as f:
+        run = json.load(f)
+    med = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
+    who = f'{run["gpu"]["name"]}, {run["date_utc"][:10]}'
+    fence = med["epi_issue_fence_w1_n0"] - med["epi_issue_w1_n0"]
+    per_op = (med["epi_issue_w1_n32"] - med["epi_issue_w1_n1"]) / 31
+    smem = 128  # smem_bytes_per_cycle (published)
+    ahead = []
+    for w in (1, 4, 8):
+        op = per_op if w == 1 else 4 * 512 / smem
+        alone = med[f"epi_issue_fence_w{w}_n0"] - med[f"epi_issue_w{w}_n0"]
+        ahead.append((med[f"epi_issue_fence_w{w}_n64"] - med[f"epi_issue_w{w}_n64"] - alone) / op)
+    return {
+        "fence_proxy_async_cycles": (round(fence), f"derived: {path}#epi_issue_fence_w1_n0 less epi_issue_w1_n0 (the clock read) ({who})"),
+        "smem_warp_store_bytes_per_cycle": (
+            round(512 / per_op, 3),
+            f"derived: 512 B per stmatrix.x4 over the slope of {path}#epi_issue_w1_n{{1..32}} ({per_op:.2f} cycles per "
+            f"instruction; one warp alone on the SM) ({who})"),
+        "smem_store_queue_ops": (
+            round(sum(ahead) / len(ahead)),
+            f"derived: {path}#epi_issue{{,_fence}}_w{{1,4,8}}_n64 (the stores issued ahead of those written, less the "
+            f"fence alone, over one sub-partition's time per instruction: {', '.join(f'{a:.1f}' for a in ahead)}; the "
+            f"mean) ({who})"),
+    }
+
+
 GPCS = {}
 layout, src = gpc_layout()
 GPCS["h200"] = {"sms": layout, "source": src}
@@ -577,6 +613,10 @@ h100.update({k: (v, "estimate: taken from the H200 measurement (the H100 has the
 L1_COSTS = l1_costs()
 h100.update(L1_COSTS)
 h200.update(borrowed(L1_COSTS, "the H200 has the H100's SM"))
+SMEM_STORES = smem_stores()
+h200.update(SMEM_STORES)
+h100.update({k: (v, "estimate: taken from the H200 measurement (the H100 has the H200's SM; not measured on the H100 yet); " + src)
+             for k, (v, src) in SMEM_STORES.items()})
 h100_results = "validation/results/h100/microbench.json"
 RESULTS = h100_results
 
@@ -630,7 +670,7 @@ UNITS = {
     "named_barrier": ["named_barrier_cycles", "named_barrier_cycles_per_warp"],
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_multicast_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
-    "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "global_load_latency_cycles"],
+    "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "smem_store_queue_ops", "smem_warp_store_bytes_per_cycle", "fence_proxy_async_cycles", "global_load_latency_cycles"],
     "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_store_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],

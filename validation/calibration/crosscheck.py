@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json, epilogue.json and
+of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json, epilogue*.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -868,6 +868,15 @@ def rows():
             add(f"epi_{name}_{sfx}", lambda r, defs=defs, ctas=ctas: bracket(r, "epilogue", "SUBTILES", 256, {**defs, "CTAS": ctas}),
                 f"epilogue CTAS={ctas} {' '.join(f'{k}={v}' for k, v in defs.items())}, bracket over SUBTILES=256")
 
+    # How far a warp's stores run ahead of the shared memory, and the fence after them (epilogue_issue.json's epi_issue_*)
+    base = lambda r, w: cycles(r, "epilogue_issue", {"W": w, "N": 0, "FENCE": 0})
+    for w in (1, 4, 8):
+        for n in (0, 1, 8, 64):
+            add(f"epi_issue_fence_w{w}_n{n}", lambda r, w=w, n=n: cycles(r, "epilogue_issue", {"W": w, "N": n}) - base(r, w),
+                f"epilogue_issue W={w} N={n} FENCE=1, cycles less those of W={w} N=0 FENCE=0")
+        add(f"epi_issue_w{w}_n64", lambda r, w=w: cycles(r, "epilogue_issue", {"W": w, "N": 64, "FENCE": 0}) - base(r, w),
+            f"epilogue_issue W={w} N=64 FENCE=0, cycles less those of W={w} N=0 FENCE=0")
+
     # CTA launch
     add("cta_wave_gap_same_sm",
         lambda r: cycles(r, "cta_wave", {"WAVES": 2}, "wave") - cycles(r, "cta_wave", {"WAVES": 1}, "wave") - 20000,
@@ -921,11 +930,13 @@ def main():
             with open(path) as f:
                 measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None and m["name"] not in have]
     # The epilogue group's rerun with the barriers without the fence (epilogue_rerun.json, 2026-11-30): that row only
-    # (its other rows repeat the first run's within 1.2 %).
-    path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "epilogue_rerun.json")
-    if os.path.exists(path):
-        with open(path) as f:
-            measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None and m["name"].startswith("epi_stsm_bars_")]
+    # (its other rows repeat the first run's within 1.2 %); and its run with the stores' issue (epilogue_issue.json,
+    # 2026-11-30): the epi_issue_* rows only (its other rows repeat the first run's within 1.4 %).
+    for extra, prefix in (("epilogue_rerun.json", "epi_stsm_bars_"), ("epilogue_issue.json", "epi_issue_")):
+        path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
+        if os.path.exists(path):
+            with open(path) as f:
+                measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None and m["name"].startswith(prefix)]
     # The think group's rerun with a gap between a stage's two boxes (think_gap.json): its think_gap_* rows only.
     path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "think_gap.json")
     if os.path.exists(path):

@@ -115,8 +115,9 @@ OpResult LsuUnit::store_shared(OpContext& ctx, std::int64_t bytes) {
   // An op of more instructions than four queues' worth is taken as that many equal ones (the same bytes of the port and
   // of the warp's rate; the queue then holds more of its bytes): an op's work stays bounded whatever its size.
   const std::int64_t most = 4 * static_cast<std::int64_t>(queue_ops_);
-  const std::int64_t instr = std::max(kStoreInstrBytes, ceil_div(std::max<std::int64_t>(bytes, 1), most));
-  for (std::int64_t left = std::max<std::int64_t>(bytes, 1); left > 0; left -= instr) {
+  bytes = std::max<std::int64_t>(bytes, 1);
+  const std::int64_t instr = std::max(kStoreInstrBytes, ceil_div(bytes, most));
+  for (std::int64_t left = bytes; left > 0; left -= instr) {
     const std::int64_t b = std::min(left, instr);
     entered = sim::max(entered, ring[next]);  // the instruction queue_ops_ places earlier has been taken
     // The port serves the SM's accesses in the order they come; a warp's own rate holds back only its own stores (the
@@ -129,20 +130,21 @@ OpResult LsuUnit::store_shared(OpContext& ctx, std::int64_t bytes) {
     ring[next] = taken;
     next = static_cast<std::uint32_t>((next + 1) % queue_ops_);
   }
-  const Cycle go_on = entered + Cycle(m.op_issue_cycles);
   if (entered == now) return ctx.busy(std::max<std::int64_t>(1, m.op_issue_cycles));
   // The queue was full: waiting on the shared memory until its last instruction entered, then issuing it.
-  ctx.block(this, kWaitPort, 0, cause_port_);
-  sim_.schedule(*this, go_on, sim::Priority::kCompletion, ctx.warp_id, static_cast<std::uint64_t>(entered.v));
-  return ctx.blocked();
+  return wait_then_busy(ctx, kWaitPort, cause_port_, entered, entered + Cycle(m.op_issue_cycles));
 }
 
 OpResult LsuUnit::after_stores(OpContext& ctx, std::int64_t own) {
   const Cycle written = warps_[ctx.warp_id].smem_written;
   own = std::max<std::int64_t>(1, own);
   if (written <= sim_.now()) return ctx.busy(own);
-  ctx.block(this, kWaitWritten, 0, cause_port_);
-  sim_.schedule(*this, written + Cycle(own), sim::Priority::kCompletion, ctx.warp_id, static_cast<std::uint64_t>(written.v));
+  return wait_then_busy(ctx, kWaitWritten, cause_port_, written, written + Cycle(own));
+}
+
+OpResult LsuUnit::wait_then_busy(OpContext& ctx, WaitObj obj, std::uint16_t cause, Cycle begin, Cycle end) {
+  ctx.block(this, obj, 0, cause);
+  sim_.schedule(*this, end, sim::Priority::kCompletion, ctx.warp_id, static_cast<std::uint64_t>(begin.v));
   return ctx.blocked();
 }
 
@@ -150,9 +152,7 @@ OpResult LsuUnit::hold_until(OpContext& ctx, const Path& path, bool port) {
   const Cycle now = sim_.now();
   if (path.at_once) return ctx.busy(std::max<std::int64_t>(1, (path.taken - now).v));
   // Behind other warps' ops: waiting on the path until it begins on this one, then busy issuing it.
-  ctx.block(this, port ? kWaitPort : kWaitPath, 0, port ? cause_port_ : cause_path_);
-  sim_.schedule(*this, path.taken, sim::Priority::kCompletion, ctx.warp_id, static_cast<std::uint64_t>(path.begin.v));
-  return ctx.blocked();
+  return wait_then_busy(ctx, port ? kWaitPort : kWaitPath, port ? cause_port_ : cause_path_, path.begin, path.taken);
 }
 
 // A warp whose op waited for the path: its op is taken now. Its own time (from when the path began on it) counts

@@ -53,6 +53,10 @@ class LsuUnit : public Unit {
   // The warp goes on once the path has taken the op: busy until then if the path began on it at once, otherwise
   // waiting on the path until it began and busy from then (complete()). `port`: the SM's shared memory instead.
   OpResult hold_until(OpContext& ctx, const Path& path, bool port = false);
+  // What a warp blocked on this unit waits for (its wait_obj).
+  enum WaitObj : std::uint32_t { kWaitPath = 0, kWaitPort = 1, kWaitWritten = 2 };
+  // The warp waits on `obj` (for `cause`) until `begin`, then is busy until `end` (complete()).
+  OpResult wait_then_busy(OpContext& ctx, WaitObj obj, std::uint16_t cause, Cycle begin, Cycle end);
   // A shared-memory access of `bytes` (ld.shared, st.shared, ldmatrix) enters its SM's shared memory port, served in
   // order at smem_bytes_per_cycle: the SM's warps share it.
   Path through_port(const OpContext& ctx, std::int64_t bytes);
@@ -64,8 +68,7 @@ class LsuUnit : public Unit {
   OpResult store_shared(OpContext& ctx, std::int64_t bytes);
   static constexpr std::int64_t kStoreInstrBytes = 512;  // a warp's stmatrix.x4 or st.shared.v4 (16 bytes per thread)
 
-  // What a warp blocked on this unit waits for (its wait_obj).
-  enum WaitObj : std::uint32_t { kWaitPath = 0, kWaitPort = 1, kWaitWritten = 2 };
+
   static constexpr std::int64_t kTicks = 4096;  // a path's time is kept in 1/kTicks cycles
   std::vector<std::int64_t> paths_;  // per SM: when its load/store path is through what it was given (ticks)
   std::vector<Cycle> ports_;         // per SM: when its shared memory port is through what it was given

@@ -306,7 +306,7 @@ def multicast_l2():
         f"({MULTICAST}; {run['gpu']['name']}, {run['date_utc'][:10]})")}
 
 
-def smem_stores():
+def smem_stores(smem):
     """How a warp's st.shared (stmatrix) go, from the H200's epi_issue_* (validation/microbench, group 'epilogue': W = 1,
     4, 8 warps of one SM each issue N = 0..64 stmatrix.x4 of 512 bytes back to back, then fence.proxy.async; clock64
     before, after the stores, after the fence). fence_proxy_async_cycles: the fence alone (N = 0, one warp).
@@ -314,7 +314,7 @@ def smem_stores():
     for the last store to read its registers: the store's dispatch; epilogue_issue_sass.txt). smem_store_queue_ops: at
     N = 64 the clock read waits for nothing, so the stores issued run ahead of those written by the queue: (fence end -
     issue end - the fence alone with W warps) / the time one instruction of a sub-partition takes (one warp: 512 B at its
-    own rate; 4 and 8 warps: a quarter of the SM's shared memory, smem_bytes_per_cycle), the mean of W = 1, 4, 8."""
+    own rate; 4 and 8 warps: a quarter of the SM's shared memory, `smem` bytes per cycle), the mean of W = 1, 4, 8."""
     path = "validation/results/h200/epilogue_issue.json"
     with open(os.path.join(ROOT, path)) as f:
         run = json.load(f)
@@ -322,7 +322,6 @@ def smem_stores():
     who = f'{run["gpu"]["name"]}, {run["date_utc"][:10]}'
     fence = med["epi_issue_fence_w1_n0"] - med["epi_issue_w1_n0"]
     per_op = (med["epi_issue_w1_n32"] - med["epi_issue_w1_n1"]) / 31
-    smem = 128  # smem_bytes_per_cycle (published)
     ahead = []
     for w in (1, 4, 8):
         op = per_op if w == 1 else 4 * 512 / smem
@@ -613,7 +612,7 @@ h100.update({k: (v, "estimate: taken from the H200 measurement (the H100 has the
 L1_COSTS = l1_costs()
 h100.update(L1_COSTS)
 h200.update(borrowed(L1_COSTS, "the H200 has the H100's SM"))
-SMEM_STORES = smem_stores()
+SMEM_STORES = smem_stores(h200["smem_bytes_per_cycle"][0])
 h200.update(SMEM_STORES)
 h100.update({k: (v, "estimate: taken from the H200 measurement (the H100 has the H200's SM; not measured on the H100 yet); " + src)
              for k, (v, src) in SMEM_STORES.items()})

@@ -233,27 +233,49 @@ __global__ void __launch_bounds__(kThreads) k_stsm_issue(unsigned long long* out
   }
 }
 
+// Launches k_stsm_issue<N, AFTER> with `warps` warps, 5 times after a first one: every warp's cycles to its stores'
+// issue (`issue`) and to the end of what follows them (`done`).
+struct IssueSamples {
+  std::vector<double> issue, done;
+};
 template <int N, int AFTER>
-void run_after(Ctx& c, int warps, const char* name, const std::string& after) {
+IssueSamples issue_samples(Ctx& c, int warps) {
   const int dyn = 8 * 4096 + 1024;
   CK(cudaFuncSetAttribute(k_stsm_issue<N, AFTER>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
   DevBuf<unsigned long long> out(2 * 8);
-  std::vector<double> done;
+  IssueSamples s;
   for (int r = 0; r < (c.quick ? 2 : 5) + 1; ++r) {
     out.zero();
     k_stsm_issue<N, AFTER><<<1, warps * 32, dyn>>>(out.p);
     CK_LAUNCH();
     if (r == 0) continue;
     auto h = out.get();
-    for (int w = 0; w < warps; ++w) done.push_back(double(h[2 * w + 1]));
+    for (int w = 0; w < warps; ++w) {
+      s.issue.push_back(double(h[2 * w]));
+      s.done.push_back(double(h[2 * w + 1]));
+    }
   }
+  return s;
+}
+
+JObj issue_params(int warps, int n) {
   JObj p;
-  p.num("warps", warps).num("stmatrix_per_warp", N).num("bytes_per_stmatrix", 512).num("ctas", 1);
-  record(c, std::string("epi_issue_") + name + "_w" + std::to_string(warps) + "_n" + std::to_string(N), "epilogue", "cycles", done,
-         std::to_string(warps) + " warp(s) of one CTA on one SM each issue " + std::to_string(N) +
-             " stmatrix.sync.aligned.m8n8.x4 (512 B, conflict-free) back to back, then " + after +
+  p.num("warps", warps).num("stmatrix_per_warp", n).num("bytes_per_stmatrix", 512).num("ctas", 1);
+  return p;
+}
+
+std::string issue_what(int warps, int n) {
+  return std::to_string(warps) + " warp(s) of one CTA on one SM each issue " + std::to_string(n) +
+         " stmatrix.sync.aligned.m8n8.x4 (512 B, conflict-free) back to back";
+}
+
+template <int N, int AFTER>
+void run_after(Ctx& c, int warps, const char* name, const std::string& after) {
+  record(c, std::string("epi_issue_") + name + "_w" + std::to_string(warps) + "_n" + std::to_string(N), "epilogue", "cycles",
+         issue_samples<N, AFTER>(c, warps).done,
+         issue_what(warps, N) + ", then " + after +
              ". Value: clock64 after it less clock64 before the first stmatrix; samples: each warp of 5 launches.",
-         p);
+         issue_params(warps, N));
 }
 
 template <int N>
@@ -265,35 +287,17 @@ void run_afters(Ctx& c, int warps) {
 
 template <int N>
 void run_issue(Ctx& c, int warps) {
-  const int dyn = 8 * 4096 + 1024;
-  CK(cudaFuncSetAttribute(k_stsm_issue<N>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
-  DevBuf<unsigned long long> out(2 * 8);
-  const int reps = c.quick ? 2 : 5;
-  std::vector<double> issue, fenced;  // every warp of every launch but the first
-  for (int r = 0; r < reps + 1; ++r) {
-    out.zero();
-    k_stsm_issue<N><<<1, warps * 32, dyn>>>(out.p);
-    CK_LAUNCH();
-    if (r == 0) continue;
-    auto h = out.get();
-    for (int w = 0; w < warps; ++w) {
-      issue.push_back(double(h[2 * w]));
-      fenced.push_back(double(h[2 * w + 1]));
-    }
-  }
-  JObj p;
-  p.num("warps", warps).num("stmatrix_per_warp", N).num("bytes_per_stmatrix", 512).num("ctas", 1);
-  const std::string what = std::to_string(warps) + " warp(s) of one CTA on one SM each issue " + std::to_string(N) +
-                           " stmatrix.sync.aligned.m8n8.x4 (512 B, conflict-free) back to back";
+  const IssueSamples s = issue_samples<N, kAfterFence>(c, warps);
+  const std::string what = issue_what(warps, N);
   const std::string tag = "_w" + std::to_string(warps) + "_n" + std::to_string(N);
-  record(c, "epi_issue" + tag, "epilogue", "cycles", issue,
+  record(c, "epi_issue" + tag, "epilogue", "cycles", s.issue,
          what + ". Value: clock64 after the last stmatrix less clock64 before the first (the stores issued); samples: "
                 "each warp of 5 launches.",
-         p);
-  record(c, "epi_issue_fence" + tag, "epilogue", "cycles", fenced,
+         issue_params(warps, N));
+  record(c, "epi_issue_fence" + tag, "epilogue", "cycles", s.done,
          what + ", then fence.proxy.async.shared::cta. Value: clock64 after the fence less clock64 before the first "
                 "stmatrix; samples: each warp of 5 launches.",
-         p);
+         issue_params(warps, N));
 }
 
 template <int... Ns>

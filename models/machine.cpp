@@ -147,6 +147,11 @@ const std::vector<ParamDef>& param_defs() {
        "1: a multicast tensor load's read joins other SMs' reads of the same data in flight and is joined by them, as a "
        "unicast one; 0: neither (cache_hbm)",
        &Machine::l2_multicast_combines, {0, 1, "0 or 1"}},
+      {"l2", "l2_partitions",
+       "1: one L2 that every SM reads; 2: two partitions, the SMs of the first half of the GPCs reading through one and the "
+       "rest through the other, each keeping its own copy of a block its SMs read (a block both halves read takes its "
+       "room twice; a block the other partition holds is read from there, not from HBM) (cache_hbm)",
+       &Machine::l2_partitions, {1, 2, "1 or 2"}},
       {"l2", "l2_store_bytes_per_cycle", "the most bytes of tensor stores the whole GPU's L2 takes per cycle, reads or not (cache_hbm)",
        &Machine::l2_store_bytes_per_cycle, kGpuBytes},
       {"lsu", "cp_async_latency_cycles", "cp.async issue to data in smem, beyond the transfer", &Machine::cp_async_latency_cycles, kCycles},

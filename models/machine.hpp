@@ -80,6 +80,7 @@ struct Machine {
   double l2_store_cost = 1;             // L2 work of a byte a tensor store writes, in bytes that hit
   double l2_multicast_read_cost = 1;    // L2 work of a byte a multicast tensor load reads, in bytes of a unicast read
   std::int64_t l2_multicast_combines = 1;  // 1: multicast reads join and are joined by other SMs' reads as unicast ones
+  std::int64_t l2_partitions = 1;  // 2: each half of the GPCs' L2 partition keeps its own copy of what its SMs read
   double l2_store_bytes_per_cycle = 0;  // whole GPU: the L2 takes at most this many stored bytes per cycle
   // Combining beyond the group: a read of a block another CTA's read has in flight (started at most
   // l2_combine_window_cycles earlier) reaches the L2 with it for this share of its bytes, by the CTAs' distance

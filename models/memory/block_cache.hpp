@@ -24,6 +24,8 @@ class BlockCache {
   // full); `write` marks it dirty.
   Touch touch(std::uint64_t key, bool write);
   bool contains(std::uint64_t key) const { return find(key) >= 0; }
+  // Where `key` is without touching it (no recency change, no insertion): its node, or -1 when absent.
+  std::int32_t peek(std::uint64_t key) const { return find(key); }
   // A hint that `key` is touched soon: starts loading its index slot (and, when that slot is already in the
   // cache, its node) so that several blocks' misses overlap. Changes nothing.
   void prefetch(std::uint64_t key) const {

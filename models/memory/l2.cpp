@@ -83,6 +83,15 @@ CachedL2::CachedL2(Simulator& sim)
     requests_.assign(static_cast<std::size_t>(groups) * kRequestsPerGroup, InFlightRead{});
   }
   if (m.l2_combine_near_share > 0 || m.l2_combine_far_share > 0) cta_reads_.assign(std::size_t{1} << kCtaReadBits, InFlightRead{});
+  if (m.l2_partitions > 1) {
+    // The first half of the GPCs (in SM order) reads through one partition, the rest through the other.
+    const std::vector<int> gpc = m.gpc_of_sms();
+    const int half = static_cast<int>((m.gpc_count() + 1) / 2);
+    partition_of_sm_.assign(static_cast<std::size_t>(m.sm_count), 0);
+    for (std::size_t i = 0; i < partition_of_sm_.size() && i < gpc.size(); ++i) partition_of_sm_[i] = gpc[i] >= half ? 1 : 0;
+    if (m.gpc_count() < 2)  // no GPC list: the SMs' halves
+      for (std::size_t i = 0; i < partition_of_sm_.size(); ++i) partition_of_sm_[i] = 2 * i >= partition_of_sm_.size() ? 1 : 0;
+  }
   sharing_ = m.l2_processor_sharing != 0;
   link_.configure(static_cast<std::size_t>(m.sm_count), m.l2_bytes_per_cycle);
   start_warm(sim.options().warm_l2);
@@ -128,16 +137,20 @@ void CachedL2::start_warm(bool warm) {
   }
   constexpr double kBlock = kBlockRows * kBlockBytes;
   footprint_ = static_cast<std::int64_t>(std::min(blocks * kBlock, 9e18));
-  warm_ = warm && blocks <= static_cast<double>(cache_.capacity());
+  // With two partitions a previous launch leaves a copy in each (both halves of the GPU read the tensors): they fit
+  // when both copies do.
+  const int copies = partition_of_sm_.empty() ? 1 : 2;
+  warm_ = warm && blocks * copies <= static_cast<double>(cache_.capacity());
   if (!warm_) return;
-  for (const Extent& e : extents)
-    for (std::int64_t cb = 0; cb < e.col_blocks; ++cb)
-      for (std::int64_t rb = 0; rb < e.row_blocks; ++rb) {
-        // Every part held, none coming; clean (whether the previous launch wrote it matters only when it is evicted,
-        // and nothing is while the tensors fit).
-        BlockCache::Touch tc = cache_.touch(block_key(e.tensor, cb, rb), false);
-        cache_.parts(tc.node) = ~std::uint64_t{0};
-      }
+  for (int c = 0; c < copies; ++c)
+    for (const Extent& e : extents)
+      for (std::int64_t cb = 0; cb < e.col_blocks; ++cb)
+        for (std::int64_t rb = 0; rb < e.row_blocks; ++rb) {
+          // Every part held, none coming; clean (whether the previous launch wrote it matters only when it is evicted,
+          // and nothing is while the tensors fit).
+          BlockCache::Touch tc = cache_.touch(block_key(e.tensor, cb, rb) | (c ? kPartitionBit : 0), false);
+          cache_.parts(tc.node) = ~std::uint64_t{0};
+        }
 }
 
 Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
@@ -359,7 +372,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
     for (std::int64_t rb = row0 / kBlockRows; rb * kBlockRows < row1; ++rb)
       for (std::int64_t cb = col0 / kBlockBytes; cb * kBlockBytes < col1; ++cb) {
         const std::uint64_t key = block_key(a.tensor, cb, rb);
-        cache_.prefetch(key);
+        cache_.prefetch(copy_key(key, a.sm));
         InFlightRead* req = combines ? &request(group, key) : nullptr;
         InFlightRead* cta = ctas_combine ? &cta_read(key) : nullptr;
         if (req != nullptr) __builtin_prefetch(req);
@@ -375,13 +388,26 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
         const std::uint64_t need = block_parts(std::max(row0, rb * kBlockRows) - rb * kBlockRows, rows, c0, c1);
         const WalkBlock& wb = walk_[next++];
         const std::uint64_t key = wb.key;
-        BlockCache::Touch tc = cache_.touch(key, a.write);
+        // Two partitions: what the other partition's copy holds (read before this one's touch, which may evict it).
+        std::uint64_t far_parts = 0, far_coming = 0;
+        std::int64_t far_stamp = 0;
+        if (!partition_of_sm_.empty() && !a.write) {
+          const std::int32_t f = cache_.peek(copy_key(key, a.sm) ^ kPartitionBit);
+          if (f >= 0) far_parts = cache_.parts(f), far_coming = cache_.coming(f), far_stamp = cache_.stamp(f);
+        }
+        BlockCache::Touch tc = cache_.touch(copy_key(key, a.sm), a.write);
         if (tc.evicted_dirty) back += kBlockRows * kBlockBytes;
         std::int64_t& in_flight = cache_.stamp(tc.node);
         InFlightRead* mine = wb.request;
         std::uint64_t& held = cache_.parts(tc.node);
-        const std::uint64_t missing = need & ~held;
+        std::uint64_t missing = need & ~held;
         held |= need;
+        if (const std::uint64_t from_far = missing & far_parts; from_far != 0) {
+          // Parts this partition lacks and the other holds come from there (an L2 hit for HBM's sake): no sooner than
+          // they reach it when they are still coming from HBM.
+          if (far_stamp > start.v && (from_far & far_coming) != 0) merged_done = sim::max(merged_done, Cycle(far_stamp));
+          missing &= ~from_far;
+        }
         // The parts of the block a read is still bringing from HBM (until its stamp): a later read waits only
         // for those it needs.
         std::uint64_t& coming = cache_.coming(tc.node);

@@ -187,6 +187,14 @@ class CachedL2 : public MemoryHierarchy {
     return (static_cast<std::uint64_t>(tensor & 0xff) << 56) | ((static_cast<std::uint64_t>(cb) & 0xfffff) << 36) |
            (static_cast<std::uint64_t>(rb) & 0xfffffffffULL);
   }
+  // With l2_partitions 2 a block has a copy per partition: its key with this bit set for the second. (The bit is the
+  // column block's highest: it aliases only rows over 64 MB wide.)
+  static constexpr std::uint64_t kPartitionBit = std::uint64_t{1} << 55;
+  // The key of SM `sm`'s copy of block `key` (its partition's).
+  std::uint64_t copy_key(std::uint64_t key, std::int64_t sm) const {
+    return partition_of_sm_.empty() ? key : key | (partition_of_sm_[static_cast<std::size_t>(sm)] ? kPartitionBit : 0);
+  }
+  std::vector<char> partition_of_sm_;  // l2_partitions 2: each SM's partition (0, 1); empty: one L2
   // The L2 at launch (RunOptions::warm_l2): every block of the program's tensors when they fit in it, else nothing.
   void start_warm(bool warm);
   std::int64_t footprint_ = 0;  // the program's tensors in whole blocks, bytes

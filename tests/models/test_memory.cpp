@@ -2069,3 +2069,66 @@ kernel k grid=(120,1,1) cluster=(2,1,1) warps=1 {{
   CHECK(self.stats.l2_merged_bytes == plain.stats.l2_merged_bytes);
   CHECK(self.stats.l2_merged_bytes > 0);
 }
+
+TEST_CASE("l2: with two partitions a block both halves of the GPU read takes its room twice and the other partition's "
+          "copy is read instead of HBM; a block one half reads takes it once",
+          "[memory][l2]") {
+  // CTAs walk a region of T twice in 32 KB boxes; the L2 holds 64 blocks (256 KB), combining off, two GPCs of 66 SMs
+  // (a plain launch of two CTAs places them in different GPCs: one per partition).
+  auto walk = [](std::int64_t region_bytes, int ctas, std::int64_t partitions) {
+    const std::int64_t rows = region_bytes / 128;
+    const std::string text = fmt::format(R"(
+kernel k grid=({},1,1) warps=1 {{
+  mbarrier full count=1
+  smem s bytes=32768
+  tensor T dtype=bf16 shape=({}, 64)
+  warp 0 w {{
+    elect {{
+      let g = 0
+      for p in 0..2 {{
+        for b in 0..{} {{
+          arrive.expect_tx full tx=32768
+          tma.load T box=(256, 64) at=(b * 256, 0) dst=s bar=full
+          wait full parity=g & 1
+          let g = g + 1
+        }}
+      }}
+    }}
+  }}
+}}
+)",
+                                         ctas, rows, rows / 256);
+    return run_edited(text, [&](models::Machine& m) {
+      m.l2_capacity_bytes = 64 * 32 * 128;
+      m.l2_combine_sms = 1;
+      m.l2_combine_near_share = m.l2_combine_far_share = 0;
+      m.gpc_sms = {66, 66};
+      m.l2_partitions = partitions;
+    });
+  };
+  const std::int64_t capacity = 64 * 32 * 128;
+  // Two CTAs, one per half, read 3/4 of the L2 twice. One L2: the blocks fit, each is read from HBM once. Two
+  // partitions: the second reader of a block takes it from the other partition (no HBM), but both copies need 1.5x the
+  // room, so the second pass misses again.
+  const std::int64_t region = capacity * 3 / 4;
+  auto one = walk(region, 2, 1), two = walk(region, 2, 2);
+  INFO(problem(one) << problem(two));
+  REQUIRE(one.outcome == Outcome::kFinished);
+  REQUIRE(two.outcome == Outcome::kFinished);
+  CHECK(one.stats.l2_miss_bytes == region);
+  CHECK(one.stats.l2_hit_bytes == 3 * region);
+  CHECK(two.stats.l2_miss_bytes == 2 * region);
+  CHECK(two.stats.l2_hit_bytes == 2 * region);
+  // A quarter of the L2: both copies fit; every block is read from HBM once, the other half's first read of it comes
+  // from the other partition.
+  auto small = walk(capacity / 4, 2, 2);
+  REQUIRE(small.outcome == Outcome::kFinished);
+  CHECK(small.stats.l2_miss_bytes == capacity / 4);
+  CHECK(small.stats.l2_hit_bytes == 3 * capacity / 4);
+  // One CTA (one half) reading 3/4 of the L2 takes one copy: it fits, as with one L2.
+  auto alone1 = walk(region, 1, 1), alone2 = walk(region, 1, 2);
+  REQUIRE(alone2.outcome == Outcome::kFinished);
+  CHECK(alone2.stats.l2_miss_bytes == region);
+  CHECK(alone2.stats.l2_hit_bytes == region);
+  CHECK(alone2.cycles == alone1.cycles);
+}

@@ -544,6 +544,11 @@ COMBINING["l2_processor_sharing"] = (
        "11.1 % (mean signed -8.7 -> -2.1 %), Spearman 0.85 -> 0.78, and the combined share of the L2's reads fell further "
        "below the GPU's counters (-0.070 -> -0.126): slower partly by combining too little, and ranking worse, so it is "
        "not the default (docs/simulator.md)")
+COMBINING["l2_partitions"] = (
+    1, "estimate: one L2 (1). Hopper's L2 is two partitions, each caching the data of the SMs of the GPCs directly "
+       "connected to it (the A100 whitepaper's words for its L2, which Hopper keeps), so a block both halves of the GPU "
+       "read is held twice; with 2 the model does so (docs/simulator.md, where its effect on K2's points is measured). "
+       "Not the default until the whole accuracy report and the L2 footprint rows are run with it")
 h100.update(COMBINING)
 h100.update(l2_stores("h100"))
 
@@ -670,7 +675,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_multicast_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "smem_store_queue_ops", "smem_warp_store_bytes_per_cycle", "fence_proxy_async_cycles", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_store_bytes_per_cycle"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_partitions", "l2_store_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

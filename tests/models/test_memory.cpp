@@ -2071,7 +2071,7 @@ kernel k grid=(120,1,1) cluster=(2,1,1) warps=1 {{
 }
 
 TEST_CASE("l2: with two partitions a block both halves of the GPU read takes its room twice and the other partition's "
-          "copy is read instead of HBM; a block one half reads takes it once",
+          "copy is read instead of HBM, and a block one half reads takes it once",
           "[memory][l2]") {
   // CTAs walk a region of T twice in 32 KB boxes; the L2 holds 64 blocks (256 KB), combining off, two GPCs of 66 SMs
   // (a plain launch of two CTAs places them in different GPCs: one per partition).

@@ -432,14 +432,11 @@ kernel k grid=(1,1,1) warps=4 {
   CHECK(r.cycles > q.cycles);
 }
 
-TEST_CASE("memory: a footprint beyond the L2 capacity misses again, a small one hits", "[memory]") {
-  models::Machine m = models::load_machine("h100-sxm");
-  // Rows of 128 bytes: a box of 256 rows is 32 KB. Walk a region twice: within the capacity the second
-  // pass hits; a region of twice the capacity misses on the second pass too (LRU).
-  auto pass = [&](std::int64_t region_bytes) {
-    std::int64_t rows = region_bytes / 128;
-    std::string text = fmt::format(R"(
-kernel k grid=(1,1,1) warps=1 {{
+// `ctas` CTAs of one warp each walk the first `region_bytes` of a tensor of 128-byte rows twice, in 32 KB boxes (256 rows).
+static std::string walk_twice(std::int64_t region_bytes, int ctas) {
+  const std::int64_t rows = region_bytes / 128;
+  return fmt::format(R"(
+kernel k grid=({},1,1) warps=1 {{
   mbarrier full count=1
   smem s bytes=32768
   tensor T dtype=bf16 shape=({}, 64)
@@ -458,8 +455,15 @@ kernel k grid=(1,1,1) warps=1 {{
   }}
 }}
 )",
-                                   rows, rows / 256);
-    return run_cold(text);
+                     ctas, rows, rows / 256);
+}
+
+TEST_CASE("memory: a footprint beyond the L2 capacity misses again, a small one hits", "[memory]") {
+  models::Machine m = models::load_machine("h100-sxm");
+  // Rows of 128 bytes: a box of 256 rows is 32 KB. Walk a region twice: within the capacity the second
+  // pass hits; a region of twice the capacity misses on the second pass too (LRU).
+  auto pass = [&](std::int64_t region_bytes) {
+    return run_cold(walk_twice(region_bytes, 1));
   };
   auto small = pass(m.l2_capacity_bytes / 2);
   auto big = pass(m.l2_capacity_bytes * 2);
@@ -2076,29 +2080,7 @@ TEST_CASE("l2: with two partitions a block both halves of the GPU read takes its
   // CTAs walk a region of T twice in 32 KB boxes; the L2 holds 64 blocks (256 KB), combining off, two GPCs of 66 SMs
   // (a plain launch of two CTAs places them in different GPCs: one per partition).
   auto walk = [](std::int64_t region_bytes, int ctas, std::int64_t partitions) {
-    const std::int64_t rows = region_bytes / 128;
-    const std::string text = fmt::format(R"(
-kernel k grid=({},1,1) warps=1 {{
-  mbarrier full count=1
-  smem s bytes=32768
-  tensor T dtype=bf16 shape=({}, 64)
-  warp 0 w {{
-    elect {{
-      let g = 0
-      for p in 0..2 {{
-        for b in 0..{} {{
-          arrive.expect_tx full tx=32768
-          tma.load T box=(256, 64) at=(b * 256, 0) dst=s bar=full
-          wait full parity=g & 1
-          let g = g + 1
-        }}
-      }}
-    }}
-  }}
-}}
-)",
-                                         ctas, rows, rows / 256);
-    return run_edited(text, [&](models::Machine& m) {
+    return run_edited(walk_twice(region_bytes, ctas), [&](models::Machine& m) {
       m.l2_capacity_bytes = 64 * 32 * 128;
       m.l2_combine_sms = 1;
       m.l2_combine_near_share = m.l2_combine_far_share = 0;

@@ -579,6 +579,7 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   s.l2_miss_bytes = miss_bytes_;
   s.hbm_bytes = hbm_bytes_;
   s.l2_footprint_bytes = footprint_;
+  s.l2_copies = partition_of_sm_.empty() ? 1 : 2;
   // In whole blocks, as the warm start compares it (a capacity that is not a multiple of a block holds what fits).
   s.l2_capacity_bytes = cache_.capacity() * kBlockRows * kBlockBytes;
   s.l2_warm = warm_;

@@ -75,6 +75,7 @@ struct Stats {
   // The L2 at launch (cache_hbm): the bytes of the program's tensors, in whole L2 blocks, against its capacity, and
   // whether it started warm (holding all of them: RunOptions::warm_l2 and they fit) or cold; footprint -1: not modelled.
   std::int64_t l2_footprint_bytes = -1, l2_capacity_bytes = 0;
+  std::int64_t l2_copies = 1;  // the L2 partitions that each keep a copy of the tensors (l2_partitions)
   bool l2_warm = false;
   std::vector<RoleStats> roles;
   std::vector<BarrierStats> barriers;

@@ -527,8 +527,8 @@ TEST_CASE("run --l2: warm by default (the tensors fit), cold on request, and the
   CHECK(warm["hbm_bytes"] == 0);
   CHECK(cold["l2_miss_bytes"].get<std::int64_t>() > 0);
   CHECK(warm["cycles"].get<std::int64_t>() < cold["cycles"].get<std::int64_t>());
-  CHECK_THAT(run({}), Catch::Contains("  L2 start     warm (the tensors' 8.4 MB fit in the L2's 52.4 MB, as a previous launch"));
-  CHECK_THAT(run({"--l2", "cold"}), Catch::Contains("  L2 start     cold (the tensors' 8.4 MB fit in the L2's 52.4 MB: --l2 cold)"));
+  CHECK_THAT(run({}), Catch::Contains("  L2 start     warm (the tensors' 8.4 MB, a copy in each of the two L2 partitions, fit in the L2's 52.4 MB, as a previous launch"));
+  CHECK_THAT(run({"--l2", "cold"}), Catch::Contains("  L2 start     cold (the tensors' 8.4 MB, a copy in each of the two L2 partitions, fit in the L2's 52.4 MB: --l2 cold)"));
   CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--l2", "lukewarm"}).code == cli::kBadInput);
   // sweep takes the option too: each point as `run` gives it.
   auto dir = fresh_dir("smpipe_sweep_l2_test");
@@ -547,9 +547,9 @@ TEST_CASE("run --l2: warm by default (the tensors fit), cold on request, and the
 }
 
 TEST_CASE("the sustained clock of a long run: the tensor pipe's load over the first run's first kLoadProbeOps ops", "[cli][clock]") {
-  // 2048x2048x5120 runs about 1.75 M ops: the first run stops at 1 M, and its share of the tensor pipe (not the
+  // 2048x2048x4096 runs about 1.4 M ops: the first run stops at 1 M, and its share of the tensor pipe (not the
   // whole run's) sets the clock.
-  const std::vector<std::string> args = {"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=2048", "-D", "N=2048", "-D", "K=5120", "--json"};
+  const std::vector<std::string> args = {"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=2048", "-D", "N=2048", "-D", "K=4096", "--json"};
   models::Machine m = models::load_machine("h100-sxm");
   auto with = [&](std::vector<std::string> extra) {
     std::vector<std::string> all = args;

@@ -174,8 +174,9 @@ kernel k warps=1 {{
                                          load);
   models::Machine h100 = models::load_machine("h100-sxm");
   h100.l2_latency_spread = h100.hbm_latency_spread = 0;
-  auto run = [&](const std::string& text, std::int64_t capacity_blocks, bool warm) {
+  auto run = [&](const std::string& text, std::int64_t capacity_blocks, bool warm, std::int64_t partitions = 1) {
     models::Machine m = h100;
+    m.l2_partitions = partitions;
     if (capacity_blocks > 0) m.l2_capacity_bytes = capacity_blocks * 32 * 128;
     models::RunOptions o;
     o.warm_l2 = warm;
@@ -204,6 +205,12 @@ kernel k warps=1 {{
   CHECK(fits.stats.l2_miss_bytes == 0);
   CHECK_FALSE(over.stats.l2_warm);
   CHECK(over.stats.l2_miss_bytes == 16384);
+  // With two L2 partitions (l2_partitions 2) a previous launch leaves a copy in each: 256 blocks hold both, 255 do not.
+  auto fits2 = run(kernel, 256, true, 2), over2 = run(kernel, 255, true, 2);
+  CHECK(fits2.stats.l2_warm);
+  CHECK(fits2.stats.l2_miss_bytes == 0);
+  CHECK_FALSE(over2.stats.l2_warm);
+  CHECK(over2.stats.l2_miss_bytes == 16384);
 
   // Only the tensors the code names count: U (64 MB) named in a branch dropped at compile time does not; named in
   // a branch decided at run time (never taken) it does, and T and U together exceed the L2 (50 MB).

@@ -84,13 +84,14 @@ CachedL2::CachedL2(Simulator& sim)
   }
   if (m.l2_combine_near_share > 0 || m.l2_combine_far_share > 0) cta_reads_.assign(std::size_t{1} << kCtaReadBits, InFlightRead{});
   if (m.l2_partitions > 1) {
-    // The first half of the GPCs (in SM order) reads through one partition, the rest through the other.
+    // The first half of the GPCs (in SM order) reads through one partition, the rest through the other; without a GPC
+    // list, the first half of the SMs.
     const std::vector<int> gpc = m.gpc_of_sms();
+    const bool by_gpc = m.gpc_count() >= 2;
     const int half = static_cast<int>((m.gpc_count() + 1) / 2);
-    partition_of_sm_.assign(static_cast<std::size_t>(m.sm_count), 0);
-    for (std::size_t i = 0; i < partition_of_sm_.size() && i < gpc.size(); ++i) partition_of_sm_[i] = gpc[i] >= half ? 1 : 0;
-    if (m.gpc_count() < 2)  // no GPC list: the SMs' halves
-      for (std::size_t i = 0; i < partition_of_sm_.size(); ++i) partition_of_sm_[i] = 2 * i >= partition_of_sm_.size() ? 1 : 0;
+    const std::size_t n = static_cast<std::size_t>(m.sm_count);
+    partition_of_sm_.assign(n, 0);
+    for (std::size_t i = 0; i < n; ++i) partition_of_sm_[i] = by_gpc ? gpc[i] >= half : 2 * i >= n;  // (gpc_of_sms has sm_count entries)
   }
   sharing_ = m.l2_processor_sharing != 0;
   link_.configure(static_cast<std::size_t>(m.sm_count), m.l2_bytes_per_cycle);

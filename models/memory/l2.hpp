@@ -34,6 +34,10 @@ struct TensorAccess {
   bool multicast = false;    // a multicast load (.multicast::cluster): read once for the CTAs of a cluster
   std::uint32_t sm = 0;      // the SM that issued it
   std::int64_t cta = 0;      // the linear id of its CTA (launch order)
+  // When the SM has sent the box's last request (its engine or load path moves the box from `start` to here): the
+  // parts that miss reach HBM no sooner, so an HBM read's latency adds to the box's own time through the SM (as the
+  // GPU's isolated loads show: an HBM box takes a fixed time longer than the same box hitting, at every size).
+  Cycle sent{0};
 };
 
 // Who hears when a read started with MemoryHierarchy::read is through the memory: landed(token, done) is called
@@ -61,11 +65,12 @@ class MemoryHierarchy : public Unit {
 
 // When an op's `bytes` moved at `start` are through `l2`: with the box of the tensor its attribute `tensor` names
 // (TMA's tensor=, cp.async's and ld.global's src=, st.global's dst=) when the op gives box=, else as bytes
-// without an address.
-Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, bool write);
+// without an address. `sent`: when the SM has sent the op's last request (TensorAccess::sent).
+Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, Cycle sent, std::int64_t bytes,
+                 bool write);
 // The same for a read whose end `to` hears (MemoryHierarchy::read; without a box, at once).
-void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, std::int64_t bytes, Landing& to,
-             std::uint32_t token, bool multicast = false);
+void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, Cycle sent, std::int64_t bytes,
+             Landing& to, std::uint32_t token, bool multicast = false);
 
 // "single_queue": the whole GPU's L2 bandwidth as one shared queue, first come first served, no addresses,
 // no latency of its own (the issuing unit adds its measured latency). First-order: it cannot tell hits
@@ -85,7 +90,8 @@ class SingleQueueL2 : public MemoryHierarchy {
 // kBlockRows rows x kBlockBytes bytes of its tensor (an aligned 4 KB region; the tensors of a kernel are
 // row-major); the L2 holds the l2_capacity_bytes most recently used blocks (LRU). Every byte a box moves
 // goes through the GPU-wide L2 queue (l2_bytes_per_cycle); the bytes of blocks that miss are read from HBM
-// first, through the HBM queue (hbm_bytes_per_cycle), and add hbm_latency_cycles. Stores allocate their
+// first, through the HBM queue (hbm_bytes_per_cycle), and add hbm_latency_cycles to the box's time through the SM
+// (they arrive hbm_latency_cycles after both HBM served them and the SM sent the box's last request). Stores allocate their
 // blocks dirty, without reading HBM: the L2 takes stored bytes at most at l2_store_bytes_per_cycle (all SMs
 // storing alone: half the read rate), and a stored byte also costs l2_store_cost bytes of l2_bytes_per_cycle
 // (loads and stores side by side share the L2: validation/results/{h100,h200}/store.json); a dirty block evicted

@@ -187,7 +187,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       const double occ = occupancy(ctx, bytes);
       const Path path = through_path(ctx, occ);
       busy_ += occ;
-      Cycle done = sim::max(path.taken, through_l2(*l2_, ctx, Attr::kSrc, path.begin, bytes, false)) + sim_.jit(m.cp_async_latency_cycles);
+      Cycle done = sim::max(path.taken, through_l2(*l2_, ctx, Attr::kSrc, path.begin, path.taken, bytes, false)) + sim_.jit(m.cp_async_latency_cycles);
       sim_.counters().bytes_loaded += bytes;
       w.open = sim::max(w.open, done);
       w.all = sim::max(w.all, done);
@@ -248,7 +248,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       const double occ = occupancy(ctx, bytes);
       const Path path = through_path(ctx, occ);
       busy_ += occ;
-      const Cycle through = through_l2(*l2_, ctx, store ? Attr::kDst : Attr::kSrc, path.begin, bytes, store);
+      const Cycle through = through_l2(*l2_, ctx, store ? Attr::kDst : Attr::kSrc, path.begin, path.taken, bytes, store);
       if (store) {
         sim_.counters().bytes_stored += bytes;
         return hold_until(ctx, path);

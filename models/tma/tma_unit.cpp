@@ -158,7 +158,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       // The signals go out when the memory says the data is through (at once, or when it comes: processor sharing). A
       // box for more than one CTA is a multicast read for the L2 (a mask of one CTA: a plain load, as CuTe issues for a
       // cluster of one along that operand's mode).
-      read_l2(*l2_, ctx, Attr::kTensor, start, bytes, *this, token, mask != 0 && targets.count > 1);
+      read_l2(*l2_, ctx, Attr::kTensor, start, start + Cycle(occ), bytes, *this, token, mask != 0 && targets.count > 1);
       // A multicast load holds its thread longer, per destination CTA beyond the first (measured in the multicast
       // rings: validation/microbench, group multicast, mcast_split_*).
       return ctx.busy(m.tma_issue_cycles + (mask != 0 ? (static_cast<std::int64_t>(targets.count) - 1) * m.tma_multicast_issue_cycles : 0));
@@ -177,7 +177,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       // The engine reads the box out of smem as fast as the L2 takes it: the read is done no sooner than the L2
       // has accepted the box (its queue, and the write-back of dirty blocks it evicts).
       Cycle read = start + Cycle(occ) + sim_.jit(m.tma_store_read_cycles);
-      read = sim::max(read, through_l2(*l2_, ctx, Attr::kTensor, start, bytes, true));
+      read = sim::max(read, through_l2(*l2_, ctx, Attr::kTensor, start, start + Cycle(occ), bytes, true));
       Cycle write = read + sim_.jit(m.tma_store_latency_cycles);
       w.open_read = sim::max(w.open_read, read);
       w.open_write = sim::max(w.open_write, write);

@@ -105,7 +105,8 @@ kernel k grid=({},1,1) warps=1 {{
 }
 }  // namespace
 
-TEST_CASE("memory: a box read twice misses once, HBM moves the missed bytes, boxes outside the tensor move nothing", "[memory]") {
+TEST_CASE("memory: a box read twice misses once, HBM moves the missed bytes and its latency adds to the box's time through "
+          "the SM, boxes outside the tensor move nothing", "[memory]") {
   const char* once = R"(
       arrive.expect_tx full tx=16384
       tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
@@ -127,12 +128,31 @@ TEST_CASE("memory: a box read twice misses once, HBM moves the missed bytes, box
   CHECK(b.stats.l2_miss_bytes == 16384);
   CHECK(b.stats.l2_hit_bytes == 16384);
   CHECK(b.stats.hbm_bytes == 16384);
-  // The miss waits for HBM (its latency and transfer) where the hit waits only for the SM's engine to move
-  // the box: the second load's wait is shorter by that difference.
+  // The miss's data arrive hbm_latency_cycles after the SM sent the box's last request (its engine's time for the
+  // box, here longer than HBM's for the missed bytes) where the hit's come with the engine: the second load's wait is
+  // shorter by HBM's latency, whatever the box's size (the GPU's tma_load_latency_hbm_* - tma_load_latency_l2_*).
   models::Machine m = models::load_machine("h100-sxm");
   std::int64_t first = a.cycles, second = b.cycles - a.cycles;
-  double engine = 16384 / m.tma_bytes_per_cycle, hbm = m.hbm_latency_cycles + 16384 / m.hbm_bytes_per_cycle;
-  CHECK(static_cast<double>(first - second) == Approx(hbm - engine).margin(20));
+  REQUIRE(16384 / m.hbm_bytes_per_cycle < 16384 / m.tma_bytes_per_cycle);
+  CHECK(first - second == m.hbm_latency_cycles);
+  const std::string small_once = R"(
+      arrive.expect_tx full tx=1024
+      tma.load T box=(8, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0)";
+  const std::string small_twice = small_once + R"(
+      arrive.expect_tx full tx=1024
+      tma.load T box=(8, 64) at=(0, 0) dst=s bar=full
+      wait full parity=1)";
+  auto sa = boxes(small_once), sb = boxes(small_twice);
+  REQUIRE(sb.outcome == Outcome::kFinished);
+  CHECK(sa.cycles - (sb.cycles - sa.cycles) == m.hbm_latency_cycles);
+  // HBM slower than the engine: the latency adds to HBM's own time for the bytes instead.
+  const auto slow_hbm = [](models::Machine& x) { x.hbm_bytes_per_cycle = 16; };
+  auto sa2 = boxes(once, "tensor T dtype=bf16 shape=(4096, 64)", 1, slow_hbm);
+  auto sb2 = boxes(twice, "tensor T dtype=bf16 shape=(4096, 64)", 1, slow_hbm);
+  REQUIRE(sb2.outcome == Outcome::kFinished);
+  const double engine = 16384 / m.tma_bytes_per_cycle, hbm = m.hbm_latency_cycles + 16384.0 / 16;
+  CHECK(static_cast<double>(sa2.cycles - (sb2.cycles - sa2.cycles)) == Approx(hbm - engine).margin(2));
 
   // Half the box below the last row: only the rows inside move (TMA fills the rest with zeros).
   auto c = boxes(R"(

@@ -566,6 +566,10 @@ def rows():
         add(f"tma_load_latency_l2_{kb}KB",
             lambda r, kb=kb: bracket(r, "tma_load_latency", "REPS", 32, {"ROWS": kb * 8}),
             f"tma_load_latency ROWS={kb * 8}, bracket")
+    for kb in (1, 2, 4, 8, 16, 32):
+        add(f"tma_load_latency_hbm_{kb}KB",
+            lambda r, kb=kb: bracket(r, "tma_load_latency", "REPS", 32, {"ROWS": kb * 8, "HBM": 1}),
+            f"tma_load_latency ROWS={kb * 8} HBM=1, bracket")
     add("tma_load_issue_cost", tma_issue_cost, "tma_load_latency ROWS=8, trace")
     for kind, prog in (("ring", "tma_ring"), ("pipe", "tma_pipe")):
         for kb, stages in ((32, 6), (8, 24)):

@@ -11,7 +11,12 @@ median wait on empty. The probe's records and branches cost the warps time (k2_p
 recording every k-block makes these launches 12-39 % slower, every 16th 1-33 % with the sampling build, whose probe-on
 kernel recording nothing is 15-25 % slower: the README there), so the recorded CTAs run slower than the model's.
 
-    python3 validation/calibration/k2_skinny_traces.py [SMPIPE] [--sampled]
+    python3 validation/calibration/k2_skinny_traces.py [SMPIPE] [--sampled | --folder DIR]
+
+--folder DIR reads another folder of such traces, any cooperative variant (the point from the trace's own parameters),
+and prints beside each trace the launch's time without the probe (its k2_probe_overhead.json) and the model's at the
+probe's clock: validation/results/h200/k2_stream_traces (128x256 with 2 and 4 stages and 128x128 with 2 at shapes whose
+unshared operand streams from HBM, 2026-12-01).
 """
 import glob
 import gzip
@@ -88,31 +93,64 @@ def model(smpipe, row, clock):
     return j["time_us"], summary([(dict(enumerate(tb)), dict(enumerate(waits)))], pw)
 
 
+def row_of(trace, timed):
+    """The K2 point of a trace: its timed row where the timed file has it, else from the trace's own parameters."""
+    p = trace["params"]
+    m, n, k = p["M"], p["N"], p["K"]
+    tm, tn, tk = p["tile"]
+    spec = f"coop:{tm}x{tn}:s{p['stages']}"
+    if (m, n, k, spec) in timed:
+        return timed[(m, n, k, spec)]
+    cluster_m = p["cluster"][0]
+    return {"M": m, "N": n, "K": k, "schedule": p["schedule"], "tile_m": tm, "tile_n": tn, "tile_k": tk,
+            "stages": p["stages"], "cluster_m": cluster_m, "stages_c": p["stages_c"], "stages_d": p["stages_d"],
+            "reuse": 0, "delay": 0, "raster_rows": min(p["group_m"], -(-m // tm) // cluster_m),
+            "epi_tile": p["epilogue_tile"]}
+
+
+def probe_off_us(folder, trace):
+    """The launch's median time without the probe (the folder's k2_probe_overhead.json), in us; None without it."""
+    path = os.path.join(folder, "k2_probe_overhead.json")
+    if not os.path.exists(path):
+        return None
+    p = trace["params"]
+    with open(path) as f:
+        for r in json.load(f)["shapes"]:
+            if (r["M"], r["N"], r["K"], r["variant"]) == (p["M"], p["N"], p["K"], trace["variant"]):
+                return 1000 * r["runs"]["probe_off"]["ms_median"]
+    return None
+
+
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
+    folder = TRACES
+    if "--folder" in sys.argv:
+        folder = sys.argv[sys.argv.index("--folder") + 1]
+        args.remove(folder)
+    elif "--sampled" in sys.argv:
+        folder = os.path.join(TRACES, "sampled")
     smpipe = args[0] if args else os.path.join(ROOT, "build", "smpipe")
-    folder = os.path.join(TRACES, "sampled") if "--sampled" in sys.argv else TRACES
     with open(TIMED) as f:
         timed = {(r["M"], r["N"], r["K"], r["spec"]): r for r in json.load(f)["rows"]}
     cols = ("n", "kblock", "consumer_wait", "wait_p90", "waited", "landing", "producer_wait")
-    print(f"{'trace':18s} {'MHz':>5s} | {'':5s} {' '.join(f'{c:>13s}' for c in cols)}")
+    print(f"{'trace':24s} {'MHz':>5s} | {'':5s} {' '.join(f'{c:>13s}' for c in cols)}")
     for path in sorted(glob.glob(os.path.join(folder, "*.bin.gz"))):
         with gzip.open(path, "rb") as f:
             raw = f.read()
         with open(path[:-len(".bin.gz")] + ".meta.json") as f:
             meta = json.load(f)
         trace = collect.decode(raw, meta)
-        name = os.path.basename(path)[len("k2_trace_"):-len(".bin.gz")]
-        m, n, k = map(int, name.split("_")[0].split("x"))
-        stages = trace["params"]["stages"]
-        row = timed[(m, n, k, f"coop:128x128:s{stages}")]
+        p = trace["params"]
+        row = row_of(trace, timed)
         clock = trace["sm_clock_mhz"]
         us, s = model(smpipe, row, clock)
+        off = probe_off_us(folder, trace)
 
         def cells(d):
             return " ".join(f"{d[c]:13.2f}" if c == "waited" else f"{d[c]:13.0f}" for c in cols)
-        print(f"{name.split('_')[0] + ' s' + str(stages):18s} {clock:5.0f} | GPU   {cells(gpu(trace))}")
-        print(f"{'':18s} {'':5s} | model {cells(s)}   ({us:.1f} us)")
+        name = f"{p['M']}x{p['N']}x{p['K']} {p['tile'][0]}x{p['tile'][1]} s{p['stages']}"
+        print(f"{name:24s} {clock:5.0f} | GPU   {cells(gpu(trace))}" + (f"   ({off:.1f} us without the probe)" if off else ""))
+        print(f"{'':24s} {'':5s} | model {cells(s)}   ({us:.1f} us)")
 
 
 if __name__ == "__main__":

@@ -459,6 +459,35 @@ kernel k grid=(1,1,1) warps=4 {
   CHECK(r.cycles > q.cycles);
 }
 
+TEST_CASE("memory: a cp.async box that misses takes HBM's latency longer than the same box hitting, after its own time "
+          "on the load/store path", "[memory]") {
+  // One warp copies an 8 KB box once or twice: the second copy hits. The first takes hbm_latency_cycles longer, the
+  // latency added to the warp's time on the SM's load/store path (which here exceeds HBM's time for the bytes).
+  const auto copies = [](int passes) {
+    return run_edited(fmt::format(R"(
+kernel k grid=(1,1,1) warps=1 {{
+  smem s bytes=8K
+  tensor A dtype=f16 shape=(64, 64)
+  warp 0 w {{
+    for p in 0..{} {{
+      cp.async dst=s src=A box=(64, 64) at=(0, 0)
+      cp.async.commit
+      cp.async.wait 0
+    }}
+  }}
+}}
+)",
+                                  passes),
+                      {});
+  };
+  auto once = copies(1), twice = copies(2);
+  INFO(problem(once) << problem(twice));
+  REQUIRE(twice.outcome == Outcome::kFinished);
+  CHECK(twice.stats.l2_hit_bytes == 8192);
+  const models::Machine m = models::load_machine("h100-sxm");
+  CHECK(once.cycles - (twice.cycles - once.cycles) == m.hbm_latency_cycles);
+}
+
 // `ctas` CTAs of one warp each walk the first `region_bytes` of a tensor of 128-byte rows twice, in 32 KB boxes (256 rows).
 static std::string walk_twice(std::int64_t region_bytes, int ctas) {
   const std::int64_t rows = region_bytes / 128;

@@ -55,6 +55,7 @@ struct Decl {
   std::string dtype;          // tensor: the dtype; pipeline: the CUTLASS class (PipelineTmaAsync, ...)
   std::vector<Operand> attrs; // pipeline: `key=value` attributes (stages=, consumers=, tx= ...)
   std::vector<Expr> shape;    // tensor
+  std::optional<Expr> promotion;  // tensor: l2_promotion= (bytes)
   bool whole = false;         // smem: every access touches the whole buffer (a value, not a tile)
   SourceLoc loc;
 };

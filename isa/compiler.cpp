@@ -340,6 +340,13 @@ class Compiler {
             elements *= v;
             t.shape.push_back(v);
           }
+          if (d.promotion) {
+            // cuTensorMapEncodeTiled's CU_TENSOR_MAP_L2_PROMOTION_{NONE, L2_64B, L2_128B, L2_256B}
+            const std::int64_t v = const_expr(*d.promotion);
+            if (v != 0 && v != 64 && v != 128 && v != 256)
+              fail(d.promotion->loc, fmt::format("l2_promotion={} must be 0, 64, 128 or 256 (bytes: CU_TENSOR_MAP_L2_PROMOTION_*)", v));
+            t.l2_promotion = static_cast<int>(v);
+          }
           decl_kind_[d.name] = {AttrType::kTensor, static_cast<int>(p.tensors.size())};
           p.tensors.push_back(t);
           break;

@@ -233,11 +233,14 @@ class Parser {
         break;
       case Decl::Kind::kTensor: {
         bool have_dtype = false, have_shape = false;
-        while (peek().kind == Tok::kIdent && (peek().text == "dtype" || peek().text == "shape")) {
+        while (peek().kind == Tok::kIdent && (peek().text == "dtype" || peek().text == "shape" || peek().text == "l2_promotion")) {
           if (peek().text == "dtype") {
             attr("dtype");
             d.dtype = expect_ident("a dtype (e.g. bf16)");
             have_dtype = true;
+          } else if (peek().text == "l2_promotion") {
+            attr("l2_promotion");
+            d.promotion = parse_expr();
           } else {
             attr("shape");
             d.shape = parse_tuple();

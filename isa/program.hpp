@@ -40,6 +40,9 @@ struct TensorDecl {
   int bits = 16;
   std::vector<std::int64_t> shape;
   SourceLoc loc;
+  // Its tensor map's L2 promotion in bytes (cuTensorMapEncodeTiled's CU_TENSOR_MAP_L2_PROMOTION_*): 0 none, 64, 128
+  // or 256. A box's miss brings the whole aligned segment of this many bytes of each row it touches into the L2.
+  int l2_promotion = 0;
 };
 
 // Words in global memory that CTAs synchronise through (flags, counters, locks): 64-bit integers shared by

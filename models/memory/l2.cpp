@@ -344,8 +344,35 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   // [col0, col1): the bytes of each row the box covers.
   const std::int64_t col0 = std::max<std::int64_t>(0, a.at[r - 1]) * t.bits / 8;
   const std::int64_t col1 = std::min(a.at[r - 1] + a.box[r - 1], t.shape[static_cast<std::size_t>(r - 1)]) * t.bits / 8;
-  std::int64_t hit = 0, miss = 0, written = 0, back = 0, merged = 0;
+  std::int64_t hit = 0, miss = 0, written = 0, back = 0, merged = 0, promoted = 0;
   Cycle merged_done = start;
+  // The tensor map's L2 promotion: a miss brings the whole aligned `promotion`-byte segment of each row it touches (the
+  // model's finest part is a 64-byte half row; 128: both halves of the block's rows; 256: the neighbouring block's too).
+  const int promotion = t.l2_promotion;
+  const std::int64_t row_bytes = t.shape[static_cast<std::size_t>(r - 1)] * t.bits / 8;
+  // The parts of `block` (its column block cb and row block rb) of the rows `rows_missed` (both halves of each) that
+  // lie inside the tensor's rows, brought in from HBM beside a box's miss: counted as promoted bytes, held by the
+  // block from now and coming until the box is done.
+  auto promote = [&](std::int64_t cb, std::int64_t rb, std::uint64_t rows_missed) {
+    std::uint64_t halves = 0;
+    if (row_bytes > cb * kBlockBytes) halves |= 0x5555555555555555ULL;
+    if (row_bytes > cb * kBlockBytes + kBlockBytes / 2) halves |= 0xAAAAAAAAAAAAAAAAULL;
+    const std::uint64_t want = (rows_missed | (rows_missed << 1)) & halves;
+    const std::uint64_t key = copy_key(block_key(a.tensor, cb, rb), a.sm);
+    std::uint64_t has = 0;
+    if (const std::int32_t n = cache_.peek(key); n >= 0) has = cache_.parts(n);
+    if (!partition_of_sm_.empty())
+      if (const std::int32_t f = cache_.peek(key ^ kPartitionBit); f >= 0) has |= cache_.parts(f);
+    const std::uint64_t fetch = want & ~has;
+    if (fetch == 0) return;
+    BlockCache::Touch tp = cache_.touch(key, false);
+    if (tp.evicted_dirty) back += kBlockRows * kBlockBytes;
+    if (cache_.stamp(tp.node) <= start.v) cache_.coming(tp.node) = 0;
+    cache_.parts(tp.node) |= want;
+    cache_.coming(tp.node) |= fetch;
+    fresh_.push_back(tp.node);
+    promoted += std::popcount(fetch) * (kBlockBytes / 2);
+  };
   fresh_.clear();
   issued_.clear();
   owned_.clear();
@@ -459,6 +486,18 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
             miss += missed;
             coming |= missing;
             fresh_.push_back(tc.node);
+            if (promotion >= 128) {
+              // The rows that missed, one bit each (the first half's); their other halves in this block, then (256)
+              // in the block beside it within the aligned 256 bytes.
+              const std::uint64_t rows_missed = (missing | (missing >> 1)) & 0x5555555555555555ULL;
+              const std::uint64_t other = (rows_missed | (rows_missed << 1)) & ~held;
+              if (other != 0) {
+                held |= other;
+                coming |= other;
+                promoted += std::popcount(other) * (kBlockBytes / 2);
+              }
+              if (promotion >= 256) promote(cb ^ 1, rb, rows_missed);
+            }
           }
         }
       }
@@ -503,15 +542,17 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   p.box = box, p.group = group, p.me = me, p.cta = a.cta;
   p.floor = merged_done;
   if (hit + miss + written > 0) {
+    // (A promoted byte costs the L2 its fill: what a byte read from HBM costs beyond its own lookup.)
     p.work = hit + static_cast<std::int64_t>(std::llround(static_cast<double>(written) * m.l2_store_cost)) +
-             static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups));
+             static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups)) +
+             static_cast<std::int64_t>(std::llround(static_cast<double>(promoted) * std::max(0.0, m.l2_miss_lookups - 1)));
     // The L2 serves multicast reads slower than unicast ones (measured: mcast_split_loaded_*, l2_multicast_read_cost).
     if (a.multicast) p.work = static_cast<std::int64_t>(std::llround(static_cast<double>(p.work) * m.l2_multicast_read_cost));
     l2_work_ += p.work;
   }
   if (miss + back > 0) {
-    hbm_bytes_ += miss + back;
-    Cycle fetched = hbm_.serve(start, hbm_cost(start, miss, back), m.hbm_bytes_per_cycle);
+    hbm_bytes_ += miss + promoted + back;
+    Cycle fetched = hbm_.serve(start, hbm_cost(start, miss + promoted, back), m.hbm_bytes_per_cycle);
     // The missed parts arrive hbm_latency_cycles after HBM served them and after the SM sent the box's last request:
     // HBM's latency adds to the box's time through the SM (tma_load_latency_hbm_* - tma_load_latency_l2_*: 494-520
     // cycles on the H100 at every box size from 1 to 32 KB, 455-543 on the H200).

@@ -83,6 +83,14 @@ TEST_CASE("TMA boxes follow the tensor-map limits", "[isa][boundary]") {
   CHECK_THAT(with_op(d, "tma.load bytes=24 dst=s bar=b", 4, true), Catch::Contains("multiple of 16"));
   CHECK_THAT(with_op(d, "tma.load T box=(8, 64) dst=b bar=b", 4, true), Catch::Contains("'b' is an mbarrier, not an smem buffer"));
   CHECK_THAT(compile_error("kernel k { tensor T dtype=bf16 shape=(1,2,3,4,5,6) }"), Catch::Contains("tensor rank 6 out of range 1..5"));
+  // l2_promotion= takes the tensor map's values in bytes, written before or after dtype= and shape=.
+  for (int v : {0, 64, 128, 256}) {
+    CHECK(compile_error(fmt::format("kernel k {{ tensor T dtype=bf16 shape=(8, 64) l2_promotion={} }}", v)).empty());
+    CHECK(compile_error(fmt::format("kernel k {{ tensor T l2_promotion={} dtype=bf16 shape=(8, 64) }}", v)).empty());
+  }
+  for (int v : {-1, 1, 32, 63, 65, 127, 129, 255, 257, 512})
+    CHECK_THAT(compile_error(fmt::format("kernel k {{ tensor T dtype=bf16 shape=(8, 64) l2_promotion={} }}", v)),
+               Catch::Contains("must be 0, 64, 128 or 256"));
 }
 
 TEST_CASE("an op's constant bytes fit the smem element it writes or reads", "[isa][boundary]") {

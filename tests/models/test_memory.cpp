@@ -488,6 +488,74 @@ kernel k grid=(1,1,1) warps=1 {{
   CHECK(once.cycles - (twice.cycles - once.cycles) == m.hbm_latency_cycles);
 }
 
+TEST_CASE("memory: a tensor's l2_promotion brings the whole aligned segment of each row a miss touches into the L2",
+          "[memory]") {
+  // Two boxes side by side in rows of 256 bytes: the first at columns [0, W), the second at [W, 2W).
+  const auto side_by_side = [](int promotion, int w) {
+    return run_edited(fmt::format(R"(
+kernel k grid=(1,1,1) warps=1 {{
+  mbarrier full count=1
+  smem s bytes=16384
+  tensor T dtype=bf16 shape=(4096, 128) l2_promotion={0}
+  warp 0 w {{
+    elect {{
+      arrive.expect_tx full tx={2}
+      tma.load T box=(128, {1}) at=(0, 0) dst=s bar=full
+      wait full parity=0
+      arrive.expect_tx full tx={2}
+      tma.load T box=(128, {1}) at=(0, {1}) dst=s bar=full
+      wait full parity=1
+    }}
+  }}
+}}
+)",
+                                  promotion, w, 128 * w * 2),
+                      {});
+  };
+  for (int w : {32, 64}) {
+    const std::int64_t box = 128 * w * 2;
+    INFO("box columns " << w);
+    // None (and 64: the model's finest part is a 64-byte half row): each box brings only its own bytes.
+    for (int promotion : {0, 64}) {
+      auto r = side_by_side(promotion, w);
+      REQUIRE(r.outcome == Outcome::kFinished);
+      CHECK(r.stats.l2_miss_bytes == 2 * box);
+      CHECK(r.stats.l2_hit_bytes == 0);
+      CHECK(r.stats.hbm_bytes == 2 * box);
+    }
+    // 128: a miss brings both halves of each 128-byte segment: a 64-byte-wide box brings its neighbour, which hits.
+    auto r128 = side_by_side(128, w);
+    REQUIRE(r128.outcome == Outcome::kFinished);
+    CHECK(r128.stats.l2_hit_bytes == (w == 32 ? box : 0));
+    CHECK(r128.stats.hbm_bytes == 2 * box);  // the same bytes from HBM, once each: the second box's came with the first
+    // 256: the whole 256-byte row comes with the first box: the second hits whatever its width.
+    auto r256 = side_by_side(256, w);
+    REQUIRE(r256.outcome == Outcome::kFinished);
+    CHECK(r256.stats.l2_miss_bytes == box);
+    CHECK(r256.stats.l2_hit_bytes == box);
+    CHECK(r256.stats.hbm_bytes == 128 * 256);
+    CHECK(r256.cycles < side_by_side(0, w).cycles);
+  }
+  // The segment stays inside the tensor: rows of 192 bytes hold one aligned 128-byte segment and a 64-byte rest.
+  auto edge = run_edited(R"(
+kernel k grid=(1,1,1) warps=1 {
+  mbarrier full count=1
+  smem s bytes=16384
+  tensor T dtype=bf16 shape=(4096, 96) l2_promotion=256
+  warp 0 w {
+    elect {
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
+      wait full parity=0
+    }
+  }
+}
+)",
+                         {});
+  REQUIRE(edge.outcome == Outcome::kFinished);
+  CHECK(edge.stats.hbm_bytes == 128 * 192);
+}
+
 // `ctas` CTAs of one warp each walk the first `region_bytes` of a tensor of 128-byte rows twice, in 32 KB boxes (256 rows).
 static std::string walk_twice(std::int64_t region_bytes, int ctas) {
   const std::int64_t rows = region_bytes / 128;

@@ -165,6 +165,9 @@ def defines(p, measured):
          "BETA_ZERO": 1}
     # K2's grouped raster in cluster rows (g0, along M, is one group of every row).
     d["GROUP_M"] = p["raster_rows"]
+    # K2's tensor maps ask for 256-byte L2 promotion (validation/kernels/src/k2_main.cu), CuTe's for 128 (the models'
+    # default): a K2 box that misses brings the next k-block's half rows into the L2 along with its own.
+    d["L2_PROMOTION"] = 256
     # Its own instructions, from the traces: the conversion of a subtile (the elements each consumer thread
     # converts at the measured cost) and a k-block's bookkeeping in the load and consumer warps.
     em, en = p["epi_tile"]

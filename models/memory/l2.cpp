@@ -1,8 +1,11 @@
 #include "models/memory/l2.hpp"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
+#include <tuple>
+#include <vector>
 
 #include "isa/program.hpp"
 #include "models/gpu/simulator.hpp"
@@ -350,14 +353,21 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   // model's finest part is a 64-byte half row; 128: both halves of the block's rows; 256: the neighbouring block's too).
   const int promotion = t.l2_promotion;
   const std::int64_t row_bytes = t.shape[static_cast<std::size_t>(r - 1)] * t.bits / 8;
-  // The parts of `block` (its column block cb and row block rb) of the rows `rows_missed` (both halves of each) that
-  // lie inside the tensor's rows, brought in from HBM beside a box's miss: counted as promoted bytes, held by the
-  // block from now and coming until the box is done.
-  auto promote = [&](std::int64_t cb, std::int64_t rb, std::uint64_t rows_missed) {
+  // The 64-byte halves of column block cb that lie inside the tensor's rows (a bit pair per row).
+  auto halves_in_row = [&](std::int64_t cb) {
     std::uint64_t halves = 0;
     if (row_bytes > cb * kBlockBytes) halves |= 0x5555555555555555ULL;
     if (row_bytes > cb * kBlockBytes + kBlockBytes / 2) halves |= 0xAAAAAAAAAAAAAAAAULL;
-    const std::uint64_t want = (rows_missed | (rows_missed << 1)) & halves;
+    return halves;
+  };
+  // 256: the rows a box missed in block (cb, rb) bring the same rows of the block beside it (cb ^ 1). Applied after
+  // the box's own walk (which may read that block itself): the parts neither partition holds come from HBM, counted as
+  // promoted bytes, held from now and coming until the box is done.
+  std::array<std::tuple<std::int64_t, std::int64_t, std::uint64_t>, 16> promotions;
+  std::size_t n_promotions = 0;
+  std::vector<std::tuple<std::int64_t, std::int64_t, std::uint64_t>> more_promotions;
+  auto promote = [&](std::int64_t cb, std::int64_t rb, std::uint64_t rows_missed) {
+    const std::uint64_t want = (rows_missed | (rows_missed << 1)) & halves_in_row(cb);
     const std::uint64_t key = copy_key(block_key(a.tensor, cb, rb), a.sm);
     std::uint64_t has = 0;
     if (const std::int32_t n = cache_.peek(key); n >= 0) has = cache_.parts(n);
@@ -367,8 +377,10 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
     if (fetch == 0) return;
     BlockCache::Touch tp = cache_.touch(key, false);
     if (tp.evicted_dirty) back += kBlockRows * kBlockBytes;
-    if (cache_.stamp(tp.node) <= start.v) cache_.coming(tp.node) = 0;
-    cache_.parts(tp.node) |= want;
+    // (A block this box read itself keeps what it has coming: its stamp becomes the box's end in remember().)
+    if (cache_.stamp(tp.node) <= start.v && std::find(fresh_.begin(), fresh_.end(), tp.node) == fresh_.end())
+      cache_.coming(tp.node) = 0;
+    cache_.parts(tp.node) |= fetch;
     cache_.coming(tp.node) |= fetch;
     fresh_.push_back(tp.node);
     promoted += std::popcount(fetch) * (kBlockBytes / 2);
@@ -490,13 +502,17 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
               // The rows that missed, one bit each (the first half's); their other halves in this block, then (256)
               // in the block beside it within the aligned 256 bytes.
               const std::uint64_t rows_missed = (missing | (missing >> 1)) & 0x5555555555555555ULL;
-              const std::uint64_t other = (rows_missed | (rows_missed << 1)) & ~held;
-              if (other != 0) {
-                held |= other;
-                coming |= other;
-                promoted += std::popcount(other) * (kBlockBytes / 2);
+              const std::uint64_t other = (rows_missed | (rows_missed << 1)) & halves_in_row(cb) & ~held;
+              // (halves the other partition holds come from there, as the box's own do)
+              if (const std::uint64_t fetch = other & ~far_parts; fetch != 0) {
+                held |= fetch;
+                coming |= fetch;
+                promoted += std::popcount(fetch) * (kBlockBytes / 2);
               }
-              if (promotion >= 256) promote(cb ^ 1, rb, rows_missed);
+              if (promotion >= 256) {
+                if (n_promotions < promotions.size()) promotions[n_promotions++] = {cb ^ 1, rb, rows_missed};
+                else more_promotions.emplace_back(cb ^ 1, rb, rows_missed);
+              }
             }
           }
         }
@@ -532,6 +548,8 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
       }
     }
   }
+  for (std::size_t i = 0; i < n_promotions; ++i) std::apply(promote, promotions[i]);
+  for (const auto& p : more_promotions) std::apply(promote, p);
   hit_bytes_ += hit;
   miss_bytes_ += miss;
   merged_bytes_ += merged;

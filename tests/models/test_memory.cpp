@@ -536,61 +536,38 @@ kernel k grid=(1,1,1) warps=1 {{
     CHECK(r256.stats.hbm_bytes == 128 * 256);
     CHECK(r256.cycles < side_by_side(0, w).cycles);
   }
-  // The segment stays inside the tensor: rows of 192 bytes hold one aligned 128-byte segment and a 64-byte rest.
-  auto edge = run_edited(R"(
-kernel k grid=(1,1,1) warps=1 {
+  // The same box `loads` times (each waited for) from a tensor of `cols` bf16 columns with promotion `promotion`.
+  const auto same_box = [](int cols, int promotion, int box_cols, int at_col, int loads) {
+    std::string body;
+    for (int i = 0; i < loads; ++i)
+      body += fmt::format("      arrive.expect_tx full tx={0}\n      tma.load T box=(128, {1}) at=(0, {2}) dst=s bar=full\n"
+                          "      wait full parity={3}\n",
+                          128 * box_cols * 2, box_cols, at_col, i & 1);
+    return run_edited(fmt::format(R"(
+kernel k grid=(1,1,1) warps=1 {{
   mbarrier full count=1
-  smem s bytes=16384
-  tensor T dtype=bf16 shape=(4096, 96) l2_promotion=256
-  warp 0 w {
-    elect {
-      arrive.expect_tx full tx=16384
-      tma.load T box=(128, 64) at=(0, 0) dst=s bar=full
-      wait full parity=0
-    }
-  }
-}
+  smem s bytes=32768
+  tensor T dtype=bf16 shape=(4096, {}) l2_promotion={}
+  warp 0 w {{
+    elect {{
+{}    }}
+  }}
+}}
 )",
-                         {});
+                                  cols, promotion, body),
+                      {});
+  };
+  // The segment stays inside the tensor: rows of 192 bytes hold one aligned 128-byte segment and a 64-byte rest.
+  auto edge = same_box(96, 256, 64, 0, 1);
   REQUIRE(edge.outcome == Outcome::kFinished);
   CHECK(edge.stats.hbm_bytes == 128 * 192);
   // 128 with a row that ends inside the box's own block: its missing half is not there to bring.
-  auto short_row = run_edited(R"(
-kernel k grid=(1,1,1) warps=1 {
-  mbarrier full count=1
-  smem s bytes=16384
-  tensor T dtype=bf16 shape=(4096, 96) l2_promotion=128
-  warp 0 w {
-    elect {
-      arrive.expect_tx full tx=8192
-      tma.load T box=(128, 32) at=(0, 64) dst=s bar=full
-      wait full parity=0
-    }
-  }
-}
-)",
-                              {});
+  auto short_row = same_box(96, 128, 32, 64, 1);
   REQUIRE(short_row.outcome == Outcome::kFinished);
   CHECK(short_row.stats.hbm_bytes == 128 * 64);
-  // 256 with a box 256 bytes wide: it reads both blocks of the segment itself; nothing more comes, all of it misses.
-  auto wide = run_edited(R"(
-kernel k grid=(1,1,1) warps=1 {
-  mbarrier full count=1
-  smem s bytes=32768
-  tensor T dtype=bf16 shape=(4096, 256) l2_promotion=256
-  warp 0 w {
-    elect {
-      arrive.expect_tx full tx=32768
-      tma.load T box=(128, 128) at=(0, 0) dst=s bar=full
-      wait full parity=0
-      arrive.expect_tx full tx=32768
-      tma.load T box=(128, 128) at=(0, 0) dst=s bar=full
-      wait full parity=1
-    }
-  }
-}
-)",
-                         {});
+  // 256 with a box 256 bytes wide: it reads both blocks of the segment itself; nothing more comes, all of it misses
+  // once.
+  auto wide = same_box(256, 256, 128, 0, 2);
   REQUIRE(wide.outcome == Outcome::kFinished);
   CHECK(wide.stats.l2_miss_bytes == 32768);
   CHECK(wide.stats.l2_hit_bytes == 32768);

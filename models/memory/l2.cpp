@@ -1,7 +1,6 @@
 #include "models/memory/l2.hpp"
 
 #include <algorithm>
-#include <array>
 #include <bit>
 #include <cmath>
 #include <tuple>
@@ -363,9 +362,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   // 256: the rows a box missed in block (cb, rb) bring the same rows of the block beside it (cb ^ 1). Applied after
   // the box's own walk (which may read that block itself): the parts neither partition holds come from HBM, counted as
   // promoted bytes, held from now and coming until the box is done.
-  std::array<std::tuple<std::int64_t, std::int64_t, std::uint64_t>, 16> promotions;
-  std::size_t n_promotions = 0;
-  std::vector<std::tuple<std::int64_t, std::int64_t, std::uint64_t>> more_promotions;
+  promotions_.clear();
   auto promote = [&](std::int64_t cb, std::int64_t rb, std::uint64_t rows_missed) {
     const std::uint64_t want = (rows_missed | (rows_missed << 1)) & halves_in_row(cb);
     const std::uint64_t key = copy_key(block_key(a.tensor, cb, rb), a.sm);
@@ -509,10 +506,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
                 coming |= fetch;
                 promoted += std::popcount(fetch) * (kBlockBytes / 2);
               }
-              if (promotion >= 256) {
-                if (n_promotions < promotions.size()) promotions[n_promotions++] = {cb ^ 1, rb, rows_missed};
-                else more_promotions.emplace_back(cb ^ 1, rb, rows_missed);
-              }
+              if (promotion >= 256) promotions_.emplace_back(cb ^ 1, rb, rows_missed);
             }
           }
         }
@@ -548,8 +542,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
       }
     }
   }
-  for (std::size_t i = 0; i < n_promotions; ++i) std::apply(promote, promotions[i]);
-  for (const auto& p : more_promotions) std::apply(promote, p);
+  for (const auto& pr : promotions_) std::apply(promote, pr);
   hit_bytes_ += hit;
   miss_bytes_ += miss;
   merged_bytes_ += merged;

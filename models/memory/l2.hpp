@@ -215,6 +215,8 @@ class CachedL2 : public MemoryHierarchy {
   std::priority_queue<std::pair<std::int64_t, std::uint32_t>, std::vector<std::pair<std::int64_t, std::uint32_t>>,
                       std::greater<>> ends_;
   std::vector<std::int32_t> fresh_;  // the blocks the current box reads itself (not merged)
+  // The current box's 256-byte promotions still to apply (column block, row block, the rows that missed).
+  std::vector<std::tuple<std::int64_t, std::int64_t, std::uint64_t>> promotions_;
   // A recent read of a block that later reads may join: until when they may (they start at or before), when its
   // data is delivered (after that, nothing joins it), the parts of the block it reads (a read joins only when they
   // cover its own), and who is on it.

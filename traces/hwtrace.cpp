@@ -282,6 +282,11 @@ HwTrace parse_checked(const std::string& text, const std::string& name) {
       if (ht.swizzle != 0 && ht.swizzle != 32 && ht.swizzle != 64 && ht.swizzle != 128)
         r.fail(where + ".swizzle", fmt::format("{} is not a swizzle (0, 32, 64 or 128 bytes)", ht.swizzle));
     }
+    if (x.contains("l2_promotion") && !x["l2_promotion"].is_null()) {
+      ht.l2_promotion = static_cast<int>(r.integer(x["l2_promotion"], where + ".l2_promotion", 0, 256));
+      if (ht.l2_promotion != 0 && ht.l2_promotion != 64 && ht.l2_promotion != 128 && ht.l2_promotion != 256)
+        r.fail(where + ".l2_promotion", fmt::format("{} is not an L2 promotion (0, 64, 128 or 256 bytes)", ht.l2_promotion));
+    }
     if (x.contains("smem") && !x["smem"].is_null()) {
       ht.smem = r.name(x["smem"], where + ".smem");
       if (!t.smem_buffer(ht.smem)) r.fail(where + ".smem", fmt::format("no smem buffer '{}'", ht.smem));
@@ -329,6 +334,25 @@ HwTrace parse_checked(const std::string& text, const std::string& name) {
       if (!t.smem_buffer(buffer)) r.fail(where, fmt::format("no smem buffer '{}'", buffer));
       (std::string(key) == "a" ? t.wgmma_a : t.wgmma_b) = buffer;
     }
+  }
+
+  // A GEMM's problem and tiling: all of M, N, K, tile, epilogue_tile and group_m, or none of them is used.
+  if (params.contains("M") && params.contains("N") && params.contains("K") && params.contains("tile") && params.contains("epilogue_tile") &&
+      params.contains("group_m")) {
+    HwGemm g;
+    constexpr std::int64_t kDim = INT32_MAX;  // a TMA coordinate is 32-bit
+    g.m = r.integer(params["M"], "params.M", 1, kDim);
+    g.n = r.integer(params["N"], "params.N", 1, kDim);
+    g.k = r.integer(params["K"], "params.K", 1, kDim);
+    auto tile = r.ints(params["tile"], "params.tile", 3, 1, 256, " (a CTA tile's box rows)");
+    if (tile.size() != 3) r.fail("params.tile", "expected [BM, BN, BK]");
+    auto epi = r.ints(params["epilogue_tile"], "params.epilogue_tile", 2, 1, 256, " (a TMA box's rows)");
+    if (epi.size() != 2) r.fail("params.epilogue_tile", "expected [EM, EN]");
+    g.bm = tile[0], g.bn = tile[1], g.bk = tile[2], g.em = epi[0], g.en = epi[1];
+    if (g.bm % g.em != 0 || g.bn % g.en != 0)
+      r.fail("params.epilogue_tile", fmt::format("[{}, {}] does not divide the tile [{}, {}]", g.em, g.en, g.bm, g.bn));
+    g.group_m = r.integer(params["group_m"], "params.group_m", INT32_MIN, INT32_MAX);
+    t.gemm = g;
   }
 
   const json& probe = r.need(doc, "probe", "");

@@ -55,6 +55,14 @@ struct HwTensor {
   std::vector<std::int64_t> shape, box;
   int swizzle = 0;
   std::string smem;
+  int l2_promotion = -1;  // bytes (0, 64, 128, 256: cuTensorMapEncodeTiled's l2Promotion); -1: the trace does not say
+};
+
+// A GEMM's problem and tiling, from params M, N, K, tile [BM, BN, BK], epilogue_tile [EM, EN] and group_m (all of
+// them or none): where a tile's boxes lie, for a kernel whose tile scheduler the replay knows (docs/replay.md).
+struct HwGemm {
+  std::int64_t m = 0, n = 0, k = 0, bm = 0, bn = 0, bk = 0, em = 0, en = 0;
+  std::int64_t group_m = 0;  // raster groups of this many m-blocks (<= 0: one group of all rows)
 };
 
 struct HwSmem {
@@ -78,6 +86,7 @@ struct HwTrace {
   std::string wgmma_dtype = "bf16";
   std::int64_t wgmma_per_event = 1;
   std::string wgmma_a, wgmma_b;                 // smem arrays of the operands
+  std::optional<HwGemm> gemm;                   // params of a GEMM (absent: not all of them given)
   // probe
   std::int64_t cta_first = 0, slots = 0, tile_limit = 0;
   bool truncated = false;

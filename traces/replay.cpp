@@ -32,6 +32,54 @@ std::string identifier(const std::string& s) {
   return out;
 }
 
+// Where K2's boxes lie (kernel "k2_gemm", a 1-D grid of clusters along x and the params of a GEMM; docs/replay.md,
+// "Box coordinates"). Its persistent scheduler gives cluster u the tiles u, u + U, u + 2U, ... (U clusters in the
+// grid) and maps tile t to (cluster row, n-block) in raster groups of `group` cluster rows, m fastest inside a group
+// (validation/kernels/src/k2_gemm.cuh, tile_coords); the CTA of rank r in its cluster takes m-block row * CL + r. The
+// traced (probe) build takes params.group_m as the group whatever the cluster (its constexpr GROUP_M); <= 0 is one
+// group of all rows.
+struct K2Layout {
+  HwGemm g;
+  std::int64_t cl = 1, n_mrow = 0, n_nblk = 0, n_tiles = 0, group = 0;
+};
+
+std::optional<K2Layout> k2_layout(const HwTrace& t) {
+  if (t.kernel != "k2_gemm" || !t.gemm || t.grid[0] <= 0 || t.cluster[1] != 1 || t.cluster[2] != 1 || t.grid[0] % t.cluster[0] != 0)
+    return std::nullopt;
+  for (const char* n : {"A", "B"}) {
+    const HwTensor* x = t.tensor(n);
+    if (!x || x->shape.size() != 2) return std::nullopt;
+  }
+  K2Layout l;
+  l.g = *t.gemm;
+  l.cl = t.cluster[0];
+  const std::int64_t n_mblk = (l.g.m + l.g.bm - 1) / l.g.bm;
+  l.n_mrow = (n_mblk + l.cl - 1) / l.cl;
+  l.n_nblk = (l.g.n + l.g.bn - 1) / l.g.bn;
+  l.n_tiles = l.n_mrow * l.n_nblk;
+  l.group = l.g.group_m <= 0 ? l.n_mrow : std::min(l.n_mrow, l.g.group_m);
+  return l;
+}
+
+// An expression as .pipe text, parenthesised only where the operators' precedence needs it.
+std::string expr_text(const isa::Expr& e, int outer = 0, bool right = false) {
+  switch (e.kind) {
+    case isa::Expr::Kind::kInt: return std::to_string(e.value);
+    case isa::Expr::Kind::kName: return e.name;
+    case isa::Expr::Kind::kCall: {
+      std::vector<std::string> args;
+      for (const auto& a : e.args) args.push_back(expr_text(a));
+      return fmt::format("{}({})", e.name, fmt::join(args, ", "));
+    }
+    case isa::Expr::Kind::kBinary: {
+      const int p = e.name == "+" || e.name == "-" ? 1 : 2;  // the generator's operators: + - * / %
+      std::string s = fmt::format("{} {} {}", expr_text(e.args[0], p, false), e.name, expr_text(e.args[1], p, true));
+      return p < outer || (p == outer && right) ? "(" + s + ")" : s;
+    }
+    default: return "?";
+  }
+}
+
 // A step of a role's program: the event each warp of the group (by position) runs there, -1 = none.
 struct Item {
   std::array<int, kMaxGroup> ev{-1, -1, -1, -1};
@@ -129,7 +177,7 @@ std::vector<Item> merge_group(const std::vector<const HwWarp*>& group, const std
 class Generator {
  public:
   Generator(const HwTrace& t, const ReplayOptions& o, Replay& r)
-      : t_(t), o_(o), r_(r), src_(std::make_shared<isa::SourceFile>(r.source_name, "")) {}
+      : t_(t), o_(o), r_(r), layout_(k2_layout(t)), src_(std::make_shared<isa::SourceFile>(r.source_name, "")) {}
 
   void run() {
     if (o_.probe_cycles < -1 || o_.probe_cycles > kMaxProbeCycles)
@@ -320,9 +368,100 @@ class Generator {
       isa::Decl& d = decl(isa::Decl::Kind::kTensor, x.name);
       d.dtype = x.dtype;
       for (std::int64_t v : x.shape) d.shape.push_back(num(v, at()));
-      line(fmt::format("tensor {} dtype={} shape=({})", x.name, x.dtype, fmt::join(x.shape, ", ")));
+      const int promotion = promotion_of(x);
+      if (promotion > 0) d.promotion = num(promotion, at());
+      line(fmt::format("tensor {} dtype={} shape=({}){}", x.name, x.dtype, fmt::join(x.shape, ", "),
+                       promotion > 0 ? fmt::format(" l2_promotion={}", promotion) : ""));
     }
     --indent_;
+  }
+
+  // The L2 promotion of a tensor's boxes: the trace's, else K2's (its tensor maps have asked for 256 bytes since its
+  // first version: validation/kernels/src/k2_main.cu, make_map), else none.
+  int promotion_of(const HwTensor& x) const {
+    if (x.l2_promotion >= 0) return x.l2_promotion;
+    return t_.kernel == "k2_gemm" ? 256 : 0;
+  }
+
+  // A `let` statement on its own line.
+  void let(const std::string& var, isa::Expr value, const std::string& comment = "") {
+    isa::Stmt st = stmt(isa::Stmt::Kind::kLet, at());
+    st.name = var;
+    std::string text = fmt::format("let {} = {}", var, expr_text(value));
+    st.exprs.push_back(std::move(value));
+    add(std::move(st));
+    line(comment.empty() ? text : text + "  # " + comment);
+  }
+  static isa::Expr call(const char* fn, isa::Expr a, isa::Expr b) {
+    isa::Expr e;
+    e.kind = isa::Expr::Kind::kCall;
+    e.name = fn;
+    e.loc = a.loc;
+    e.args.push_back(std::move(a));
+    e.args.push_back(std::move(b));
+    return e;
+  }
+
+  // Whether any recorded warp of warps first..first+count-1 moves a TMA box.
+  bool moves_boxes(int first_warp, int count) const {
+    for (const auto& c : t_.ctas)
+      for (int k = 0; k < count; ++k)
+        for (const auto& e : c.warps[first_warp + k].events)
+          if (e.op == "tma.load" || e.op == "tma.store") return true;
+    return false;
+  }
+
+  // K2's box coordinates, at the top of a role that moves boxes: this CTA's cluster (the scheduler's unit) and rank
+  // in it, and the m- and n-block of its current tile (set at each `tile` marker).
+  void layout_prologue() {
+    const isa::SourceLoc l = at();
+    if (layout_->cl > 1) {
+      let("unit", bin("/", name("cta", l), num(layout_->cl, l)), "this CTA's cluster: K2's scheduler hands out tiles by cluster");
+      let("crank", bin("%", name("cta", at()), num(layout_->cl, at())));
+    } else {
+      let("unit", name("cta", l), "K2's scheduler hands out tiles by CTA (cluster)");
+    }
+    for (const char* v : {"tile", "tile_r", "tile_rows", "tm", "tn"}) let(v, num(0, at()));
+  }
+
+  // At recorded tile T of the CTA being written (its cluster U): this CTA's tile of the same rank in its sequence,
+  // T - U + unit (modulo the tiles, for a CTA that has fewer tiles than the recorded one), and its blocks.
+  void layout_tile(std::int64_t tile) {
+    const K2Layout& k = *layout_;
+    const std::int64_t u = t_.ctas[static_cast<std::size_t>(slot_)].cta / k.cl, pg = k.group * k.n_nblk;
+    const isa::SourceLoc l = at();
+    isa::Expr rank = tile == u ? name("unit", l) : bin("+", num(tile - u, l), name("unit", l));
+    let("tile", bin("%", std::move(rank), num(k.n_tiles, l)),
+        fmt::format("tile {} of recorded CTA {}: this CTA's tile of that rank", tile, t_.ctas[static_cast<std::size_t>(slot_)].cta));
+    let("tile_r", bin("%", name("tile", at()), num(pg, at())));
+    const isa::SourceLoc r = at();
+    let("tile_rows", call("min", num(k.group, r), bin("-", num(k.n_mrow, r), bin("*", bin("/", name("tile", r), num(pg, r)), num(k.group, r)))));
+    const isa::SourceLoc m = at();
+    isa::Expr row = bin("+", bin("*", bin("/", name("tile", m), num(pg, m)), num(k.group, m)), bin("%", name("tile_r", m), name("tile_rows", m)));
+    if (k.cl > 1) row = bin("+", bin("*", std::move(row), num(k.cl, m)), name("crank", m));
+    let("tm", std::move(row), "m-block");
+    let("tn", bin("/", name("tile_r", at()), name("tile_rows", at())), "n-block");
+  }
+
+  // The coordinates (rows, columns) of K2's box for event e of tensor x: A and B at k-block `iteration` of the tile,
+  // C and D at its subtile `iteration` (n outer, m inner); nothing for another tensor or without an iteration.
+  std::optional<std::array<isa::Expr, 2>> layout_at(const HwEvent& e, const HwTensor& x, const isa::SourceLoc& l) const {
+    if (!layout_ || !e.iteration || x.shape.size() != 2) return std::nullopt;
+    const K2Layout& k = *layout_;
+    const std::int64_t i = *e.iteration;
+    if (x.name == "A") return std::array{bin("*", name("tm", l), num(k.g.bm, l)), num(i * k.g.bk, l)};
+    if (x.name == "B") {
+      isa::Expr row = bin("*", name("tn", l), num(k.g.bn, l));
+      if (k.cl > 1) row = bin("+", std::move(row), bin("*", name("crank", l), num(k.g.bn / k.cl, l)));  // its slice, multicast
+      return std::array{std::move(row), num(i * k.g.bk, l)};
+    }
+    if (x.name == "C" || x.name == "D") {
+      const std::int64_t ms = k.g.bm / k.g.em;
+      auto plus = [&](isa::Expr a, std::int64_t c) { return c == 0 ? a : bin("+", std::move(a), num(c, l)); };
+      return std::array{plus(bin("*", name("tm", l), num(k.g.bm, l)), i % ms * k.g.em),
+                        plus(bin("*", name("tn", l), num(k.g.bn, l)), i / ms * k.g.en)};
+    }
+    return std::nullopt;
   }
 
   // Roles: a warpgroup whose warps issue warpgroup-collective ops is one role; every other warp is its own.
@@ -385,6 +524,8 @@ class Generator {
       add(std::move(let));
       line(fmt::format("let slot = ((cta - {}) % {} + {}) % {}", first_, slots, slots, slots));
     }
+    role_moves_boxes_ = layout_ && moves_boxes(first_warp, count);
+    if (role_moves_boxes_) layout_prologue();
     isa::Stmt* branch = nullptr;  // the `if slot == s` of the previous recorded CTA
     for (std::int64_t s = 0; s < slots; ++s) {
       const HwCta& c = t_.ctas[s];
@@ -433,6 +574,7 @@ class Generator {
   // The statements of one role for one recorded CTA.
   void body(int slot, const std::vector<const HwWarp*>& group, const std::vector<Item>& items, bool elect_single, int first_warp) {
     const int n = static_cast<int>(group.size());
+    slot_ = slot;
     auto subset = [&](const Item& it) {
       std::vector<int> s;
       for (int w = 0; w < n; ++w)
@@ -601,6 +743,7 @@ class Generator {
   }
 
   void op(const HwEvent& e, bool elect_single) {
+    if (e.op == "tile" && e.iteration && layout_ && role_moves_boxes_) layout_tile(*e.iteration);
     if (is_end(e.op) || is_marker(e.op) || e.op == "compute") return;  // the record is all there is
     const std::string& o = e.op;
     bool elect = elect_single && is_single_lane(o);
@@ -628,6 +771,15 @@ class Generator {
       std::string sw = x->swizzle > 0 ? fmt::format(" swizzle={}", x->swizzle) : "";
       bare(name(x->name, l));
       st.operands.push_back(tuple("box", x->box, l));
+      if (auto xy = layout_at(e, *x, l)) {
+        box += fmt::format(" at=({}, {})", expr_text((*xy)[0]), expr_text((*xy)[1]));
+        isa::Operand o;
+        o.loc = l;
+        o.key = "at";
+        o.tuple = true;
+        for (auto& v : *xy) o.values.push_back(std::move(v));
+        st.operands.push_back(std::move(o));
+      }
       if (o == "tma.load") {
         text = fmt::format("tma.load {} {} dst={} bar={}{}", x->name, box, ref(x->smem, e.index), ref(e.barrier, e.index), sw);
         key("dst", element(x->smem, e.index, l));
@@ -685,6 +837,9 @@ class Generator {
   const HwTrace& t_;
   const ReplayOptions& o_;
   Replay& r_;
+  std::optional<K2Layout> layout_;  // K2's box coordinates (absent: every box at the tensor's origin)
+  std::int64_t slot_ = 0;           // the recorded CTA whose events are being written
+  bool role_moves_boxes_ = false;   // the role being written moves boxes (and has the layout's variables)
   int indent_ = 0;
   int line_no_ = 0;
   std::int64_t first_ = 0;

@@ -6,7 +6,8 @@ ops measured in its partner, the trace of the other shape with the same epilogue
 from 8192^3 and back), so that no trace's own intervals time its own replay. The held-out traces of
 validation/results/h100/k2_traces_s2 (other tiles, 2 stages, a skinny shape; beta = 0) are compared the same two
 ways, their own instructions from the 8192^3 trace; so are the H200's traces of the skinny shapes with 2, 4 and 6
-stages (validation/results/h200/k2_skinny_traces, raw captures decoded here with traces/collect.py).
+stages (validation/results/h200/k2_skinny_traces) and of the shapes whose unshared operand streams from HBM
+(validation/results/h200/k2_stream_traces), raw captures decoded here with traces/collect.py.
 
   python3 validation/calibration/replay_table.py SMPIPE             # write the JSON, print a summary
   python3 validation/calibration/replay_table.py SMPIPE --markdown  # print the docs table
@@ -60,22 +61,34 @@ def collect(smpipe):
     traces = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "validation/results/h100/k2_trace_*.json")))
     held_out = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "validation/results/h100/k2_traces_s2/k2_trace_*.json")))
     source = os.path.join("validation", "results", "h100", "k2_trace_8192x8192x8192.json")
-    raws = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, "validation/results/h200/k2_skinny_traces/k2_trace_*.bin.gz")))
-    h200, h200_own = [], []
-    with tempfile.TemporaryDirectory() as tmp:
-        for raw in raws:
-            path = decoded(raw, tmp)
-            for out, own in ((h200, None), (h200_own, source)):
-                c = compare(smpipe, path, own)
-                c["trace"] = raw  # (the decoded file lives in a temporary folder)
-                out.append(c)
+    def raw_group(folder):
+        """The H200's raw captures in `folder`, each compared alone and with the 8192^3 trace's own instructions."""
+        raws = sorted(os.path.relpath(p, ROOT) for p in glob.glob(os.path.join(ROOT, folder, "k2_trace_*.bin.gz")))
+        alone, with_own = [], []
+        with tempfile.TemporaryDirectory() as tmp:
+            for raw in raws:
+                path = decoded(raw, tmp)
+                for out, own in ((alone, None), (with_own, source)):
+                    c = compare(smpipe, path, own)
+                    c["trace"] = raw  # (the decoded file lives in a temporary folder)
+                    out.append(c)
+        return alone, with_own
+
+    h200, h200_own = raw_group("validation/results/h200/k2_skinny_traces")
+    stream, stream_own = raw_group("validation/results/h200/k2_stream_traces")
     return {"generator": "validation/calibration/replay_table.py (smpipe compare TRACE --json; and --own-time PARTNER)",
             "comparisons": [compare(smpipe, t) for t in traces],
             "comparisons_own_time": [compare(smpipe, t, partner(t, traces)) for t in traces if partner(t, traces)],
             "held_out": [compare(smpipe, t) for t in held_out],
             "held_out_own_time": [compare(smpipe, t, source) for t in held_out],
             "h200_skinny": h200,
-            "h200_skinny_own_time": h200_own}
+            "h200_skinny_own_time": h200_own,
+            "h200_stream": stream,
+            "h200_stream_own_time": stream_own}
+
+
+GROUPS = ("comparisons_own_time", "held_out", "held_out_own_time", "h200_skinny", "h200_skinny_own_time", "h200_stream",
+          "h200_stream_own_time")
 
 
 def span_error(c):
@@ -122,7 +135,7 @@ def main():
         return 0
     if a.markdown:
         print(markdown(doc))
-        for key in ("comparisons_own_time", "held_out", "held_out_own_time", "h200_skinny", "h200_skinny_own_time"):
+        for key in GROUPS:
             print()
             print(markdown(doc, key))
         return 0
@@ -130,7 +143,7 @@ def main():
         f.write(text)
     for c in doc["comparisons"]:
         print(f"{c['trace']}: span error {span_error(c):+.1f} %, events {c['events']['compared']}")
-    for key in ("comparisons_own_time", "held_out", "held_out_own_time", "h200_skinny", "h200_skinny_own_time"):
+    for key in GROUPS:
         for c in doc[key]:
             own = f" with its own instructions from {c['own_time']['source']}" if "own_time" in c else ""
             print(f"{c['trace']}{own}: span error {span_error(c):+.1f} %")

@@ -1348,13 +1348,13 @@ int main(int argc, char** argv) {
               << "\n  ],\n"
               << "  \"tensors\": [\n"
               << "    {\"id\": 1, \"name\": \"A\", \"dtype\": \"bf16\", \"shape\": [" << M << ", " << K
-              << "], \"box\": [" << k2::BM << ", " << k2::BK << "], \"swizzle\": 128, \"smem\": \"sA\", \"smem_size\": " << v.stages << "},\n"
+              << "], \"box\": [" << k2::BM << ", " << k2::BK << "], \"swizzle\": 128, \"l2_promotion\": 256, \"smem\": \"sA\", \"smem_size\": " << v.stages << "},\n"
               << "    {\"id\": 2, \"name\": \"B\", \"dtype\": \"bf16\", \"shape\": [" << N << ", " << K
-              << "], \"box\": [" << bn << ", " << k2::BK << "], \"swizzle\": 128, \"smem\": \"sB\", \"smem_size\": " << v.stages << "},\n"
+              << "], \"box\": [" << bn << ", " << k2::BK << "], \"swizzle\": 128, \"l2_promotion\": 256, \"smem\": \"sB\", \"smem_size\": " << v.stages << "},\n"
               << "    {\"id\": 3, \"name\": \"C\", \"dtype\": \"bf16\", \"shape\": [" << M << ", " << N
-              << "], \"box\": [" << epi_m << ", " << k2::EPI_N << "], \"swizzle\": 64, \"smem\": \"sC\", \"smem_size\": " << v.sc << "},\n"
+              << "], \"box\": [" << epi_m << ", " << k2::EPI_N << "], \"swizzle\": 64, \"l2_promotion\": 256, \"smem\": \"sC\", \"smem_size\": " << v.sc << "},\n"
               << "    {\"id\": 4, \"name\": \"D\", \"dtype\": \"bf16\", \"shape\": [" << M << ", " << N
-              << "], \"box\": [" << epi_m << ", " << k2::EPI_N << "], \"swizzle\": 64, \"smem\": \"sD\", \"smem_size\": " << v.sd << "}\n  ],\n"
+              << "], \"box\": [" << epi_m << ", " << k2::EPI_N << "], \"swizzle\": 64, \"l2_promotion\": 256, \"smem\": \"sD\", \"smem_size\": " << v.sd << "}\n  ],\n"
               << "  \"smem\": [{\"name\": \"sA\", \"size\": " << v.stages << ", \"bytes\": " << k2::BM * k2::BK * 2
               << "}, {\"name\": \"sB\", \"size\": " << v.stages << ", \"bytes\": " << bn * k2::BK * 2
               << "}, {\"name\": \"sC\", \"size\": " << v.sc << ", \"bytes\": " << epi_m * k2::EPI_N * 2

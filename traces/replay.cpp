@@ -254,9 +254,10 @@ class Generator {
     e.loc = loc;
     return e;
   }
-  static isa::Expr bin(const char* op, isa::Expr a, isa::Expr b) {
+  // A binary operator, or (kCall) a function of two arguments.
+  static isa::Expr bin(const char* op, isa::Expr a, isa::Expr b, isa::Expr::Kind kind = isa::Expr::Kind::kBinary) {
     isa::Expr e;
-    e.kind = isa::Expr::Kind::kBinary;
+    e.kind = kind;
     e.name = op;
     e.loc = a.loc;
     e.args.push_back(std::move(a));
@@ -392,15 +393,6 @@ class Generator {
     add(std::move(st));
     line(comment.empty() ? text : text + "  # " + comment);
   }
-  static isa::Expr call(const char* fn, isa::Expr a, isa::Expr b) {
-    isa::Expr e;
-    e.kind = isa::Expr::Kind::kCall;
-    e.name = fn;
-    e.loc = a.loc;
-    e.args.push_back(std::move(a));
-    e.args.push_back(std::move(b));
-    return e;
-  }
 
   // Whether any recorded warp of warps first..first+count-1 moves a TMA box.
   bool moves_boxes(int first_warp, int count) const {
@@ -435,7 +427,8 @@ class Generator {
         fmt::format("tile {} of recorded CTA {}: this CTA's tile of that rank", tile, t_.ctas[static_cast<std::size_t>(slot_)].cta));
     let("tile_r", bin("%", name("tile", at()), num(pg, at())));
     const isa::SourceLoc r = at();
-    let("tile_rows", call("min", num(k.group, r), bin("-", num(k.n_mrow, r), bin("*", bin("/", name("tile", r), num(pg, r)), num(k.group, r)))));
+    let("tile_rows", bin("min", num(k.group, r), bin("-", num(k.n_mrow, r), bin("*", bin("/", name("tile", r), num(pg, r)), num(k.group, r))),
+                         isa::Expr::Kind::kCall));
     const isa::SourceLoc m = at();
     isa::Expr row = bin("+", bin("*", bin("/", name("tile", m), num(pg, m)), num(k.group, m)), bin("%", name("tile_r", m), name("tile_rows", m)));
     if (k.cl > 1) row = bin("+", bin("*", std::move(row), num(k.cl, m)), name("crank", m));

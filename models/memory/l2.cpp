@@ -563,6 +563,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   }
   if (miss + back > 0) {
     hbm_bytes_ += miss + promoted + back;
+    hbm_read_bytes_ += miss + promoted;
     Cycle fetched = hbm_.serve(start, hbm_cost(start, miss + promoted, back), m.hbm_bytes_per_cycle);
     // The missed parts arrive hbm_latency_cycles after HBM served them and after the SM sent the box's last request:
     // HBM's latency adds to the box's time through the SM (tma_load_latency_hbm_* - tma_load_latency_l2_*: 494-520
@@ -637,6 +638,7 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   s.l2_merged_bytes = merged_bytes_;
   s.l2_miss_bytes = miss_bytes_;
   s.hbm_bytes = hbm_bytes_;
+  s.hbm_read_bytes = hbm_read_bytes_;
   s.l2_footprint_bytes = footprint_;
   s.l2_copies = partition_of_sm_.empty() ? 1 : 2;
   // In whole blocks, as the warm start compares it (a capacity that is not a multiple of a block holds what fits).

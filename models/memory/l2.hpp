@@ -291,6 +291,7 @@ class CachedL2 : public MemoryHierarchy {
   std::vector<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>> joined_;  // (job, gen, estimated end) of the reads
                                                                                // in flight the current box joined
   std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, merged_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;
+  std::int64_t hbm_read_bytes_ = 0;  // of hbm_bytes_: the reads (misses and the bytes their L2 promotion brings)
   // HBM's time in bytes of hbm_bytes_per_cycle (its bytes and what turning around between reads and writes costs), and
   // its traffic by direction in buckets of hbm_latency_cycles (the current one, mix_bucket_, and the one before): hbm_cost.
   std::int64_t hbm_busy_bytes_ = 0;

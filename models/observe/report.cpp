@@ -265,6 +265,7 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
     j["l2_miss_bytes"] = s.l2_miss_bytes;
     j["l2_merged_bytes"] = std::max<std::int64_t>(0, s.l2_merged_bytes);
     j["hbm_bytes"] = s.hbm_bytes;
+    j["hbm_read_bytes"] = s.hbm_read_bytes;
   }
   if (s.l2_footprint_bytes >= 0) {
     j["l2_start"] = s.l2_warm ? "warm" : "cold";

@@ -436,6 +436,7 @@ kernel k grid=(1,1,1) warps=4 {
   CHECK(r.stats.bytes_stored == 8192);
   CHECK(r.stats.l2_miss_bytes == 8192);
   CHECK(r.stats.hbm_bytes == 8192);
+  CHECK(r.stats.hbm_read_bytes == 8192);
   CHECK(r.stats.l2_hit_bytes == 8192 + 8192);
   // The same copies given as bytes: no address, every byte a hit, nothing from HBM.
   std::string plain = R"(
@@ -522,6 +523,7 @@ kernel k grid=(1,1,1) warps=1 {{
       CHECK(r.stats.l2_miss_bytes == 2 * box);
       CHECK(r.stats.l2_hit_bytes == 0);
       CHECK(r.stats.hbm_bytes == 2 * box);
+      CHECK(r.stats.hbm_read_bytes == 2 * box);
     }
     // 128: a miss brings both halves of each 128-byte segment: a 64-byte-wide box brings its neighbour, which hits.
     auto r128 = side_by_side(128, w);
@@ -534,6 +536,9 @@ kernel k grid=(1,1,1) warps=1 {{
     CHECK(r256.stats.l2_miss_bytes == box);
     CHECK(r256.stats.l2_hit_bytes == box);
     CHECK(r256.stats.hbm_bytes == 128 * 256);
+    // HBM's reads are the miss and what it brought, more than the bytes that missed (Nsight Compute's dram__bytes_read)
+    CHECK(r256.stats.hbm_read_bytes == 128 * 256);
+    CHECK(r256.stats.hbm_read_bytes > r256.stats.l2_miss_bytes);
     CHECK(r256.cycles < side_by_side(0, w).cycles);
   }
   // The same box `loads` times (each waited for) from a tensor of `cols` bf16 columns with promotion `promotion`.
@@ -677,8 +682,9 @@ kernel k grid=(1,1,1) warps=1 {{
   REQUIRE(r.outcome == Outcome::kFinished);
   CHECK(r.stats.l2_miss_bytes == 0);
   CHECK(r.stats.l2_hit_bytes == 0);
-  // The first half was evicted by the second: written back, in 4 KB blocks.
+  // The first half was evicted by the second: written back, in 4 KB blocks; HBM read nothing.
   CHECK(r.stats.hbm_bytes == m.l2_capacity_bytes);
+  CHECK(r.stats.hbm_read_bytes == 0);
 }
 
 TEST_CASE("memory: SMs share the L2 round robin: a transfer takes longer while more SMs move data", "[memory]") {

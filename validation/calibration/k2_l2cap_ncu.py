@@ -5,7 +5,8 @@ The GPU's figures: validation/results/h200/k2_l2cap_ncu.csv (each point's last p
 timed without the profiler, k2_l2cap_timed.json (H200, 2026-12-01; validation/kernels/run_k2_l2cap_ncu.sh). The model:
 K2's parameters as in the accuracy report, at the clock each timed point ran at, on the H200 machine file with
 `l2_partitions` 1 and 2 (docs/simulator.md). Prints one row per point: the GPU's HBM reads and L2 read hit rate, the
-model's L2 misses with each setting, and the times.
+model's HBM reads with each setting (`hbm_read_bytes`: misses and the bytes K2's 256-byte L2 promotion brings with
+them, what dram__bytes_read counts), and the times.
 
     python3 validation/calibration/k2_l2cap_ncu.py build/smpipe
 """
@@ -58,7 +59,7 @@ def main():
     with open(TIMED) as f:
         timed = json.load(f)["rows"]
     gpu = gpu_points()
-    print("| shape | K2 | GPU HBM reads GB | L2 read hits | one L2: misses GB | two partitions | GPU us | one L2 | two |")
+    print("| shape | K2 | GPU HBM reads GB | L2 read hits | one L2: HBM reads GB | two partitions | GPU us | one L2 | two |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as tmp:
         machines = {p: machine(p, tmp) for p in (1, 2)}
@@ -72,7 +73,7 @@ def main():
                     sys.exit(f"{shape} {r['spec']} with l2_partitions {p}: {j.get('error')}")
             hits = g["lts__t_sectors_op_read_lookup_hit.sum"] / g["lts__t_sectors_op_read.sum"]
             print(f'| {shape} | {r["spec"]} | {g["dram__bytes_read.sum"] / 1e9:.3f} | {hits:.3f} | '
-                  f'{runs[1]["l2_miss_bytes"] / 1e9:.3f} | {runs[2]["l2_miss_bytes"] / 1e9:.3f} | {r["ms_median"] * 1000:.1f} | '
+                  f'{runs[1]["hbm_read_bytes"] / 1e9:.3f} | {runs[2]["hbm_read_bytes"] / 1e9:.3f} | {r["ms_median"] * 1000:.1f} | '
                   f'{runs[1]["time_us"]:.1f} | {runs[2]["time_us"]:.1f} |')
 
 

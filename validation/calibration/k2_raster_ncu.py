@@ -9,8 +9,9 @@ of `k2_gemm --sweep --reps 1 --warm 1`, each profiled (three launches with the c
 _op_read x 32 over the box bytes the CTAs request, dram__bytes_read, the kernel's time and SM clock. This script
 prints each point's last launch beside smpipe's run of the cooperative model with K2's parameters as the accuracy
 report sets them (its raster: groups of 8 rows, 1 along N, 0 along M) at that clock: 1 - l2_merged_bytes /
-bytes_loaded, the bytes its reads miss in the L2 (l2_miss_bytes: reads from HBM, as dram__bytes_read counts; without
-the write-backs), and the time without the launch cost (Nsight Compute's duration has none).
+bytes_loaded, the bytes HBM reads (hbm_read_bytes: the misses and what K2's 256-byte L2 promotion brings with them, as
+dram__bytes_read counts; without the write-backs), and the time without the launch cost (Nsight Compute's duration
+has none).
 
   python3 validation/calibration/k2_raster_ncu.py [SMPIPE]
 
@@ -68,7 +69,7 @@ def main():
         r = json.loads(subprocess.run(cmd, cwd=ROOT, check=True, capture_output=True, text=True).stdout)
         model_req = 1 - r["l2_merged_bytes"] / r["bytes_loaded"]
         print(f"{shape:16s} {spec:20s} {m['lts__t_sectors_srcunit_tex_op_read.sum'] * 32 / box:11.3f} {model_req:6.3f} "
-              f"{m['dram__bytes_read.sum'] / 1e9:15.3f} {r['l2_miss_bytes'] / 1e9:6.3f} "
+              f"{m['dram__bytes_read.sum'] / 1e9:15.3f} {r['hbm_read_bytes'] / 1e9:6.3f} "
               f"{m['gpu__time_duration.sum'] / 1000:7.1f} {r['time_us'] - r.get('launch_us', 0):7.1f} {clock:5.0f}")
     return 0
 

@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json, epilogue*.json and
+of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json, loadlat_smooth.json, epilogue*.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -699,7 +699,11 @@ def rows():
     # One stage's landing under a controlled load (the GPU's loadlat.json): a probe CTA and bg load CTAs
     for hbm, src, rws in ((0, "l2", [(0, 4, 0)] + [(131, 4, t) for t in (0, 250, 500, 750, 1000, 1500, 2000, 3000, 5000, 10000)]
                            + [(131, 2, t) for t in (0, 500, 1000)] + [(33, 4, 0), (66, 4, 0)]),
-                          (1, "hbm", [(0, 4, 0)] + [(131, 4, t) for t in (0, 500, 1000, 2000, 4000, 10000)])):
+                          (1, "hbm", [(0, 4, 0)] + [(131, 4, t) for t in (0, 500, 1000, 2000, 4000, 10000)]
+                           # under a smooth load (the GPU's loadlat_smooth.json): one stage per load CTA, think times drawn
+                           # from [T/2, 3T/2) (out of step), or fixed; two stages drawn; the probe alone in that run
+                           + [(131, 1, t, True) for t in (0, 500, 1000, 2000, 3000, 5000)] + [(131, 1, t) for t in (1000, 3000)]
+                           + [(131, 2, t, True) for t in (1000, 3000)] + [(0, 1, 0)])):
         if not hbm:  # the load's think times drawn from [T/2, 3T/2); the load placed by GPC (clusters of 16)
             rws += [(131, 4, t, True) for t in (500, 1000, 2000)] + [(131, 2, t, True) for t in (500, 1000)]
             rws += [(0, 4, 0, False, "alone")] + [(bg, 4, t, False, w) for w, bg in (("local", 15), ("remote", 96), ("all", 111))
@@ -919,7 +923,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast4.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast4.json", "multicast_gemm.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat8.json", "epilogue.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat8.json", "epilogue.json", "loadlat_smooth.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:

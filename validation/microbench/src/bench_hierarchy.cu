@@ -2031,6 +2031,19 @@ void bench_loadlat(Ctx& c) {
   rows.push_back({false, 0, 1, 1024, true, "all", 1, 128, true});
   rows.push_back({true, 0, 4, 0});
   for (int t : {0, 500, 1000, 2000, 4000, 10000}) rows.push_back({true, n - 1, 4, t});
+  // HBM under a smooth load (`--only loadlat_smooth`: these rows alone): each load CTA keeps one stage in flight and
+  // draws its think time from [T/2, 3T/2), so the SMs' requests spread over time as a GEMM's do rather than arriving
+  // in step; the load CTAs' own landings are kept too (one stage at a time). In step (no jitter) and two stages beside.
+  std::vector<Row> smooth;
+  for (int t : {0, 500, 1000, 2000, 3000, 5000}) smooth.push_back({true, n - 1, 1, t, true});
+  for (int t : {1000, 3000}) smooth.push_back({true, n - 1, 1, t});
+  for (int t : {1000, 3000}) smooth.push_back({true, n - 1, 2, t, true});
+  smooth.push_back({true, n - 1, 1, 2000, true, "", 1, 128, true});  // when they issue: out of step?
+  smooth.push_back({true, 0, 1, 0});                                  // the probe alone, in the same run
+  if (c.filter.find("loadlat_smooth") != std::string::npos)
+    rows = smooth;
+  else
+    rows.insert(rows.end(), smooth.begin(), smooth.end());
   const long long l2_rows = (8ll << 20) / kRowBytes;
   CUtensorMap map_l2 = make_map(big.p, static_cast<uint64_t>(l2_rows), box_rows);
   CUtensorMap map_l2_32 = make_map(big.p, static_cast<uint64_t>(l2_rows), 2 * box_rows);

@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,segments,astream,think,pipe,loadlat,smemport,issue,l1,multicast,gpc,epilogue] (pipe_more, pipe_straight, pipe_timeline, pipe_sleep, multicast_gemm: parts of a group alone)\n", argv[0]);
+      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,segments,astream,think,pipe,loadlat,smemport,issue,l1,multicast,gpc,epilogue] (pipe_more, pipe_straight, pipe_timeline, pipe_sleep, multicast_gemm, loadlat_smooth: parts of a group alone)\n", argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());

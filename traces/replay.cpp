@@ -420,6 +420,10 @@ class Generator {
   // T - U + unit (modulo the tiles, for a CTA that has fewer tiles than the recorded one), and its blocks.
   void layout_tile(std::int64_t tile) {
     const K2Layout& k = *layout_;
+    if (tile < 0 || tile >= k.n_tiles)
+      throw isa::InputError(fmt::format("{}: CTA {}: a `tile` marker of tile {}, not one of the problem's {} tiles (params M, N, tile, "
+                                        "cluster): the replay cannot place its boxes",
+                                        t_.path, t_.ctas[static_cast<std::size_t>(slot_)].cta, tile, k.n_tiles));
     const std::int64_t u = t_.ctas[static_cast<std::size_t>(slot_)].cta / k.cl, pg = k.group * k.n_nblk;
     const isa::SourceLoc l = at();
     isa::Expr rank = tile == u ? name("unit", l) : bin("+", num(tile - u, l), name("unit", l));
@@ -442,6 +446,15 @@ class Generator {
     if (!layout_ || !e.iteration || x.shape.size() != 2) return std::nullopt;
     const K2Layout& k = *layout_;
     const std::int64_t i = *e.iteration;
+    // A load of A or B is of a k-block, a C load or D store of a subtile of the tile: any other iteration is not a box
+    // of the problem (and its coordinates would leave the tensor's 32-bit range).
+    const bool operand = x.name == "A" || x.name == "B";
+    const std::int64_t n = operand ? (k.g.k + k.g.bk - 1) / k.g.bk : (k.g.bm / k.g.em) * (k.g.bn / k.g.en);
+    if ((operand || x.name == "C" || x.name == "D") && (i < 0 || i >= n))
+      throw isa::InputError(fmt::format("{}: CTA {}: a {} of {} at iteration {}, not one of the tile's {} {}: the replay cannot place "
+                                        "its box",
+                                        t_.path, t_.ctas[static_cast<std::size_t>(slot_)].cta, e.op, x.name, i, n,
+                                        operand ? "k-blocks" : "subtiles"));
     if (x.name == "A") return std::array{bin("*", name("tm", l), num(k.g.bm, l)), num(i * k.g.bk, l)};
     if (x.name == "B") {
       isa::Expr row = bin("*", name("tn", l), num(k.g.bn, l));

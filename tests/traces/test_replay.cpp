@@ -908,6 +908,45 @@ TEST_CASE("replay of a K2 trace: each CTA's boxes where K2's scheduler puts its 
   CHECK(first_tiles(0) == 65536 + 16384);  // <= 0: one group of all rows (along M)
 }
 
+TEST_CASE("replay of a K2 trace: a tile or iteration that is not the problem's is refused, not placed", "[traces][replay][hostile]") {
+  auto refused = [](const json& t) {
+    try {
+      traces::make_replay(traces::parse_hwtrace(t.dump(), "k2.json"), {});
+    } catch (const isa::InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  CHECK(refused(k2_trace(8, 0)).empty());
+  CHECK(refused(k2_trace(8, 3)).empty());  // the last of the tile's 2 x 2 subtiles
+  // tiles 0..3 of a 2 x 2 problem; k-blocks 0..1; subtiles 0..7
+  for (std::int64_t tile : {std::int64_t{-1}, std::int64_t{4}, INT64_MIN, INT64_MAX}) {
+    json t = k2_trace(8, 0);
+    t["ctas"][0]["warps"][0]["events"][0][6] = tile;
+    CHECK_THAT(refused(t), Catch::Contains(fmt::format("CTA 0: a `tile` marker of tile {}, not one of the problem's 4 tiles", tile)));
+  }
+  for (std::int64_t kb : {std::int64_t{-1}, std::int64_t{2}, INT64_MAX, INT64_MIN}) {
+    json t = k2_trace(8, 0);
+    t["ctas"][0]["warps"][0]["events"][2][6] = kb;  // the first tma.load A
+    CHECK_THAT(refused(t), Catch::Contains(fmt::format("a tma.load of A at iteration {}, not one of the tile's 2 k-blocks", kb)));
+  }
+  CHECK_THAT(refused(k2_trace(8, 4)), Catch::Contains("a tma.store of D at iteration 4, not one of the tile's 4 subtiles"));
+  CHECK_THAT(refused(k2_trace(8, -1)), Catch::Contains("a tma.store of D at iteration -1"));
+  // the largest problem the reader takes (2^31 - 1 rows and columns in tiles of 1 x 1: ~2^62 tiles): its tile counts
+  // and the program's constants stay within 64 bits, and the program runs (the boxes stay in the toy tensors)
+  json big = k2_trace(8, 0);
+  big["params"]["M"] = big["params"]["N"] = INT32_MAX;
+  big["params"]["tile"] = {1, 1, 64};
+  big["params"]["epilogue_tile"] = {1, 1};
+  INFO(refused(big));
+  REQUIRE(refused(big).empty());
+  traces::Replay r = traces::make_replay(traces::parse_hwtrace(big.dump(), "k2.json"), {});
+  CHECK_THAT(r.text, Catch::Contains(fmt::format("let tile = unit % {}", std::int64_t{INT32_MAX} * INT32_MAX)));
+  auto path = std::filesystem::temp_directory_path() / "smpipe_k2_big_replay.pipe";
+  std::ofstream(path) << r.text;
+  CHECK(run_cli({"run", path.string(), "--gpu", "h100-sxm"}).code == 0);
+}
+
 TEST_CASE("hardware trace reader: a GEMM's params and the tensors' L2 promotion", "[traces][replay]") {
   json t = k2_trace(8, 0);
   traces::HwTrace h = traces::parse_hwtrace(t.dump(), "k2.json");

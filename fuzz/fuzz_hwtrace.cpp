@@ -76,7 +76,8 @@ const JsonVocabulary& hwtrace_vocabulary() {
               "box", "swizzle", "smem_size", "bytes", "record_bytes", "slots", "cta_first", "capacity", "tile_limit",
               "truncated", "unwritten", "kernel_ms", "sm_count", "cta", "sm", "clock_start", "clock_end",
               "globaltimer_start", "globaltimer_end", "dropped", "warps", "warp", "role", "lanes", "window_cut", "end",
-              "events", "grid", "cluster", "wgmma", "per_event", "a", "b", "M", "N", "K", "tile", "stages"};
+              "events", "grid", "cluster", "wgmma", "per_event", "a", "b", "M", "N", "K", "tile", "stages",
+              "epilogue_tile", "group_m", "l2_promotion"};
     return v;
   }();
   return v;

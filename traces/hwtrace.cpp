@@ -336,9 +336,11 @@ HwTrace parse_checked(const std::string& text, const std::string& name) {
     }
   }
 
-  // A GEMM's problem and tiling: all of M, N, K, tile, epilogue_tile and group_m, or none of them is used.
-  if (params.contains("M") && params.contains("N") && params.contains("K") && params.contains("tile") && params.contains("epilogue_tile") &&
-      params.contains("group_m")) {
+  // K2's problem and tiling (docs/trace-format.md, "K2 specifics"): all of M, N, K, tile, epilogue_tile and group_m, or
+  // none of them is used; another kernel's params are its own.
+  bool gemm = t.kernel == "k2_gemm";
+  for (const char* key : {"M", "N", "K", "tile", "epilogue_tile", "group_m"}) gemm = gemm && params.contains(key) && !params[key].is_null();
+  if (gemm) {
     HwGemm g;
     constexpr std::int64_t kDim = INT32_MAX;  // a TMA coordinate is 32-bit
     g.m = r.integer(params["M"], "params.M", 1, kDim);

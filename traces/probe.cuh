@@ -239,11 +239,12 @@ __device__ __forceinline__ bool kb_recorded(int32_t kb) {
   return n <= 1u || static_cast<uint32_t>(kb) % n == 0u;
 }
 
-// A tile starts; `ordinal` counts this warp's tiles from 0.  At the end of the tile window the warp stops
-// recording (until EXIT) and notes in its header where the window ended.
+// A tile starts; `ordinal` is its position in the CTA's tile sequence, from 0 (a pingpong consumer warpgroup sees every
+// other one).  At the end of the tile window (the first tile at or past tile_limit) the warp stops recording (until
+// EXIT) and notes in its header where the window ended.
 __device__ __forceinline__ void tile(Warp& w, int32_t tile_index, uint32_t ordinal) {
   const Config& c = g_config;
-  if (w.e != 0u && c.tile_limit != 0u && ordinal == c.tile_limit) {
+  if (w.e != 0u && c.tile_limit != 0u && ordinal >= c.tile_limit) {
     unsigned char* slot = slot_of(c);
     const uint32_t warp = linear_warp();
     const uint32_t done = (w.o - static_cast<uint32_t>(records_of(c, slot, warp) - c.buf)) / kRecordBytes;

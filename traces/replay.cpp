@@ -32,30 +32,49 @@ std::string identifier(const std::string& s) {
   return out;
 }
 
-// Where K2's boxes lie (kernel "k2_gemm", a 1-D grid of clusters along x and the params of a GEMM; docs/replay.md,
-// "Box coordinates"). Its persistent scheduler gives cluster u the tiles u, u + U, u + 2U, ... (U clusters in the
-// grid) and maps tile t to (cluster row, n-block) in raster groups of `group` cluster rows, m fastest inside a group
-// (validation/kernels/src/k2_gemm.cuh, tile_coords); the CTA of rank r in its cluster takes m-block row * CL + r. The
-// traced (probe) build takes params.group_m as the group whatever the cluster (its constexpr GROUP_M); <= 0 is one
-// group of all rows.
+// Where K2's boxes lie (kernel "k2_gemm", a 1-D grid of single CTAs and the params of a GEMM; docs/replay.md, "Box
+// coordinates"). Its persistent scheduler gives CTA u the tiles u, u + U, u + 2U, ... (U CTAs in the grid) and maps
+// tile t to (m-block, n-block) in raster groups of `group` m-blocks, m fastest inside a group
+// (validation/kernels/src/k2_gemm.cuh, tile_coords); the traced (probe) build takes params.group_m as the group (its
+// constexpr GROUP_M), <= 0 one group of all rows. The probe build refuses clusters, so a trace of clusters is not placed.
 struct K2Layout {
   HwGemm g;
-  std::int64_t cl = 1, n_mrow = 0, n_nblk = 0, n_tiles = 0, group = 0;
+  std::int64_t n_mrow = 0, n_nblk = 0, n_tiles = 0, group = 0;
 };
 
-std::optional<K2Layout> k2_layout(const HwTrace& t) {
-  if (t.kernel != "k2_gemm" || !t.gemm || t.grid[0] <= 0 || t.cluster[1] != 1 || t.cluster[2] != 1 || t.grid[0] % t.cluster[0] != 0)
+// The names the layout's program uses (a trace whose declarations take one of them is not placed).
+constexpr std::array<const char*, 6> kLayoutNames{"unit", "tile", "tile_r", "tile_rows", "tm", "tn"};
+
+// K2's layout of `t`, or why its boxes stay at their tensors' origins ("" when it is not a K2 trace with a GEMM's params).
+std::optional<K2Layout> k2_layout(const HwTrace& t, std::string& why) {
+  if (t.kernel != "k2_gemm" || !t.gemm) return std::nullopt;
+  if (t.grid[0] <= 0 || t.grid[1] != 1 || t.grid[2] != 1 || t.cluster[0] != 1 || t.cluster[1] != 1 || t.cluster[2] != 1) {
+    why = "a grid of single CTAs along x (params.grid, params.cluster)";
     return std::nullopt;
+  }
   for (const char* n : {"A", "B"}) {
     const HwTensor* x = t.tensor(n);
-    if (!x || x->shape.size() != 2) return std::nullopt;
+    if (!x || x->shape.size() != 2) {
+      why = "two-dimensional tensors A and B";
+      return std::nullopt;
+    }
   }
+  for (const char* n : kLayoutNames)
+    if (t.barrier(n) || t.tensor(n) || t.smem_buffer(n)) {
+      why = fmt::format("the name '{}' free (the trace declares it)", n);
+      return std::nullopt;
+    }
   K2Layout l;
   l.g = *t.gemm;
-  l.cl = t.cluster[0];
-  const std::int64_t n_mblk = (l.g.m + l.g.bm - 1) / l.g.bm;
-  l.n_mrow = (n_mblk + l.cl - 1) / l.cl;
+  l.n_mrow = (l.g.m + l.g.bm - 1) / l.g.bm;
   l.n_nblk = (l.g.n + l.g.bn - 1) / l.g.bn;
+  const std::int64_t k_blocks = (l.g.k + l.g.bk - 1) / l.g.bk;
+  // every coordinate a box takes, a tile's first row or column plus less than a tile, is a TMA coordinate (32 bits)
+  if (l.n_mrow * l.g.bm > INT32_MAX + std::int64_t{1} || l.n_nblk * l.g.bn > INT32_MAX + std::int64_t{1} ||
+      k_blocks * l.g.bk > INT32_MAX + std::int64_t{1}) {
+    why = "tiles whose coordinates fit in 32 bits (params M, N, K and tile)";
+    return std::nullopt;
+  }
   l.n_tiles = l.n_mrow * l.n_nblk;
   l.group = l.g.group_m <= 0 ? l.n_mrow : std::min(l.n_mrow, l.g.group_m);
   return l;
@@ -177,7 +196,7 @@ std::vector<Item> merge_group(const std::vector<const HwWarp*>& group, const std
 class Generator {
  public:
   Generator(const HwTrace& t, const ReplayOptions& o, Replay& r)
-      : t_(t), o_(o), r_(r), layout_(k2_layout(t)), src_(std::make_shared<isa::SourceFile>(r.source_name, "")) {}
+      : t_(t), o_(o), r_(r), layout_(k2_layout(t, no_layout_)), src_(std::make_shared<isa::SourceFile>(r.source_name, "")) {}
 
   void run() {
     if (o_.probe_cycles < -1 || o_.probe_cycles > kMaxProbeCycles)
@@ -228,6 +247,9 @@ class Generator {
           r_.notes.push_back(fmt::format("CTA {} warp {} dropped {} records: its replay stops early and may hang its partners", c.cta,
                                          w.warp, w.dropped));
 
+    if (!no_layout_.empty())
+      r_.notes.push_back(fmt::format("the K2 trace's boxes stay at their tensors' origins: placing them where K2 put them needs {}",
+                                     no_layout_));
     header(full, grid, slots);
     decls();
     roles(slots);
@@ -403,20 +425,17 @@ class Generator {
     return false;
   }
 
-  // K2's box coordinates, at the top of a role that moves boxes: this CTA's cluster (the scheduler's unit) and rank
-  // in it, and the m- and n-block of its current tile (set at each `tile` marker).
+  // K2's box coordinates, at the top of a role that moves boxes: the CTA whose tiles this one takes (the scheduler's
+  // unit), and the m- and n-block of its current tile (set at each `tile` marker).
   void layout_prologue() {
+    // The CTA this one stands for: itself in a full-grid replay, recorded CTA first + s for the s-th launched alone.
+    const std::int64_t offset = t_.ctas.front().cta - first_;
     const isa::SourceLoc l = at();
-    if (layout_->cl > 1) {
-      let("unit", bin("/", name("cta", l), num(layout_->cl, l)), "this CTA's cluster: K2's scheduler hands out tiles by cluster");
-      let("crank", bin("%", name("cta", at()), num(layout_->cl, at())));
-    } else {
-      let("unit", name("cta", l), "K2's scheduler hands out tiles by CTA (cluster)");
-    }
+    let("unit", offset == 0 ? name("cta", l) : bin("+", name("cta", l), num(offset, l)), "the CTA K2's scheduler hands tiles to");
     for (const char* v : {"tile", "tile_r", "tile_rows", "tm", "tn"}) let(v, num(0, at()));
   }
 
-  // At recorded tile T of the CTA being written (its cluster U): this CTA's tile of the same rank in its sequence,
+  // At recorded tile T of the CTA U being written: this CTA's tile of the same rank in its sequence,
   // T - U + unit (modulo the tiles, for a CTA that has fewer tiles than the recorded one), and its blocks.
   void layout_tile(std::int64_t tile) {
     const K2Layout& k = *layout_;
@@ -424,7 +443,7 @@ class Generator {
       throw isa::InputError(fmt::format("{}: CTA {}: a `tile` marker of tile {}, not one of the problem's {} tiles (params M, N, tile, "
                                         "cluster): the replay cannot place its boxes",
                                         t_.path, t_.ctas[static_cast<std::size_t>(slot_)].cta, tile, k.n_tiles));
-    const std::int64_t u = t_.ctas[static_cast<std::size_t>(slot_)].cta / k.cl, pg = k.group * k.n_nblk;
+    const std::int64_t u = t_.ctas[static_cast<std::size_t>(slot_)].cta, pg = k.group * k.n_nblk;
     const isa::SourceLoc l = at();
     isa::Expr rank = tile == u ? name("unit", l) : bin("+", num(tile - u, l), name("unit", l));
     let("tile", bin("%", std::move(rank), num(k.n_tiles, l)),
@@ -435,7 +454,6 @@ class Generator {
                          isa::Expr::Kind::kCall));
     const isa::SourceLoc m = at();
     isa::Expr row = bin("+", bin("*", bin("/", name("tile", m), num(pg, m)), num(k.group, m)), bin("%", name("tile_r", m), name("tile_rows", m)));
-    if (k.cl > 1) row = bin("+", bin("*", std::move(row), num(k.cl, m)), name("crank", m));
     let("tm", std::move(row), "m-block");
     let("tn", bin("/", name("tile_r", at()), name("tile_rows", at())), "n-block");
   }
@@ -456,11 +474,7 @@ class Generator {
                                         t_.path, t_.ctas[static_cast<std::size_t>(slot_)].cta, e.op, x.name, i, n,
                                         operand ? "k-blocks" : "subtiles"));
     if (x.name == "A") return std::array{bin("*", name("tm", l), num(k.g.bm, l)), num(i * k.g.bk, l)};
-    if (x.name == "B") {
-      isa::Expr row = bin("*", name("tn", l), num(k.g.bn, l));
-      if (k.cl > 1) row = bin("+", std::move(row), bin("*", name("crank", l), num(k.g.bn / k.cl, l)));  // its slice, multicast
-      return std::array{std::move(row), num(i * k.g.bk, l)};
-    }
+    if (x.name == "B") return std::array{bin("*", name("tn", l), num(k.g.bn, l)), num(i * k.g.bk, l)};
     if (x.name == "C" || x.name == "D") {
       const std::int64_t ms = k.g.bm / k.g.em;
       auto plus = [&](isa::Expr a, std::int64_t c) { return c == 0 ? a : bin("+", std::move(a), num(c, l)); };
@@ -843,6 +857,7 @@ class Generator {
   const HwTrace& t_;
   const ReplayOptions& o_;
   Replay& r_;
+  std::string no_layout_;            // why a K2 trace's boxes are not placed ("" if they are, or it is not one)
   std::optional<K2Layout> layout_;  // K2's box coordinates (absent: every box at the tensor's origin)
   std::int64_t slot_ = 0;           // the recorded CTA whose events are being written
   bool role_moves_boxes_ = false;   // the role being written moves boxes (and has the layout's variables)

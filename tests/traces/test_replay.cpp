@@ -81,22 +81,22 @@ json warpgroup_trace(int stagger, const json& warp0_extra) {
 // A K2 trace in small (kernel k2_gemm, params of a GEMM): A is 256 x 128 (boxes of 128 x 64), B 128 x 128 (boxes of
 // 64 x 64), tiles 128 x 64, two k-blocks, so 2 x 2 tiles; a grid of 2 CTAs, CTA 0 recorded: its producer loads A and B
 // for k-blocks 0 and 1 of its tiles 0 and 2, and its consumer warp stores D subtile `store_subtile` of each tile.
-json k2_trace(std::int64_t group_m, int store_subtile) {
+json k2_trace(std::int64_t group_m, int store_subtile, std::vector<int> tiles = {0, 2}, int m = 256, int grid = 2) {
   json t = small_trace();
   t["kernel"] = "k2_gemm";
-  t["params"] = {{"grid", {2, 1, 1}}, {"cluster", {1, 1, 1}}, {"warps", 2}, {"M", 256}, {"N", 128}, {"K", 128},
+  t["params"] = {{"grid", {grid, 1, 1}}, {"cluster", {1, 1, 1}}, {"warps", 2}, {"M", m}, {"N", 128}, {"K", 128},
                  {"tile", {128, 64, 64}}, {"epilogue_tile", {64, 32}}, {"group_m", group_m}};
   t["barriers"] = json::array({{{"name", "full"}, {"kind", "mbarrier"}, {"size", 4}, {"count", 1}}});
   t["smem"] = json::array({{{"name", "sA"}, {"size", 4}, {"bytes", 16384}}, {{"name", "sB"}, {"size", 4}, {"bytes", 8192}},
                            {{"name", "sD"}, {"size", 1}, {"bytes", 4096}}});
-  t["tensors"] = json::array({{{"name", "A"}, {"dtype", "bf16"}, {"shape", {256, 128}}, {"box", {128, 64}}, {"smem", "sA"}},
+  t["tensors"] = json::array({{{"name", "A"}, {"dtype", "bf16"}, {"shape", {m, 128}}, {"box", {128, 64}}, {"smem", "sA"}},
                               {{"name", "B"}, {"dtype", "bf16"}, {"shape", {128, 128}}, {"box", {64, 64}}, {"smem", "sB"}},
-                              {{"name", "D"}, {"dtype", "bf16"}, {"shape", {256, 128}}, {"box", {64, 32}}, {"smem", "sD"}}});
+                              {{"name", "D"}, {"dtype", "bf16"}, {"shape", {m, 128}}, {"box", {64, 32}}, {"smem", "sD"}}});
   json prod = json::array(), cons = json::array();
   int c = 100;
-  for (int j = 0; j < 2; ++j) {  // the CTA's tiles 0 and 2
-    prod.push_back({c, "tile", nullptr, nullptr, nullptr, 0, 2 * j, nullptr});
-    cons.push_back({c, "tile", nullptr, nullptr, nullptr, 0, 2 * j, nullptr});
+  for (int j = 0; j < 2; ++j) {  // the CTA's two tiles
+    prod.push_back({c, "tile", nullptr, nullptr, nullptr, 0, tiles[j], nullptr});
+    cons.push_back({c, "tile", nullptr, nullptr, nullptr, 0, tiles[j], nullptr});
     for (int kb = 0; kb < 2; ++kb) {  // stage 2 j + kb: each used once
       prod.push_back({c += 60, "arrive.expect_tx", "full", 2 * j + kb, 0, 24576, kb, nullptr});
       prod.push_back({c += 60, "tma.load", "full", 2 * j + kb, 0, 16384, kb, "A"});
@@ -878,9 +878,46 @@ TEST_CASE("replay of a K2 trace: each CTA's boxes where K2's scheduler puts its 
   CHECK_THAT(g8.text, Catch::Contains("tma.load A box=(128, 64) at=(tm * 128, 64) dst=sA[3]") &&
                           Catch::Contains("tma.load B box=(64, 64) at=(tn * 64, 0) dst=sB[2]") &&
                           Catch::Contains("tma.store D box=(64, 32) at=(tm * 128, tn * 64) src=sD[0]"));
-  // Subtiles go n outer, m inner (two 64-row subtiles per 128-row tile): subtile 3 is m 64, n 32 within the tile.
-  CHECK_THAT(traces::make_replay(traces::parse_hwtrace(k2_trace(8, 3).dump(), "k2.json"), {}).text,
-             Catch::Contains("tma.store D box=(64, 32) at=(tm * 128 + 64, tn * 64 + 32) src=sD[0]"));
+  // Subtiles go n outer, m inner (two 64-row subtiles per 128-row tile): subtile 1 is rows 64.., subtile 2 columns 32..
+  auto text_of = [](const json& t, const traces::ReplayOptions& o = {}) {
+    return traces::make_replay(traces::parse_hwtrace(t.dump(), "k2.json"), o).text;
+  };
+  CHECK_THAT(text_of(k2_trace(8, 1)), Catch::Contains("tma.store D box=(64, 32) at=(tm * 128 + 64, tn * 64) src=sD[0]"));
+  CHECK_THAT(text_of(k2_trace(8, 2)), Catch::Contains("tma.store D box=(64, 32) at=(tm * 128, tn * 64 + 32) src=sD[0]"));
+  CHECK_THAT(text_of(k2_trace(8, 3)), Catch::Contains("tma.store D box=(64, 32) at=(tm * 128 + 64, tn * 64 + 32) src=sD[0]"));
+  // A last raster group shorter than group_m: 3 m-blocks in groups of 2 take tiles 4 and 5 to (2, 0) and (2, 1). One CTA
+  // (the grid of one) runs tiles 0 and 5: A's m-blocks 0 and 2 and B's n-blocks 0 and 1; were tile 5 taken as if its
+  // group had 2 rows it would be (3, 0), past A's rows, and read B's n-block 0 twice.
+  CHECK(hbm_bytes(k2_trace(2, 0, {0, 5}, 384, 1)) == 2 * 32768 + 2 * 16384);
+  // --recorded-only: the launched CTA 0 stands for the recorded CTA 1, whose tiles it takes
+  json second = k2_trace(8, 0, {1, 3});
+  second["ctas"][0]["cta"] = 1;
+  second["probe"]["cta_first"] = 1;
+  traces::ReplayOptions alone;
+  alone.full_grid = false;
+  CHECK_THAT(text_of(second, alone), Catch::Contains("let unit = cta + 1  # the CTA K2's scheduler hands tiles to"));
+  CHECK_THAT(text_of(second), Catch::Contains("let unit = cta  # the CTA K2's scheduler hands tiles to"));
+  // Not placed, with a note saying why: clusters (the probe build refuses them), a declaration named as one of the
+  // program's variables, coordinates past 32 bits.
+  auto note_of = [](const json& t) {
+    traces::Replay r = traces::make_replay(traces::parse_hwtrace(t.dump(), "k2.json"), {});
+    CHECK_THAT(r.text, !Catch::Contains("at=("));
+    return r.notes.empty() ? std::string() : r.notes.back();
+  };
+  json clustered = k2_trace(8, 0);
+  clustered["params"]["cluster"] = {2, 1, 1};
+  CHECK_THAT(note_of(clustered), Catch::Contains("needs a grid of single CTAs along x"));
+  json named = k2_trace(8, 0);
+  named["barriers"][0]["name"] = "tm";
+  for (auto& w : named["ctas"][0]["warps"])
+    for (auto& e : w["events"])
+      if (e[2] == "full") e[2] = "tm";
+  CHECK_THAT(note_of(named), Catch::Contains("needs the name 'tm' free"));
+  json far = k2_trace(8, 0);
+  far["params"]["M"] = INT32_MAX;
+  far["params"]["tile"] = {3, 64, 64};  // 715827883 m-blocks of 3 rows: the last starts at 2^31 - 2, ends past 2^31 - 1
+  far["params"]["epilogue_tile"] = {1, 32};
+  CHECK_THAT(note_of(far), Catch::Contains("needs tiles whose coordinates fit in 32 bits"));
 
   // Which tiles run first, seen by the L2: CTA 0 and 1 take tiles 0 and 1 at about the same time, then 2 and 3. With
   // groups of 8 the first two tiles are both m-blocks of n-block 0; along N, both n-blocks of m-block 0. With only the
@@ -970,6 +1007,15 @@ TEST_CASE("hardware trace reader: a GEMM's params and the tensors' L2 promotion"
   CHECK_THAT(with("M", 0), Catch::Contains("params.M: 0 is not in 1..2147483647"));
   CHECK_THAT(with("K", std::int64_t{1} << 31), Catch::Contains("params.K"));
   CHECK(with("group_m", -1).empty());
+  // another kernel's params are its own; a null one is no GEMM
+  json other = t;
+  other["kernel"] = "other";
+  other["params"]["tile"] = {512, 512, 512};
+  CHECK(error_of(other).empty());
+  CHECK_FALSE(traces::parse_hwtrace(other.dump(), "k2.json").gemm);
+  json null_group = t;
+  null_group["params"]["group_m"] = nullptr;
+  CHECK_FALSE(traces::parse_hwtrace(null_group.dump(), "k2.json").gemm);
   for (int p : {0, 64, 128, 256}) {
     json x = t;
     x["tensors"][0]["l2_promotion"] = p;

@@ -464,6 +464,7 @@ struct RingCfg {
                                          // the probes', the bandwidth the load CTAs'
   bool jitter = false;                   // RingArgs::jitter
   bool gt_issue = false;                 // RingArgs::gt_issue (RingOut::load_gt)
+  bool sample_all = false;               // keep every load's latency (default: loads [2D, iters - D))
 };
 
 // The fields every ring sets: its tensor map and boxes, D loads in flight, ncta CTAs over nboxes boxes, the L2 flushed
@@ -504,8 +505,8 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
   a.bytes = bytes;
   a.iters = cfg.iters;
   a.check_every = a.nbuf >= cfg.D && cfg.check_data ? 16 : 0;
-  a.lat_from = 2 * cfg.D;
-  a.lat_to = cfg.iters - cfg.D;
+  a.lat_from = cfg.sample_all ? 0 : 2 * cfg.D;
+  a.lat_to = cfg.sample_all ? cfg.iters : cfg.iters - cfg.D;
   a.nboxes = cfg.nboxes;
   a.xboxes = cfg.xboxes;
   a.box_w = cfg.row_bytes / 2;
@@ -2102,6 +2103,77 @@ void bench_loadlat(Ctx& c) {
                 "CTAs, each group reading one walk (the same boxes in the same order). pair32KB: boxes of 32 KB (256 rows) for "
                 "the probe and the load, three stages of the load in flight.",
                 p);
+  }
+}
+
+// Group "burst": n SMs each load one box from HBM at the same %globaltimer instant (the L2 flushed before every rep):
+// how the boxes of a burst land. Served one after another (first come first served) their latencies would spread
+// evenly from one box's alone to that plus the burst's time at HBM's rate; served together (each box's rows spread
+// over all of HBM's channels) they would all land near the burst's end. Two boxes: 32 KB of contiguous 128-byte rows,
+// and a GEMM operand's k-walk box (128 rows of 128 B, 2048 B apart: K2's A box at K = 1024, whose 256-byte L2
+// promotion reads 32 KB from HBM). Latency: the wait's end less the clock before the arrive.expect_tx, one per CTA and
+// rep; the rows' params give the spread within a rep (median over reps of its p10, p90 and max less its min).
+void bench_hbm_burst(Ctx& c) {
+  const size_t big_bytes = 2ull << 30;
+  DevBuf<uint16_t> big(big_bytes / 2);
+  CK(cudaMemset(big.p, 0, big_bytes));
+  CK(cudaFuncSetAttribute(ring_kernel(1), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+  RingBufs rb(c.sm_count);
+  struct Box {
+    const char* name;
+    int row_bytes, box_rows, hbm_bytes;  // tensor row, box rows of 128 B, what HBM reads for it (256-byte promotion)
+  };
+  const int reps = 20;
+  for (const Box& bx : {Box{"contig32KB", 128, 256, 32768}, Box{"kwalk16KB_r2048", 2048, 128, 32768}}) {
+    const long long rows = static_cast<long long>(big_bytes / bx.row_bytes);
+    CUtensorMap map = make_rows_map(big.p, rows, bx.row_bytes, 128, bx.box_rows, CU_TENSOR_MAP_SWIZZLE_128B);
+    const long long nboxes = rows / bx.box_rows * (bx.row_bytes / 128);
+    for (int n : {1, 8, 33, 66, c.sm_count}) {
+      RingCfg cfg = ring_cfg(map, bx.box_rows, 1, n, nboxes, true, reps);
+      cfg.row_bytes = 128;
+      cfg.xboxes = bx.row_bytes / 128;
+      cfg.iters = 1;
+      cfg.sample_all = true;
+      cfg.check_data = false;  // zeros, not the fill pattern
+      cfg.want_smids = true;
+      cfg.delay_ns.assign(static_cast<size_t>(n), 0);  // one common start
+      for (int k = 0; k < n; ++k) {
+        // Each CTA its own row block (k-walk: the first box of a block of 128 rows), far from the others'.
+        cfg.start.push_back(static_cast<long long>(k) * (nboxes / c.sm_count / cfg.xboxes) * cfg.xboxes);
+        cfg.stride.push_back(1);
+      }
+      RingOut o = run_ring(c, cfg, rb);
+      const std::string name = std::string("hbm_burst_") + bx.name + "_n" + std::to_string(n);
+      if (o.problem.empty() && o.lat.size() != static_cast<size_t>(n) * static_cast<size_t>(c.quick ? 1 : reps))
+        o.problem = "expected one latency per CTA and rep, got " + std::to_string(o.lat.size());
+      if (std::string e = c.take_err(); !e.empty() && o.problem.empty()) o.problem = e;
+      if (!o.problem.empty()) {
+        c.res->fail(name + "_latency", o.problem);
+        continue;
+      }
+      std::vector<double> p10, p90, width;
+      for (size_t r = 0; r + static_cast<size_t>(n) <= o.lat.size(); r += static_cast<size_t>(n)) {
+        std::vector<double> v(o.lat.begin() + static_cast<long>(r), o.lat.begin() + static_cast<long>(r) + n);
+        const Stats st = compute_stats(v);
+        p10.push_back(st.p10);
+        p90.push_back(st.p90);
+        width.push_back(st.max - st.min);
+      }
+      JObj p;
+      p.num("ctas", n).num("box_bytes", bx.box_rows * 128).num("row_bytes", bx.row_bytes).num("hbm_bytes_per_box", bx.hbm_bytes)
+          .num("burst_hbm_bytes", double(n) * bx.hbm_bytes)
+          .num("rep_p10_median", compute_stats(p10).median).num("rep_p90_median", compute_stats(p90).median)
+          .num("rep_width_median", compute_stats(width).median).num("sm_clock_ghz_used", c.clk_ghz)
+          .str("smids", o.smids);
+      c.res->add(name + "_latency", G, "cycles", o.lat,
+                 "A burst of HBM boxes (group burst): n CTAs (one per SM, 200 KB smem) each issue one TMA box load at the same "
+                 "%globaltimer instant (20 us after the first CTA starts), the L2 flushed before every rep; per CTA the "
+                 "wait's end less clock64 before its arrive.expect_tx. contig32KB: 256 rows of 128 B, contiguous; "
+                 "kwalk16KB_r2048: 128 rows of 128 B, 2048 B apart (a GEMM operand's k-walk box; the tensor map's 256-byte "
+                 "L2 promotion reads each row's 256 B). Each CTA reads its own rows. Value: every CTA's latency over 20 reps; "
+                 "params.rep_*: the spread within one burst (median over reps).",
+                 p);
+    }
   }
 }
 

@@ -142,6 +142,7 @@ void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combin
 void bench_l2_smpairs(Ctx& c);  // l2_smpairs_* (group "smpairs": request combining by SM id)
 void bench_hbm_segments(Ctx& c);  // hbm_segments_* (group "segments": HBM bandwidth of short row segments)
 void bench_hbm_astream(Ctx& c);  // hbm_astream_* (group "astream": a GEMM operand's k-walk from HBM)
+void bench_hbm_burst(Ctx& c);  // hbm_burst_* (group "burst": n SMs each load one HBM box at one instant)
 void bench_think(Ctx& c);  // think_latency_* (group "think": a GEMM stage's load latency at moderate load)
 void bench_loadlat(Ctx& c);  // loadlat_* (group "loadlat": a probe stage's landing under a controlled load)
 void bench_pipe(Ctx& c);   // pipe_* (group "pipe": a stage's landing time, producer, consumer and watcher warps)

@@ -40,7 +40,8 @@ const JsonVocabulary& machine_vocabulary() {
       v.keys.emplace_back(u.unit);
     }
     for (const models::MachineParam& p : models::machine_params()) v.keys.emplace_back(p.name);
-    for (const char* k : {"name", "description", "gpu_names", "units", "impl", "params", "value", "source"})
+    for (const char* k : {"name", "description", "gpu_names", "units", "impl", "params", "value", "source", "note", "gpcs", "sms",
+                          "hbm_loaded_latency", "utilisation", "cycles"})
       v.keys.emplace_back(k);
     for (const char* w : {"h100-sxm", "h200", "b200", "H100", "H200", "B200", "published: x", "measured: x",
                           "derived: x", "estimate: x"})

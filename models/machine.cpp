@@ -240,6 +240,17 @@ std::vector<int> Machine::gpc_of_sms() const {
   return of;
 }
 
+double Machine::hbm_loaded_latency(double u) const {
+  if (hbm_loaded_utilisation.empty() || !(u > 0)) return 0;
+  double x0 = 0, y0 = 0;
+  for (std::size_t i = 0; i < hbm_loaded_utilisation.size(); ++i) {
+    const double x1 = hbm_loaded_utilisation[i], y1 = hbm_loaded_cycles[i];
+    if (u <= x1) return y0 + (y1 - y0) * (u - x0) / (x1 - x0);
+    x0 = x1, y0 = y1;
+  }
+  return y0;
+}
+
 std::int64_t Machine::tensor_rate(int operand_bits, bool tf32) const {
   if (tf32) return tensor_flops_per_cycle_tf32;
   if (operand_bits <= 4) return tensor_flops_per_cycle_4bit;
@@ -432,7 +443,7 @@ Machine parse_machine(const std::string& text, const std::string& path) {
       throw bad(fmt::format("unknown unit '{}' (units: {})", isa::printable(unit), fmt::join(unit_names, ", ")));
     if (!section.is_object()) throw bad(fmt::format("unit '{}' must be an object", unit));
     for (const auto& [k, v] : section.items())
-      if (k != "impl" && k != "params" && k != "note" && !(k == "gpcs" && unit == "sm"))
+      if (k != "impl" && k != "params" && k != "note" && !(k == "gpcs" && unit == "sm") && !(k == "hbm_loaded_latency" && unit == "l2"))
         throw bad(fmt::format("unit '{}': unknown key '{}'", unit, isa::printable(k)));
     if (section.contains("note") && (!section["note"].is_string() || !text_problem(section["note"], 4096, false).empty()))
       throw bad(fmt::format("unit '{}': \"note\" must be a string of at most 4096 bytes without control characters", unit));
@@ -516,6 +527,34 @@ Machine parse_machine(const std::string& text, const std::string& path) {
                             "own GPCs, or none: then a cluster takes any SMs)",
                             total, m.sm_count));
     m.gpc_source = sourced(g, "unit 'sm': \"gpcs\"");
+  }
+  // HBM's latency under load (optional): knots of utilisation (rising, in (0, 2]) and cycles (0 .. 100000).
+  if (units.contains("l2") && units["l2"].contains("hbm_loaded_latency")) {
+    const nlohmann::json& h = units["l2"]["hbm_loaded_latency"];
+    const char* form =
+        "unit 'l2': \"hbm_loaded_latency\" must be {\"utilisation\": [rising shares of hbm_bytes_per_cycle], \"cycles\": [as many "
+        "latencies], \"source\": \"published|measured|derived|estimate: ...\"}";
+    if (!h.is_object() || !h.contains("utilisation") || !h["utilisation"].is_array() || !h.contains("cycles") ||
+        !h["cycles"].is_array() || !h.contains("source") || !h["source"].is_string())
+      throw bad(form);
+    for (const auto& [k, _] : h.items())
+      if (k != "utilisation" && k != "cycles" && k != "source" && k != "note")
+        throw bad(fmt::format("unit 'l2': \"hbm_loaded_latency\": unknown key '{}'", isa::printable(k)));
+    const nlohmann::json &us = h["utilisation"], &cs = h["cycles"];
+    if (us.empty() || us.size() > 64 || us.size() != cs.size())
+      throw bad(fmt::format("unit 'l2': \"hbm_loaded_latency\" needs 1 to 64 knots, as many utilisations as cycles ({} and {})",
+                            us.size(), cs.size()));
+    for (std::size_t i = 0; i < us.size(); ++i) {
+      const double prev = i == 0 ? 0.0 : m.hbm_loaded_utilisation.back();
+      if (!us[i].is_number() || !(us[i].get<double>() > prev) || !(us[i].get<double>() <= 2))
+        throw bad(fmt::format("unit 'l2': \"hbm_loaded_latency\": utilisation {} must be a number above {} and at most 2 (rising)",
+                              shown(us[i]), prev));
+      if (!cs[i].is_number() || !(cs[i].get<double>() >= 0) || !(cs[i].get<double>() <= 100000))
+        throw bad(fmt::format("unit 'l2': \"hbm_loaded_latency\": cycles {} must be a number from 0 to 100000", shown(cs[i])));
+      m.hbm_loaded_utilisation.push_back(us[i].get<double>());
+      m.hbm_loaded_cycles.push_back(cs[i].get<double>());
+    }
+    m.hbm_loaded_source = sourced(h, "unit 'l2': \"hbm_loaded_latency\"");
   }
   // Rules between parameters.
   if (m.smem_per_cta_max > m.smem_per_sm)

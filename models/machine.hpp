@@ -94,6 +94,14 @@ struct Machine {
   // of HBM's recent traffic (its last hbm_latency_cycles) goes the other way costs 1 + hbm_turnaround x bytes of
   // hbm_bytes_per_cycle (0: reads and writes mix for free).
   double hbm_turnaround = 0;
+  // HBM's latency under load ("units": {"l2": {"hbm_loaded_latency": {"utilisation": [...], "cycles": [...], "source":
+  // ...}}}, optional; cache_hbm): a read that misses while HBM's recent traffic is a share u of hbm_bytes_per_cycle
+  // arrives hbm_loaded_latency(u) cycles later than hbm_latency_cycles says, less what the model already charges it for
+  // that load (its wait in the HBM queue, its GPC's tma_gpc_latency_cycles). Knots (utilisation, cycles), utilisation
+  // rising; linear between them and from (0, 0), the last knot's cycles beyond it. Empty: no such latency.
+  std::vector<double> hbm_loaded_utilisation, hbm_loaded_cycles;
+  std::string hbm_loaded_source;
+  double hbm_loaded_latency(double utilisation) const;
   // 1: the SMs with reads in flight share the L2 equally at every moment (processor sharing, re-timed as SMs start
   // and finish); 0: a transfer's share is the one it gets when it starts.
   std::int64_t l2_processor_sharing = 0;

@@ -52,10 +52,12 @@ Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cy
 }
 
 void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, Cycle sent, std::int64_t bytes,
-             Landing& to, std::uint32_t token, bool multicast) {
+             Landing& to, std::uint32_t token, bool multicast, std::optional<Cycle> loaded) {
   if (!addressed(ctx, tensor)) return to.landed(token, l2.transfer(start, bytes, static_cast<std::uint32_t>(ctx.cta().sm)));
   TensorAccess a = access(ctx, tensor, sent, bytes, false);
   a.multicast = multicast;
+  a.under_load = loaded.has_value();
+  a.loaded = loaded.value_or(Cycle(0));
   l2.read(start, a, to, token);
 }
 
@@ -564,12 +566,29 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   if (miss + back > 0) {
     hbm_bytes_ += miss + promoted + back;
     hbm_read_bytes_ += miss + promoted;
-    Cycle fetched = hbm_.serve(start, hbm_cost(start, miss + promoted, back), m.hbm_bytes_per_cycle);
+    // HBM's share of its recent time, before this box (hbm_loaded_latency); then its turn in the HBM queue.
+    const double load = m.hbm_loaded_utilisation.empty() ? 0.0 : hbm_recent_share(start);
+    const Cycle waits = sim::max(start, hbm_.free()) - start;
+    const std::int64_t cost = hbm_cost(start, miss + promoted, back);
+    if (!m.hbm_loaded_utilisation.empty()) hbm_load_.cur += cost;
+    Cycle fetched = hbm_.serve(start, cost, m.hbm_bytes_per_cycle);
     // The missed parts arrive hbm_latency_cycles after HBM served them and after the SM sent the box's last request:
     // HBM's latency adds to the box's time through the SM (tma_load_latency_hbm_* - tma_load_latency_l2_*: 494-520
-    // cycles on the H100 at every box size from 1 to 32 KB, 455-543 on the H200).
-    if (miss > 0)
-      p.floor = sim::max(p.floor, sim_.spread(start, sim::max(fetched, a.sent) + Cycle(m.hbm_latency_cycles), m.hbm_latency_spread, 2 * box + 1));
+    // cycles on the H100 at every box size from 1 to 32 KB, 455-543 on the H200). Under load HBM's latency grows before
+    // its bandwidth is spent (its channels and banks queue the requests that come together): the machine's
+    // hbm_loaded_latency at the share of HBM's time its recent traffic took, less what this box already waits for that
+    // load here (the delay its turn in the HBM queue gives it: its end against the same box with HBM free at its start)
+    // and in its SM's GPC (tma_gpc_latency_cycles: TensorAccess::loaded). TMA loads only (TensorAccess::under_load).
+    if (miss > 0) {
+      const Cycle through = sim::max(fetched, a.sent);
+      std::int64_t latency = m.hbm_latency_cycles;
+      if (load > 0 && a.under_load) {
+        const Cycle delayed = through - sim::max(fetched - waits, a.sent);
+        latency += std::max<std::int64_t>(
+            0, std::llround(m.hbm_loaded_latency(load) - static_cast<double>(delayed.v) - static_cast<double>(a.loaded.v)));
+      }
+      p.floor = sim::max(p.floor, sim_.spread(start, through + Cycle(latency), m.hbm_latency_spread, 2 * box + 1));
+    }
     // A block evicted dirty leaves the L2 before its place takes the new data: the box waits for the write-back.
     if (back > 0) p.floor = sim::max(p.floor, fetched);
   }
@@ -583,6 +602,26 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
 // buckets of hbm_latency_cycles (the current one whole, the one before it for the part of the window it still covers),
 // in basic arithmetic only, so every platform gives the same cost; a transfer that starts before the current bucket
 // counts in it.
+// The share of HBM's time (its cost in bytes of hbm_bytes_per_cycle) that the transfers started in the last window took,
+// the window being an HBM read's own latency alone (tma_load_latency_cycles + hbm_latency_cycles: the time a request
+// spends in the memory, over which the requests that meet it in HBM's queues were sent). Counted in two buckets of the
+// window's length (the current one whole, the one before for the part of the window it still covers), in basic
+// arithmetic only, so every platform gives the same share.
+double CachedL2::hbm_recent_share(Cycle start) {
+  const Machine& m = sim_.machine();
+  const std::int64_t window = std::max<std::int64_t>(1, m.tma_load_latency_cycles + m.hbm_latency_cycles);
+  const std::int64_t bucket = std::max<std::int64_t>(0, start.v) / window;
+  if (bucket > hbm_load_.bucket) {
+    hbm_load_.prev = bucket == hbm_load_.bucket + 1 ? hbm_load_.cur : 0;
+    hbm_load_.cur = 0;
+    hbm_load_.bucket = bucket;
+  }
+  const std::int64_t base = hbm_load_.bucket * window;
+  const double into = static_cast<double>(std::max(start.v, base) - base) / static_cast<double>(window);
+  const double recent = static_cast<double>(hbm_load_.prev) * (1 - into) + static_cast<double>(hbm_load_.cur);
+  return recent / (static_cast<double>(window) * m.hbm_bytes_per_cycle);
+}
+
 std::int64_t CachedL2::hbm_cost(Cycle start, std::int64_t read, std::int64_t written) {
   const Machine& m = sim_.machine();
   std::int64_t cost = read + written;

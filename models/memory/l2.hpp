@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <array>
 #include <functional>
+#include <optional>
 #include <queue>
 #include <tuple>
 #include <utility>
@@ -38,6 +39,12 @@ struct TensorAccess {
   // parts that miss reach HBM no sooner, so an HBM read's latency adds to the box's own time through the SM (as the
   // GPU's isolated loads show: an HBM box takes a fixed time longer than the same box hitting, at every size).
   Cycle sent{0};
+  // Whether HBM's latency under load (Machine::hbm_loaded_latency) applies to its misses: TMA loads, the transfers it
+  // was measured with (the LSU's cp.async and global loads, whose requests the GPU issues otherwise, are not measured:
+  // without it), and the latency the issuing unit already adds to the box for the load around it (a TMA load's GPC
+  // share, tma_gpc_latency_cycles), which it counts in.
+  bool under_load = false;
+  Cycle loaded{0};
 };
 
 // Who hears when a read started with MemoryHierarchy::read is through the memory: landed(token, done) is called
@@ -70,7 +77,7 @@ Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cy
                  bool write);
 // The same for a read whose end `to` hears (MemoryHierarchy::read; without a box, at once).
 void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, Cycle sent, std::int64_t bytes,
-             Landing& to, std::uint32_t token, bool multicast = false);
+             Landing& to, std::uint32_t token, bool multicast = false, std::optional<Cycle> loaded = std::nullopt);
 
 // "single_queue": the whole GPU's L2 bandwidth as one shared queue, first come first served, no addresses,
 // no latency of its own (the issuing unit adds its measured latency). First-order: it cannot tell hits
@@ -301,6 +308,11 @@ class CachedL2 : public MemoryHierarchy {
   MixBytes mix_cur_, mix_prev_;
   std::int64_t mix_bucket_ = 0;
   std::int64_t hbm_cost(Cycle start, std::int64_t read, std::int64_t written);
+  // HBM's recent load (hbm_loaded_latency): its cost in buckets of one HBM read's latency alone.
+  struct {
+    std::int64_t bucket = 0, cur = 0, prev = 0;
+  } hbm_load_;
+  double hbm_recent_share(Cycle start);
   std::int64_t l2_work_ = 0;  // bytes of L2 bandwidth used (a missed byte counts l2_miss_lookups)
 };
 

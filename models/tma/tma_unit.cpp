@@ -132,10 +132,12 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       const auto sm = static_cast<std::uint32_t>(ctx.cta().sm);
       Cycle latency = sim_.jit(m.tma_load_latency_cycles);
       const std::uint32_t stage = (ctx.present(Attr::kBarCta) ? targets.slot[0] : ctx.cta_slot()) * barriers_ + f;
+      Cycle gpc{0};
       if (m.tma_gpc_latency_cycles > 0) {
         count_loader(ctx.cta_slot(), sm);
-        if (stage_pending_[stage] > 0 || stage_until_[stage] > now) latency += gpc_latency(sm);
+        if (stage_pending_[stage] > 0 || stage_until_[stage] > now) gpc = gpc_latency(sm);
       }
+      latency += gpc;
       ++stage_pending_[stage];
       const std::uint32_t token = sim::take_slot(loads_, free_loads_);
       PendingLoad& load = loads_[token];
@@ -158,7 +160,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       // The signals go out when the memory says the data is through (at once, or when it comes: processor sharing). A
       // box for more than one CTA is a multicast read for the L2 (a mask of one CTA: a plain load, as CuTe issues for a
       // cluster of one along that operand's mode).
-      read_l2(*l2_, ctx, Attr::kTensor, start, start + Cycle(occ), bytes, *this, token, mask != 0 && targets.count > 1);
+      read_l2(*l2_, ctx, Attr::kTensor, start, start + Cycle(occ), bytes, *this, token, mask != 0 && targets.count > 1, gpc);
       // A multicast load holds its thread longer, per destination CTA beyond the first (measured in the multicast
       // rings: validation/microbench, group multicast, mcast_split_*).
       return ctx.busy(m.tma_issue_cycles + (mask != 0 ? (static_cast<std::int64_t>(targets.count) - 1) * m.tma_multicast_issue_cycles : 0));

@@ -236,6 +236,54 @@ TEST_CASE("machine files: the GPCs add up to the SMs, whole and positive, with a
   CHECK(models::parse_machine(j.dump(), "m.json").gpc_sms.empty());
 }
 
+TEST_CASE("machine files: HBM's latency under load is optional knots of rising utilisation and cycles, with a source",
+          "[machine][hostile]") {
+  auto curve = [](const std::function<void(nlohmann::json&)>& edit) {
+    nlohmann::json j = h100_json();
+    edit(j["units"]["l2"]["hbm_loaded_latency"]);
+    return machine_error(j);
+  };
+  auto ok = [](const nlohmann::json& u, const nlohmann::json& c) {
+    return [=](nlohmann::json& h) { h["utilisation"] = u, h["cycles"] = c; };
+  };
+  CHECK(curve([](auto&) {}).empty());
+  CHECK(curve(ok({0.5}, {100})).empty());
+  CHECK(curve(ok({0.25, 0.5, 2}, {0, 100000, 3})).empty());
+  nlohmann::json j = h100_json();
+  j["units"]["l2"]["hbm_loaded_latency"] = {{"utilisation", {0.25, 0.5}}, {"cycles", {100, 300}}, {"source", "measured: x"}};
+  const models::Machine m = models::parse_machine(j.dump(), "m.json");
+  CHECK(m.hbm_loaded_utilisation == std::vector<double>{0.25, 0.5});
+  CHECK(m.hbm_loaded_cycles == std::vector<double>{100, 300});
+  CHECK(m.hbm_loaded_source == "measured: x");
+  CHECK_THAT(curve(ok({0.5, 0.5}, {1, 2})), Catch::Contains("utilisation 0.5 must be a number above 0.5 and at most 2 (rising)"));
+  CHECK_THAT(curve(ok({0.5, 0.25}, {1, 2})), Catch::Contains("utilisation 0.25 must be a number above 0.5"));
+  CHECK_THAT(curve(ok({0}, {1})), Catch::Contains("utilisation 0 must be a number above 0 "));
+  CHECK_THAT(curve(ok({-1}, {1})), Catch::Contains("utilisation -1 must be"));
+  CHECK_THAT(curve(ok({2.0001}, {1})), Catch::Contains("at most 2"));
+  CHECK_THAT(curve(ok({"0.5"}, {1})), Catch::Contains("must be a number above"));
+  CHECK_THAT(curve(ok({0.5}, {-1})), Catch::Contains("cycles -1 must be a number from 0 to 100000"));
+  CHECK_THAT(curve(ok({0.5}, {100001})), Catch::Contains("cycles 100001 must be"));
+  CHECK_THAT(curve(ok({0.5}, {nullptr})), Catch::Contains("cycles null must be"));
+  CHECK_THAT(curve(ok({0.5, 0.6}, {1})), Catch::Contains("as many utilisations as cycles (2 and 1)"));
+  CHECK_THAT(curve(ok(nlohmann::json::array(), nlohmann::json::array())), Catch::Contains("needs 1 to 64 knots"));
+  CHECK_THAT(curve(ok(std::vector<double>(65, 0.5), std::vector<double>(65, 1))), Catch::Contains("needs 1 to 64 knots"));
+  CHECK_THAT(curve([](auto& h) { h["utilisation"] = 0.5; }), Catch::Contains("\"hbm_loaded_latency\" must be {\"utilisation\""));
+  CHECK_THAT(curve([](auto& h) { h.erase("cycles"); }), Catch::Contains("must be {\"utilisation\""));
+  CHECK_THAT(curve([](auto& h) { h.erase("source"); }), Catch::Contains("must be {\"utilisation\""));
+  CHECK_THAT(curve([](auto& h) { h["source"] = "a table"; }), Catch::Contains("source must start with"));
+  CHECK_THAT(curve([](auto& h) { h["knots"] = 1; }), Catch::Contains("\"hbm_loaded_latency\": unknown key 'knots'"));
+  CHECK(curve([](auto& h) { h["note"] = "a note"; }).empty());
+  CHECK_THAT(curve([](auto& h) { h = 3; }), Catch::Contains("must be {\"utilisation\""));
+  // Only the l2 unit has it; without it no latency under load.
+  j = h100_json();
+  j["units"]["tma"]["hbm_loaded_latency"] = j["units"]["l2"]["hbm_loaded_latency"];
+  CHECK_THAT(machine_error(j), Catch::Contains("unit 'tma': unknown key 'hbm_loaded_latency'"));
+  j = h100_json();
+  j["units"]["l2"].erase("hbm_loaded_latency");
+  CHECK(machine_error(j).empty());
+  CHECK(models::parse_machine(j.dump(), "m.json").hbm_loaded_utilisation.empty());
+}
+
 TEST_CASE("machine files: wrong types, non-integers, huge and tiny values are refused before any conversion", "[machine][hostile]") {
   auto set = [](const std::string& name, const nlohmann::json& v) {
     nlohmann::json j = h100_json();

@@ -1886,14 +1886,15 @@ class AllLoads : public models::Observer {
 // A GEMM stage on the H200 (two 16 KB boxes on one barrier, 1 + `gap` cycles after the first's issue ends) in every
 // CTA for which `loads` holds, after 1 + `before` cycles; then 1 + `after` cycles of compute (`loads`, `before` and
 // `after`: expressions of cta). grid x cluster CTAs; the machine without the spread of the transfers' times, changed
-// by `edit`.
+// by `edit`; the L2 warm (the tensor held) or, with `warm` false, cold (every box misses).
 AllLoads stage_loads(int grid, int cluster, const std::string& loads, const std::string& before, int gap, const std::string& after,
-                     const std::function<void(models::Machine&)>& edit = {}) {
+                     const std::function<void(models::Machine&)>& edit = {}, bool warm = true) {
   models::Machine m = models::load_machine("h200");
   m.l2_latency_spread = m.hbm_latency_spread = 0;
   if (edit) edit(m);
   AllLoads seen;
   models::RunOptions o;
+  o.warm_l2 = warm;
   o.observers.push_back(&seen);
   const std::string text = fmt::format(R"(
 kernel k grid=({0},1,1) cluster=({1},1,1) warps=1 {{
@@ -2009,6 +2010,134 @@ TEST_CASE("tma: a stage's second box issued while its first is in flight waits t
     CHECK(off.spans != stage_loads(16, 16, "1", "0", 0, "0").spans);
   }
 }
+
+namespace {
+// HBM's latency under load as one level: `cycles` at any share of HBM's time from 0.001 up (0: none).
+std::function<void(models::Machine&)> loaded_hbm(double cycles, const std::function<void(models::Machine&)>& also = {}) {
+  return [=](models::Machine& m) {
+    m.hbm_loaded_utilisation.clear(), m.hbm_loaded_cycles.clear();
+    if (cycles > 0) m.hbm_loaded_utilisation = {0.001}, m.hbm_loaded_cycles = {cycles};
+    if (also) also(m);
+  };
+}
+// When CTA `cta`'s box `box` landed.
+std::int64_t landed(const AllLoads& r, std::int64_t cta, int box) { return r.spans.at(cta).at(static_cast<std::size_t>(box)).second; }
+}  // namespace
+
+TEST_CASE("machine: HBM's latency under load is linear between its knots and from (0, 0), the last knot's beyond them",
+          "[memory][machine]") {
+  models::Machine m;
+  CHECK(m.hbm_loaded_latency(0.5) == 0);  // no knots: none
+  m.hbm_loaded_utilisation = {0.25, 0.5, 0.75};
+  m.hbm_loaded_cycles = {100, 300, 400};
+  CHECK(m.hbm_loaded_latency(0) == 0);
+  CHECK(m.hbm_loaded_latency(-1) == 0);
+  CHECK(m.hbm_loaded_latency(0.125) == Approx(50));
+  CHECK(m.hbm_loaded_latency(0.25) == Approx(100));
+  CHECK(m.hbm_loaded_latency(std::nextafter(0.25, 1.0)) == Approx(100));
+  CHECK(m.hbm_loaded_latency(0.375) == Approx(200));
+  CHECK(m.hbm_loaded_latency(0.5) == Approx(300));
+  CHECK(m.hbm_loaded_latency(0.625) == Approx(350));
+  CHECK(m.hbm_loaded_latency(0.75) == Approx(400));
+  CHECK(m.hbm_loaded_latency(0.76) == Approx(400));
+  CHECK(m.hbm_loaded_latency(5) == Approx(400));
+  // The built-in Hopper machines carry the H200's measured curve: rising, every knot a share of at most 1.
+  for (const char* name : {"h100-sxm", "h200"}) {
+    const models::Machine h = models::load_machine(name);
+    CAPTURE(name);
+    REQUIRE(h.hbm_loaded_utilisation.size() >= 4);
+    CHECK(h.hbm_loaded_utilisation.back() <= 1);
+    CHECK(std::is_sorted(h.hbm_loaded_cycles.begin(), h.hbm_loaded_cycles.end()));
+    CHECK_THAT(h.hbm_loaded_source, Catch::Contains("loadlat_smooth"));
+  }
+  CHECK(models::load_machine("b200").hbm_loaded_utilisation.empty());
+}
+
+TEST_CASE("memory: a miss waits HBM's latency under load at the share of HBM's time its recent traffic took, less the delay "
+          "its turn in the HBM queue and its GPC already give it (the first miss of a run none)",
+          "[memory]") {
+  SECTION("one level: CTA 0's box (nothing before it) lands as without; every other CTA's C later, or its queue's delay "
+          "D if longer (HBM at 16 bytes a cycle: each A box waits for those before it)") {
+    const auto slow = [](models::Machine& m) { m.hbm_bytes_per_cycle = 16, no_gpc_latency(m); };
+    const auto without = stage_loads(8, 8, "1", "0", 0, "0", loaded_hbm(0, slow), false);
+    const std::int64_t alone = landed(without, 0, 0);
+    for (double c : {1.0, 1500.0, 2600.0, 20000.0}) {
+      CAPTURE(c);
+      const auto with = stage_loads(8, 8, "1", "0", 0, "0", loaded_hbm(c, slow), false);
+      CHECK(landed(with, 0, 0) == alone);
+      for (std::int64_t k = 1; k < 8; ++k) {
+        CAPTURE(k);
+        const std::int64_t d = landed(without, k, 0) - alone;  // its queue's delay (the same box alone lands at `alone`)
+        REQUIRE(d > 0);
+        CHECK(landed(with, k, 0) == alone + std::max(d, static_cast<std::int64_t>(c)));
+      }
+    }
+  }
+  SECTION("a stage's B box: its GPC's latency is part of the loaded latency, not added to it") {
+    const auto with = stage_loads(8, 8, "1", "0", 0, "0", loaded_hbm(3000), false);
+    const auto no_gpc = stage_loads(8, 8, "1", "0", 0, "0", loaded_hbm(3000, no_gpc_latency), false);
+    const auto none = stage_loads(8, 8, "1", "0", 0, "0", loaded_hbm(0), false);
+    const auto none_no_gpc = stage_loads(8, 8, "1", "0", 0, "0", loaded_hbm(0, no_gpc_latency), false);
+    for (std::int64_t k = 0; k < 8; ++k) {
+      CAPTURE(k);
+      CHECK(landed(none, k, 1) - landed(none_no_gpc, k, 1) == std::llround(models::load_machine("h200").tma_gpc_latency_cycles * 7));
+      CHECK(landed(with, k, 1) == landed(no_gpc, k, 1));
+      CHECK(landed(with, k, 1) > landed(none, k, 1));
+    }
+  }
+  SECTION("cp.async misses (the LSU's path, not measured) wait nothing more, but count in HBM's load") {
+    const std::string copies = R"(
+kernel k grid=(1,1,1) warps=1 {
+  smem s bytes=8K
+  tensor A dtype=f16 shape=(4096, 64)
+  warp 0 w {
+    for p in 0..8 {
+      cp.async dst=s src=A box=(64, 64) at=(p * 64, 0)
+      cp.async.commit
+      cp.async.wait 0
+    }
+  }
+}
+)";
+    const auto none = run_edited(copies, loaded_hbm(0)), with = run_edited(copies, loaded_hbm(3000));
+    REQUIRE(with.outcome == Outcome::kFinished);
+    CHECK(with.stats.l2_miss_bytes == 8 * 8192);
+    CHECK(with.cycles == none.cycles);
+  }
+  SECTION("hits wait nothing more (the L2 warm)") {
+    CHECK(stage_loads(8, 8, "1", "0", 0, "0", loaded_hbm(3000), true).spans == stage_loads(8, 8, "1", "0", 0, "0", loaded_hbm(0), true).spans);
+  }
+  SECTION("the share: HBM's cost of the transfers started in the last window (an HBM read's latency alone), over the "
+          "window's bytes at hbm_bytes_per_cycle") {
+    // CTA 0 loads a stage; CTA 1 its own `later` cycles after. Linear through (1, L): CTA 1's A box waits L x its share.
+    const models::Machine h200 = models::load_machine("h200");
+    const std::int64_t window = h200.tma_load_latency_cycles + h200.hbm_latency_cycles;
+    auto extra = [&](double level, double rate, int later) {
+      const auto curve = [=](models::Machine& m) {
+        no_gpc_latency(m);
+        m.hbm_bytes_per_cycle = rate;
+        m.hbm_loaded_utilisation = {1.0}, m.hbm_loaded_cycles = {level};
+      };
+      const auto flat = [=](models::Machine& m) { no_gpc_latency(m), m.hbm_bytes_per_cycle = rate; };
+      const std::string before = fmt::format("(cta == 1) * {}", later);
+      return landed(stage_loads(2, 1, "1", before, 0, "0", curve, false), 1, 0) -
+             landed(stage_loads(2, 1, "1", before, 0, "0", flat, false), 1, 0);
+    };
+    // 400 cycles after CTA 0's 32 KB, which HBM (128 bytes a cycle) is through with by then, in the same window: a share
+    // of 32768 / (window x rate).
+    const double rate = 128;
+    REQUIRE(window > 500);
+    const double share = 32768.0 / (static_cast<double>(window) * rate);
+    REQUIRE(share < 1);
+    // (The box lands no sooner than its other floors allow, which the smaller extras do not all pass: compared in pairs.)
+    CHECK(extra(1000, rate, 400) > 0);
+    CHECK(extra(3000, rate, 400) - extra(2000, rate, 400) == std::llround(3000 * share) - std::llround(2000 * share));
+    CHECK(extra(3000, 2 * rate, 400) - extra(2000, 2 * rate, 400) == std::llround(3000 * share / 2) - std::llround(2000 * share / 2));
+    // Two windows later nothing is recent.
+    CHECK(extra(1000, rate, static_cast<int>(2 * window) + 2000) == 0);
+  }
+}
+
 
 namespace {
 // AllLoads (every CTA's TMA transfers) with every CTA's tma.load ops too: (busy start, cycles), in issue order.

@@ -341,6 +341,32 @@ def smem_stores(smem):
     }
 
 
+SMOOTH = ["validation/results/h200/loadlat_smooth.json", "validation/results/h200/loadlat_smooth_rerun1.json",
+          "validation/results/h200/loadlat_smooth_rerun2.json"]
+
+
+def hbm_loaded_latency(params):
+    """HBM's latency under load, from the H200's `loadlat_smooth` rows (three runs): a probe CTA's stage of two 16 KB
+    boxes from HBM, one at a time, while the other 131 SMs each keep one such stage in flight and think a random time
+    (uniform around T = 0 .. 5000 cycles) after each: per T the knot (delivered bandwidth of the load CTAs over the
+    machine's HBM rate, the probe's median latency less its median alone), the medians over the runs."""
+    runs = []
+    for path in SMOOTH:
+        with open(os.path.join(ROOT, path)) as f:
+            runs.append({m["name"]: m["median"] for m in json.load(f)["measurements"]})
+    med = lambda name: sorted(r[name] for r in runs)[len(runs) // 2]
+    rate = params["hbm_bytes_per_cycle"][0] * params["clock_mhz"][0] / 1000  # GB/s
+    alone = med("loadlat_hbm_pair16KB_bg0_d1_t0_latency")
+    knots = sorted((round(med(f"loadlat_hbm_pair16KB_bg131_d1_t{t}_jitter_bw") / rate, 3),
+                    round(med(f"loadlat_hbm_pair16KB_bg131_d1_t{t}_jitter_latency") - alone))
+                   for t in (0, 500, 1000, 2000, 3000, 5000))
+    return knots, (f"derived: a stage of two 16 KB HBM boxes beside 131 SMs each keeping one in flight with random think "
+                   f"times (T = 5000 .. 0 cycles): the load SMs' bandwidth over hbm_bytes_per_cycle at {params['clock_mhz'][0]} "
+                   f"MHz ({rate:.0f} GB/s), and the stage's median latency less its median alone ({alone:.0f} cycles), the "
+                   f"medians of three runs ({', '.join(SMOOTH)}#loadlat_hbm_pair16KB_bg131_d1_t*_jitter_{{bw,latency}}, "
+                   f"loadlat_hbm_pair16KB_bg0_d1_t0_latency; NVIDIA H200, 2026-12-01)")
+
+
 GPCS = {}
 layout, src = gpc_layout()
 GPCS["h200"] = {"sms": layout, "source": src}
@@ -682,6 +708,13 @@ UNITS = {
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",
                 "atomic_same_address_per_cycle", "fence_cycles", "spin_poll_cycles"],
 }
+HBM_LOADED = {}
+knots, src = hbm_loaded_latency(h200)
+HBM_LOADED["h200"] = {"utilisation": [k[0] for k in knots], "cycles": [k[1] for k in knots], "source": src}
+HBM_LOADED["h100-sxm"] = dict(HBM_LOADED["h200"], source="estimate: taken from the H200 measurement as shares of HBM's "
+                              "rate (the H100 has the H200's chip and memory controllers, with HBM3 at 3.35 TB/s against "
+                              "HBM3e at 4.8; not measured on the H100 yet); " + src)
+
 # Units with a choice of implementation, and the one these machines use.
 IMPLS = {"l2": "cache_hbm", "atomics": "l2_serial"}
 # Device names (as CUDA reports them) each machine stands for: smpipe replay picks the machine by them.
@@ -703,6 +736,8 @@ for name, desc, params in [
         units[unit] = section
     if name in GPCS:
         units["sm"]["gpcs"] = GPCS[name]
+    if name in HBM_LOADED:
+        units["l2"]["hbm_loaded_latency"] = HBM_LOADED[name]
     j = {"name": name, "description": desc, "gpu_names": GPU_NAMES[name], "units": units}
     with open(os.path.join(ROOT, "models/machines", name + ".json"), "w") as f:
         f.write(json.dumps(j, indent=2) + "\n")

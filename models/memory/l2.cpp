@@ -595,13 +595,6 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   return p;
 }
 
-// HBM's time for `read` bytes read and `written` bytes written back from `start`, in bytes of hbm_bytes_per_cycle: each
-// byte costs 1 + hbm_turnaround x, x the share of HBM's traffic of the last hbm_latency_cycles that went the other way
-// before it (the bus turns around between reads and writes; measured: 1:1 mixes of TMA loads and stores streaming
-// through HBM move 0.89-0.93 of either direction alone, store.json). The last window's traffic is counted in two
-// buckets of hbm_latency_cycles (the current one whole, the one before it for the part of the window it still covers),
-// in basic arithmetic only, so every platform gives the same cost; a transfer that starts before the current bucket
-// counts in it.
 // The share of HBM's time (its cost in bytes of hbm_bytes_per_cycle) that the transfers started in the last window took,
 // the window being an HBM read's own latency alone (tma_load_latency_cycles + hbm_latency_cycles: the time a request
 // spends in the memory, over which the requests that meet it in HBM's queues were sent). Counted in two buckets of the
@@ -622,6 +615,13 @@ double CachedL2::hbm_recent_share(Cycle start) {
   return recent / (static_cast<double>(window) * m.hbm_bytes_per_cycle);
 }
 
+// HBM's time for `read` bytes read and `written` bytes written back from `start`, in bytes of hbm_bytes_per_cycle: each
+// byte costs 1 + hbm_turnaround x, x the share of HBM's traffic of the last hbm_latency_cycles that went the other way
+// before it (the bus turns around between reads and writes; measured: 1:1 mixes of TMA loads and stores streaming
+// through HBM move 0.89-0.93 of either direction alone, store.json). The last window's traffic is counted in two
+// buckets of hbm_latency_cycles (the current one whole, the one before it for the part of the window it still covers),
+// in basic arithmetic only, so every platform gives the same cost; a transfer that starts before the current bucket
+// counts in it.
 std::int64_t CachedL2::hbm_cost(Cycle start, std::int64_t read, std::int64_t written) {
   const Machine& m = sim_.machine();
   std::int64_t cost = read + written;

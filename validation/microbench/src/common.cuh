@@ -151,6 +151,7 @@ void bench_issue(Ctx& c);      // issue_* (group "issue": warps sharing the SM's
 void bench_l1(Ctx& c);         // l1_* (group "l1": a global access's L1TEX cost against the lines it touches)
 void bench_multicast(Ctx& c);  // mcast_* (group "multicast": TMA multicast to clusters of 2 and 4 vs unicast)
 void bench_gpc(Ctx& c);        // gpc_* (group "gpc": clusters per GPC; SMs of one GPC loading together vs spread)
+void bench_tma_oob(Ctx& c);     // tma_oob_* (group "oob": TMA boxes partly or wholly outside the tensor)
 void bench_epilogue(Ctx& c);   // epi_* (group "epilogue": the epilogue's store step, subtile after subtile)
 
 // A launch of `ctas` CTAs of `threads` threads with `dyn_smem` bytes of dynamic shared memory, as clusters of C x 1 x 1

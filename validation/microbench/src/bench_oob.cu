@@ -58,6 +58,70 @@ __global__ void k_oob_ring(const __grid_constant__ CUtensorMap map, unsigned lon
   if (bad) atomicAdd(&err[ERR_DATA], bad);
 }
 
+// Clusters of 2, as a GEMM's 2x1 cluster loads its B operand: each CTA's stage is one 256-row box, its two halves
+// loaded by the two CTAs. MC: CTA rank r loads rows y0 + 128 r .. + 127 (128 rows) with .multicast::cluster into both
+// CTAs' stage at the half's offset; else each CTA loads the whole 256-row box at y0 itself (unicast). Either way a
+// CTA's full barrier takes 32 KB per stage, and a stage is loaded again only when both CTAs have waited on it (each
+// arrives on the empty barrier of both; count 2). 4 stages. Thread 0 of each CTA; clock64 span of the ring. own: cluster
+// i's box starts 256 i rows further (each cluster its own rows), else every cluster loads the same box.
+template <bool MC>
+__global__ void k_oob_cluster(const __grid_constant__ CUtensorMap map, unsigned long long* cyc, int y_first, int in_rows,
+                              int iters, int own, unsigned* err) {
+  extern __shared__ unsigned char dyn_raw[];
+  __shared__ __align__(8) uint64_t full[4], empty[4];
+  unsigned char* buf = align1024(dyn_raw);
+  const uint32_t rank = cluster_ctarank();
+  const int y0 = y_first + (own ? static_cast<int>(blockIdx.x / 2) * kBoxRows : 0);  // own: each cluster its own box
+  const uint32_t full0 = smem_u32(&full[0]), empty0 = smem_u32(&empty[0]), buf0 = smem_u32(buf);
+  if (threadIdx.x == 0) {
+    for (int k = 0; k < 4; ++k) {
+      mbar_init(full0 + 8u * k, 1);
+      mbar_init(empty0 + 8u * k, 2);
+    }
+    fence_mbar_init();
+  }
+  cluster_sync_all();
+  if (threadIdx.x == 0) {
+    prefetch_tmap(&map);
+    constexpr uint32_t kStage = kBoxRows * kRowBytes, kHalf = kStage / 2;
+    auto issue = [&](int s) {
+      const uint32_t fb = full0 + 8u * s, dst = buf0 + static_cast<uint32_t>(s) * kStage;
+      mbar_arrive_expect_tx(fb, kStage);
+      if (MC)
+        tma_load_2d_mc(dst + rank * kHalf, &map, 0, y0 + static_cast<int>(rank) * (kBoxRows / 2), fb, 0x3);
+      else
+        tma_load_2d(dst, &map, 0, y0, fb);
+    };
+    const unsigned long long t0 = clk();
+    int issued = 0;
+    for (int s = 0; s < 4 && issued < iters; ++s, ++issued) issue(s);
+    bool ok = true;
+    for (int i = 0; i < iters && ok; ++i) {
+      const int s = i % 4;
+      const uint32_t ph = static_cast<uint32_t>(i / 4) & 1u;
+      ok = mbar_wait<WAIT_TRY>(full0 + 8u * s, ph, err);
+      for (uint32_t q = 0; q < 2 && ok; ++q) mbar_arrive_cluster_default(mapa_shared(empty0 + 8u * s, q));
+      if (ok && issued < iters) {
+        ok = mbar_wait<WAIT_TRY>(empty0 + 8u * s, ph, err);
+        if (ok) issue(s), ++issued;
+      }
+    }
+    cyc[blockIdx.x] = clk() - t0;
+    if (ok) {
+      // The last stage used (iters - 1): row 0 and row 255 of the whole box, the pattern inside, zero outside.
+      const unsigned char* st = buf + static_cast<size_t>((iters - 1) % 4) * kStage;
+      unsigned bad = 0;
+      for (uint32_t r : {0u, static_cast<uint32_t>(kBoxRows - 1)}) {
+        const uint16_t v = *reinterpret_cast<const volatile uint16_t*>(st + (MC ? (r / 128) * kHalf + swz128(r % 128, 5) : swz128(r, 5)));
+        if (v != (static_cast<int>(r) < in_rows ? pattern(static_cast<uint32_t>(y0) + r, 5) : 0)) ++bad;
+      }
+      if (bad) atomicAdd(&err[ERR_DATA], bad);
+    }
+  }
+  __syncwarp();
+  cluster_sync_all();  // no CTA exits while its peer may still multicast into it or arrive on its barriers
+}
+
 }  // namespace
 
 void bench_tma_oob(Ctx& c) {
@@ -140,6 +204,61 @@ void bench_tma_oob(Ctx& c) {
           .num("rows_inside", k.in_rows).num("stages", stages).num("ctas", grid).num("boxes", iters)
           .num("own_box", k.own ? 1 : 0);
       record(c, nm, G, "cycles", per_box, desc, p);
+    }
+  }
+  // Clusters of 2 (a GEMM's 2x1 cluster loading B): multicast halves against each CTA's own whole box, inside, with
+  // the second half outside (the 128-row tensor: a 256-wide tile on N = 128) and wholly outside; one cluster and every
+  // SM (an even number of CTAs).
+  CK(cudaFuncSetAttribute(k_oob_cluster<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+  CK(cudaFuncSetAttribute(k_oob_cluster<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+  struct ClusterCase {
+    const char* name;
+    long long map_rows;
+    int y0, in_rows;
+    const char* what;
+    bool own = false;
+  } ccases[] = {
+      {"in", all, 0, kBoxRows, "every row inside, every cluster the same box"},
+      {"half", kBoxRows / 2, 0, kBoxRows / 2, "rows 128..255 outside (a 128-row tensor): with multicast, rank 1's half wholly outside"},
+      {"all_out", kBoxRows / 2, kBoxRows, 0, "every row outside (the box at row 256 of a 128-row tensor)"},
+      {"in_own", all, 0, kBoxRows, "every row inside, each cluster its own box (cluster i at row 256 i)", true},
+      {"all_out_own", kBoxRows / 2, kBoxRows, 0, "every row outside, each cluster its own rows (cluster i at row 256 + 256 i)", true},
+  };
+  for (const ClusterCase& k : ccases) {
+    for (int mc = 0; mc < 2; ++mc) {
+      CUtensorMap map = make_map(t.p, static_cast<uint64_t>(k.map_rows), static_cast<uint32_t>(mc ? kBoxRows / 2 : kBoxRows));
+      for (int grid : {2, c.sm_count - c.sm_count % 2}) {
+        const int iters = c.quick ? 64 : 512;
+        std::vector<double> per_box;
+        for (int r = 0; r < reps + 1; ++r) {
+          cyc.zero();
+          ClusterLaunch lc(grid, 2, 32, dyn);
+          if (mc)
+            CK(cudaLaunchKernelEx(&lc.cfg, k_oob_cluster<true>, map, cyc.p, k.y0, k.in_rows, iters, k.own ? 1 : 0, c.d_err));
+          else
+            CK(cudaLaunchKernelEx(&lc.cfg, k_oob_cluster<false>, map, cyc.p, k.y0, k.in_rows, iters, k.own ? 1 : 0, c.d_err));
+          CK_LAUNCH();
+          if (r == 0) continue;
+          auto h = cyc.get();
+          std::vector<double> v(h.begin(), h.begin() + grid);
+          std::sort(v.begin(), v.end());
+          per_box.push_back(v[v.size() / 2] / iters);
+        }
+        const std::string nm = std::string("tma_oob_c2_") + (mc ? "mc_" : "uc_") + k.name + (grid == 2 ? "_one_cluster" : "_all_sms");
+        const std::string desc =
+            std::string("Clusters of 2 (") + std::to_string(grid) + " CTAs), thread 0 of each: a ring of 4 stages of one 32 KB " +
+            "bf16 box (64 columns x 256 rows, 128B swizzle, zero OOB fill) per CTA, " +
+            (mc ? "its two 128-row halves loaded by the two CTAs with .multicast::cluster into both"
+                : "each CTA loading its whole box itself (unicast)") +
+            "; a stage is reloaded when both CTAs waited on it (remote arrives on an empty barrier of count 2): " + k.what +
+            ". Cycles per stage = the median CTA's clock64 span / " + std::to_string(iters) +
+            ", rep 0 dropped. Rows 0 and 255 of the last stage checked.";
+        JObj p;
+        p.num("box_rows", mc ? kBoxRows / 2 : kBoxRows).num("map_rows", static_cast<double>(k.map_rows)).num("first_row", k.y0)
+            .num("rows_inside", k.in_rows).num("stages", 4).num("ctas", grid).num("cluster", 2).num("boxes", iters)
+            .num("multicast", mc).num("own_box", k.own ? 1 : 0);
+        record(c, nm, G, "cycles", per_box, desc, p);
+      }
     }
   }
 }

@@ -102,6 +102,10 @@ const std::vector<ParamDef>& param_defs() {
       {"l2", "l2_bytes_per_cycle", "whole-GPU L2 bandwidth shared by all SMs", &Machine::l2_bytes_per_cycle, kGpuBytes},
       {"l2", "l2_capacity_bytes", "L2 capacity (cache_hbm)", &Machine::l2_capacity_bytes,
        {0, 4294967296.0, "bytes (real: 40-126 MB); the cache keeps an index sized by its 4 KB blocks"}},
+      {"l2", "l2_oob_bytes_per_cycle",
+       "whole-GPU rate at which the L2 answers the parts of TMA load boxes outside their tensor (zeros), every SM "
+       "loading them alone; they share the L2's work with its reads (cache_hbm; 0: free)",
+       &Machine::l2_oob_bytes_per_cycle, {0, 1048576, "bytes per SM cycle of the whole GPU (H200: ~2,200; 0: free)"}},
       {"l2", "hbm_bytes_per_cycle", "whole-GPU HBM bandwidth behind the L2 (cache_hbm)", &Machine::hbm_bytes_per_cycle, kGpuBytes},
       {"l2", "hbm_latency_cycles", "an L2 miss: the latency an HBM read adds to an L2 hit (cache_hbm)", &Machine::hbm_latency_cycles, kCycles},
       {"l2", "l2_combine_sms",

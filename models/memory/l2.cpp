@@ -287,7 +287,7 @@ void CachedL2::read(Cycle start, const TensorAccess& a, Landing& to, std::uint32
   job.start = start;
   job.floor = p.floor;
   job.box = p.box;
-  job.work = p.hit + p.miss > 0 ? p.work : 0;
+  job.work = p.hit + p.miss + p.outside > 0 ? p.work : 0;
   job.sm = a.sm;
   job.token = token;
   job.to = &to;
@@ -327,7 +327,7 @@ Cycle CachedL2::transfer(Cycle start, const TensorAccess& a) {
   Cycle done = p.floor;
   // A read that joined one still in flight (processor sharing): that read's estimated end.
   for (auto [other, gen, their_estimate] : joined_) done = sim::max(done, Cycle(their_estimate));
-  if (std::int64_t moved = p.hit + p.miss + p.written; moved > 0) {
+  if (std::int64_t moved = p.hit + p.miss + p.written + p.outside; moved > 0) {
     Cycle through = sharing_ ? shared(a.sm, start, p.work, true)
                              : sim::max(l2_.serve(start, p.work, m.l2_bytes_per_cycle), fair_share(a.sm, start, moved));
     if (p.written > 0) through = sim::max(through, stores_.serve(start, p.written, m.l2_store_bytes_per_cycle));
@@ -545,18 +545,33 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
     }
   }
   for (const auto& pr : promotions_) std::apply(promote, pr);
+  // The parts of a read box outside its tensor move no data, but the L2 answers them (with zeros) at most at
+  // l2_oob_bytes_per_cycle when every SM loads them alone, in its own time: a byte of them costs the L2 what
+  // l2_bytes_per_cycle / l2_oob_bytes_per_cycle bytes that hit do (measured: validation/microbench, group oob; one SM
+  // alone loads them as fast as a box inside its tensor).
+  std::int64_t outside = 0;
+  if (!a.write && m.l2_oob_bytes_per_cycle > 0) {
+    double inside = 1;
+    for (int i = 0; i < r; ++i) {
+      const std::int64_t in = std::min(a.at[i] + a.box[i], t.shape[static_cast<std::size_t>(i)]) - std::max<std::int64_t>(0, a.at[i]);
+      inside *= a.box[i] > 0 ? static_cast<double>(std::max<std::int64_t>(0, in)) / static_cast<double>(a.box[i]) : 1.0;
+    }
+    outside = a.bytes - static_cast<std::int64_t>(std::llround(static_cast<double>(a.bytes) * inside));
+    outside_bytes_ += outside;
+  }
   hit_bytes_ += hit;
   miss_bytes_ += miss;
   merged_bytes_ += merged;
   written_back_ += back;
   written_ += written;
   Plan p;
-  p.hit = hit, p.miss = miss, p.written = written;
+  p.hit = hit, p.miss = miss, p.written = written, p.outside = outside;
   p.box = box, p.group = group, p.me = me, p.cta = a.cta;
   p.floor = merged_done;
-  if (hit + miss + written > 0) {
+  if (hit + miss + written + outside > 0) {
     // (A promoted byte costs the L2 its fill: what a byte read from HBM costs beyond its own lookup.)
     p.work = hit + static_cast<std::int64_t>(std::llround(static_cast<double>(written) * m.l2_store_cost)) +
+             (outside > 0 ? static_cast<std::int64_t>(std::llround(static_cast<double>(outside) * m.l2_bytes_per_cycle / m.l2_oob_bytes_per_cycle)) : 0) +
              static_cast<std::int64_t>(std::llround(static_cast<double>(miss) * m.l2_miss_lookups)) +
              static_cast<std::int64_t>(std::llround(static_cast<double>(promoted) * std::max(0.0, m.l2_miss_lookups - 1)));
     // The L2 serves multicast reads slower than unicast ones (measured: mcast_split_loaded_*, l2_multicast_read_cost).
@@ -675,6 +690,7 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   if (written_ > 0) s.units.push_back(link_stats("L2 stores (whole GPU)", written_, m.l2_store_bytes_per_cycle, cycles, stores_.free()));
   s.l2_hit_bytes = hit_bytes_ + merged_bytes_;
   s.l2_merged_bytes = merged_bytes_;
+  s.l2_outside_bytes = outside_bytes_;
   s.l2_miss_bytes = miss_bytes_;
   s.hbm_bytes = hbm_bytes_;
   s.hbm_read_bytes = hbm_read_bytes_;

@@ -174,7 +174,10 @@ class CachedL2 : public MemoryHierarchy {
   // What a box does in the L2 (cache_hbm's lookups, combining, HBM), before its share of the L2's bandwidth.
   struct Plan {
     std::int64_t hit = 0, miss = 0, written = 0;
-    std::int64_t work = 0;    // the L2's work: bytes that hit, missed bytes x l2_miss_lookups, stores x l2_store_cost
+    std::int64_t outside = 0;  // read bytes of the box outside its tensor, when they cost the L2 (l2_oob_bytes_per_cycle)
+    // the L2's work: bytes that hit, missed bytes x l2_miss_lookups, stores x l2_store_cost, bytes outside the tensor x
+    // l2_bytes_per_cycle / l2_oob_bytes_per_cycle
+    std::int64_t work = 0;
     Cycle floor;              // done no sooner (reads joined, data coming from HBM for others, its own HBM read)
     std::uint64_t box = 0;    // the box's address: what the spread of its time draws by
     std::int64_t group = 0;   // its SM's group (l2_combine_sms) and the SM's bit in it
@@ -298,6 +301,7 @@ class CachedL2 : public MemoryHierarchy {
   std::vector<std::tuple<std::uint32_t, std::uint32_t, std::int64_t>> joined_;  // (job, gen, estimated end) of the reads
                                                                                // in flight the current box joined
   std::int64_t hit_bytes_ = 0, miss_bytes_ = 0, merged_bytes_ = 0, written_ = 0, written_back_ = 0, hbm_bytes_ = 0;
+  std::int64_t outside_bytes_ = 0;  // read bytes of boxes outside their tensor (when they cost the L2)
   std::int64_t hbm_read_bytes_ = 0;  // of hbm_bytes_: the reads (misses and the bytes their L2 promotion brings)
   // HBM's time in bytes of hbm_bytes_per_cycle (its bytes and what turning around between reads and writes costs), and
   // its traffic by direction in buckets of hbm_latency_cycles (the current one, mix_bucket_, and the one before): hbm_cost.

@@ -82,6 +82,10 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
                        byte_size(s.l2_hit_bytes + s.l2_miss_bytes),
                        100.0 * static_cast<double>(std::max<std::int64_t>(0, s.l2_merged_bytes)) / static_cast<double>(s.l2_hit_bytes + s.l2_miss_bytes),
                        byte_size(s.hbm_bytes), static_cast<double>(s.hbm_bytes) / (s.time_us * 1e3));
+  if (s.l2_outside_bytes > 0)
+    out += fmt::format("  outside      {} of the boxes loaded lie outside their tensors (zero-filled; the L2 answers them "
+                       "too)\n",
+                       byte_size(s.l2_outside_bytes));
   if (s.l2_footprint_bytes > 0) {
     // With two partitions each keeps a copy: the tensors fit when both copies do.
     const bool fits = s.l2_footprint_bytes * s.l2_copies <= s.l2_capacity_bytes;
@@ -264,6 +268,7 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
     j["l2_hit_bytes"] = s.l2_hit_bytes;
     j["l2_miss_bytes"] = s.l2_miss_bytes;
     j["l2_merged_bytes"] = std::max<std::int64_t>(0, s.l2_merged_bytes);
+    if (s.l2_outside_bytes > 0) j["l2_outside_bytes"] = s.l2_outside_bytes;
     j["hbm_bytes"] = s.hbm_bytes;
     j["hbm_read_bytes"] = s.hbm_read_bytes;
   }

@@ -73,6 +73,7 @@ struct Stats {
   std::int64_t l2_hit_bytes = -1, l2_miss_bytes = -1, hbm_bytes = -1;
   std::int64_t hbm_read_bytes = -1;  // of hbm_bytes: the reads (misses and what their L2 promotion brings); the rest write-backs
   std::int64_t l2_merged_bytes = -1;  // of the hits: reads combined with a read of another SM of their group (TPC) in flight
+  std::int64_t l2_outside_bytes = 0;  // box bytes read outside their tensor (zero-filled), when they cost the L2
   // The L2 at launch (cache_hbm): the bytes of the program's tensors, in whole L2 blocks, against its capacity, and
   // whether it started warm (holding all of them: RunOptions::warm_l2 and they fit) or cold; footprint -1: not modelled.
   std::int64_t l2_footprint_bytes = -1, l2_capacity_bytes = 0;

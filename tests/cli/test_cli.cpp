@@ -641,3 +641,22 @@ TEST_CASE("the sustained clock does not depend on a run's seed or jitter, check'
   auto full = test::run_cli({"run", ex + "/mainloop.pipe", "-D", "STAGES=4", "--json", "--clock", "boost"});
   CHECK(nlohmann::json::parse(half.out)["cycles"].get<std::int64_t>() <= nlohmann::json::parse(full.out)["cycles"].get<std::int64_t>());
 }
+
+TEST_CASE("cli: the summary says how many bytes of the boxes loaded lie outside their tensors, and only when some do",
+          "[cli]") {
+  // N = 128 with 256-wide tiles: every B box is half outside (128 of 256 rows); N = 256: none. (beta = 0: no C loads,
+  // whose subtiles past N would lie outside too.)
+  auto over = run_cli({"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=512", "-D", "N=128", "-D", "K=256", "-D", "TILE_N=256",
+                       "-D", "BETA_ZERO=1"});
+  auto fits = run_cli({"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=512", "-D", "N=256", "-D", "K=256", "-D", "TILE_N=256",
+                       "-D", "BETA_ZERO=1"});
+  INFO(over.out << over.err);
+  REQUIRE(over.code == cli::kOk);
+  REQUIRE(fits.code == cli::kOk);
+  // 4 CTA tiles x 4 k-blocks x 128 rows x 128 bytes outside = 256 KB
+  CHECK_THAT(over.out, Catch::Contains("outside      262.1 KB of the boxes loaded lie outside their tensors"));
+  CHECK(fits.out.find("lie outside their tensors") == std::string::npos);
+  auto j = nlohmann::json::parse(run_cli({"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=512", "-D", "N=128", "-D", "K=256",
+                                          "-D", "TILE_N=256", "-D", "BETA_ZERO=1", "--json"}).out);
+  CHECK(j["l2_outside_bytes"] == 4 * 4 * 128 * 128);
+}

@@ -172,6 +172,92 @@ TEST_CASE("memory: a box read twice misses once, HBM moves the missed bytes and 
   CHECK(d.stats.l2_miss_bytes + d.stats.l2_hit_bytes == 0);
 }
 
+namespace {
+// Every CTA's one thread loads the 32 KB box (256 rows x 64 bf16) at row `y0` (plus 256 x its CTA index with `own`)
+// of a tensor of `rows` rows `iters` times through a ring of 4 stages (the microbenchmark group oob's k_oob_ring).
+models::RunResult oob_ring(int ctas, std::int64_t rows, std::int64_t y0, int iters, bool own = false,
+                           const std::function<void(models::Machine&)>& edit = {}) {
+  const std::string text = fmt::format(R"(
+kernel k grid=({0},1,1) warps=1 {{
+  mbarrier full[4] count=1
+  smem buf[4] bytes=32768
+  tensor T dtype=bf16 shape=({1}, 64)
+  warp 0 w {{
+    elect {{
+      for i in 0..{3} {{
+        let s = i % 4
+        if i >= 4 {{ wait full[s] parity=((i / 4) & 1) ^ 1 }}
+        arrive.expect_tx full[s] tx=32768
+        tma.load T box=(256, 64) at=({2} + {4} * cta * 256, 0) dst=buf[s] bar=full[s] swizzle=128
+      }}
+      for k in {3}..{3} + 4 {{ wait full[k % 4] parity=((k / 4) & 1) ^ 1 }}
+    }}
+  }}
+}}
+)",
+                                       ctas, rows, y0, iters, own ? 1 : 0);
+  return run_edited(text, edit);
+}
+
+// Cycles per box in the steady state: the difference of 128 and 256 boxes per CTA.
+double oob_per_box(int ctas, std::int64_t rows, std::int64_t y0, bool own = false,
+                   const std::function<void(models::Machine&)>& edit = {}) {
+  auto a = oob_ring(ctas, rows, y0, 128, own, edit), b = oob_ring(ctas, rows, y0, 256, own, edit);
+  REQUIRE(a.outcome == Outcome::kFinished);
+  REQUIRE(b.outcome == Outcome::kFinished);
+  return static_cast<double>(b.cycles - a.cycles) / 128.0;
+}
+}  // namespace
+
+TEST_CASE("memory: the L2 answers the parts of boxes outside their tensor at l2_oob_bytes_per_cycle when every SM loads "
+          "them, one SM alone loads them as fast as inside, and the rate counts only the bytes outside",
+          "[memory]") {
+  const models::Machine m = models::load_machine("h100-sxm");
+  REQUIRE(m.l2_oob_bytes_per_cycle > 0);
+  const std::int64_t inside_rows = 132 * 256 + 256;
+  // Counted: a box wholly outside, half outside, inside; the engine still writes every byte of the box.
+  auto all_out = oob_ring(1, 128, 256, 16);
+  auto half = oob_ring(1, 128, 0, 16);
+  auto inside = oob_ring(1, inside_rows, 0, 16);
+  REQUIRE(all_out.outcome == Outcome::kFinished);
+  CHECK(all_out.stats.l2_outside_bytes == 16 * 32768);
+  CHECK(half.stats.l2_outside_bytes == 16 * 16384);
+  CHECK(inside.stats.l2_outside_bytes == 0);
+  CHECK(all_out.stats.bytes_loaded == 16 * 32768);
+  // A box before the tensor's first row (negative coordinates) and one past its last column count the same way.
+  auto before = boxes(R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(-32, 0) dst=s bar=full
+      wait full parity=0)");
+  REQUIRE(before.outcome == Outcome::kFinished);
+  CHECK(before.stats.l2_outside_bytes == 32 * 128);
+  auto right = boxes(R"(
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=(0, 48) dst=s bar=full
+      wait full parity=0)");
+  REQUIRE(right.outcome == Outcome::kFinished);
+  CHECK(right.stats.l2_outside_bytes == 128 * 48 * 2);
+
+  // One SM: the box wholly outside takes its engine's time, as inside.
+  const double one_out = oob_per_box(1, 128, 256), one_in = oob_per_box(1, inside_rows, 0);
+  CHECK(one_out == Approx(one_in).margin(1));
+  CHECK(one_in == Approx(32768 / m.tma_bytes_per_cycle).margin(2));
+  // Every SM: 132 boxes outside per l2_oob_bytes_per_cycle, at each CTA's own coordinates as at the same ones.
+  const double all = oob_per_box(132, 128, 256);
+  CHECK(all == Approx(132 * 32768 / m.l2_oob_bytes_per_cycle).epsilon(0.01));
+  CHECK(oob_per_box(132, 128, 256, true) == Approx(all).epsilon(0.01));
+  // Half the rate: twice the time; the rate off (0): as fast as one SM alone.
+  CHECK(oob_per_box(132, 128, 256, false, [](models::Machine& x) { x.l2_oob_bytes_per_cycle /= 2; }) ==
+        Approx(2 * all).epsilon(0.01));
+  CHECK(oob_per_box(132, 128, 256, false, [](models::Machine& x) { x.l2_oob_bytes_per_cycle = 0; }) ==
+        Approx(one_in).margin(2));
+  // Half the box outside: the rows inside hit (the same box on every SM) and cost the L2 their own bytes beside it.
+  const double half_all = oob_per_box(132, 128, 0);
+  const double half_outside_alone = 132 * 16384 / m.l2_oob_bytes_per_cycle;
+  CHECK(half_all >= half_outside_alone - 1);
+  CHECK(half_all < all);
+}
+
 TEST_CASE("memory: the L2 starts warm with every block of the tensors the code names when they all fit, else cold",
           "[memory]") {
   // One load of a 16 KB box of T (4096 x 64 bf16: 128 blocks of 32 rows x 128 bytes, 512 KB).

@@ -594,6 +594,23 @@ def rows():
     for what in ("stage_wait", "issue", "interval"):
         add(f"tma_ring_trace_{what}", lambda r, what=what: ring_trace(r, what),
             "tma_ring ROWS=256 STAGES=6 ITERS=96 TRACE=1, trace of iterations 16..95")
+    # Boxes partly or wholly outside their tensor (k_oob_ring, group oob; oob.json beside the H200's results): cycles
+    # per box over the difference of 256 and 512 boxes. TROWS: the tensor's rows (the microbenchmark's whole source:
+    # 132 x 256 + 256 rows); Y0 the box's first row; OWN each CTA its own box.
+    whole = 132 * 256 + 256
+    oob_cases = {"in_own": {"TROWS": whole, "OWN": 1}, "in_same": {"TROWS": whole}, "out32": {"TROWS": 224},
+                 "quarter_out": {"TROWS": 192}, "out96": {"TROWS": 160}, "half": {"TROWS": 128}, "out192": {"TROWS": 64},
+                 "out224": {"TROWS": 32}, "all_out": {"TROWS": 128, "Y0": 256},
+                 "all_out_own": {"TROWS": 128, "Y0": 256, "OWN": 1}, "all_out16": {"TROWS": 128, "Y0": 256, "ROWS": 128},
+                 "in16": {"TROWS": whole, "ROWS": 128}}
+    for case, defs in oob_cases.items():
+        runs = [(1, 1, "one_sm"), (1, 132, "all_sms"), (4, 1, "one_sm"), (4, 132, "all_sms")]
+        if case in ("in_same", "all_out"):
+            runs += [(4, n, f"ctas{n}") for n in (2, 8, 16, 33, 66)]
+        for stages, ctas, where in runs:
+            d = dict(defs, STAGES=stages, CTAS=ctas)
+            add(f"tma_oob_{case}_s{stages}_{where}", lambda r, d=d: bracket(r, "tma_oob", "ITERS", 256, d),
+                f"tma_oob {' '.join(f'{k}={v}' for k, v in d.items())}, bracket ITERS=256")
     for kb, stages, warps in ((8, 4, 1), (8, 4, 2), (8, 4, 4), (8, 4, 6), (1, 8, 1), (1, 8, 4)):
         n = (4 << 20) // (kb * 1024)
         add(f"tma_load_bw_multi_producer_l2_box{kb}KB_{warps}warps",
@@ -923,7 +940,7 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast4.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast4.json", "multicast_gemm.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat8.json", "epilogue.json", "loadlat_smooth.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat8.json", "epilogue.json", "loadlat_smooth.json", "oob.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -979,7 +996,7 @@ def main():
         runner = Runner(smpipe, args.gpu, tmp)
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
         # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_", "epi_")  # (think_gap_ too)
+        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_", "epi_", "tma_oob_")  # (think_gap_ too)
         todo = [row for row in rows() if (row[0] in medians or not row[0].startswith(optional)) and args.only in row[0]]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).

@@ -630,6 +630,31 @@ GPC_LATENCY = {
         'tma_gpc_latency_max_cycles': (0, 'estimate: not measured on a B200 (no data): off'),
     },
 }
+
+
+def tma_outside():
+    """The whole GPU's rate for the parts of TMA boxes outside their tensor (zero fill), from the H200's 'oob' group:
+    every SM loading a 32 KB box wholly outside its tensor, 4 in flight, less nothing (one SM alone takes no longer
+    than inside the tensor). The 16 KB box and the boxes at each CTA's own coordinates give the same rate."""
+    path = "validation/results/h200/oob.json"
+    with open(os.path.join(ROOT, path)) as f:
+        run = json.load(f)
+    med = {r["measurement"] if "measurement" in r else r["name"]: r for r in run["measurements"]}
+    r = med["tma_oob_all_out_s4_all_sms"]
+    p = r["params"]
+    rate = p["ctas"] * p["box_rows"] * 128 / r["median"]
+    others = ", ".join(f"{n} {med[n]['params']['ctas'] * med[n]['params']['box_rows'] * 128 / med[n]['median']:.0f}"
+                       for n in ("tma_oob_all_out16_s4_all_sms", "tma_oob_all_out_own_s4_all_sms"))
+    return {"l2_oob_bytes_per_cycle": (round(rate, 1), (
+        f"derived: {p['ctas']} SMs x {p['box_rows'] * 128} bytes / tma_oob_all_out_s4_all_sms ({r['median']:.1f} cycles per box: "
+        f"every SM loading a box wholly outside its tensor, 4 in flight; one SM alone {med['tma_oob_all_out_s4_one_sm']['median']:.0f}, "
+        f"as inside; bytes per cycle of the same with {others}) ({path}; NVIDIA H200, {run['date_utc'][:10]})"))}
+
+
+OUTSIDE = tma_outside()
+h200.update(OUTSIDE)
+h100.update({k: (v, "estimate: taken from the H200 measurement (the H100 has the H200's GH100 chip; not measured on the H100 yet); " + src)
+             for k, (v, src) in OUTSIDE.items()})
 wgmma = wgmma_issue()
 wgmma.update(wgmma_beside_alu())
 h100.update(wgmma)
@@ -688,6 +713,7 @@ b200.update({
 })
 b200.update(borrowed(COMBINING, "Blackwell's TPCs also pair two SMs"))
 b200.update(GPC_LATENCY["b200"])
+b200["l2_oob_bytes_per_cycle"] = (0, "estimate: not measured on a B200 (no data): off")
 b200.update(borrowed(l2_stores("h100"), "assuming Blackwell's L2 takes stores as the Hopper L2 does"))
 for k, (v, src) in list(b200.items()):
     if src.startswith("measured:") or (src.startswith("derived:") and (RESULTS in src or L1 in src)):
@@ -702,7 +728,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_multicast_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "smem_store_queue_ops", "smem_warp_store_bytes_per_cycle", "fence_proxy_async_cycles", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_partitions", "l2_store_bytes_per_cycle"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_partitions", "l2_store_bytes_per_cycle", "l2_oob_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

@@ -65,8 +65,9 @@ __global__ void k_oob_ring(const __grid_constant__ CUtensorMap map, unsigned lon
 // arrives on the empty barrier of both; count 2). 4 stages. Thread 0 of each CTA; clock64 span of the ring. own: cluster
 // i's box starts 256 i rows further (each cluster its own rows), else every cluster loads the same box.
 template <bool MC>
-__global__ void k_oob_cluster(const __grid_constant__ CUtensorMap map, unsigned long long* cyc, int y_first, int in_rows,
-                              int iters, int own, unsigned* err) {
+__global__ void k_oob_cluster(const __grid_constant__ CUtensorMap map, const __grid_constant__ CUtensorMap amap,
+                              unsigned long long* cyc, int y_first, int in_rows, int iters, int own, long long a_boxes,
+                              unsigned* err) {
   extern __shared__ unsigned char dyn_raw[];
   __shared__ __align__(8) uint64_t full[4], empty[4];
   unsigned char* buf = align1024(dyn_raw);
@@ -83,10 +84,18 @@ __global__ void k_oob_cluster(const __grid_constant__ CUtensorMap map, unsigned 
   cluster_sync_all();
   if (threadIdx.x == 0) {
     prefetch_tmap(&map);
-    constexpr uint32_t kStage = kBoxRows * kRowBytes, kHalf = kStage / 2;
+    constexpr uint32_t kB = kBoxRows * kRowBytes, kHalf = kB / 2, kA = kHalf;
+    // With a_boxes > 0 a stage also holds an A box of the CTA's own (128 rows, after the B box), walking a_boxes
+    // boxes from CTA c's start at c x (a_boxes / grid): a GEMM stage whose A streams from HBM beside its shared B.
+    const uint32_t kStage = kB + (a_boxes > 0 ? kA : 0u);
+    long long a_idx = a_boxes > 0 ? (static_cast<long long>(blockIdx.x) * (a_boxes / gridDim.x)) % a_boxes : 0;
     auto issue = [&](int s) {
       const uint32_t fb = full0 + 8u * s, dst = buf0 + static_cast<uint32_t>(s) * kStage;
       mbar_arrive_expect_tx(fb, kStage);
+      if (a_boxes > 0) {
+        tma_load_2d(dst + kB, &amap, 0, static_cast<int>(a_idx * (kBoxRows / 2)), fb);
+        if (++a_idx == a_boxes) a_idx = 0;
+      }
       if (MC)
         tma_load_2d_mc(dst + rank * kHalf, &map, 0, y0 + static_cast<int>(rank) * (kBoxRows / 2), fb, 0x3);
       else
@@ -109,7 +118,7 @@ __global__ void k_oob_cluster(const __grid_constant__ CUtensorMap map, unsigned 
     cyc[blockIdx.x] = clk() - t0;
     if (ok) {
       // The last stage used (iters - 1): row 0 and row 255 of the whole box, the pattern inside, zero outside.
-      const unsigned char* st = buf + static_cast<size_t>((iters - 1) % 4) * kStage;
+      const unsigned char* st = buf + static_cast<size_t>((iters - 1) % 4) * kStage;  // (its B box)
       unsigned bad = 0;
       for (uint32_t r : {0u, static_cast<uint32_t>(kBoxRows - 1)}) {
         const uint16_t v = *reinterpret_cast<const volatile uint16_t*>(st + (MC ? (r / 128) * kHalf + swz128(r % 128, 5) : swz128(r, 5)));
@@ -209,8 +218,14 @@ void bench_tma_oob(Ctx& c) {
   // Clusters of 2 (a GEMM's 2x1 cluster loading B): multicast halves against each CTA's own whole box, inside, with
   // the second half outside (the 128-row tensor: a 256-wide tile on N = 128) and wholly outside; one cluster and every
   // SM (an even number of CTAs).
-  CK(cudaFuncSetAttribute(k_oob_cluster<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
-  CK(cudaFuncSetAttribute(k_oob_cluster<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+  const int dyn_a = 4 * (kBoxRows + kBoxRows / 2) * kRowBytes + 1024;  // stages with an A box too
+  CK(cudaFuncSetAttribute(k_oob_cluster<true>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_a));
+  CK(cudaFuncSetAttribute(k_oob_cluster<false>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_a));
+  // The A operand: 128 MB of rows (65536 x 1024 bf16, K2's A at 65536x128x1024), beyond the L2: it streams from HBM.
+  const long long a_rows = 1LL << 20;
+  DevBuf<uint16_t> abuf(static_cast<size_t>(a_rows) * kCols);
+  CK(cudaMemset(abuf.p, 0, static_cast<size_t>(a_rows) * kCols * 2));
+  const CUtensorMap amap = make_map(abuf.p, static_cast<uint64_t>(a_rows), static_cast<uint32_t>(kBoxRows / 2));
   struct ClusterCase {
     const char* name;
     long long map_rows;
@@ -224,7 +239,10 @@ void bench_tma_oob(Ctx& c) {
       {"in_own", all, 0, kBoxRows, "every row inside, each cluster its own box (cluster i at row 256 i)", true},
       {"all_out_own", kBoxRows / 2, kBoxRows, 0, "every row outside, each cluster its own rows (cluster i at row 256 + 256 i)", true},
   };
-  for (const ClusterCase& k : ccases) {
+  for (const ClusterCase& k : ccases)
+   for (int with_a = 0; with_a < 2; ++with_a) {
+    if (with_a && (k.own || std::string(k.name) == "all_out")) continue;  // the GEMM mix: inside and half outside
+    const long long a_boxes = with_a ? a_rows / (kBoxRows / 2) : 0;
     for (int mc = 0; mc < 2; ++mc) {
       CUtensorMap map = make_map(t.p, static_cast<uint64_t>(k.map_rows), static_cast<uint32_t>(mc ? kBoxRows / 2 : kBoxRows));
       for (int grid : {2, c.sm_count - c.sm_count % 2}) {
@@ -232,11 +250,13 @@ void bench_tma_oob(Ctx& c) {
         std::vector<double> per_box;
         for (int r = 0; r < reps + 1; ++r) {
           cyc.zero();
-          ClusterLaunch lc(grid, 2, 32, dyn);
+          ClusterLaunch lc(grid, 2, 32, with_a ? dyn_a : dyn);
           if (mc)
-            CK(cudaLaunchKernelEx(&lc.cfg, k_oob_cluster<true>, map, cyc.p, k.y0, k.in_rows, iters, k.own ? 1 : 0, c.d_err));
+            CK(cudaLaunchKernelEx(&lc.cfg, k_oob_cluster<true>, map, amap, cyc.p, k.y0, k.in_rows, iters, k.own ? 1 : 0,
+                                  a_boxes, c.d_err));
           else
-            CK(cudaLaunchKernelEx(&lc.cfg, k_oob_cluster<false>, map, cyc.p, k.y0, k.in_rows, iters, k.own ? 1 : 0, c.d_err));
+            CK(cudaLaunchKernelEx(&lc.cfg, k_oob_cluster<false>, map, amap, cyc.p, k.y0, k.in_rows, iters, k.own ? 1 : 0,
+                                  a_boxes, c.d_err));
           CK_LAUNCH();
           if (r == 0) continue;
           auto h = cyc.get();
@@ -244,19 +264,22 @@ void bench_tma_oob(Ctx& c) {
           std::sort(v.begin(), v.end());
           per_box.push_back(v[v.size() / 2] / iters);
         }
-        const std::string nm = std::string("tma_oob_c2_") + (mc ? "mc_" : "uc_") + k.name + (grid == 2 ? "_one_cluster" : "_all_sms");
+        const std::string nm = std::string("tma_oob_c2_") + (with_a ? "gemm_" : "") + (mc ? "mc_" : "uc_") + k.name +
+                               (grid == 2 ? "_one_cluster" : "_all_sms");
         const std::string desc =
             std::string("Clusters of 2 (") + std::to_string(grid) + " CTAs), thread 0 of each: a ring of 4 stages of one 32 KB " +
             "bf16 box (64 columns x 256 rows, 128B swizzle, zero OOB fill) per CTA, " +
             (mc ? "its two 128-row halves loaded by the two CTAs with .multicast::cluster into both"
                 : "each CTA loading its whole box itself (unicast)") +
             "; a stage is reloaded when both CTAs waited on it (remote arrives on an empty barrier of count 2): " + k.what +
+            (with_a ? ". Each stage also holds a 16 KB A box of the CTA's own (128 rows), walking a 128 MB tensor (from HBM)"
+                    : "") +
             ". Cycles per stage = the median CTA's clock64 span / " + std::to_string(iters) +
             ", rep 0 dropped. Rows 0 and 255 of the last stage checked.";
         JObj p;
         p.num("box_rows", mc ? kBoxRows / 2 : kBoxRows).num("map_rows", static_cast<double>(k.map_rows)).num("first_row", k.y0)
             .num("rows_inside", k.in_rows).num("stages", 4).num("ctas", grid).num("cluster", 2).num("boxes", iters)
-            .num("multicast", mc).num("own_box", k.own ? 1 : 0);
+            .num("multicast", mc).num("own_box", k.own ? 1 : 0).num("a_box_rows", with_a ? kBoxRows / 2 : 0);
         record(c, nm, G, "cycles", per_box, desc, p);
       }
     }

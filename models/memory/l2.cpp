@@ -58,6 +58,7 @@ void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle 
   a.multicast = multicast;
   a.under_load = loaded.has_value();
   a.loaded = loaded.value_or(Cycle(0));
+  a.zero_fill = true;  // (TMA loads are the reads that come this way)
   l2.read(start, a, to, token);
 }
 
@@ -545,12 +546,12 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
     }
   }
   for (const auto& pr : promotions_) std::apply(promote, pr);
-  // The parts of a read box outside its tensor move no data, but the L2 answers them (with zeros) at most at
+  // The parts of a TMA load's box outside its tensor move no data, but the L2 answers them (with zeros) at most at
   // l2_oob_bytes_per_cycle when every SM loads them alone, in its own time: a byte of them costs the L2 what
   // l2_bytes_per_cycle / l2_oob_bytes_per_cycle bytes that hit do (measured: validation/microbench, group oob; one SM
   // alone loads them as fast as a box inside its tensor).
   std::int64_t outside = 0;
-  if (!a.write && m.l2_oob_bytes_per_cycle > 0) {
+  if (a.zero_fill && m.l2_oob_bytes_per_cycle > 0) {
     double inside = 1;
     for (int i = 0; i < r; ++i) {
       const std::int64_t in = std::min(a.at[i] + a.box[i], t.shape[static_cast<std::size_t>(i)]) - std::max<std::int64_t>(0, a.at[i]);

@@ -45,6 +45,9 @@ struct TensorAccess {
   // share, tma_gpc_latency_cycles), which it counts in.
   bool under_load = false;
   Cycle loaded{0};
+  // A TMA load: the parts of its box outside the tensor are filled with zeros, which the L2 answers
+  // (l2_oob_bytes_per_cycle). The LSU's reads with a box (cp.async, ld.global) are not measured: without it.
+  bool zero_fill = false;
 };
 
 // Who hears when a read started with MemoryHierarchy::read is through the memory: landed(token, done) is called
@@ -75,7 +78,8 @@ class MemoryHierarchy : public Unit {
 // without an address. `sent`: when the SM has sent the op's last request (TensorAccess::sent).
 Cycle through_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, Cycle sent, std::int64_t bytes,
                  bool write);
-// The same for a read whose end `to` hears (MemoryHierarchy::read; without a box, at once).
+// The same for a TMA load, whose end `to` hears (MemoryHierarchy::read; without a box, at once); the parts of its box
+// outside the tensor are zero-filled (TensorAccess::zero_fill).
 void read_l2(MemoryHierarchy& l2, const OpContext& ctx, isa::Attr tensor, Cycle start, Cycle sent, std::int64_t bytes,
              Landing& to, std::uint32_t token, bool multicast = false, std::optional<Cycle> loaded = std::nullopt);
 

@@ -237,6 +237,16 @@ TEST_CASE("memory: the L2 answers the parts of boxes outside their tensor at l2_
       wait full parity=0)");
   REQUIRE(right.outcome == Outcome::kFinished);
   CHECK(right.stats.l2_outside_bytes == 128 * 48 * 2);
+  // The LSU's reads with a box (ld.global, cp.async) are not TMA loads: their parts outside cost nothing (not measured).
+  auto lsu = boxes(R"(
+      ld.global src=T box=(128, 64) at=(4032, 0)
+      cp.async dst=s src=T box=(128, 64) at=(4032, 0)
+      cp.async.commit
+      cp.async.wait 0)");
+  INFO(problem(lsu));
+  REQUIRE(lsu.outcome == Outcome::kFinished);
+  CHECK(lsu.stats.l2_miss_bytes == 64 * 128);  // (the rows inside: read once, then hit)
+  CHECK(lsu.stats.l2_outside_bytes == 0);
 
   // One SM: the box wholly outside takes its engine's time, as inside.
   const double one_out = oob_per_box(1, 128, 256), one_in = oob_per_box(1, inside_rows, 0);

@@ -1336,11 +1336,11 @@ def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         if a.sample:
             committed = committed_data()
-            rows = sampled(ex, one, points, committed["points"], lambda p: (p["gpu"], p["config"], p["data"]))
-            crows = sampled(ex, one_cutlass, cpoints, committed["cutlass"]["points"],
-                            lambda p: (p["gpu"], p["config"], p["data"]))
-            orows = sampled(ex, one, opoints, committed.get("overhang", {}).get("points", []),
-                            lambda p: (p["gpu"], p["config"], p["data"]))
+            def by_config(p):  # a GPU's configuration on one kind of data: one sampled point each
+                return p["gpu"], p["config"], p["data"]
+            rows = sampled(ex, one, points, committed["points"], by_config)
+            crows = sampled(ex, one_cutlass, cpoints, committed["cutlass"]["points"], by_config)
+            orows = sampled(ex, one, opoints, committed.get("overhang", {}).get("points", []), by_config)
         else:
             rows = list(ex.map(one, points))
             crows = list(ex.map(one_cutlass, cpoints))

@@ -634,12 +634,12 @@ GPC_LATENCY = {
 
 def tma_outside():
     """The whole GPU's rate for the parts of TMA boxes outside their tensor (zero fill), from the H200's 'oob' group:
-    every SM loading a 32 KB box wholly outside its tensor, 4 in flight, less nothing (one SM alone takes no longer
-    than inside the tensor). The 16 KB box and the boxes at each CTA's own coordinates give the same rate."""
+    every SM loading a 32 KB box wholly outside its tensor, 4 in flight (one SM alone takes no longer than inside the
+    tensor: nothing to subtract). The 16 KB box and the boxes at each CTA's own coordinates give the same rate."""
     path = "validation/results/h200/oob.json"
     with open(os.path.join(ROOT, path)) as f:
         run = json.load(f)
-    med = {r["measurement"] if "measurement" in r else r["name"]: r for r in run["measurements"]}
+    med = {r["name"]: r for r in run["measurements"]}
     r = med["tma_oob_all_out_s4_all_sms"]
     p = r["params"]
     rate = p["ctas"] * p["box_rows"] * 128 / r["median"]

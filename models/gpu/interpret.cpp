@@ -195,9 +195,12 @@ void Simulator::step(std::uint32_t id) {
       if (++ops_ > options_.max_ops) [[unlikely]]
         ops_exhausted();
       w.last_op = in->a;
-      OpContext ctx(*this, id, w, in->a, d, values);
-      if (!d.ranged_slots.empty()) check_ranges(ctx, values);
-      OpResult r = by_op_[static_cast<int>(d.kind)]->execute(ctx);
+      OpResult r{OpResult::kBusy, fixed_busy_[static_cast<std::size_t>(w.role)][in->a]};
+      if (r.cycles == 0) {  // (else: an op that only keeps the warp busy, Unit::fixed_busy)
+        OpContext ctx(*this, id, w, in->a, d, values);
+        if (!d.ranged_slots.empty()) check_ranges(ctx, values);
+        r = by_op_[static_cast<int>(d.kind)]->execute(ctx);
+      }
       if (r.kind == OpResult::kContinue) {
         pc = w.pc;  // (units do not move it; read back all the same)
         SMPIPE_NEXT();

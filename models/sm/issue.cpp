@@ -42,6 +42,18 @@ OpResult IssueUnit::execute(OpContext& ctx) {
   return ctx.blocked();
 }
 
+// A compute op whose values are constants, with positive cycles, no share and its full speed beside wgmmas: execute
+// would return busy(cycles) and touch nothing else.
+std::int64_t IssueUnit::fixed_busy(const isa::OpDesc& d) const {
+  if (d.kind != OpKind::kCompute || !d.dynamic_slots.empty()) return 0;
+  auto constant = [&](Attr a) {
+    const isa::AttrSlot* s = d.slot(a);
+    return s != nullptr ? d.base_values[s->first] : -1;
+  };
+  const std::int64_t cycles = constant(Attr::kCycles), share = constant(Attr::kShare), speed = constant(Attr::kMmaSpeed);
+  return cycles > 0 && share == 0 && speed >= 100 ? cycles : 0;
+}
+
 std::int64_t IssueUnit::busy_in(std::uint32_t sm, Cycle a, Cycle b) const {
   std::int64_t n = 0;
   if (sm >= pipes_.size()) return 0;

@@ -34,6 +34,7 @@ class IssueUnit : public Unit {
   static std::span<const isa::OpKind> accepted();
   std::span<const isa::OpKind> ops() const override { return accepted(); }
   OpResult execute(OpContext& ctx) override;
+  std::int64_t fixed_busy(const isa::OpDesc& d) const override;
   void complete(std::uint32_t index, std::uint64_t gen) override;
   std::string describe_wait(const Warp& w) const override;
 

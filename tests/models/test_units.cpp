@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "models/gpu/registry.hpp"
+#include "models/gpu/simulator.hpp"
 #include "sim/check.hpp"
 #include "sim/engine.hpp"
 #include "support.hpp"
@@ -474,4 +475,39 @@ TEST_CASE("sm: in the softmax pingpong example, warpgroups in step lose more to 
   CHECK(turns90 - turns0 < step90 - step0);
   // Without a barrier the SM's wgmma queue staggers the warpgroups as well as the turns do (the example says so).
   CHECK(cycles(2, 90) <= turns90);
+}
+
+TEST_CASE("sm: only a compute op that can do nothing but keep its warp busy skips its unit (Unit::fixed_busy)", "[sm][units]") {
+  isa::Program p = test::compile_text(R"(kernel k warps=1 {
+  warp 0 w {
+    let c = 5
+    compute cycles=7
+    compute cycles=0
+    compute cycles=7 share=1
+    compute cycles=7 share=0
+    compute cycles=7 mma_speed=100
+    compute cycles=7 mma_speed=99
+    compute cycles=c
+    sleep cycles=7
+  }
+})");
+  models::Machine m = models::load_machine("h100-sxm");
+  models::RunOptions o;
+  models::Simulator sim(p, m, o);
+  const auto& ops = p.roles[0].ops;
+  REQUIRE(ops.size() == 8);
+  auto fixed = [&](std::size_t i) { return sim.unit_for(ops[i].kind).fixed_busy(ops[i]); };
+  CHECK(fixed(0) == 7);  // constant cycles, no share, full speed
+  CHECK(fixed(1) == 0);  // 0 cycles: the op takes no time (execute says continue)
+  CHECK(fixed(2) == 0);  // a share: the sub-partition's other ops decide its speed
+  CHECK(fixed(3) == 7);
+  CHECK(fixed(4) == 7);
+  CHECK(fixed(5) == 0);  // slower beside wgmmas
+  CHECK(fixed(6) == 0);  // cycles known only at run time (checked there)
+  CHECK(fixed(7) == 0);  // sleep blocks its warp
+  // The run is the one execute gives: 7 + 7 + 7 + 7 + 7 / 0.99 (alone: full speed) + 5 + 7.
+  models::RunResult r = sim.run();
+  REQUIRE(r.outcome == Outcome::kFinished);
+  CHECK(r.cycles == 7 + 7 + 7 + 7 + 7 + 5 + 7);
+  CHECK(r.stats.roles[0].busy == 7 + 7 + 7 + 7 + 7 + 5);
 }

@@ -91,6 +91,9 @@ enum class Opc : std::uint8_t {
   kBinImmStore,    // push c; binary op; store d -> slot[a] = pop op imm
   kLoadBinImmStore,// load s; push c; binary op; store d -> slot[b] = slot[a] op imm
   kSet,            // push c; store d            -> slot[a] = imm
+  // Only in the simulator's copy of `fast` (models/gpu/simulator.cpp): op a, which can only keep its warp busy imm
+  // cycles (Unit::fixed_busy), taken as that.
+  kBusyOp,
 };
 
 enum class BinOp : std::uint8_t { kOr, kAnd, kBitOr, kBitXor, kBitAnd, kEq, kNe, kLt, kLe, kGt, kGe, kShl, kShr, kAdd, kSub, kMul, kDiv, kMod };

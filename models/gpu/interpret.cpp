@@ -92,7 +92,7 @@ void Simulator::step(std::uint32_t id) {
   Warp& w = warps_[id];
   if (w.state != WarpState::kReady) return;
   const isa::RoleCode& rc = program_.roles[w.role];
-  const isa::Instr* code = rc.fast.data();
+  const isa::Instr* code = code_[static_cast<std::size_t>(w.role)].data();
   const std::uint32_t* orig = rc.fast_orig.data();
   std::int64_t* slots = w.slots.data();
   std::int64_t* st = slots + w.stack_at;
@@ -126,8 +126,8 @@ void Simulator::step(std::uint32_t id) {
   };
   // Dispatch: each instruction jumps straight to the next one's code through a table of label addresses (GCC's and
   // Clang's labels as values), one indirect jump per instruction kind rather than one shared by all (`switch`).
-  static const void* const kDispatch[] = {&&op_kPush, &&op_kLoad, &&op_kStore, &&op_kBuiltin, &&op_kBinary, &&op_kUnary, &&op_kCall, &&op_kJump, &&op_kJumpIfZero, &&op_kOp, &&op_kExit, &&op_kRegionBegin, &&op_kRegionEnd, &&op_kBinImm, &&op_kBinLoad, &&op_kLoadBinImm, &&op_kLoadLoadBin, &&op_kLoadLoadBinJz, &&op_kBinImmStore, &&op_kLoadBinImmStore, &&op_kSet};
-  static_assert(std::size(kDispatch) == static_cast<std::size_t>(isa::Opc::kSet) + 1, "one label per Opc");
+  static const void* const kDispatch[] = {&&op_kPush, &&op_kLoad, &&op_kStore, &&op_kBuiltin, &&op_kBinary, &&op_kUnary, &&op_kCall, &&op_kJump, &&op_kJumpIfZero, &&op_kOp, &&op_kExit, &&op_kRegionBegin, &&op_kRegionEnd, &&op_kBinImm, &&op_kBinLoad, &&op_kLoadBinImm, &&op_kLoadLoadBin, &&op_kLoadLoadBinJz, &&op_kBinImmStore, &&op_kLoadBinImmStore, &&op_kSet, &&op_kBusyOp};
+  static_assert(std::size(kDispatch) == static_cast<std::size_t>(isa::Opc::kBusyOp) + 1, "one label per Opc");
   const isa::Instr* in;
 #define SMPIPE_NEXT()                                        \
   do {                                                      \
@@ -195,12 +195,9 @@ void Simulator::step(std::uint32_t id) {
       if (++ops_ > options_.max_ops) [[unlikely]]
         ops_exhausted();
       w.last_op = in->a;
-      OpResult r{OpResult::kBusy, fixed_busy_[static_cast<std::size_t>(w.role)][in->a]};
-      if (r.cycles == 0) {  // (else: an op that only keeps the warp busy, Unit::fixed_busy)
-        OpContext ctx(*this, id, w, in->a, d, values);
-        if (!d.ranged_slots.empty()) check_ranges(ctx, values);
-        r = by_op_[static_cast<int>(d.kind)]->execute(ctx);
-      }
+      OpContext ctx(*this, id, w, in->a, d, values);
+      if (!d.ranged_slots.empty()) check_ranges(ctx, values);
+      OpResult r = by_op_[static_cast<int>(d.kind)]->execute(ctx);
       if (r.kind == OpResult::kContinue) {
         pc = w.pc;  // (units do not move it; read back all the same)
         SMPIPE_NEXT();
@@ -213,6 +210,23 @@ void Simulator::step(std::uint32_t id) {
         enqueue(kSteps, now() + Cycle(r.cycles), id);
       }
       return;  // kBusy / kBlocked / kExited
+    }
+    op_kBusyOp: {
+      // An op that can only keep its warp busy (Unit::fixed_busy): what op_kOp does for it, without its unit.
+      w.pc = pc;
+      const isa::OpDesc& d = rc.ops[in->a];
+      if (observed_) [[unlikely]]
+        observe_op_started(w, in->a);
+      ++w.ops;
+      if (++ops_ > options_.max_ops) [[unlikely]]
+        ops_exhausted();
+      w.last_op = in->a;
+      w.busy += in->imm;
+      w.busy_until = now().v + in->imm;
+      if (observed_) [[unlikely]]
+        observe_op_busy(w, d, now().v, in->imm);
+      enqueue(kSteps, now() + Cycle(in->imm), id);
+      return;
     }
     op_kExit:
       w.pc = pc;

@@ -91,12 +91,15 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
     role_stats_.push_back(rs);
     // Each op with run-time values gets its own copy of its constants, where the interpreter writes those values.
     auto& bases = op_values_at_.emplace_back();
-    auto& fixed = fixed_busy_.emplace_back();
     for (const auto& d : r.ops) {
       bases.push_back(static_cast<std::uint32_t>(op_values_.size()));
       if (!d.dynamic_slots.empty()) op_values_.insert(op_values_.end(), d.base_values.begin(), d.base_values.end());
-      fixed.push_back(by_op_[static_cast<int>(d.kind)]->fixed_busy(d));
     }
+    auto& code = code_.emplace_back(r.fast);
+    for (isa::Instr& in : code)
+      if (in.opc == isa::Opc::kOp)
+        if (const std::int64_t cycles = by_op_[static_cast<int>(r.ops[in.a].kind)]->fixed_busy(r.ops[in.a]); cycles > 0)
+          in.opc = isa::Opc::kBusyOp, in.imm = cycles;
   }
 }
 

@@ -233,8 +233,9 @@ class Simulator : public sim::Handler {
   // by the interpreter before each execution (ops do not nest); op_values_at_[role][op] is where an op's start.
   std::vector<std::int64_t> op_values_;
   std::vector<std::vector<std::uint32_t>> op_values_at_;
-  // Per role, per op: Unit::fixed_busy of the unit that executes it (> 0: the interpreter takes the op as that).
-  std::vector<std::vector<std::int64_t>> fixed_busy_;
+  // Per role: the code the interpreter runs, the role's `fast` code with each op that can only keep its warp busy
+  // (Unit::fixed_busy) as a kBusyOp of its cycles.
+  std::vector<std::vector<isa::Instr>> code_;
 
   std::vector<std::string> causes_;
   std::vector<RoleStats> role_stats_;

@@ -151,7 +151,8 @@ class Unit {
   virtual OpResult execute(OpContext& ctx);
   // Cycles > 0 when executing op `d` can do nothing but keep its warp busy that many cycles, whatever the state of
   // the run (its values all constants; no check that can fail, no jitter, no state read or written): the
-  // interpreter then takes it as that without calling execute (the same run, less work). 0: ask execute.
+  // simulator then runs it as a kBusyOp instruction of its own code, without execute (the same run, less work). 0:
+  // ask execute.
   virtual std::int64_t fixed_busy(const isa::OpDesc& /*d*/) const { return 0; }
   // An event this unit scheduled (Simulator::schedule) is due.
   virtual void complete(std::uint32_t /*target*/, std::uint64_t /*payload*/) {}

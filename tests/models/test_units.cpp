@@ -510,4 +510,12 @@ TEST_CASE("sm: only a compute op that can do nothing but keep its warp busy skip
   REQUIRE(r.outcome == Outcome::kFinished);
   CHECK(r.cycles == 7 + 7 + 7 + 7 + 7 + 5 + 7);
   CHECK(r.stats.roles[0].busy == 7 + 7 + 7 + 7 + 7 + 5);
+  // Such ops count towards --max-ops as every op does: the third stops the run when it is about to issue.
+  models::RunOptions two;
+  two.max_ops = 2;
+  models::RunResult stopped =
+      test::run_text("kernel k warps=1 { warp 0 w { compute cycles=7\n compute cycles=7\n compute cycles=7 } }", "h100-sxm", two);
+  CHECK(stopped.outcome == Outcome::kWatchdog);
+  CHECK(stopped.cycles == 14);
+  CHECK(stopped.watchdog_reason.find("--max-ops 2 reached") != std::string::npos);
 }

@@ -555,9 +555,9 @@ def sm90(results):
     return params
 
 
-def borrowed(params, why):
-    """Parameters measured on the H100, as estimates for another GPU (`why`: what the two share)."""
-    return {k: (v, f"estimate: taken from the H100 measurement ({why}); " + src) for k, (v, src) in params.items()}
+def borrowed(params, why, source="H100"):
+    """Parameters measured on the `source` GPU, as estimates for another GPU (`why`: what the two share)."""
+    return {k: (v, f"estimate: taken from the {source} measurement ({why}); " + src) for k, (v, src) in params.items()}
 
 
 h100 = sm90("validation/results/h100/microbench.json")
@@ -653,8 +653,7 @@ def tma_outside():
 
 OUTSIDE = tma_outside()
 h200.update(OUTSIDE)
-h100.update({k: (v, "estimate: taken from the H200 measurement (the H100 has the H200's GH100 chip; not measured on the H100 yet); " + src)
-             for k, (v, src) in OUTSIDE.items()})
+h100.update(borrowed(OUTSIDE, "the H100 has the H200's GH100 chip; not measured on the H100 yet", source="H200"))
 wgmma = wgmma_issue()
 wgmma.update(wgmma_beside_alu())
 h100.update(wgmma)

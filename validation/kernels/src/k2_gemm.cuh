@@ -220,10 +220,13 @@ struct Params {
   // clamped to the number of cluster rows; G <= 0 -> one group of all rows (raster along M).  G = 1 with a 1x1
   // cluster walks along N.  Default GROUP_M (8): the raster of every result and trace before this knob.
   int raster_group = GROUP_M;
-  // Clock record (nullptr: nothing recorded).  When set (probe-off instances only), CTA 0 writes 4 values:
+  // Clock record (nullptr: nothing recorded).  When set (probe-off instances only), CTA 0 writes 8 values:
   // [0] clock64 and [1] %globaltimer (ns) by thread 0 at kernel entry, [2] clock64 and [3] %globaltimer by
   // consumer thread 0 (thread 128: the store thread; cooperative: the last of the CTA to finish; pingpong:
-  // warpgroup 0's) after its store tail.
+  // warpgroup 0's) after its store tail; clock64 of the CTA's first steps: [4] thread 0 after the prologue's
+  // barrier (init, fence, CTA or cluster sync), [5] the load thread just before its first TMA load, [6] consumer
+  // thread 0 when its first full wait returns, [7] the same at its first tile's epilogue (one store each, no
+  // probe: the prologue and the first load's latency without the capture probe's records).
   // clock64 is the SM's own counter (same for every thread of the CTA): SM MHz = ([2]-[0]) / ([3]-[1]) * 1000.
   unsigned long long* clocks = nullptr;
 };
@@ -323,6 +326,10 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
   }
   if (cl > 1) cluster_sync();  // peers multicast into this CTA's smem and arrive on its barriers
   else __syncthreads();
+#if !SMPIPE_PROBE
+  const bool clk0 = p.clocks != nullptr && blockIdx.x == 0;  // Params::clocks: CTA 0's first steps
+  if (clk0 && tid == 0) p.clocks[4] = clock64();
+#endif
 
   const int n_mblk = (p.M + BM - 1) / BM, n_nblk = (p.N + BN - 1) / BN;
   const int n_mrow = (n_mblk + cl - 1) / cl;       // cluster rows
@@ -358,6 +365,9 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
           K2PK(ARRIVE_EXPECT_TX, FULL, s, ph ^ 1, C::STAGE_BYTES, kb);
           mbar_arrive_expect_tx(full(s), C::STAGE_BYTES);  // the whole stage, peers' multicast part included
           K2PK_T(TMA_LOAD, TA, FULL, s, ph ^ 1, C::A_BYTES, kb);
+#if !SMPIPE_PROBE
+          if (clk0 && first && kb == 0) p.clocks[5] = clock64();
+#endif
           tma_load_2d(sA + s * C::A_BYTES, &tmA, kb * BK, mb * BM, full(s));
           K2PK_T(TMA_LOAD, TB, FULL, s, ph ^ 1, C::B_BYTES / cl, kb);
           if (cl == 1) {
@@ -478,6 +488,9 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
         K2PK(WAIT, FULL, s, ph, 0, kb);
         mbar_wait(full(s), ph);
         K2PK(WAIT_END, FULL, s, ph, 0, kb);
+#if !SMPIPE_PROBE
+        if (clk0 && ct == 0 && j == 0 && kb == 0) p.clocks[6] = clock64();
+#endif
         fence_acc(acc);
         // no probe branch between wgmma.fence and wgmma.commit (traces/probe.cuh): fused records around them
         K2PK(WGMMA_FENCED, NONE, s, probe_id::NO_PHASE, 0, kb);  // index = the stage whose A and B it reads
@@ -525,6 +538,9 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
         K2P(WAIT_END, ORDER, (od2 ? 2 : 0) + g, od2 ? ph_ml : ph_ml ^ 1u, 0, j);
       }
       K2P(EPILOGUE, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, t);
+#if !SMPIPE_PROBE
+      if (clk0 && ct == 0 && j == 0) p.clocks[7] = clock64();
+#endif
 
       // ------------------------------ epilogue ------------------------------
       // subtile counter e (C load pipe slot e % StagesC, D buffer e % StagesD): the CTA's subtiles in order

@@ -531,6 +531,8 @@ RawSummary summarize_raw(const std::vector<unsigned char>& raw) {
 // `warm` launches, host sync, `reps` launches back to back, each between its own CUDA events (K2 alone, no
 // cuBLAS in between), with Params::clocks set so that CTA 0 records clock64 / %globaltimer at its start and
 // end: SM MHz per launch.  The JSON is rewritten (temp file + rename) after every point.
+constexpr size_t kClk = 8;  // Params::clocks values per launch (k2_gemm.cuh)
+
 struct SweepGroup {
   std::string text;
   std::vector<Shape> shapes;
@@ -571,7 +573,11 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
        << jstr("Params::clocks: CTA 0 of every timed launch writes clock64 and %globaltimer at its start (thread 0) "
                "and after its store tail (thread 128); SM MHz = clock64 delta / globaltimer delta * 1000 per launch; "
                "clock_mhz_median/p10/p90 over the timed launches, clock_mhz_pooled = sum of clock deltas / sum of ns "
-               "deltas, clock_window_ns_median = the median globaltimer window (short windows: coarser figure)")
+               "deltas, clock_window_ns_median = the median globaltimer window (short windows: coarser figure); "
+               "cta0_cycles: CTA 0's clock64 from its entry, medians over the timed launches, to thread 0's return "
+               "from the prologue's barrier (prologue), the load thread's first TMA load (first_tma), consumer "
+               "thread 0's first full wait return (first_full) and its first tile's epilogue (first_epilogue), and "
+               "its end after the store tail (end); one store each, no capture probe")
        << ",\n  \"check\": "
        << jstr("per shape, before its timing, on random inputs: the group's first variant and every variant not yet "
                "checked successfully on an earlier shape; D poisoned with NaN, one launch, rel_err = ||D-ref||_F / "
@@ -623,7 +629,7 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
     CKB(cublasCreate(&h));
     ev.resize(2 * reps);
     for (auto& e : ev) CK(cudaEventCreate(&e));
-    const size_t nclk = size_t(warm + reps) * 4;
+    const size_t nclk = size_t(warm + reps) * kClk;
     CK(cudaMalloc(&d_clk, nclk * sizeof(unsigned long long)));
     if (flush_l2) {
       CK(cudaMalloc(&d_flush, flush_bytes));
@@ -741,16 +747,17 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
             const Variant& v = grp.vars[i];
             const Geo& q = geo[i];
             std::vector<double> ms, mhz, win;
+            std::vector<double> steps[5];  // CTA 0's cycles from entry: prologue, first TMA, first full, epilogue, end
             double sum_dc = 0, sum_dg = 0;
             if (cok[i]) {
               CK(cudaMemset(d_clk, 0, nclk * sizeof(unsigned long long)));
-              for (int w = 0; w < warm; ++w) launch(i, d_clk + 4 * w);
+              for (int w = 0; w < warm; ++w) launch(i, d_clk + kClk * w);
               CK(cudaGetLastError());
               CK(cudaDeviceSynchronize());
               for (int r = 0; r < reps; ++r) {
                 if (flush_l2) k_l2_flush_read<<<4 * sms, 512>>>(d_flush, flush_words, flush_stride / sizeof(uint4), d_sink);
                 CK(cudaEventRecord(ev[2 * r]));
-                launch(i, d_clk + 4 * (warm + r));
+                launch(i, d_clk + kClk * (warm + r));
                 CK(cudaEventRecord(ev[2 * r + 1]));
               }
               CK(cudaEventSynchronize(ev[2 * reps - 1]));
@@ -760,13 +767,16 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                 float t = 0;
                 CK(cudaEventElapsedTime(&t, ev[2 * r], ev[2 * r + 1]));
                 ms.push_back(t);
-                const unsigned long long* c = &hclk[4 * (warm + r)];
+                const unsigned long long* c = &hclk[kClk * (warm + r)];
                 if (c[2] > c[0] && c[3] > c[1]) {
                   const double dc = double(c[2] - c[0]), dg = double(c[3] - c[1]);
                   mhz.push_back(dc / dg * 1e3);
                   win.push_back(dg);
                   sum_dc += dc;
                   sum_dg += dg;
+                  const unsigned long long at[5] = {c[4], c[5], c[6], c[7], c[2]};
+                  for (int k = 0; k < 5; ++k)
+                    if (at[k] >= c[0]) steps[k].push_back(double(at[k] - c[0]));
                 }
               }
             }
@@ -802,6 +812,11 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
               << ", \"clock_mhz_p90\": " << jnum(hasc ? pct(mhz, 0.9) : NAN)
               << ", \"clock_mhz_pooled\": " << jnum(sum_dg > 0 ? sum_dc / sum_dg * 1e3 : NAN)
               << ", \"clock_window_ns_median\": " << jnum(hasc ? median(win) : NAN)
+              << ", \"cta0_cycles\": {\"prologue\": " << jnum(steps[0].empty() ? NAN : median(steps[0]))
+              << ", \"first_tma\": " << jnum(steps[1].empty() ? NAN : median(steps[1]))
+              << ", \"first_full\": " << jnum(steps[2].empty() ? NAN : median(steps[2]))
+              << ", \"first_epilogue\": " << jnum(steps[3].empty() ? NAN : median(steps[3]))
+              << ", \"end\": " << jnum(steps[4].empty() ? NAN : median(steps[4])) << "}"
               << ", \"checked\": " << (checked[i] ? "true" : "false") << ", \"rel_err\": " << jnum(cerr[i])
               << ", \"nonfinite\": " << (checked[i] ? std::to_string(cnf[i]) : std::string("null"))
               << ", \"ok\": " << (ok ? "true" : "false") << "}";

@@ -220,13 +220,15 @@ struct Params {
   // clamped to the number of cluster rows; G <= 0 -> one group of all rows (raster along M).  G = 1 with a 1x1
   // cluster walks along N.  Default GROUP_M (8): the raster of every result and trace before this knob.
   int raster_group = GROUP_M;
-  // Clock record (nullptr: nothing recorded).  When set (probe-off instances only), CTA 0 writes 8 values:
+  // Clock record (nullptr: nothing recorded).  When set (probe-off instances only), CTA 0 writes 9 values:
   // [0] clock64 and [1] %globaltimer (ns) by thread 0 at kernel entry, [2] clock64 and [3] %globaltimer by
   // consumer thread 0 (thread 128: the store thread; cooperative: the last of the CTA to finish; pingpong:
   // warpgroup 0's) after its store tail; clock64 of the CTA's first steps: [4] thread 0 after the prologue's
   // barrier (init, fence, CTA or cluster sync), [5] the load thread just before its first TMA load, [6] consumer
-  // thread 0 when its first full wait returns, [7] the same at its first tile's epilogue (one store each, no
-  // probe: the prologue and the first load's latency without the capture probe's records).
+  // thread 0 when its first full wait returns, [7] the same at its first tile's epilogue, [8] the load thread just
+  // before the first TMA load of its first tile's k-block STAGES - 1 (the ring's first pass acquires free stages:
+  // ([8] - [5]) / (STAGES - 1) is a k-block of the load thread's own work; 0 when the tile has fewer k-blocks), one
+  // store each, no probe: the prologue, the first load's latency and the load loop without the probe's records.
   // clock64 is the SM's own counter (same for every thread of the CTA): SM MHz = ([2]-[0]) / ([3]-[1]) * 1000.
   unsigned long long* clocks = nullptr;
 };
@@ -367,6 +369,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
           K2PK_T(TMA_LOAD, TA, FULL, s, ph ^ 1, C::A_BYTES, kb);
 #if !SMPIPE_PROBE
           if (clk0 && first && kb == 0) p.clocks[5] = clock64();
+          if (clk0 && first && kb == STAGES - 1) p.clocks[8] = clock64();
 #endif
           tma_load_2d(sA + s * C::A_BYTES, &tmA, kb * BK, mb * BM, full(s));
           K2PK_T(TMA_LOAD, TB, FULL, s, ph ^ 1, C::B_BYTES / cl, kb);

@@ -531,7 +531,7 @@ RawSummary summarize_raw(const std::vector<unsigned char>& raw) {
 // `warm` launches, host sync, `reps` launches back to back, each between its own CUDA events (K2 alone, no
 // cuBLAS in between), with Params::clocks set so that CTA 0 records clock64 / %globaltimer at its start and
 // end: SM MHz per launch.  The JSON is rewritten (temp file + rename) after every point.
-constexpr size_t kClk = 8;  // Params::clocks values per launch (k2_gemm.cuh)
+constexpr size_t kClk = 12;  // Params::clocks values per launch (9 used, k2_gemm.cuh)
 
 struct SweepGroup {
   std::string text;
@@ -577,7 +577,9 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                "cta0_cycles: CTA 0's clock64 from its entry, medians over the timed launches, to thread 0's return "
                "from the prologue's barrier (prologue), the load thread's first TMA load (first_tma), consumer "
                "thread 0's first full wait return (first_full) and its first tile's epilogue (first_epilogue), and "
-               "its end after the store tail (end); one store each, no capture probe")
+               "its end after the store tail (end); load_kblock: the load thread's cycles from its first k-block's "
+               "first TMA load to that of k-block STAGES - 1, over STAGES - 1 (the ring's first pass: every acquire "
+               "free); one store each, no capture probe")
        << ",\n  \"check\": "
        << jstr("per shape, before its timing, on random inputs: the group's first variant and every variant not yet "
                "checked successfully on an earlier shape; D poisoned with NaN, one launch, rel_err = ||D-ref||_F / "
@@ -748,6 +750,7 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
             const Geo& q = geo[i];
             std::vector<double> ms, mhz, win;
             std::vector<double> steps[5];  // CTA 0's cycles from entry: prologue, first TMA, first full, epilogue, end
+            std::vector<double> kb_load;   // the load thread's k-block on the ring's first pass (cycles)
             double sum_dc = 0, sum_dg = 0;
             if (cok[i]) {
               CK(cudaMemset(d_clk, 0, nclk * sizeof(unsigned long long)));
@@ -777,6 +780,7 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                   const unsigned long long at[5] = {c[4], c[5], c[6], c[7], c[2]};
                   for (int k = 0; k < 5; ++k)
                     if (at[k] >= c[0]) steps[k].push_back(double(at[k] - c[0]));
+                  if (v.stages > 1 && c[8] > c[5]) kb_load.push_back(double(c[8] - c[5]) / (v.stages - 1));
                 }
               }
             }
@@ -816,7 +820,8 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
               << ", \"first_tma\": " << jnum(steps[1].empty() ? NAN : median(steps[1]))
               << ", \"first_full\": " << jnum(steps[2].empty() ? NAN : median(steps[2]))
               << ", \"first_epilogue\": " << jnum(steps[3].empty() ? NAN : median(steps[3]))
-              << ", \"end\": " << jnum(steps[4].empty() ? NAN : median(steps[4])) << "}"
+              << ", \"end\": " << jnum(steps[4].empty() ? NAN : median(steps[4]))
+              << ", \"load_kblock\": " << jnum(kb_load.empty() ? NAN : median(kb_load)) << "}"
               << ", \"checked\": " << (checked[i] ? "true" : "false") << ", \"rel_err\": " << jnum(cerr[i])
               << ", \"nonfinite\": " << (checked[i] ? std::to_string(cnf[i]) : std::string("null"))
               << ", \"ok\": " << (ok ? "true" : "false") << "}";

@@ -220,7 +220,7 @@ struct Params {
   // clamped to the number of cluster rows; G <= 0 -> one group of all rows (raster along M).  G = 1 with a 1x1
   // cluster walks along N.  Default GROUP_M (8): the raster of every result and trace before this knob.
   int raster_group = GROUP_M;
-  // Clock record (nullptr: nothing recorded).  When set (probe-off instances only), CTA 0 writes 9 values:
+  // Clock record (nullptr: nothing recorded).  When set (probe-off instances only), CTA 0 writes 12 values:
   // [0] clock64 and [1] %globaltimer (ns) by thread 0 at kernel entry, [2] clock64 and [3] %globaltimer by
   // consumer thread 0 (thread 128: the store thread; cooperative: the last of the CTA to finish; pingpong:
   // warpgroup 0's) after its store tail; clock64 of the CTA's first steps: [4] thread 0 after the prologue's
@@ -228,7 +228,9 @@ struct Params {
   // thread 0 when its first full wait returns, [7] the same at its first tile's epilogue, [8] the load thread just
   // before the first TMA load of its first tile's k-block STAGES - 1 (the ring's first pass acquires free stages:
   // ([8] - [5]) / (STAGES - 1) is a k-block of the load thread's own work; 0 when the tile has fewer k-blocks), one
-  // store each, no probe: the prologue, the first load's latency and the load loop without the probe's records.
+  // store each, no probe: the prologue, the first load's latency and the load loop without the probe's records;
+  // consumer thread 0 at the end of its first tile's epilogue [9], and at the start [10] and end [11] of its
+  // second tile's (the first tile's code runs cold, the second's warm).
   // clock64 is the SM's own counter (same for every thread of the CTA): SM MHz = ([2]-[0]) / ([3]-[1]) * 1000.
   unsigned long long* clocks = nullptr;
 };
@@ -543,6 +545,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
       K2P(EPILOGUE, NONE, probe_id::NONE, probe_id::NO_PHASE, 0, t);
 #if !SMPIPE_PROBE
       if (clk0 && ct == 0 && j == 0) p.clocks[7] = clock64();
+      if (clk0 && ct == 0 && j == jstep) p.clocks[10] = clock64();
 #endif
 
       // ------------------------------ epilogue ------------------------------
@@ -644,6 +647,10 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
         K2P(ARRIVE, ORDER, (od2 ? 2 : 0) + (g ^ 1), probe_id::NO_PHASE, 0, j);
         mbar_arrive(order(od2 ? 1 : 0, g ^ 1));  // pass the epilogue turn
       }
+#if !SMPIPE_PROBE
+      if (clk0 && ct == 0 && j == 0) p.clocks[9] = clock64();
+      if (clk0 && ct == 0 && j == jstep) p.clocks[11] = clock64();
+#endif
       e_done += SUBTILES;
     }
     if (!PP && reuse && use_c) {

@@ -531,7 +531,7 @@ RawSummary summarize_raw(const std::vector<unsigned char>& raw) {
 // `warm` launches, host sync, `reps` launches back to back, each between its own CUDA events (K2 alone, no
 // cuBLAS in between), with Params::clocks set so that CTA 0 records clock64 / %globaltimer at its start and
 // end: SM MHz per launch.  The JSON is rewritten (temp file + rename) after every point.
-constexpr size_t kClk = 12;  // Params::clocks values per launch (9 used, k2_gemm.cuh)
+constexpr size_t kClk = 12;  // Params::clocks values per launch (k2_gemm.cuh)
 
 struct SweepGroup {
   std::string text;
@@ -579,7 +579,8 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                "thread 0's first full wait return (first_full) and its first tile's epilogue (first_epilogue), and "
                "its end after the store tail (end); load_kblock: the load thread's cycles from its first k-block's "
                "first TMA load to that of k-block STAGES - 1, over STAGES - 1 (the ring's first pass: every acquire "
-               "free); one store each, no capture probe")
+               "free); epilogue_first / epilogue_second: consumer thread 0's epilogue of its first and second tile; "
+               "one store each, no capture probe")
        << ",\n  \"check\": "
        << jstr("per shape, before its timing, on random inputs: the group's first variant and every variant not yet "
                "checked successfully on an earlier shape; D poisoned with NaN, one launch, rel_err = ||D-ref||_F / "
@@ -751,6 +752,7 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
             std::vector<double> ms, mhz, win;
             std::vector<double> steps[5];  // CTA 0's cycles from entry: prologue, first TMA, first full, epilogue, end
             std::vector<double> kb_load;   // the load thread's k-block on the ring's first pass (cycles)
+            std::vector<double> epi[2];    // consumer thread 0's epilogue of its first and second tile (cycles)
             double sum_dc = 0, sum_dg = 0;
             if (cok[i]) {
               CK(cudaMemset(d_clk, 0, nclk * sizeof(unsigned long long)));
@@ -781,6 +783,8 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                   for (int k = 0; k < 5; ++k)
                     if (at[k] >= c[0]) steps[k].push_back(double(at[k] - c[0]));
                   if (v.stages > 1 && c[8] > c[5]) kb_load.push_back(double(c[8] - c[5]) / (v.stages - 1));
+                  if (c[9] > c[7] && c[7] > 0) epi[0].push_back(double(c[9] - c[7]));
+                  if (c[11] > c[10] && c[10] > 0) epi[1].push_back(double(c[11] - c[10]));
                 }
               }
             }
@@ -821,7 +825,9 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
               << ", \"first_full\": " << jnum(steps[2].empty() ? NAN : median(steps[2]))
               << ", \"first_epilogue\": " << jnum(steps[3].empty() ? NAN : median(steps[3]))
               << ", \"end\": " << jnum(steps[4].empty() ? NAN : median(steps[4]))
-              << ", \"load_kblock\": " << jnum(kb_load.empty() ? NAN : median(kb_load)) << "}"
+              << ", \"load_kblock\": " << jnum(kb_load.empty() ? NAN : median(kb_load))
+              << ", \"epilogue_first\": " << jnum(epi[0].empty() ? NAN : median(epi[0]))
+              << ", \"epilogue_second\": " << jnum(epi[1].empty() ? NAN : median(epi[1])) << "}"
               << ", \"checked\": " << (checked[i] ? "true" : "false") << ", \"rel_err\": " << jnum(cerr[i])
               << ", \"nonfinite\": " << (checked[i] ? std::to_string(cnf[i]) : std::string("null"))
               << ", \"ok\": " << (ok ? "true" : "false") << "}";

@@ -294,6 +294,33 @@ TEST_CASE("sm90 models: a kernel's own instructions stand where they are in the 
   CHECK(load.result.stats.ops - base.result.stats.ops == ctas * (2048 / 128));
 }
 
+TEST_CASE("sm90 models: the CTA's start comes once before every warp's first op, and a cluster's sync after it", "[kernels]") {
+  // 64 CTAs of one 128x128 tile each (1024^3): every warp of every CTA starts with PROLOGUE_CYCLES of its own
+  // instructions (cta_start.pipe), so with the transfers' random spread off the whole run moves by exactly that; in a
+  // 2x1 cluster a cluster.sync follows, and the run moves by the machine's cluster_sync_cycles.
+  const isa::ParamOverrides shape = {{"M", 1024}, {"N", 1024}, {"K", 1024}};
+  const auto no_spread = [](models::Machine& m) { m.l2_latency_spread = m.hbm_latency_spread = 0; };
+  const std::int64_t x = 1000, ctas = 64;
+  // The warps that run the start: the load warp, the C-load warp and the consumer warps.
+  const std::pair<const char*, std::int64_t> models[] = {
+      {"sm90/gemm_tma_ws_cooperative", 10}, {"sm90/gemm_tma_ws_pingpong", 10}, {"sm90/gemm_tma_ws", 6}};
+  for (const auto& [name, warps] : models) {
+    DYNAMIC_SECTION(name) {
+      auto none = run_model(name, with(shape, {{"PROLOGUE_CYCLES", 0}}), "h100-sxm", no_spread);
+      auto some = run_model(name, with(shape, {{"PROLOGUE_CYCLES", x}}), "h100-sxm", no_spread);
+      REQUIRE(none.result.outcome == Outcome::kFinished);
+      REQUIRE(some.result.outcome == Outcome::kFinished);
+      CHECK(some.result.cycles - none.result.cycles == x);
+      CHECK(some.result.stats.ops - none.result.stats.ops == ctas * warps);
+      const isa::ParamOverrides pair = with(shape, {{"PROLOGUE_CYCLES", 0}, {"CLUSTER_M", 2}});
+      auto fast = run_model(name, pair, "h100-sxm", [&](models::Machine& m) { no_spread(m); m.cluster_sync_cycles = 0; });
+      auto slow = run_model(name, pair, "h100-sxm", [&](models::Machine& m) { no_spread(m); m.cluster_sync_cycles = x; });
+      REQUIRE(slow.result.outcome == Outcome::kFinished);
+      CHECK(slow.result.cycles - fast.result.cycles == x);
+    }
+  }
+}
+
 TEST_CASE("sm90 models: where the epilogue acquires the next D buffer", "[kernels]") {
   // CUTLASS acquires right after a subtile's commit when C's smem is reused (the default with a 16-bit C), and
   // before the next subtile's st.shared when it is not (a void C; REUSE_SMEM_C=0); K2 (STORE_ACQUIRE=1) always

@@ -197,12 +197,6 @@ PROLOGUE = "validation/results/h200/k2_prologue/k2_prologue.json"
 PROLOGUE_MAX_FLOP = 2 ** 35  # the rows whose model runs are quick (2048^3 and smaller; an 8192^3 run takes seconds)
 
 
-def sweep_params(r):
-    """A row of a K2 sweep file as `defines` takes it."""
-    return {k: r[k] for k in ("M", "N", "K", "tile_m", "tile_n", "tile_k", "stages", "cluster_m", "stages_c", "stages_d",
-                              "reuse", "delay", "raster_rows", "epi_tile", "schedule")}
-
-
 def tma_load_cycles(smpipe, model, gpu, defs, clock):
     """The cycles of CTA 0's TMA loads, in order, in a model run (its trace; with C not loaded, the load warp's A
     and B boxes of each k-block)."""
@@ -232,12 +226,13 @@ def cta_start(smpipe, measured):
     with open(os.path.join(ROOT, PROLOGUE)) as f:
         run = json.load(f)
     gpu = next(m for k, m in MACHINES.items() if k in run["gpu"]["name"])
-    knobs = sum(max(0, round(measured[f"{name}_cycles"])) for name in PRODUCER_GROUPS)
+    traced = instruction_knobs(measured, 1)
+    knobs = sum(traced[f"{name.upper()}_CYCLES"] for name in PRODUCER_GROUPS)
     rows = [r for r in run["rows"]
             if r["cluster_m"] == 1 and r.get("ok") and 2 * r["M"] * r["N"] * r["K"] <= PROLOGUE_MAX_FLOP]
 
     def loads(r, scale):
-        defs = defines(sweep_params(r), measured, prologue=0, producer_scale=scale)
+        defs = defines(r, measured, prologue=0, producer_scale=scale)
         return tma_load_cycles(smpipe, MODELS[r["schedule"]], gpu, defs, r["clock_mhz_median"])
 
     hw_kb, model_kb = [], []
@@ -857,7 +852,7 @@ def markdown(data):
         "  GH100 SM of the H100 too), from its entry: median " + f'{conv["prologue_first_tma"]:.0f} cycles over the',
         f'  {conv["prologue_points"]} points with 1x1 clusters up to 2048^3, less the model\'s own cycles before its first',
         "  load (the acquire's bookkeeping); with 2x1 clusters the GPU took 400-500 cycles more, the model's `cluster.sync`.",
-        "  A persistent kernel pays it once per CTA: on a single-wave shape it is 10-15 % of the time.",
+        "  A persistent kernel pays it once per CTA: on a single-wave shape up to a sixth of the time (below).",
         "",
         "Three predictions per point:",
         "- **at the measured clock**: `--clock-mhz` set to the clock the GPU ran the point at. This judges the",

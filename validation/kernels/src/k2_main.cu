@@ -165,6 +165,7 @@ struct Variant {
   bool legacy = false;   // an original cooperative 1x1 variant or a 2-stage one (probe-on instance, traces)
   bool probed = false;   // the probe-on build has its instance (traces, probe overhead): 1x1 clusters only
   int max_clusters = 0;  // clusters (or CTAs, 1x1) resident at once: the persistent grid
+  bool one_per_tile = false;  // `np`: a grid of one CTA per tile (not persistent; 1x1 clusters)
   std::function<void(const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, const CUtensorMap&, k2::Params, int,
                      cudaStream_t)>
       launch;
@@ -288,7 +289,8 @@ Variant legacy_variant(int bn, int st) {
 //   multicast), reuse (ReuseSmemC), delay (DelayTmaStore), scN (StagesC), sdN (StagesD), odN (pingpong
 //   order-barrier depth, 2 = CUTLASS, 1 = one ring), gN (scheduler raster group of N m-blocks, default g8;
 //   g1 = along N: every n block of m row 0, then row 1, ...; g0 = one group of all m rows = along M; with c2
-//   the group is max(1, N/2) cluster rows).  Defaults: cooperative StagesC 2 (4 with reuse), StagesD 2;
+//   the group is max(1, N/2) cluster rows), np (a grid of one CTA per tile instead of the persistent one: each CTA
+//   takes one tile, later CTAs start on SMs that ran earlier ones; 1x1 clusters).  Defaults: cooperative StagesC 2 (4 with reuse), StagesD 2;
 //   pingpong StagesC 4, StagesD 2 (CUTLASS builder defaults where smem allows).
 // Throws with a message on a bad or refused spec (the refusal happens before anything runs on the GPU).
 Variant parse_spec(const std::string& spec) {
@@ -319,6 +321,7 @@ Variant parse_spec(const std::string& spec) {
     else if (t == "c2") v.cluster_m = 2;
     else if (t == "reuse") v.reuse = 1;
     else if (t == "delay") v.delay = 1;
+    else if (t == "np") v.one_per_tile = true;
     else if (t.size() > 2 && t.compare(0, 2, "sc") == 0) sc = std::atoi(t.c_str() + 2);
     else if (t.size() > 2 && t.compare(0, 2, "sd") == 0) sd = std::atoi(t.c_str() + 2);
     else if (t.size() > 2 && t.compare(0, 2, "od") == 0) v.order_depth = std::atoi(t.c_str() + 2);
@@ -343,12 +346,14 @@ Variant parse_spec(const std::string& spec) {
               "i+StagesC needs slot i back first: a cycle when StagesC <= StagesD. CUTLASS rejects it statically; "
               "not run");
   if (v.raster < 0) throw bad("raster group must be >= 0 (g0 = all m rows)");
+  if (v.one_per_tile && v.cluster_m != 1) throw bad("np (one CTA per tile) takes 1x1 clusters only");
   char nm[160];
   std::snprintf(nm, sizeof nm, "%s_128x%dx64_s%d_c%dx1_sc%d_sd%d%s%s%s", pp ? "pp" : "coop", v.bn, v.stages,
                 v.cluster_m, v.sc, v.sd, v.reuse ? "_reuse" : "", v.delay ? "_delay" : "",
                 pp ? (v.order_depth == 1 ? "_od1" : "_od2") : "");
   v.name = nm;
   if (v.raster != k2::GROUP_M) v.name += "_g" + std::to_string(v.raster);  // default g8: names as before
+  if (v.one_per_tile) v.name += "_np";
   return v;
 }
 // --variants issue5: the variants of issue 5 (pingpong, 2x1 clusters with multicast, epilogue knobs).
@@ -531,7 +536,7 @@ RawSummary summarize_raw(const std::vector<unsigned char>& raw) {
 // `warm` launches, host sync, `reps` launches back to back, each between its own CUDA events (K2 alone, no
 // cuBLAS in between), with Params::clocks set so that CTA 0 records clock64 / %globaltimer at its start and
 // end: SM MHz per launch.  The JSON is rewritten (temp file + rename) after every point.
-constexpr size_t kClk = 12;  // Params::clocks values per launch (k2_gemm.cuh)
+constexpr size_t kClk = 19;  // Params::clocks values per launch (k2_gemm.cuh)
 
 struct SweepGroup {
   std::string text;
@@ -580,6 +585,9 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                "its end after the store tail (end); load_kblock: the load thread's cycles from its first k-block's "
                "first TMA load to that of k-block STAGES - 1, over STAGES - 1 (the ring's first pass: every acquire "
                "free); epilogue_first / epilogue_second: consumer thread 0's epilogue of its first and second tile; "
+               "last_cta: the same from the grid's last CTA's entry to its prologue, first TMA load and end, "
+               "start_ns its entry after CTA 0's (%globaltimer), sm its %smid (one_per_tile: a grid of one CTA per "
+               "tile, the variant's np knob: the last CTA starts on an SM that ran earlier CTAs of the launch); "
                "one store each, no capture probe")
        << ",\n  \"check\": "
        << jstr("per shape, before its timing, on random inputs: the group's first variant and every variant not yet "
@@ -683,7 +691,9 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
           const int mrow = (mblk + v.cluster_m - 1) / v.cluster_m;
           q.tiles = mblk * nblk;
           q.cluster_tiles = mrow * nblk;
-          q.grid = v.cluster_m == 1 ? std::min(sms, q.tiles) : v.cluster_m * std::min(v.max_clusters, q.cluster_tiles);
+          q.grid = v.one_per_tile      ? q.tiles
+                   : v.cluster_m == 1 ? std::min(sms, q.tiles)
+                                      : v.cluster_m * std::min(v.max_clusters, q.cluster_tiles);
           q.raster_rows = v.raster_rows(mrow);
         }
         auto launch = [&](size_t i, unsigned long long* clk) {
@@ -753,6 +763,8 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
             std::vector<double> steps[5];  // CTA 0's cycles from entry: prologue, first TMA, first full, epilogue, end
             std::vector<double> kb_load;   // the load thread's k-block on the ring's first pass (cycles)
             std::vector<double> epi[2];    // consumer thread 0's epilogue of its first and second tile (cycles)
+            std::vector<double> last[4];   // the last CTA's cycles from its entry: prologue, first TMA, end; its start (ns after CTA 0's)
+            std::vector<double> last_sm;   // its SM
             double sum_dc = 0, sum_dg = 0;
             if (cok[i]) {
               CK(cudaMemset(d_clk, 0, nclk * sizeof(unsigned long long)));
@@ -785,6 +797,13 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                   if (v.stages > 1 && c[8] > c[5]) kb_load.push_back(double(c[8] - c[5]) / (v.stages - 1));
                   if (c[9] > c[7] && c[7] > 0) epi[0].push_back(double(c[9] - c[7]));
                   if (c[11] > c[10] && c[10] > 0) epi[1].push_back(double(c[11] - c[10]));
+                  if (c[16] > c[12] && c[13] >= c[1]) {
+                    const unsigned long long lat[3] = {c[14], c[15], c[16]};
+                    for (int k = 0; k < 3; ++k)
+                      if (lat[k] >= c[12]) last[k].push_back(double(lat[k] - c[12]));
+                    last[3].push_back(double(c[13] - c[1]));
+                    last_sm.push_back(double(c[18]));
+                  }
                 }
               }
             }
@@ -828,6 +847,12 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
               << ", \"load_kblock\": " << jnum(kb_load.empty() ? NAN : median(kb_load))
               << ", \"epilogue_first\": " << jnum(epi[0].empty() ? NAN : median(epi[0]))
               << ", \"epilogue_second\": " << jnum(epi[1].empty() ? NAN : median(epi[1])) << "}"
+              << ", \"one_per_tile\": " << (v.one_per_tile ? "true" : "false")
+              << ", \"last_cta\": {\"prologue\": " << jnum(last[0].empty() ? NAN : median(last[0]))
+              << ", \"first_tma\": " << jnum(last[1].empty() ? NAN : median(last[1]))
+              << ", \"end\": " << jnum(last[2].empty() ? NAN : median(last[2]))
+              << ", \"start_ns\": " << jnum(last[3].empty() ? NAN : median(last[3]))
+              << ", \"sm\": " << jnum(last_sm.empty() ? NAN : median(last_sm)) << "}"
               << ", \"checked\": " << (checked[i] ? "true" : "false") << ", \"rel_err\": " << jnum(cerr[i])
               << ", \"nonfinite\": " << (checked[i] ? std::to_string(cnf[i]) : std::string("null"))
               << ", \"ok\": " << (ok ? "true" : "false") << "}";

@@ -22,12 +22,12 @@ std::vector<std::string> build_primary() {
       "(", ")", "[", "]", "{", "}", ",", "=", ";", "..", "->", "||", "&&", "==", "!=", "<=", ">=", "<<", ">>", "+", "-",
       "*", "/", "%", "<", ">", "!", "~", "&", "|", "^",
       // file level, declarations, statements
-      "param", "const", "gpu", "kernel", "grid", "cluster", "warps", "smem", "assert", "report", "mbarrier", "tensor",
+      "param", "const", "gpu", "kernel", "grid", "cluster", "warps", "smem", "regs", "assert", "report", "mbarrier", "tensor",
       "named_barrier", "global", "warp", "warpgroup", "warpgroups", "let", "for", "in", "step", "if", "else", "while",
       "break", "continue", "exit", "elect", "proc", "region", "count", "bytes", "dtype", "shape", "l2_promotion", "id", "init", "whole",
       "parity", "tx", "bar",
       // built-ins and functions
-      "warp_in_role", "cta", "cta_x", "cta_y", "cta_z", "cluster_rank", "num_ctas", "sm", "SM_COUNT", "min", "max",
+      "warp_in_role", "cta", "cta_x", "cta_y", "cta_z", "cluster_rank", "num_ctas", "sm", "sm_ctas_before", "SM_COUNT", "min", "max",
       "ceil_div",
       // machines
       "h100-sxm", "h200", "b200",

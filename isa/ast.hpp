@@ -82,7 +82,7 @@ struct Kernel {
   std::string name;
   SourceLoc loc;
   std::vector<Expr> grid, cluster;  // empty: default (1,1,1)
-  std::optional<Expr> warps, smem;
+  std::optional<Expr> warps, smem, regs;
   SourceLoc grid_loc, cluster_loc;
   std::vector<Decl> decls;
   std::vector<Role> roles;

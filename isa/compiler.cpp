@@ -175,6 +175,11 @@ class Compiler {
         fail(k->smem->loc, fmt::format("smem={} out of range 0..{} (16 MiB, more than any GPU's shared memory)", p.smem_extra,
                                        kMaxSmemBufferBytes));
     }
+    if (k->regs) {
+      p.regs = const_expr(*k->regs);
+      if (p.regs < 1 || p.regs > kMaxRegsPerThread)
+        fail(k->regs->loc, fmt::format("regs={} out of range 1..{} (registers per thread)", p.regs, kMaxRegsPerThread));
+    }
     compile_decls(*k, p);
     std::vector<const Proc*> procs;  // the file's (its imports' included), then the kernel's
     for (const Proc& pr : file_.procs) procs.push_back(&pr);

@@ -87,6 +87,7 @@ std::pair<std::int64_t, std::int64_t> builtin_range(Builtin b, const Program& p)
     case Builtin::kCtaZ: return {0, p.grid[2] - 1};
     case Builtin::kClusterRank: return {0, p.cluster[0] * p.cluster[1] * p.cluster[2] - 1};
     case Builtin::kNumCtas: return {ctas, ctas};
+    case Builtin::kSmCtasBefore: return {0, ctas - 1};
     case Builtin::kSm: case Builtin::kCount: break;
   }
   return {0, kMax};  // the SM index: its range depends on the machine, unknown here

@@ -17,6 +17,11 @@ inline constexpr int kMaxClusterSize = 16;
 // Threads per warp and warps per warpgroup (PTX ISA 9.7.15, wgmma: a warpgroup is 4 contiguous warps).
 inline constexpr int kWarpSize = 32;
 inline constexpr int kWarpsPerWarpgroup = 4;
+// Registers per thread a kernel may have (PTX ISA: .maxnreg, setmaxnreg; CUDA C++ Programming Guide, compute
+// capabilities 5.0-12.0: 255), and the unit the SM allocates them in, per warp (the CUDA occupancy calculator's
+// register allocation unit size for compute capability 8.0-10.0: 256 registers per warp, granularity "warp").
+inline constexpr int kMaxRegsPerThread = 255;
+inline constexpr int kRegAllocUnit = 256;
 // Words of all `global` declarations of a kernel (a simulator limit, not a hardware one: each costs ~40 bytes per run).
 inline constexpr std::int64_t kMaxGlobalWords = std::int64_t{1} << 20;
 

@@ -164,8 +164,10 @@ class Parser {
         k.warps = parse_expr();
       } else if (a.text == "smem") {
         k.smem = parse_expr();
+      } else if (a.text == "regs") {
+        k.regs = parse_expr();
       } else {
-        fail(a.loc, fmt::format("unknown kernel attribute '{}' (expected grid, cluster, warps or smem)", a.text));
+        fail(a.loc, fmt::format("unknown kernel attribute '{}' (expected grid, cluster, warps, smem or regs)", a.text));
       }
     }
     expect_punct("{");

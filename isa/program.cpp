@@ -71,7 +71,8 @@ std::string_view un_op_name(UnOp op) {
 
 std::string_view builtin_name(Builtin b) {
   static constexpr std::string_view kNames[] = {"warp",  "warp_in_role", "warpgroup",    "cta",      "cta_x",
-                                                "cta_y", "cta_z",        "cluster_rank", "num_ctas", "sm"};
+                                                "cta_y", "cta_z",        "cluster_rank", "num_ctas", "sm",
+                                                "sm_ctas_before"};
   static_assert(std::size(kNames) == static_cast<std::size_t>(Builtin::kCount));
   return kNames[static_cast<int>(b)];
 }

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "isa/limits.hpp"
 #include "isa/ops.hpp"
 #include "isa/source.hpp"
 
@@ -62,7 +63,7 @@ struct NamedBarrierDecl {
 };
 
 enum class Builtin : std::uint8_t {
-  kWarp, kWarpInRole, kWarpgroup, kCta, kCtaX, kCtaY, kCtaZ, kClusterRank, kNumCtas, kSm, kCount
+  kWarp, kWarpInRole, kWarpgroup, kCta, kCtaX, kCtaY, kCtaZ, kClusterRank, kNumCtas, kSm, kSmCtasBefore, kCount
 };
 // The built-in variables by their names in the language, in Builtin order.
 std::string_view builtin_name(Builtin b);
@@ -206,6 +207,7 @@ struct Program {
   std::array<std::int64_t, 3> cluster{1, 1, 1};
   int warps = 1;
   std::int64_t smem_extra = 0;  // kernel attribute smem= (bytes beyond the declared buffers)
+  std::int64_t regs = 0;        // kernel attribute regs=: registers per thread at launch (0: not given, no register limit)
   std::vector<MbarrierDecl> mbarriers;
   std::vector<SmemDecl> smems;
   std::vector<TensorDecl> tensors;
@@ -224,6 +226,11 @@ struct Program {
   SourceLoc loc_of(const Instr& in) const { return SourceLoc{file(in.file), in.line, 1}; }
   std::int64_t cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }
   std::int64_t smem_bytes() const;  // declared buffers + smem= + 8 bytes per mbarrier
+  // The registers a CTA takes from its SM's register file: regs= per thread, allocated per warp in units of
+  // kRegAllocUnit (0 without regs=).
+  std::int64_t regs_per_cta() const {
+    return warps * ((regs * kWarpSize + kRegAllocUnit - 1) / kRegAllocUnit * kRegAllocUnit);
+  }
   bool uses(OpKind kind) const;
 
   std::string dump() const;  // human-readable listing (smpipe run --dump-program)

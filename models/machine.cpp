@@ -59,6 +59,8 @@ const std::vector<ParamDef>& param_defs() {
        &Machine::load_clock_random_mhz, {kMinClockMhz, kMaxClockMhz, "MHz: real SM clocks are 1,000-3,000"}},
       {"sm", "max_warps_per_sm", "resident warps per SM", &Machine::max_warps_per_sm, {1, 256, "real SMs hold 48-64"}},
       {"sm", "max_ctas_per_sm", "resident CTAs per SM", &Machine::max_ctas_per_sm, {1, 256, "real SMs hold 16-32"}},
+      {"sm", "registers_per_sm", "32-bit registers per SM (placement: a kernel's regs= per thread, allocated per warp in units of 256)",
+       &Machine::registers_per_sm, {256, 1 << 20, "real SMs have 65,536"}},
       {"sm", "smem_per_sm", "shared memory per SM, bytes", &Machine::smem_per_sm, kSmemBytes},
       {"sm", "smem_per_cta_max", "largest shared memory allocation of one CTA, bytes (at most smem_per_sm)", &Machine::smem_per_cta_max,
        kSmemBytes},

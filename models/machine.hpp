@@ -32,6 +32,7 @@ struct Machine {
   std::string clock_basis;
   std::int64_t max_warps_per_sm = 0;
   std::int64_t max_ctas_per_sm = 0;
+  std::int64_t registers_per_sm = 0;  // the register file: a CTA of a kernel with regs= takes its warps' registers
   std::int64_t smem_per_sm = 0;
   std::int64_t smem_per_cta_max = 0;
   std::int64_t smem_reserved_per_cta = 0;

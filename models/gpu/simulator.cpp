@@ -32,6 +32,11 @@ void check_fits(const isa::Program& p, const Machine& m) {
   if (p.warps > m.max_warps_per_sm)
     throw isa::InputError(fmt::format("kernel {} has {} warps per CTA; {} holds at most {} per SM", p.kernel_name, p.warps,
                                       m.name, m.max_warps_per_sm));
+  if (p.regs_per_cta() > m.registers_per_sm)
+    throw isa::InputError(fmt::format("kernel {} needs {} registers per CTA ({} warps x {} per thread, allocated per warp in "
+                                      "units of {}); {} has {} per SM",
+                                      p.kernel_name, p.regs_per_cta(), p.warps, p.regs, isa::kRegAllocUnit, m.name,
+                                      m.registers_per_sm));
   if (p.cluster_size() > m.max_cluster_size)
     throw isa::InputError(fmt::format("cluster of {} CTAs; {} allows at most {}", p.cluster_size(), m.name, m.max_cluster_size));
   if (p.cluster_size() > m.sm_count)
@@ -84,6 +89,7 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
   gpcs_ = machine_.gpc_count();
   plain_order_ = plain_launch_order(machine_, program_.num_ctas());
   sm_used_.assign(machine_.sm_count, false);
+  sm_ctas_.assign(machine_.sm_count, 0);
   num_clusters_ = program_.num_ctas() / program_.cluster_size();
   for (const auto& r : program_.roles) {
     RoleStats rs;
@@ -248,7 +254,7 @@ bool Simulator::place_cluster(std::int64_t ci) {
   for (int s : order) {
     const SmResources& sm = sms_[s];
     if (sm.ctas + 1 > machine_.max_ctas_per_sm || sm.warps + p.warps > machine_.max_warps_per_sm ||
-        sm.smem + smem > machine_.smem_per_sm)
+        sm.smem + smem > machine_.smem_per_sm || sm.regs + p.regs_per_cta() > machine_.registers_per_sm)
       continue;
     std::vector<int>& in = fits[static_cast<std::size_t>(gpc_of_sm_[static_cast<std::size_t>(s)])];
     in.push_back(s);
@@ -318,11 +324,13 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, s
   sm.ctas += 1;
   sm.warps += p.warps;
   sm.smem += p.smem_bytes() + machine_.smem_reserved_per_cta;
+  sm.regs += p.regs_per_cta();
   sm_used_[sm_index] = true;
   ++live_ctas_;
   peak_ctas_ = std::max(peak_ctas_, live_ctas_);
   ++ctas_run_;
   std::int64_t gx = p.grid[0], gy = p.grid[1];
+  const std::int64_t sm_before = sm_ctas_[sm_index]++;
   for (int i = 0; i < p.warps; ++i) {
     Warp& w = warps_[c.first_warp + i];
     w = Warp{};
@@ -341,6 +349,7 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, s
     set(B::kClusterRank, rank);
     set(B::kNumCtas, p.num_ctas());
     set(B::kSm, sm_index);
+    set(B::kSmCtasBefore, sm_before);
     if (w.role < 0) {
       w.state = WarpState::kDone;  // a warp with no role exits at once
       c.exited_warps++;
@@ -405,6 +414,7 @@ void Simulator::cta_exit(std::uint32_t slot) {
   sm.ctas -= 1;
   sm.warps -= program_.warps;
   sm.smem -= program_.smem_bytes() + machine_.smem_reserved_per_cta;
+  sm.regs -= program_.regs_per_cta();
   --live_ctas_;
   if (!observers_.empty()) observers_.each(c.id, [&](Observer& o) { o.cta_exited(c.id, now().v); });
   // The slots of a cluster are reused once all its CTAs exited (peers may still name an exited CTA).

@@ -244,6 +244,7 @@ class Simulator : public sim::Handler {
   std::int64_t last_exit_ = 0;
   std::int64_t last_progress_ = -1;  // -1: nothing yet
   std::vector<bool> sm_used_;
+  std::vector<std::int64_t> sm_ctas_;  // per SM: the CTAs of the launch started on it so far (built-in sm_ctas_before)
   std::int64_t ctas_run_ = 0;
 };
 

@@ -74,6 +74,7 @@ struct SmResources {
   int ctas = 0;
   int warps = 0;
   std::int64_t smem = 0;
+  std::int64_t regs = 0;
 };
 
 }  // namespace smpipe::models

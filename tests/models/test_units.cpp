@@ -84,6 +84,62 @@ kernel k grid=(2000, 1, 1) warps=16 {
   CHECK(r.stats.cta_slots < 2000);
 }
 
+TEST_CASE("sm_ctas_before counts the CTAs of the launch that started on the CTA's SM before it", "[units][isa]") {
+  // One CTA per SM (its shared memory): with 132 CTAs every CTA is its SM's first, with 264 each SM runs two in turn.
+  auto kernel = [](int ctas, const std::string& cycles) {
+    return fmt::format(R"(
+kernel k grid=({}, 1, 1) warps=1 {{
+  smem s bytes=200000
+  warp 0 w {{ sleep cycles={} }}
+}}
+)",
+                       ctas, cycles);
+  };
+  auto cycles = [&](int ctas, const std::string& c) {
+    auto r = test::run_text(kernel(ctas, c));
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r.cycles;
+  };
+  const std::string counted = "10 + 5000 * sm_ctas_before";
+  CHECK(cycles(132, counted) == cycles(132, "10"));          // every CTA the first of its SM: 0
+  CHECK(cycles(264, counted) == cycles(264, "10") + 5000);  // each SM's second CTA: 1
+  CHECK(cycles(396, counted) == cycles(396, "10") + 15000);  // and third: 2 (0 + 1 + 2 turns of 5000)
+}
+
+TEST_CASE("regs= places CTAs by the register file: per warp in units of 256, both sides of the SM's 65536", "[units][isa]") {
+  auto kernel = [](int warps, const std::string& regs) {
+    return fmt::format(R"(
+kernel k grid=(396, 1, 1) warps={} {} {{
+  warp 0 w {{ sleep cycles=1000 }}
+}}
+)",
+                       warps, regs);
+  };
+  auto peak = [&](int warps, const std::string& regs) {
+    auto r = test::run_text(kernel(warps, regs));
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r.stats.peak_resident_ctas;
+  };
+  CHECK(peak(8, "") == 396);          // no regs=: warps and CTAs allow all three CTAs per SM at once
+  CHECK(peak(8, "regs=128") == 264);  // 8 x 32 x 128 = 32768 per CTA: exactly two fit 65536
+  CHECK(peak(8, "regs=129") == 132);  // 129 rounds up to 136 per thread (4352 per warp): 34816, one fits
+  CHECK(peak(4, "regs=255") == 264);  // 255 -> 8160 per warp, 32640 per CTA: two
+  // A CTA that needs more than the register file cannot run anywhere; exactly the register file can.
+  CHECK_NOTHROW(test::run_text(kernel(32, "regs=64")));
+  try {
+    test::run_text(kernel(32, "regs=65"));
+    FAIL("a CTA larger than the register file was accepted");
+  } catch (const isa::InputError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::Contains("needs 73728 registers per CTA (32 warps x 65 per thread") &&
+                                          Catch::Contains("65536 per SM"));
+  }
+  // regs= is 1..255 registers per thread (PTX's limit), an error at its place otherwise.
+  CHECK(test::compile_error(kernel(4, "regs=255")).empty());
+  CHECK(test::compile_error(kernel(4, "regs=1")).empty());
+  CHECK_THAT(test::compile_error(kernel(4, "regs=256")), Catch::Contains("test.pipe:2:") && Catch::Contains("regs=256 out of range 1..255"));
+  CHECK_THAT(test::compile_error(kernel(4, "regs=0")), Catch::Contains("regs=0 out of range 1..255"));
+}
+
 TEST_CASE("a signal to a CTA that exited is diagnosed, and named by its sender, after the slot was reused", "[units][tma]") {
   // 2000 CTAs of 32 warps: 264 resident. CTA 264 (the second wave) starts a TMA load and exits without
   // waiting; its slot is reused by a later CTA before the load lands.

@@ -488,6 +488,7 @@ def sm90(results):
         "clock_mhz": (clock, f"measured: {RESULTS}#clocks (clock64 / %globaltimer: 1979-1980 MHz, nvidia-smi 1980 MHz; {WHO})"),
         "max_warps_per_sm": (64, GUIDE),
         "max_ctas_per_sm": (32, GUIDE),
+        "registers_per_sm": (65536, GUIDE + " (64K 32-bit registers per SM; a warp's are allocated in units of 256)"),
         "smem_per_sm": (233472, GUIDE + " (228 KB per SM; the device reports the same)"),
         "smem_per_cta_max": (232448, GUIDE + " (227 KB per block opt-in; the device reports the same)"),
         "smem_reserved_per_cta": (1024, GUIDE + " (1 KB reserved per block)"),
@@ -685,6 +686,8 @@ def bd(value, why):
 b200 = dict(h100)
 b200.update({
     "sm_count": (148, B),
+    "registers_per_sm": (65536, "published: CUDA C++ Programming Guide 13, compute capability 10.0 table (64K 32-bit "
+                                "registers per SM; a warp's are allocated in units of 256)"),
     "clock_mhz": (1900, B + " (~1.85-1.97 GHz; midpoint)"),
     "load_clock_mhz": bd(1900, "the nominal clock: the B200's clock under load is not known"),
     "load_clock_random_mhz": bd(1900, "the nominal clock: the B200's clock under load is not known"),
@@ -720,7 +723,7 @@ for k, (v, src) in list(b200.items()):
 
 # The simulator unit each parameter belongs to (the sections of a machine file, models/machine.hpp).
 UNITS = {
-    "sm": ["sm_count", "clock_mhz", "load_clock_mhz", "load_clock_random_mhz", "max_warps_per_sm", "max_ctas_per_sm", "smem_per_sm", "smem_per_cta_max", "smem_reserved_per_cta", "max_cluster_size", "cta_launch_cycles", "launch_overhead_ns", "op_issue_cycles"],
+    "sm": ["sm_count", "clock_mhz", "load_clock_mhz", "load_clock_random_mhz", "max_warps_per_sm", "max_ctas_per_sm", "registers_per_sm", "smem_per_sm", "smem_per_cta_max", "smem_reserved_per_cta", "max_cluster_size", "cta_launch_cycles", "launch_overhead_ns", "op_issue_cycles"],
     "tensor": ["has_wgmma", "tensor_flops_per_cycle_16bit", "tensor_flops_per_cycle_8bit", "tensor_flops_per_cycle_tf32", "tensor_flops_per_cycle_4bit", "wgmma_latency_cycles", "wgmma_issue_cycles", "wgmma_issue_cycles_n256", "wgmma_queue_depth", "wgmma_beside_alu_cycles", "mma_sync_latency_cycles", "mma_sync_flops_per_cycle_16bit", "umma_latency_cycles"],
     "mbarrier": ["mbarrier_arrive_cycles", "mbarrier_test_wait_cycles", "mbarrier_wake_cycles", "remote_arrive_cycles"],
     "named_barrier": ["named_barrier_cycles", "named_barrier_cycles_per_warp"],

@@ -317,6 +317,25 @@ TEST_CASE("sm90 models: the CTA's start comes once before every warp's first op,
       auto slow = run_model(name, pair, "h100-sxm", [&](models::Machine& m) { no_spread(m); m.cluster_sync_cycles = x; });
       REQUIRE(slow.result.outcome == Outcome::kFinished);
       CHECK(slow.result.cycles - fast.result.cycles == x);
+      // Every CTA of a single wave is its SM's first: PROLOGUE_WARM_CYCLES changes nothing.
+      auto warm = run_model(name, with(shape, {{"PROLOGUE_CYCLES", x}, {"PROLOGUE_WARM_CYCLES", 3 * x}}), "h100-sxm", no_spread);
+      CHECK(warm.result.cycles == some.result.cycles);
+      CHECK(warm.result.stats.ops == some.result.stats.ops);
+    }
+  }
+  // 256 CTAs of one tile, one per SM (the register file for the two persistent models, shared memory for the basic
+  // one): 132 start on fresh SMs, the other 124 on SMs that ran one before, and only those run PROLOGUE_WARM_CYCLES.
+  const isa::ParamOverrides waves = {{"M", 4096}, {"N", 1024}, {"K", 256}, {"PERSISTENT", 0}};
+  for (const auto& [name, warps] : models) {
+    DYNAMIC_SECTION(name << " in two waves") {
+      isa::ParamOverrides p = waves;
+      if (std::string(name) == "sm90/gemm_tma_ws") p.erase(p.find("PERSISTENT"));
+      auto cold = run_model(name, with(p, {{"PROLOGUE_WARM_CYCLES", 0}}), "h100-sxm", no_spread);
+      auto warm = run_model(name, with(p, {{"PROLOGUE_WARM_CYCLES", x}}), "h100-sxm", no_spread);
+      REQUIRE(cold.result.outcome == Outcome::kFinished);
+      REQUIRE(warm.result.outcome == Outcome::kFinished);
+      CHECK(warm.result.stats.ops - cold.result.stats.ops == 124 * warps);
+      CHECK(warm.result.cycles > cold.result.cycles);
     }
   }
 }

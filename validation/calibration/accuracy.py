@@ -179,7 +179,10 @@ def defines(p, measured, prologue=None, producer_scale=None):
     d["FUSION_MMA_SPEED"] = fusion_mma_speed()
     d.update(instruction_knobs(measured, producer_scale))
     if prologue is not None:
-        d["PROLOGUE_CYCLES"] = prologue
+        d["PROLOGUE_CYCLES"] = d["PROLOGUE_WARM_CYCLES"] = prologue
+    # K2's np knob: a grid of one CTA per tile instead of the persistent one.
+    if p.get("one_per_tile"):
+        d["PERSISTENT"] = 0
     return d
 
 
@@ -194,6 +197,11 @@ OVERHANG = "validation/results/h200/k2_overhang*.json"
 
 
 PROLOGUE = "validation/results/h200/k2_prologue/k2_prologue.json"
+# K2 with one CTA per tile (np) beside its persistent grid, timed on the H200 on 2026-12-02; the grid's last CTA records
+# its start too: how much sooner a CTA whose SM ran earlier CTAs reaches its first TMA load (warm_start), and the
+# times, held out (nothing is fitted to them).
+WARM_START = "validation/results/h200/k2_warm_start/k2_warm_start.json"
+WARM_START_MIN_NS = 1000  # a last CTA that starts this long after the launch's first ran on an SM after another CTA
 PROLOGUE_MAX_FLOP = 2 ** 35  # the rows whose model runs are quick (2048^3 and smaller; an 8192^3 run takes seconds)
 
 
@@ -251,6 +259,20 @@ def cta_start(smpipe, measured):
             "load_kblock_model": sim_kb, "producer_scale": scale}
 
 
+def warm_start(measured):
+    """PROLOGUE_WARM_CYCLES: the CTA's start on an SM that ran an earlier CTA of the launch. K2's np points (WARM_START)
+    whose last CTA started after WARM_START_MIN_NS (a later wave: its SM ran others first): CTA 0's first TMA load
+    less the last CTA's, each from its own entry, the median, taken off PROLOGUE_CYCLES (the same code runs before
+    the first load in both)."""
+    with open(os.path.join(ROOT, WARM_START)) as f:
+        run = json.load(f)
+    d = [r["cta0_cycles"]["first_tma"] - r["last_cta"]["first_tma"] for r in run["rows"]
+         if r.get("ok") and r.get("one_per_tile") and r["last_cta"]["start_ns"] > WARM_START_MIN_NS]
+    delta = statistics.median(d)
+    return {"warm_start_source": WARM_START, "warm_start_points": len(d), "warm_start_sooner": delta,
+            "warm_start_sooner_range": [min(d), max(d)], "prologue_warm_cycles": measured["prologue_cycles"] - delta}
+
+
 def fusion_mma_speed():
     """The conversion's speed beside the other warpgroup's wgmmas, in % (validation/calibration/pp_conversion.py)."""
     with open(os.path.join(ROOT, PP_CONVERSION)) as f:
@@ -265,6 +287,8 @@ def instruction_knobs(measured, producer_scale=None):
              for name, _ in INSTRUCTION_GROUPS}
     if "prologue_cycles" in measured:  # measured with the others in place (cta_start)
         knobs["PROLOGUE_CYCLES"] = max(0, round(measured["prologue_cycles"]))
+    if "prologue_warm_cycles" in measured:  # warm_start
+        knobs["PROLOGUE_WARM_CYCLES"] = max(0, round(measured["prologue_warm_cycles"]))
     return knobs
 
 
@@ -644,6 +668,8 @@ def label(p):
     if p["cluster_m"] > 1:
         s += f' c{p["cluster_m"]}x1'
     s += f' g{p["raster_group"]}'
+    if p.get("one_per_tile"):
+        s += " np"
     return s
 
 
@@ -729,6 +755,30 @@ def overhang_markdown(o):
               "unicast byte times `l2_multicast_read_cost`, while the microbenchmark's multicast fill costs the whole GPU 3.8",
               "times a unicast one (and K2 does not slow down that much: validation/microbench/README.md). The 2- and 3-stage",
               "points share the sweep's latency-under-load error (above)."]
+    return lines
+
+
+def one_per_tile_markdown(o):
+    """K2's np points (held out) at the measured clock, and their summary."""
+    if not o or not o["points"]:
+        return []
+    m = o["at_measured_clock"]
+    lines = ["", "## One CTA per tile (K2, held out)", "",
+             f"K2 with its `np` knob (`{WARM_START}`, {m['points']} points, H200): a grid of one CTA per tile",
+             "instead of the persistent one, beside persistent controls (the same configs without `np`). Its CTAs start in",
+             "waves as earlier ones exit, each paying the CTA's start (`PROLOGUE_CYCLES`, or `PROLOGUE_WARM_CYCLES` on an",
+             "SM that ran one before) and the placement (`cta_launch_cycles`), and with 2 stages the register file",
+             "(`regs=168`: 384 threads, CUTLASS's setmaxnreg split) holds one CTA per SM where shared memory would hold",
+             "two. The models run it with `PERSISTENT=0`; nothing is fitted to these times. The pingpong rows share the",
+             "pingpong model's short-K error (above).",
+             f"At the measured clock: MAPE {fmt(m['mape_pct'])} %, mean signed {fmt(m['mean_signed_pct'], '+.1f')} %, Spearman {fmt(m['spearman_mean'], '.2f')}, "
+             f"the fastest predicted within 3 % on {m['picks_within_3pct']} of {m['shapes']} shapes.",
+             "", "| shape | config | clock | measured | predicted | error | model's bottleneck |", "|---|---|---|---|---|---|---|"]
+    for r in o["points"]:
+        x = r["at_measured_clock"]
+        err = f"{error_pct(r, 'at_measured_clock'):+.1f} %" if "us" in x else x.get("error", "-")
+        lines.append(f'| {r["shape"]} | {r["config"]} | {fmt(r["clock_mhz"], ".0f")} | {r["measured_us"]:.1f} | '
+                     f'{fmt(x.get("us"))} | {err} | {x.get("bottleneck", "-").split(" (")[0]} |')
     return lines
 
 
@@ -853,6 +903,13 @@ def markdown(data):
         f'  {conv["prologue_points"]} points with 1x1 clusters up to 2048^3, less the model\'s own cycles before its first',
         "  load (the acquire's bookkeeping); with 2x1 clusters the GPU took 400-500 cycles more, the model's `cluster.sync`.",
         "  A persistent kernel pays it once per CTA: on a single-wave shape up to a sixth of the time (below).",
+        f'- `PROLOGUE_WARM_CYCLES` = {round(conv["prologue_warm_cycles"])}: the same start in a CTA whose SM already ran a CTA of',
+        "  the launch (the built-in `sm_ctas_before` > 0: a grid of more CTAs than fit at once, such as the basic",
+        "  kernel's): its code and constants are cached. K2 with one CTA per tile (its `np` knob; `" + conv["warm_start_source"] + "`,",
+        "  `validation/kernels/run_k2_warm_start.sh`) records the grid's last CTA too: on the "
+        f'{conv["warm_start_points"]} points where it started in a',
+        f'  later wave it reached its first TMA load {conv["warm_start_sooner"]:.0f} cycles sooner after its entry than CTA 0 (median;',
+        f'  {conv["warm_start_sooner_range"][0]:.0f}-{conv["warm_start_sooner_range"][1]:.0f}), less `PROLOGUE_CYCLES` by that.',
         "",
         "Three predictions per point:",
         "- **at the measured clock**: `--clock-mhz` set to the clock the GPU ran the point at. This judges the",
@@ -950,6 +1007,13 @@ def markdown(data):
               "- The kernel's own instructions between pipeline ops are in, as K2's (above); but for FUSION_CYCLES and",
               "  FUSION_MMA_SPEED they are also the models' defaults (a test keeps the two in step), and a CUTLASS kernel's",
               "  may differ.",
+              "- Pingpong at short K: K2's pingpong 128x128 points with K <= 512 are 10-14 % fast, where the two",
+              "  warpgroups' epilogues, which alternate, bound the tile. `validation/results/h200/k2_pp_short_k` (2026-12-03)",
+              "  shows it does not depend on K below that (8192x8192x64, x128, x256: 166.6, 166.5, 173.0 us; the model 14.3,",
+              "  13.9 and 13.4 % fast; the cooperative controls 4.0 % slow): the GPU's pingpong epilogue takes ~150-190",
+              "  cycles per subtile more than the model's. Not the D buffers (StagesD 1, 2, 4 move the GPU and the model",
+              "  alike; their addresses move neither) nor K2's runtime index arithmetic (both schedules have it, inside the",
+              "  knobs). Open: a pingpong trace without the probe's spills would show where.",
               "- The CTA's start (`PROLOGUE_CYCLES`, since 2026-12-02, above): a persistent kernel pays it once per CTA, a",
               "  single-wave shape once per tile (1024^3 with 128x64 tiles: a sixth of the CTA's time). Without it the",
               "  CUTLASS points of the single-wave shapes (1024^3, 512x1024x2048) were 10.6 % and 4.7 % fast on average",
@@ -991,6 +1055,7 @@ def markdown(data):
               "  validation/microbench/README.md); the GPU runs the 6-stage points bound by its L2 (below).",
               ]
     lines += overhang_markdown(data.get("overhang"))
+    lines += one_per_tile_markdown(data.get("one_per_tile"))
     lines += cutlass_markdown(data["cutlass"])
     lines += k1_markdown(data["k1"])
     lines += k1_kernels_markdown(data.get("k1_kernels", []))
@@ -1051,6 +1116,10 @@ def cutlass_markdown(c):
         f'the epilogue) come out {c["short_k_with_k2_conversion"]["mean_signed_pct"]:+.1f} % on average '
         f'({c["short_k_with_k2_conversion"]["points"]} points, MAPE {c["short_k_with_k2_conversion"]["mape_pct"]:.1f} %), so CUTLASS\'s',
         "conversion is much cheaper than K2's. That choice was made on these points; nothing is fitted to them.",
+        "Part of why, found since (`validation/results/h200/k2_pp_short_k`): K2's stage counts are runtime values, and",
+        "without ReuseSmemC (every sweep point) each subtile computes its D slot by an unsigned modulo twice, ~280-300",
+        "cycles per subtile on the epilogue's path (K2 with ReuseSmemC is 15-22 % faster at 8192x8192x256); CUTLASS's",
+        "stage counts are compile-time constants. K2's epilogue knobs include that cost (not yet split out of them).",
         "Here \"the measured clock\" is the probe's, read after the kernel, not inside it as for K2; see the",
         "comparison with the clock Nsight Compute measured during the kernel below.",
         "",
@@ -1392,6 +1461,7 @@ def main():
         sys.exit("no K2 sweep results under validation/results/*/k2_sweep*.json")
     measured = kernel_instructions(smpipe)
     measured.update(cta_start(smpipe, measured))
+    measured.update(warm_start(measured))
     stale = stale_defaults(measured)
     if stale:
         sys.exit("the models' default instruction costs are not K2's measured ones:\n  " + "\n  ".join(stale))
@@ -1428,6 +1498,7 @@ def main():
 
     cpoints = load_cutlass()
     opoints = timed_points(OVERHANG)
+    wpoints = timed_points(WARM_START)
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, a.jobs)) as ex:
         if a.sample:
             committed = committed_data()
@@ -1436,10 +1507,12 @@ def main():
             rows = sampled(ex, one, points, committed["points"], by_config)
             crows = sampled(ex, one_cutlass, cpoints, committed["cutlass"]["points"], by_config)
             orows = sampled(ex, one, opoints, committed.get("overhang", {}).get("points", []), by_config)
+            wrows = sampled(ex, one, wpoints, committed.get("one_per_tile", {}).get("points", []), by_config)
         else:
             rows = list(ex.map(one, points))
             crows = list(ex.map(one_cutlass, cpoints))
             orows = list(ex.map(one, opoints))
+            wrows = list(ex.map(one, wpoints))
         # Why FUSION_CYCLES is not K2's by default: the short-K points (bound by the epilogue) with K2's conversion.
         def with_k2_conversion(item):
             src, gpu, p = item
@@ -1467,7 +1540,8 @@ def main():
                                                        "mean_signed_pct": sum(short_k) / max(1, len(short_k))}},
             "k1": k1, "k1_kernels": k1_kernels,
             "overhang": {"points": orows, "at_measured_clock": summarise(orows, "at_measured_clock"),
-                         "at_sustained_clock": summarise(orows, "at_sustained_clock")}}
+                         "at_sustained_clock": summarise(orows, "at_sustained_clock")},
+            "one_per_tile": {"points": wrows, "at_measured_clock": summarise(wrows, "at_measured_clock")}}
     text_json = json.dumps(data, indent=1, sort_keys=True) + "\n"
     text_md = markdown(data)
     if a.check:
@@ -1482,8 +1556,9 @@ def main():
         if stale:
             old = committed_data() if DATA in stale else data
             changed = [f'{r["gpu"]} {r["shape"]} {r["config"]} ({r["data"]})'
-                       for r, o in zip(rows + crows + orows,
-                                       old["points"] + old["cutlass"]["points"] + old.get("overhang", {}).get("points", []))
+                       for r, o in zip(rows + crows + orows + wrows,
+                                       old["points"] + old["cutlass"]["points"] + old.get("overhang", {}).get("points", [])
+                                       + old.get("one_per_tile", {}).get("points", []))
                        if json.dumps(r, sort_keys=True) != json.dumps(o, sort_keys=True)]
             sys.exit(f"stale: {', '.join(stale)}" + (f" ({len(changed)} points predicted otherwise, e.g. {'; '.join(changed[:3])})"
                                                      if changed else "") +

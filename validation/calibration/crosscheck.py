@@ -892,6 +892,10 @@ def rows():
                            ("conv_stsm_store_loads", {"LOADS": 1})):
             add(f"epi_{name}_{sfx}", lambda r, defs=defs, ctas=ctas: bracket(r, "epilogue", "SUBTILES", 256, {**defs, "CTAS": ctas}),
                 f"epilogue CTAS={ctas} {' '.join(f'{k}={v}' for k, v in defs.items())}, bracket over SUBTILES=256")
+        # ... as one warpgroup of a pingpong kernel runs it (epilogue_wg.json, 2026-12-03): 64x32 subtiles
+        for name, defs in (("wg_stsm_fence_bars", {"STORE": 0, "WG": 1}), ("wg_stsm_store", {"WG": 1})):
+            add(f"epi_{name}_{sfx}", lambda r, defs=defs, ctas=ctas: bracket(r, "epilogue", "SUBTILES", 256, {**defs, "CTAS": ctas}),
+                f"epilogue CTAS={ctas} {' '.join(f'{k}={v}' for k, v in defs.items())}, bracket over SUBTILES=256")
 
     # How far a warp's stores run ahead of the shared memory, and the fence after them (epilogue_issue.json's epi_issue_*)
     base = lambda r, w: cycles(r, "epilogue_issue", {"W": w, "N": 0, "FENCE": 0})
@@ -957,7 +961,10 @@ def main():
     # The epilogue group's rerun with the barriers without the fence (epilogue_rerun.json, 2026-11-30): that row only
     # (its other rows repeat the first run's within 1.2 %); and its run with the stores' issue (epilogue_issue.json,
     # 2026-11-30): the epi_issue_* rows only (its other rows repeat the first run's within 1.4 %).
-    for extra, prefix in (("epilogue_rerun.json", "epi_stsm_bars_"), ("epilogue_issue.json", "epi_issue_")):
+    # Its run with one warpgroup's store step (epilogue_wg.json, 2026-12-03): the epi_wg_* rows only (its other rows
+    # repeat the first run's within 1 %).
+    for extra, prefix in (("epilogue_rerun.json", "epi_stsm_bars_"), ("epilogue_issue.json", "epi_issue_"),
+                          ("epilogue_wg.json", "epi_wg_")):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:

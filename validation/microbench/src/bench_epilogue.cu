@@ -7,7 +7,9 @@
 // times the whole loop with clock64: cycles per subtile, on one SM alone and on every SM at once (the stores then
 // share the L2). Variants leave parts out, so that each part's cost shows as a difference; two add a ninth warp
 // whose thread keeps a ring of TMA loads in flight (4 stages of 16 KB boxes from an L2-resident source, as a
-// producer loading the next tile's stages during the epilogue), alone and beside the whole store step.
+// producer loading the next tile's stages during the epilogue), alone and beside the whole store step. The epi_wg_*
+// variants run it as one warpgroup of a pingpong kernel does: 128 threads, 64x32 subtiles (4 KB), the same 16 values
+// per thread.
 #include <cuda_bf16.h>
 
 #include "common.cuh"
@@ -16,9 +18,11 @@
 namespace mb {
 namespace {
 
-constexpr int kThreads = 256;       // two warpgroups
-constexpr int kRows = 128, kSubCols = 32;  // the subtile: 128 x 32 bf16, 64-byte rows
+constexpr int kThreads = 256;       // two warpgroups (the epi_wg_* variants: one, 128 threads)
+constexpr int kRows = 128, kSubCols = 32;  // the subtile: 128 x 32 bf16, 64-byte rows (epi_wg_*: 64 x 32)
 constexpr int kSubBytes = kRows * kSubCols * 2;
+// A subtile's rows for a CTA of `threads` math threads: each warp writes 16 rows, each thread 16 values.
+constexpr int sub_rows(int threads) { return threads / 2; }
 constexpr int kRing = 16;           // subtiles each CTA writes in turn (16 x 8 KB per CTA: the L2 holds them all)
 constexpr int kSubtiles = 2048;     // per launch
 constexpr int kLoadStages = 4, kLoadRows = 128, kLoadBytes = kLoadRows * kRowBytes;  // the load ring: 16 KB boxes
@@ -75,8 +79,8 @@ DEVI void load_ring(const CUtensorMap* src, uint32_t ring, uint32_t full0, volat
   out[3] = t1 - t0;
 }
 
-template <int MODE>
-__global__ void __launch_bounds__(kThreads + 32) k_epi(const __grid_constant__ CUtensorMap map,
+template <int MODE, int THREADS>
+__global__ void __launch_bounds__(THREADS + 32) k_epi(const __grid_constant__ CUtensorMap map,
                                                         const __grid_constant__ CUtensorMap src, float alpha,
                                                         unsigned long long* out, unsigned* err) {
   extern __shared__ unsigned char dyn_raw[];
@@ -90,7 +94,7 @@ __global__ void __launch_bounds__(kThreads + 32) k_epi(const __grid_constant__ C
     fence_mbar_init();
   }
   __syncthreads();
-  if (warp == kThreads / 32) {
+  if (warp == THREADS / 32) {
     if ((MODE & kLoads) && lane == 0) {
       prefetch_tmap(&src);
       load_ring(&src, smem_u32(base) + 2 * kSubBytes, smem_u32(&full[0]), &stop, out + blockIdx.x * 4, err);
@@ -105,7 +109,7 @@ __global__ void __launch_bounds__(kThreads + 32) k_epi(const __grid_constant__ C
 #pragma unroll
   for (int i = 0; i < 16; ++i) acc[i] = static_cast<float>(tid * 16u + static_cast<uint32_t>(i)) * 1e-3f;
   if (tid == 0) prefetch_tmap(&map);
-  named_bar_sync(1, kThreads);
+  named_bar_sync(1, THREADS);
   const unsigned long long t0 = clk();
   if (MODE == kLoads) {  // the loads alone
     if (tid == 0) spin_cycles(kSpinCycles);
@@ -126,14 +130,14 @@ __global__ void __launch_bounds__(kThreads + 32) k_epi(const __grid_constant__ C
     stsm_x4(buf + off1, pk[4], pk[5], pk[6], pk[7]);
     if (MODE & kFenceBars) {
       if (!(MODE & kNoFence)) fence_proxy_async_smem();
-      named_bar_sync(1, kThreads);
+      named_bar_sync(1, THREADS);
       if ((MODE & kStore) && tid == 0) {
-        const int y = static_cast<int>((blockIdx.x * kRing + static_cast<unsigned>(e % kRing)) * kRows);
+        const int y = static_cast<int>((blockIdx.x * kRing + static_cast<unsigned>(e % kRing)) * sub_rows(THREADS));
         tma_store_2d(&map, 0, y, buf);
         bulk_commit();
         bulk_wait_read1();
       }
-      named_bar_sync(1, kThreads);
+      named_bar_sync(1, THREADS);
     }
   }
   const unsigned long long t1 = clk();
@@ -145,10 +149,10 @@ __global__ void __launch_bounds__(kThreads + 32) k_epi(const __grid_constant__ C
   }
 }
 
-template <int MODE>
+template <int MODE, int THREADS = kThreads>
 void run_mode(Ctx& c, const CUtensorMap& map, const CUtensorMap& src, const char* name, const std::string& what) {
-  const int dyn = 2 * kSubBytes + kLoadStages * kLoadBytes + 1024;
-  CK(cudaFuncSetAttribute(k_epi<MODE>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
+  const int dyn = 2 * kSubBytes + kLoadStages * kLoadBytes + 1024;  // two buffers of the largest subtile, the load ring
+  CK(cudaFuncSetAttribute(k_epi<MODE, THREADS>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn));
   DevBuf<unsigned long long> out(4 * c.sm_count);
   const int reps = c.quick ? 2 : 5;
   const std::string loads = " A ninth warp's thread keeps 4 TMA loads of 16 KB boxes (128 rows x 128 B, 128B swizzle) "
@@ -158,7 +162,7 @@ void run_mode(Ctx& c, const CUtensorMap& map, const CUtensorMap& src, const char
     std::vector<double> per, bpc;  // cycles per subtile; the loads' bytes per cycle: every CTA of every launch but the first
     for (int r = 0; r < reps + 1; ++r) {
       out.zero();
-      k_epi<MODE><<<ctas, kThreads + 32, dyn>>>(map, src, 1.0f, out.p, c.d_err);
+      k_epi<MODE, THREADS><<<ctas, THREADS + 32, dyn>>>(map, src, 1.0f, out.p, c.d_err);
       CK_LAUNCH();
       if (r == 0) continue;
       auto h = out.get();
@@ -169,7 +173,8 @@ void run_mode(Ctx& c, const CUtensorMap& map, const CUtensorMap& src, const char
     }
     const std::string where = all ? "Every SM (one CTA each) at once: " : "One CTA on one SM: ";
     JObj p;
-    p.num("threads", kThreads).num("subtile_rows", kRows).num("subtile_cols", kSubCols).num("subtile_bytes", kSubBytes)
+    p.num("threads", THREADS).num("subtile_rows", sub_rows(THREADS)).num("subtile_cols", kSubCols)
+        .num("subtile_bytes", sub_rows(THREADS) * kSubCols * 2)
         .num("subtiles", MODE == kLoads ? 0 : kSubtiles).num("ctas", ctas).boolean("conversion", (MODE & kConv) != 0)
         .boolean("barriers", (MODE & kFenceBars) != 0).boolean("fence", (MODE & kFenceBars) && !(MODE & kNoFence)).boolean("tma_store", (MODE & kStore) != 0)
         .boolean("tma_loads", (MODE & kLoads) != 0);
@@ -332,6 +337,21 @@ void bench_epilogue(Ctx& c) {
   run_mode<kLoads>(c, map, src, "loads_alone", "");
   run_mode<kConv | kFenceBars | kStore | kLoads>(c, map, src, "conv_stsm_store_loads",
                                                  "the whole store step (as conv_stsm_store).");
+  // One warpgroup's store step, as a pingpong kernel's (64x32 subtiles: boxes of 64 rows).
+  CUtensorMap map_wg = make_rows_map(d.p, static_cast<long long>(rows), kSubCols * 2, kSubCols * 2, sub_rows(128),
+                                     CU_TENSOR_MAP_SWIZZLE_64B);
+  const std::string wg = "each of 128 threads (one warpgroup, as in a pingpong kernel) writes its 16 values of a 64x32 "
+                         "bf16 subtile with two stmatrix.sync.aligned.m8n8.x4 (64-byte swizzle; buffers alternate)";
+  run_mode<kFenceBars, 128>(c, map_wg, src, "wg_stsm_fence_bars",
+                            wg + "; fence.proxy.async.shared::cta; bar.sync 1, 128; bar.sync 1, 128 (no store).");
+  run_mode<kFenceBars | kStore, 128>(c, map_wg, src, "wg_stsm_store",
+                                     wg + "; fence.proxy.async.shared::cta; bar.sync 1, 128; thread 0: TMA store of the "
+                                          "subtile (cp.async.bulk.tensor.2d, 4 KB), commit_group, wait_group.read 1; "
+                                          "bar.sync 1, 128.");
+  run_mode<kConv | kFenceBars | kStore, 128>(c, map_wg, src, "wg_conv_stsm_store",
+                                             "the whole store step of one warpgroup: " + wg +
+                                                 " after converting them; fence; bar.sync; thread 0: TMA store, commit, "
+                                                 "wait_group.read 1; bar.sync.");
   for (int warps : {1, 4, 8}) run_issue_all<0, 1, 2, 4, 8, 16, 32, 64>(c, warps);
   for (int warps : {1, 8}) {
     run_afters<0>(c, warps);

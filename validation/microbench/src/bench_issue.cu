@@ -17,6 +17,11 @@
 // pingpong overlaps one warpgroup's softmax with the other's wgmmas.) A second kernel (k_duty) runs the ALU warps
 // until the wgmmas end, in bursts with optional sleeps between them, for N = 64, 128, 256 and a softmax-like mix:
 // the wgmmas' loss against the share of time the ALU warps issue.
+//
+// Beside waiting warps (k_poll, issue_poll_*): W ALU warps run FFMA streams of C chains while P other warps of the
+// CTA wait on an mbarrier phase that completes only when the ALU warps are done (mbarrier.try_wait.parity in a
+// loop, as a pingpong kernel's warpgroup waits for its turn while the other converts its epilogue): do waiting
+// warps take the issue slots of their sub-partitions?
 #include <algorithm>
 
 #include "common.cuh"
@@ -459,6 +464,88 @@ void beside_chains(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink)
   beside_wgmma_cases<kFfma, C>(c, out, sink);
 }
 
+// Warps [0, alu) run the stream; warps [alu, alu + pollers) wait on `done` (count alu: each ALU warp's lane 0 arrives
+// when its loop is over) with try_wait in a loop, counting their polls.
+template <int C>
+__global__ void __launch_bounds__(1024, 1) k_poll(int alu, int pollers, unsigned long long* out, float* sink) {
+  __shared__ __align__(8) uint64_t done;
+  const int tid = threadIdx.x, warp = tid >> 5, lane = tid & 31;
+  unsigned long long* o = out + static_cast<size_t>(warp) * kOutPerWarp;
+  if (tid == 0) {
+    mbar_init(smem_u32(&done), static_cast<uint32_t>(alu));
+    fence_mbar_init();
+  }
+  __syncthreads();
+  unsigned wid;
+  asm volatile("mov.u32 %0, %%warpid;" : "=r"(wid));
+  if (warp < alu) {
+    float a[8];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) a[j] = 0.5f + 0.01f * j;
+    const float x = 0.999f, y = 0.0005f * (lane + 1);
+    const unsigned long long t0 = clk();
+#pragma unroll 1
+    for (int it = 0; it < kIters; ++it) stream<kFfma, C>(a, x, y);
+    const unsigned long long t1 = clk();
+    float s = 0.f;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) s += a[j];
+    if (s == 1234567.f) sink[tid] = s;
+    if (lane == 0) {
+      mbar_arrive(smem_u32(&done));
+      o[0] = t0;
+      o[1] = t1;
+      o[2] = wid;
+      o[3] = static_cast<unsigned long long>(kIters) * kPerIter;
+    }
+  } else if (warp < alu + pollers) {
+    unsigned long long polls = 0;
+    const unsigned long long t0 = clk();
+    while (!mbar_try_wait(smem_u32(&done), 0)) ++polls;
+    const unsigned long long t1 = clk();
+    if (lane == 0) {
+      o[0] = t0;
+      o[1] = t1;
+      o[2] = wid;
+      o[3] = polls;
+    }
+  }
+}
+
+// 4 ALU warps (one per sub-partition) with 0, 4 or 12 waiting warps, FFMA streams of 1, 2, 4 and 8 chains: the ALU
+// warps' rate against theirs alone.
+template <int C>
+void poll_cases(Ctx& c, DevBuf<unsigned long long>& out, DevBuf<float>& sink) {
+  const int launches = c.reps(5, 2), alu = 4;
+  for (int pollers : {0, 4, 12}) {
+    std::vector<double> per_warp, polls;
+    for (int l = 0; l < launches; ++l) {
+      out.zero();
+      k_poll<C><<<1, 32 * (alu + pollers)>>>(alu, pollers, out.p, sink.p);
+      CK_LAUNCH();
+      std::vector<unsigned long long> h = out.get();
+      for (int w = 0; w < alu; ++w) {
+        const unsigned long long* q = &h[static_cast<size_t>(w) * kOutPerWarp];
+        per_warp.push_back(double(q[3]) / double(q[1] - q[0]));
+      }
+      for (int w = alu; w < alu + pollers; ++w) {
+        const unsigned long long* q = &h[static_cast<size_t>(w) * kOutPerWarp];
+        polls.push_back(double(q[1] - q[0]) / double(std::max(q[3], 1ull)));
+      }
+    }
+    JObj p;
+    p.num("alu_warps", alu).num("waiting_warps", pollers).num("chains", C).str("instruction", kind_ptx(kFfma))
+        .num("instructions_per_warp", kIters * kPerIter).num("cycles_per_poll_median", polls.empty() ? 0 : median(polls));
+    record(c, "issue_poll_ffma_c" + std::to_string(C) + "_p" + std::to_string(pollers), "issue", "instr/cycle", per_warp,
+           std::to_string(alu) + " warps of one CTA on one SM each run " + std::to_string(kIters * kPerIter) + " fma.rn.f32 in " +
+               std::to_string(C) + " independent chain(s) while " + std::to_string(pollers) +
+               " other warps wait (mbarrier.try_wait.parity in a loop) for a phase that completes when the ALU warps "
+               "are done. Value: each ALU warp's instructions per cycle over its loop; samples: every ALU warp of 5 "
+               "launches; params: the waiting warps' cycles per try_wait.",
+           p);
+  }
+}
+
 }  // namespace
 
 void bench_issue(Ctx& c) {
@@ -499,6 +586,11 @@ void bench_issue(Ctx& c) {
   for (int sleep : {500, 2000}) duty_case<256, kMixFfma>(c, dout, sink, 4, 1, sleep);
   duty_case<256, kMixSoftmax>(c, dout, sink, 4, 4, 0);
   duty_case<256, kMixSoftmax>(c, dout, sink, 8, 4, 0);
+  // ALU warps beside warps that wait on an mbarrier.
+  poll_cases<1>(c, out, sink);
+  poll_cases<2>(c, out, sink);
+  poll_cases<4>(c, out, sink);
+  poll_cases<8>(c, out, sink);
 }
 
 }  // namespace mb

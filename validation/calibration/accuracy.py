@@ -732,6 +732,25 @@ def two_stage_lines():
             "  the GPU's block scheduler does (docs/simulator.md; `think_latency_*`, `gpc_*`, validation/microbench/README.md)."]
 
 
+def held_out_summary(m, shapes="shapes"):
+    """A held-out set's figures at the measured clock (`m`: its summarise())."""
+    return (f"MAPE {fmt(m['mape_pct'])} %, mean signed {fmt(m['mean_signed_pct'], '+.1f')} %, Spearman "
+            f"{fmt(m['spearman_mean'], '.2f')}, the fastest predicted within 3 % on {m['picks_within_3pct']} of {m['shapes']} {shapes}.")
+
+
+def held_out_table(points, data_column):
+    """A held-out set's points at the measured clock, one table row each (with the data column when asked)."""
+    cols = (["data"] if data_column else []) + ["shape", "config", "clock", "measured", "predicted", "error", "model's bottleneck"]
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    for r in points:
+        x = r["at_measured_clock"]
+        err = f"{error_pct(r, 'at_measured_clock'):+.1f} %" if "us" in x else x.get("error", "-")
+        lines.append("| " + (f'{r["data"]} | ' if data_column else "") +
+                     f'{r["shape"]} | {r["config"]} | {fmt(r["clock_mhz"], ".0f")} | {r["measured_us"]:.1f} | '
+                     f'{fmt(x.get("us"))} | {err} | {x.get("bottleneck", "-").split(" (")[0]} |')
+    return lines
+
+
 def overhang_markdown(o):
     """The K2 points whose tiles reach past N (held out): each at the measured clock, and their summary."""
     if not o or not o["points"]:
@@ -742,15 +761,8 @@ def overhang_markdown(o):
              "65536x256x1024, where every row is inside): every B box of the last tile column reaches past the tensor, and",
              "TMA fills those rows with zeros. The L2 answers them",
              "at `l2_oob_bytes_per_cycle` (measured alone: validation/microbench/README.md, \"Boxes outside their tensor\";",
-             "nothing here is fitted to these points). At the measured clock: MAPE "
-             f"{fmt(m['mape_pct'])} %, mean signed {fmt(m['mean_signed_pct'], '+.1f')} %, Spearman {fmt(m['spearman_mean'], '.2f')}, "
-             f"the fastest predicted within 3 % on {m['picks_within_3pct']} of {m['shapes']} shapes and data.",
-             "", "| data | shape | config | clock | measured | predicted | error | model's bottleneck |", "|---|---|---|---|---|---|---|---|"]
-    for r in o["points"]:
-        x = r["at_measured_clock"]
-        err = f"{error_pct(r, 'at_measured_clock'):+.1f} %" if "us" in x else x.get("error", "-")
-        lines.append(f'| {r["data"]} | {r["shape"]} | {r["config"]} | {fmt(r["clock_mhz"], ".0f")} | {r["measured_us"]:.1f} | '
-                     f'{fmt(x.get("us"))} | {err} | {x.get("bottleneck", "-").split(" (")[0]} |')
+             "nothing here is fitted to these points). At the measured clock: " + held_out_summary(m, "shapes and data"),
+             "", *held_out_table(o["points"], data_column=True)]
     lines += ["", "The 2x1-cluster points stay too fast: their B half beyond N is a multicast load, which the model charges as a",
               "unicast byte times `l2_multicast_read_cost`, while the microbenchmark's multicast fill costs the whole GPU 3.8",
               "times a unicast one (and K2 does not slow down that much: validation/microbench/README.md). The 2- and 3-stage",
@@ -771,14 +783,8 @@ def one_per_tile_markdown(o):
              "(`regs=168`: 384 threads, CUTLASS's setmaxnreg split) holds one CTA per SM where shared memory would hold",
              "two. The models run it with `PERSISTENT=0`; nothing is fitted to these times. The pingpong rows share the",
              "pingpong model's short-K error (above).",
-             f"At the measured clock: MAPE {fmt(m['mape_pct'])} %, mean signed {fmt(m['mean_signed_pct'], '+.1f')} %, Spearman {fmt(m['spearman_mean'], '.2f')}, "
-             f"the fastest predicted within 3 % on {m['picks_within_3pct']} of {m['shapes']} shapes.",
-             "", "| shape | config | clock | measured | predicted | error | model's bottleneck |", "|---|---|---|---|---|---|---|"]
-    for r in o["points"]:
-        x = r["at_measured_clock"]
-        err = f"{error_pct(r, 'at_measured_clock'):+.1f} %" if "us" in x else x.get("error", "-")
-        lines.append(f'| {r["shape"]} | {r["config"]} | {fmt(r["clock_mhz"], ".0f")} | {r["measured_us"]:.1f} | '
-                     f'{fmt(x.get("us"))} | {err} | {x.get("bottleneck", "-").split(" (")[0]} |')
+             "At the measured clock: " + held_out_summary(m),
+             "", *held_out_table(o["points"], data_column=False)]
     return lines
 
 

@@ -6,10 +6,10 @@
 set -euo pipefail
 out=${1:?OUT.json}
 shift
+source "$(dirname "${BASH_SOURCE[0]}")/k2_sweep_variants.sh"
 v="pp:128x128:s4,pp:128x128:s4:reuse,pp:128x128:s4:sc1:sd2,pp:128x128:s4:sc2:sd2,pp:128x128:s4:sc3:sd2"
 v+=",pp:128x128:s4:sc1:sd4,pp:128x128:s4:sc1:sd1,pp:128x128:s4:reuse:sd1,pp:128x128:s4:reuse:sd4"
 v+=",pp:128x128:s4:sc2:reuse:sd2,pp:128x128:s4:sc4:sd2:reuse:delay,coop:128x128:s4,coop:128x128:s4:reuse,coop:128x128:s4:sc1:sd2,coop:128x128:s4:reuse:sd1"
-timeout --signal=KILL "${K2_TIMEOUT:-400}" "${K2_GEMM:-validation/kernels/build/k2_gemm}" --out "$out" --sweep \
-  --data random --reps 20 \
+k2_sweep "$out" \
   --group "8192x8192x256,4096x4096x512@$v" \
   "$@"

@@ -9,10 +9,10 @@
 set -euo pipefail
 out=${1:?OUT.json}
 shift
+source "$(dirname "${BASH_SOURCE[0]}")/k2_sweep_variants.sh"
 knobs="pp:128x128:s4,pp:128x128:s4:sd1,pp:128x128:s4:sc2:sd4,pp:128x128:s4:reuse,pp:128x128:s4:delay"
 knobs+=",pp:128x128:s4:od1,pp:128x128:s6,coop:128x128:s4,coop:128x128:s4:sd1,coop:128x256:s4"
-timeout --signal=KILL "${K2_TIMEOUT:-400}" "${K2_GEMM:-validation/kernels/build/k2_gemm}" --out "$out" --sweep \
-  --data random --reps 20 \
+k2_sweep "$out" \
   --group "8192x8192x256,4096x4096x512@$knobs" \
   --group "8192x8192x64,8192x8192x128,8192x8192x1024@pp:128x128:s4,coop:128x128:s4" \
   "$@"

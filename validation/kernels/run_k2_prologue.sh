@@ -11,8 +11,7 @@ shift
 source "$(dirname "${BASH_SOURCE[0]}")/k2_sweep_variants.sh"
 sq2048="coop:128x256:s4,coop:128x128:s4,coop:128x128:s6,pp:128x128:s4,coop:128x64:s4,coop:128x256:s4:c2"
 sq2048+=",coop:128x128:s6:c2"
-timeout --signal=KILL "${K2_TIMEOUT:-400}" "${K2_GEMM:-validation/kernels/build/k2_gemm}" --out "$out" --sweep \
-  --data random --reps 20 \
+k2_sweep "$out" \
   --group "1024x1024x1024,512x1024x2048@$small" \
   --group "2048x2048x2048@$sq2048" \
   --group "4096x4096x512@$shortk" \

@@ -8,10 +8,10 @@
 set -euo pipefail
 out=${1:?OUT.json}
 shift
+source "$(dirname "${BASH_SOURCE[0]}")/k2_sweep_variants.sh"
 np="coop:128x128:s4:np,coop:128x128:s4,coop:128x256:s4:np,coop:128x256:s4,coop:128x64:s4:np,pp:128x128:s4:np"
 np+=",coop:128x128:s2:np"
-timeout --signal=KILL "${K2_TIMEOUT:-400}" "${K2_GEMM:-validation/kernels/build/k2_gemm}" --out "$out" --sweep \
-  --data random --reps 20 \
+k2_sweep "$out" \
   --group "4096x4096x512,8192x8192x256,2048x2048x2048@$np" \
   --group "1024x1024x1024@coop:128x128:s4:np,coop:128x64:s4:np" \
   --group "4096x4096x4096@coop:128x128:s4:np,coop:128x128:s4" \

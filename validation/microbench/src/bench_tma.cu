@@ -122,10 +122,12 @@ __global__ void k_tma_load_bw(const __grid_constant__ CUtensorMap map, unsigned 
 // arrive.expect_tx(full[s]) + TMA load), warp 1 = consumer (all lanes wait full[s]; lane 0 arrives on
 // empty[s]; data not read). Count-1 barriers. CTA k walks boxes from k*boxes_per_cta (mod nboxes, 2^n); with
 // groups > 0 from (k mod groups)*boxes_per_cta, so that CTAs k, k+groups, ... read the same boxes at about the
-// same time (as the CTAs of one GEMM tile row read the same A tiles).
+// same time (as the CTAs of one GEMM tile row read the same A tiles); with consecutive, from (k / groups) *
+// boxes_per_cta (CTAs k with the same k / groups read the same boxes).
 __global__ void k_tma_pipe(const __grid_constant__ CUtensorMap map, unsigned long long* cyc, unsigned long long* gt0,
                            unsigned long long* gt1, int stages, int box_rows, int bytes, int iters,
-                           long long boxes_per_cta, long long nboxes, unsigned* err, int groups = 0) {
+                           long long boxes_per_cta, long long nboxes, unsigned* err, int groups = 0,
+                           int consecutive = 0) {
   extern __shared__ unsigned char dyn_raw[];
   __shared__ __align__(8) uint64_t full[32], empty[32];
   unsigned char* buf = align1024(dyn_raw);
@@ -143,7 +145,10 @@ __global__ void k_tma_pipe(const __grid_constant__ CUtensorMap map, unsigned lon
   const uint32_t full0 = smem_u32(&full[0]), empty0 = smem_u32(&empty[0]), buf0 = smem_u32(buf);
   if (warp == 0 && lane == 0) {
     const uint32_t mask = static_cast<uint32_t>(nboxes - 1);
-    const long long start = groups > 0 ? static_cast<long long>(blockIdx.x % groups) : static_cast<long long>(blockIdx.x);
+    // (consecutive: groups of `groups` consecutive CTAs, CTA k starting at box (k / groups) * boxes_per_cta)
+    const long long start = groups <= 0   ? static_cast<long long>(blockIdx.x)
+                            : consecutive ? static_cast<long long>(blockIdx.x / groups)
+                                          : static_cast<long long>(blockIdx.x % groups);
     uint32_t bidx = static_cast<uint32_t>(start * boxes_per_cta) & mask;
     bool ok = true, first = true;
     int s = 0;
@@ -666,6 +671,65 @@ void bench_tma(Ctx& c) {
                                                                                               : "wait_group.read 0"));
       }
     }
+  }
+}
+
+
+// The sharing degree (group "sharing", tma_sharing_*): every SM walks the boxes of a 16 MiB L2-resident tensor with the
+// CUTLASS-style pipeline (6 stages of 32 KB, 16 MiB per CTA; --quick 4), the CTAs that start at the same box reading
+// the same boxes at about the same time: CTAs k mod G (mod{G}: G groups, the readers of a box G apart in launch
+// order) or k / G (consec{G}: groups of G consecutive CTAs). Run it under Nsight Compute for the L2 requests per
+// delivered byte (validation/microbench/tools/ncu_sharing.py); GB/s = all bytes / (last CTA end - first CTA start).
+void bench_tma_sharing(Ctx& c) {
+  const std::string G = "sharing";
+  const int box_rows = 256, stages = 6, bytes = box_rows * kRowBytes, dyn_bw = 192 * 1024 + 1024;
+  const long long rows_total = (16ll << 20) / kRowBytes, nboxes = rows_total / box_rows;
+  DevBuf<uint16_t> t(static_cast<size_t>(rows_total) * kCols);
+  fill_pattern(c, t.p, static_cast<size_t>(rows_total));
+  CK(cudaFuncSetAttribute(k_tma_pipe, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_bw));
+  long long per_cta = 16ll << 20;
+  if (c.quick) per_cta /= 4;
+  const int iters = static_cast<int>(per_cta / bytes);
+  CUtensorMap map = make_map(t.p, rows_total, box_rows);
+  DevBuf<unsigned long long> cyc(c.sm_count), g0(c.sm_count), g1(c.sm_count);
+  const int reps = c.reps(7, 2);
+  struct Case {
+    int groups;
+    bool consecutive;
+  };
+  std::vector<Case> cases;
+  for (int g : {1, 2, 3, 4, 6, 8, 12, 16, 24, 33, 66, 132}) cases.push_back({g, false});
+  for (int g : {2, 4, 8, 16, 33}) cases.push_back({g, true});
+  for (const Case& k : cases) {
+    // Distinct starts: G for k mod G, ceil(ctas / G) for groups of G consecutive CTAs.
+    const int starts = k.consecutive ? (c.sm_count + k.groups - 1) / k.groups : k.groups;
+    std::vector<double> gbs;
+    for (int r = 0; r < reps + 1; ++r) {
+      k_tma_pipe<<<c.sm_count, 64, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, iters, nboxes / starts, nboxes,
+                                             c.d_err, k.groups, k.consecutive ? 1 : 0);
+      CK_LAUNCH();
+      auto h0 = g0.get(), h1 = g1.get();
+      unsigned long long mn = ~0ull, mx = 0;
+      for (int i = 0; i < c.sm_count; ++i) {
+        mn = std::min(mn, h0[i]);
+        mx = std::max(mx, h1[i]);
+      }
+      if (r > 0) gbs.push_back(double(iters) * bytes * c.sm_count / double(mx - mn));
+    }
+    JObj p;
+    p.num("box_bytes", bytes).num("stages", stages).num("ctas", c.sm_count).num("groups", k.groups)
+        .num("consecutive", k.consecutive ? 1 : 0).num("bytes_per_cta", double(iters) * bytes).num("launches", reps + 1);
+    const std::string name = std::string("tma_sharing_") + (k.consecutive ? "consec" : "mod") + std::to_string(k.groups) + "_bw";
+    record(c, name, G, "GB/s", gbs,
+           std::string("Every SM (one CTA each) walks the 32 KB boxes of a 16 MiB L2-resident tensor with the CUTLASS-style "
+                       "pipeline (6 stages), ") +
+               (k.consecutive ? "CTA k from box (k / " + std::to_string(k.groups) + ") x (boxes / " + std::to_string(starts) +
+                                    "): groups of " + std::to_string(k.groups) + " consecutive CTAs read the same boxes"
+                              : "CTA k from box (k mod " + std::to_string(k.groups) + ") x (boxes / " + std::to_string(k.groups) +
+                                    "): CTAs " + std::to_string(k.groups) + " apart in launch order read the same boxes") +
+               " at about the same time. GB/s = all bytes delivered / (last CTA end - first CTA start) by %globaltimer; "
+               "params.launches: launches of k_tma_pipe (the first a warm-up) for Nsight Compute's counters.",
+           p);
   }
 }
 

@@ -131,6 +131,7 @@ inline bool record(Ctx& c, const std::string& name, const std::string& group, co
 // Benchmark group entry points (one per source file).
 void bench_mbarrier(Ctx& c);
 void bench_tma(Ctx& c);
+void bench_tma_sharing(Ctx& c);  // tma_sharing_*: many SMs reading the same boxes (group "sharing")
 void bench_wgmma(Ctx& c);
 void bench_sync(Ctx& c);
 void bench_memory(Ctx& c);

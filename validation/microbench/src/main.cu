@@ -105,7 +105,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,segments,astream,burst,think,pipe,loadlat,smemport,issue,l1,multicast,gpc,epilogue,oob] (pipe_more, pipe_straight, pipe_timeline, pipe_sleep, multicast_gemm, loadlat_smooth: parts of a group alone)\n", argv[0]);
+      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,segments,astream,burst,think,pipe,loadlat,smemport,issue,l1,multicast,gpc,epilogue,oob,sharing] (pipe_more, pipe_straight, pipe_timeline, pipe_sleep, multicast_gemm, loadlat_smooth: parts of a group alone)\n", argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -214,7 +214,7 @@ int main(int argc, char** argv) {
       {"atomics", bench_atomics},   {"hierarchy", bench_hierarchy}, {"store", bench_hier_store},
       {"combine", bench_l2_combine}, {"smpairs", bench_l2_smpairs},
       {"segments", bench_hbm_segments}, {"astream", bench_hbm_astream}, {"burst", bench_hbm_burst}, {"think", bench_think}, {"pipe", bench_pipe}, {"loadlat", bench_loadlat}, {"smemport", bench_smem_port},
-      {"issue", bench_issue},       {"l1", bench_l1},             {"multicast", bench_multicast}, {"gpc", bench_gpc}, {"epilogue", bench_epilogue}, {"oob", bench_tma_oob},
+      {"issue", bench_issue},       {"l1", bench_l1},             {"multicast", bench_multicast}, {"gpc", bench_gpc}, {"epilogue", bench_epilogue}, {"oob", bench_tma_oob}, {"sharing", bench_tma_sharing},
   };
   bool dead = false;
   for (auto& g : groups) {

@@ -108,6 +108,10 @@ const std::vector<ParamDef>& param_defs() {
        "whole-GPU rate at which the L2 answers the parts of TMA load boxes outside their tensor (zeros), every SM "
        "loading them alone; they share the L2's work with its reads (cache_hbm; 0: free)",
        &Machine::l2_oob_bytes_per_cycle, {0, 1048576, "bytes per SM cycle of the whole GPU (H200: ~2,200; 0: free)"}},
+      {"l2", "l2_delivery_bytes_per_cycle",
+       "whole-GPU rate at which the L2 delivers tensor reads to the SMs, counting each SM's copy of data whose requests "
+       "combined with others' (cache_hbm; 0: no limit)",
+       &Machine::l2_delivery_bytes_per_cycle, {0, 1048576, "bytes per SM cycle of the whole GPU (H100: ~10,000; 0: no limit)"}},
       {"l2", "hbm_bytes_per_cycle", "whole-GPU HBM bandwidth behind the L2 (cache_hbm)", &Machine::hbm_bytes_per_cycle, kGpuBytes},
       {"l2", "hbm_latency_cycles", "an L2 miss: the latency an HBM read adds to an L2 hit (cache_hbm)", &Machine::hbm_latency_cycles, kCycles},
       {"l2", "l2_combine_sms",
@@ -337,6 +341,7 @@ Machine at_sm_clock(const Machine& machine, double mhz) {
   m.l2_bytes_per_cycle = machine.l2_bytes_per_cycle * machine.clock_mhz / mhz;
   m.hbm_bytes_per_cycle = machine.hbm_bytes_per_cycle * machine.clock_mhz / mhz;
   m.l2_store_bytes_per_cycle = machine.l2_store_bytes_per_cycle * machine.clock_mhz / mhz;
+  m.l2_delivery_bytes_per_cycle = machine.l2_delivery_bytes_per_cycle * machine.clock_mhz / mhz;
   // The L2's combining window is a time (measured in ns, stored in cycles of the file's clock).
   m.l2_combine_window_cycles = static_cast<std::int64_t>(
       std::llround(static_cast<double>(machine.l2_combine_window_cycles) * mhz / machine.clock_mhz));
@@ -345,6 +350,7 @@ Machine at_sm_clock(const Machine& machine, double mhz) {
   m.sources["l2_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   m.sources["hbm_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   m.sources["l2_store_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
+  m.sources["l2_delivery_bytes_per_cycle"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   m.sources["l2_combine_window_cycles"] = fmt::format("scaled to the {} MHz SM clock", mhz);
   return m;
 }

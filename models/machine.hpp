@@ -84,6 +84,7 @@ struct Machine {
   std::int64_t l2_partitions = 1;  // 2: each half of the GPCs' L2 partition keeps its own copy of what its SMs read
   double l2_store_bytes_per_cycle = 0;  // whole GPU: the L2 takes at most this many stored bytes per cycle
   double l2_oob_bytes_per_cycle = 0;  // whole GPU: the L2 answers the parts of TMA load boxes outside their tensor at most this fast (0: free)
+  double l2_delivery_bytes_per_cycle = 0;  // whole GPU: the L2 delivers at most this many bytes of tensor reads to the SMs, every SM's copy counted (0: no limit)
   // Combining beyond the group: a read of a block another CTA's read has in flight (started at most
   // l2_combine_window_cycles earlier) reaches the L2 with it for this share of its bytes, by the CTAs' distance
   // in launch order: near (at most l2_combine_near_ctas apart) or far.

@@ -82,8 +82,8 @@ void SingleQueueL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const
 
 CachedL2::CachedL2(Simulator& sim)
     : MemoryHierarchy(sim), cache_(sim.machine().l2_capacity_bytes / (kBlockRows * kBlockBytes)) {
-  sm_free_.assign(static_cast<std::size_t>(sim.machine().sm_count), Cycle(0));
-  sm_busy_.assign(static_cast<std::size_t>(sim.machine().sm_count), 0);
+  l2_share_.resize(static_cast<std::size_t>(sim.machine().sm_count));
+  delivery_share_.resize(static_cast<std::size_t>(sim.machine().sm_count));
   const Machine& m = sim.machine();
   if (m.l2_combine_sms > 1) {
     std::int64_t groups = (m.sm_count + m.l2_combine_sms - 1) / m.l2_combine_sms;
@@ -161,25 +161,29 @@ void CachedL2::start_warm(bool warm) {
         }
 }
 
-Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
-  // SMs whose transfers ended by `start` no longer share the L2.
-  while (!ends_.empty() && ends_.top().first <= start.v) {
-    auto [end, s] = ends_.top();
-    ends_.pop();
-    if (sm_busy_[s] && sm_free_[s].v == end) {
-      sm_busy_[s] = 0;
-      --busy_sms_;
+Cycle CachedL2::RoundRobin::serve(std::uint32_t sm, Cycle start, std::int64_t bytes, double per_cycle) {
+  // SMs whose transfers ended by `start` no longer share it.
+  while (!ends.empty() && ends.top().first <= start.v) {
+    auto [end, s] = ends.top();
+    ends.pop();
+    if (busy[s] && free[s].v == end) {
+      busy[s] = 0;
+      --n;
     }
   }
-  if (!sm_busy_[sm]) {
-    sm_busy_[sm] = 1;
-    ++busy_sms_;
+  if (!busy[sm]) {
+    busy[sm] = 1;
+    ++n;
   }
-  double share = sim_.machine().l2_bytes_per_cycle / static_cast<double>(busy_sms_);
-  Cycle begin = sim::max(start, sm_free_[sm]);
-  sm_free_[sm] = begin + Cycle(transfer_cycles(bytes, share));
-  ends_.emplace(sm_free_[sm].v, sm);
-  return sm_free_[sm];
+  const Cycle begin = sim::max(start, free[sm]);
+  free[sm] = begin + Cycle(transfer_cycles(bytes, per_cycle / static_cast<double>(n)));
+  ends.emplace(free[sm].v, sm);
+  last = sim::max(last, free[sm]);
+  return free[sm];
+}
+
+Cycle CachedL2::fair_share(std::uint32_t sm, Cycle start, std::int64_t bytes) {
+  return l2_share_.serve(sm, start, bytes, sim_.machine().l2_bytes_per_cycle);
 }
 
 Cycle CachedL2::transfer(Cycle start, std::int64_t bytes, std::uint32_t sm) {
@@ -472,7 +476,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
             if (other != nullptr && joinable(*other, key, start, need) && other->cta != a.cta) {
               // Another CTA's read of every part this one needs is in flight: a share of this one's bytes reaches
               // the L2 with the requests of it still outstanding.
-              const bool near = std::abs(a.cta - other->cta) <= m.l2_combine_near_ctas;
+              const bool near = other->distance(a.cta) <= m.l2_combine_near_ctas;
               const double share = (near ? m.l2_combine_near_share : m.l2_combine_far_share) * outstanding(*other, start);
               const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * share));
               if (joined > 0) {
@@ -480,6 +484,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
                 join(*other);
                 bytes -= joined;
               }
+              other->add_joiner(a.cta);
             } else if (other != nullptr) {
               owned_.emplace_back(key, need);
             }
@@ -569,6 +574,15 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   p.hit = hit, p.miss = miss, p.written = written, p.outside = outside;
   p.box = box, p.group = group, p.me = me, p.cta = a.cta;
   p.floor = merged_done;
+  // Every SM's copy of what it reads crosses from the L2 to the SMs, whether its requests combined with others' or not:
+  // the delivery rate bounds reads that share their requests (l2_delivery_bytes_per_cycle), shared round robin by the
+  // SMs with transfers in flight as the L2's bandwidth is (an SM's reads follow one another on its share; one SM
+  // loading beside a saturated delivery is not queued behind the others: the H200's loadlat_*_g16/g131 probes).
+  // (What it reads of the tensor: the parts of a TMA box outside it are not read; l2_oob_bytes_per_cycle prices them.)
+  if (const std::int64_t read = hit + miss + merged; !a.write && read > 0 && m.l2_delivery_bytes_per_cycle > 0) {
+    delivered_ += read;
+    p.floor = sim::max(p.floor, delivery_share_.serve(a.sm, start, read, m.l2_delivery_bytes_per_cycle));
+  }
   if (hit + miss + written + outside > 0) {
     // (A promoted byte costs the L2 its fill: what a byte read from HBM costs beyond its own lookup.)
     p.work = hit + static_cast<std::int64_t>(std::llround(static_cast<double>(written) * m.l2_store_cost)) +
@@ -689,6 +703,9 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   s.units.push_back(link_stats("L2 bandwidth (whole GPU)", l2_work_, m.l2_bytes_per_cycle, cycles, l2_free));
   s.units.push_back(link_stats("HBM bandwidth", hbm_busy_bytes_, m.hbm_bytes_per_cycle, cycles, hbm_.free()));
   if (written_ > 0) s.units.push_back(link_stats("L2 stores (whole GPU)", written_, m.l2_store_bytes_per_cycle, cycles, stores_.free()));
+  // (Without combined requests the L2's own bandwidth bounds what it delivers first: the line only where reads combined.)
+  if (merged_bytes_ > 0 && m.l2_delivery_bytes_per_cycle > 0)
+    s.units.push_back(link_stats("L2 delivery to the SMs (whole GPU)", delivered_, m.l2_delivery_bytes_per_cycle, cycles, delivery_share_.last));
   s.l2_hit_bytes = hit_bytes_ + merged_bytes_;
   s.l2_merged_bytes = merged_bytes_;
   s.l2_outside_bytes = outside_bytes_;

@@ -132,10 +132,22 @@ class SingleQueueL2 : public MemoryHierarchy {
 // and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs (l2_smpairs_ncu.json): what predicts it
 // is the CTAs' distance in launch order (validation/microbench/tools/combine_by_launch.py). The rest of the
 // read's bytes are lookups of their own, of parts the L2 already holds or has coming (no second HBM read). Only a
-// read that joined no other CTA's read is one others join; the table of such reads is direct-mapped by block (a
-// read of another block may take an entry over, and then nothing joins the read it held).
-// Not modelled: groups of 4-8 consecutive SMs reading together combine beyond pairs (0.29-0.32 requests per byte
-// against 0.63 for a TPC and 1.25 alone, hier_l2_sharing_bw_group4/8 in l2_coalescing_ncu.json); on the GPU the
+// read that joined no other CTA's read is one others join, but the distance that sets a later reader's share is to
+// the nearest CTA on that read: its issuer or one of the last kJoiners CTAs that joined it (each of their requests is
+// outstanding at the L2 as well; many SMs reading the same data at once combine as the nearest pair among them does:
+// with every read joinable only at its issuer's distance, CTAs k mod 4 walking the same boxes would combine 18 % of
+// their bytes where the GPU combines 69 %, tma_load_bw_pipe_l2_all_sms_box32KB_shared4, and the skinny GEMMs, whose
+// B or A tile many CTAs read at once, combined half of what the GPU's did; docs/accuracy.md). The table of such
+// reads is direct-mapped by block (a read of another block may take an entry over, and then nothing joins the read
+// it held).
+// The L2 delivers every SM's copy of the data it reads, combined or not, at most at l2_delivery_bytes_per_cycle,
+// shared round robin by the SMs with transfers in flight (measured: every SM walking the same boxes of an L2-resident
+// tensor, 0.29 requests per delivered byte, lands 19.8 TB/s on the H100, 22.1 on the H200; the L2's own bandwidth
+// binds first wherever requests do not combine; one SM's stage beside such a load lands in ~1,200 cycles, not behind
+// the others' backlog: loadlat_*_g16/g131).
+// Not modelled: groups of 4 consecutive SMs reading together combine fully (0.32 requests per byte against 0.63 for a
+// TPC and 1.25 alone, hier_l2_sharing_bw_group4 in l2_coalescing_ncu.json; the model 0.45: its two TPCs combine at the
+// near share); on the GPU the
 // share goes on fading over microseconds of lag rather than ending at the window (TPC 0.87 at 512 ns, 0.66 at 4
 // us; CTAs 4 apart 0.49, 0.23; far pairs 0.13, 0.09: l2_combine_lag_ncu.json); pairs of readers that
 // are not a TPC read 1.2-1.5x the distinct bytes from HBM (the model reads a block once).
@@ -221,16 +233,32 @@ class CachedL2 : public MemoryHierarchy {
   bool warm_ = false;
 
   BandwidthQueue l2_, hbm_, stores_;  // stores_: the L2 taking stored bytes (l2_store_bytes_per_cycle)
+  std::int64_t delivered_ = 0;  // read bytes delivered (each SM's copy)
   BlockCache cache_;
-  std::vector<Cycle> sm_free_;    // per SM: its share of the L2 is busy until
-  std::vector<char> sm_busy_;     // per SM: counted in busy_sms_
-  std::int64_t busy_sms_ = 0;     // SMs with tensor transfers in flight
-  // (busy until, SM), earliest first; an entry is current while it equals sm_free_ of its SM.
-  std::priority_queue<std::pair<std::int64_t, std::uint32_t>, std::vector<std::pair<std::int64_t, std::uint32_t>>,
-                      std::greater<>> ends_;
+  // A rate shared round robin by the SMs with transfers on it: while n SMs have some in flight each gets 1/n of it, and
+  // an SM's own transfers follow one another on its share.
+  struct RoundRobin {
+    std::vector<Cycle> free;  // per SM: its share is busy until
+    std::vector<char> busy;   // per SM: counted in n
+    std::int64_t n = 0;       // SMs with transfers in flight
+    Cycle last{0};            // the latest end given
+    // (busy until, SM), earliest first; an entry is current while it equals `free` of its SM.
+    std::priority_queue<std::pair<std::int64_t, std::uint32_t>, std::vector<std::pair<std::int64_t, std::uint32_t>>,
+                        std::greater<>> ends;
+    void resize(std::size_t sms) {
+      free.assign(sms, Cycle(0));
+      busy.assign(sms, 0);
+    }
+    // When SM `sm`'s share of `per_cycle` has moved `bytes` that can start at `start`.
+    Cycle serve(std::uint32_t sm, Cycle start, std::int64_t bytes, double per_cycle);
+  };
+  RoundRobin l2_share_;        // the L2's bandwidth (l2_bytes_per_cycle)
+  RoundRobin delivery_share_;  // its delivery of read bytes to the SMs (l2_delivery_bytes_per_cycle)
   std::vector<std::int32_t> fresh_;  // the blocks the current box reads itself (not merged)
   // The current box's 256-byte promotions still to apply (column block, row block, the rows that missed).
   std::vector<std::tuple<std::int64_t, std::int64_t, std::uint64_t>> promotions_;
+  // The CTA table keeps, beside a read's CTA, the last kJoiners other CTAs that joined it (CachedL2's comment).
+  static constexpr int kJoiners = 8;
   // A recent read of a block that later reads may join: until when they may (they start at or before), when its
   // data is delivered (after that, nothing joins it), the parts of the block it reads (a read joins only when they
   // cover its own), and who is on it.
@@ -240,6 +268,24 @@ class CachedL2 : public MemoryHierarchy {
     std::uint64_t parts = 0;
     std::uint64_t sms = 0;  // the group table: the group's SMs on it (bit: SM id mod l2_combine_sms)
     std::int64_t cta = -1;  // the CTA table: the CTA that issued it
+    // the CTA table: the last CTAs that joined it (a ring of n_joiners, next_joiner the oldest once full)
+    std::array<std::int32_t, kJoiners> joiners{};
+    std::uint8_t n_joiners = 0, next_joiner = 0;
+    // How far CTA `c` is in launch order from the nearest CTA on the read (its issuer or a joiner other than itself).
+    std::int64_t distance(std::int64_t c) const {
+      auto apart = [c](std::int64_t other) { return c > other ? c - other : other - c; };
+      std::int64_t d = apart(cta);
+      for (int i = 0; i < n_joiners; ++i) {
+        const std::int64_t j = joiners[static_cast<std::size_t>(i)];
+        if (j != c) d = std::min(d, apart(j));
+      }
+      return d;
+    }
+    void add_joiner(std::int64_t c) {
+      joiners[next_joiner] = static_cast<std::int32_t>(c);
+      next_joiner = static_cast<std::uint8_t>((next_joiner + 1) % kJoiners);
+      n_joiners = static_cast<std::uint8_t>(std::min(n_joiners + 1, kJoiners));
+    }
     std::uint32_t job = kNoJob, gen = 0;  // processor sharing: the read, while its end is not known (`done`: an estimate)
     // The share of its requests still outstanding when a read starting at `at` comes: its requests leave
     // evenly from `start` to `done`, and a later one joins only those not yet answered.

@@ -1111,21 +1111,51 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
   CHECK(late.stats.l2_merged_bytes == 0);
   CHECK(late.stats.l2_hit_bytes == 16384);
   // A CTA never joins its own read (the same box twice at once: see above). A read that joined another CTA's for a
-  // share is not one others join: CTAs 0, near and 2 x near read the box 5 cycles apart (the others their own
-  // boxes); the last is near the second but joins the first, at the far share.
-  LoadSpans t3;
-  auto three = boxes(fmt::format(R"(
+  // share is not one others join, but the share of a later reader is by its distance to the nearest CTA on the read:
+  // CTAs 0, near and 2 x near read the box 5 cycles apart (the others their own boxes); the last joins the first's read
+  // at the near share (CTA near is on it), and at the far share when CTA near reads a box of its own instead.
+  REQUIRE(2 * near * 5 < m.l2_combine_window_cycles);
+  for (bool middle : {true, false}) {
+    CAPTURE(middle);
+    LoadSpans t3;
+    auto three = boxes(fmt::format(R"(
       compute cycles=1 + cta * 5
       arrive.expect_tx full tx=16384
-      tma.load T box=(128, 64) at=((cta % {0} != 0) * cta * 128, 0) dst=s bar=full
+      tma.load T box=(128, 64) at=((cta % {0} != 0 || (cta == {0} && {1} == 0)) * cta * 128, 0) dst=s bar=full
       wait full parity=0)",
-                                 near),
-                     "tensor T dtype=bf16 shape=(8192, 64)", 2 * near + 1, {}, &t3);
-  INFO(problem(three));
-  REQUIRE(three.outcome == Outcome::kFinished);
-  REQUIRE(2 * near * 5 < m.l2_combine_window_cycles);
-  CHECK(three.stats.l2_merged_bytes ==
-        joined(m, t3, 0, near, m.l2_combine_near_share) + joined(m, t3, 0, 2 * near, m.l2_combine_far_share));
+                                   near, middle ? 1 : 0),
+                       "tensor T dtype=bf16 shape=(8192, 64)", 2 * near + 1, {}, &t3);
+    INFO(problem(three));
+    REQUIRE(three.outcome == Outcome::kFinished);
+    CHECK(three.stats.l2_merged_bytes ==
+          (middle ? joined(m, t3, 0, near, m.l2_combine_near_share) + joined(m, t3, 0, 2 * near, m.l2_combine_near_share)
+                  : joined(m, t3, 0, 2 * near, m.l2_combine_far_share)));
+  }
+  // The read keeps its last kJoiners (8) joiners: CTA 0 reads the box, then CTA 30 (far) and CTAs 60, 63, ..., 81, one
+  // after the other (9 joiners; no TPC combining); then CTA 90, near CTA 81, joins at the near share, while CTA 20,
+  // near only CTA 30 (dropped for the ninth joiner), joins at the far share.
+  for (int last : {90, 20}) {
+    CAPTURE(last);
+    LoadSpans t4;
+    std::string readers = "cta == 0 || cta == 30 || cta == " + std::to_string(last);
+    for (int j = 0; j < 8; ++j) readers += " || cta == " + std::to_string(60 + 3 * j);
+    auto many = boxes(fmt::format(R"(
+      compute cycles=1 + (cta == 30) * 10 + (cta >= 60 && cta != {1}) * ((cta - 60) / 3 + 2) * 10 + (cta == {1}) * 100
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=((({0}) == 0) * cta * 128, 0) dst=s bar=full
+      wait full parity=0)",
+                                  readers, last),
+                      "tensor T dtype=bf16 shape=(16384, 64)", 91, [](models::Machine& x) { x.l2_combine_sms = 1; }, &t4);
+    INFO(problem(many));
+    REQUIRE(many.outcome == Outcome::kFinished);
+    REQUIRE(m.l2_combine_near_ctas >= 10);  // CTA 20 would be near CTA 30, and is far from CTAs 0 and 60
+    REQUIRE(m.l2_combine_near_ctas < 20);
+    REQUIRE(100 < m.l2_combine_window_cycles);
+    std::int64_t expect = joined(m, t4, 0, 30, m.l2_combine_far_share);
+    for (int j = 0; j < 8; ++j) expect += joined(m, t4, 0, 60 + 3 * j, j == 0 ? m.l2_combine_far_share : m.l2_combine_near_share);
+    expect += joined(m, t4, 0, last, last == 20 ? m.l2_combine_far_share : m.l2_combine_near_share);
+    CHECK(many.stats.l2_merged_bytes == expect);
+  }
   // A read joins only a read that brings every part it needs: CTAs 0 and 2 (and, for the TPC, 0 and 1) read the
   // two 64-byte halves of the same rows: nothing combines and both halves come from HBM.
   for (int second : {1, 2}) {
@@ -1370,6 +1400,77 @@ TEST_CASE("memory: the L2 takes all SMs' TMA stores at l2_store_bytes_per_cycle 
   CHECK(store_gbs(one, 1, n, m) == Approx(measured_gbs("h100/store.json", "hier_store_bw_l2_box32KB_d2_1sm_read_gbs")).epsilon(0.05));
   // The rate is a GPU-wide bytes per second: at another SM clock the bytes per cycle follow.
   CHECK(models::at_sm_clock(m, m.clock_mhz / 2).l2_store_bytes_per_cycle == Approx(2 * m.l2_store_bytes_per_cycle));
+}
+
+TEST_CASE("memory: the L2 delivers every SM's copy of combined reads at most at l2_delivery_bytes_per_cycle: all SMs "
+          "walking the same boxes land at the H100's rate, SMs reading their own boxes are not bound by it", "[memory]") {
+  // tma_load_bw_pipe_l2_all_sms_box32KB_shared*: a producer and a consumer warp per CTA, 6 stages of 32 KB, CTA k walking
+  // the boxes of a 16 MiB L2-resident tensor from box (k mod G) x (boxes / G).
+  auto walk = [](int groups, const std::function<void(models::Machine&)>& edit) {
+    std::string text = fmt::format(R"(
+kernel k grid=(132,1,1) warps=2 {{
+  mbarrier full[6] count=1
+  mbarrier empty[6] count=1
+  smem buf[6] bytes=32768
+  tensor T dtype=bf16 shape=(131072, 64)
+  warp 0 p {{
+    elect {{
+      let first = (cta % {0}) * (512 / {0})
+      for i in 0..512 {{
+        let s = i % 6
+        if i >= 6 {{ wait empty[s] parity=((i / 6) & 1) ^ 1 }}
+        arrive.expect_tx full[s] tx=32768
+        tma.load T box=(256, 64) at=(((first + i) % 512) * 256, 0) dst=buf[s] bar=full[s] swizzle=128
+      }}
+    }}
+    bar.sync 0
+  }}
+  warp 1 c {{
+    for i in 0..512 {{
+      let s = i % 6
+      wait full[s] parity=(i / 6) & 1
+      elect {{ arrive empty[s] }}
+    }}
+    bar.sync 0
+  }}
+}}
+)",
+                                   groups);
+    models::Machine m = models::load_machine("h100-sxm");
+    if (edit) edit(m);
+    auto r = models::simulate(test::compile_text(text, {}, "test.pipe", "h100-sxm"), m, models::RunOptions{});
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r;
+  };
+  const models::Machine m = models::load_machine("h100-sxm");
+  REQUIRE(m.l2_delivery_bytes_per_cycle > 2 * m.l2_bytes_per_cycle);
+  auto gbs = [&](const models::RunResult& r) { return 132.0 * 512 * 32768 / (static_cast<double>(r.cycles) / m.clock_mhz) / 1000; };
+  auto delivery = [](const models::RunResult& r) -> const models::UnitStats* {
+    for (const auto& u : r.stats.units)
+      if (u.name == "L2 delivery to the SMs (whole GPU)") return &u;
+    return nullptr;
+  };
+  // Every CTA walks the same boxes: their requests combine, the delivery sets the pace, at the GPU's rate.
+  auto same = walk(1, nullptr);
+  CHECK(same.stats.l2_merged_bytes > 132LL * 512 * 32768 / 2);
+  CHECK(gbs(same) == Approx(m.l2_delivery_bytes_per_cycle * m.clock_mhz / 1000).epsilon(0.02));
+  CHECK(gbs(same) == Approx(measured_gbs("h100/l2_sharing.json", "tma_load_bw_pipe_l2_all_sms_box32KB_shared1")).epsilon(0.03));
+  REQUIRE(delivery(same) != nullptr);
+  CHECK(delivery(same)->utilisation > 0.97);
+  CHECK(same.stats.bottleneck.find("L2 delivery") != std::string::npos);
+  // Without the bound the same walk lands far faster than the GPU does.
+  auto unbound = walk(1, [](models::Machine& x) { x.l2_delivery_bytes_per_cycle = 0; });
+  CHECK(gbs(unbound) > 1.2 * gbs(same));
+  CHECK(delivery(unbound) == nullptr);
+  // Each CTA its own boxes at a time (132 groups): nothing combines, the L2's own bandwidth binds first, the bound
+  // changes nothing and has no line.
+  auto own = walk(132, nullptr);
+  CHECK(own.stats.l2_merged_bytes == 0);
+  CHECK(own.cycles == walk(132, [](models::Machine& x) { x.l2_delivery_bytes_per_cycle = 0; }).cycles);
+  CHECK(delivery(own) == nullptr);
+  CHECK(gbs(own) < 0.5 * gbs(same));
+  // A GPU-wide rate in bytes per second: at another SM clock the bytes per cycle follow.
+  CHECK(models::at_sm_clock(m, m.clock_mhz / 2).l2_delivery_bytes_per_cycle == Approx(2 * m.l2_delivery_bytes_per_cycle));
 }
 
 TEST_CASE("memory: loads and stores side by side share the L2 (a stored byte takes l2_store_cost bytes of its read "

@@ -813,6 +813,17 @@ def config_errors(points, config, shapes=None):
             if r["config"] == config and (shapes is None or r["shape"] in shapes) and "us" in r["at_measured_clock"]]
 
 
+def pick_loss_lines(summary, n=2):
+    """The shapes where the predicted fastest config loses most against the measured fastest (prose lines)."""
+    worst = sorted((r for r in summary["per_shape"] if r["picked_slower_pct"] > 3), key=lambda r: -r["picked_slower_pct"])[:n]
+    if not worst:
+        return []
+    said = "; ".join(f'{r["gpu"]} {r["data"]} {r["shape"]}: {r["picked"]} against {r["best"]}, {r["picked_slower_pct"]:.1f} % slower'
+                     for r in worst)
+    return textwrap.wrap(f"The largest losses of a pick at the measured clock: {said}.", 108, initial_indent="  ",
+                         subsequent_indent="  ", break_on_hyphens=False)
+
+
 def skinny_range(points, config):
     """The range of one configuration's errors (%) on the skinny shapes, at the measured clock."""
     errs = config_errors(points, config, ("256x8192x8192", "8192x256x8192"))
@@ -997,7 +1008,8 @@ def markdown(data):
               f"- The model is too fast most with {fast[0]} ({signed[fast[0]]:+.1f} %) and too slow most with {fast[-1]}",
               f"  ({signed[fast[-1]]:+.1f} %). Its L2 takes the reads of the two SMs of a TPC that start within",
               "  `l2_combine_window_cycles` of each other as one request, combines a share of the reads of CTAs close",
-              "  in launch order (0.56 up to 12 apart, 0.13 farther) and charges a byte from HBM 1.7 L2 lookups (all",
+              "  in launch order (0.56 up to 12 apart, 0.13 farther, apart from the nearest CTA on the read: its issuer or",
+              "  one of its last joiners) and charges a byte from HBM 1.7 L2 lookups (all",
               "  measured with Nsight Compute: `l2_combine_*`), and a warpgroup's wgmma issue stalls on the tensor pipe's",
               "  queue as measured (`wgmma_issue_*`): large-tile points are bound by the tensor pipe or the L2.",
               worst_errors(data["points"]),
@@ -1033,7 +1045,8 @@ def markdown(data):
               "  went from K2 MAPE 5.1 % (Spearman 0.89, 51 of 58 picks) and CUTLASS 9.5 % (0.86, 37 of 56) to the figures",
               "  above; the start alone gave K2 5.2 % (0.90, 53) and CUTLASS 8.4 % (0.87, 40). The faster load warp costs",
               "  CUTLASS six picks: the model, already 5-22 % fast on 1536x4096x4096, now prefers a 1x2 cluster there (19-20 %",
-              "  off the GPU's best), and pingpong 128x64 on the H200's 1024^3 (7-10 %).",
+              "  off the GPU's best), and pingpong 128x64 on the H200's 1024^3 (7-10 %); counting a later reader's distance",
+              "  to the nearest CTA on a read (below) took both back.",
               *two_stage_lines(),
               "- The clock: the GPU ran these points at 1,300-1,900 MHz (lower with random data than with constant",
               "  data); at the nominal 1,980 MHz the model is that much faster still. The sustained clock follows the",
@@ -1042,10 +1055,18 @@ def markdown(data):
               "  constant data): the board heats, and its clock falls further, over seconds of back-to-back launches.",
               f'  At the sustained clock the fastest predicted config is within 3 % on {c["picks_within_3pct"]} of {c["shapes"]} shapes (nominal clock:',
               f'  {b["picks_within_3pct"]}, measured clock: {a["picks_within_3pct"]}): at a lower SM clock the L2, fixed in bytes per second, is',
-              "  relatively faster, which favours the L2-bound 128x128 tiles. The largest losses of a pick are on a skinny",
-              "  shape with random data (256x8192x8192): the model picks 128x128 tiles with 4 stages in one CTA",
-              f'  ({skinny_range(data["points"], "coop 128x128x64 s4 g8")} on the skinny shapes), where the GPU runs 6 stages 9-14 % faster.',
-              "  Until 2026-11-30 it picked the same tile in a 2x1 cluster on both skinny shapes, 12-25 % slower than the",
+              "  relatively faster, which favours the L2-bound 128x128 tiles.",
+              *pick_loss_lines(a),
+              "  On the skinny shapes (one wave of tiles, each B or A tile read by many CTAs at once) the 128x128 points",
+              f'  with 4 stages are {skinny_range(data["points"], "coop 128x128x64 s4 g8")} off and with 6 stages '
+              f'{skinny_range(data["points"], "coop 128x128x64 s6 g8")}. Until 2026-12-03 a read',
+              "  joined another CTA's at the distance of that read's issuer only: there the model combined half to two",
+              "  thirds of what the GPU did (the CUTLASS counters below), the 6-stage points came out up to 18 % slow and",
+              "  its picks 4 stages where the GPU runs 6 stages 9-14 % faster; a later reader's distance is now to the",
+              "  nearest CTA on the read (its issuer or one of its last 8 joiners: their requests are outstanding too; the",
+              "  H200's `sharing` microbenchmarks, docs/calibration.md), which took K2 from MAPE 5.0 % (Spearman 0.90, 54",
+              "  of 58 picks) and CUTLASS from 8.2 % (0.86, 34 of 56, mean signed -2.5 %) to the figures above.",
+              "  Until 2026-11-30 it picked 128x128 tiles with 4 stages in a 2x1 cluster on both skinny shapes, 12-25 % slower than the",
               f'  GPU\'s best (now {skinny_range(data["points"], "coop 128x128x64 s4 c2x1 g8")}): its multicast reads cost its L2 what unicast',
               "  ones do, where the H200's reads multicast boxes 11 % slower (`l2_multicast_read_cost`), and on 8192x256x8192,",
               "  where half the grid's CTAs read each B tile, they combined with the other clusters' reads of it as unicast reads",
@@ -1338,7 +1359,8 @@ def ncu_markdown(c):
                     f"GPU {100 * mean([x[0] - x[4][0] for x in few]):+.1f}, the model {100 * mean([x[1] - x[4][0] for x in few]):+.1f}. "
                     "So on grids of many tiles the GPU's combining looks like the TPC pairs' alone, while the model also merges "
                     "reads of CTAs close in launch order (`l2_combine_near_share`, measured where every CTA reads at once); on "
-                    "grids of one wave the GPU combines far beyond its TPC pairs. K2's traces of all its CTAs show part of why "
+                    "grids of one wave the GPU combines far beyond its TPC pairs, and the model less so (there many CTAs read each "
+                    "tile at once, and each joins a read at the distance of the nearest CTA on it). K2's traces of all its CTAs show part of why "
                     "(docs/replay.md, item 6): the CTAs start their first tile together and then drift apart by microseconds, "
                     "tile after tile, while the two CTAs of each TPC mostly stay together; the model's CTAs keep in step.")
             lines += [""] + textwrap.wrap(para, 110, break_on_hyphens=False)
@@ -1352,7 +1374,11 @@ def ncu_markdown(c):
                     "Why the GPU combines less on these shapes is not established. Its share falls with the number of tiles in "
                     "the grid rather than with K (the skinny shapes with K = 8192 combine most), and the model's 128 ns combining "
                     "window is the model's rule: the two SMs of a TPC measured alone still combine 87 % of their requests 512 ns apart "
-                    "(`l2_combine_lag_ncu.json`). docs/replay.md (item 6) has the drift of neighbouring CTAs in K2's traces.")
+                    "(`l2_combine_lag_ncu.json`). docs/replay.md (item 6) has the drift of neighbouring CTAs in K2's traces. "
+                    "One part the H200's `sharing` microbenchmarks show (validation/results/h200/sharing): many readers of the "
+                    "same boxes 8 or 12 apart in launch order send 0.73 and 0.80 L2 requests per delivered byte, where the model, "
+                    "whose near distance (12) comes from the H100's pairs, sends 0.48-0.50; 2-6 apart 0.34-0.39 (the model "
+                    "0.47), 16 and more apart 0.98-1.00 (the model 0.89-0.95).")
             lines += [""] + textwrap.wrap(para, 110, break_on_hyphens=False)
     return lines
 

@@ -410,6 +410,8 @@ def pipe_latency(r, d, think, ctas, watch=True):
 
 # The SM clock the combining runs held (l2_combine_lag_ncu.json, "clocks"): their delays in ns become cycles at it.
 COMBINE_CLOCK_MHZ = 1980
+# MiB per CTA of the GPU's tma_load_bw_pipe_l2_all_sms_box32KB_shared* runs, by group count (from their params).
+SHARED_MIB = {}
 
 
 def combined(r, pattern, delay_ns=0, dist=4):
@@ -417,7 +419,7 @@ def combined(r, pattern, delay_ns=0, dist=4):
     flight, from a cold L2; pairs of CTAs read the same boxes, the second delay_ns later): the share of the box
     bytes that reached the L2 as requests of their own, 1 - merged / loaded. The GPU's figure is its L2 requests
     per delivered byte over those of no sharing at all (l2_combine_none: 1.25)."""
-    defs = {"PATTERN": pattern, "DELAY": round(delay_ns * COMBINE_CLOCK_MHZ / 1000), **({"DIST": dist} if pattern == 3 else {})}
+    defs = {"PATTERN": pattern, "DELAY": round(delay_ns * COMBINE_CLOCK_MHZ / 1000), **({"DIST": dist} if pattern in (3, 4) else {})}
     out = r.run("tma_combine_lag", defs)
     return 1 - out["l2_merged_bytes"] / out["bytes_loaded"]
 
@@ -515,6 +517,13 @@ def bandwidth(r, prog, n, bytes_per_iter, defs, param="ITERS"):
 def gbs(r, prog, n, bytes_per_iter, defs):
     """bandwidth() in GB/s at the machine's clock."""
     return bandwidth(r, prog, n, bytes_per_iter, defs) * r.run(prog, {**defs, "ITERS": n})["clock_mhz"] / 1000
+
+
+def span_gbs(r, prog, defs):
+    """Every byte loaded over the whole run, in GB/s at the machine's clock (as the sharing benchmarks count: all bytes
+    delivered over the first CTA's start to the last one's end)."""
+    out = r.run(prog, defs)
+    return out["bytes_loaded"] / out["cycles"] * out["clock_mhz"] / 1000
 
 
 # ---- the rows: (measurement name, simulated figure, program and how) -----------------------------------
@@ -640,6 +649,34 @@ def rows():
     for ns in (128, 512, 2048, 4096):
         add(f"combine_near4_delay{ns}ns", lambda r, ns=ns: combined(r, 3, ns, 4),
             f"tma_combine_lag PATTERN=3 DIST=4 DELAY={ns} ns, 1 - merged / loaded bytes")
+    # Many SMs reading the same data at once: groups of G consecutive CTAs from HBM (hierarchy.json's
+    # hier_l2_sharing_bw_group*, GB/s of all bytes delivered; the H100's requests per delivered byte over group 1's in
+    # l2_coalescing_ncu.json, combine_group*), and every SM walking the same boxes of an L2-resident tensor in 1, 4 or 16
+    # groups of CTAs k mod G (tma_load_bw_pipe_l2_all_sms_box32KB_shared*: 16 or, in a --quick run, 4 MiB per CTA; the
+    # H100's requests per delivered byte, combine_shared*)
+    for g in (1, 2, 4, 8, 33, 132):
+        add(f"hier_l2_sharing_bw_group{g}", lambda r, g=g: span_gbs(r, "tma_combine_lag", {"PATTERN": 4, "DIST": g}),
+            f"tma_combine_lag PATTERN=4 DIST={g}, all bytes / cycles, GB/s at the machine clock")
+        if g > 1:
+            add(f"combine_group{g}", lambda r, g=g: combined(r, 4, 0, g), f"tma_combine_lag PATTERN=4 DIST={g}, 1 - merged / loaded bytes")
+    # The sharing degree (the H200's group sharing, validation/results/h200/sharing/: 16 MiB per CTA, requests per
+    # delivered byte from its --quick run under Nsight Compute, combine_sharing_*)
+    for consec, gs in ((0, (1, 2, 3, 4, 6, 8, 12, 16, 24, 33, 66, 132)), (1, (2, 4, 8, 16, 33))):
+        for g in gs:
+            kind = ("consec" if consec else "mod") + str(g)
+            defs = {"CTAS": 132, "GROUPS": g, "CONSEC": consec, "TROWS": 131072, "ITERS": 512}
+            add(f"tma_sharing_{kind}_bw", lambda r, defs=defs: span_gbs(r, "tma_pipe", defs),
+                f"tma_pipe {' '.join(f'{k}={v}' for k, v in defs.items())}, all bytes / cycles, GB/s at the machine clock")
+            add(f"combine_sharing_{kind}", lambda r, defs=dict(defs, ITERS=128): 1 - (lambda o: o["l2_merged_bytes"] / o["bytes_loaded"])(r.run("tma_pipe", defs)),
+                f"tma_pipe {' '.join(f'{k}={v}' for k, v in dict(defs, ITERS=128).items())}, 1 - merged / loaded bytes")
+    for g in (1, 4, 16):
+        def shared(r, g=g):
+            defs = {"CTAS": 132, "GROUPS": g, "TROWS": 131072, "ITERS": SHARED_MIB.get(g, 16) * 32}
+            return defs
+        add(f"tma_load_bw_pipe_l2_all_sms_box32KB_shared{g}", lambda r, shared=shared: span_gbs(r, "tma_pipe", shared(r)),
+            f"tma_pipe CTAS=132 GROUPS={g} TROWS=131072 ITERS=32 x the run's MiB per CTA, all bytes / cycles, GB/s at the machine clock")
+        add(f"combine_shared{g}", lambda r, shared=shared: 1 - (lambda o: o["l2_merged_bytes"] / o["bytes_loaded"])(r.run("tma_pipe", shared(r))),
+            f"tma_pipe CTAS=132 GROUPS={g} TROWS=131072, 1 - merged / loaded bytes")
     # TMA multicast on every SM, clusters of C (the GPU's multicast4.json): bytes landed in all CTAs per second
     for src, hbm in (("l2", 0), ("hbm", 1)):
         for kb in (16, 32):
@@ -984,6 +1021,38 @@ def main():
         measurements += [{"name": "combine_" + name[len("l2_combine_"):-len("_bw")], "median": value / none,
                           "unit": "share of bytes"}
                          for name, value in ncu.items() if name.startswith("l2_combine_") and name.endswith("_bw")]
+    # The sharing runs: the H100's L2-resident rows (l2_sharing.json), the H200's --quick runs during its Nsight Compute
+    # session (l2_tma_ncu_run.json, l2_hier_ncu_run.json: the sharing rows only); and the H100's requests per delivered
+    # byte of both (l2_coalescing_ncu.json): HBM-sourced groups over group 1's, L2-resident ones as they are (a byte
+    # that hits costs one request).
+    here = os.path.dirname(os.path.abspath(args.results))
+    have = {m["name"] for m in measurements}
+    for extra in ("l2_sharing.json", "l2_tma_ncu_run.json", "l2_hier_ncu_run.json"):
+        path = os.path.join(here, extra)
+        if os.path.exists(path):
+            with open(path) as f:
+                measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None and m["name"] not in have
+                                 and (m["name"].startswith("tma_load_bw_pipe_l2_all_sms_box32KB_shared") or m["name"].startswith("hier_l2_sharing_bw_"))]
+    for m in measurements:
+        if m["name"].startswith("tma_load_bw_pipe_l2_all_sms_box32KB_shared"):
+            SHARED_MIB[m["params"]["groups"]] = m["params"]["bytes_per_cta"] >> 20
+    path = os.path.join(here, "sharing", "sharing.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None]
+        with open(os.path.join(here, "sharing", "sharing_ncu.json")) as f:
+            measurements += [{"name": "combine_sharing_" + row["measurement"][len("tma_sharing_"):-len("_bw")], "unit": "share of bytes",
+                              "median": row["sm_requests_over_delivered"]} for row in json.load(f)["rows"]]
+    path = os.path.join(here, "l2_coalescing_ncu.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            ncu = {row["measurement"]: row["sm_requests_over_delivered"] for row in json.load(f)["rows"]}
+        measurements += [{"name": "combine_group" + name[len("hier_l2_sharing_bw_group"):], "unit": "share of bytes",
+                          "median": value / ncu["hier_l2_sharing_bw_group1"]}
+                         for name, value in ncu.items() if name.startswith("hier_l2_sharing_bw_group") and not name.endswith("group1")]
+        measurements += [{"name": "combine_shared" + name[len("tma_load_bw_pipe_l2_all_sms_box32KB_shared"):], "unit": "share of bytes",
+                          "median": value}
+                         for name, value in ncu.items() if name.startswith("tma_load_bw_pipe_l2_all_sms_box32KB_shared")]
     medians = {m["name"]: (m["median"], m["unit"]) for m in measurements}
     PIPE.update((m["name"], m) for m in measurements if m["name"].startswith("pipe_"))
     LOADLAT.update((m["name"], m) for m in measurements if m["name"].startswith("loadlat_"))
@@ -1003,7 +1072,8 @@ def main():
         runner = Runner(smpipe, args.gpu, tmp)
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
         # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_", "epi_", "tma_oob_")  # (think_gap_ too)
+        optional = ("hier_store_", "hier_loaded_", "hier_l2_sharing_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_", "epi_", "tma_oob_",
+                    "tma_load_bw_pipe_l2_all_sms_box32KB_shared", "tma_sharing_")  # (think_gap_ too)
         todo = [row for row in rows() if (row[0] in medians or not row[0].startswith(optional)) and args.only in row[0]]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,
         # a duplicate run at worst costs a few milliseconds).

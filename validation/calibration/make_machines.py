@@ -652,6 +652,26 @@ def tma_outside():
         f"as inside; bytes per cycle of the same with {others}) ({path}; NVIDIA H200, {run['date_utc'][:10]})"))}
 
 
+def l2_delivery(gpu, path):
+    """The whole GPU's rate of delivering tensor reads to the SMs when their requests combine (every SM's copy counted):
+    tma_load_bw_pipe_l2_all_sms_box32KB_shared1, every SM walking the same 32 KB boxes of an L2-resident tensor at
+    about the same time (the L2 answers about 0.29 requests per delivered byte, l2_coalescing_ncu.json: its own
+    bandwidth does not bind), over the 1980 MHz clock it ran at."""
+    with open(os.path.join(ROOT, path)) as f:
+        run = json.load(f)
+    med = {r["name"]: r for r in run["measurements"]}
+    r = med["tma_load_bw_pipe_l2_all_sms_box32KB_shared1"]
+    quick = " (a --quick run, 4 MiB per CTA, during the Nsight Compute session)" if run.get("quick") in (True, "True") else ""
+    return {"l2_delivery_bytes_per_cycle": (round(r["median"] * 1e9 / 1980e6, 1), (
+        f"derived: tma_load_bw_pipe_l2_all_sms_box32KB_shared1 ({r['median']:.0f} GB/s: every SM walking the same 32 KB boxes "
+        f"of an L2-resident tensor at about the same time, their requests combined to ~0.29 per delivered byte; with 4 "
+        f"groups {med['tma_load_bw_pipe_l2_all_sms_box32KB_shared4']['median']:.0f}, 16 groups "
+        f"{med['tma_load_bw_pipe_l2_all_sms_box32KB_shared16']['median']:.0f}) / the 1980 MHz clock ({path}{quick}; "
+        f"{run['gpu']['name']}, {run['date_utc'][:10]})"))}
+
+
+h100.update(l2_delivery("h100", "validation/results/h100/l2_sharing.json"))
+h200.update(l2_delivery("h200", "validation/results/h200/l2_tma_ncu_run.json"))
 OUTSIDE = tma_outside()
 h200.update(OUTSIDE)
 h100.update(borrowed(OUTSIDE, "the H100 has the H200's GH100 chip; not measured on the H100 yet", source="H200"))
@@ -716,6 +736,7 @@ b200.update({
 b200.update(borrowed(COMBINING, "Blackwell's TPCs also pair two SMs"))
 b200.update(GPC_LATENCY["b200"])
 b200["l2_oob_bytes_per_cycle"] = (0, "estimate: not measured on a B200 (no data): off")
+b200["l2_delivery_bytes_per_cycle"] = (0, "estimate: not measured on a B200 (no data): off")
 b200.update(borrowed(l2_stores("h100"), "assuming Blackwell's L2 takes stores as the Hopper L2 does"))
 for k, (v, src) in list(b200.items()):
     if src.startswith("measured:") or (src.startswith("derived:") and (RESULTS in src or L1 in src)):
@@ -730,7 +751,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_multicast_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "smem_store_queue_ops", "smem_warp_store_bytes_per_cycle", "fence_proxy_async_cycles", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_partitions", "l2_store_bytes_per_cycle", "l2_oob_bytes_per_cycle"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_partitions", "l2_store_bytes_per_cycle", "l2_oob_bytes_per_cycle", "l2_delivery_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

@@ -576,8 +576,10 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   p.floor = merged_done;
   // Every SM's copy of what it reads crosses from the L2 to the SMs, whether its requests combined with others' or not:
   // the delivery rate bounds reads that share their requests (l2_delivery_bytes_per_cycle), shared round robin by the
-  // SMs with transfers in flight as the L2's bandwidth is (an SM's reads follow one another on its share; one SM
-  // loading beside a saturated delivery is not queued behind the others: the H200's loadlat_*_g16/g131 probes).
+  // SMs with transfers in flight as the L2's bandwidth is without l2_processor_sharing (an SM's reads follow one another
+  // on its share; one SM loading beside a saturated delivery is not queued behind the others: the H200's
+  // loadlat_*_g16/g131 probes). A multicast read counts once, on its issuer's share: where its copies fan out to the
+  // cluster's SMs is not known.
   // (What it reads of the tensor: the parts of a TMA box outside it are not read; l2_oob_bytes_per_cycle prices them.)
   if (const std::int64_t read = hit + miss + merged; !a.write && read > 0 && m.l2_delivery_bytes_per_cycle > 0) {
     delivered_ += read;

@@ -133,8 +133,8 @@ class SingleQueueL2 : public MemoryHierarchy {
 // is the CTAs' distance in launch order (validation/microbench/tools/combine_by_launch.py). The rest of the
 // read's bytes are lookups of their own, of parts the L2 already holds or has coming (no second HBM read). Only a
 // read that joined no other CTA's read is one others join, but the distance that sets a later reader's share is to
-// the nearest CTA on that read: its issuer or one of the last kJoiners CTAs that joined it (each of their requests is
-// outstanding at the L2 as well; many SMs reading the same data at once combine as the nearest pair among them does:
+// the nearest CTA on that read: its issuer or one of the last kJoiners CTAs that came to it (joined for a share, or
+// found it with nothing left to join: each of their requests is outstanding at the L2 as well; many SMs reading the same data at once combine as the nearest pair among them does:
 // with every read joinable only at its issuer's distance, CTAs k mod 4 walking the same boxes would combine 18 % of
 // their bytes where the GPU combines 69 %, tma_load_bw_pipe_l2_all_sms_box32KB_shared4, and the skinny GEMMs, whose
 // B or A tile many CTAs read at once, combined half of what the GPU's did; docs/accuracy.md). The table of such
@@ -235,8 +235,9 @@ class CachedL2 : public MemoryHierarchy {
   BandwidthQueue l2_, hbm_, stores_;  // stores_: the L2 taking stored bytes (l2_store_bytes_per_cycle)
   std::int64_t delivered_ = 0;  // read bytes delivered (each SM's copy)
   BlockCache cache_;
-  // A rate shared round robin by the SMs with transfers on it: while n SMs have some in flight each gets 1/n of it, and
-  // an SM's own transfers follow one another on its share.
+  // A rate shared round robin by the SMs with transfers on it: a transfer gets 1/n of it, n the SMs with transfers in
+  // flight when it is queued (its time is not re-timed as others start or end), and an SM's own transfers follow one
+  // another on its share.
   struct RoundRobin {
     std::vector<Cycle> free;  // per SM: its share is busy until
     std::vector<char> busy;   // per SM: counted in n

@@ -1156,6 +1156,29 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
     expect += joined(m, t4, 0, last, last == 20 ? m.l2_combine_far_share : m.l2_combine_near_share);
     CHECK(many.stats.l2_merged_bytes == expect);
   }
+  // ... and keeps the 8th-last: CTA 0 reads the box, then CTAs 30, 45, ..., 120 and 131 (8 joiners, 15 apart but the last),
+  // one after the other; CTA 20, near only CTA 30 (the oldest of the 8), joins at the near share.
+  {
+    LoadSpans t5;
+    const std::vector<int> on{30, 45, 60, 75, 90, 105, 120, 131};
+    std::string readers = "cta == 0 || cta == 20", order = "0";
+    for (std::size_t j = 0; j < on.size(); ++j) {
+      readers += " || cta == " + std::to_string(on[j]);
+      order += fmt::format(" + (cta == {}) * {}", on[j], 10 * (j + 1));
+    }
+    auto kept = boxes(fmt::format(R"(
+      compute cycles=1 + {1} + (cta == 20) * 100
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=((({0}) == 0) * cta * 128, 0) dst=s bar=full
+      wait full parity=0)",
+                                  readers, order),
+                      "tensor T dtype=bf16 shape=(16384, 64)", 132, [](models::Machine& x) { x.l2_combine_sms = 1; }, &t5);
+    INFO(problem(kept));
+    REQUIRE(kept.outcome == Outcome::kFinished);
+    std::int64_t expect = joined(m, t5, 0, 20, m.l2_combine_near_share);
+    for (int c : on) expect += joined(m, t5, 0, c, c == 131 ? m.l2_combine_near_share : m.l2_combine_far_share);
+    CHECK(kept.stats.l2_merged_bytes == expect);
+  }
   // A read joins only a read that brings every part it needs: CTAs 0 and 2 (and, for the TPC, 0 and 1) read the
   // two 64-byte halves of the same rows: nothing combines and both halves come from HBM.
   for (int second : {1, 2}) {

@@ -1131,54 +1131,48 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
           (middle ? joined(m, t3, 0, near, m.l2_combine_near_share) + joined(m, t3, 0, 2 * near, m.l2_combine_near_share)
                   : joined(m, t3, 0, 2 * near, m.l2_combine_far_share)));
   }
-  // The read keeps its last kJoiners (8) joiners: CTA 0 reads the box, then CTA 30 (far) and CTAs 60, 63, ..., 81, one
-  // after the other (9 joiners; no TPC combining); then CTA 90, near CTA 81, joins at the near share, while CTA 20,
-  // near only CTA 30 (dropped for the ninth joiner), joins at the far share.
-  for (int last : {90, 20}) {
-    CAPTURE(last);
-    LoadSpans t4;
-    std::string readers = "cta == 0 || cta == 30 || cta == " + std::to_string(last);
-    for (int j = 0; j < 8; ++j) readers += " || cta == " + std::to_string(60 + 3 * j);
-    auto many = boxes(fmt::format(R"(
-      compute cycles=1 + (cta == 30) * 10 + (cta >= 60 && cta != {1}) * ((cta - 60) / 3 + 2) * 10 + (cta == {1}) * 100
-      arrive.expect_tx full tx=16384
-      tma.load T box=(128, 64) at=((({0}) == 0) * cta * 128, 0) dst=s bar=full
-      wait full parity=0)",
-                                  readers, last),
-                      "tensor T dtype=bf16 shape=(16384, 64)", 91, [](models::Machine& x) { x.l2_combine_sms = 1; }, &t4);
-    INFO(problem(many));
-    REQUIRE(many.outcome == Outcome::kFinished);
-    REQUIRE(m.l2_combine_near_ctas >= 10);  // CTA 20 would be near CTA 30, and is far from CTAs 0 and 60
-    REQUIRE(m.l2_combine_near_ctas < 20);
-    REQUIRE(100 < m.l2_combine_window_cycles);
-    std::int64_t expect = joined(m, t4, 0, 30, m.l2_combine_far_share);
-    for (int j = 0; j < 8; ++j) expect += joined(m, t4, 0, 60 + 3 * j, j == 0 ? m.l2_combine_far_share : m.l2_combine_near_share);
-    expect += joined(m, t4, 0, last, last == 20 ? m.l2_combine_far_share : m.l2_combine_near_share);
-    CHECK(many.stats.l2_merged_bytes == expect);
-  }
-  // ... and keeps the 8th-last: CTA 0 reads the box, then CTAs 30, 45, ..., 120 and 131 (8 joiners, 15 apart but the last),
-  // one after the other; CTA 20, near only CTA 30 (the oldest of the 8), joins at the near share.
-  {
-    LoadSpans t5;
-    const std::vector<int> on{30, 45, 60, 75, 90, 105, 120, 131};
-    std::string readers = "cta == 0 || cta == 20", order = "0";
+  // The joiner ring: CTA 0 reads the box, then the CTAs of `on` one after the other (10 cycles apart), then `last` (no
+  // TPC combining; the other CTAs read boxes of their own).
+  auto chain = [&](const std::vector<int>& on, int last, int ctas, LoadSpans* spans) {
+    std::string readers = "cta == 0 || cta == " + std::to_string(last), order = "0";
     for (std::size_t j = 0; j < on.size(); ++j) {
       readers += " || cta == " + std::to_string(on[j]);
       order += fmt::format(" + (cta == {}) * {}", on[j], 10 * (j + 1));
     }
-    auto kept = boxes(fmt::format(R"(
-      compute cycles=1 + {1} + (cta == 20) * 100
+    return boxes(fmt::format(R"(
+      compute cycles=1 + {1} + (cta == {2}) * 100
       arrive.expect_tx full tx=16384
       tma.load T box=(128, 64) at=((({0}) == 0) * cta * 128, 0) dst=s bar=full
       wait full parity=0)",
-                                  readers, order),
-                      "tensor T dtype=bf16 shape=(16384, 64)", 132, [](models::Machine& x) { x.l2_combine_sms = 1; }, &t5);
-    INFO(problem(kept));
-    REQUIRE(kept.outcome == Outcome::kFinished);
-    std::int64_t expect = joined(m, t5, 0, 20, m.l2_combine_near_share);
-    for (int c : on) expect += joined(m, t5, 0, c, c == 131 ? m.l2_combine_near_share : m.l2_combine_far_share);
-    CHECK(kept.stats.l2_merged_bytes == expect);
+                             readers, order, last),
+                 "tensor T dtype=bf16 shape=(16384, 64)", ctas, [](models::Machine& x) { x.l2_combine_sms = 1; }, spans);
+  };
+  REQUIRE(m.l2_combine_near_ctas >= 10);  // CTA 20 is near CTA 30, and far from CTAs 0 and 45 or 60
+  REQUIRE(m.l2_combine_near_ctas < 15);  // (and the joiners 15 apart far from each other)
+  REQUIRE(100 < m.l2_combine_window_cycles);
+  // The read keeps its last kJoiners (8) joiners: after CTA 30 (far) come CTAs 60, 63, ..., 81 (9 joiners); then CTA
+  // 90, near CTA 81, joins at the near share, while CTA 20, near only CTA 30 (dropped for the ninth), at the far share.
+  const std::vector<int> nine{30, 60, 63, 66, 69, 72, 75, 78, 81};
+  for (int last : {90, 20}) {
+    CAPTURE(last);
+    LoadSpans t4;
+    auto many = chain(nine, last, 91, &t4);
+    INFO(problem(many));
+    REQUIRE(many.outcome == Outcome::kFinished);
+    std::int64_t expect = joined(m, t4, 0, last, last == 20 ? m.l2_combine_far_share : m.l2_combine_near_share);
+    for (int c : nine) expect += joined(m, t4, 0, c, c <= 60 ? m.l2_combine_far_share : m.l2_combine_near_share);
+    CHECK(many.stats.l2_merged_bytes == expect);
   }
+  // ... and keeps the 8th-last: CTAs 30, 45, ..., 120 and 131 (8 joiners, 15 apart but the last); CTA 20, near only
+  // CTA 30 (the oldest of the 8), joins at the near share.
+  const std::vector<int> eight{30, 45, 60, 75, 90, 105, 120, 131};
+  LoadSpans t5;
+  auto kept = chain(eight, 20, 132, &t5);
+  INFO(problem(kept));
+  REQUIRE(kept.outcome == Outcome::kFinished);
+  std::int64_t expect = joined(m, t5, 0, 20, m.l2_combine_near_share);
+  for (int c : eight) expect += joined(m, t5, 0, c, c == 131 ? m.l2_combine_near_share : m.l2_combine_far_share);
+  CHECK(kept.stats.l2_merged_bytes == expect);
   // A read joins only a read that brings every part it needs: CTAs 0 and 2 (and, for the TPC, 0 and 1) read the
   // two 64-byte halves of the same rows: nothing combines and both halves come from HBM.
   for (int second : {1, 2}) {

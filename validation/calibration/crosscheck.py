@@ -420,7 +420,12 @@ def combined(r, pattern, delay_ns=0, dist=4):
     bytes that reached the L2 as requests of their own, 1 - merged / loaded. The GPU's figure is its L2 requests
     per delivered byte over those of no sharing at all (l2_combine_none: 1.25)."""
     defs = {"PATTERN": pattern, "DELAY": round(delay_ns * COMBINE_CLOCK_MHZ / 1000), **({"DIST": dist} if pattern in (3, 4) else {})}
-    out = r.run("tma_combine_lag", defs)
+    return merged_share(r, "tma_combine_lag", defs)
+
+
+def merged_share(r, prog, defs):
+    """The share of the box bytes that reached the L2 as requests of their own: 1 - merged / loaded."""
+    out = r.run(prog, defs)
     return 1 - out["l2_merged_bytes"] / out["bytes_loaded"]
 
 
@@ -667,15 +672,14 @@ def rows():
             defs = {"CTAS": 132, "GROUPS": g, "CONSEC": consec, "TROWS": 131072, "ITERS": 512}
             add(f"tma_sharing_{kind}_bw", lambda r, defs=defs: span_gbs(r, "tma_pipe", defs),
                 f"tma_pipe {' '.join(f'{k}={v}' for k, v in defs.items())}, all bytes / cycles, GB/s at the machine clock")
-            add(f"combine_sharing_{kind}", lambda r, defs=dict(defs, ITERS=128): 1 - (lambda o: o["l2_merged_bytes"] / o["bytes_loaded"])(r.run("tma_pipe", defs)),
+            add(f"combine_sharing_{kind}", lambda r, defs=dict(defs, ITERS=128): merged_share(r, "tma_pipe", defs),
                 f"tma_pipe {' '.join(f'{k}={v}' for k, v in dict(defs, ITERS=128).items())}, 1 - merged / loaded bytes")
     for g in (1, 4, 16):
-        def shared(r, g=g):
-            defs = {"CTAS": 132, "GROUPS": g, "TROWS": 131072, "ITERS": SHARED_MIB.get(g, 16) * 32}
-            return defs
-        add(f"tma_load_bw_pipe_l2_all_sms_box32KB_shared{g}", lambda r, shared=shared: span_gbs(r, "tma_pipe", shared(r)),
+        # (SHARED_MIB is filled from the GPU's runs after the rows are listed: read when a row runs)
+        shared = lambda g=g: {"CTAS": 132, "GROUPS": g, "TROWS": 131072, "ITERS": SHARED_MIB.get(g, 16) * 32}
+        add(f"tma_load_bw_pipe_l2_all_sms_box32KB_shared{g}", lambda r, shared=shared: span_gbs(r, "tma_pipe", shared()),
             f"tma_pipe CTAS=132 GROUPS={g} TROWS=131072 ITERS=32 x the run's MiB per CTA, all bytes / cycles, GB/s at the machine clock")
-        add(f"combine_shared{g}", lambda r, shared=shared: 1 - (lambda o: o["l2_merged_bytes"] / o["bytes_loaded"])(r.run("tma_pipe", shared(r))),
+        add(f"combine_shared{g}", lambda r, shared=shared: merged_share(r, "tma_pipe", shared()),
             f"tma_pipe CTAS=132 GROUPS={g} TROWS=131072, 1 - merged / loaded bytes")
     # TMA multicast on every SM, clusters of C (the GPU's multicast4.json): bytes landed in all CTAs per second
     for src, hbm in (("l2", 0), ("hbm", 1)):

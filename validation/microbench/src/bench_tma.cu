@@ -297,6 +297,18 @@ __global__ void k_tma_store_lat(const __grid_constant__ CUtensorMap map, unsigne
 
 }  // namespace
 
+// GB/s of `bytes` delivered by a grid of `ctas` CTAs that recorded their %globaltimer at their start (g0) and end (g1):
+// over the first CTA's start to the last one's end.
+double grid_gbs(DevBuf<unsigned long long>& g0, DevBuf<unsigned long long>& g1, int ctas, double bytes) {
+  auto h0 = g0.get(), h1 = g1.get();
+  unsigned long long mn = ~0ull, mx = 0;
+  for (int k = 0; k < ctas; ++k) {
+    mn = std::min(mn, h0[k]);
+    mx = std::max(mx, h1[k]);
+  }
+  return bytes / double(mx - mn);  // bytes/ns = GB/s
+}
+
 void fill_pattern(Ctx& c, uint16_t* t, size_t rows) {
   k_fill_pattern<<<c.sm_count * 8, 256>>>(t, rows);
   CK_LAUNCH();
@@ -456,13 +468,7 @@ void bench_tma(Ctx& c) {
         k_tma_pipe<<<c.sm_count, 64, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, iters, nboxes / groups, nboxes,
                                                c.d_err, groups);
         CK_LAUNCH();
-        auto h0 = g0.get(), h1 = g1.get();
-        unsigned long long mn = ~0ull, mx = 0;
-        for (int k = 0; k < c.sm_count; ++k) {
-          mn = std::min(mn, h0[k]);
-          mx = std::max(mx, h1[k]);
-        }
-        if (r > 0) gbs.push_back(double(iters) * bytes * c.sm_count / double(mx - mn));
+        if (r > 0) gbs.push_back(grid_gbs(g0, g1, c.sm_count, double(iters) * bytes * c.sm_count));
       }
       JObj p;
       p.num("box_bytes", bytes).num("stages", stages).num("ctas", c.sm_count).num("groups", groups).num("bytes_per_cta",
@@ -708,13 +714,7 @@ void bench_tma_sharing(Ctx& c) {
       k_tma_pipe<<<c.sm_count, 64, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, iters, nboxes / starts, nboxes,
                                              c.d_err, k.groups, k.consecutive ? 1 : 0);
       CK_LAUNCH();
-      auto h0 = g0.get(), h1 = g1.get();
-      unsigned long long mn = ~0ull, mx = 0;
-      for (int i = 0; i < c.sm_count; ++i) {
-        mn = std::min(mn, h0[i]);
-        mx = std::max(mx, h1[i]);
-      }
-      if (r > 0) gbs.push_back(double(iters) * bytes * c.sm_count / double(mx - mn));
+      if (r > 0) gbs.push_back(grid_gbs(g0, g1, c.sm_count, double(iters) * bytes * c.sm_count));
     }
     JObj p;
     p.num("box_bytes", bytes).num("stages", stages).num("ctas", c.sm_count).num("groups", k.groups)

@@ -12,27 +12,10 @@ launches per measurement, in program order, the first a warm-up); NCU.csv: `ncu 
 run; FULL.json: a run of the group without the profiler.
 """
 import argparse
-import csv
-import io
 import json
 import sys
 
-
-def ncu_launches(path):
-    """The k_tma_pipe launches of an ncu CSV in program order: {metric: value} each."""
-    text = open(path, encoding="utf-8", errors="replace").read()
-    start = text.find('"ID"')
-    if start < 0:
-        sys.exit(f"{path}: no ncu CSV header")
-    launches = {}
-    for row in csv.DictReader(io.StringIO(text[start:])):
-        if "k_tma_pipe" not in row.get("Kernel Name", ""):
-            continue
-        try:
-            launches.setdefault(int(row["ID"]), {})[row["Metric Name"]] = float(row["Metric Value"].replace(",", ""))
-        except ValueError:
-            continue
-    return [launches[k] for k in sorted(launches)]
+from ncu_smpairs import ncu_launches  # (this folder: the script's own directory is on the path)
 
 
 def main():
@@ -44,7 +27,7 @@ def main():
         run = json.load(f)
     with open(a.bw) as f:
         full = {m["name"]: m for m in json.load(f)["measurements"]}
-    launches = ncu_launches(a.ncu)
+    launches = ncu_launches(a.ncu, "k_tma_pipe")
     rows, i = [], 0
     for m in run["measurements"]:
         if not m["name"].startswith("tma_sharing_") or m.get("median") is None:

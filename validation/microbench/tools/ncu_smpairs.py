@@ -26,15 +26,15 @@ METRICS = ["gpu__time_duration.sum", "launch__grid_size", "lts__t_sectors_op_rea
            "sm__cycles_elapsed.avg.per_second"]
 
 
-def ncu_launches(path):
-    """The k_ring launches of an ncu CSV in program order: {metric: value} each."""
+def ncu_launches(path, kernel="k_ring"):
+    """The launches of `kernel` in an ncu CSV in program order: {metric: value} each."""
     text = open(path, encoding="utf-8", errors="replace").read()
     start = text.find('"ID"')
     if start < 0:
         sys.exit(f"{path}: no ncu CSV header")
     launches = {}
     for row in csv.DictReader(io.StringIO(text[start:])):
-        if "k_ring" not in row.get("Kernel Name", ""):
+        if kernel not in row.get("Kernel Name", ""):
             continue
         value = row["Metric Value"].replace(",", "")
         try:

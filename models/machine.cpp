@@ -122,15 +122,15 @@ const std::vector<ParamDef>& param_defs() {
        "how long after a read of a block another SM of its group (l2_combine_sms) may start the same read (at most) and "
        "still reach the L2 with it (cache_hbm)",
        &Machine::l2_combine_window_cycles, kCycles},
-      {"l2", "l2_combine_near_ctas",
-       "CTAs at most this far apart in launch order (linear CTA index) whose reads of one block in flight combine for "
-       "l2_combine_near_share of the later read's bytes (cache_hbm)",
-       &Machine::l2_combine_near_ctas, {0, 1048576, "CTAs (H100: 12)"}},
+      {"l2", "l2_combine_block_ctas",
+       "CTAs in the same aligned block of this many consecutive CTAs in launch order (linear CTA index / this equal) "
+       "whose reads of one block in flight combine for l2_combine_near_share of the later read's bytes (cache_hbm)",
+       &Machine::l2_combine_block_ctas, {0, 1048576, "CTAs (H100: 16; 0: every pair far)"}},
       {"l2", "l2_combine_near_share",
        "the share of a read's bytes that reach the L2 with another CTA's read of the same block in flight, started at most "
-       "l2_combine_window_cycles earlier, when the two CTAs are at most l2_combine_near_ctas apart in launch order (cache_hbm)",
+       "l2_combine_window_cycles earlier, when the two CTAs lie in one aligned block of l2_combine_block_ctas in launch order (cache_hbm)",
        &Machine::l2_combine_near_share, {0, 1, "share of the bytes (0: none)"}},
-      {"l2", "l2_combine_far_share", "the same share for CTAs farther apart than l2_combine_near_ctas (cache_hbm)",
+      {"l2", "l2_combine_far_share", "the same share for CTAs in different blocks of l2_combine_block_ctas (cache_hbm)",
        &Machine::l2_combine_far_share, {0, 1, "share of the bytes (0: none)"}},
       {"l2", "l2_latency_spread",
        "how much a tensor read's or write's time through the L2 varies from one transfer to the next under load: its "

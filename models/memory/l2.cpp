@@ -476,7 +476,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
             if (other != nullptr && joinable(*other, key, start, need) && other->cta != a.cta) {
               // Another CTA's read of every part this one needs is in flight: a share of this one's bytes reaches
               // the L2 with the requests of it still outstanding.
-              const bool near = other->distance(a.cta) <= m.l2_combine_near_ctas;
+              const bool near = other->in_block_of(a.cta, m.l2_combine_block_ctas);
               const double share = (near ? m.l2_combine_near_share : m.l2_combine_far_share) * outstanding(*other, start);
               const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * share));
               if (joined > 0) {

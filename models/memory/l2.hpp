@@ -122,35 +122,41 @@ class SingleQueueL2 : public MemoryHierarchy {
 // f of the way through joins 1 - f of its bytes (no L2 or HBM work of their own, done when that read is); the rest
 // are lookups of their own. Measured: two SMs of a TPC reading the same boxes make half the L2 requests of two SMs
 // reading different data while they start within ~128 ns of each other (l2_combine_adjacent_delay*).
-// Combining between CTAs: a read that does not join its group's read of a block joins, for a share of its bytes
-// still outstanding of it, the read of every part it needs that another CTA started at most
-// l2_combine_window_cycles earlier and whose data is still coming: l2_combine_near_share when the two CTAs'
-// linear indices (blockIdx, x fastest: the order the GPU launches them in) are at most l2_combine_near_ctas
-// apart, l2_combine_far_share otherwise (H100: about 0.6 for
-// CTAs 2-8 apart, 0.4 at 12, 0.2 at 16, 0.13 at 24 and beyond, l2_combine_dist* and l2_combine_far* in
-// l2_combine_ncu.json and l2_smpairs_ncu.json). Chosen by SM id rather than by CTA, non-TPC pairs combine 15-44 %
-// and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs (l2_smpairs_ncu.json): what predicts it
-// is the CTAs' distance in launch order (validation/microbench/tools/combine_by_launch.py). The rest of the
-// read's bytes are lookups of their own, of parts the L2 already holds or has coming (no second HBM read). Only a
-// read that joined no other CTA's read is one others join, but the distance that sets a later reader's share is to
-// the nearest CTA on that read: its issuer or one of the last kJoiners CTAs that came to it (joined for a share, or
-// found it with nothing left to join: each of their requests is outstanding at the L2 as well; many SMs reading the same data at once combine as the nearest pair among them does:
-// with every read joinable only at its issuer's distance, CTAs k mod 4 walking the same boxes would combine 18 % of
-// their bytes where the GPU combines 69 %, tma_load_bw_pipe_l2_all_sms_box32KB_shared4, and the skinny GEMMs, whose
-// B or A tile many CTAs read at once, combined half of what the GPU's did; docs/accuracy.md). The table of such
-// reads is direct-mapped by block (a read of another block may take an entry over, and then nothing joins the read
-// it held).
+// Combining between CTAs: a read that does not join its group's read of a block joins, for a share of its bytes still
+// outstanding of it, the read of every part it needs that another CTA started at most l2_combine_window_cycles earlier
+// and whose data is still coming: l2_combine_near_share when the two CTAs' linear indices (blockIdx, x fastest: the
+// order the GPU launches them in) lie in one aligned block of l2_combine_block_ctas consecutive CTAs (a / block == b /
+// block; plausibly the SMs of one GPC as the block scheduler fills them), l2_combine_far_share otherwise. Measured on
+// pairs (H100, l2_combine_dist* and l2_combine_far* in l2_combine_ncu.json and l2_smpairs_ncu.json): about 0.6 for CTAs
+// 2-8 apart, 0.4 at 12, 0.2 at 16, 0.13 at 24 and beyond; the pairs at 12 and 16 apart lie in one block of 16 for a
+// third and none of the pairs (CTAs k and k + d, k in the first half of each run of 2d), and a block of 16 fits all the
+// distances best (make_machines.py, combine_block_fit). Held out: chains of CTAs 8 and 12 apart walking the same boxes
+// on the H200 make 0.73 and 0.80 requests per delivered byte, as blocks of 16 give (the model 0.69 and 0.77; the
+// distance rule it replaced, "12 apart or less", 0.5: validation/results/h200/sharing). Chosen by SM id rather than by
+// CTA, non-TPC pairs combine 15-44 % and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs
+// (l2_smpairs_ncu.json): what predicts it is the CTAs' place in launch order
+// (validation/microbench/tools/combine_by_launch.py). The rest of the read's bytes are lookups of their own, of parts
+// the L2 already holds or has coming (no second HBM read). Only a read that joined no other CTA's read is one others
+// join, but a later reader's share is near when any CTA on that read lies in its block: its issuer or one of the last
+// kJoiners CTAs that came to it (joined for a share, or found it with nothing left to join: each of their requests is
+// outstanding at the L2 as well; many SMs reading the same data at once combine as the nearest pair among them does:
+// with every read joinable only at its issuer's share, CTAs k mod 4 walking the same boxes would combine 18 % of their
+// bytes where the GPU combines 69 %, tma_load_bw_pipe_l2_all_sms_box32KB_shared4, and the skinny GEMMs, whose B or A
+// tile many CTAs read at once, combined half of what the GPU's did; docs/accuracy.md). The table of such reads is
+// direct-mapped by block (a read of another block may take an entry over, and then nothing joins the read it held).
 // The L2 delivers every SM's copy of the data it reads, combined or not, at most at l2_delivery_bytes_per_cycle,
 // shared round robin by the SMs with transfers in flight (measured: every SM walking the same boxes of an L2-resident
 // tensor, 0.29 requests per delivered byte, lands 19.8 TB/s on the H100, 22.1 on the H200; the L2's own bandwidth
 // binds first wherever requests do not combine; one SM's stage beside such a load lands in ~1,200 cycles, not behind
 // the others' backlog: loadlat_*_g16/g131).
-// Not modelled: groups of 4 consecutive SMs reading together combine fully (0.32 requests per byte against 0.63 for a
-// TPC and 1.25 alone, hier_l2_sharing_bw_group4 in l2_coalescing_ncu.json; the model 0.45: its two TPCs combine at the
-// near share); on the GPU the
-// share goes on fading over microseconds of lag rather than ending at the window (TPC 0.87 at 512 ns, 0.66 at 4
-// us; CTAs 4 apart 0.49, 0.23; far pairs 0.13, 0.09: l2_combine_lag_ncu.json); pairs of readers that
-// are not a TPC read 1.2-1.5x the distinct bytes from HBM (the model reads a block once).
+// Not modelled: a read combines more the more readers of its block have it in flight (CTAs k mod 2-6 walking the same
+// boxes: the H200 0.34-0.39 requests per delivered byte, the model 0.53-0.62; tma_sharing_mod* in
+// validation/results/h200/sharing); groups of 4 consecutive SMs reading together combine fully (0.32 requests per byte
+// against 0.63 for a TPC and 1.25 alone, hier_l2_sharing_bw_group4 in l2_coalescing_ncu.json; the model 0.45: its two
+// TPCs combine at the near share); on the GPU the share goes on fading over microseconds of lag rather than ending at
+// the window (TPC 0.87 at 512 ns, 0.66 at 4 us; CTAs 4 apart 0.49, 0.23; far pairs 0.13, 0.09:
+// l2_combine_lag_ncu.json); pairs of readers that are not a TPC read 1.2-1.5x the distinct bytes from HBM (the model
+// reads a block once).
 // At launch (RunOptions::warm_l2, the default) the L2 holds every block of the tensors the program's code names when
 // they all fit in l2_capacity_bytes: what a previous launch of the same kernel leaves, as back-to-back benchmark
 // launches find it (start_warm); else it starts empty.
@@ -272,15 +278,17 @@ class CachedL2 : public MemoryHierarchy {
     // the CTA table: the last CTAs that joined it (a ring of n_joiners, next_joiner the oldest once full)
     std::array<std::int32_t, kJoiners> joiners{};
     std::uint8_t n_joiners = 0, next_joiner = 0;
-    // How far CTA `c` is in launch order from the nearest CTA on the read (its issuer or a joiner other than itself).
-    std::int64_t distance(std::int64_t c) const {
-      auto apart = [c](std::int64_t other) { return c > other ? c - other : other - c; };
-      std::int64_t d = apart(cta);
+    // Whether a CTA on the read (its issuer or a joiner other than `c`) lies in CTA `c`'s aligned block of `block`
+    // consecutive CTAs in launch order.
+    bool in_block_of(std::int64_t c, std::int64_t block) const {
+      if (block <= 0) return false;
+      const std::int64_t mine = c / block;
+      if (cta / block == mine) return true;
       for (int i = 0; i < n_joiners; ++i) {
         const std::int64_t j = joiners[static_cast<std::size_t>(i)];
-        if (j != c) d = std::min(d, apart(j));
+        if (j != c && j / block == mine) return true;
       }
-      return d;
+      return false;
     }
     void add_joiner(std::int64_t c) {
       joiners[next_joiner] = static_cast<std::int32_t>(c);

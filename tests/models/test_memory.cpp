@@ -848,17 +848,22 @@ models::RunResult same_box(int ctas, int delay, const std::function<void(models:
                spans);
 }
 
-// CTAs 0 and `distance` read the same 16 KB box (four 4 KB blocks), the second `delay` cycles after the first; the
-// CTAs between them read boxes of their own. On the H100 as measured, changed by `edit`, watched by `spans`.
-models::RunResult pair_box(int distance, int delay, const std::function<void(models::Machine&)>& edit = {},
-                           LoadSpans* spans = nullptr) {
+// CTAs `first` and `second` read the same 16 KB box (four 4 KB blocks), `second` `delay` cycles after `first`; the
+// other CTAs read boxes of their own. On the H100 as measured, changed by `edit`, watched by `spans`.
+models::RunResult pair_of(int first, int second, int delay, const std::function<void(models::Machine&)>& edit = {},
+                          LoadSpans* spans = nullptr) {
   return boxes(fmt::format(R"(
       compute cycles=1 + (cta == {0}) * {1}
       arrive.expect_tx full tx=16384
-      tma.load T box=(128, 64) at=((cta != 0 && cta != {0}) * cta * 128, 0) dst=s bar=full
+      tma.load T box=(128, 64) at=((cta != {2} && cta != {0}) * (cta + 1) * 128, 0) dst=s bar=full
       wait full parity=0)",
-                           distance, delay),
-               "tensor T dtype=bf16 shape=(8192, 64)", distance + 1, edit, spans);
+                           second, delay, first),
+               "tensor T dtype=bf16 shape=(8192, 64)", second + 1, edit, spans);
+}
+// CTAs 0 and `distance`.
+models::RunResult pair_box(int distance, int delay, const std::function<void(models::Machine&)>& edit = {},
+                           LoadSpans* spans = nullptr) {
+  return pair_of(0, distance, delay, edit, spans);
 }
 }  // namespace
 
@@ -1049,26 +1054,33 @@ kernel k grid=(3,1,1) warps=1 {
 }
 
 TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 with what of it is still outstanding for "
-          "a share of its bytes, by the CTAs' distance in launch order", "[memory]") {
+          "a share of its bytes, near when the two CTAs lie in one aligned block of consecutive CTAs", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
-  REQUIRE(m.l2_combine_near_ctas >= 2);
+  REQUIRE(m.l2_combine_block_ctas >= 4);
   REQUIRE(m.l2_combine_near_share > m.l2_combine_far_share);
   REQUIRE(m.l2_combine_far_share > 0);
-  const int near = static_cast<int>(m.l2_combine_near_ctas);
-  for (int d : {2, near, near + 1, near + 8}) {
-    CAPTURE(d);
+  const int block = static_cast<int>(m.l2_combine_block_ctas);
+  // Pairs (first, second): in one block near, across a block's edge far, whatever their distance: (B - 1, B + 1) is
+  // far and (B, B + 2) near, both 2 apart.
+  struct Pair {
+    int first, second;
+    bool near;
+  };
+  for (const Pair& p : {Pair{0, 2, true}, Pair{0, block - 1, true}, Pair{0, block, false}, Pair{0, block + 8, false},
+                        Pair{block - 1, block + 1, false}, Pair{block, block + 2, true}}) {
+    CAPTURE(p.first, p.second);
     LoadSpans t;
-    auto r = pair_box(d, 10, {}, &t);
+    auto r = pair_of(p.first, p.second, 10, {}, &t);
     INFO(problem(r));
     REQUIRE(r.outcome == Outcome::kFinished);
-    const double share = d <= near ? m.l2_combine_near_share : m.l2_combine_far_share;
-    const std::int64_t merged = joined(m, t, 0, d, share);
+    const double share = p.near ? m.l2_combine_near_share : m.l2_combine_far_share;
+    const std::int64_t merged = joined(m, t, p.first, p.second, share);
     CHECK(r.stats.l2_merged_bytes == merged);
     CHECK(merged > 4 * static_cast<std::int64_t>(4096 * share * 0.9));
     CHECK(merged <= 4 * std::llround(4096 * share));
     // The rest of the second read is a lookup of its own, waiting for the first's data: no second HBM read.
     CHECK(r.stats.l2_hit_bytes == 16384);
-    CHECK(r.stats.hbm_bytes == static_cast<std::int64_t>(d) * 16384);  // the shared box once, the others' own
+    CHECK(r.stats.hbm_bytes == static_cast<std::int64_t>(p.second) * 16384);  // the shared box once, the others' own
   }
   // A TPC's second SM (CTA 1) joins what is outstanding of its whole read; shares 0: nothing combines; a far share
   // of 0 leaves the near one.
@@ -1079,7 +1091,7 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
   auto no_far = [](models::Machine& x) { x.l2_combine_far_share = 0; };
   auto near_only = pair_box(2, 10, no_far, &t2);
   CHECK(near_only.stats.l2_merged_bytes == joined(m, t2, 0, 2, m.l2_combine_near_share));
-  CHECK(pair_box(near + 1, 10, no_far).stats.l2_merged_bytes == 0);
+  CHECK(pair_box(block, 10, no_far).stats.l2_merged_bytes == 0);
   // The joined share is done when the first read is: CTA 2 joins all of CTA 0's read (share 1), then computes long
   // enough to end the run last; with HBM 3000 cycles slower its data, and the run, come that much later.
   LoadSpans t_fast;
@@ -1111,25 +1123,25 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
   CHECK(late.stats.l2_merged_bytes == 0);
   CHECK(late.stats.l2_hit_bytes == 16384);
   // A CTA never joins its own read (the same box twice at once: see above). A read that joined another CTA's for a
-  // share is not one others join, but the share of a later reader is by its distance to the nearest CTA on the read:
-  // CTAs 0, near and 2 x near read the box 5 cycles apart (the others their own boxes); the last joins the first's read
-  // at the near share (CTA near is on it), and at the far share when CTA near reads a box of its own instead.
-  REQUIRE(2 * near * 5 < m.l2_combine_window_cycles);
+  // share is not one others join, but a later reader's share is near when any CTA on the read is in its block: CTAs 0,
+  // B + 4 and B + 8 read the box 5 cycles apart (the others their own boxes); the last joins the first's read at the
+  // near share (CTA B + 4 is on it), and at the far share when CTA B + 4 reads a box of its own instead.
+  REQUIRE((block + 8) * 5 < m.l2_combine_window_cycles);
   for (bool middle : {true, false}) {
     CAPTURE(middle);
     LoadSpans t3;
     auto three = boxes(fmt::format(R"(
       compute cycles=1 + cta * 5
       arrive.expect_tx full tx=16384
-      tma.load T box=(128, 64) at=((cta % {0} != 0 || (cta == {0} && {1} == 0)) * cta * 128, 0) dst=s bar=full
+      tma.load T box=(128, 64) at=((cta != 0 && cta != {0} && (cta != {1} || {2} == 0)) * cta * 128, 0) dst=s bar=full
       wait full parity=0)",
-                                   near, middle ? 1 : 0),
-                       "tensor T dtype=bf16 shape=(8192, 64)", 2 * near + 1, {}, &t3);
+                                   block + 8, block + 4, middle ? 1 : 0),
+                       "tensor T dtype=bf16 shape=(8192, 64)", block + 9, {}, &t3);
     INFO(problem(three));
     REQUIRE(three.outcome == Outcome::kFinished);
     CHECK(three.stats.l2_merged_bytes ==
-          (middle ? joined(m, t3, 0, near, m.l2_combine_near_share) + joined(m, t3, 0, 2 * near, m.l2_combine_near_share)
-                  : joined(m, t3, 0, 2 * near, m.l2_combine_far_share)));
+          (middle ? joined(m, t3, 0, block + 4, m.l2_combine_far_share) + joined(m, t3, 0, block + 8, m.l2_combine_near_share)
+                  : joined(m, t3, 0, block + 8, m.l2_combine_far_share)));
   }
   // The joiner ring: CTA 0 reads the box, then the CTAs of `on` one after the other (10 cycles apart), then `last` (no
   // TPC combining; the other CTAs read boxes of their own).
@@ -1147,25 +1159,25 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
                              readers, order, last),
                  "tensor T dtype=bf16 shape=(16384, 64)", ctas, [](models::Machine& x) { x.l2_combine_sms = 1; }, spans);
   };
-  REQUIRE(m.l2_combine_near_ctas >= 10);  // CTA 20 is near CTA 30, and far from CTAs 0 and 45 or 60
-  REQUIRE(m.l2_combine_near_ctas < 15);  // (and the joiners 15 apart far from each other)
+  REQUIRE(block == 16);  // the blocks: CTAs 16-31, 48-63, 64-79, ...
   REQUIRE(100 < m.l2_combine_window_cycles);
-  // The read keeps its last kJoiners (8) joiners: after CTA 30 (far) come CTAs 60, 63, ..., 81 (9 joiners); then CTA
-  // 90, near CTA 81, joins at the near share, while CTA 20, near only CTA 30 (dropped for the ninth), at the far share.
-  const std::vector<int> nine{30, 60, 63, 66, 69, 72, 75, 78, 81};
-  for (int last : {90, 20}) {
+  // The read keeps its last kJoiners (8) joiners: after CTA 30 (block 1, far from CTA 0) come CTAs 64, 66, ..., 78
+  // (block 4; 9 joiners); then CTA 79 joins at the near share, while CTA 20, in a block only with CTA 30 (dropped for the
+  // ninth), at the far share.
+  const std::vector<int> nine{30, 64, 66, 68, 70, 72, 74, 76, 78};
+  for (int last : {79, 20}) {
     CAPTURE(last);
     LoadSpans t4;
-    auto many = chain(nine, last, 91, &t4);
+    auto many = chain(nine, last, 80, &t4);
     INFO(problem(many));
     REQUIRE(many.outcome == Outcome::kFinished);
     std::int64_t expect = joined(m, t4, 0, last, last == 20 ? m.l2_combine_far_share : m.l2_combine_near_share);
-    for (int c : nine) expect += joined(m, t4, 0, c, c <= 60 ? m.l2_combine_far_share : m.l2_combine_near_share);
+    for (int c : nine) expect += joined(m, t4, 0, c, c <= 64 ? m.l2_combine_far_share : m.l2_combine_near_share);
     CHECK(many.stats.l2_merged_bytes == expect);
   }
-  // ... and keeps the 8th-last: CTAs 30, 45, ..., 120 and 131 (8 joiners, 15 apart but the last); CTA 20, near only
-  // CTA 30 (the oldest of the 8), joins at the near share.
-  const std::vector<int> eight{30, 45, 60, 75, 90, 105, 120, 131};
+  // ... and keeps the 8th-last: CTAs 30, 50, 70, 90, 110, 120, 130 and 131 (8 joiners, each in a block of its own
+  // but the last two); CTA 20, in a block only with CTA 30 (the oldest of the 8), joins at the near share.
+  const std::vector<int> eight{30, 50, 70, 90, 110, 120, 130, 131};
   LoadSpans t5;
   auto kept = chain(eight, 20, 132, &t5);
   INFO(problem(kept));
@@ -1475,9 +1487,19 @@ kernel k grid=(132,1,1) warps=2 {{
   REQUIRE(delivery(same) != nullptr);
   CHECK(delivery(same)->utilisation > 0.97);
   CHECK(same.stats.bottleneck.find("L2 delivery") != std::string::npos);
-  // Without the bound the same walk lands far faster than the GPU does.
-  auto unbound = walk(1, [](models::Machine& x) { x.l2_delivery_bytes_per_cycle = 0; });
-  CHECK(gbs(unbound) > 1.2 * gbs(same));
+  // Where the requests combine further (every read joining the one in flight in full), the bound holds the walk at
+  // the same rate; without it the walk lands far faster.
+  auto full_share = [](models::Machine& x) { x.l2_combine_near_share = x.l2_combine_far_share = 1; };
+  auto full = walk(1, full_share);
+  CHECK(full.stats.l2_merged_bytes > same.stats.l2_merged_bytes);
+  CHECK(gbs(full) == Approx(m.l2_delivery_bytes_per_cycle * m.clock_mhz / 1000).epsilon(0.02));
+  REQUIRE(delivery(full) != nullptr);
+  CHECK(delivery(full)->utilisation > 0.97);
+  auto unbound = walk(1, [&](models::Machine& x) {
+    full_share(x);
+    x.l2_delivery_bytes_per_cycle = 0;
+  });
+  CHECK(gbs(unbound) > 1.2 * gbs(full));
   CHECK(delivery(unbound) == nullptr);
   // Each CTA its own boxes at a time (132 groups): nothing combines, the L2's own bandwidth binds first, the bound
   // changes nothing and has no line.

@@ -106,7 +106,7 @@ SMPAIRS = "validation/results/h100/l2_smpairs_ncu.json"  # its session reran the
 def cta_pair_combining():
     """The share of a second reader's L2 requests that combine with the first's when the two CTAs are d apart in
     launch order (blockIdx), from the 'combine' group's l2_combine_dist<d> (CTAs k and k + d) and l2_combine_far
-    (k and k + 66) rows of both sessions: {d: [shares]} (far as 66)."""
+    (k and k + 66) rows of both sessions: {d: [(CTAs launched, share)]} (far as 66)."""
     by_distance = {}
     for path in (COMBINE, SMPAIRS):
         with open(os.path.join(ROOT, path)) as f:
@@ -118,11 +118,39 @@ def cta_pair_combining():
                 continue
             n = r["params"]["ctas"]
             d = int(r["params"]["distance_ctas"]) if "distance_ctas" in r["params"] else n // 2
-            # Pairs (k, k + d) for k in the first half of each run of 2d CTAs that fits: as the kernel pairs them.
-            pairs = sum(1 for k in range(n) if (k // (2 * d) + 1) * 2 * d <= n and k % (2 * d) < d)
             # Each combined pair makes one request instead of two.
-            by_distance.setdefault(d, []).append((1 - r["sm_requests_over_delivered"] / alone) * n / pairs)
+            share = (1 - r["sm_requests_over_delivered"] / alone) * n / len(pair_firsts(n, d))
+            by_distance.setdefault(d, []).append((n, share))
     return by_distance
+
+
+def pair_firsts(n, d):
+    """The first CTAs k of the 'combine' group's pairs (k, k + d) among n CTAs: the first half of each run of 2d CTAs
+    that fits, as the kernel pairs them."""
+    return [k for k in range(n) if (k // (2 * d) + 1) * 2 * d <= n and k % (2 * d) < d]
+
+
+def combine_block_fit():
+    """The aligned block of consecutive CTAs (in launch order) within which CTA pairs combine at the near share, and the
+    near and far shares: for every block size B of 2-66 CTAs, each pair distance's measured share against the
+    fraction of its pairs that lie in one block (a line: far + (near - far) * fraction, least squares over all the
+    pairs of both sessions); the B with the smallest squared error. Returns (B, near, far, error, runner-up B and
+    error)."""
+    rows = [(n, d, share) for d, v in cta_pair_combining().items() for n, share in v]
+    fits = []
+    for block in range(2, 67):
+        xs = [sum(1 for k in pair_firsts(n, d) if k // block == (k + d) // block) / len(pair_firsts(n, d)) for n, d, _ in rows]
+        ys = [share for _, _, share in rows]
+        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
+        sxx = sum((x - mx) ** 2 for x in xs)
+        if sxx == 0:
+            continue
+        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
+        far = my - slope * mx
+        fits.append((sum((y - far - slope * x) ** 2 for x, y in zip(xs, ys)), block, far + slope, far))
+    fits.sort()
+    (err, block, near, far), (err2, block2, _, _) = fits[0], fits[1]
+    return block, near, far, err, block2, err2
 
 
 def l2_combining():
@@ -142,23 +170,23 @@ def l2_combining():
     combined = {d: (alone["sm_requests_over_delivered"] - q) / (alone["sm_requests_over_delivered"] - tpc["sm_requests_over_delivered"])
                 for d, q in lag.items()}
     window_ns = max(d for d, f in combined.items() if f >= 0.95)
-    # Combining between CTAs by launch distance: near is the mean share at the distances whose pairs combine at least
-    # half way from the farthest pairs' share to the nearest's; the largest such distance bounds it.
-    shares = {d: sum(v) / len(v) for d, v in cta_pair_combining().items()}
-    nearest, farthest = shares[min(shares)], [shares[d] for d in shares if d >= 24]
-    far = sum(farthest) / len(farthest)
-    near_d = [d for d, v in sorted(shares.items()) if v >= (nearest + far) / 2]
-    near_ctas = max((d for d in near_d if all(e in near_d for e in shares if e <= d)), default=0)
-    near = sum(shares[d] for d in shares if d <= near_ctas) / max(1, sum(1 for d in shares if d <= near_ctas))
+    # Combining between CTAs: pairs in one aligned block of consecutive CTAs combine at the near share, others at the
+    # far share (combine_block_fit).
+    shares = {d: sum(s for _, s in v) / len(v) for d, v in cta_pair_combining().items()}
+    block, near, far, err, block2, err2 = combine_block_fit()
     table = ", ".join(f"{d}: {shares[d]:.2f}" for d in sorted(shares))
     sessions = f"Nsight Compute, {COMBINE} and {SMPAIRS}, two sessions; NVIDIA H100 80GB HBM3, 2026-11-24"
     return {
-        "l2_combine_near_ctas": (near_ctas, f"derived: the largest CTA distance in launch order up to which every measured distance "
-                                            f"combines at least half way from the far share to the nearest pairs' (l2_combine_dist*, "
-                                            f"l2_combine_far: share of the second reader's requests combined by distance, {table}; {sessions})"),
-        "l2_combine_near_share": (round(near, 2), f"derived: the mean share combined at distances 2-{near_ctas} (l2_combine_dist*; {sessions})"),
-        "l2_combine_far_share": (round(far, 2), f"derived: the mean share combined at distances 24 and beyond (l2_combine_dist24/33/48, "
-                                                f"l2_combine_far at 66; {sessions}; the same 128-512 ns apart)"),
+        "l2_combine_block_ctas": (block, f"derived: of aligned blocks of 2-66 consecutive CTAs in launch order, the one for which "
+                                         f"'the pairs in one block combine a near share, others a far share' fits the measured pairs "
+                                         f"best (least squares over every pair row: squared error {err:.3f}, the next best, {block2} "
+                                         f"CTAs, {err2:.3f}); share of the second reader's requests combined by distance (CTAs k and "
+                                         f"k + d for k in the first half of each run of 2d), {table} (l2_combine_dist*, "
+                                         f"l2_combine_far; {sessions})"),
+        "l2_combine_near_share": (round(near, 2), f"derived: the fit's share for pairs in one block of l2_combine_block_ctas "
+                                                  f"(l2_combine_dist*, l2_combine_far; {sessions})"),
+        "l2_combine_far_share": (round(far, 2), f"derived: the fit's share for pairs in different blocks (l2_combine_dist*, "
+                                                f"l2_combine_far; {sessions}; pairs starting 128-512 ns apart count as together)"),
         "l2_combine_window_cycles": (round(window_ns * 1980 / 1000),
                                      f"derived: {window_ns} ns at the 1980 MHz clock, the longest start delay between the two SMs of a TPC "
                                      f"at which 95 % of the second one's requests still combine (l2_combine_adjacent_delay{window_ns}ns: "
@@ -751,7 +779,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_multicast_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "smem_store_queue_ops", "smem_warp_store_bytes_per_cycle", "fence_proxy_async_cycles", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_near_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_partitions", "l2_store_bytes_per_cycle", "l2_oob_bytes_per_cycle", "l2_delivery_bytes_per_cycle"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_block_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_partitions", "l2_store_bytes_per_cycle", "l2_oob_bytes_per_cycle", "l2_delivery_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

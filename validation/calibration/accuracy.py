@@ -1008,8 +1008,8 @@ def markdown(data):
               f"- The model is too fast most with {fast[0]} ({signed[fast[0]]:+.1f} %) and too slow most with {fast[-1]}",
               f"  ({signed[fast[-1]]:+.1f} %). Its L2 takes the reads of the two SMs of a TPC that start within",
               "  `l2_combine_window_cycles` of each other as one request, combines a share of the reads of CTAs close",
-              "  in launch order (0.56 up to 12 apart, 0.13 farther, apart from the nearest CTA on the read: its issuer or",
-              "  one of its last joiners) and charges a byte from HBM 1.7 L2 lookups (all",
+              "  in launch order (0.62 within an aligned block of 16 CTAs, 0.15 across blocks, by the CTAs on the read: its",
+              "  issuer or one of its last joiners) and charges a byte from HBM 1.7 L2 lookups (all",
               "  measured with Nsight Compute: `l2_combine_*`), and a warpgroup's wgmma issue stalls on the tensor pipe's",
               "  queue as measured (`wgmma_issue_*`): large-tile points are bound by the tensor pipe or the L2.",
               worst_errors(data["points"]),
@@ -1065,7 +1065,16 @@ def markdown(data):
               "  its picks 4 stages where the GPU runs 6 stages 9-14 % faster; a later reader's distance is now to the",
               "  nearest CTA on the read (its issuer or one of its last 8 joiners: their requests are outstanding too; the",
               "  H200's `sharing` microbenchmarks, docs/calibration.md), which took K2 from MAPE 5.0 % (Spearman 0.90, 54",
-              "  of 58 picks) and CUTLASS from 8.2 % (0.86, 34 of 56, mean signed -2.5 %) to the figures above.",
+              "  of 58 picks) to 4.6 % (0.92, 52) and CUTLASS from 8.2 % (0.86, 34 of 56, mean signed -2.5 %) to 8.2 %",
+              "  (0.90, 49, -4.9 %). Then CTAs combined by distance (near up to 12 apart); since 2026-12-03 by aligned",
+              "  blocks of 16 CTAs in launch order, the rule that fits the H100's pairs at every distance and the H200's",
+              "  readers 8-12 apart (docs/simulator.md): K2 4.6 -> 4.6 % (Spearman 0.92 -> 0.90, picks 52 -> 53: the H200's",
+              "  const 8192^3 regained), CUTLASS 8.2 -> 8.1 % (0.90 -> 0.90, picks 49 -> 43). The CUTLASS picks it loses",
+              "  are 1536x4096x4096 on three of its four GPU and data pairs (18-20 %: the 1x1 points rose 8-12 % toward the",
+              "  GPU, 62 -> 69-70 us against 71-73 on the H100, and the 1x2 cluster, 24 % fast there, became the pick; the",
+              "  1x2 cluster's error runs from -24 % there to +15 % on the large squares, not a combining matter) and",
+              "  near-ties in the model on 1024^3 and 65536x128x1024 (9-10 %: the pick and a config within 0.5 % of the",
+              "  GPU's best lie within 1-2 % of each other in the model).",
               "  Until 2026-11-30 it picked 128x128 tiles with 4 stages in a 2x1 cluster on both skinny shapes, 12-25 % slower than the",
               f'  GPU\'s best (now {skinny_range(data["points"], "coop 128x128x64 s4 c2x1 g8")}): its multicast reads cost its L2 what unicast',
               "  ones do, where the H200's reads multicast boxes 11 % slower (`l2_multicast_read_cost`), and on 8192x256x8192,",
@@ -1292,8 +1301,9 @@ def ncu_markdown(c):
                   f"  ({g('tma_load_bw_pipe_l2_all_sms_box32KB_shared16'):.2f}x), and a read from HBM costs",
                   f"  {g('hier_l2_sharing_bw_group1'):.2f} requests and {co['hier_l2_sharing_bw_group1']['l2_lookups_over_delivered']:.2f} L2 lookups per delivered byte.",
                   "  The 'combine' microbenchmark (`validation/results/h100/l2_combine_ncu.json`) pins the first part down:",
-                  "  the two SMs of a TPC combine fully up to 128 ns apart, CTAs 2-12 apart in launch order about 0.6 of",
-                  "  their requests, farther apart 0.13 (the machine file's `l2_combine_*`)."]
+                  "  the two SMs of a TPC combine fully up to 128 ns apart, CTAs 2-8 apart in launch order about 0.6 of",
+                  "  their requests, 12 apart 0.4, farther 0.12-0.18: as CTAs in one aligned block of 16 in launch order",
+                  "  would at 0.62 and CTAs of different blocks at 0.15 (the machine file's `l2_combine_*`)."]
         # The share of the box bytes whose requests the GPU combined: its SMs' requests against what they would be
         # without combining, a byte read from HBM costing as many requests as when read alone
         # (hier_l2_sharing_bw_group1), a byte that hits as many as when no sharers are near (shared16).
@@ -1375,10 +1385,12 @@ def ncu_markdown(c):
                     "the grid rather than with K (the skinny shapes with K = 8192 combine most), and the model's 128 ns combining "
                     "window is the model's rule: the two SMs of a TPC measured alone still combine 87 % of their requests 512 ns apart "
                     "(`l2_combine_lag_ncu.json`). docs/replay.md (item 6) has the drift of neighbouring CTAs in K2's traces. "
-                    "One part the H200's `sharing` microbenchmarks show (validation/results/h200/sharing): many readers of the "
-                    "same boxes 8 or 12 apart in launch order send 0.73 and 0.80 L2 requests per delivered byte, where the model, "
-                    "whose near distance (12) comes from the H100's pairs, sends 0.48-0.50; 2-6 apart 0.34-0.39 (the model "
-                    "0.47), 16 and more apart 0.98-1.00 (the model 0.89-0.95).")
+                    "Not the readers' spacing in launch order: since 2026-12-03 CTAs combine by aligned blocks of 16 in launch "
+                    "order (`l2_combine_block_ctas`), which fits the H100's pairs at every distance and the H200's `sharing` "
+                    "microbenchmarks where readers are 8 or more apart (8 and 12 apart: the GPU 0.73 and 0.80 L2 requests per "
+                    "delivered byte, the model 0.69 and 0.77, with the distance rule before it 0.48-0.50), and the square "
+                    "shapes' merged share stayed where it was (8192^3 19.8 -> 19.9 %, 6144^3 21.9 -> 22.0 %). Many readers "
+                    "2-6 apart still combine less in the model than on the GPU (0.53-0.62 against 0.34-0.39).")
             lines += [""] + textwrap.wrap(para, 110, break_on_hyphens=False)
     return lines
 

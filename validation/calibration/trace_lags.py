@@ -26,7 +26,7 @@ import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-BLOCK = 16  # CTAs in one aligned block of this many in launch order: the model's l2_combine_block_ctas
+NEAR = 12  # CTAs at most this far apart in launch order (the model's near distance until 2026-12-03; now blocks of 16)
 
 
 def reduce(trace_path, out_path):
@@ -99,7 +99,7 @@ def analyse(path, model):
             for t0, c0, s0 in rs[:i]:
                 if s0 != seq:
                     continue
-                kind = "TPC" if sm[c0] // 2 == sm[cta] // 2 else "near" if c0 // BLOCK == cta // BLOCK else "far"
+                kind = "TPC" if sm[c0] // 2 == sm[cta] // 2 else "near" if abs(c0 - cta) <= NEAR else "far"
                 best[kind] = min(best.get(kind, float("inf")), t - t0)
             for kind, lag in best.items():
                 lags[(kind, min(seq, 3))].append(lag)
@@ -107,7 +107,7 @@ def analyse(path, model):
           f"raster groups of {group} m rows; {d['gpu']}, {d['sm_clock_mhz']} MHz")
     print("For each read of a box after its first in its wave (the j-th tile of each CTA): the time since the latest")
     print("earlier read of it in that wave by a CTA of each kind")
-    print(f"(ns; TPC: the other SM of its TPC; near: in one aligned block of {BLOCK} CTAs in launch order; far: the rest)")
+    print(f"(ns; TPC: the other SM of its TPC; near: at most {NEAR} CTAs apart in launch order; far: the rest)")
     print(f"{'partner':8s} {'wave':>5s} {'reads':>7s} {'p10':>8s} {'median':>8s} {'p90':>8s} {'<=128ns':>8s} {'<=512ns':>8s} {'<=4us':>7s}")
     for kind in ("TPC", "near", "far"):
         for wave in range(4):

@@ -123,8 +123,8 @@ const std::vector<ParamDef>& param_defs() {
        "still reach the L2 with it (cache_hbm)",
        &Machine::l2_combine_window_cycles, kCycles},
       {"l2", "l2_combine_block_ctas",
-       "CTAs in the same aligned block of this many consecutive CTAs in launch order (linear CTA index / this equal) "
-       "whose reads of one block in flight combine for l2_combine_near_share of the later read's bytes (cache_hbm)",
+       "CTAs in one aligned group of this many consecutive CTAs in launch order (their linear CTA indices divided by "
+       "this are equal) whose reads of the same data in flight combine for l2_combine_near_share of the later read's bytes (cache_hbm)",
        &Machine::l2_combine_block_ctas, {0, 1048576, "CTAs (H100: 16; 0: every pair far)"}},
       {"l2", "l2_combine_near_share",
        "the share of a read's bytes that reach the L2 with another CTA's read of the same block in flight, started at most "

@@ -86,9 +86,9 @@ struct Machine {
   double l2_oob_bytes_per_cycle = 0;  // whole GPU: the L2 answers the parts of TMA load boxes outside their tensor at most this fast (0: free)
   double l2_delivery_bytes_per_cycle = 0;  // whole GPU: the L2 delivers at most this many bytes of tensor reads to the SMs, every SM's copy counted (0: no limit)
   // Combining beyond the group: a read of a block another CTA's read has in flight (started at most
-  // l2_combine_window_cycles earlier) reaches the L2 with it for this share of its bytes, by the CTAs' distance
-  // in launch order: near (in the same aligned block of l2_combine_block_ctas consecutive CTAs: CTAs a and b with
-  // a / block == b / block) or far.
+  // l2_combine_window_cycles earlier) reaches the L2 with it for this share of its bytes, by the CTAs' places in
+  // launch order: near (in the same aligned group of l2_combine_block_ctas consecutive CTAs: CTAs a and b with
+  // a / l2_combine_block_ctas == b / l2_combine_block_ctas) or far.
   std::int64_t l2_combine_block_ctas = 0;
   double l2_combine_near_share = 0, l2_combine_far_share = 0;
   // How much a tensor transfer's time through the L2 (and, for a miss, through HBM) varies from one transfer to the

@@ -126,24 +126,26 @@ class SingleQueueL2 : public MemoryHierarchy {
 // outstanding of it, the read of every part it needs that another CTA started at most l2_combine_window_cycles earlier
 // and whose data is still coming: l2_combine_near_share when the two CTAs' linear indices (blockIdx, x fastest: the
 // order the GPU launches them in) lie in one aligned block of l2_combine_block_ctas consecutive CTAs (a / block == b /
-// block; plausibly the SMs of one GPC as the block scheduler fills them), l2_combine_far_share otherwise. Measured on
-// pairs (H100, l2_combine_dist* and l2_combine_far* in l2_combine_ncu.json and l2_smpairs_ncu.json): about 0.6 for CTAs
-// 2-8 apart, 0.4 at 12, 0.2 at 16, 0.13 at 24 and beyond; the pairs at 12 and 16 apart lie in one block of 16 for a
-// third and none of the pairs (CTAs k and k + d, k in the first half of each run of 2d), and a block of 16 fits all the
-// distances best (make_machines.py, combine_block_fit). Held out: chains of CTAs 8 and 12 apart walking the same boxes
-// on the H200 make 0.73 and 0.80 requests per delivered byte, as blocks of 16 give (the model 0.69 and 0.77; the
-// distance rule it replaced, "12 apart or less", 0.5: validation/results/h200/sharing). Chosen by SM id rather than by
-// CTA, non-TPC pairs combine 15-44 % and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC pairs
-// (l2_smpairs_ncu.json): what predicts it is the CTAs' place in launch order
+// block; what such a block is on the GPU is not known: the pairs' CTAs 0-15 ran on SMs of several GPCs, smids in
+// l2_combine_ncu.json), l2_combine_far_share otherwise. Measured on pairs (H100, l2_combine_dist* and l2_combine_far*
+// in l2_combine_ncu.json and l2_smpairs_ncu.json): about 0.6 for CTAs 2-8 apart, 0.4 at 12, 0.2 at 16, 0.13 at 24 and
+// beyond; the pairs at 12 and 16 apart lie in one block of 16 for a third and none of the pairs (CTAs k and k + d, k in
+// the first half of each run of 2d), and a block of 16 fits all the distances best (make_machines.py,
+// combine_block_fit). Not in the fit (though the idea of blocks came from them): chains of CTAs 8 and 12 apart walking
+// the same boxes on the H200 make 0.73 and 0.80 requests per delivered byte, as blocks of 16 give (the model 0.69 and
+// 0.77; the distance rule it replaced, "12 apart or less", 0.5: validation/results/h200/sharing). Chosen by SM id
+// rather than by CTA, non-TPC pairs combine 15-44 % and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC
+// pairs (l2_smpairs_ncu.json): what predicts it is the CTAs' place in launch order
 // (validation/microbench/tools/combine_by_launch.py). The rest of the read's bytes are lookups of their own, of parts
 // the L2 already holds or has coming (no second HBM read). Only a read that joined no other CTA's read is one others
 // join, but a later reader's share is near when any CTA on that read lies in its block: its issuer or one of the last
 // kJoiners CTAs that came to it (joined for a share, or found it with nothing left to join: each of their requests is
-// outstanding at the L2 as well; many SMs reading the same data at once combine as the nearest pair among them does:
-// with every read joinable only at its issuer's share, CTAs k mod 4 walking the same boxes would combine 18 % of their
-// bytes where the GPU combines 69 %, tma_load_bw_pipe_l2_all_sms_box32KB_shared4, and the skinny GEMMs, whose B or A
-// tile many CTAs read at once, combined half of what the GPU's did; docs/accuracy.md). The table of such reads is
-// direct-mapped by block (a read of another block may take an entry over, and then nothing joins the read it held).
+// outstanding at the L2 as well; many SMs reading the same data at once combine at the near share wherever one of them
+// shares the reader's block: with every read joinable only at its issuer's share (measured with the distance rule
+// before 2026-12-03), CTAs k mod 4 walking the same boxes would combine 18 % of their bytes where the GPU combines 69
+// %, tma_load_bw_pipe_l2_all_sms_box32KB_shared4, and the skinny GEMMs, whose B or A tile many CTAs read at once,
+// combined half of what the GPU's did; docs/accuracy.md). The table of such reads is direct-mapped by block (a read of
+// another block may take an entry over, and then nothing joins the read it held).
 // The L2 delivers every SM's copy of the data it reads, combined or not, at most at l2_delivery_bytes_per_cycle,
 // shared round robin by the SMs with transfers in flight (measured: every SM walking the same boxes of an L2-resident
 // tensor, 0.29 requests per delivered byte, lands 19.8 TB/s on the H100, 22.1 on the H200; the L2's own bandwidth
@@ -279,7 +281,7 @@ class CachedL2 : public MemoryHierarchy {
     std::array<std::int32_t, kJoiners> joiners{};
     std::uint8_t n_joiners = 0, next_joiner = 0;
     // Whether a CTA on the read (its issuer or a joiner other than `c`) lies in CTA `c`'s aligned block of `block`
-    // consecutive CTAs in launch order.
+    // consecutive CTAs in launch order (the caller never asks about a read that `c` issued itself).
     bool in_block_of(std::int64_t c, std::int64_t block) const {
       if (block <= 0) return false;
       const std::int64_t mine = c / block;

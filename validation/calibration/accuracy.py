@@ -1046,7 +1046,8 @@ def markdown(data):
               "  above; the start alone gave K2 5.2 % (0.90, 53) and CUTLASS 8.4 % (0.87, 40). The faster load warp costs",
               "  CUTLASS six picks: the model, already 5-22 % fast on 1536x4096x4096, now prefers a 1x2 cluster there (19-20 %",
               "  off the GPU's best), and pingpong 128x64 on the H200's 1024^3 (7-10 %); counting a later reader's distance",
-              "  to the nearest CTA on a read (below) took both back.",
+              "  to the nearest CTA on a read (below) took both back, and combining by blocks of 16 lost 1536x4096x4096 again",
+              "  (below).",
               *two_stage_lines(),
               "- The clock: the GPU ran these points at 1,300-1,900 MHz (lower with random data than with constant",
               "  data); at the nominal 1,980 MHz the model is that much faster still. The sustained clock follows the",
@@ -1370,7 +1371,7 @@ def ncu_markdown(c):
                     "So on grids of many tiles the GPU's combining looks like the TPC pairs' alone, while the model also merges "
                     "reads of CTAs close in launch order (`l2_combine_near_share`, measured where every CTA reads at once); on "
                     "grids of one wave the GPU combines far beyond its TPC pairs, and the model less so (there many CTAs read each "
-                    "tile at once, and each joins a read at the distance of the nearest CTA on it). K2's traces of all its CTAs show part of why "
+                    "tile at once, and each joins a read at the near share when a CTA on it lies in its block of 16). K2's traces of all its CTAs show part of why "
                     "(docs/replay.md, item 6): the CTAs start their first tile together and then drift apart by microseconds, "
                     "tile after tile, while the two CTAs of each TPC mostly stay together; the model's CTAs keep in step.")
             lines += [""] + textwrap.wrap(para, 110, break_on_hyphens=False)

@@ -132,13 +132,13 @@ def pair_firsts(n, d):
 
 def combine_block_fit():
     """The aligned block of consecutive CTAs (in launch order) within which CTA pairs combine at the near share, and the
-    near and far shares: for every block size B of 2-66 CTAs, each pair distance's measured share against the
+    near and far shares: for every block size B of 3-66 CTAs (at 2 every measured pair lies across blocks), each pair distance's measured share against the
     fraction of its pairs that lie in one block (a line: far + (near - far) * fraction, least squares over all the
     pairs of both sessions); the B with the smallest squared error. Returns (B, near, far, error, runner-up B and
     error)."""
     rows = [(n, d, share) for d, v in cta_pair_combining().items() for n, share in v]
     fits = []
-    for block in range(2, 67):
+    for block in range(3, 67):
         xs = [sum(1 for k in pair_firsts(n, d) if k // block == (k + d) // block) / len(pair_firsts(n, d)) for n, d, _ in rows]
         ys = [share for _, _, share in rows]
         mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
@@ -177,7 +177,7 @@ def l2_combining():
     table = ", ".join(f"{d}: {shares[d]:.2f}" for d in sorted(shares))
     sessions = f"Nsight Compute, {COMBINE} and {SMPAIRS}, two sessions; NVIDIA H100 80GB HBM3, 2026-11-24"
     return {
-        "l2_combine_block_ctas": (block, f"derived: of aligned blocks of 2-66 consecutive CTAs in launch order, the one for which "
+        "l2_combine_block_ctas": (block, f"derived: of aligned blocks of 3-66 consecutive CTAs in launch order, the one for which "
                                          f"'the pairs in one block combine a near share, others a far share' fits the measured pairs "
                                          f"best (least squares over every pair row: squared error {err:.3f}, the next best, {block2} "
                                          f"CTAs, {err2:.3f}); share of the second reader's requests combined by distance (CTAs k and "

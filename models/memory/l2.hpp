@@ -133,7 +133,8 @@ class SingleQueueL2 : public MemoryHierarchy {
 // the first half of each run of 2d), and a block of 16 fits all the distances best (make_machines.py,
 // combine_block_fit). Not in the fit (though the idea of blocks came from them): chains of CTAs 8 and 12 apart walking
 // the same boxes on the H200 make 0.73 and 0.80 requests per delivered byte, as blocks of 16 give (the model 0.69 and
-// 0.77; the distance rule it replaced, "12 apart or less", 0.5: validation/results/h200/sharing). Chosen by SM id
+// 0.77; the distance rule it replaced, "12 apart or less", 0.5: validation/results/h200/sharing). Tested after the fit: CTA pairs 8
+// apart combine 0.61 inside a block and 0.16 shifted across a block's edge on the H200 (validation/results/h200/blockedge). Chosen by SM id
 // rather than by CTA, non-TPC pairs combine 15-44 % and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC
 // pairs (l2_smpairs_ncu.json): what predicts it is the CTAs' place in launch order
 // (validation/microbench/tools/combine_by_launch.py). The rest of the read's bytes are lookups of their own, of parts

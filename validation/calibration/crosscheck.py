@@ -414,12 +414,13 @@ COMBINE_CLOCK_MHZ = 1980
 SHARED_MIB = {}
 
 
-def combined(r, pattern, delay_ns=0, dist=4):
+def combined(r, pattern, delay_ns=0, dist=4, off=0):
     """k_ring of the L2 request-combining measurements (l2_combine_*: every SM reads 8 MiB of 32 KB boxes, 6 in
     flight, from a cold L2; pairs of CTAs read the same boxes, the second delay_ns later): the share of the box
     bytes that reached the L2 as requests of their own, 1 - merged / loaded. The GPU's figure is its L2 requests
     per delivered byte over those of no sharing at all (l2_combine_none: 1.25)."""
-    defs = {"PATTERN": pattern, "DELAY": round(delay_ns * COMBINE_CLOCK_MHZ / 1000), **({"DIST": dist} if pattern in (3, 4) else {})}
+    defs = {"PATTERN": pattern, "DELAY": round(delay_ns * COMBINE_CLOCK_MHZ / 1000), **({"DIST": dist} if pattern in (3, 4) else {}),
+            **({"OFF": off} if off else {})}
     return merged_share(r, "tma_combine_lag", defs)
 
 
@@ -654,6 +655,11 @@ def rows():
     for ns in (128, 512, 2048, 4096):
         add(f"combine_near4_delay{ns}ns", lambda r, ns=ns: combined(r, 3, ns, 4),
             f"tma_combine_lag PATTERN=3 DIST=4 DELAY={ns} ns, 1 - merged / loaded bytes")
+    # Pairs inside and across the edges of aligned blocks of 16 CTAs (the H200's blockedge group, Nsight Compute:
+    # validation/results/h200/blockedge/l2_edge_ncu.json, requests per delivered byte over l2_edge_none's)
+    for d, off in ((2, 0), (8, 0), (8, 8), (12, 0), (12, 4)):
+        add(f"combine_edge_dist{d}_off{off}", lambda r, d=d, off=off: combined(r, 3, 0, d, off),
+            f"tma_combine_lag PATTERN=3 DIST={d} OFF={off}, 1 - merged / loaded bytes")
     # Many SMs reading the same data at once: groups of G consecutive CTAs from HBM (hierarchy.json's
     # hier_l2_sharing_bw_group*, GB/s of all bytes delivered; the H100's requests per delivered byte over group 1's in
     # l2_coalescing_ncu.json, combine_group*), and every SM walking the same boxes of an L2-resident tensor in 1, 4 or 16
@@ -1047,6 +1053,13 @@ def main():
         with open(os.path.join(here, "sharing", "sharing_ncu.json")) as f:
             measurements += [{"name": "combine_sharing_" + row["measurement"][len("tma_sharing_"):-len("_bw")], "unit": "share of bytes",
                               "median": row["sm_requests_over_delivered"]} for row in json.load(f)["rows"]]
+    path = os.path.join(here, "blockedge", "l2_edge_ncu.json")
+    if os.path.exists(path):
+        with open(path) as f:
+            ncu = {row["measurement"]: row["sm_requests_over_delivered"] for row in json.load(f)["rows"]}
+        measurements += [{"name": "combine_edge_" + name[len("l2_edge_"):-len("_bw")], "unit": "share of bytes",
+                          "median": value / ncu["l2_edge_none_bw"]}
+                         for name, value in ncu.items() if name.startswith("l2_edge_dist") and name.endswith("_bw")]
     path = os.path.join(here, "l2_coalescing_ncu.json")
     if os.path.exists(path):
         with open(path) as f:

@@ -1390,6 +1390,12 @@ struct SharedReads {
     CK(cudaFuncSetAttribute(ring_kernel(kD), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
     map = make_map(big.p, big_rows, kBoxRows);
   }
+  // What every measurement of these groups records beside its pattern: the box, the loads in flight, the CTAs, the
+  // bytes per CTA and the distinct bytes of its `distinct_sets` data sets.
+  void record_params(JObj& p, int ncta, long long distinct_sets) const {
+    p.num("box_bytes", kBytes).num("inflight_loads", kD).num("ctas", ncta).num("bytes_per_cta", double(iters) * kBytes)
+        .num("distinct_bytes", double(distinct_sets) * iters * kBytes);
+  }
   // The ring of one measurement, without its per-CTA (or per-SM) tables.
   RingCfg cfg(int ncta) const {
     RingCfg g = ring_cfg(map, kBoxRows, kD, ncta, big_rows / kBoxRows, true, 3);
@@ -1407,6 +1413,19 @@ long long distinct_values(std::vector<long long> v) {
 
 }  // namespace
 
+namespace {
+// The data set of CTA k when pairs d CTAs apart read the same boxes in runs of 2d CTAs starting at CTA `off` (CTA
+// off + i of each run's first half with CTA off + i + d); CTAs before `off` or past the last whole run read their
+// own data. Pairs take ids below n / 2, the others n / 2 + k. `second`: whether k is its pair's later CTA.
+long long dist_pair(int k, int d, int off, int n, long long* second) {
+  const int j = k - off;
+  const int run = j / (2 * d), i = j % (2 * d);
+  const bool paired = j >= 0 && off + (run + 1) * 2 * d <= n;
+  *second = paired && i >= d;
+  return paired ? static_cast<long long>(run) * d + i % d : n / 2 + k;
+}
+}  // namespace
+
 // Group "combine": when do identical TMA reads of two SMs reach the L2 as one? Pairs of CTAs read the same
 // 8 MiB of boxes (HBM-sourced: L2 flushed before every rep; pairs read disjoint data), the second CTA of each
 // pair starting a fixed delay after the first (a common %globaltimer instant, 32 ns resolution), with the pair
@@ -1415,7 +1434,7 @@ long long distinct_values(std::vector<long long> v) {
 // whether the second reader saves L2 work. A run with no sharing is the baseline.
 void bench_l2_combine(Ctx& c) {
   SharedReads rig(c);
-  const int bytes = SharedReads::kBytes, D = SharedReads::kD, iters = rig.iters;
+  const int iters = rig.iters;
   struct Case {
     const char* pattern;
     long long delay;
@@ -1438,9 +1457,9 @@ void bench_l2_combine(Ctx& c) {
       if (pat == "adjacent") pair = k / 2, second = k % 2;
       if (pat == "far") pair = k % half, second = k >= half && k < 2 * half;
       if (pat == "dist" || pat == "near4") {
-        const int d = pat == "dist" ? static_cast<int>(cs.delay) : 4, block = k / (2 * d), i = k % (2 * d);
-        pair = (block + 1) * 2 * d <= n ? block * d + i % d : half + k;  // (pairs use ids < half)
-        second = pat == "near4" && (block + 1) * 2 * d <= n && i >= d;
+        const int d = pat == "dist" ? static_cast<int>(cs.delay) : 4;
+        pair = dist_pair(k, d, 0, n, &second);
+        second = second && pat == "near4";
       }
       cfg.start.push_back(pair * iters);
       cfg.stride.push_back(1);
@@ -1451,8 +1470,7 @@ void bench_l2_combine(Ctx& c) {
     JObj p;
     p.str("pattern", pat).num(pat == "dist" ? "distance_ctas" : "delay_ns", double(cs.delay));
     if (pat == "near4") p.num("distance_ctas", 4);
-    p.num("box_bytes", bytes).num("inflight_loads", D)
-        .num("ctas", n).num("bytes_per_cta", double(iters) * bytes).num("distinct_bytes", double(distinct) * iters * bytes);
+    rig.record_params(p, n, distinct);
     const std::string name = "l2_combine_" + pat +
                              (pat == "none"   ? std::string()
                               : pat == "dist" ? std::to_string(cs.delay)
@@ -1470,6 +1488,44 @@ void bench_l2_combine(Ctx& c) {
   }
 }
 
+// Group "blockedge": do CTA pairs combine by their distance in launch order or by aligned blocks of 16 CTAs? Pairs
+// d CTAs apart as in "combine" (dist{d}: runs of 2d CTAs from CTA 0, for d = 8 every pair inside an aligned block of
+// 16, for d = 12 a third) and the same pairs shifted by `off` CTAs (dist{d}_off{off}: runs from CTA off; d = 8, off 8
+// and d = 12, off 4 put every pair across a block's edge: CTAs 8-15 with 16-23, 4-15 with 16-27, ...). A distance rule
+// gives the shifted pairs what the unshifted get; aligned blocks of 16 give them what far pairs get. HBM-sourced as
+// "combine" (L2 flushed before every rep), all CTAs starting together; the baseline `none` is rerun alongside. Meant
+// to run under Nsight Compute (lts__t_sectors_srcunit_tex_op_read per delivered byte).
+void bench_l2_block_edge(Ctx& c) {
+  SharedReads rig(c);
+  const int n = c.sm_count;
+  struct Case {
+    int d, off;
+  };
+  for (const Case& cs : {Case{0, 0}, Case{2, 0}, Case{8, 0}, Case{8, 8}, Case{12, 0}, Case{12, 4}}) {
+    RingCfg cfg = rig.cfg(n);
+    for (int k = 0; k < n; ++k) {
+      long long second = 0;
+      cfg.start.push_back((cs.d == 0 ? k : dist_pair(k, cs.d, cs.off, n, &second)) * rig.iters);
+      cfg.stride.push_back(1);
+      cfg.delay_ns.push_back(0);
+    }
+    const long long distinct = distinct_values(cfg.start);
+    RingOut o = run_ring(c, cfg, rig.rb);
+    JObj p;
+    p.str("pattern", cs.d == 0 ? "none" : "dist").num("distance_ctas", cs.d).num("offset_ctas", cs.off);
+    rig.record_params(p, n, distinct);
+    const std::string name = cs.d == 0 ? std::string("l2_edge_none")
+                                       : "l2_edge_dist" + std::to_string(cs.d) + "_off" + std::to_string(cs.off);
+    record_ring(c, name + "_bw", name + "_latency", o,
+                "L2 request combining by launch order, at the edges of aligned blocks of 16 CTAs: every CTA reads 8 MiB "
+                "of 32 KB boxes (D = 6, 2 GiB tensor, L2 flushed before every rep), all starting together; distD_offO: "
+                "CTAs O + i and O + i + D in each run of 2D CTAs from CTA O read the same boxes (CTAs before O or past "
+                "the last whole run their own data); none: every CTA its own data. Run under Nsight Compute "
+                "(lts__t_sectors_srcunit_tex_op_read per delivered byte).",
+                p);
+  }
+}
+
 // Group "smpairs": which SMs' identical TMA reads reach the L2 as one, by SM id rather than by CTA (the CTA ->
 // SM placement is the hardware's; here each CTA reads %smid and takes the data of its SM's set). Sets of SMs
 // read the same 8 MiB of boxes, HBM-sourced (L2 flushed before every rep), all SMs starting at one common
@@ -1479,7 +1535,7 @@ void bench_l2_combine(Ctx& c) {
 // (lts__t_sectors_srcunit_tex_op_read per delivered byte).
 void bench_l2_smpairs(Ctx& c) {
   SharedReads rig(c);
-  const int bytes = SharedReads::kBytes, D = SharedReads::kD, iters = rig.iters;
+  const int iters = rig.iters;
   const int n = c.sm_count;
   struct Case {
     int k, t;  // groups of k SM ids t apart (pairs d apart: k = 2, t = d; none: k = 1)
@@ -1503,9 +1559,8 @@ void bench_l2_smpairs(Ctx& c) {
     const long long distinct = distinct_values(std::vector<long long>(set_of.begin(), set_of.begin() + n));
     RingOut o = run_ring(c, cfg, rig.rb);
     JObj p;
-    p.str("pattern", cs.k == 1 ? "none" : cs.k == 2 ? "pair" : "group").num("sms_per_set", cs.k).num("sm_id_step", cs.t)
-        .num("box_bytes", bytes).num("inflight_loads", D).num("ctas", n).num("bytes_per_cta", double(iters) * bytes)
-        .num("distinct_bytes", double(distinct) * iters * bytes);
+    p.str("pattern", cs.k == 1 ? "none" : cs.k == 2 ? "pair" : "group").num("sms_per_set", cs.k).num("sm_id_step", cs.t);
+    rig.record_params(p, n, distinct);
     const std::string name = cs.k == 1   ? std::string("l2_smpairs_none")
                              : cs.k == 2 ? "l2_smpairs_d" + std::to_string(cs.t)
                                          : "l2_smpairs_group" + std::to_string(cs.k) + "_step" + std::to_string(cs.t);

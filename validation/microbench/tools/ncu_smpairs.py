@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Joins the ring microbenchmarks of the memory hierarchy that are meant to run under Nsight Compute (groups
 "combine", l2_combine_*: pairs of CTAs reading the same TMA boxes; "smpairs", l2_smpairs_*: sets of SMs by SM
-id; "segments", hbm_segments_*: short segments of long rows) with the counters of the same run, and writes one
+id; "blockedge", l2_edge_*: CTA pairs inside and across aligned blocks of 16; "segments", hbm_segments_*: short segments of long rows) with the counters of the same run, and writes one
 JSON file: per measurement, the L2 requests the SMs made per byte the TMA delivered and the HBM bytes read per
 distinct byte.
 
@@ -20,7 +20,7 @@ import io
 import json
 import sys
 
-PREFIXES = ("l2_combine_", "l2_smpairs_", "hbm_segments_")
+PREFIXES = ("l2_combine_", "l2_smpairs_", "l2_edge_", "hbm_segments_")
 METRICS = ["gpu__time_duration.sum", "launch__grid_size", "lts__t_sectors_op_read.sum",
            "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_op_read_lookup_hit.sum", "dram__bytes_read.sum",
            "sm__cycles_elapsed.avg.per_second"]
@@ -67,7 +67,7 @@ def main():
            "matching": "two k_ring launches per measurement (warm-up, measured) in program order; checked: each measured "
                        "launch's HBM read bytes are within 0.6x-32x of the measurement's distinct bytes",
            "reading": "sm_requests_over_delivered = lts__t_sectors_srcunit_tex_op_read x 32 / the bytes the TMA delivered "
-                      "(l2_combine_none, l2_smpairs_none: no two SMs share data); below it, identical requests of several SMs "
+                      "(l2_combine_none, l2_smpairs_none, l2_edge_none: no two SMs share data); below it, identical requests of several SMs "
                       "reached the L2 as one. dram_over_distinct above 1: shared data was read from HBM more than once.",
            "rows": rows}
     with open(a.out, "w") as f:

@@ -424,6 +424,19 @@ def combined(r, pattern, delay_ns=0, dist=4, off=0):
     return merged_share(r, "tma_combine_lag", defs)
 
 
+def ncu_shares(path, prefix, renamed):
+    """The rows `prefix`*_bw of a combining run under Nsight Compute (ncu_smpairs.py's JSON at `path`, if it exists): each
+    one's L2 requests per delivered byte over those of `prefix`none_bw (no sharing), named `renamed` + the rest of
+    its name without _bw."""
+    if not os.path.exists(path):
+        return []
+    with open(path) as f:
+        ncu = {row["measurement"]: row["sm_requests_over_delivered"] for row in json.load(f)["rows"]}
+    none = ncu[prefix + "none_bw"]
+    return [{"name": renamed + name[len(prefix):-len("_bw")], "median": value / none, "unit": "share of bytes"}
+            for name, value in ncu.items() if name.startswith(prefix) and name.endswith("_bw")]
+
+
 def merged_share(r, prog, defs):
     """The share of the box bytes that reached the L2 as requests of their own: 1 - merged / loaded."""
     out = r.run(prog, defs)
@@ -1023,14 +1036,8 @@ def main():
             measurements += [m for m in json.load(f)["measurements"] if m.get("median") is not None and m["name"].startswith("think_gap_")]
     # The L2 combining runs under Nsight Compute (l2_combine_lag_ncu.json beside the results, the H100's): requests
     # per delivered byte over those of no sharing (l2_combine_none, 1.25), named combine_* (without the _bw suffix).
-    path = os.path.join(os.path.dirname(os.path.abspath(args.results)), "l2_combine_lag_ncu.json")
-    if os.path.exists(path):
-        with open(path) as f:
-            ncu = {row["measurement"]: row["sm_requests_over_delivered"] for row in json.load(f)["rows"]}
-        none = ncu["l2_combine_none_bw"]
-        measurements += [{"name": "combine_" + name[len("l2_combine_"):-len("_bw")], "median": value / none,
-                          "unit": "share of bytes"}
-                         for name, value in ncu.items() if name.startswith("l2_combine_") and name.endswith("_bw")]
+    measurements += ncu_shares(os.path.join(os.path.dirname(os.path.abspath(args.results)), "l2_combine_lag_ncu.json"),
+                               "l2_combine_", "combine_")
     # The sharing runs: the H100's L2-resident rows (l2_sharing.json), the H200's --quick runs during its Nsight Compute
     # session (l2_tma_ncu_run.json, l2_hier_ncu_run.json: the sharing rows only); and the H100's requests per delivered
     # byte of both (l2_coalescing_ncu.json): HBM-sourced groups over group 1's, L2-resident ones as they are (a byte
@@ -1053,13 +1060,8 @@ def main():
         with open(os.path.join(here, "sharing", "sharing_ncu.json")) as f:
             measurements += [{"name": "combine_sharing_" + row["measurement"][len("tma_sharing_"):-len("_bw")], "unit": "share of bytes",
                               "median": row["sm_requests_over_delivered"]} for row in json.load(f)["rows"]]
-    path = os.path.join(here, "blockedge", "l2_edge_ncu.json")
-    if os.path.exists(path):
-        with open(path) as f:
-            ncu = {row["measurement"]: row["sm_requests_over_delivered"] for row in json.load(f)["rows"]}
-        measurements += [{"name": "combine_edge_" + name[len("l2_edge_"):-len("_bw")], "unit": "share of bytes",
-                          "median": value / ncu["l2_edge_none_bw"]}
-                         for name, value in ncu.items() if name.startswith("l2_edge_dist") and name.endswith("_bw")]
+    measurements += [m for m in ncu_shares(os.path.join(here, "blockedge", "l2_edge_ncu.json"), "l2_edge_", "combine_edge_")
+                     if m["name"] != "combine_edge_none"]
     path = os.path.join(here, "l2_coalescing_ncu.json")
     if os.path.exists(path):
         with open(path) as f:

@@ -9,6 +9,7 @@ A measured value names its measurement as `measured: FILE#NAME (GPU, date)`; tes
 checks that the value equals the measurement's median (rounded) in the committed result file.
 """
 import json
+import statistics
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -132,21 +133,16 @@ def pair_firsts(n, d):
 
 def combine_block_fit():
     """The aligned block of consecutive CTAs (in launch order) within which CTA pairs combine at the near share, and the
-    near and far shares: for every block size B of 3-66 CTAs (at 2 every measured pair lies across blocks), each pair distance's measured share against the
-    fraction of its pairs that lie in one block (a line: far + (near - far) * fraction, least squares over all the
-    pairs of both sessions); the B with the smallest squared error. Returns (B, near, far, error, runner-up B and
-    error)."""
-    rows = [(n, d, share) for d, v in cta_pair_combining().items() for n, share in v]
+    near and far shares: for every block size B of 3-66 CTAs (at 2 every measured pair lies across blocks), each pair
+    distance's measured share against the fraction of its pairs that lie in one block (a line: far + (near - far) *
+    fraction, least squares over all the pairs of both sessions); the B with the smallest squared error. Returns (B,
+    near, far, error, runner-up B and error)."""
+    rows = [(pair_firsts(n, d), d, share) for d, v in cta_pair_combining().items() for n, share in v]
+    ys = [share for _, _, share in rows]
     fits = []
     for block in range(3, 67):
-        xs = [sum(1 for k in pair_firsts(n, d) if k // block == (k + d) // block) / len(pair_firsts(n, d)) for n, d, _ in rows]
-        ys = [share for _, _, share in rows]
-        mx, my = sum(xs) / len(xs), sum(ys) / len(ys)
-        sxx = sum((x - mx) ** 2 for x in xs)
-        if sxx == 0:
-            continue
-        slope = sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / sxx
-        far = my - slope * mx
+        xs = [sum(1 for k in firsts if k // block == (k + d) // block) / len(firsts) for firsts, d, _ in rows]
+        slope, far = statistics.linear_regression(xs, ys)
         fits.append((sum((y - far - slope * x) ** 2 for x, y in zip(xs, ys)), block, far + slope, far))
     fits.sort()
     (err, block, near, far), (err2, block2, _, _) = fits[0], fits[1]

@@ -20,6 +20,7 @@
 #include <ctime>
 #include <mutex>
 #include <iterator>
+#include <map>
 #include <numeric>
 #include <thread>
 
@@ -492,6 +493,8 @@ struct RingOut {
   double wait_frac = NAN;                 // mean fraction of the loop spent in the barrier wait
   double issue_frac = NAN;                // mean fraction spent in arrive.expect_tx + TMA issue
   std::string smids;                      // SM ids (runs with fewer CTAs than SMs)
+  std::map<int, std::vector<double>> sm_lat;  // per SM id: its CTA's latency samples (all measured reps)
+  std::map<int, std::vector<double>> sm_bpc;  // per SM id: its CTA's bytes per clock64 cycle, one per measured rep
   double span_us = NAN;                   // median span
   std::string problem;                    // host-side check failure
 };
@@ -602,6 +605,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
       }
       for (unsigned long long j = 0; !cfg.gt_issue && j < q[4] && j < static_cast<unsigned long long>(b.cap); ++j) {
         (roles != nullptr ? o.load_lat : o.lat).push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
+        o.sm_lat[static_cast<int>(q[3])].push_back(double(hl[static_cast<size_t>(k) * b.cap + j]));
         if (cfg.pipe && cfg.timeline) {
           o.issue.push_back(double(hl2[static_cast<size_t>(k) * 2 * b.cap + j]));
           o.gap.push_back(double(static_cast<int32_t>(hl2[static_cast<size_t>(k) * 2 * b.cap + b.cap + j])));
@@ -610,6 +614,7 @@ RingOut run_ring(Ctx& c, const RingCfg& cfg, RingBufs& b) {
       wsum += double(q[5]) / double(q[2]);
       isum += double(q[7]) / double(q[2]);
       bpc_c.push_back(double(q[6]) * bytes / double(q[2]));
+      o.sm_bpc[static_cast<int>(q[3])].push_back(bpc_c.back());
     }
     std::sort(sms.begin(), sms.end());
     if (std::adjacent_find(sms.begin(), sms.end()) != sms.end() && o.problem.empty())
@@ -1522,6 +1527,58 @@ void bench_l2_block_edge(Ctx& c) {
                 "CTAs O + i and O + i + D in each run of 2D CTAs from CTA O read the same boxes (CTAs before O or past "
                 "the last whole run their own data); none: every CTA its own data. Run under Nsight Compute "
                 "(lts__t_sectors_srcunit_tex_op_read per delivered byte).",
+                p);
+  }
+}
+
+// Group "smlat": whether the SMs differ in how fast a TMA ring runs on them (the GPCs' distance to the L2 and
+// HBM). Thread 0 of every SM (one CTA each, all starting together) keeps D loads of its own boxes in flight and
+// records, per SM id, the median latency of its loads and its bytes per clock64 cycle. Cases: L2-resident 1 KB
+// boxes, 1 in flight (every SM's unloaded latency at once: 132 KB in flight on the GPU); L2-resident 32 KB boxes,
+// 2 and 4 in flight (loaded; the 2-stage ring is latency-bound); HBM-sourced 32 KB boxes, 2 in flight (L2 flushed
+// before every rep). L2 source: an 8 MiB tensor, every CTA reads all of it in its own order (as
+// hier_loaded_latency_l2_*); HBM: each CTA its own 8 MiB slice of 2 GiB. params.per_sm: "smid:median latency
+// cycles:bytes per cycle" for every SM; which GPC an SM belongs to is in the gpc group's cluster maps.
+void bench_l2_sm_latency(Ctx& c) {
+  const PatternTensor big(c, 2ull << 30);
+  RingBufs rb(c.sm_count);
+  const long long l2_rows = (8ll << 20) / kRowBytes;
+  struct Case {
+    const char* src;
+    int box_rows, D;
+  };
+  for (const Case& cs : {Case{"l2", 8, 1}, Case{"l2", 256, 2}, Case{"l2", 256, 4}, Case{"hbm", 256, 2}}) {
+    const bool hbm = std::string(cs.src) == "hbm";
+    CK(cudaFuncSetAttribute(ring_kernel(cs.D), cudaFuncAttributeMaxDynamicSharedMemorySize, kRingDyn));
+    const long long rows = hbm ? big.rows : l2_rows;
+    CUtensorMap map = make_map(big.p, rows, cs.box_rows);
+    const long long nboxes = rows / cs.box_rows;
+    const int bytes = cs.box_rows * kRowBytes;
+    RingCfg cfg = ring_cfg(map, cs.box_rows, cs.D, c.sm_count, nboxes, hbm, 3);
+    cfg.iters = static_cast<int>(std::min<long long>((hbm ? 8ll << 20 : 2ll << 20) / bytes, 4096));
+    cfg.want_smids = true;
+    cfg.sample_all = cs.D == 1;
+    for (int k = 0; k < cfg.ncta; ++k) {
+      cfg.start.push_back(hbm ? k * (nboxes / cfg.ncta) : k * nboxes / cfg.ncta);
+      cfg.stride.push_back(hbm ? 1 : pick_stride(k, nboxes));
+    }
+    RingOut o = run_ring(c, cfg, rb);
+    std::string per_sm;
+    for (const auto& [sm, lat] : o.sm_lat) {
+      const auto bpc = o.sm_bpc.find(sm);
+      per_sm += (per_sm.empty() ? "" : ",") + std::to_string(sm) + ":" + json_num(compute_stats(lat).median) + ":" +
+                json_num(bpc == o.sm_bpc.end() ? NAN : compute_stats(bpc->second).median);
+    }
+    JObj p;
+    p.str("source", cs.src).num("box_bytes", bytes).num("inflight_loads", cs.D).num("ctas", cfg.ncta)
+        .num("bytes_per_cta", double(cfg.iters) * bytes).str("per_sm", per_sm);
+    const std::string name = std::string("l2_smlat_") + cs.src + "_box" + std::to_string(bytes / 1024) + "KB_d" +
+                             std::to_string(cs.D);
+    record_ring(c, name + "_bw", name + "_latency", o,
+                "Per-SM TMA ring: every SM (one CTA each, all together) keeps D loads of its own boxes in flight; "
+                "params.per_sm gives each SM id's median load latency (cycles) and bytes per clock64 cycle. L2: an "
+                "8 MiB tensor read by every CTA in its own order (warm); HBM: each CTA its own slice, L2 flushed "
+                "before every rep.",
                 p);
   }
 }

@@ -1531,6 +1531,52 @@ void bench_l2_block_edge(Ctx& c) {
   }
 }
 
+// Group "clusteredge": the same pairs as "blockedge" in a grid launched as clusters of C CTAs (1D, so CTA k is rank
+// k % C of cluster k / C): is the block that combines 16 CTAs or 16 clusters? With C = 2, pairs 16 apart (CTAs 0-15
+// with 16-31, ...) lie in one block of 16 clusters and never in one of 16 CTAs; pairs 8 apart shifted by 8 straddle
+// every 16-CTA edge and half of them lie in one 16-cluster block. d = 1 pairs the two CTAs of a cluster (with C = 4,
+// d = 2 its other TPC's). As many clusters as fit at once (30 of 4 on the H200); HBM-sourced, all CTAs starting
+// together; meant to run under Nsight Compute as "blockedge".
+void bench_l2_cluster_edge(Ctx& c) {
+  SharedReads rig(c);
+  const int n = c.sm_count;
+  struct Case {
+    int cluster, d, off;
+  };
+  for (const Case& cs : {Case{2, 0, 0}, Case{2, 1, 0}, Case{2, 2, 0}, Case{2, 8, 0}, Case{2, 8, 8}, Case{2, 16, 0},
+                         Case{4, 0, 0}, Case{4, 1, 0}, Case{4, 2, 0}, Case{4, 4, 0}, Case{4, 8, 0}, Case{4, 16, 0},
+                         Case{4, 32, 0}}) {
+    // As many whole clusters as fit at once (one CTA per SM): 66 of 2, 30 of 4 on the H200.
+    int fit = 0;
+    {
+      ClusterLaunch lc(cs.cluster * (n / cs.cluster), cs.cluster, 32, kRingDyn);
+      CK(cudaOccupancyMaxActiveClusters(&fit, ring_kernel(SharedReads::kD), &lc.cfg));
+    }
+    RingCfg cfg = rig.cfg(std::min(n / cs.cluster, fit) * cs.cluster);
+    cfg.cluster = cs.cluster;
+    for (int k = 0; k < cfg.ncta; ++k) {
+      long long second = 0;
+      cfg.start.push_back((cs.d == 0 ? k : dist_pair(k, cs.d, cs.off, cfg.ncta, &second)) * rig.iters);
+      cfg.stride.push_back(1);
+      cfg.delay_ns.push_back(0);
+    }
+    const long long distinct = distinct_values(cfg.start);
+    RingOut o = run_ring(c, cfg, rig.rb);
+    JObj p;
+    p.str("pattern", cs.d == 0 ? "none" : "dist").num("cluster_ctas", cs.cluster).num("distance_ctas", cs.d)
+        .num("offset_ctas", cs.off);
+    rig.record_params(p, cfg.ncta, distinct);
+    const std::string base = "l2_cedge_c" + std::to_string(cs.cluster) + "_";
+    const std::string name = cs.d == 0 ? base + "none" : base + "dist" + std::to_string(cs.d) + "_off" + std::to_string(cs.off);
+    record_ring(c, name + "_bw", name + "_latency", o,
+                "L2 request combining by launch order in a grid of clusters (1D, cluster_ctas CTAs each): as l2_edge_*, "
+                "CTAs O + i and O + i + D in each run of 2D CTAs from CTA O read the same boxes (8 MiB of 32 KB boxes "
+                "each, D = 6, L2 flushed before every rep), all starting together; none: every CTA its own data. Run "
+                "under Nsight Compute (lts__t_sectors_srcunit_tex_op_read per delivered byte).",
+                p);
+  }
+}
+
 // Group "smlat": whether the SMs differ in how fast a TMA ring runs on them (the GPCs' distance to the L2 and
 // HBM). Thread 0 of every SM (one CTA each, all starting together) keeps D loads of its own boxes in flight and
 // records, per SM id, the median latency of its loads and its bytes per clock64 cycle. Cases: L2-resident 1 KB

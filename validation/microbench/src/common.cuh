@@ -143,6 +143,7 @@ void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combin
 void bench_l2_smpairs(Ctx& c);  // l2_smpairs_* (group "smpairs": request combining by SM id)
 void bench_l2_block_edge(Ctx& c);  // l2_edge_* (group "blockedge": CTA pairs across aligned blocks of 16)
 void bench_l2_sm_latency(Ctx& c);  // l2_smlat_* (group "smlat": each SM's ring latency and rate)
+void bench_l2_cluster_edge(Ctx& c);  // l2_cedge_* (group "clusteredge": the block pairs in a grid of clusters)
 void bench_hbm_segments(Ctx& c);  // hbm_segments_* (group "segments": HBM bandwidth of short row segments)
 void bench_hbm_astream(Ctx& c);  // hbm_astream_* (group "astream": a GEMM operand's k-walk from HBM)
 void bench_hbm_burst(Ctx& c);  // hbm_burst_* (group "burst": n SMs each load one HBM box at one instant)

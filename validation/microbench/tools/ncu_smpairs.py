@@ -20,7 +20,7 @@ import io
 import json
 import sys
 
-PREFIXES = ("l2_combine_", "l2_smpairs_", "l2_edge_", "hbm_segments_")
+PREFIXES = ("l2_combine_", "l2_smpairs_", "l2_edge_", "l2_cedge_", "hbm_segments_")
 METRICS = ["gpu__time_duration.sum", "launch__grid_size", "lts__t_sectors_op_read.sum",
            "lts__t_sectors_srcunit_tex_op_read.sum", "lts__t_sectors_op_read_lookup_hit.sum", "dram__bytes_read.sum",
            "sm__cycles_elapsed.avg.per_second"]

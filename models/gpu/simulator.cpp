@@ -88,6 +88,7 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
   gpc_of_sm_ = machine_.gpc_of_sms();
   gpcs_ = machine_.gpc_count();
   plain_order_ = plain_launch_order(machine_, program_.num_ctas());
+  if (program_.cluster_size() != 1) plain_order_ = cluster_launch_order(machine_, program_.cluster_size());
   sm_used_.assign(machine_.sm_count, false);
   sm_ctas_.assign(machine_.sm_count, 0);
   num_clusters_ = program_.num_ctas() / program_.cluster_size();
@@ -239,15 +240,33 @@ std::vector<int> Simulator::plain_launch_order(const Machine& m, std::int64_t ct
   return order;
 }
 
+// The order in which clusters of `cs` CTAs take idle SMs: the GPCs in turn, each cluster the next cs SMs of its GPC
+// (consecutive clusters land in different GPCs), as the H200's block scheduler places them (validation/microbench,
+// group gpc, gpc_map_c4 / gpc_map_c8 / gpc_clusters16 in validation/results/h200/smlat/smlat.json: clusters 0-7 of 4
+// on eight different GPCs, cluster 8 on the first one's next two TPCs). Without GPCs: SM order.
+std::vector<int> Simulator::cluster_launch_order(const Machine& m, std::int64_t cs) {
+  std::vector<int> order(static_cast<std::size_t>(m.sm_count));
+  std::iota(order.begin(), order.end(), 0);
+  if (m.gpc_sms.empty()) return order;
+  const std::vector<int> gpc = m.gpc_of_sms();
+  std::vector<int> pos(order.size());  // each SM's place within its GPC
+  std::vector<int> seen(m.gpc_count(), 0);
+  for (std::size_t s = 0; s < order.size(); ++s) pos[s] = seen[static_cast<std::size_t>(gpc[s])]++;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    const auto ra = pos[static_cast<std::size_t>(a)] / cs, rb = pos[static_cast<std::size_t>(b)] / cs;
+    return ra != rb ? ra < rb : gpc[static_cast<std::size_t>(a)] < gpc[static_cast<std::size_t>(b)];
+  });
+  return order;
+}
+
 bool Simulator::place_cluster(std::int64_t ci) {
   const auto& p = program_;
   std::int64_t cs = p.cluster_size();
   std::int64_t smem = p.smem_bytes() + machine_.smem_reserved_per_cta;
   // Least-loaded SMs first: the first wave spreads one CTA per SM. On ties, a plain launch follows the block
-  // scheduler's order (plain_launch_order); a cluster takes the first SMs in SM order that lie in one GPC (the first
-  // GPC to hold cs SMs that fit; machines without GPCs: any SMs).
+  // scheduler's order (plain_launch_order); a cluster takes the first cs SMs of one GPC in cluster_launch_order (the
+  // first GPC to hold cs SMs that fit; machines without GPCs: any SMs).
   std::vector<int> order = plain_order_;
-  if (cs != 1) std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return sms_[a].ctas < sms_[b].ctas; });
   std::vector<std::vector<int>> fits(gpcs_);  // per GPC: the SMs that fit, in order
   const std::vector<int>* chosen_in = nullptr;

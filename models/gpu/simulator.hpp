@@ -188,6 +188,7 @@ class Simulator : public sim::Handler {
   void try_launch();
   bool place_cluster(std::int64_t cluster_index);
   static std::vector<int> plain_launch_order(const Machine& m, std::int64_t ctas);
+  static std::vector<int> cluster_launch_order(const Machine& m, std::int64_t cs);
   std::uint32_t create_cta(std::int64_t cta_id, std::int64_t cluster, std::uint32_t cluster_slot, int rank, int sm);
   void warp_exit(std::uint32_t warp_id);
   void cta_exit(std::uint32_t cta_slot);
@@ -217,7 +218,7 @@ class Simulator : public sim::Handler {
   std::vector<std::uint32_t> free_clusters_;
   std::vector<SmResources> sms_;
   std::vector<int> gpc_of_sm_;  // per SM: its GPC (Machine::gpc_sms; all 0 without GPCs)
-  std::vector<int> plain_order_;  // the SMs in the order a plain launch (clusters of 1) fills them
+  std::vector<int> plain_order_;  // the SMs in the order the launch fills them (plain_launch_order; clusters: cluster_launch_order)
   std::size_t gpcs_ = 1;        // GPCs (1 without)
   std::int64_t num_clusters_ = 0;
   std::int64_t next_cluster_ = 0;  // next cluster to launch (or hand out through CLC)

@@ -100,6 +100,7 @@ CachedL2::CachedL2(Simulator& sim)
     partition_of_sm_.assign(n, 0);
     for (std::size_t i = 0; i < n; ++i) partition_of_sm_[i] = by_gpc ? gpc[i] >= half : 2 * i >= n;  // (gpc_of_sms has sm_count entries)
   }
+  if (sim.program().cluster_size() > 1 && m.gpc_count() >= 2) gpc_of_sm_ = m.gpc_of_sms();
   sharing_ = m.l2_processor_sharing != 0;
   link_.configure(static_cast<std::size_t>(m.sm_count), m.l2_bytes_per_cycle);
   start_warm(sim.options().warm_l2);
@@ -243,6 +244,18 @@ double CachedL2::outstanding(const InFlightRead& r, Cycle at) const {
   return span <= 0 || at.v <= r.start ? 1.0 : std::clamp((end - static_cast<double>(at.v)) / span, 0.0, 1.0);
 }
 
+// The CTAs whose reads combine at the near share: a plain launch's aligned blocks of l2_combine_block_ctas CTAs in launch
+// order (none when it is 0: a distinct group per CTA); a launch of clusters, the CTAs on the SMs of one GPC. Measured
+// on the H200 (validation/results/h200/clusteredge, clusters of 2 and 4 launched one after another in a 1D grid, pairs
+// of CTAs reading the same boxes): CTAs of different clusters combine 0.15-0.26 of the second reader's requests at 2-16
+// CTAs apart, inside an aligned block of 16 CTAs or not (the block rule would give 0.62), the other TPC of a cluster of 4
+// 0.61, and clusters 8 apart, which the GPU (as the model, cluster_launch_order) places in one GPC, 0.43.
+std::int64_t CachedL2::near_group(std::int64_t cta, std::uint32_t sm) const {
+  if (!gpc_of_sm_.empty()) return gpc_of_sm_[sm];
+  const std::int64_t block = sim_.machine().l2_combine_block_ctas;
+  return block > 0 ? cta / block : -1 - cta;
+}
+
 void CachedL2::complete(std::uint32_t target, std::uint64_t payload) {
   if (target == kArrive) return arrive(static_cast<std::uint32_t>(payload));
   if (payload != tick_) return;  // superseded by a later tick
@@ -346,6 +359,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   const Machine& m = sim_.machine();
   const isa::TensorDecl& t = sim_.program().tensors[static_cast<std::size_t>(a.tensor)];
   const int r = a.rank;
+  const std::int64_t near = near_group(a.cta, a.sm);  // the CTAs whose reads this one joins at the near share
   // The box's address (its tensor and origin): what the spread of its time draws by.
   std::uint64_t box = static_cast<std::uint64_t>(a.tensor) + 1;
   for (int i = 0; i < r; ++i) box = box * 0x9E3779B97F4A7C15ULL + static_cast<std::uint64_t>(a.at[static_cast<std::size_t>(i)]);
@@ -476,15 +490,15 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
             if (other != nullptr && joinable(*other, key, start, need) && other->cta != a.cta) {
               // Another CTA's read of every part this one needs is in flight: a share of this one's bytes reaches
               // the L2 with the requests of it still outstanding.
-              const bool near = other->in_block_of(a.cta, m.l2_combine_block_ctas);
-              const double share = (near ? m.l2_combine_near_share : m.l2_combine_far_share) * outstanding(*other, start);
+              const bool is_near = other->has_near(a.cta, near);
+              const double share = (is_near ? m.l2_combine_near_share : m.l2_combine_far_share) * outstanding(*other, start);
               const auto joined = static_cast<std::int64_t>(std::llround(static_cast<double>(bytes) * share));
               if (joined > 0) {
                 merged += joined;
                 join(*other);
                 bytes -= joined;
               }
-              other->add_joiner(a.cta);
+              other->add_joiner(a.cta, near);
             } else if (other != nullptr) {
               owned_.emplace_back(key, need);
             }
@@ -572,7 +586,7 @@ CachedL2::Plan CachedL2::plan(Cycle start, const TensorAccess& a) {
   written_ += written;
   Plan p;
   p.hit = hit, p.miss = miss, p.written = written, p.outside = outside;
-  p.box = box, p.group = group, p.me = me, p.cta = a.cta;
+  p.box = box, p.group = group, p.me = me, p.cta = a.cta, p.near = near;
   p.floor = merged_done;
   // Every SM's copy of what it reads crosses from the L2 to the SMs, whether its requests combined with others' or not:
   // the delivery rate bounds reads that share their requests (l2_delivery_bytes_per_cycle), shared round robin by the
@@ -694,7 +708,7 @@ void CachedL2::remember(const Plan& p, Cycle start, Cycle done, std::uint32_t jo
   }
   for (auto [key, parts] : owned_) {
     const std::size_t index = slot(key, kCtaReadBits);
-    cta_reads_[index] = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .cta = p.cta, .job = job, .gen = gen};
+    cta_reads_[index] = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .cta = p.cta, .near = p.near, .job = job, .gen = gen};
     if (job != kNoJob) jobs_[job].entries.emplace_back(false, index);
   }
 }

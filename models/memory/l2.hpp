@@ -134,7 +134,10 @@ class SingleQueueL2 : public MemoryHierarchy {
 // combine_block_fit). Not in the fit (though the idea of blocks came from them): chains of CTAs 8 and 12 apart walking
 // the same boxes on the H200 make 0.73 and 0.80 requests per delivered byte, as blocks of 16 give (the model 0.69 and
 // 0.77; the distance rule it replaced, "12 apart or less", 0.5: validation/results/h200/sharing). Tested after the fit: CTA pairs 8
-// apart combine 0.61 inside a block and 0.16 shifted across a block's edge on the H200 (validation/results/h200/blockedge). Chosen by SM id
+// apart combine 0.61 inside a block and 0.16 shifted across a block's edge on the H200 (validation/results/h200/blockedge).
+// In a launch of clusters the near share goes to CTAs on SMs of one GPC instead (near_group): there the H200's CTAs of
+// different clusters combine at the far share inside a block of 16 too, a cluster of 4's two TPCs and clusters in one
+// GPC near (validation/results/h200/clusteredge), as the GPU fills a plain launch's GPCs block by block. Chosen by SM id
 // rather than by CTA, non-TPC pairs combine 15-44 % and consecutive SM ids (TPCs of one GPC) hardly beyond their TPC
 // pairs (l2_smpairs_ncu.json): what predicts it is the CTAs' place in launch order
 // (validation/microbench/tools/combine_by_launch.py). The rest of the read's bytes are lookups of their own, of parts
@@ -207,7 +210,7 @@ class CachedL2 : public MemoryHierarchy {
     std::uint64_t box = 0;    // the box's address: what the spread of its time draws by
     std::int64_t group = 0;   // its SM's group (l2_combine_sms) and the SM's bit in it
     std::uint64_t me = 0;
-    std::int64_t cta = 0;
+    std::int64_t cta = 0, near = 0;  // its CTA and that CTA's near group
   };
   Plan plan(Cycle start, const TensorAccess& a);
   // The blocks a box read itself (plan's): the reads others may join, until `done`; `job`: its read while its end
@@ -236,6 +239,10 @@ class CachedL2 : public MemoryHierarchy {
     return partition_of_sm_.empty() ? key : key | (partition_of_sm_[static_cast<std::size_t>(sm)] ? kPartitionBit : 0);
   }
   std::vector<char> partition_of_sm_;  // l2_partitions 2: each SM's partition (0, 1); empty: one L2
+  // Which CTAs combine at the near share (near_group): in a launch of clusters on a machine with GPCs, those on SMs of
+  // one GPC (gpc_of_sm_); else those in one aligned block of l2_combine_block_ctas in launch order (gpc_of_sm_ empty).
+  std::vector<int> gpc_of_sm_;
+  std::int64_t near_group(std::int64_t cta, std::uint32_t sm) const;
   // The L2 at launch (RunOptions::warm_l2): every block of the program's tensors when they fit in it, else nothing.
   void start_warm(bool warm);
   std::int64_t footprint_ = 0;  // the program's tensors in whole blocks, bytes
@@ -277,24 +284,24 @@ class CachedL2 : public MemoryHierarchy {
     std::int64_t start = 0, until = -1, done = 0;
     std::uint64_t parts = 0;
     std::uint64_t sms = 0;  // the group table: the group's SMs on it (bit: SM id mod l2_combine_sms)
-    std::int64_t cta = -1;  // the CTA table: the CTA that issued it
-    // the CTA table: the last CTAs that joined it (a ring of n_joiners, next_joiner the oldest once full)
+    std::int64_t cta = -1;    // the CTA table: the CTA that issued it
+    std::int64_t near = -1;   // ... and its near group (CachedL2::near_group)
+    // the CTA table: the last CTAs that joined it and their near groups (a ring of n_joiners, next_joiner the oldest
+    // once full)
     std::array<std::int32_t, kJoiners> joiners{};
+    std::array<std::int64_t, kJoiners> joiner_near{};
     std::uint8_t n_joiners = 0, next_joiner = 0;
-    // Whether a CTA on the read (its issuer or a joiner other than `c`) lies in CTA `c`'s aligned block of `block`
-    // consecutive CTAs in launch order (the caller never asks about a read that `c` issued itself).
-    bool in_block_of(std::int64_t c, std::int64_t block) const {
-      if (block <= 0) return false;
-      const std::int64_t mine = c / block;
-      if (cta / block == mine) return true;
-      for (int i = 0; i < n_joiners; ++i) {
-        const std::int64_t j = joiners[static_cast<std::size_t>(i)];
-        if (j != c && j / block == mine) return true;
-      }
+    // Whether a CTA on the read (its issuer or a joiner other than `c`) is in near group `g`, CTA `c`'s (the caller
+    // never asks about a read that `c` issued itself).
+    bool has_near(std::int64_t c, std::int64_t g) const {
+      if (near == g) return true;
+      for (int i = 0; i < n_joiners; ++i)
+        if (joiners[static_cast<std::size_t>(i)] != c && joiner_near[static_cast<std::size_t>(i)] == g) return true;
       return false;
     }
-    void add_joiner(std::int64_t c) {
+    void add_joiner(std::int64_t c, std::int64_t g) {
       joiners[next_joiner] = static_cast<std::int32_t>(c);
+      joiner_near[next_joiner] = g;
       next_joiner = static_cast<std::uint8_t>((next_joiner + 1) % kJoiners);
       n_joiners = static_cast<std::uint8_t>(std::min(n_joiners + 1, kJoiners));
     }

@@ -829,6 +829,18 @@ std::int64_t joined(const models::Machine& m, const LoadSpans& t, std::int64_t f
   return 4 * static_cast<std::int64_t>(std::llround(4096 * (share * left)));
 }
 
+// Checks that CTA `second`'s read of the box CTA `first` read joined it at the near or the far share (joined).
+void check_pair_share(const models::Machine& m, const models::RunResult& r, const LoadSpans& t, int first, int second,
+                      bool near) {
+  INFO(problem(r));
+  REQUIRE(r.outcome == Outcome::kFinished);
+  const double share = near ? m.l2_combine_near_share : m.l2_combine_far_share;
+  const std::int64_t merged = joined(m, t, first, second, share);
+  CHECK(r.stats.l2_merged_bytes == merged);
+  CHECK(merged > 4 * static_cast<std::int64_t>(4096 * share * 0.9));
+  CHECK(merged <= 4 * std::llround(4096 * share));
+}
+
 // `ctas` CTAs read the same 16 KB box, CTA c `delay` x c cycles after CTA 0, on a machine without combining between
 // CTAs beyond their TPC, changed by `edit`, watched by `spans` when given. A plain launch on the H100 fills SMs
 // 124-131 first (the GPCs of one TPC: Simulator::plain_launch_order), so CTAs 2j and 2j + 1 (j < 4) share a TPC.
@@ -1053,6 +1065,51 @@ kernel k grid=(3,1,1) warps=1 {
   CHECK(slow.cycles - base.cycles >= 3000);
 }
 
+TEST_CASE("memory: in a launch of clusters the CTAs on SMs of one GPC combine at the near share, others at the far "
+          "share whatever their place in launch order",
+          "[memory]") {
+  // validation/results/h200/clusteredge: clusters of 2 and 4 launched one after another, pairs of CTAs reading the same
+  // boxes: other clusters 0.15-0.26 of the second reader's requests at 2-16 CTAs apart (in one aligned block of 16 or
+  // not), the other TPC of a cluster of 4 0.61, clusters 8 apart (one GPC) 0.43.
+  const models::Machine m = models::load_machine("h100-sxm");
+  REQUIRE(m.l2_combine_near_share > m.l2_combine_far_share);
+  REQUIRE(m.l2_combine_block_ctas > 4);
+  // CTAs `first` and `second` of a grid of clusters of `c` read the same 16 KB box, `second` 10 cycles later; the
+  // others read boxes of their own.
+  auto pair = [](int c, int first, int second, LoadSpans* spans) {
+    const int grid = (second / c + 1) * c;
+    const std::string text = fmt::format(R"(
+kernel k grid=({0},1,1) cluster=({1},1,1) warps=1 {{
+  mbarrier full count=1
+  smem s bytes=16384
+  tensor T dtype=bf16 shape=(8192, 64)
+  warp 0 w {{
+    elect {{
+      compute cycles=1 + (cta == {3}) * 10
+      arrive.expect_tx full tx=16384
+      tma.load T box=(128, 64) at=((cta != {2} && cta != {3}) * (cta + 1) * 128, 0) dst=s bar=full
+      wait full parity=0
+    }}
+  }}
+}}
+)",
+                                         grid, c, first, second);
+    return run_edited(text, {}, spans);
+  };
+  struct Case {
+    int cluster, first, second;
+    bool near;
+  };
+  // Clusters of 2: CTAs 0 and 2 (clusters 0 and 1: two GPCs, one block of 16 CTAs) far. Clusters of 4: CTAs 0 and 2
+  // (one cluster, its two TPCs) near; 0 and 4 (clusters 0 and 1) far; 0 and 32 (clusters 0 and 8: the H100's eight
+  // GPCs that hold four take clusters in turn, so cluster 8 is on GPC 0 again) near, beyond any block of 16.
+  for (const Case& k : {Case{2, 0, 2, false}, Case{4, 0, 2, true}, Case{4, 0, 4, false}, Case{4, 0, 32, true}}) {
+    CAPTURE(k.cluster, k.first, k.second);
+    LoadSpans t;
+    check_pair_share(m, pair(k.cluster, k.first, k.second, &t), t, k.first, k.second, k.near);
+  }
+}
+
 TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 with what of it is still outstanding for "
           "a share of its bytes, near when the two CTAs lie in one aligned block of consecutive CTAs", "[memory]") {
   models::Machine m = models::load_machine("h100-sxm");
@@ -1071,13 +1128,7 @@ TEST_CASE("memory: a read of a block another CTA has in flight reaches the L2 wi
     CAPTURE(p.first, p.second);
     LoadSpans t;
     auto r = pair_of(p.first, p.second, 10, {}, &t);
-    INFO(problem(r));
-    REQUIRE(r.outcome == Outcome::kFinished);
-    const double share = p.near ? m.l2_combine_near_share : m.l2_combine_far_share;
-    const std::int64_t merged = joined(m, t, p.first, p.second, share);
-    CHECK(r.stats.l2_merged_bytes == merged);
-    CHECK(merged > 4 * static_cast<std::int64_t>(4096 * share * 0.9));
-    CHECK(merged <= 4 * std::llround(4096 * share));
+    check_pair_share(m, r, t, p.first, p.second, p.near);
     // The rest of the second read is a lookup of its own, waiting for the first's data: no second HBM read.
     CHECK(r.stats.l2_hit_bytes == 16384);
     CHECK(r.stats.hbm_bytes == static_cast<std::int64_t>(p.second) * 16384);  // the shared box once, the others' own
@@ -1999,8 +2050,8 @@ std::map<std::int64_t, int> placed(const std::string& gpu, int grid, int cluster
 }  // namespace
 
 TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler does (the one-TPC GPCs, then the TPCs of "
-          "the GPCs in turn: one SM of each while the first wave fits, both SMs of as many as it needs), and a cluster "
-          "takes SMs of one GPC, lowest first",
+          "the GPCs in turn: one SM of each while the first wave fits, both SMs of as many as it needs), and clusters "
+          "take the GPCs in turn, each the next SMs of its GPC",
           "[memory]") {
   // The H200's GPCs in the machine file: 18, 18, 16, 16, 16, 16, 16, 8 SMs (62 TPCs), then four of one TPC
   // (SMs 124-131).
@@ -2062,11 +2113,68 @@ TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler doe
     for (const auto& [cta, sm] : placed("h200", 132, 1, odd)) used.insert(sm);
     CHECK(used.size() == 132);
   }
-  SECTION("clusters take the SMs of one GPC in SM order; without GPCs a plain launch fills the lowest SMs first") {
-    const auto pairs = placed("h200", 8, 2);
-    for (int c = 0; c < 8; ++c) CHECK(pairs.at(c) == c);
+  SECTION("clusters take the GPCs in turn, each cluster the next SMs of its GPC; without GPCs the lowest SMs first") {
+    // Clusters of 4: the eight GPCs that hold four (the one-TPC GPCs cannot) in turn, then the first GPC's next two
+    // TPCs, as the H200 placed them (gpc_map_c4 below).
+    const auto quads = placed("h200", 40, 4);
+    for (int k = 0; k < 8; ++k)
+      for (int r = 0; r < 4; ++r) CHECK(quads.at(4 * k + r) == firsts[k] + r);
+    for (int r = 0; r < 4; ++r) CHECK(quads.at(32 + r) == 4 + r);
+    // Clusters of 2: every GPC in turn, the one-TPC GPCs (SMs 124-131) too.
+    const auto pairs = placed("h200", 24, 2);
+    const int pair_firsts[] = {0, 18, 36, 52, 68, 84, 100, 116, 124, 126, 128, 130};
+    for (int k = 0; k < 12; ++k) CHECK(pairs.at(2 * k) == pair_firsts[k]);
+    CHECK(pairs.at(1) == 1);
     const auto flat = placed("h200", 10, 1, [](models::Machine& m) { m.gpc_sms.clear(); });
     for (int c = 0; c < 10; ++c) CHECK(flat.at(c) == c);
+    const auto flat_pairs = placed("h200", 8, 2, [](models::Machine& m) { m.gpc_sms.clear(); });
+    for (int c = 0; c < 8; ++c) CHECK(flat_pairs.at(c) == c);
+  }
+  SECTION("the H200's clusters of 4 and 8: consecutive clusters in different GPCs until every GPC that holds one has one") {
+    // validation/results/h200/smlat/smlat.json (group gpc): the SMs of every cluster of as many clusters of C as fit
+    // (gpc_map_c4, gpc_map_c8) and of one cluster of 16 per GPC that holds 16 (gpc_clusters16: each run of 16 SM ids
+    // is one GPC). A GPC is known by the run of 16 its SMs lie in (the SMs in none: the smaller GPCs, by TPC). Per
+    // C, the clusters before the first that shares a GPC with an earlier one, GPU and model.
+    std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h200/smlat/smlat.json");
+    REQUIRE(f.good());
+    const auto doc = nlohmann::json::parse(f);
+    std::map<std::string, std::vector<int>> ids;
+    for (const auto& m : doc.at("measurements")) {
+      const std::string name = m.at("name");
+      if (name.rfind("gpc_map_c", 0) != 0 && name.rfind("gpc_clusters16_", 0) != 0) continue;
+      std::stringstream list(m.at("params").at("smids").get<std::string>());
+      for (std::string id; std::getline(list, id, ',');) ids[name.substr(0, name.find("_pair"))].push_back(std::stoi(id));
+    }
+    REQUIRE(ids.count("gpc_clusters16") == 1);
+    std::map<int, int> gpc_of;  // GPU SM id -> GPC (runs of 16; other SMs: 100 + their TPC)
+    for (std::size_t i = 0; i < ids["gpc_clusters16"].size(); ++i) gpc_of[ids["gpc_clusters16"][i]] = static_cast<int>(i / 16);
+    auto gpu_gpc = [&](int sm) { return gpc_of.count(sm) ? gpc_of[sm] : 100 + sm / 2; };
+    auto distinct_run = [](const std::vector<int>& gpcs) {  // clusters before the first repeat of a GPC
+      std::set<int> seen;
+      int n = 0;
+      for (int g : gpcs) {
+        if (!seen.insert(g).second) break;
+        ++n;
+      }
+      return n;
+    };
+    const models::Machine h200 = models::load_machine("h200");
+    const auto model_gpc = h200.gpc_of_sms();
+    for (int c : {4, 8}) {
+      const auto& gpu = ids["gpc_map_c" + std::to_string(c)];
+      REQUIRE(gpu.size() >= static_cast<std::size_t>(4 * c));
+      std::vector<int> gpu_gpcs, model_gpcs;
+      for (std::size_t k = 0; k + c <= gpu.size(); k += c) gpu_gpcs.push_back(gpu_gpc(gpu[k]));
+      const auto model = placed("h200", static_cast<int>(gpu.size()), c);
+      for (std::size_t k = 0; k < gpu.size(); k += c) model_gpcs.push_back(model_gpc[static_cast<std::size_t>(model.at(static_cast<std::int64_t>(k)))]);
+      INFO("clusters of " << c);
+      CHECK(distinct_run(model_gpcs) == distinct_run(gpu_gpcs));
+      CHECK(distinct_run(model_gpcs) >= 7);  // not GPC after GPC: the old rule put clusters 0-3 of 4 in GPC 0
+      // Every GPC's clusters sit on its SMs in order: the model's cluster k + (that run) continues cluster k's GPC.
+      const auto n = static_cast<std::size_t>(distinct_run(model_gpcs));
+      CHECK(model_gpcs[n] == model_gpcs[0]);
+      CHECK(gpu_gpcs[n] == gpu_gpcs[0]);
+    }
   }
 }
 

@@ -414,13 +414,14 @@ COMBINE_CLOCK_MHZ = 1980
 SHARED_MIB = {}
 
 
-def combined(r, pattern, delay_ns=0, dist=4, off=0):
+def combined(r, pattern, delay_ns=0, dist=4, off=0, cluster=1):
     """k_ring of the L2 request-combining measurements (l2_combine_*: every SM reads 8 MiB of 32 KB boxes, 6 in
     flight, from a cold L2; pairs of CTAs read the same boxes, the second delay_ns later): the share of the box
     bytes that reached the L2 as requests of their own, 1 - merged / loaded. The GPU's figure is its L2 requests
     per delivered byte over those of no sharing at all (l2_combine_none: 1.25)."""
     defs = {"PATTERN": pattern, "DELAY": round(delay_ns * COMBINE_CLOCK_MHZ / 1000), **({"DIST": dist} if pattern in (3, 4) else {}),
-            **({"OFF": off} if off else {})}
+            **({"OFF": off} if off else {}),
+            **({"CLUSTER": cluster, "CTAS": 132 - 132 % cluster if cluster < 4 else 120} if cluster > 1 else {})}
     return merged_share(r, "tma_combine_lag", defs)
 
 
@@ -673,6 +674,12 @@ def rows():
     for d, off in ((2, 0), (8, 0), (8, 8), (12, 0), (12, 4)):
         add(f"combine_edge_dist{d}_off{off}", lambda r, d=d, off=off: combined(r, 3, 0, d, off),
             f"tma_combine_lag PATTERN=3 DIST={d} OFF={off}, 1 - merged / loaded bytes")
+    # The same pairs in a launch of clusters of 2 and 4 (the H200's clusteredge group, Nsight Compute:
+    # validation/results/h200/clusteredge/l2_cedge_ncu.json, requests per delivered byte over l2_cedge_c*_none's)
+    for c, d, off in ((2, 1, 0), (2, 2, 0), (2, 8, 0), (2, 8, 8), (2, 16, 0), (4, 1, 0), (4, 2, 0), (4, 4, 0), (4, 8, 0),
+                      (4, 16, 0), (4, 32, 0)):
+        add(f"combine_cedge_c{c}_dist{d}_off{off}", lambda r, c=c, d=d, off=off: combined(r, 3, 0, d, off, c),
+            f"tma_combine_lag PATTERN=3 DIST={d} OFF={off} CLUSTER={c}, 1 - merged / loaded bytes")
     # Many SMs reading the same data at once: groups of G consecutive CTAs from HBM (hierarchy.json's
     # hier_l2_sharing_bw_group*, GB/s of all bytes delivered; the H100's requests per delivered byte over group 1's in
     # l2_coalescing_ncu.json, combine_group*), and every SM walking the same boxes of an L2-resident tensor in 1, 4 or 16
@@ -1062,6 +1069,10 @@ def main():
                               "median": row["sm_requests_over_delivered"]} for row in json.load(f)["rows"]]
     measurements += [m for m in ncu_shares(os.path.join(here, "blockedge", "l2_edge_ncu.json"), "l2_edge_", "combine_edge_")
                      if m["name"] != "combine_edge_none"]
+    for c in (2, 4):
+        measurements += [m for m in ncu_shares(os.path.join(here, "clusteredge", "l2_cedge_ncu.json"), f"l2_cedge_c{c}_",
+                                               f"combine_cedge_c{c}_")
+                         if m["name"] != f"combine_cedge_c{c}_none"]
     path = os.path.join(here, "l2_coalescing_ncu.json")
     if os.path.exists(path):
         with open(path) as f:

@@ -245,15 +245,16 @@ double CachedL2::outstanding(const InFlightRead& r, Cycle at) const {
 }
 
 // The CTAs whose reads combine at the near share: a plain launch's aligned blocks of l2_combine_block_ctas CTAs in launch
-// order (none when it is 0: a distinct group per CTA); a launch of clusters, the CTAs on the SMs of one GPC. Measured
+// order; a launch of clusters, the CTAs on the SMs of one GPC (none in either when l2_combine_block_ctas is 0: a
+// distinct group per CTA). Measured
 // on the H200 (validation/results/h200/clusteredge, clusters of 2 and 4 launched one after another in a 1D grid, pairs
 // of CTAs reading the same boxes): CTAs of different clusters combine 0.15-0.26 of the second reader's requests at 2-16
 // CTAs apart, inside an aligned block of 16 CTAs or not (the block rule would give 0.62), the other TPC of a cluster of 4
 // 0.61, and clusters 8 apart, which the GPU (as the model, cluster_launch_order) places in one GPC, 0.43.
 std::int64_t CachedL2::near_group(std::int64_t cta, std::uint32_t sm) const {
-  if (!gpc_of_sm_.empty()) return gpc_of_sm_[sm];
   const std::int64_t block = sim_.machine().l2_combine_block_ctas;
-  return block > 0 ? cta / block : -1 - cta;
+  if (block <= 0) return -1 - cta;  // no near pairs at all (a what-if machine)
+  return gpc_of_sm_.empty() ? cta / block : gpc_of_sm_[sm];
 }
 
 void CachedL2::complete(std::uint32_t target, std::uint64_t payload) {
@@ -708,7 +709,7 @@ void CachedL2::remember(const Plan& p, Cycle start, Cycle done, std::uint32_t jo
   }
   for (auto [key, parts] : owned_) {
     const std::size_t index = slot(key, kCtaReadBits);
-    cta_reads_[index] = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .cta = p.cta, .near = p.near, .job = job, .gen = gen};
+    cta_reads_[index] = InFlightRead{.key = key, .start = start.v, .until = until, .done = done.v, .parts = parts, .cta = p.cta, .near = static_cast<std::int32_t>(p.near), .job = job, .gen = gen};
     if (job != kNoJob) jobs_[job].entries.emplace_back(false, index);
   }
 }

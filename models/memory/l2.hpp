@@ -285,23 +285,24 @@ class CachedL2 : public MemoryHierarchy {
     std::uint64_t parts = 0;
     std::uint64_t sms = 0;  // the group table: the group's SMs on it (bit: SM id mod l2_combine_sms)
     std::int64_t cta = -1;    // the CTA table: the CTA that issued it
-    std::int64_t near = -1;   // ... and its near group (CachedL2::near_group)
+    std::int32_t near = -1;   // ... and its near group (CachedL2::near_group; 32 bits as the joiners' CTAs)
     // the CTA table: the last CTAs that joined it and their near groups (a ring of n_joiners, next_joiner the oldest
     // once full)
     std::array<std::int32_t, kJoiners> joiners{};
-    std::array<std::int64_t, kJoiners> joiner_near{};
+    std::array<std::int32_t, kJoiners> joiner_near{};
     std::uint8_t n_joiners = 0, next_joiner = 0;
     // Whether a CTA on the read (its issuer or a joiner other than `c`) is in near group `g`, CTA `c`'s (the caller
     // never asks about a read that `c` issued itself).
     bool has_near(std::int64_t c, std::int64_t g) const {
-      if (near == g) return true;
+      if (near == static_cast<std::int32_t>(g)) return true;
       for (int i = 0; i < n_joiners; ++i)
-        if (joiners[static_cast<std::size_t>(i)] != c && joiner_near[static_cast<std::size_t>(i)] == g) return true;
+        if (joiners[static_cast<std::size_t>(i)] != c && joiner_near[static_cast<std::size_t>(i)] == static_cast<std::int32_t>(g))
+          return true;
       return false;
     }
     void add_joiner(std::int64_t c, std::int64_t g) {
       joiners[next_joiner] = static_cast<std::int32_t>(c);
-      joiner_near[next_joiner] = g;
+      joiner_near[next_joiner] = static_cast<std::int32_t>(g);
       next_joiner = static_cast<std::uint8_t>((next_joiner + 1) % kJoiners);
       n_joiners = static_cast<std::uint8_t>(std::min(n_joiners + 1, kJoiners));
     }

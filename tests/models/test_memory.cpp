@@ -2141,7 +2141,9 @@ TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler doe
     std::map<std::string, std::vector<int>> ids;
     for (const auto& m : doc.at("measurements")) {
       const std::string name = m.at("name");
-      if (name.rfind("gpc_map_c", 0) != 0 && name.rfind("gpc_clusters16_", 0) != 0) continue;
+      if ((name.rfind("gpc_map_c", 0) != 0 && name.rfind("gpc_clusters16_", 0) != 0) || name.size() < 3 ||
+          name.compare(name.size() - 3, 3, "_bw") != 0)
+        continue;
       std::stringstream list(m.at("params").at("smids").get<std::string>());
       for (std::string id; std::getline(list, id, ',');) ids[name.substr(0, name.find("_pair"))].push_back(std::stoi(id));
     }
@@ -2172,6 +2174,8 @@ TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler doe
       CHECK(distinct_run(model_gpcs) >= 7);  // not GPC after GPC: the old rule put clusters 0-3 of 4 in GPC 0
       // Every GPC's clusters sit on its SMs in order: the model's cluster k + (that run) continues cluster k's GPC.
       const auto n = static_cast<std::size_t>(distinct_run(model_gpcs));
+      REQUIRE(n < model_gpcs.size());
+      REQUIRE(n < gpu_gpcs.size());
       CHECK(model_gpcs[n] == model_gpcs[0]);
       CHECK(gpu_gpcs[n] == gpu_gpcs[0]);
     }

@@ -79,6 +79,9 @@ def main():
         out[path] = {"what": label, "sm_clock_mhz": d.get("sm_clock_mhz"),
                      "ctas": {c: {"sm": sm, "gpc": gpc.get(sm, "rest"), "tile_start_ns": ts} for c, (sm, ts) in starts.items()}}
         tiles = len(next(iter(starts.values()))[1])
+        if tiles < 2:
+            print("  one tile per CTA: no drift to show")
+            continue
         last = None
         for j in range(1, tiles):
             offs = {c: ts[j] - ts[0] for c, (sm, ts) in starts.items() if ts[j] is not None and ts[0] is not None}
@@ -91,6 +94,8 @@ def main():
                   f"{statistics.pstdev(offs.values()):.0f}")
             last = (mean, by)
         mean, by = last
+        if mean <= 0:
+            continue
         print("  at the last tile, each GPC behind the mean by (share of the time elapsed), and its rate in the microbenchmark:")
         cases = sorted(rates)
         print("    GPC   SMs  behind    " + "  ".join(f"{c:>16}" for c in cases))

@@ -87,8 +87,8 @@ Simulator::Simulator(const isa::Program& program, const Machine& machine, const 
   // machine without GPCs is one GPC of all its SMs.
   gpc_of_sm_ = machine_.gpc_of_sms();
   gpcs_ = machine_.gpc_count();
-  plain_order_ = plain_launch_order(machine_, program_.num_ctas());
-  if (program_.cluster_size() != 1) plain_order_ = cluster_launch_order(machine_, program_.cluster_size());
+  plain_order_ = program_.cluster_size() == 1 ? plain_launch_order(machine_, program_.num_ctas())
+                                              : cluster_launch_order(machine_, program_.cluster_size());
   sm_used_.assign(machine_.sm_count, false);
   sm_ctas_.assign(machine_.sm_count, 0);
   num_clusters_ = program_.num_ctas() / program_.cluster_size();

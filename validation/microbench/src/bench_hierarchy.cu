@@ -1493,6 +1493,17 @@ void bench_l2_combine(Ctx& c) {
   }
 }
 
+// The per-CTA tables of a ring whose CTA pairs d apart, in runs of 2d from CTA `off`, read the same data (dist_pair;
+// d = 0: every CTA its own), each CTA's data `iters` boxes long, all starting together.
+void pair_tables(RingCfg& cfg, int d, int off, int iters) {
+  for (int k = 0; k < cfg.ncta; ++k) {
+    long long second = 0;
+    cfg.start.push_back((d == 0 ? k : dist_pair(k, d, off, cfg.ncta, &second)) * iters);
+    cfg.stride.push_back(1);
+    cfg.delay_ns.push_back(0);
+  }
+}
+
 // Group "blockedge": do CTA pairs combine by their distance in launch order or by aligned blocks of 16 CTAs? Pairs
 // d CTAs apart as in "combine" (dist{d}: runs of 2d CTAs from CTA 0, for d = 8 every pair inside an aligned block of
 // 16, for d = 12 a third) and the same pairs shifted by `off` CTAs (dist{d}_off{off}: runs from CTA off; d = 8, off 8
@@ -1508,12 +1519,7 @@ void bench_l2_block_edge(Ctx& c) {
   };
   for (const Case& cs : {Case{0, 0}, Case{2, 0}, Case{8, 0}, Case{8, 8}, Case{12, 0}, Case{12, 4}}) {
     RingCfg cfg = rig.cfg(n);
-    for (int k = 0; k < n; ++k) {
-      long long second = 0;
-      cfg.start.push_back((cs.d == 0 ? k : dist_pair(k, cs.d, cs.off, n, &second)) * rig.iters);
-      cfg.stride.push_back(1);
-      cfg.delay_ns.push_back(0);
-    }
+    pair_tables(cfg, cs.d, cs.off, rig.iters);
     const long long distinct = distinct_values(cfg.start);
     RingOut o = run_ring(c, cfg, rig.rb);
     JObj p;
@@ -1554,12 +1560,7 @@ void bench_l2_cluster_edge(Ctx& c) {
     }
     RingCfg cfg = rig.cfg(std::min(n / cs.cluster, fit) * cs.cluster);
     cfg.cluster = cs.cluster;
-    for (int k = 0; k < cfg.ncta; ++k) {
-      long long second = 0;
-      cfg.start.push_back((cs.d == 0 ? k : dist_pair(k, cs.d, cs.off, cfg.ncta, &second)) * rig.iters);
-      cfg.stride.push_back(1);
-      cfg.delay_ns.push_back(0);
-    }
+    pair_tables(cfg, cs.d, cs.off, rig.iters);
     const long long distinct = distinct_values(cfg.start);
     RingOut o = run_ring(c, cfg, rig.rb);
     JObj p;

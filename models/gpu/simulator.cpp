@@ -252,9 +252,14 @@ std::vector<int> Simulator::cluster_launch_order(const Machine& m, std::int64_t 
   std::vector<int> pos(order.size());  // each SM's place within its GPC
   std::vector<int> seen(m.gpc_count(), 0);
   for (std::size_t s = 0; s < order.size(); ++s) pos[s] = seen[static_cast<std::size_t>(gpc[s])]++;
+  // Round by round (a round: one cluster on every GPC that holds one more), the GPCs of one TPC first in their round
+  // (they hold only clusters of 1 or 2): the H200 put its first four clusters of 2 on SMs 124-131 and the next
+  // eight on the eight larger GPCs in turn (validation/results/h200/multicast_gemm6.json, the rows' smids).
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     const auto ra = pos[static_cast<std::size_t>(a)] / cs, rb = pos[static_cast<std::size_t>(b)] / cs;
-    return ra != rb ? ra < rb : gpc[static_cast<std::size_t>(a)] < gpc[static_cast<std::size_t>(b)];
+    const int ga = gpc[static_cast<std::size_t>(a)], gb = gpc[static_cast<std::size_t>(b)];
+    const bool la = !m.one_tpc_gpc(static_cast<std::size_t>(ga)), lb = !m.one_tpc_gpc(static_cast<std::size_t>(gb));
+    return ra != rb ? ra < rb : la != lb ? lb : ga < gb;
   });
   return order;
 }

@@ -2120,11 +2120,13 @@ TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler doe
     for (int k = 0; k < 8; ++k)
       for (int r = 0; r < 4; ++r) CHECK(quads.at(4 * k + r) == firsts[k] + r);
     for (int r = 0; r < 4; ++r) CHECK(quads.at(32 + r) == 4 + r);
-    // Clusters of 2: every GPC in turn, the one-TPC GPCs (SMs 124-131) too.
-    const auto pairs = placed("h200", 24, 2);
-    const int pair_firsts[] = {0, 18, 36, 52, 68, 84, 100, 116, 124, 126, 128, 130};
-    for (int k = 0; k < 12; ++k) CHECK(pairs.at(2 * k) == pair_firsts[k]);
-    CHECK(pairs.at(1) == 1);
+    // Clusters of 2: the one-TPC GPCs (SMs 124-131) first, then the eight larger GPCs in turn, then again from the
+    // first (its second TPC).
+    const auto pairs = placed("h200", 26, 2);
+    const int pair_firsts[] = {124, 126, 128, 130, 0, 18, 36, 52, 68, 84, 100, 116, 2};
+    for (int k = 0; k < 13; ++k) CHECK(pairs.at(2 * k) == pair_firsts[k]);
+    CHECK(pairs.at(1) == 125);
+    CHECK(pairs.at(9) == 1);
     const auto flat = placed("h200", 10, 1, [](models::Machine& m) { m.gpc_sms.clear(); });
     for (int c = 0; c < 10; ++c) CHECK(flat.at(c) == c);
     const auto flat_pairs = placed("h200", 8, 2, [](models::Machine& m) { m.gpc_sms.clear(); });
@@ -2179,6 +2181,40 @@ TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler doe
       CHECK(model_gpcs[n] == model_gpcs[0]);
       CHECK(gpu_gpcs[n] == gpu_gpcs[0]);
     }
+  }
+  SECTION("the H200's clusters of 2: the first four on SMs 124-131, the next eight on eight GPCs, the next back on the "
+          "GPC of the fifth") {
+    // validation/results/h200/multicast_gemm6.json: 60 clusters of 2 (the SM ids in CTA order). Among SMs 0-63 a TPC t
+    // lies in GPC t mod 8 (gpc_map_c8 above); the GPU put clusters 4-19 there.
+    std::ifstream f(std::string(SMPIPE_SOURCE_DIR) + "/validation/results/h200/multicast_gemm6.json");
+    REQUIRE(f.good());
+    const auto doc = nlohmann::json::parse(f);
+    std::vector<int> gpu;
+    for (const auto& m : doc.at("measurements")) {
+      const std::string name = m.at("name");
+      if (name.find("_c2_ctas120_") == std::string::npos || !m.at("params").contains("smids")) continue;
+      std::stringstream list(m.at("params").at("smids").get<std::string>());
+      for (std::string id; std::getline(list, id, ',');) gpu.push_back(std::stoi(id));
+      break;
+    }
+    REQUIRE(gpu.size() == 120);
+    for (int k = 0; k < 4; ++k) CHECK(gpu[static_cast<std::size_t>(2 * k)] >= 124);
+    std::set<int> gpu_gpcs;
+    for (int k = 4; k < 12; ++k) {
+      REQUIRE(gpu[static_cast<std::size_t>(2 * k)] < 64);
+      gpu_gpcs.insert(gpu[static_cast<std::size_t>(2 * k)] / 2 % 8);
+    }
+    CHECK(gpu_gpcs.size() == 8);
+    CHECK(gpu[24] / 2 % 8 == gpu[8] / 2 % 8);
+    // The model: the same, in its own SM numbering (SMs 124-131 are its one-TPC GPCs there too).
+    const models::Machine h200 = models::load_machine("h200");
+    const auto model_gpc = h200.gpc_of_sms();
+    const auto model = placed("h200", 120, 2);
+    for (int k = 0; k < 4; ++k) CHECK(model.at(2 * k) >= 124);
+    std::set<int> model_gpcs;
+    for (int k = 4; k < 12; ++k) model_gpcs.insert(model_gpc[static_cast<std::size_t>(model.at(2 * k))]);
+    CHECK(model_gpcs.size() == 8);
+    CHECK(model_gpc[static_cast<std::size_t>(model.at(24))] == model_gpc[static_cast<std::size_t>(model.at(8))]);
   }
 }
 

@@ -414,6 +414,11 @@ COMBINE_CLOCK_MHZ = 1980
 SHARED_MIB = {}
 
 
+# The CTAs of as many clusters of C as fit at once on the H200 (cudaOccupancyMaxActiveClusters x C, one CTA per SM:
+# validation/results/h200/smlat/smlat.json, gpc_max_active_clusters_c*): the grids of the GPU's cluster rows.
+CLUSTER_CTAS = {1: 132, 2: 132, 3: 117, 4: 120, 6: 102, 8: 120, 12: 84, 16: 112}
+
+
 def combined(r, pattern, delay_ns=0, dist=4, off=0, cluster=1):
     """k_ring of the L2 request-combining measurements (l2_combine_*: every SM reads 8 MiB of 32 KB boxes, 6 in
     flight, from a cold L2; pairs of CTAs read the same boxes, the second delay_ns later): the share of the box
@@ -421,7 +426,7 @@ def combined(r, pattern, delay_ns=0, dist=4, off=0, cluster=1):
     per delivered byte over those of no sharing at all (l2_combine_none: 1.25)."""
     defs = {"PATTERN": pattern, "DELAY": round(delay_ns * COMBINE_CLOCK_MHZ / 1000), **({"DIST": dist} if pattern in (3, 4) else {}),
             **({"OFF": off} if off else {}),
-            **({"CLUSTER": cluster, "CTAS": 132 - 132 % cluster if cluster < 4 else 120} if cluster > 1 else {})}
+            **({"CLUSTER": cluster, "CTAS": CLUSTER_CTAS[cluster]} if cluster > 1 else {})}
     return merged_share(r, "tma_combine_lag", defs)
 
 
@@ -448,7 +453,7 @@ def multicast(r, kb, c, mcast, hbm):
     """k_mcast (bench_multicast.cu): every SM in clusters of c keeps 4 stages of c boxes of kb KB in flight, each box
     loaded by its CTA (unicast) or by one rank for the whole cluster (multicast); GB/s landed in all CTAs' smem over
     the stages between n and 2n per CTA (n: one pass over the warm 8 MiB tensor, or half of the 8 MiB HBM stream)."""
-    ctas = 132 if c < 4 else 120  # the GPU's grid: clusters of 4 fit 30 at once
+    ctas = CLUSTER_CTAS[c]  # the GPU's grid: as many clusters as fit at once
     n = (8 << 20) // (c * kb * 1024) // (2 if hbm else 1)
     defs = {"ROWS": kb * 8, "C": c, "MCAST": int(mcast), "HBM": hbm, "CTAS": ctas}
     return gbs(r, "tma_multicast", n, ctas * c * kb * 1024, defs)

@@ -258,8 +258,8 @@ std::vector<int> Simulator::cluster_launch_order(const Machine& m, std::int64_t 
   std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
     const auto ra = pos[static_cast<std::size_t>(a)] / cs, rb = pos[static_cast<std::size_t>(b)] / cs;
     const int ga = gpc[static_cast<std::size_t>(a)], gb = gpc[static_cast<std::size_t>(b)];
-    const bool la = !m.one_tpc_gpc(static_cast<std::size_t>(ga)), lb = !m.one_tpc_gpc(static_cast<std::size_t>(gb));
-    return ra != rb ? ra < rb : la != lb ? lb : ga < gb;
+    const bool sa = m.one_tpc_gpc(static_cast<std::size_t>(ga)), sb = m.one_tpc_gpc(static_cast<std::size_t>(gb));
+    return ra != rb ? ra < rb : sa != sb ? sa : ga < gb;
   });
   return order;
 }

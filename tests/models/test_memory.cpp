@@ -2036,6 +2036,14 @@ class CtaSms : public models::Observer {
   std::map<std::int64_t, int> sm;
 };
 
+// A measurement's `smids` parameter (the SM of each CTA, comma-separated) as numbers.
+std::vector<int> smid_list(const nlohmann::json& measurement) {
+  std::vector<int> ids;
+  std::stringstream list(measurement.at("params").at("smids").get<std::string>());
+  for (std::string id; std::getline(list, id, ',');) ids.push_back(std::stoi(id));
+  return ids;
+}
+
 std::map<std::int64_t, int> placed(const std::string& gpu, int grid, int cluster, const std::function<void(models::Machine&)>& edit = {}) {
   models::Machine m = models::load_machine(gpu);
   if (edit) edit(m);
@@ -2146,8 +2154,7 @@ TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler doe
       if ((name.rfind("gpc_map_c", 0) != 0 && name.rfind("gpc_clusters16_", 0) != 0) || name.size() < 3 ||
           name.compare(name.size() - 3, 3, "_bw") != 0)
         continue;
-      std::stringstream list(m.at("params").at("smids").get<std::string>());
-      for (std::string id; std::getline(list, id, ',');) ids[name.substr(0, name.find("_pair"))].push_back(std::stoi(id));
+      ids[name.substr(0, name.find("_pair"))] = smid_list(m);
     }
     REQUIRE(ids.count("gpc_clusters16") == 1);
     std::map<int, int> gpc_of;  // GPU SM id -> GPC (runs of 16; other SMs: 100 + their TPC)
@@ -2193,8 +2200,7 @@ TEST_CASE("launch: a plain launch fills the SMs as the GPU's block scheduler doe
     for (const auto& m : doc.at("measurements")) {
       const std::string name = m.at("name");
       if (name.find("_c2_ctas120_") == std::string::npos || !m.at("params").contains("smids")) continue;
-      std::stringstream list(m.at("params").at("smids").get<std::string>());
-      for (std::string id; std::getline(list, id, ',');) gpu.push_back(std::stoi(id));
+      gpu = smid_list(m);
       break;
     }
     REQUIRE(gpu.size() == 120);
@@ -2232,9 +2238,7 @@ TEST_CASE("launch: the plain-launch placement doubles up as many TPCs as the H20
     const std::string name = m.at("name");
     if (name.rfind("gpc_order_", 0) != 0 || name.find("_latency") == std::string::npos) continue;
     const int k = m.at("params").at("ctas");
-    std::vector<int> gpu;
-    std::stringstream ids(m.at("params").at("smids").get<std::string>());
-    for (std::string id; std::getline(ids, id, ',');) gpu.push_back(std::stoi(id));
+    const std::vector<int> gpu = smid_list(m);
     REQUIRE(static_cast<int>(gpu.size()) == k);
     const auto model = placed("h200", k, 1);
     auto doubled = [](const std::vector<int>& sms) {

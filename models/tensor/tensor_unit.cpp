@@ -193,7 +193,17 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
   if (wg.arrived < isa::kWarpsPerWarpgroup) return ctx.blocked();
   Cycle now = sim_.now();
   Cycle resume = now + Cycle(m.op_issue_cycles);
-  if (d.kind == OpKind::kWgmma) {
+  if (d.kind == OpKind::kWgmmaFence) {
+    wg.fenced = true;
+  } else if (d.kind == OpKind::kWgmma) {
+    // PTX ISA (wgmma.fence): the warps of a warpgroup must execute wgmma.fence before its first wgmma.mma_async (it
+    // orders their earlier register accesses before the wgmma's; registers are not modelled, so only the first
+    // wgmma is checked).
+    if (!wg.fenced)
+      ctx.ub("wgmma without wgmma.fence",
+             fmt::format("warpgroup {} issues '{}' (line {}) without a wgmma.fence before it: PTX requires the warpgroup to execute "
+                         "wgmma.fence before its first wgmma.mma_async (and after touching the registers a wgmma uses)",
+                         wg_index, d.text, d.loc.line));
     proxy_->check_async_read(ctx, Attr::kA, wg.waiting);
     proxy_->check_async_read(ctx, Attr::kB, wg.waiting);
     // One MMA of the warpgroup reads the operands until a covering wgmma.wait (of any of its warps).

@@ -60,6 +60,8 @@ class TensorUnit : public Unit {
     std::vector<Cycle> groups;  // committed wgmma groups: completion
     Cycle open_done{0};
     bool open_nonempty = false;
+    // Whether the warpgroup has executed a wgmma.fence (PTX ISA: one must precede its first wgmma.mma_async).
+    bool fenced = false;
     // The operand reads in flight (hazard checks): (warp id, part), per committed group and in the open one.
     HazardUnit::Groups reads;
   };

@@ -201,6 +201,26 @@ TEST_CASE("wgmma is warpgroup-collective", "[semantics][wgmma]") {
   CHECK(title(run_text(exits)) == "warpgroup op without all its warps");
 }
 
+TEST_CASE("a warpgroup's first wgmma needs a wgmma.fence before it", "[semantics][wgmma]") {
+  // PTX ISA, wgmma.fence: it must be executed before the first wgmma.mma_async of a warpgroup. Both sides: no fence at
+  // all, and the fence only after the first wgmma, are undefined behaviour; one fence before it (and none before the
+  // second, which registers the model does not track would need only when touched) is fine.
+  auto prog = [](const char* body) {
+    return fmt::format("kernel k warps=8 {{\n smem a bytes=16K\n warpgroup 1 m {{\n{}\n }}\n}}\n", body);
+  };
+  const char* mma = " wgmma m64n64k16 dtype=bf16 a=a b=a\n wgmma.commit\n wgmma.wait 0\n";
+  auto none = run_text(prog(mma));
+  REQUIRE(none.outcome == Outcome::kUndefined);
+  CHECK(title(none) == "wgmma without wgmma.fence");
+  CHECK_THAT(none.diagnosis->message, Catch::Contains("warpgroup 1") && Catch::Contains("line 4"));
+  CHECK(none.diagnosis->loc.line == 4);
+  auto late = run_text(prog((std::string(mma) + " wgmma.fence\n" + mma).c_str()));
+  REQUIRE(late.outcome == Outcome::kUndefined);
+  CHECK(title(late) == "wgmma without wgmma.fence");
+  auto fenced = run_text(prog((std::string(" wgmma.fence\n") + mma + mma).c_str()));
+  CHECK(fenced.outcome == Outcome::kFinished);
+}
+
 TEST_CASE("two warpgroups share the SM tensor pipe", "[semantics][wgmma]") {
   auto prog = [](int groups) {
     return fmt::format(R"(

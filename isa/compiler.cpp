@@ -23,6 +23,50 @@ namespace {
 
 [[noreturn]] void fail(const SourceLoc& loc, const std::string& msg) { throw InputError(loc, msg); }
 
+// The first occurrence of variable `name` in `block`, in source order (a statement's expressions before what it
+// assigns): a read (kRead, at `loc`), an assignment (kWrite), or none.
+enum class FirstUse : std::uint8_t { kNone, kRead, kWrite };
+FirstUse first_use(const Expr& e, const std::string& name, SourceLoc& loc) {
+  if (e.kind == Expr::Kind::kName && e.name == name) {
+    loc = e.loc;
+    return FirstUse::kRead;
+  }
+  for (const Expr& a : e.args)
+    if (FirstUse u = first_use(a, name, loc); u != FirstUse::kNone) return u;
+  return FirstUse::kNone;
+}
+FirstUse first_use(const Block& block, const std::string& name, SourceLoc& loc) {
+  for (const Stmt& s : block) {
+    for (const Expr& e : s.exprs)
+      if (FirstUse u = first_use(e, name, loc); u != FirstUse::kNone) return u;
+    for (const Operand& o : s.operands)
+      for (const Expr& e : o.values)
+        if (FirstUse u = first_use(e, name, loc); u != FirstUse::kNone) return u;
+    bool assigns = (s.kind == Stmt::Kind::kLet || s.kind == Stmt::Kind::kFor) && s.name == name;
+    for (const auto& r : s.results) assigns = assigns || r.first == name;
+    if (assigns) return FirstUse::kWrite;
+    for (const Block* b : {&s.body, &s.else_body})
+      if (FirstUse u = first_use(*b, name, loc); u != FirstUse::kNone) return u;
+  }
+  return FirstUse::kNone;
+}
+
+// A proc's results must be assigned by its body before they are read: the body sees them from its start (so that a
+// `let` in a nested block assigns them), and one never assigned, or read before its first assignment, would give
+// the caller 0 or the previous call's value.
+void check_results(const Proc& pr) {
+  for (const std::string& r : pr.results) {
+    SourceLoc at = pr.loc;
+    switch (first_use(pr.body, r, at)) {
+      case FirstUse::kWrite: break;
+      case FirstUse::kRead:
+        fail(at, fmt::format("proc '{}' reads its result '{}' before assigning it (`let {} = ...` or `-> {}` first)", pr.name, r, r, r));
+      case FirstUse::kNone:
+        fail(pr.loc, fmt::format("proc '{}' never assigns its result '{}' (`let {} = ...` or `-> {}` in its body)", pr.name, r, r, r));
+    }
+  }
+}
+
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -683,6 +727,7 @@ class Compiler {
       fail(s.loc, fmt::format("unknown proc '{}'{}", s.name, suggest(s.name, names)));
     }
     const Proc& pr = *it->second;
+    check_results(pr);
     if (s.exprs.size() != pr.params.size())
       fail(s.loc, fmt::format("proc '{}' takes {} argument(s), {} given", pr.name, pr.params.size(), s.exprs.size()));
     if (std::find(proc_stack_.begin(), proc_stack_.end(), pr.name) != proc_stack_.end())

@@ -261,3 +261,25 @@ TEST_CASE("two kernels of one name are an error at the second: --kernel could no
   CHECK_THAT(compile_error(one + one), Catch::Contains("test.pipe:4:1") && Catch::Contains("kernel 'k' is declared twice (first at line 1)"));
   CHECK(compile_error(one + "kernel k2 warps=1 {\n  warp 0 w { compute cycles=1 }\n}\n").find("declared twice") == std::string::npos);
 }
+
+TEST_CASE("a proc's result is assigned before it is read, on the body's first pass", "[isa][compiler]") {
+  auto prog = [](const std::string& body) {
+    return "proc p(a) -> r {\n" + body + "}\nkernel k warps=1 {\n warp 0 w {\n p(3) -> v\n compute cycles=v\n }\n}\n";
+  };
+  // Never assigned: the caller would get 0 (or the previous call's value).
+  CHECK(compile_error(prog(" compute cycles=a\n")) ==
+        "test.pipe:1:1: error: proc 'p' never assigns its result 'r' (`let r = ...` or `-> r` in its body)\n  proc p(a) -> r {\n  ^");
+  // Read before its first assignment: in an op, in its own `let`, in a loop's condition.
+  CHECK_THAT(compile_error(prog(" compute cycles=a + r\n let r = 5\n")),
+             Catch::StartsWith("test.pipe:2:21: error: proc 'p' reads its result 'r' before assigning it"));
+  CHECK_THAT(compile_error(prog(" let r = r + 1\n")), Catch::Contains("reads its result 'r' before assigning it"));
+  CHECK_THAT(compile_error(prog(" while r < a { let r = r + 1 }\n")), Catch::Contains("reads its result 'r' before assigning it"));
+  // Assigned first (by a let, in a nested block, or as an op's or a call's result): fine, and read back afterwards.
+  for (const char* ok : {" let r = a * 2\n compute cycles=r\n", " if a > 0 { let r = a } else { let r = 1 }\n",
+                         " let i = 0\n while i < a { let r = i\n let i = i + 1 }\n", " test_wait b parity=0 -> r\n"}) {
+    INFO(ok);
+    std::string text = prog(ok);
+    text.replace(text.find("warps=1 {\n"), 10, "warps=1 {\n mbarrier b count=1\n");
+    CHECK_NOTHROW(test::compile_text(text));
+  }
+}

@@ -1,9 +1,11 @@
 #include "cli/commands.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -46,10 +48,11 @@ CLI::Validator seed_check() {
       "UINT64");
 }
 
-// --clock-mhz and the like: a finite number (NaN and infinity compare false with every bound).
-CLI::Validator finite_check() {
+// A finite number above 0 (--clock-mhz, --seeds, ...) or at least 0: CLI11's own checks name a range up to the largest
+// double, which reads as if the value given were inside it (and NaN and infinity compare false with every bound).
+CLI::Validator bound_check(bool allow_zero) {
   return CLI::Validator(
-      [](std::string& s) -> std::string {
+      [allow_zero](std::string& s) -> std::string {
         double v = 0;
         try {
           std::size_t used = 0;
@@ -58,9 +61,11 @@ CLI::Validator finite_check() {
         } catch (const std::exception&) {
           return "'" + s + "' is not a number";
         }
-        return std::isfinite(v) ? std::string() : "'" + s + "' is not a finite number";
+        if (!std::isfinite(v)) return "'" + s + "' is not a finite number";
+        if (allow_zero ? v >= 0 : v > 0) return std::string();
+        return "must be " + std::string(allow_zero ? "0 or more" : "more than 0") + " (given " + s + ")";
       },
-      "FINITE");
+      allow_zero ? "NONNEGATIVE" : "POSITIVE");
 }
 
 // --trace-window FROM:TO, in cycles, FROM < TO. Throws isa::InputError.
@@ -108,7 +113,7 @@ void add_run_options(CLI::App& app, RunArgs& a) {
   app.add_option("--jitter", a.jitter, "vary every latency uniformly by +-PCT percent")->check(CLI::Range(0, 100));
   auto* mhz = app.add_option("--clock-mhz", a.clock_mhz,
                               "run the machine at this SM clock (e.g. a power-capped GPU); the L2 keeps its bytes per second")
-                  ->check(finite_check() & CLI::PositiveNumber);
+                  ->check(bound_check(false));
   app.add_option("--clock", a.clock_mode,
                  "sustained (the default): the SM clock the GPU holds under load with random data (lower the busier its "
                  "tensor pipe: a first run measures it); sustained-constant: with zero or constant data; boost: the "
@@ -327,10 +332,10 @@ void add_replay_options(CLI::App& app, ReplayArgs& a) {
   app.add_flag("--recorded-only", a.recorded_only,
                "launch only the recorded CTAs (default: the whole grid, unrecorded CTAs running copies of recorded ones)");
   app.add_option("--probe-cycles", a.probe_cycles, "cycles per probe record (default: the trace's smallest event gap)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(bound_check(true));
   app.add_option("--clock-mhz", a.clock_mhz,
                  "SM clock to simulate at (default: the trace's measured clock; 0: the machine file's)")
-      ->check(finite_check() & CLI::NonNegativeNumber);
+      ->check(bound_check(true));
   app.add_option("--emit-pipe", a.emit_pipe, "write the generated .pipe program to this file");
   app.add_option("--own-time", a.own_time,
                  "a hardware trace of the same kernel: charge each warp the kernel's own instructions between ops, as measured "
@@ -442,9 +447,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   CLI::App* check = app.add_subcommand("check", "run many jittered schedules and report any that hangs or breaks a rule");
   add_run_options(*check, check_args);
   check->add_flag("--json", check_args.json, "print the results as JSON (docs/json.md)");
-  check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...)")->check(CLI::PositiveNumber);
+  check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...)")->check(bound_check(false));
   check->add_option("--jobs", check_args.jobs, "schedules run at once (default: one per core; the output does not depend on it)")
-      ->check(CLI::PositiveNumber);
+      ->check(bound_check(false));
   SweepArgs sweep_args;
   CLI::App* sweep = app.add_subcommand("sweep", "run a program over a grid of params (and machines) on all cores: table, ranking, CSV, JSON");
   add_run_options(*sweep, sweep_args.run);
@@ -453,8 +458,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   sweep->add_option("--csv", sweep_args.csv, "write one row per point to this CSV file");
   sweep->add_option("--html", sweep_args.html, "write a self-contained HTML report: a chart of the configs per group, every point");
   sweep->add_option("--json", sweep_args.json, "write one object per point to this JSON file");
-  sweep->add_option("--jobs", sweep_args.jobs, "points run at once (default: one per core)")->check(CLI::PositiveNumber);
-  sweep->add_option("--top", sweep_args.top, "points listed per group in the ranking (default 5)")->check(CLI::PositiveNumber);
+  sweep->add_option("--jobs", sweep_args.jobs, "points run at once (default: one per core)")->check(bound_check(false));
+  sweep->add_option("--top", sweep_args.top, "points listed per group in the ranking (default 5)")->check(bound_check(false));
   ReplayArgs replay_args, compare_args;
   CLI::App* rep = app.add_subcommand("replay", "simulate what a hardware trace's warps did (smpipe-hwtrace v1)");
   add_replay_options(*rep, replay_args);
@@ -469,6 +474,16 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   cmp->add_option("--csv", compare_args.csv_dir, "write the comparison's tables (CTAs, roles, waits, intervals, errors) as CSV files into this folder");
   CLI::App* list = app.add_subcommand("models", "list the built-in models and machines");
   (void)list;
+  // A first word that names no command (CLI11 would only say that a command is required).
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* c : app.get_subcommands({})) names.push_back(c->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      err << "smpipe: unknown command '" << isa::printable(argv[1]) << "' (the commands: " << fmt::format("{}", fmt::join(names, ", "))
+          << "; smpipe --help)\n";
+      return kBadInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

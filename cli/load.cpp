@@ -29,6 +29,8 @@ Loaded load(const RunArgs& a) {
   isa::ParamOverrides overrides;
   for (const auto& d : a.defines) {
     auto [name, value] = isa::parse_define(d);
+    if (auto it = overrides.find(name); it != overrides.end() && it->second != value)
+      throw isa::InputError(fmt::format("-D {} is given twice ({} and {}): which one is meant?", name, it->second, value));
     overrides[name] = value;
   }
   Loaded l = api::load_program(a.file, overrides, a.gpu, a.kernel, a.clock_mhz);

@@ -18,6 +18,27 @@ constexpr const char kOneCharOps[] = "()[]{},=+-*/%<>!~&|^";
 
 }  // namespace
 
+// The message for a byte no token starts with: the character itself when it is printable ASCII or a whole UTF-8
+// sequence (with its code point: names and operators are ASCII), else the byte in hex (a NUL byte would cut the
+// message short).
+std::string unexpected_character(const std::string& s, std::size_t i) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c >= 0x20 && c < 0x7f) return fmt::format("unexpected character '{}'", static_cast<char>(c));
+  const int n = c >= 0xc2 && c <= 0xdf ? 2 : c >= 0xe0 && c <= 0xef ? 3 : c >= 0xf0 && c <= 0xf4 ? 4 : 0;
+  std::uint32_t cp = n == 2 ? c & 0x1fu : n == 3 ? c & 0x0fu : c & 0x07u;
+  bool ok = n > 0 && i + static_cast<std::size_t>(n) <= s.size();
+  for (int k = 1; ok && k < n; ++k) {
+    const auto b = static_cast<unsigned char>(s[i + static_cast<std::size_t>(k)]);
+    ok = (b & 0xc0) == 0x80;
+    cp = (cp << 6) | (b & 0x3fu);
+  }
+  // (no overlong forms, no surrogates, nothing past U+10FFFF)
+  ok = ok && !(n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) && !(n == 4 && (cp < 0x10000 || cp > 0x10ffff));
+  if (ok)
+    return fmt::format("unexpected character '{}' (U+{:04X}): names and operators are ASCII", s.substr(i, static_cast<std::size_t>(n)), cp);
+  return fmt::format("unexpected byte \\x{:02x}", c);
+}
+
 std::vector<Token> lex(const SourceFile& file) {
   const std::string& s = file.text;
   std::vector<Token> out;
@@ -131,7 +152,7 @@ std::vector<Token> lex(const SourceFile& file) {
       }
     }
     if (matched) continue;
-    throw InputError(loc, fmt::format("unexpected character '{}'", c));
+    throw InputError(loc, unexpected_character(s, i));
   }
   push_newline(i, "\\n");
   out.push_back(Token{Tok::kEnd, "", 0, loc_at(i)});

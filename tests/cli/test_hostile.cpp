@@ -85,6 +85,23 @@ TEST_CASE("options: seed, clock, cycle and work limits are range-checked", "[cli
   CHECK(run_cli({"run", f, "--max-cycles", "4611686018427387905"}).code == cli::kBadInput);
   CHECK(run_cli({"run", f, "--max-ops", "1"}).code == cli::kOk);
   CHECK(run_cli({"run", f, "--max-ops", "0"}).code == cli::kBadInput);
+  // A count or clock that must be positive says so (CLI11's own check named a range up to the largest double, 0 in it).
+  for (auto args : {std::vector<std::string>{"check", f, "--seeds", "0"}, {"check", f, "--jobs", "0"}, {"run", f, "--clock-mhz", "0"}}) {
+    auto r = run_cli(args);
+    CHECK(r.code == cli::kBadInput);
+    CHECK_THAT(r.err, Catch::Contains("must be more than 0 (given 0)") && !Catch::Contains("range"));
+  }
+  CHECK(run_cli({"check", f, "--seeds", "1"}).code == cli::kOk);
+  // A first word that is no command is named as such.
+  auto unknown = run_cli({"frobnicate", f});
+  CHECK(unknown.code == cli::kBadInput);
+  CHECK_THAT(unknown.err, Catch::Contains("unknown command 'frobnicate'") && Catch::Contains("run, check"));
+  // One param given two values is an input error; the same value twice is not.
+  std::string p = s.write("p.pipe", std::string("param N = 1\n") + kTiny);
+  auto twice = run_cli({"run", p, "-D", "N=3", "-D", "N=5"});
+  CHECK(twice.code == cli::kBadInput);
+  CHECK_THAT(twice.err, Catch::Contains("-D N is given twice (3 and 5)"));
+  CHECK(run_cli({"run", p, "-D", "N=3", "-D", "N=3"}).code == cli::kOk);
 }
 
 TEST_CASE("output files: claimed before the run, written all or nothing, write errors are exit 5", "[cli][hostile]") {
@@ -149,6 +166,14 @@ TEST_CASE("messages print control and non-UTF-8 bytes escaped, and go past a NUL
   CHECK(r.err.find('\x01') == std::string::npos);
   CHECK(r.err.find('\xff') == std::string::npos);
   CHECK(r.err.find('\0') == std::string::npos);
+  // A byte no token starts with: a NUL is shown in hex, with the source line after it; a whole UTF-8 character as
+  // itself with its code point.
+  auto nul = run_cli({"run", s.write("nul.pipe", std::string("kernel k warps=1 {\n warp 0 w { compute cy\0cles=1 }\n}\n", 53))});
+  CHECK(nul.code == cli::kBadInput);
+  CHECK_THAT(nul.err, Catch::Contains("nul.pipe:2:23: error: unexpected byte \\x00\n") && Catch::Contains("compute cy\\x00cles=1"));
+  auto utf8 = run_cli({"run", s.write("u.pipe", "const Gr\xc3\xb6\xc3\x9f" "e = 4\n" + std::string(kTiny))});
+  CHECK(utf8.code == cli::kBadInput);
+  CHECK_THAT(utf8.err, Catch::Contains("u.pipe:1:9: error: unexpected character '\xc3\xb6' (U+00F6): names and operators are ASCII"));
 }
 
 TEST_CASE("a program's gpu line names a built-in machine or a machine file beside it, nothing else", "[cli][hostile]") {

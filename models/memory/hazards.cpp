@@ -479,6 +479,8 @@ HazardUnit::Part HazardUnit::range_access(std::span<const std::uint32_t> warp_id
   r.bar = bar;
   r.via = via;
   r.write = write;
+  if ((via == Via::kTmaLoad || via == Via::kClcResponse) && bar != kNone && bar_cta != kNone)
+    r.issue_phase = row(domain_of_cta(bar_cta).acc, barrier_index(bar_cta, bar))[comp_bar(sim_.cta(bar_cta).rank, bar)];
   for (std::uint32_t b = first; b < end; ++b) access(cta, b, r, vc);
   return p;
 }
@@ -566,6 +568,23 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
     switch (prior.via) {
       case Via::kTmaLoad:
       case Via::kClcResponse:
+        if (prior.bar != kNone && prior.bar_cta != kNone) {
+          // The reader observed the phase the write was issued in (or a later one), which completed without the write's
+          // bytes: the phase's expected bytes were met by other writes (or by none), and this write's complete_tx counts
+          // toward a later phase.
+          const std::uint32_t comp = comp_bar(sim_.cta(prior.bar_cta).rank, prior.bar);
+          if (vc[comp] > prior.issue_phase) {
+            std::string name = p.mbarrier_layout.element_name(p.mbarriers, prior.bar);
+            return fmt::format("warp {} did wait on {}{}, for phase {}, but that phase completed while this write was still in "
+                               "flight: its expected bytes were reached without the write's, whose complete_tx counts toward a "
+                               "later phase. The phase's `arrive.expect_tx` counts fewer bytes than the writes that signal {} "
+                               "bring ({})",
+                               now_index, name, prior.bar_cta == cta ? "" : " (of another CTA)", prior.issue_phase, name,
+                               prior.via == Via::kClcResponse
+                                   ? "a CLC response brings 16 bytes: `arrive.expect_tx ... tx=16` on its barrier before `clc.try_cancel`"
+                                   : "every box of the stage, the slices peers multicast into this CTA included");
+          }
+        }
         return fmt::format("that write is still in flight: it completes with the phase of {}{} its complete_tx lands in, and "
                            "warp {} must wait on that barrier for that phase before touching the buffer",
                            p.mbarrier_layout.element_name(p.mbarriers, prior.bar),

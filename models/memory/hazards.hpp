@@ -192,6 +192,7 @@ class HazardUnit : public Unit {
     Via via = Via::kGeneric;
     bool write = false;
     std::int64_t done_phase = -1;  // retired by a barrier phase: which (report)
+    Clock issue_phase = 0;  // a TMA load or CLC response: the phases of its barrier complete when it was issued (report)
   };
   struct Buffer {
     std::vector<Rec> writes;  // writes not ordered before a later write

@@ -65,6 +65,38 @@ kernel k warps=2 {{
   CHECK(title(r) == "read before the write is complete (RAW)");
 }
 
+
+TEST_CASE("hazards: a RAW after a wait whose phase completed without the load's bytes names the expect_tx", "[hazards][tma]") {
+  // Two boxes of 8 KB signal `full`; the expect_tx counts EXPECT bytes. 16K: the phase waits for both. 8K: it completes
+  // when the first lands, the reader's wait returns, and it reads the second box's buffer while that is in flight: the
+  // report says the wait was there and the count is short. Without the wait: the usual advice (wait on the barrier).
+  auto prog = [](const char* expect, bool wait) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full count=1
+  smem a bytes=8K
+  smem b bytes=8K
+  tensor T dtype=bf16 shape=(4096, 256)
+  warp 0 p {{ elect {{ arrive.expect_tx full tx={}
+                       tma.load T box=(64, 64) at=(0, 0) dst=a bar=full
+                       tma.load T box=(64, 64) at=(2048, 0) dst=b bar=full }} }}
+  warp 1 c {{ {}
+             ld.shared bytes=128 src=b }}
+}}
+)",
+                       expect, wait ? "wait full parity=0" : "sleep cycles=100");
+  };
+  CHECK(run_text(prog("16K", true)).outcome == Outcome::kFinished);
+  auto shorter = run_text(prog("8K", true));
+  REQUIRE(hazard(shorter));
+  CHECK(title(shorter) == "read before the write is complete (RAW)");
+  CHECK_THAT(shorter.diagnosis->message, Catch::Contains("warp 1 did wait on full, for phase 0, but that phase completed while this "
+                                                         "write was still in flight") &&
+                                             Catch::Contains("`arrive.expect_tx` counts fewer bytes"));
+  auto unwaited = run_text(prog("16K", false));
+  REQUIRE(hazard(unwaited));
+  CHECK_THAT(unwaited.diagnosis->message, Catch::Contains("must wait on that barrier") && !Catch::Contains("did wait on"));
+}
 TEST_CASE("hazards: test_wait acquires only when it returns 1", "[hazards][mbarrier]") {
   auto prog = [](int spins) {
     return fmt::format(R"(

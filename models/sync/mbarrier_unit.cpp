@@ -637,9 +637,22 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         name, b.expected(), b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase(),
                         peers.empty() ? "" : fmt::format(". Peers whose multicast copies land here: {}", fmt::join(peers, "; "))));
   } else if (signalers.empty() && exited.empty()) {
-    e.cause(fmt::format("{}: phase {} needs {} more arrival(s) but no op of any role arrives on {} (or signals it through a "
-                        "TMA, commit or cp.async.arrive): nothing can ever complete it",
-                        name, b.phase(), b.pending(), p.mbarriers[decl].name));
+    // Ops that do signal the barrier, but of other CTAs only (their bar_cta= or multicast mask leaves this one out).
+    std::vector<std::string> elsewhere;
+    for (const auto& r : p.roles)
+      for (const auto& d : r.ops)
+        if (d.signals_barrier(decl) && elsewhere.size() < 3) {
+          std::string t = fmt::format("'{}' (line {})", d.text, d.loc.line);
+          if (std::find(elsewhere.begin(), elsewhere.end(), t) == elsewhere.end()) elsewhere.push_back(t);
+        }
+    if (elsewhere.empty())
+      e.cause(fmt::format("{}: phase {} needs {} more arrival(s) but no op of any role arrives on {} (or signals it through a "
+                          "TMA, commit or cp.async.arrive): nothing can ever complete it",
+                          name, b.phase(), b.pending(), p.mbarriers[decl].name));
+    else
+      e.cause(fmt::format("{}: phase {} needs {} more arrival(s) but the ops that signal {} reach other CTAs only, not this "
+                          "one (cluster rank {}): {}. Their multicast mask or bar_cta= leaves rank {} out",
+                          name, b.phase(), b.pending(), p.mbarriers[decl].name, c.rank, fmt::join(elsewhere, ", "), c.rank));
   } else if (signalers.empty()) {
     e.cause(fmt::format("{}: phase {} needs {} more arrival(s) ({} came in this phase) but every warp that signals {} has "
                         "exited: {}. They left the loop that arrives before this phase's arrivals (a trip count that "

@@ -742,6 +742,13 @@ TEST_CASE("deadlock causes say whether the arrivers exited or never existed", "[
                        " warp 1 w { wait b parity=0 }\n}\n");
   REQUIRE(none.outcome == Outcome::kDeadlock);
   CHECK_THAT(cause(none), Catch::Contains("no op of any role arrives on b"));
+  // In a cluster of 2 the only signal of b is a remote arrive at rank 0's barrier: rank 1's waiter is told that op
+  // reaches other CTAs only, not that nothing signals b.
+  auto other = run_text("kernel k warps=2 cluster=(2,1,1) grid=(2,1,1) {\n mbarrier b count=1\n"
+                        " warp 0 p { if cluster_rank == 0 { elect { arrive b cta=0 } } }\n warp 1 w { wait b parity=0 }\n}\n");
+  REQUIRE(other.outcome == Outcome::kDeadlock);
+  CHECK_THAT(cause(other), Catch::Contains("the ops that signal b reach other CTAs only, not this one (cluster rank 1): "
+                                           "'arrive b cta=0' (line 3)") && !Catch::Contains("no op of any role"));
   // The producer arrives twice, the consumer waits for three phases: the producer exited.
   auto gone = run_text("kernel k warps=2 {\n mbarrier b count=1\n warp 0 p { for i in 0..2 { elect { arrive b }\n"
                        " wait b parity=i & 1 } }\n warp 1 w { for i in 0..3 { wait b parity=i & 1 } }\n}\n");

@@ -1,10 +1,12 @@
 #include "models/memory/hazards.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
 #include "models/gpu/simulator.hpp"
+#include "models/sync/mbarrier_unit.hpp"
 
 namespace smpipe::models {
 
@@ -304,6 +306,8 @@ void HazardUnit::phase_completed(std::uint32_t cta, std::uint32_t bar) {
 
 void HazardUnit::acquire(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar) {
   if (off_) return;
+  if (warp_id >= last_acquired_.size()) last_acquired_.resize(warp_id + 1, {kNone, kNone});
+  last_acquired_[warp_id] = {cta, bar};
   Domain& d = domain_of_cta(cta);
   const std::vector<Clock>& snap = d.snap[barrier_index(cta, bar)];
   if (snap.size() == dim_) join(vc_of(warp_id), snap.data(), dim_);
@@ -667,6 +671,10 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
                      : prior.via == Via::kTmemLd   ? "`tmem.wait ld`"
                      : prior.via == Via::kTmemSt   ? "`tmem.wait st`"
                                                    : "";
+  if (std::string note = now.write && !prior.write ? count_note(prior, now) : ""; !note.empty()) {
+    if (!wait.empty()) return fmt::format("its access ended at the covering {} of warp {}; {}", wait, pw.index, note);
+    return note;
+  }
   if (!wait.empty())
     return fmt::format("its access ended at the covering {} of warp {}, and nothing orders that wait before this op: warp {} "
                        "must release the buffer (arrive on a barrier that warp {} waits on, or a named barrier both use) "
@@ -675,6 +683,30 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
   return fmt::format("nothing orders warp {}'s op before this one: warp {} must arrive on a barrier after its access (an "
                      "mbarrier that warp {} then waits on, or a named barrier both use)",
                      pw.index, pw.index, now_index);
+}
+
+std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
+  if (now.warp >= last_acquired_.size()) return "";
+  auto [bc, bf] = last_acquired_[now.warp];
+  const Warp& rw = sim_.warp(prior.warp);
+  if (bc == kNone || bc != rw.cta || rw.index >= 32) return "";
+  const auto& p = sim_.program();
+  const MbarrierUnit& mb = const_cast<Simulator&>(sim_).find<MbarrierUnit>();
+  const std::uint32_t decl = mb.decl_of(bf);
+  bool releases = false;  // the reader's role arrives on that barrier (its code: it would release the buffer there)
+  for (const auto& d : p.roles[rw.role].ops)
+    releases = releases || (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl)));
+  const std::uint32_t mask = mb.last_phase_arrivers(bc, bf);
+  if (!releases || mask == 0 || (mask & (1u << rw.index)) != 0) return "";
+  std::vector<int> warps;
+  for (int i = 0; i < 32; ++i)
+    if (mask & (1u << i)) warps.push_back(i);
+  std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);
+  return fmt::format("warp {}'s role releases the buffer on {} too, but the phase of {} that warp {} waited on last completed "
+                     "with the arrivals of warps {} alone (count {}): the count is reached before every releasing warp "
+                     "arrived, so the writer went on while warp {} still read. More threads arrive on {} per phase than its "
+                     "count (the arrivals of all the warps that release a stage), or those warps release different phases",
+                     rw.index, name, name, sim_.warp(now.warp).index, fmt::join(warps, ","), mb.count_of(bc, bf), rw.index, name);
 }
 
 void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) {

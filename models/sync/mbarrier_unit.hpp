@@ -53,6 +53,11 @@ class MbarrierUnit : public Unit {
   void add_warnings(std::vector<std::string>& warnings) const override;
 
   // ---- for other units ----
+  // Reports: the warps (by index, a bit each) whose arrivals completed element `flat`'s latest phase in CTA slot `cta`,
+  // its declaration and its count.
+  std::uint32_t last_phase_arrivers(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].last_arrive_mask[flat]; }
+  std::uint32_t decl_of(std::uint32_t flat) const { return decl_[flat]; }
+  std::int64_t count_of(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].barriers[flat].expected(); }
   // A signal that lands at `at` (never earlier than now).
   void send(Cycle at, const Signal& s);
   // A signal applied now, by warp `s.warp` at its op `s.op` (target checked to be alive).

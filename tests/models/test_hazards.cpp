@@ -696,3 +696,53 @@ kernel k warps=2 {
   CHECK(r.outcome == Outcome::kFinished);
   REQUIRE(r.warnings.size() == 1);
 }
+
+TEST_CASE("hazards: a WAR after a release phase completed without the reader's arrivals names the count", "[hazards][mbarrier]") {
+  // Two consumer warpgroups release each stage (256 arrivals). With count 256 the ring is sound; with 128 one warpgroup's
+  // arrivals complete the phase the producer waits for, and it refills a stage the other still reads: the report says
+  // the reader's role releases there too and the phase completed with other warps alone. Releasing before the
+  // wgmma.wait (the count right) keeps the usual advice.
+  auto prog = [](int count, bool early) {
+    return fmt::format(R"(
+kernel m warps=12 {{
+  mbarrier full[4] count=1
+  mbarrier empty[4] count={}
+  smem sA[4] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {{
+    elect {{
+      for k in 0..16 {{
+        let s = k % 4
+        wait empty[s] parity=((k / 4) & 1) ^ 1
+        arrive.expect_tx full[s] tx=16K
+        tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s]
+      }}
+    }}
+  }}
+  warpgroups 1..3 consumer {{
+    for k in 0..16 {{
+      let s = k % 4
+      wait full[s] parity=(k / 4) & 1
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[s] b=sA[s] count=4
+      wgmma.commit
+      {}
+      wgmma.wait 0
+      {}
+    }}
+  }}
+}}
+)",
+                       count, early ? "arrive empty[s]" : "", early ? "" : "arrive empty[s]");
+  };
+  CHECK(run_text(prog(256, false)).outcome == Outcome::kFinished);
+  auto low = run_text(prog(128, false));
+  REQUIRE(hazard(low));
+  CHECK(title(low) == "buffer overwritten while still read (WAR)");
+  CHECK_THAT(low.diagnosis->message, Catch::Contains("releases the buffer on empty[0] too, but the phase of empty[0] that warp 0 "
+                                                     "waited on last completed with the arrivals of warps") &&
+                                         Catch::Contains("(count 128)") && !Catch::Contains("not before it"));
+  auto early = run_text(prog(256, true));
+  REQUIRE(hazard(early));
+  CHECK_THAT(early.diagnosis->message, Catch::Contains("after that wait, not before it") && !Catch::Contains("(count"));
+}

@@ -256,6 +256,16 @@ std::pair<std::uint32_t, std::uint32_t> HazardUnit::tmem_buffers(std::int64_t co
   return {tmem_base_ + static_cast<std::uint32_t>(first), tmem_base_ + static_cast<std::uint32_t>(end)};
 }
 
+std::string HazardUnit::tmem_in_use(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t first, std::uint32_t end) const {
+  if (!tracks_ || cta >= buffers_.size()) return "";
+  const Clock* vc = const_cast<HazardUnit*>(this)->vc_of(warp_id);
+  for (std::uint32_t b = first; b < end && b < buffers_[cta].size(); ++b)
+    for (const auto* recs : {&buffers_[cta][b].writes, &buffers_[cta][b].reads})
+      for (const Rec& r : *recs)
+        if (!ordered(r, vc)) return fmt::format("{} may still {} {}", op_words(r), r.write ? "write" : "read", buffer_name(b));
+  return "";
+}
+
 HazardUnit::Part HazardUnit::tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t first,
                                             std::uint32_t end) {
   if (first >= end) return 0;

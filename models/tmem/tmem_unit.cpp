@@ -174,6 +174,14 @@ void TmemUnit::dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, st
            fmt::format("tmem.dealloc of {} columns at column {}, which {} did not allocate{}", cols, addr,
                        slot == ctx.cta_slot() ? "this CTA" : "the peer CTA",
                        it == cs.allocs.end() ? "" : fmt::format(" (it allocated {} columns there)", it->cols)));
+  // The columns must be idle for this warp: an MMA still writing them, or a tcgen05.ld/st not yet waited for, would
+  // touch columns the CTA no longer holds (the access-to-unallocated-TMEM rule, at the dealloc).
+  auto [first, end] = hazards_->tmem_buffers(addr, cols);
+  if (std::string busy = hazards_->tmem_in_use(ctx.warp_id, slot, first, end); !busy.empty())
+    ctx.ub("dealloc of TMEM still in use",
+           fmt::format("tmem.dealloc of columns {}..{} while {}: wait on the barrier its umma.commit arrives on (or tmem.wait "
+                       "ld / st for a tcgen05.ld / st) before tmem.dealloc",
+                       addr, addr + cols - 1, busy));
   std::int64_t chunks = cols / 32, start = addr / 32;
   sms_[sim_.cta(slot).sm].used &= static_cast<std::uint16_t>(~(((1u << chunks) - 1) << start));
   cs.allocs.erase(it);

@@ -385,6 +385,39 @@ kernel k warps=2 {
   CHECK(ld_freed.diagnosis->loc.line == 9);
 }
 
+TEST_CASE("tmem.dealloc of columns an MMA or a tcgen05.ld may still touch is undefined behaviour", "[semantics][tcgen05]") {
+  // The MMA's accumulator write lasts until its umma.commit's barrier phase is observed; a tcgen05.ld until its
+  // tmem.wait ld. Freeing the columns before either would leave it touching columns the CTA no longer holds.
+  auto prog = [](const char* between) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  mbarrier done count=1
+  smem sA bytes=16K
+  warp 0 m {{
+    tmem.alloc cols=256 -> acc
+    tmem.relinquish
+    elect {{ umma m128n256k16 kind=f16 a=sA b=sA tmem=acc count=4
+            umma.commit done }}
+    {}
+    tmem.dealloc acc cols=256
+    wait done parity=0
+  }}
+}}
+)",
+                       between);
+  };
+  auto early = run_text(prog(""), "b200");
+  REQUIRE(early.outcome == Outcome::kUndefined);
+  CHECK(title(early) == "dealloc of TMEM still in use");
+  CHECK(early.diagnosis->loc.line == 11);
+  CHECK_THAT(early.diagnosis->message, Catch::Contains("while 'umma m128n256k16") && Catch::Contains("may still write"));
+  CHECK(run_text(prog("wait done parity=0\n tmem.ld 32x32b.x32 tmem=acc\n tmem.wait ld"), "b200").outcome == Outcome::kFinished);
+  auto ld = run_text(prog("wait done parity=0\n tmem.ld 32x32b.x32 tmem=acc"), "b200");
+  REQUIRE(ld.outcome == Outcome::kUndefined);
+  CHECK(title(ld) == "dealloc of TMEM still in use");
+  CHECK_THAT(ld.diagnosis->message, Catch::Contains("tmem.ld 32x32b.x32 tmem=acc") && Catch::Contains("may still read"));
+}
+
 TEST_CASE("CLC hands out unlaunched clusters, then -1", "[semantics][clc]") {
   // 200 KB of smem: one CTA per SM, so on the 148-SM B200 a grid of 150 leaves 2 CTAs unlaunched; the
   // first two try_cancel requests get them (CTA ids 148 and 149), every later one gets -1.

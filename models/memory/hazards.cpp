@@ -256,13 +256,27 @@ std::pair<std::uint32_t, std::uint32_t> HazardUnit::tmem_buffers(std::int64_t co
   return {tmem_base_ + static_cast<std::uint32_t>(first), tmem_base_ + static_cast<std::uint32_t>(end)};
 }
 
-std::string HazardUnit::tmem_in_use(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t first, std::uint32_t end) const {
+std::string HazardUnit::tmem_in_use(std::span<const std::uint32_t> warp_ids, std::uint32_t cta, std::uint32_t first,
+                                    std::uint32_t end) const {
   if (!tracks_ || cta >= buffers_.size()) return "";
-  const Clock* vc = const_cast<HazardUnit*>(this)->vc_of(warp_id);
+  auto by_none = [&](const Rec& r) {
+    return std::none_of(warp_ids.begin(), warp_ids.end(),
+                        [&](std::uint32_t w) { return ordered(r, const_cast<HazardUnit*>(this)->vc_of(w)); });
+  };
   for (std::uint32_t b = first; b < end && b < buffers_[cta].size(); ++b)
     for (const auto* recs : {&buffers_[cta][b].writes, &buffers_[cta][b].reads})
       for (const Rec& r : *recs)
-        if (!ordered(r, vc)) return fmt::format("{} may still {} {}", op_words(r), r.write ? "write" : "read", buffer_name(b));
+        if (by_none(r)) {
+          const int w = sim_.warp(r.warp).index;
+          std::string fix =
+              r.via == Via::kTmemMma
+                  ? "wait on the barrier its umma.commit arrives on (or be ordered after a warp that did) before tmem.dealloc"
+              : r.via == Via::kTmemLd || r.via == Via::kTmemSt
+                  ? fmt::format("warp {} must wait for it (tmem.wait {}) and then arrive on a barrier the freeing warp waits "
+                                "on before tmem.dealloc", w, r.via == Via::kTmemLd ? "ld" : "st")
+                  : "order it before tmem.dealloc";
+          return fmt::format("{} may still {} {}: {}", op_words(r), r.write ? "write" : "read", buffer_name(b), fix);
+        }
   return "";
 }
 
@@ -670,6 +684,15 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
   if (prior.done_phase >= 0) {
     std::string name, where;
     barrier_words(prior.comp[0], name, where);
+    if (prior.done_phase >= 1 && !now.write && vc[prior.comp[0]] == static_cast<Clock>(prior.done_phase))
+      // The reader observed the phase before: it reads the buffer's previous contents too late, after the writer refilled
+      // it (a release before the read), or it meant the new contents and skipped their wait.
+      return fmt::format("it completed phase {} of {}{}, and warp {} observed phase {} last: the buffer no longer holds what "
+                         "phase {} brought. If warp {} reads that, it must read before it releases the buffer (the arrive "
+                         "that lets the writer refill it comes after this read); if it reads the new contents, wait on {} "
+                         "with parity {} first",
+                         prior.done_phase, name, where, now_index, prior.done_phase - 1, prior.done_phase - 1, now_index,
+                         name, prior.done_phase & 1);
     return fmt::format("it completed phase {} of {}{}, which warp {} has not observed (no wait on that phase by it, or by a "
                        "warp that then synchronised with it): wait on {} with parity {} first",
                        prior.done_phase, name, where, now_index, name, prior.done_phase & 1);

@@ -95,10 +95,10 @@ class HazardUnit : public Unit {
   // when that was its last chunk (the part is gone).
   Part tmem_mma_write(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t first, std::uint32_t end);
   bool forget(Part p, std::uint32_t cta, std::uint32_t buffer);
-  // Whether TMEM chunks [first, end) of CTA slot `cta` are still in use for warp `warp_id` (a tcgen05.dealloc): the first
-  // access to them it is not ordered after (an MMA's accumulator write whose commit it has not observed, a tcgen05.ld or
-  // st before its wait), in words; empty when none.
-  std::string tmem_in_use(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t first, std::uint32_t end) const;
+  // Whether TMEM chunks [first, end) of CTA slot `cta` are still in use for a tcgen05.dealloc by `warp_ids` (one warp,
+  // or the two of a cta_group::2 pair): the first access to them none of them is ordered after (an MMA's accumulator
+  // write whose commit it has not observed, a tcgen05.ld or st before its wait), in words; empty when none.
+  std::string tmem_in_use(std::span<const std::uint32_t> warp_ids, std::uint32_t cta, std::uint32_t first, std::uint32_t end) const;
   // A tcgen05 operand read of smem `buffer` of CTA slot `cta` (umma a= / b=, Via::kUmma; tcgen05.cp src=,
   // Via::kTmemCp) by the elected thread of warp `warp_id`: in flight until a umma.commit of the thread lands,
   // then ordered before whoever observes that commit or any later one of the thread. The caller adopts it into

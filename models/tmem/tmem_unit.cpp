@@ -166,7 +166,7 @@ OpResult TmemUnit::execute(OpContext& ctx) {
   }
 }
 
-void TmemUnit::dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, std::int64_t cols) {
+void TmemUnit::dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, std::int64_t cols, std::uint32_t peer_warp) {
   CtaState& cs = ctas_[slot];
   auto it = std::find_if(cs.allocs.begin(), cs.allocs.end(), [&](const Allocation& a) { return a.col == addr; });
   if (it == cs.allocs.end() || it->cols != cols)
@@ -177,11 +177,10 @@ void TmemUnit::dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, st
   // The columns must be idle for this warp: an MMA still writing them, or a tcgen05.ld/st not yet waited for, would
   // touch columns the CTA no longer holds (the access-to-unallocated-TMEM rule, at the dealloc).
   auto [first, end] = hazards_->tmem_buffers(addr, cols);
-  if (std::string busy = hazards_->tmem_in_use(ctx.warp_id, slot, first, end); !busy.empty())
+  const std::uint32_t both[2] = {ctx.warp_id, peer_warp};
+  if (std::string busy = hazards_->tmem_in_use({both, peer_warp == ~0u ? 1u : 2u}, slot, first, end); !busy.empty())
     ctx.ub("dealloc of TMEM still in use",
-           fmt::format("tmem.dealloc of columns {}..{} while {}: wait on the barrier its umma.commit arrives on (or tmem.wait "
-                       "ld / st for a tcgen05.ld / st) before tmem.dealloc",
-                       addr, addr + cols - 1, busy));
+           fmt::format("tmem.dealloc of columns {}..{} while {}", addr, addr + cols - 1, busy));
   std::int64_t chunks = cols / 32, start = addr / 32;
   sms_[sim_.cta(slot).sm].used &= static_cast<std::uint16_t>(~(((1u << chunks) - 1) << start));
   cs.allocs.erase(it);
@@ -243,8 +242,8 @@ OpResult TmemUnit::pair_op(OpContext& ctx) {
     }
     case OpKind::kTmemDealloc: {
       std::int64_t cols = ctx.value(Attr::kCols);
-      dealloc(ctx, ctx.cta_slot(), ctx.value(Attr::kAddr) & 0xFFFF, cols);
-      dealloc(ctx, fw.cta, ctx.value(Attr::kAddr) & 0xFFFF, cols);
+      dealloc(ctx, ctx.cta_slot(), ctx.value(Attr::kAddr) & 0xFFFF, cols, first);
+      dealloc(ctx, fw.cta, ctx.value(Attr::kAddr) & 0xFFFF, cols, first);
       sim_.wake_at(first, sim_.now() + Cycle(m.tmem_alloc_cycles));
       try_grant_pairs();
       return ctx.busy(m.tmem_alloc_cycles);

@@ -62,7 +62,9 @@ class TmemUnit : public Unit {
   // The pair's rendezvous record.
   Rendezvous& rendezvous(std::uint32_t slot, std::uint32_t peer);
   OpResult pair_op(OpContext& ctx);
-  void dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, std::int64_t cols);
+  // Frees columns of CTA slot `slot`; `peer_warp`: the other warp of a cta_group::2 dealloc (what either warp is
+  // ordered after, the dealloc is).
+  void dealloc(OpContext& ctx, std::uint32_t slot, std::int64_t addr, std::int64_t cols, std::uint32_t peer_warp = ~0u);
   // Undefined behaviour at ctx's op unless columns [col, col + n) of CTA slot `slot` are all allocated by it now.
   void check_allocated(const OpContext& ctx, std::uint32_t slot, std::int64_t col, std::int64_t n) const;
   static constexpr std::uint32_t kPeerWait = 0x80000000u;  // wait_obj flag: waiting for the peer CTA's warp

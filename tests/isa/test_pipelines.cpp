@@ -166,6 +166,7 @@ TEST_CASE("PipelineTmaUmmaAsync releases with tcgen05.commit", "[isa][pipelines]
   auto prog = [](int cluster) {
     return fmt::format(R"(kernel k grid=({0}, 1, 1) cluster=({0}, 1, 1) warps=2 {{
   pipeline ml PipelineTmaUmmaAsync stages=2 tx=32K
+  mbarrier done count=1
   smem sA[2] bytes=16K
   smem sB[2] bytes=16K
   tensor A dtype=bf16 shape=(1024, 1024)
@@ -184,6 +185,8 @@ TEST_CASE("PipelineTmaUmmaAsync releases with tcgen05.commit", "[isa][pipelines]
       elect {{ umma m128n128k16 kind=f16 a=sA[k % 2] b=sB[k % 2] count=4 tmem=t }}
       consumer_release ml k
     }}
+    elect {{ umma.commit done }}
+    wait done parity=0
     tmem.relinquish
     tmem.dealloc t cols=128
   }}

@@ -478,6 +478,7 @@ kernel k warps=8 {{
   mbarrier full count=1
   mbarrier empty count=1
   mbarrier acc_full count=1
+  mbarrier read count=128
   smem sA bytes=16K
   smem sB bytes=16K
   warp 0 mma {{
@@ -492,12 +493,15 @@ kernel k warps=8 {{
             umma.commit acc_full }}
     wait empty parity=0
     sleep cycles=5000
+    wait acc_full parity=0
+    wait read parity=0
     tmem.dealloc base cols=256
   }}
   warpgroup 1 epi {{
     {}
     tmem.ld 32x32b.x32 tmem=160
     tmem.wait ld
+    arrive read
   }}
 }}
 )",
@@ -519,6 +523,7 @@ TEST_CASE("hazards: TMEM columns outside the accumulator's are not in conflict, 
 kernel k warps=2 {{
   mbarrier full count=1
   mbarrier done count=1
+  mbarrier read count=32
   smem sA bytes=16K
   smem sB bytes=16K
   warp 0 mma {{
@@ -530,11 +535,13 @@ kernel k warps=2 {{
     elect {{ umma m128n128k16 kind=f16 a=sA b=sB tmem=base + 256
             umma.commit done }}
     wait done parity=0
+    wait read parity=0
     tmem.dealloc base cols=512
   }}
   warp 1 epi {{ sleep cycles=1000
                {}
-               tmem.wait ld }}
+               tmem.wait ld
+               arrive read }}
 }}
 )",
                        ld);
@@ -745,4 +752,33 @@ kernel m warps=12 {{
   auto early = run_text(prog(256, true));
   REQUIRE(hazard(early));
   CHECK_THAT(early.diagnosis->message, Catch::Contains("after that wait, not before it") && !Catch::Contains("(count"));
+}
+
+TEST_CASE("hazards: a read after the reader released the buffer and the writer refilled it says so", "[hazards][tma]") {
+  // The consumer observes phase 0, then reads after (or before) its release; the producer refills the buffer as phase 1.
+  auto prog = [](bool read_first) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full count=1
+  mbarrier empty count=32
+  smem s bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{ elect {{ for i in 0..2 {{
+                        wait empty parity=(i & 1) ^ 1
+                        arrive.expect_tx full tx=8K
+                        tma.load T box=(64, 64) at=(0, 0) dst=s bar=full }} }} }}
+  warp 1 c {{ wait full parity=0
+             {}
+             wait full parity=1
+             arrive empty }}
+}}
+)",
+                       read_first ? "ld.shared bytes=128 src=s\n arrive empty" : "arrive empty\n sleep cycles=5000\n ld.shared bytes=128 src=s");
+  };
+  CHECK(run_text(prog(true)).outcome == Outcome::kFinished);
+  auto late = run_text(prog(false));
+  REQUIRE(hazard(late));
+  CHECK(title(late) == "read before the write is complete (RAW)");
+  CHECK_THAT(late.diagnosis->message, Catch::Contains("it completed phase 1 of full, and warp 1 observed phase 0 last") &&
+                                          Catch::Contains("must read before it releases the buffer"));
 }

@@ -301,6 +301,16 @@ void MbarrierUnit::apply_result(MBarrier::Result r, std::uint32_t cta, std::uint
   std::string name = barrier_name(flat);
   std::int64_t id = sim_.cta(cta).id;
   std::string where = id == sim_.cta(sim_.warp(warp).cta).id ? "" : fmt::format(" of CTA {}", id);
+  // An op outside `elect` counts for the warp's 32 lanes: say so when the count the error names is that multiple.
+  const isa::OpDesc& desc = sim_.op_of(sim_.warp(warp), op);
+  const bool arrives = desc.kind == isa::OpKind::kArrive || desc.kind == isa::OpKind::kArriveExpectTx ||
+                       desc.kind == isa::OpKind::kExpectTx || desc.kind == isa::OpKind::kArriveNoComplete ||
+                       desc.kind == isa::OpKind::kArriveDrop;
+  const std::string lanes = arrives && desc.lanes == 32 && count % 32 == 0 && count > 0
+                                ? fmt::format(" ('{}' runs in all 32 lanes of the warp, outside `elect`: 32 x {}; one "
+                                              "thread's op goes inside `elect`)",
+                                              desc.text, count / 32)
+                                : "";
   switch (r) {
     case R::kNotInitialised:
       sim_.ub(warp, op, "barrier used before init",
@@ -318,13 +328,14 @@ void MbarrierUnit::apply_result(MBarrier::Result r, std::uint32_t cta, std::uint
         hint = fmt::format("; the previous phase also completed by arrivals, so more than {} arrivals come per phase", b.expected());
       sim_.ub(warp, op, "arrival overflow",
               fmt::format("{}({}) on {}{} with only {} arrivals pending: {} arrivals on a barrier initialised with count {} in "
-                          "phase {}{}",
-                          action, count, name, where, b.pending(), b.arrivals_this_phase() + count, b.expected(), b.phase(), hint));
+                          "phase {}{}{}",
+                          action, count, name, where, b.pending(), b.arrivals_this_phase() + count, b.expected(), b.phase(), hint,
+                          lanes));
     }
     case R::kTxOutOfRange:
       sim_.ub(warp, op, "tx-count out of range",
-              fmt::format("{}({}) on {}{} would move the tx-count from {} outside -(2^20-1)..2^20-1", action, count, name, where,
-                          b.tx()));
+              fmt::format("{}({}) on {}{} would move the tx-count from {} outside -(2^20-1)..2^20-1{}", action, count, name, where,
+                          b.tx(), lanes));
     case R::kDropToZero:
       sim_.ub(warp, op, "arrive.drop to zero",
               fmt::format("arrive.drop({}) on {}{} would lower the expected count from {} to {}", count, name, where, b.expected(),

@@ -59,6 +59,25 @@ TEST_CASE("arrival overflow is diagnosed at the arrive that overflows", "[semant
   CHECK_THAT(r.diagnosis->message, Catch::Contains("3 arrivals on a barrier initialised with count 2"));
 }
 
+TEST_CASE("an arrive outside elect that overflows says it ran in 32 lanes", "[semantics][mbarrier]") {
+  // One thread's arrive.expect_tx put outside `elect` arrives 32 times (an overflow on a count-1 barrier) and, with a
+  // large tx, expects 32x the bytes (outside the tx-count's range): both reports say so; inside `elect` it is fine.
+  auto prog = [](const char* tx, bool elect) {
+    return fmt::format("kernel k warps=1 {{\n mbarrier b count=1\n smem s bytes=32K\n warp 0 p {{\n {}arrive.expect_tx b tx={}{}\n"
+                       " }}\n}}\n",
+                       elect ? "elect { " : "", tx, elect ? " }" : "");
+  };
+  CHECK(run_text(prog("16K", true)).outcome == Outcome::kFinished);
+  auto over = run_text(prog("16K", false));
+  REQUIRE(over.outcome == Outcome::kUndefined);
+  CHECK(title(over) == "arrival overflow");
+  CHECK_THAT(over.diagnosis->message, Catch::Contains("runs in all 32 lanes of the warp, outside `elect`: 32 x 1"));
+  auto range = run_text(prog("32K", false));
+  REQUIRE(range.outcome == Outcome::kUndefined);
+  CHECK(title(range) == "tx-count out of range");
+  CHECK_THAT(range.diagnosis->message, Catch::Contains("expect_tx(1048576)") && Catch::Contains("32 x 32768"));
+}
+
 TEST_CASE("multicast TMA delivers complete_tx to every CTA in the mask", "[semantics][tma]") {
   auto prog = [](const char* mask) {
     return fmt::format(R"(

@@ -693,9 +693,20 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
                          "with parity {} first",
                          prior.done_phase, name, where, now_index, prior.done_phase - 1, prior.done_phase - 1, now_index,
                          name, prior.done_phase & 1);
+    // The reader's latest wait was on another element of the same barrier array: the write likely names the wrong one.
+    std::string other;
+    if (now.warp < last_acquired_.size() && prior.epochs == 1 && prior.comp[0] >= static_cast<std::uint32_t>(cluster_size_ * warps_)) {
+      auto [bc, bf] = last_acquired_[now.warp];
+      const std::uint32_t flat = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) % static_cast<std::uint32_t>(bars_);
+      const MbarrierUnit& mb = const_cast<Simulator&>(sim_).find<MbarrierUnit>();
+      if (bc == cta && bf != kNone && bf != flat && mb.decl_of(bf) == mb.decl_of(flat))
+        other = fmt::format(". Warp {}'s latest wait was on {}, which does not cover this write: the write completes on {} (its "
+                            "bar=); does it name the stage's barrier?",
+                            now_index, p.mbarrier_layout.element_name(p.mbarriers, bf), name);
+    }
     return fmt::format("it completed phase {} of {}{}, which warp {} has not observed (no wait on that phase by it, or by a "
-                       "warp that then synchronised with it): wait on {} with parity {} first",
-                       prior.done_phase, name, where, now_index, name, prior.done_phase & 1);
+                       "warp that then synchronised with it): wait on {} with parity {} first{}",
+                       prior.done_phase, name, where, now_index, name, prior.done_phase & 1, other);
   }
   (void)vc;
   std::string wait = prior.via == Via::kWgmma      ? "`wgmma.wait N`"

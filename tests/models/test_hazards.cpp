@@ -782,3 +782,37 @@ kernel k warps=2 {{
   CHECK_THAT(late.diagnosis->message, Catch::Contains("it completed phase 1 of full, and warp 1 observed phase 0 last") &&
                                           Catch::Contains("must read before it releases the buffer"));
 }
+
+TEST_CASE("hazards: a RAW whose write completes on another element of the barrier the reader waited on says so", "[hazards][tma]") {
+  // The second box of each stage names bar=full[(s + 1) % 2] instead of full[s]: the reader's wait on full[s] does not
+  // cover it, and the report names both barriers. With full[s] the ring is sound.
+  auto prog = [](const char* bar) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full[2] count=1
+  mbarrier empty[2] count=32
+  smem a[2] bytes=8K
+  smem b[2] bytes=8K
+  tensor T dtype=bf16 shape=(4096, 256)
+  warp 0 p {{ elect {{ for k in 0..4 {{
+                        let s = k % 2
+                        wait empty[s] parity=((k / 2) & 1) ^ 1
+                        arrive.expect_tx full[s] tx=16K
+                        tma.load T box=(64, 64) at=(0, 0) dst=a[s] bar=full[s]
+                        tma.load T box=(64, 64) at=(64, 0) dst=b[s] bar={} }} }} }}
+  warp 1 c {{ for k in 0..4 {{
+               let s = k % 2
+               wait full[s] parity=(k / 2) & 1
+               ld.shared bytes=128 src=b[s]
+               arrive empty[s] }} }}
+}}
+)",
+                       bar);
+  };
+  CHECK(run_text(prog("full[s]")).outcome == Outcome::kFinished);
+  auto wrong = run_text(prog("full[(s + 1) % 2]"));
+  REQUIRE(hazard(wrong));
+  CHECK(title(wrong) == "read before the write is complete (RAW)");
+  CHECK_THAT(wrong.diagnosis->message, Catch::Contains("Warp 1's latest wait was on full[") &&
+                                           Catch::Contains("does it name the stage's barrier?"));
+}

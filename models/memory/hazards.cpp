@@ -588,7 +588,7 @@ std::string HazardUnit::op_words(const Rec& r) const {
   return fmt::format("'{}' at line {} (CTA {} warp {}, {})", d.text, d.loc.line, r.cta_id, w.index, sim_.program().roles[w.role].name);
 }
 
-std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& now, const Clock* vc) const {
+std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) const {
   const auto& p = sim_.program();
   const Warp& pw = sim_.warp(prior.warp);
   int now_index = sim_.warp(now.warp).index;
@@ -684,6 +684,16 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
   if (prior.done_phase >= 0) {
     std::string name, where;
     barrier_words(prior.comp[0], name, where);
+    const std::uint32_t bar_rank =
+        (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) / static_cast<std::uint32_t>(bars_);
+    if (!where.empty() && now.write && prior.comp[0] >= static_cast<std::uint32_t>(cluster_size_ * warps_))
+      // The earlier write landed in another CTA, whose warps used it: this warp cannot wait on that CTA's barrier.
+      return fmt::format("it completed phase {} of {} of cluster rank {}, and warp {} cannot wait on another CTA's barrier "
+                         "(undefined behaviour): the warps of rank {} that use the buffer must tell this CTA when they are "
+                         "done with it (consumers of a multicast stage release it on the empty barrier of every CTA that "
+                         "multicasts into theirs, e.g. `arrive EMPTY cta=R` for each such rank R, with the empty count "
+                         "covering all of them), and warp {} waits on that before writing",
+                         prior.done_phase, name, bar_rank, now_index, bar_rank, now_index);
     if (prior.done_phase >= 1 && !now.write && vc[prior.comp[0]] == static_cast<Clock>(prior.done_phase))
       // The reader observed the phase before: it reads the buffer's previous contents too late, after the writer refilled
       // it (a release before the read), or it meant the new contents and skipped their wait.
@@ -699,10 +709,25 @@ std::string HazardUnit::missing(std::uint32_t cta, const Rec& prior, const Rec& 
       auto [bc, bf] = last_acquired_[now.warp];
       const std::uint32_t flat = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) % static_cast<std::uint32_t>(bars_);
       const MbarrierUnit& mb = const_cast<Simulator&>(sim_).find<MbarrierUnit>();
-      if (bc == cta && bf != kNone && bf != flat && mb.decl_of(bf) == mb.decl_of(flat))
-        other = fmt::format(". Warp {}'s latest wait was on {}, which does not cover this write: the write completes on {} (its "
-                            "bar=); does it name the stage's barrier?",
-                            now_index, p.mbarrier_layout.element_name(p.mbarriers, bf), name);
+      if (bc == cta && bf != kNone && bf != flat && mb.decl_of(bf) == mb.decl_of(flat)) {
+        // Which side names the wrong stage: the one whose element index differs from the buffer's (when it is an array).
+        auto index = [](const isa::ElementLayout& l, std::uint32_t f) { return static_cast<std::int64_t>(f - l.base[l.decl_of(f)]); };
+        const std::int64_t bi = buffer < smem_count_ && p.smems[p.smem_layout.decl_of(buffer)].array ? index(p.smem_layout, buffer) : -1;
+        const std::int64_t wi = index(p.mbarrier_layout, flat), ri = index(p.mbarrier_layout, bf);
+        const std::string waited = p.mbarrier_layout.element_name(p.mbarriers, bf), buf = buffer_name(buffer);
+        if (bi >= 0 && wi == bi && ri != bi)
+          other = fmt::format(". Warp {}'s latest wait was on {}, but it reads {}, whose write completes on {}: does it wait "
+                              "for the stage it reads?",
+                              now_index, waited, buf, name);
+        else if (bi >= 0 && ri == bi && wi != bi)
+          other = fmt::format(". Warp {}'s latest wait was on {}, which does not cover this write: the write into {} completes "
+                              "on {} (its bar=); does it name the stage's barrier?",
+                              now_index, waited, buf, name);
+        else
+          other = fmt::format(". Warp {}'s latest wait was on {}, which does not cover this write, which completes on {}: one "
+                              "of the two names the wrong stage",
+                              now_index, waited, name);
+      }
     }
     return fmt::format("it completed phase {} of {}{}, which warp {} has not observed (no wait on that phase by it, or by a "
                        "warp that then synchronised with it): wait on {} with parity {} first{}",
@@ -755,6 +780,7 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
 
 void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) {
   std::string buf = buffer_name(buffer);
+  if (cta != sim_.warp(now.warp).cta) buf += fmt::format(" of CTA {}", sim_.cta(cta).id);  // (a multicast or remote write)
   std::string kind = now.write && prior.write ? "WAW" : now.write ? "WAR" : "RAW";
   std::string title = kind == "RAW"   ? "read before the write is complete (RAW)"
                       : kind == "WAR" ? "buffer overwritten while still read (WAR)"
@@ -764,7 +790,7 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
                                                    op_words(prior))
                                      : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now),
                                                    op_words(prior));
-  sim_.ub(now.warp, now.op, title, fmt::format("{}; {}", what, missing(cta, prior, now, vc)), true);
+  sim_.ub(now.warp, now.op, title, fmt::format("{}; {}", what, missing(cta, buffer, prior, now, vc)), true);
 }
 
 }  // namespace smpipe::models

@@ -283,7 +283,7 @@ class HazardUnit : public Unit {
   [[noreturn]] void report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc);
   std::string buffer_name(std::uint32_t buffer) const;
   std::string op_words(const Rec& r) const;
-  std::string missing(std::uint32_t cta, const Rec& prior, const Rec& now, const Clock* vc) const;
+  std::string missing(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) const;
 
   bool off_ = false;  // RunOptions::hazards is false
   int warps_ = 0, bars_ = 0, cluster_size_ = 1;

@@ -816,3 +816,54 @@ kernel k warps=2 {{
   CHECK_THAT(wrong.diagnosis->message, Catch::Contains("Warp 1's latest wait was on full[") &&
                                            Catch::Contains("does it name the stage's barrier?"));
 }
+
+TEST_CASE("hazards: a multicast refill of a peer's stage its consumers did not release says the release must reach this CTA",
+          "[hazards][cluster]") {
+  // 2x1 cluster, B multicast to both CTAs. Releasing each stage on both CTAs' empty barriers (count 2) is sound; only
+  // on its own (count 1) lets CTA 0 refill CTA 1's sB while CTA 1 still reads it: the report names CTA 1's buffer and
+  // says CTA 0 cannot wait on CTA 1's barrier, CTA 1's consumers must release to CTA 0.
+  auto prog = [](bool both) {
+    return fmt::format(R"(
+kernel mc grid=(2,1,1) cluster=(2,1,1) warps=8 {{
+  mbarrier full[4] count=1
+  mbarrier empty[4] count={}
+  smem sA[4] bytes=16K
+  smem sB[4] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {{
+    elect {{
+      for k in 0..16 {{
+        let s = k % 4
+        wait empty[s] parity=((k / 4) & 1) ^ 1
+        arrive.expect_tx full[s] tx=32K
+        tma.load A box=(128, 64) at=(cta_x * 128, k * 64) dst=sA[s] bar=full[s]
+        tma.load B box=(64, 64) at=(cluster_rank * 64, k * 64) dst=sB[s] bar=full[s] multicast=0x3
+      }}
+      for k in 16..20 {{ wait empty[k % 4] parity=((k / 4) & 1) ^ 1 }}
+    }}
+  }}
+  warpgroup 1 consumer {{
+    for k in 0..16 {{
+      let s = k % 4
+      wait full[s] parity=(k / 4) & 1
+      compute cycles=200 * cluster_rank
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[s] b=sB[s] count=4
+      wgmma.commit
+      wgmma.wait 0
+      if warp_in_role == 0 {{ elect {{ {} }} }}
+    }}
+  }}
+}}
+)",
+                       both ? 2 : 1, both ? "arrive empty[s] cta=0\n arrive empty[s] cta=1" : "arrive empty[s]");
+  };
+  auto ok = run_text(prog(true));
+  INFO(test::problem(ok));
+  CHECK(ok.outcome == Outcome::kFinished);
+  auto local = run_text(prog(false));
+  REQUIRE(hazard(local));
+  CHECK_THAT(local.diagnosis->message, Catch::Contains("of CTA 1 is") && Catch::Contains("cannot wait on another CTA's barrier") &&
+                                           !Catch::Contains("with parity"));
+}

@@ -642,10 +642,24 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       }
       if (!states.empty()) peers.push_back(fmt::format("CTA {} (rank {}): {}", pc.id, pc.rank, fmt::join(states, ", ")));
     }
+    // The ops that set the expected bytes (a pipeline's producer_acquire takes them from the pipeline's tx=).
+    std::vector<std::string> expecters;
+    bool from_pipeline = false;
+    for (const auto& r : p.roles)
+      for (const auto& d : r.ops)
+        if ((d.kind == isa::OpKind::kArriveExpectTx || d.kind == isa::OpKind::kExpectTx) && d.signals_barrier(decl) &&
+            expecters.size() < 3) {
+          std::string t = fmt::format("'{}' (line {})", d.text, d.loc.line);
+          if (std::find(expecters.begin(), expecters.end(), t) == expecters.end()) expecters.push_back(t);
+          from_pipeline = from_pipeline || d.text.rfind("producer_", 0) == 0;
+        }
     e.cause(fmt::format("{}: all {} arrivals came but the tx-count is stuck at {}: {} bytes expected, {} delivered in "
-                        "this phase. The transaction bytes do not match what the TMA copies deliver (check "
-                        "arrive.expect_tx tx= against the boxes, and multicast peers){}",
+                        "this phase. The transaction bytes do not match what the TMA copies deliver (check {} against the "
+                        "boxes, and multicast peers){}",
                         name, b.expected(), b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase(),
+                        expecters.empty() ? std::string("arrive.expect_tx tx=")
+                                          : fmt::format("the tx= of {}{}", fmt::join(expecters, ", "),
+                                                        from_pipeline ? " (a pipeline statement's comes from its pipeline's tx=)" : ""),
                         peers.empty() ? "" : fmt::format(". Peers whose multicast copies land here: {}", fmt::join(peers, "; "))));
   } else if (signalers.empty() && exited.empty()) {
     // Ops that do signal the barrier, but of other CTAs only (their bar_cta= or multicast mask leaves this one out).

@@ -619,6 +619,13 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   }
   const MBarrier& b = ctas_[w.cta].barriers[w.wait_obj];
   std::string name = barrier_name(w.wait_obj);
+  // The phase before the awaited one completed and no wait observed it: a parity one phase ahead skipped it.
+  if (b.phase() >= 1 && w.wait_value == b.phase() && !ctas_[w.cta].observed[w.wait_obj])
+    e.cause(fmt::format("{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase {} (parity {}): if "
+                        "it meant phase {}'s completion, its parity is one phase ahead (that wait would use parity {}); a "
+                        "parity that flips before its stage's phase does skips a completion",
+                        name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
+                        b.phase() & 1, b.phase() - 1, (b.phase() - 1) & 1));
   if (b.pending() == 0 && b.tx() != 0) {
     // Peers whose TMA copies can deliver into this CTA (multicast, bar_cta): where are they?
     std::vector<std::string> peers;

@@ -801,6 +801,18 @@ TEST_CASE("deadlock causes say whether the arrivers exited or never existed", "[
   REQUIRE(other.outcome == Outcome::kDeadlock);
   CHECK_THAT(cause(other), Catch::Contains("the ops that signal b reach other CTAs only, not this one (cluster rank 1): "
                                            "'arrive b cta=0' (line 3)") && !Catch::Contains("no op of any role"));
+  // Phase 0 completes while nobody waits; the waiter then asks for phase 1 (its parity one ahead): the cause says
+  // phase 0 went unobserved. With parity 0 it returns on phase 0.
+  auto ahead = [](int parity) {
+    return run_text(fmt::format("kernel k warps=2 {{\n mbarrier b count=1\n warp 0 p {{ elect {{ arrive b }} }}\n"
+                                " warp 1 w {{ sleep cycles=100\n wait b parity={} }}\n}}\n",
+                                parity));
+  };
+  CHECK(ahead(0).outcome == Outcome::kFinished);
+  auto skipped = ahead(1);
+  REQUIRE(skipped.outcome == Outcome::kDeadlock);
+  CHECK_THAT(cause(skipped), Catch::Contains("b: phase 0 completed (cycle") &&
+                                 Catch::Contains("and no wait observed it, while CTA 0 warp 1 (w) waits for phase 1 (parity 1)"));
   // The producer arrives twice, the consumer waits for three phases: the producer exited.
   auto gone = run_text("kernel k warps=2 {\n mbarrier b count=1\n warp 0 p { for i in 0..2 { elect { arrive b }\n"
                        " wait b parity=i & 1 } }\n warp 1 w { for i in 0..3 { wait b parity=i & 1 } }\n}\n");

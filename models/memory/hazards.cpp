@@ -7,6 +7,7 @@
 
 #include "models/gpu/simulator.hpp"
 #include "models/sync/mbarrier_unit.hpp"
+#include "models/sync/named_barrier.hpp"
 
 namespace smpipe::models {
 
@@ -381,7 +382,11 @@ void HazardUnit::named_release(std::uint32_t cta, int id, const std::vector<std:
   if (off_) return;
   Domain& d = domain_of_cta(cta);
   std::vector<Clock>& acc = row(d.named, static_cast<std::size_t>(sim_.cta(cta).rank * isa::kNamedBarriers + id));
-  for (std::uint32_t w : waiters) join(vc_of(w), acc.data(), dim_);
+  for (std::uint32_t w : waiters) {
+    join(vc_of(w), acc.data(), dim_);
+    if (w >= last_named_.size()) last_named_.resize(w + 1, {kNone, kNone});
+    last_named_[w] = {cta, static_cast<std::uint32_t>(id)};
+  }
   std::fill(acc.begin(), acc.end(), 0);
 }
 
@@ -778,6 +783,26 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
                      rw.index, name, name, sim_.warp(now.warp).index, fmt::join(warps, ","), mb.count_of(bc, bf), rw.index, name);
 }
 
+std::string HazardUnit::named_note(const Rec& prior, const Rec& now) const {
+  const NamedBarrierUnit& nb = const_cast<Simulator&>(sim_).find<NamedBarrierUnit>();
+  for (auto [x, y] : {std::pair{prior.warp, now.warp}, std::pair{now.warp, prior.warp}}) {
+    if (x >= last_named_.size() || x == y) continue;
+    auto [c, id] = last_named_[x];
+    const Warp& wx = sim_.warp(x);
+    const Warp& wy = sim_.warp(y);
+    if (c == kNone || c != wx.cta || c != wy.cta) continue;
+    const std::vector<int>& use = nb.last_use(c, static_cast<int>(id));
+    const bool has_x = std::find(use.begin(), use.end(), wx.index) != use.end();
+    const bool has_y = std::find(use.begin(), use.end(), wy.index) != use.end();
+    if (!has_x || has_y || !nb.role_uses(wy.role, static_cast<int>(id))) continue;
+    return fmt::format(". Note: the latest use of bar {} that warp {} waited on gathered warps {} alone ({} threads), while "
+                       "warp {}'s role uses bar {} too: warps meant to meet there came in different uses (a threads= smaller "
+                       "than the threads that sync on it together)",
+                       id, wx.index, fmt::join(use, ","), nb.last_use_threads(c, static_cast<int>(id)), wy.index, id);
+  }
+  return "";
+}
+
 void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) {
   std::string buf = buffer_name(buffer);
   if (cta != sim_.warp(now.warp).cta) buf += fmt::format(" of CTA {}", sim_.cta(cta).id);  // (a multicast or remote write)
@@ -790,7 +815,7 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
                                                    op_words(prior))
                                      : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now),
                                                    op_words(prior));
-  sim_.ub(now.warp, now.op, title, fmt::format("{}; {}", what, missing(cta, buffer, prior, now, vc)), true);
+  sim_.ub(now.warp, now.op, title, fmt::format("{}; {}{}", what, missing(cta, buffer, prior, now, vc), named_note(prior, now)), true);
 }
 
 }  // namespace smpipe::models

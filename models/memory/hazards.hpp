@@ -303,6 +303,10 @@ class HazardUnit : public Unit {
   std::vector<std::vector<Clock>> observed_;  // by warp id: what its relaxed reads saw since its last fence.gpu
   // By warp id: the mbarrier (CTA slot, flat element) its latest wait acquired (reports; ~0u: none).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> last_acquired_;
+  // By warp id: the named barrier (CTA slot, id) whose use it waited on last (reports; ~0u: none).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> last_named_;
+  // A note when one side's latest named-barrier use left out the other side's warp, whose role uses that barrier too.
+  std::string named_note(const Rec& prior, const Rec& now) const;
   // A WAR's note when the writer's latest wait returned on a phase that the reader's arrivals, which its role makes on
   // that barrier, were not part of (a count below the arrivals per phase); empty otherwise.
   std::string count_note(const Rec& prior, const Rec& now) const;

@@ -87,6 +87,18 @@ void NamedBarrierUnit::arrive(OpContext& ctx, int id, std::int64_t threads, bool
   check_release(w.cta, id);
 }
 
+bool NamedBarrierUnit::role_uses(int role, int id) const {
+  if (role < 0) return false;
+  for (const auto& d : sim_.program().roles[static_cast<std::size_t>(role)].ops) {
+    if (d.kind != OpKind::kBarSync && d.kind != OpKind::kBarArrive) continue;
+    const isa::AttrSlot* s = d.slot(Attr::kId);
+    if (s == nullptr) continue;
+    const bool dynamic = std::find(d.dynamic_slots.begin(), d.dynamic_slots.end(), s->first) != d.dynamic_slots.end();
+    if (dynamic || d.base_values[s->first] == id) return true;
+  }
+  return false;
+}
+
 void NamedBarrierUnit::check_release(std::uint32_t cta, int id) {
   const Cta& c = sim_.cta(cta);
   Barrier& nb = ctas_[cta].bar[id];
@@ -111,6 +123,7 @@ void NamedBarrierUnit::release(std::uint32_t cta, int id) {
   sim_.progressed();
   sim_.wake_all(nb.waiters, at);
   nb.last_arrivers.swap(nb.arrivers);  // kept for deadlock reports (both keep their storage)
+  nb.last_expected = nb.expected;
   nb.uses_done += 1;
   // Reset for the next use, keeping the vectors' storage.
   nb.expected = -1;

@@ -24,6 +24,11 @@ class NamedBarrierUnit : public Unit {
   void add_notes(std::vector<std::string>& notes) const override;
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
+  // Reports: the warps (indices) whose arrivals completed the latest use of bar `id` in CTA slot `cta`, and its thread
+  // count; whether role `role`'s code uses bar `id` (an id computed at run time counts).
+  const std::vector<int>& last_use(std::uint32_t cta, int id) const { return ctas_[cta].bar[id].last_arrivers; }
+  std::int64_t last_use_threads(std::uint32_t cta, int id) const { return ctas_[cta].bar[id].last_expected; }
+  bool role_uses(int role, int id) const;
 
  private:
   struct Barrier {
@@ -35,6 +40,7 @@ class NamedBarrierUnit : public Unit {
     std::vector<std::uint32_t> waiters;  // warp ids
     std::vector<int> arrivers;           // warp indices in the CTA
     std::vector<int> last_arrivers;      // the warps that completed the previous use (deadlock reports)
+    std::int64_t last_expected = -1;     // and its thread count
     std::int64_t uses_done = 0;
   };
   std::vector<std::string> notes_;

@@ -867,3 +867,33 @@ kernel mc grid=(2,1,1) cluster=(2,1,1) warps=8 {{
   CHECK_THAT(local.diagnosis->message, Catch::Contains("of CTA 1 is") && Catch::Contains("cannot wait on another CTA's barrier") &&
                                            !Catch::Contains("with parity"));
 }
+
+TEST_CASE("hazards: a race across a named barrier whose thread count splits the warps into two uses has a note", "[hazards][named]") {
+  // Two warpgroups write their part of sD, fence, sync on bar 1, then warp 4 stores sD. threads=256: one use, sound.
+  // threads=128: each warpgroup completes a use alone, warp 4 stores before warpgroup 2 wrote: the report notes that
+  // warp 4's use of bar 1 gathered warps 4-7 alone while warp 8's role uses bar 1 too.
+  auto prog = [](int threads) {
+    return fmt::format(R"(
+kernel epi warps=12 {{
+  smem sD bytes=16K
+  tensor D dtype=bf16 shape=(1024, 1024)
+  warpgroups 1..3 consumer {{
+    compute cycles=100 + 400 * (warpgroup - 1)
+    st.shared bytes=2K dst=sD
+    fence.proxy.async
+    bar.sync 1 threads={0}
+    if warp == 4 {{ elect {{ tma.store D box=(128, 64) at=(0, 0) src=sD
+                            tma.commit
+                            tma.wait 0 read }} }}
+    bar.sync 1 threads={0}
+  }}
+}}
+)",
+                       threads);
+  };
+  CHECK(run_text(prog(256)).outcome == Outcome::kFinished);
+  auto split = run_text(prog(128));
+  REQUIRE(hazard(split));
+  CHECK_THAT(split.diagnosis->message, Catch::Contains("Note: the latest use of bar 1 that warp 4 waited on gathered warps 4,5,6,7 "
+                                                       "alone (128 threads), while warp 8's role uses bar 1 too"));
+}

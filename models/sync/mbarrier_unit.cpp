@@ -518,29 +518,66 @@ void MbarrierUnit::note_consumed(std::uint32_t warp_id, std::uint32_t op, std::u
   c.consumed_op[i] = op;
 }
 
+// A stale wait's warning, when the barrier went on to complete a later phase (else empty; with `stopped`, the run
+// stopped while the CTA ran: the wait is named all the same, as possibly stale).
+std::string MbarrierUnit::stale_warning(std::uint32_t slot, const CtaBarriers::Stale& st, bool stopped) const {
+  const CtaBarriers& c = ctas_[slot];
+  const Warp& w = sim_.warp(sim_.cta(slot).first_warp + static_cast<std::uint32_t>(st.warp));
+  if (c.barriers[st.flat].phase() <= st.phase + 1) {  // nothing completed after it
+    if (!stopped) return "";
+    return fmt::format("{}: the wait at line {} returned on the completion of phase {} of {}, which its wait at line {} had "
+                       "already returned on; the run stopped before {} completed another phase: if this wait meant the next "
+                       "one, its parity is stale (a stage or phase counter that restarted or did not advance, e.g. a "
+                       "per-tile counter when the k-loop is not a multiple of the stages)",
+                       sim_.warp_label(w), sim_.op_of(w, st.op).loc.line, st.phase, barrier_name(st.flat),
+                       sim_.op_of(w, st.before_op).loc.line, barrier_name(st.flat));
+  }
+  return fmt::format("{}: the wait at line {} returned on the completion of phase {} of {}, which its wait at line {} had "
+                     "already returned on, although {} went on to complete phase {}: it waited for nothing new (a stale "
+                     "parity: a stage or phase counter that restarted or did not advance, e.g. on a tile without k-iterations)",
+                     sim_.warp_label(w), sim_.op_of(w, st.op).loc.line, st.phase, barrier_name(st.flat),
+                     sim_.op_of(w, st.before_op).loc.line, barrier_name(st.flat), c.barriers[st.flat].phase() - 1);
+}
+
 void MbarrierUnit::cta_exiting(std::uint32_t slot) {
   CtaBarriers& c = ctas_[slot];
   for (const CtaBarriers::Stale& st : c.stale) {
-    if (c.barriers[st.flat].phase() <= st.phase + 1) continue;  // nothing completed after it
+    std::string text = stale_warning(slot, st, false);
+    if (text.empty()) continue;
     if (warnings_.size() >= 8) {
       ++stale_waits_;
       continue;
     }
-    const Warp& w = sim_.warp(sim_.cta(slot).first_warp + static_cast<std::uint32_t>(st.warp));
-    warnings_.push_back(fmt::format("{}: the wait at line {} returned on the completion of phase {} of {}, which its wait at "
-                                    "line {} had already returned on, although {} went on to complete phase {}: it waited "
-                                    "for nothing new (a stale parity: a stage or phase counter that restarted or did not "
-                                    "advance, e.g. on a tile without k-iterations)",
-                                    sim_.warp_label(w), sim_.op_of(w, st.op).loc.line, st.phase, barrier_name(st.flat),
-                                    sim_.op_of(w, st.before_op).loc.line, barrier_name(st.flat),
-                                    c.barriers[st.flat].phase() - 1));
+    warnings_.push_back(std::move(text));
   }
   c.stale.clear();
 }
 
 void MbarrierUnit::add_warnings(std::vector<std::string>& warnings) const {
   warnings.insert(warnings.end(), warnings_.begin(), warnings_.end());
-  if (stale_waits_ > 0) warnings.push_back(fmt::format("... and {} more stale waits", stale_waits_));
+  // CTAs still running when the run stopped (a deadlock, a diagnosis, a limit): their stale waits so far, judged the
+  // same way (a stale wait is often what led to the stop).
+  // Warps of one CTA with the same stale wait (the four warps of a warpgroup, say) are one warning.
+  std::size_t more = stale_waits_, kept = warnings_.size();
+  for (std::uint32_t slot : sim_.slots_in_launch_order()) {
+    const auto& stale = ctas_[slot].stale;
+    for (std::size_t i = 0; i < stale.size(); ++i) {
+      const CtaBarriers::Stale& st = stale[i];
+      auto same = [&](const CtaBarriers::Stale& o) { return o.op == st.op && o.flat == st.flat && o.phase == st.phase; };
+      if (std::any_of(stale.begin(), stale.begin() + static_cast<std::ptrdiff_t>(i), same)) continue;
+      std::string text = stale_warning(slot, st, true);
+      if (text.empty()) continue;
+      if (kept >= 8) {
+        ++more;
+        continue;
+      }
+      const auto alike = std::count_if(stale.begin() + static_cast<std::ptrdiff_t>(i) + 1, stale.end(), same);
+      if (alike > 0) text += fmt::format(" (and {} more warps of the CTA alike)", alike);
+      warnings.push_back(std::move(text));
+      ++kept;
+    }
+  }
+  if (more > 0) warnings.push_back(fmt::format("... and {} more stale waits", more));
 }
 
 std::string MbarrierUnit::describe_wait(const Warp& w) const {

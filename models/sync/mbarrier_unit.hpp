@@ -109,6 +109,7 @@ class MbarrierUnit : public Unit {
     std::vector<Stale> stale;  // waits that returned on a completion already consumed (judged at CTA exit)
   };
   void note_consumed(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, std::int64_t phase);
+  std::string stale_warning(std::uint32_t slot, const CtaBarriers::Stale& st, bool stopped) const;
   std::vector<std::string> warnings_;
   std::int64_t stale_waits_ = 0;
   std::vector<std::int64_t> exit_cycle_;  // by warp id: when it exited (-1: alive), for deadlock reports

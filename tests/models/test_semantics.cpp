@@ -1002,6 +1002,45 @@ kernel k warps=2 {
   CHECK(once.warnings.empty());
 }
 
+TEST_CASE("mbarrier: a run that stops names the stale waits of the CTAs still running, once per op", "[semantics][mbarrier]") {
+  // A persistent loop whose stage counter restarts per tile while the k-loop (6) is not a multiple of the stages (4):
+  // the second tile's wait on full[2] returns on the completion its first tile's wait consumed, and the run stops on a
+  // diagnosis before full[2] completes again. A running counter across tiles is sound and warns of nothing.
+  auto prog = [](bool running) {
+    return fmt::format(R"(
+kernel m warps=12 {{
+  mbarrier full[4] count=1
+  mbarrier empty[4] count=256
+  smem sA[4] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {{ elect {{ for t in 0..3 {{ for k in 0..6 {{
+      let g = {0}
+      wait empty[g % 4] parity=((g / 4) & 1) ^ 1
+      arrive.expect_tx full[g % 4] tx=16K
+      tma.load A box=(128, 64) at=(t * 128, k * 64) dst=sA[g % 4] bar=full[g % 4] }} }} }} }}
+  warpgroups 1..3 consumer {{ for t in 0..3 {{ for k in 0..6 {{
+      let g = {0}
+      wait full[g % 4] parity=(g / 4) & 1
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[g % 4] b=sA[g % 4] count=4
+      wgmma.commit
+      wgmma.wait 0
+      arrive empty[g % 4] }} }} }}
+}}
+)",
+                       running ? "t * 6 + k" : "k");
+  };
+  auto fixed = run_text(prog(true));
+  CHECK(fixed.outcome == Outcome::kFinished);
+  CHECK(fixed.warnings.empty());
+  auto restart = run_text(prog(false));
+  CHECK(restart.outcome != Outcome::kFinished);
+  REQUIRE(restart.warnings.size() >= 1);
+  CHECK_THAT(restart.warnings[0], Catch::Contains("returned on the completion of phase 0 of full[2], which its wait at line 14 had "
+                                                  "already returned on; the run stopped before full[2] completed another phase") &&
+                                      Catch::Contains("(and 7 more warps of the CTA alike)"));
+}
+
 
 TEST_CASE("TMEM cta_group::2: pair allocations wait in order per SM, not behind pairs on other SMs, umma needs its pair",
           "[semantics][tmem]") {

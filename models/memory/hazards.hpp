@@ -107,6 +107,12 @@ class HazardUnit : public Unit {
   Part tcgen05_read(std::uint32_t warp_id, std::uint32_t op, std::uint32_t cta, std::uint32_t buffer, Via via);
   bool live(Part p) const { return state(p) != nullptr; }
 
+  // A point in warp `warp_id`'s history: its own clock now; and whether warp `w` is ordered after warp `other` reached
+  // such a point (`clock`). Always true with the checker off (--no-hazards).
+  Clock own_clock(std::uint32_t warp_id) const { return !off_ ? const_cast<HazardUnit*>(this)->vc_of(warp_id)[comp_of(warp_id)] : 0; }
+  bool sees(std::uint32_t w, std::uint32_t other, Clock clock) const {
+    return off_ || const_cast<HazardUnit*>(this)->vc_of(w)[comp_of(other)] >= clock;
+  }
   // A generic access by the executing warp; a hazard (never returns) when it races.
   void generic(const OpContext& ctx, std::uint32_t buffer, bool write);
   // Whether every write of smem `buffer` of CTA slot `cta` by warp `writer` (a warp id) that the checker still

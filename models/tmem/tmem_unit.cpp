@@ -67,10 +67,24 @@ void TmemUnit::check_allocated(const OpContext& ctx, std::uint32_t slot, std::in
   }
 }
 
+void TmemUnit::check_relinquish(OpContext& ctx, std::uint32_t slot, std::uint32_t peer) const {
+  for (const CtaState::AllocPoint& a : ctas_[slot].alloc_points) {
+    if (a.warp == ctx.warp_id || a.warp == peer) continue;
+    if (hazards_->sees(ctx.warp_id, a.warp, a.clock) || (peer != ~0u && hazards_->sees(peer, a.warp, a.clock))) continue;
+    const Warp& aw = sim_.warp(a.warp);
+    ctx.ub("relinquish not ordered after an alloc",
+           fmt::format("tmem.relinquish is not ordered after warp {}'s '{}' (line {}): nothing orders them (an arrive of warp "
+                       "{} after its alloc that this warp waits on, or a bar.sync both use), so on another schedule the "
+                       "relinquish comes first and that alloc is illegal (alloc after relinquish)",
+                       aw.index, sim_.op_of(aw, a.op).text, sim_.op_of(aw, a.op).loc.line, aw.index));
+  }
+}
+
 void TmemUnit::cta_started(std::uint32_t slot) {
   if (slot >= ctas_.size()) ctas_.resize(slot + 1);
   ctas_[slot].allocs.clear();
   ctas_[slot].relinquished = false;
+  ctas_[slot].alloc_points.clear();
   sim_.reset_warps(warps_, slot);
   if (slot >= rendezvous_.size()) rendezvous_.resize(slot + 1);
   rendezvous_[slot] = Rendezvous{};
@@ -109,6 +123,7 @@ OpResult TmemUnit::execute(OpContext& ctx) {
       if (cs.relinquished)
         ctx.ub("alloc after relinquish",
                fmt::format("tmem.alloc after this CTA executed tmem.relinquish (tcgen05.relinquish_alloc_permit): illegal"));
+      cs.alloc_points.push_back({ctx.warp_id, ctx.op, hazards_->own_clock(ctx.warp_id)});
       sms_[cta.sm].waiters.push_back(ctx.warp_id);
       ctx.block(this, static_cast<std::uint32_t>(cta.sm), cols, cause_alloc_);
       requester_ = ctx.warp_id;
@@ -122,6 +137,7 @@ OpResult TmemUnit::execute(OpContext& ctx) {
       try_grant(cta.sm);
       return ctx.busy(m.tmem_alloc_cycles);
     case OpKind::kTmemRelinquish:
+      check_relinquish(ctx, ctx.cta_slot());
       cs.relinquished = true;
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kTmemLd:
@@ -249,6 +265,8 @@ OpResult TmemUnit::pair_op(OpContext& ctx) {
       return ctx.busy(m.tmem_alloc_cycles);
     }
     default:  // relinquish
+      check_relinquish(ctx, ctx.cta_slot(), first);
+      check_relinquish(ctx, fw.cta, first);
       ctas_[ctx.cta_slot()].relinquished = ctas_[fw.cta].relinquished = true;
       sim_.wake_at(first, sim_.now() + Cycle(m.op_issue_cycles));
       return ctx.busy(m.op_issue_cycles);

@@ -36,7 +36,15 @@ class TmemUnit : public Unit {
   struct CtaState {
     std::vector<Allocation> allocs;
     bool relinquished = false;
+    // Every tmem.alloc so far: its warp, op and the warp's own clock then (a relinquish must be ordered after each).
+    struct AllocPoint {
+      std::uint32_t warp, op, clock;
+    };
+    std::vector<AllocPoint> alloc_points;
   };
+  // A relinquish by warp `warp_id` (and its cta_group::2 peer `peer`) must be ordered after every earlier alloc of the
+  // CTA by another warp: else, on another schedule, that alloc would come after it (undefined behaviour).
+  void check_relinquish(OpContext& ctx, std::uint32_t slot, std::uint32_t peer = ~0u) const;
   struct SmState {
     std::uint16_t used = 0;                 // bitmap of 32-column chunks
     std::vector<std::uint32_t> waiters;     // warp ids, FIFO

@@ -1232,3 +1232,34 @@ TEST_CASE("a for step computed at run time must be positive: undefined behaviour
   CHECK_THAT(test::compile_error("kernel k warps=1 {\n warp 0 w {\n for i in 0..4 step 1 - 1 {\n }\n }\n}\n"),
              Catch::Contains("the loop step must be positive"));
 }
+
+TEST_CASE("tmem.relinquish must be ordered after the CTA's allocs by other warps", "[semantics][tcgen05]") {
+  // Warp 1 relinquishes while warp 0 allocates: unordered, the relinquish could come first on another schedule (then
+  // the alloc is illegal), even though here the alloc ran first. Ordered by an arrive after the alloc, or done by the
+  // allocating warp itself: fine.
+  auto prog = [](const char* sched, const char* after_alloc) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier got count=32
+  warp 0 mma {{
+    tmem.alloc cols=128 -> t
+    {}
+    compute cycles=500
+    tmem.dealloc t cols=128
+  }}
+  warp 1 sched {{
+    compute cycles=100
+    {}
+  }}
+}}
+)",
+                       after_alloc, sched);
+  };
+  auto unordered = run_text(prog("tmem.relinquish", ""), "b200");
+  REQUIRE(unordered.outcome == Outcome::kUndefined);
+  CHECK(title(unordered) == "relinquish not ordered after an alloc");
+  CHECK(unordered.diagnosis->warp == 1);
+  CHECK_THAT(unordered.diagnosis->message, Catch::Contains("not ordered after warp 0's 'tmem.alloc cols=128 -> t' (line 5)"));
+  CHECK(run_text(prog("wait got parity=0\n tmem.relinquish", "arrive got"), "b200").outcome == Outcome::kFinished);
+  CHECK(run_text(prog("", "tmem.relinquish"), "b200").outcome == Outcome::kFinished);
+}

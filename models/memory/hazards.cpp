@@ -117,6 +117,33 @@ void HazardUnit::cta_started(std::uint32_t slot) {
     if (parts_[i].live && parts_[i].cluster == c.cluster_slot) free_part((Part{parts_[i].gen} << 32) | i);
 }
 
+void HazardUnit::cta_exiting(std::uint32_t slot) {
+  if (!tracks_ || slot >= buffers_.size()) return;
+  const Cta& c = sim_.cta(slot);
+  auto observed = [&](const Rec& r) {
+    for (int i = 0; i < warps_; ++i)
+      if (ordered(r, vc_of(c.first_warp + static_cast<std::uint32_t>(i)))) return true;
+    return false;
+  };
+  for (std::uint32_t b = 0; b < buffers_[slot].size(); ++b) {
+    for (const Rec& r : buffers_[slot][b].writes)
+      if ((r.via == Via::kTmaLoad || r.via == Via::kClcResponse) && !observed(r))
+        sim_.ub(r.warp, r.op, "CTA exited before its async op was observed",
+                fmt::format("CTA {} exits, but no warp of it observed the completion of {} into {} (a wait on {} for the phase it "
+                            "lands in): on another schedule it still writes the CTA's shared memory after the exit. Wait for "
+                            "it before exiting (a producer tail), or do not issue it",
+                            c.id, op_words(r), buffer_name(b),
+                            r.bar == kNone ? std::string("its barrier") : sim_.program().mbarrier_layout.element_name(sim_.program().mbarriers, r.bar)));
+    for (const Rec& r : buffers_[slot][b].reads)
+      if (r.via == Via::kTmaStore && r.part != 0 && state(r.part) != nullptr)
+        sim_.ub(r.warp, r.op, "CTA exited before its async op was observed",
+                fmt::format("CTA {} exits, but {} may still read {}: no `tma.wait N read` covering its bulk group (after a "
+                            "`tma.commit`) came before the exit; wait for the stores' reads before exiting (CUTLASS's "
+                            "store tail: tma_store_wait<0>)",
+                            c.id, op_words(r), buffer_name(b)));
+  }
+}
+
 // ---- parts in flight ----
 
 HazardUnit::PartState* HazardUnit::state(Part p) {

@@ -78,6 +78,10 @@ class HazardUnit : public Unit {
   explicit HazardUnit(Simulator& sim);
   std::string_view name() const override { return "hazards"; }
   void cta_started(std::uint32_t slot) override;
+  // A CTA must not exit before its asynchronous ops are done for it: a TMA load or CLC response into its smem that no
+  // warp of it observed (its barrier phase), a TMA store whose source no covering tma.wait released. Undefined
+  // behaviour at the op's line, whatever the timing (on another schedule it is still in flight at the exit).
+  void cta_exiting(std::uint32_t slot) override;
 
   // ---- buffers: smem elements, then one CLC response slot per mbarrier element, then TMEM in 8-column
   // chunks (every MMA N is a multiple of 8, so accumulator stages placed N apart never share a chunk) ----

@@ -165,6 +165,7 @@ kernel k warps=1 {{
       tma.wait {} read
     }}
     st.shared bytes=128 dst=s[0]
+    elect {{ tma.wait 0 read }}
   }}
 }}
 )",
@@ -896,4 +897,49 @@ kernel epi warps=12 {{
   REQUIRE(hazard(split));
   CHECK_THAT(split.diagnosis->message, Catch::Contains("Note: the latest use of bar 1 that warp 4 waited on gathered warps 4,5,6,7 "
                                                        "alone (128 threads), while warp 8's role uses bar 1 too"));
+}
+
+TEST_CASE("hazards: a CTA exits only after its TMA loads were observed and its TMA stores' reads waited for", "[hazards][tma]") {
+  // A store committed but not waited for, and a load whose barrier phase no warp observed, are undefined behaviour at
+  // the exit whatever the timing (the sleep lets both finish here); with the wait they are fine.
+  auto store = [](const char* tail) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  smem s bytes=8K
+  tensor D dtype=bf16 shape=(256, 256)
+  warp 0 e {{ st.shared bytes=128 dst=s
+             fence.proxy.async
+             elect {{ tma.store D box=(64, 64) at=(0, 0) src=s
+                     tma.commit
+                     {} }}
+             sleep cycles=20000 }}
+}}
+)",
+                       tail);
+  };
+  CHECK(run_text(store("tma.wait 0 read")).outcome == Outcome::kFinished);
+  auto unwaited = run_text(store(""));
+  REQUIRE(unwaited.outcome == Outcome::kUndefined);
+  CHECK(title(unwaited) == "CTA exited before its async op was observed");
+  CHECK(unwaited.diagnosis->loc.line == 7);
+  CHECK_THAT(unwaited.diagnosis->message, Catch::Contains("may still read s: no `tma.wait N read`"));
+  auto load = [](const char* tail) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  mbarrier full count=1
+  smem s bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{ elect {{ arrive.expect_tx full tx=8K
+                       tma.load T box=(64, 64) at=(0, 0) dst=s bar=full }}
+             sleep cycles=20000
+             {} }}
+}}
+)",
+                       tail);
+  };
+  CHECK(run_text(load("wait full parity=0")).outcome == Outcome::kFinished);
+  auto unobserved = run_text(load(""));
+  REQUIRE(unobserved.outcome == Outcome::kUndefined);
+  CHECK(title(unobserved) == "CTA exited before its async op was observed");
+  CHECK_THAT(unobserved.diagnosis->message, Catch::Contains("no warp of it observed the completion of 'tma.load T"));
 }

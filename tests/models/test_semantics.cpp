@@ -1159,7 +1159,8 @@ TEST_CASE("bytes known only at run time past the smem element an op names are un
                        fmt::format(fmt::runtime(op), bytes));
   };
   for (const char* op : {"st.shared bytes=i + {} dst=s[1]", "ld.shared bytes=i + {} src=s[0]", "ldmatrix bytes=i + {} src=s[0]",
-                         "elect {{ cp.async bytes=i + {} dst=s[0] }}", "elect {{ tma.store bytes=i + {} src=s[0] }}"}) {
+                         "elect {{ cp.async bytes=i + {} dst=s[0] }}",
+                         "elect {{ tma.store bytes=i + {} src=s[0]\n tma.commit\n tma.wait 0 read }}"}) {
     INFO(op);
     const bool bulk = std::string(op).find("tma.") != std::string::npos;
     CHECK(run_text(prog(op, 4096)).outcome == Outcome::kFinished);

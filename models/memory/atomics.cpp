@@ -122,7 +122,7 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
     g.arrived += 1;
     hazards_->cluster_arrive(ctx.warp_id);
     ctx.block(this, 0, 0, cause_grid_);
-    if (g.arrived >= ctx.cta().live_warps) grid_cta_ready(ctx.cta_slot());
+    if (g.arrived >= ctx.cta().live_warps && master_alive(ctx.cta_slot())) grid_cta_ready(ctx.cta_slot());
     return ctx.blocked();
   }
   if (d.kind == OpKind::kFenceGpu) {
@@ -379,7 +379,13 @@ void AtomicsUnit::grid_counted(std::uint32_t slot) {
 void AtomicsUnit::warp_exited(std::uint32_t warp_id) {
   std::uint32_t slot = sim_.warp(warp_id).cta;
   const GridCta& g = grid_ctas_[slot];
-  if (g.arrived > 0 && g.arrived >= sim_.cta(slot).live_warps) grid_cta_ready(slot);
+  if (g.arrived > 0 && g.arrived >= sim_.cta(slot).live_warps && master_alive(slot)) grid_cta_ready(slot);
+}
+
+// Cooperative groups' grid barrier is signalled by thread (0,0,0) of each CTA (its sync_grids: the CTA barrier, then
+// that thread alone does the atomic and the spin): a CTA whose warp 0 exited never arrives.
+bool AtomicsUnit::master_alive(std::uint32_t slot) const {
+  return sim_.warp(sim_.cta(slot).first_warp).state != WarpState::kDone;
 }
 
 // ---- reports ----
@@ -434,6 +440,18 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     }
     if (missing > 0)
       e.cause(fmt::format("grid.sync: {} live warp(s) of the grid have not reached it; {}", missing, example));
+    // CTAs whose every live warp is here but whose warp 0 exited: nobody arrives for them.
+    std::vector<std::string> masterless;
+    for (std::uint32_t slot : sim_.slots_in_launch_order()) {
+      const Cta& c = sim_.cta(slot);
+      if (c.id < 0 || c.exited || master_alive(slot) || grid_ctas_[slot].arrived == 0) continue;
+      if (masterless.size() < 4) masterless.push_back(fmt::format("CTA {}", c.id));
+    }
+    if (!masterless.empty())
+      e.cause(fmt::format("grid.sync: warp 0 of {} exited before it, and cooperative groups' grid barrier is signalled by "
+                          "thread 0 of each CTA (sync_grids: only that thread does the atomic arrive and the spin), so those "
+                          "CTAs never arrive: warp 0 must reach every grid.sync (every thread of the grid calls it)",
+                          fmt::join(masterless, ", ")));
     if (unlaunched > 0)
       e.cause(fmt::format("grid.sync waits for every CTA of the grid, but {}. A grid-wide barrier needs all CTAs resident at "
                           "once: cudaLaunchCooperativeKernel refuses such a grid (cudaErrorCooperativeLaunchTooLarge); size "

@@ -35,6 +35,7 @@ class AtomicsUnit : public Unit {
   void cta_started(std::uint32_t slot) override;
   void cta_exiting(std::uint32_t slot) override;
   void warp_exited(std::uint32_t warp_id) override;
+  bool master_alive(std::uint32_t slot) const;
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
   std::string describe_poll(const Warp& w, const isa::OpDesc& d) const override;

@@ -162,6 +162,11 @@ kernel k grid=({},1,1) warps=2 smem=200K {{
   CHECK(ok.outcome == Outcome::kFinished);
   // A warp of a CTA that exits before the barrier counts as arrived (its CTA's other warp passes).
   CHECK(run_text(prog(8, "if warp == 1 { exit }")).outcome == Outcome::kFinished);
+  // But warp 0 holds thread 0, which alone arrives for its CTA (cooperative groups' sync_grids): without it the CTA
+  // never arrives.
+  auto master = run_text(prog(8, "if warp == 0 { exit }"));
+  REQUIRE(master.outcome == Outcome::kDeadlock);
+  CHECK(causes(master).find("grid.sync: warp 0 of CTA 0, CTA 1, CTA 2, CTA 3 exited before it") != std::string::npos);
   auto big = run_text(prog(133, ""));
   REQUIRE(big.outcome == Outcome::kDeadlock);
   CHECK(causes(big).find("cudaErrorCooperativeLaunchTooLarge") != std::string::npos);

@@ -47,13 +47,24 @@ AtomicsUnit::AtomicsUnit(Simulator& sim)
                                            sim.machine().named_barrier_cycles_per_warp * p.warps);
   writes_decl_.assign(p.globals.size(), false);
   role_writes_.assign(p.roles.size(), std::vector<bool>(p.globals.size(), false));
+  role_reads_.assign(p.roles.size(), std::vector<bool>(p.globals.size(), false));
   for (std::size_t r = 0; r < p.roles.size(); ++r)
-    for (const isa::OpDesc& d : p.roles[r].ops)
+    for (const isa::OpDesc& d : p.roles[r].ops) {
       if (is_write(d.kind)) {
         int decl = d.slot(Attr::kAddr)->decl;
         role_writes_[r][decl] = true;
         writes_decl_[decl] = true;
       }
+      if (returns_value(d.kind) || d.kind == OpKind::kSpin) role_reads_[r][static_cast<std::size_t>(d.slot(Attr::kAddr)->decl)] = true;
+    }
+}
+
+std::string AtomicsUnit::shared_word(int writer_role, int reader_role) const {
+  if (writer_role < 0 || reader_role < 0) return "";
+  const isa::Program& p = sim_.program();
+  for (std::size_t d = 0; d < p.globals.size(); ++d)
+    if (role_writes_[static_cast<std::size_t>(writer_role)][d] && role_reads_[static_cast<std::size_t>(reader_role)][d]) return p.globals[d].name;
+  return "";
 }
 
 std::span<const isa::OpKind> AtomicsUnit::accepted() {

@@ -36,6 +36,9 @@ class AtomicsUnit : public Unit {
   void cta_exiting(std::uint32_t slot) override;
   void warp_exited(std::uint32_t warp_id) override;
   bool master_alive(std::uint32_t slot) const;
+  // Reports: a global word (its declaration's name) that role `writer_role`'s code writes and `reader_role`'s reads;
+  // empty when none.
+  std::string shared_word(int writer_role, int reader_role) const;
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
   std::string describe_poll(const Warp& w, const isa::OpDesc& d) const override;
@@ -111,6 +114,7 @@ class AtomicsUnit : public Unit {
   EventRecords<Request> in_flight_;
   std::vector<bool> writes_decl_;      // per global declaration: some op writes it
   std::vector<std::vector<bool>> role_writes_;  // [role][decl]
+  std::vector<std::vector<bool>> role_reads_;   // [role][decl]: loads, spins, atomics that return a value
   // grid.sync
   std::vector<GridCta> grid_ctas_;    // by CTA slot
   std::int64_t grid_counted_ = 0;     // CTAs whose atomic reached the counter in this use

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "models/gpu/simulator.hpp"
+#include "models/memory/atomics.hpp"
 #include "models/sync/mbarrier_unit.hpp"
 #include "models/sync/named_barrier.hpp"
 
@@ -763,7 +764,8 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
     }
     return fmt::format("it completed phase {} of {}{}, which warp {} has not observed (no wait on that phase by it, or by a "
                        "warp that then synchronised with it): wait on {} with parity {} first{}",
-                       prior.done_phase, name, where, now_index, name, prior.done_phase & 1, other);
+                       prior.done_phase, name, where, now_index, name, prior.done_phase & 1, other) +
+           (other.empty() ? global_hint(prior, now) : "");
   }
   (void)vc;
   std::string wait = prior.via == Via::kWgmma      ? "`wgmma.wait N`"
@@ -780,10 +782,26 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
     return fmt::format("its access ended at the covering {} of warp {}, and nothing orders that wait before this op: warp {} "
                        "must release the buffer (arrive on a barrier that warp {} waits on, or a named barrier both use) "
                        "after that wait, not before it",
-                       wait, pw.index, pw.index, now_index);
+                       wait, pw.index, pw.index, now_index) +
+           global_hint(prior, now);
   return fmt::format("nothing orders warp {}'s op before this one: warp {} must arrive on a barrier after its access (an "
                      "mbarrier that warp {} then waits on, or a named barrier both use)",
-                     pw.index, pw.index, now_index);
+                     pw.index, pw.index, now_index) +
+         global_hint(prior, now);
+}
+
+// When the two warps' roles do signal each other through a global word, what that signal needs to order their accesses.
+std::string HazardUnit::global_hint(const Rec& prior, const Rec& now) const {
+  if (sim_.program().globals.empty()) return "";
+  const Warp& pw = sim_.warp(prior.warp);
+  const Warp& nw = sim_.warp(now.warp);
+  const std::string word = const_cast<Simulator&>(sim_).find<AtomicsUnit>().shared_word(pw.role, nw.role);
+  if (word.empty()) return "";
+  return fmt::format(". Warp {}'s role writes the global word {} and warp {}'s reads it, but that signal orders nothing "
+                     "here: the write must be a release after the access (st.release, an atomic with sem=release, or "
+                     "fence.gpu before a relaxed store) and the read an acquire before this op (ld.acquire, spin, an atomic "
+                     "with sem=acquire, or fence.gpu after a relaxed load)",
+                     pw.index, word, nw.index);
 }
 
 std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {

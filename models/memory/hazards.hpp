@@ -317,6 +317,7 @@ class HazardUnit : public Unit {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> last_named_;
   // A note when one side's latest named-barrier use left out the other side's warp, whose role uses that barrier too.
   std::string named_note(const Rec& prior, const Rec& now) const;
+  std::string global_hint(const Rec& prior, const Rec& now) const;
   // A WAR's note when the writer's latest wait returned on a phase that the reader's arrivals, which its role makes on
   // that barrier, were not part of (a count below the arrivals per phase); empty otherwise.
   std::string count_note(const Rec& prior, const Rec& now) const;

@@ -209,6 +209,9 @@ kernel k warps=2 {{
   auto relaxed = run_text(prog("elect { st.relaxed flag val=1 }", "spin flag eq=1"));
   CHECK(hazard(relaxed));
   CHECK(relaxed.diagnosis->title == "read before the write is complete (RAW)");
+  // The report says the two warps do signal through `flag`, and what the signal needs (not only a barrier arrive).
+  CHECK_THAT(relaxed.diagnosis->message, Catch::Contains("Warp 0's role writes the global word flag and warp 1's reads it") &&
+                                             Catch::Contains("the write must be a release after the access"));
   // A relaxed load observes the flag but orders nothing; a fence.gpu after it makes it an acquire.
   const char* poll = "let v = 0\n while v == 0 { ld.relaxed flag -> v }";
   CHECK(hazard(run_text(prog("elect { st.release flag val=1 }", poll))));

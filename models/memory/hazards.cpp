@@ -842,7 +842,8 @@ std::string HazardUnit::named_note(const Rec& prior, const Rec& now) const {
     if (!has_x || has_y || !nb.role_uses(wy.role, static_cast<int>(id))) continue;
     return fmt::format(". Note: the latest use of bar {} that warp {} waited on gathered warps {} alone ({} threads), while "
                        "warp {}'s role uses bar {} too: warps meant to meet there came in different uses (a threads= smaller "
-                       "than the threads that sync on it together)",
+                       "than the threads that sync on it together, or two groups of warps sharing one id: give each group "
+                       "its own)",
                        id, wx.index, fmt::join(use, ","), nb.last_use_threads(c, static_cast<int>(id)), wy.index, id);
   }
   return "";

@@ -131,10 +131,15 @@ void HazardUnit::cta_exiting(std::uint32_t slot) {
       if ((r.via == Via::kTmaLoad || r.via == Via::kClcResponse) && !observed(r))
         sim_.ub(r.warp, r.op, "CTA exited before its async op was observed",
                 fmt::format("CTA {} exits, but no warp of it observed the completion of {} into {} (a wait on {} for the phase it "
-                            "lands in): on another schedule it still writes the CTA's shared memory after the exit. Wait for "
-                            "it before exiting (a producer tail), or do not issue it",
+                            "lands in): on another schedule it still writes the CTA's shared memory after the exit. {}",
                             c.id, op_words(r), buffer_name(b),
-                            r.bar == kNone ? std::string("its barrier") : sim_.program().mbarrier_layout.element_name(sim_.program().mbarriers, r.bar)));
+                            r.bar == kNone ? std::string("its barrier") : sim_.program().mbarrier_layout.element_name(sim_.program().mbarriers, r.bar),
+                            sim_.warp(r.warp).cta == slot
+                                ? std::string("Wait for it before exiting (a producer tail), or do not issue it")
+                                : fmt::format("A cluster peer (CTA {}) multicast it here: every CTA of the cluster must consume "
+                                              "the stages its peers send it (they ran different numbers of iterations: the CTAs "
+                                              "of a cluster must walk the same tiles and k-blocks)",
+                                              sim_.cta(sim_.warp(r.warp).cta).id)));
     for (const Rec& r : buffers_[slot][b].reads)
       if (r.via == Via::kTmaStore && r.part != 0 && state(r.part) != nullptr)
         sim_.ub(r.warp, r.op, "CTA exited before its async op was observed",

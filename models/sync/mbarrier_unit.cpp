@@ -139,8 +139,12 @@ void MbarrierUnit::check_alive(const Signal& s) {
                           own ? fmt::format("the CTA exited while its own op at line {} was still in flight; a CTA must wait for "
                                             "what it issued (here: a wait on {}) before it exits",
                                             op.loc.line, barrier_name(s.barrier))
-                              : "a CTA must not exit while cluster peers may still signal its barriers (CUTLASS producer_tail "
-                                "waits on every empty barrier before exiting)");
+                              : fmt::format("a CTA must not exit while cluster peers may still signal its barriers (CUTLASS "
+                                            "producer_tail waits on every empty barrier before exiting); if CTA {} has such a "
+                                            "tail, the CTAs of the cluster ran different numbers of iterations: CTA {} signalled "
+                                            "more phases than CTA {} waited for (the CTAs of a cluster must walk the same tiles "
+                                            "and k-blocks)",
+                                            s.cta_id, s.from_cta, s.cta_id));
   d.cycle = sim_.now().v;
   d.cta = s.from_cta;
   d.warp = index;

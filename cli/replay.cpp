@@ -59,6 +59,11 @@ Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
   opt.max_cycles = a.max_cycles;
   opt.max_ops = a.max_ops;
   opt.op_log = &log;
+  // A trace cut by its window (or by its tile limit) stops its warps mid-stream: the exit rules do not apply.
+  bool cut = r.trace.truncated;
+  for (const auto& c : r.trace.ctas)
+    for (const auto& w : c.warps) cut = cut || w.window_cut;
+  opt.exit_checks = !cut;
   if (with_sim_trace) {
     r.sim_trace = std::make_unique<sim::TraceWriter>(r.machine.clock_mhz, r.replay.slot_cta.back() + 1);
     opt.trace = r.sim_trace.get();

@@ -33,6 +33,9 @@ struct RunOptions {
   // The data-hazard checker (models/memory/hazards.hpp): races on shared memory, TMEM and CLC responses, and
   // barrier inits not ordered before their uses. Off, a run takes the same time and finds none of them.
   bool hazards = true;
+  // A CTA must not exit before its async ops are done for it (the hazard checker's exit rule). A replay of a trace cut
+  // by its window turns it off: its warps stop mid-stream, with loads and stores the hardware finished later.
+  bool exit_checks = true;
   // What the L2 holds at launch (cache_hbm): warm, every block of the program's tensors when they all fit in it (what a
   // previous launch of the same kernel leaves, as in a benchmark's back-to-back launches); cold, nothing.
   bool warm_l2 = true;

@@ -119,7 +119,7 @@ void HazardUnit::cta_started(std::uint32_t slot) {
 }
 
 void HazardUnit::cta_exiting(std::uint32_t slot) {
-  if (!tracks_ || slot >= buffers_.size()) return;
+  if (!tracks_ || slot >= buffers_.size() || !sim_.options().exit_checks) return;
   const Cta& c = sim_.cta(slot);
   auto observed = [&](const Rec& r) {
     for (int i = 0; i < warps_; ++i)
@@ -128,7 +128,7 @@ void HazardUnit::cta_exiting(std::uint32_t slot) {
   };
   for (std::uint32_t b = 0; b < buffers_[slot].size(); ++b) {
     for (const Rec& r : buffers_[slot][b].writes)
-      if ((r.via == Via::kTmaLoad || r.via == Via::kClcResponse) && !observed(r))
+      if ((r.via == Via::kTmaLoad || r.via == Via::kClcResponse) && r.part == 0 && !observed(r))
         sim_.ub(r.warp, r.op, "CTA exited before its async op was observed",
                 fmt::format("CTA {} exits, but no warp of it observed the completion of {} into {} (a wait on {} for the phase it "
                             "lands in): on another schedule it still writes the CTA's shared memory after the exit. {}",

@@ -221,7 +221,9 @@ TEST_CASE("replay: the program does the traced ops and its probe records map bac
 TEST_CASE("replay: a warpgroup's four warps become one role, warp-specific ops run under `if warp ==`", "[traces][replay]") {
   // warp 0 alone stores the result
   json t = warpgroup_trace(7, {{800, "tma.store", nullptr, 0, nullptr, 8192, 0, "A"},
-                               {860, "tma.commit", nullptr, nullptr, nullptr, 0, 0, nullptr}});
+                               {860, "tma.commit", nullptr, nullptr, nullptr, 0, 0, nullptr},
+                               {880, "tma.wait.read", nullptr, 0, nullptr, 0, 0, nullptr},  // the store tail before the exit
+                               {890, "tma.wait.read.end", nullptr, 0, nullptr, 0, 0, nullptr}});
   traces::HwTrace h = traces::parse_hwtrace(t.dump(), "wg.json");
   traces::Replay r = traces::make_replay(h, {});
   CHECK_THAT(r.text, Catch::Contains("warpgroup 0 consumer_wg0 {") && Catch::Contains("if warp == 0 {") &&
@@ -252,7 +254,7 @@ TEST_CASE("replay: a warpgroup's four warps become one role, warp-specific ops r
   }
   // the four warps meet at the collective wgmma: the latest prologue (warp 3, 121) decides
   CHECK(st.event[0][0][2] == st.event[0][3][2]);
-  CHECK(st.event[0][0].size() == 8);
+  CHECK(st.event[0][0].size() == 10);  // 6 + the store, its commit and the tail's wait and its end
   CHECK(st.event[0][1].size() == 6);
 
   // collective ops that differ between the warps cannot be replayed

@@ -1350,19 +1350,6 @@ def ncu_markdown(c):
                   f"  ({sum(map(abs, diff_high)) / len(diff_high):.3f} per point)."]
     lines += [f"- The model's HBM traffic is {min(hbm):.2f}-{max(hbm):.2f}x the GPU's DRAM reads and writes on these shapes (below",
               "  1: its L2 keeps more of the operands than the GPU's does)."]
-    # The model's time error against that ratio, point by point: where its L2 keeps what the GPU's does, and where not.
-    pairs = [(r["at_ncu_clock"]["hbm_bytes"] / (ncu[key(r)]["dram__bytes_read.sum"] + ncu[key(r)]["dram__bytes_write.sum"]),
-              error_pct(r, "at_ncu_clock")) for r in big if r["at_ncu_clock"].get("hbm_bytes")]
-    close = [e for h, e in pairs if abs(h - 1) <= 0.05]
-    short = [e for h, e in pairs if h < 0.9]
-    if len(pairs) > 2 and close and short:
-        rho = statistics.correlation([h for h, _ in pairs], [e for _, e in pairs])
-        lines += [f"- That ratio goes with the model's error (correlation {rho:.2f} over the {len(pairs)} points): where the model's",
-                  f"  HBM traffic is within 5 % of the GPU's ({len(close)} points) its time is {sum(close) / len(close):+.1f} % off on average",
-                  f"  (MAPE {sum(map(abs, close)) / len(close):.1f} %); where it is below 0.9x ({len(short)} points, the GPU's L2 missing what",
-                  f"  the model's keeps) {sum(short) / len(short):+.1f} % (MAPE {sum(map(abs, short)) / len(short):.1f} %): the model's largest",
-                  "  errors on these shapes are its L2 keeping too much. Which mechanism makes the GPU miss more is open",
-                  "  (docs/simulator.md, \"What is not modelled yet\")."]
     if os.path.exists(co_path) and by_shape:
         mean = lambda v: sum(v) / len(v)
         dims = lambda s: [int(v) for v in s.split("x")]

@@ -190,6 +190,7 @@ class HazardUnit : public Unit {
 
  private:
   static constexpr int kMaxEpochs = isa::kWarpsPerWarpgroup;
+  static constexpr std::uint32_t kNone = ~0u;  // no barrier, CTA or buffer
   struct Rec {
     Part part = 0;             // in flight (not ordered before anything) while non-zero and not landed
     bool sticky = false;       // completed by its tcgen05 thread's commits (an accumulator write or an operand

@@ -1,0 +1,300 @@
+// The data-hazard unit's reports: the words of a race (which ops, which buffer) and the cause and fix it
+// names (the barrier, the phase, the missing arrival or wait), built from the unit's records when a race is
+// found. The tracking itself is in hazards.cpp.
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "models/gpu/simulator.hpp"
+#include "models/memory/atomics.hpp"
+#include "models/memory/hazards.hpp"
+#include "models/sync/mbarrier_unit.hpp"
+#include "models/sync/named_barrier.hpp"
+
+namespace smpipe::models {
+
+std::string HazardUnit::tmem_in_use(std::span<const std::uint32_t> warp_ids, std::uint32_t cta, std::uint32_t first,
+                                    std::uint32_t end) const {
+  if (!tracks_ || cta >= buffers_.size()) return "";
+  auto by_none = [&](const Rec& r) {
+    return std::none_of(warp_ids.begin(), warp_ids.end(),
+                        [&](std::uint32_t w) { return ordered(r, const_cast<HazardUnit*>(this)->vc_of(w)); });
+  };
+  for (std::uint32_t b = first; b < end && b < buffers_[cta].size(); ++b)
+    for (const auto* recs : {&buffers_[cta][b].writes, &buffers_[cta][b].reads})
+      for (const Rec& r : *recs)
+        if (by_none(r)) {
+          const int w = sim_.warp(r.warp).index;
+          std::string fix =
+              r.via == Via::kTmemMma
+                  ? "wait on the barrier its umma.commit arrives on (or be ordered after a warp that did) before tmem.dealloc"
+              : r.via == Via::kTmemLd || r.via == Via::kTmemSt
+                  ? fmt::format("warp {} must wait for it (tmem.wait {}) and then arrive on a barrier the freeing warp waits "
+                                "on before tmem.dealloc", w, r.via == Via::kTmemLd ? "ld" : "st")
+                  : "order it before tmem.dealloc";
+          return fmt::format("{} may still {} {}: {}", op_words(r), r.write ? "write" : "read", buffer_name(b), fix);
+        }
+  return "";
+}
+
+std::string HazardUnit::buffer_name(std::uint32_t buffer) const {
+  const auto& p = sim_.program();
+  if (buffer < smem_count_) return p.smem_layout.element_name(p.smems, buffer);
+  if (buffer >= tmem_base_) {
+    std::uint32_t c = (buffer - tmem_base_) * kTmemChunk;
+    return fmt::format("the TMEM chunk of columns {}..{}", c, c + kTmemChunk - 1);
+  }
+  return fmt::format("the CLC response of {}", p.mbarrier_layout.element_name(p.mbarriers, buffer - smem_count_));
+}
+
+std::string HazardUnit::op_words(const Rec& r) const {
+  const Warp& w = sim_.warp(r.warp);
+  const isa::OpDesc& d = sim_.op_of(w, r.op);
+  return fmt::format("'{}' at line {} (CTA {} warp {}, {})", d.text, d.loc.line, r.cta_id, w.index, sim_.program().roles[w.role].name);
+}
+
+std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) const {
+  const auto& p = sim_.program();
+  const Warp& pw = sim_.warp(prior.warp);
+  int now_index = sim_.warp(now.warp).index;
+  if (prior.part != 0 && !landed(prior)) {
+    switch (prior.via) {
+      case Via::kTmaLoad:
+      case Via::kClcResponse:
+        if (prior.bar != kNone && prior.bar_cta != kNone) {
+          // The reader observed the phase the write was issued in (or a later one), which completed without the write's
+          // bytes: the phase's expected bytes were met by other writes (or by none), and this write's complete_tx counts
+          // toward a later phase.
+          const std::uint32_t comp = comp_bar(sim_.cta(prior.bar_cta).rank, prior.bar);
+          if (vc[comp] > prior.issue_phase) {
+            std::string name = p.mbarrier_layout.element_name(p.mbarriers, prior.bar);
+            return fmt::format("warp {} did wait on {}{}, for phase {}, but that phase completed while this write was still in "
+                               "flight: its expected bytes were reached without the write's, whose complete_tx counts toward a "
+                               "later phase. The phase's `arrive.expect_tx` counts fewer bytes than the writes that signal {} "
+                               "bring ({})",
+                               now_index, name, prior.bar_cta == cta ? "" : " (of another CTA)", prior.issue_phase, name,
+                               prior.via == Via::kClcResponse
+                                   ? "a CLC response brings 16 bytes: `arrive.expect_tx ... tx=16` on its barrier before `clc.try_cancel`"
+                                   : "every box of the stage, the slices peers multicast into this CTA included");
+          }
+        }
+        return fmt::format("that write is still in flight: it completes with the phase of {}{} its complete_tx lands in, and "
+                           "warp {} must wait on that barrier for that phase before touching the buffer",
+                           p.mbarrier_layout.element_name(p.mbarriers, prior.bar),
+                           prior.bar_cta == cta || prior.bar_cta == kNone ? "" : " (of another CTA)", now_index);
+      case Via::kTmaStore:
+        return fmt::format("the TMA store reads its source until warp {} waits for its bulk group: a `tma.commit` and then a "
+                           "`tma.wait N read` that covers that group must come first (in warp {}, ordered before this op)",
+                           pw.index, pw.index);
+      case Via::kWgmma:
+        return fmt::format("the tensor cores read the operand until warp {} waits for its wgmma group: `wgmma.commit` then a "
+                           "`wgmma.wait N` that covers it must come before the barrier arrive that releases the buffer (a wgmma "
+                           "never committed is covered by no wait)",
+                           pw.index);
+      case Via::kUmma:
+      case Via::kTmemCp:
+        return fmt::format("the tensor cores read the operand until a later `umma.commit` of warp {} arrives on a barrier; "
+                           "this op must be ordered after a wait on that barrier",
+                           pw.index);
+      case Via::kCpAsync:
+        return fmt::format("the copy is in flight until warp {} waits for it (`cp.async.commit` then `cp.async.wait N` "
+                           "covering its group, or `cp.async.arrive` on a barrier that is waited for)",
+                           pw.index);
+      case Via::kTmemMma:
+        return fmt::format("the tensor cores write the accumulator until a later `umma.commit` of warp {} lands on a "
+                           "barrier (tcgen05.commit); warp {} must wait on that barrier's phase (the accumulator's 'full' "
+                           "barrier) before touching these columns",
+                           pw.index, now_index);
+      case Via::kTmemLd:
+      case Via::kTmemSt:
+        return fmt::format("warp {}'s tcgen05.{} is asynchronous until its `tmem.wait {}` (tcgen05.wait::{}); that wait must "
+                           "come before the arrive that hands the columns back (CUTLASS waits for the load before "
+                           "releasing the accumulator stage)",
+                           pw.index, prior.via == Via::kTmemLd ? "ld" : "st", prior.via == Via::kTmemLd ? "ld" : "st",
+                           prior.via == Via::kTmemLd ? "ld" : "st");
+      case Via::kGeneric: break;
+    }
+  }
+  // A barrier component's words: its name, and the CTA when it is another one of the cluster.
+  auto barrier_words = [&](std::uint32_t comp, std::string& name, std::string& where) {
+    std::uint32_t rel = comp - static_cast<std::uint32_t>(cluster_size_ * warps_);
+    std::uint32_t rank = rel / static_cast<std::uint32_t>(bars_), flat = rel % static_cast<std::uint32_t>(bars_);
+    name = p.mbarrier_layout.element_name(p.mbarriers, flat);
+    where = rank == static_cast<std::uint32_t>(sim_.cta(sim_.warp(now.warp).cta).rank)
+                ? ""
+                : fmt::format(" of cluster rank {} (another CTA: its completion must reach this one, e.g. bar_cta=, a remote "
+                              "arrive, or a cluster barrier)",
+                              rank);
+  };
+  if (landed(prior) && (prior.via == Via::kUmma || prior.via == Via::kTmemCp)) {
+    // An operand read: complete for a warp that observed a phase any commit after it landed in; name the first.
+    auto [comp, clock] = state(prior.part)->commits.front();
+    std::string name, where;
+    barrier_words(comp, name, where);
+    std::int64_t phase = static_cast<std::int64_t>(clock) - 1;
+    return fmt::format("the tensor cores read the operand until a later `umma.commit` of warp {} lands (each commit tracks "
+                       "all the thread's earlier tcgen05 ops); the first that did completed phase {} of {}{}, which warp {} "
+                       "has not observed (no wait on that phase, or on a phase a later commit of warp {} completed, by it or "
+                       "by a warp that then synchronised with it): wait on {} with parity {} first",
+                       pw.index, phase, name, where, now_index, pw.index, name, phase & 1);
+  }
+  if (landed(prior)) {
+    std::uint32_t last = state(prior.part)->commits.back().first - static_cast<std::uint32_t>(cluster_size_ * warps_);
+    return fmt::format("the accumulator that warp {}'s tcgen05.mma writes is complete only for a warp that observed a "
+                       "barrier phase a later `umma.commit` of warp {} arrived on (the latest: {}), and warp {} observed "
+                       "none: wait on the accumulator's 'full' barrier (the one the MMA warp commits each tile to) first",
+                       pw.index, pw.index, p.mbarrier_layout.element_name(p.mbarriers, last % static_cast<std::uint32_t>(bars_)),
+                       now_index);
+  }
+  if (prior.done_phase >= 0) {
+    std::string name, where;
+    barrier_words(prior.comp[0], name, where);
+    const std::uint32_t bar_rank =
+        (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) / static_cast<std::uint32_t>(bars_);
+    if (!where.empty() && now.write && prior.comp[0] >= static_cast<std::uint32_t>(cluster_size_ * warps_))
+      // The earlier write landed in another CTA, whose warps used it: this warp cannot wait on that CTA's barrier.
+      return fmt::format("it completed phase {} of {} of cluster rank {}, and warp {} cannot wait on another CTA's barrier "
+                         "(undefined behaviour): the warps of rank {} that use the buffer must tell this CTA when they are "
+                         "done with it (consumers of a multicast stage release it on the empty barrier of every CTA that "
+                         "multicasts into theirs, e.g. `arrive EMPTY cta=R` for each such rank R, with the empty count "
+                         "covering all of them), and warp {} waits on that before writing",
+                         prior.done_phase, name, bar_rank, now_index, bar_rank, now_index);
+    if (prior.done_phase >= 1 && !now.write && vc[prior.comp[0]] == static_cast<Clock>(prior.done_phase))
+      // The reader observed the phase before: it reads the buffer's previous contents too late, after the writer refilled
+      // it (a release before the read), or it meant the new contents and skipped their wait.
+      return fmt::format("it completed phase {} of {}{}, and warp {} observed phase {} last: the buffer no longer holds what "
+                         "phase {} brought. If warp {} reads that, it must read before it releases the buffer (the arrive "
+                         "that lets the writer refill it comes after this read); if it reads the new contents, wait on {} "
+                         "with parity {} first",
+                         prior.done_phase, name, where, now_index, prior.done_phase - 1, prior.done_phase - 1, now_index,
+                         name, prior.done_phase & 1);
+    // The reader's latest wait was on another element of the same barrier array: the write likely names the wrong one.
+    std::string other;
+    if (now.warp < last_acquired_.size() && prior.epochs == 1 && prior.comp[0] >= static_cast<std::uint32_t>(cluster_size_ * warps_)) {
+      auto [bc, bf] = last_acquired_[now.warp];
+      const std::uint32_t flat = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) % static_cast<std::uint32_t>(bars_);
+      const MbarrierUnit& mb = const_cast<Simulator&>(sim_).find<MbarrierUnit>();
+      if (bc == cta && bf != kNone && bf != flat && mb.decl_of(bf) == mb.decl_of(flat)) {
+        // Which side names the wrong stage: the one whose element index differs from the buffer's (when it is an array).
+        auto index = [](const isa::ElementLayout& l, std::uint32_t f) { return static_cast<std::int64_t>(f - l.base[l.decl_of(f)]); };
+        const std::int64_t bi = buffer < smem_count_ && p.smems[p.smem_layout.decl_of(buffer)].array ? index(p.smem_layout, buffer) : -1;
+        const std::int64_t wi = index(p.mbarrier_layout, flat), ri = index(p.mbarrier_layout, bf);
+        const std::string waited = p.mbarrier_layout.element_name(p.mbarriers, bf), buf = buffer_name(buffer);
+        if (bi >= 0 && wi == bi && ri != bi)
+          other = fmt::format(". Warp {}'s latest wait was on {}, but it reads {}, whose write completes on {}: does it wait "
+                              "for the stage it reads?",
+                              now_index, waited, buf, name);
+        else if (bi >= 0 && ri == bi && wi != bi)
+          other = fmt::format(". Warp {}'s latest wait was on {}, which does not cover this write: the write into {} completes "
+                              "on {} (its bar=); does it name the stage's barrier?",
+                              now_index, waited, buf, name);
+        else
+          other = fmt::format(". Warp {}'s latest wait was on {}, which does not cover this write, which completes on {}: one "
+                              "of the two names the wrong stage",
+                              now_index, waited, name);
+      }
+    }
+    return fmt::format("it completed phase {} of {}{}, which warp {} has not observed (no wait on that phase by it, or by a "
+                       "warp that then synchronised with it): wait on {} with parity {} first{}",
+                       prior.done_phase, name, where, now_index, name, prior.done_phase & 1, other) +
+           (other.empty() ? global_hint(prior, now) : "");
+  }
+  (void)vc;
+  std::string wait = prior.via == Via::kWgmma      ? "`wgmma.wait N`"
+                     : prior.via == Via::kTmaStore ? "`tma.wait N read`"
+                     : prior.via == Via::kCpAsync  ? "`cp.async.wait N`"
+                     : prior.via == Via::kTmemLd   ? "`tmem.wait ld`"
+                     : prior.via == Via::kTmemSt   ? "`tmem.wait st`"
+                                                   : "";
+  if (std::string note = now.write && !prior.write ? count_note(prior, now) : ""; !note.empty()) {
+    if (!wait.empty()) return fmt::format("its access ended at the covering {} of warp {}; {}", wait, pw.index, note);
+    return note;
+  }
+  if (!wait.empty())
+    return fmt::format("its access ended at the covering {} of warp {}, and nothing orders that wait before this op: warp {} "
+                       "must release the buffer (arrive on a barrier that warp {} waits on, or a named barrier both use) "
+                       "after that wait, not before it",
+                       wait, pw.index, pw.index, now_index) +
+           global_hint(prior, now);
+  return fmt::format("nothing orders warp {}'s op before this one: warp {} must arrive on a barrier after its access (an "
+                     "mbarrier that warp {} then waits on, or a named barrier both use)",
+                     pw.index, pw.index, now_index) +
+         global_hint(prior, now);
+}
+
+// When the two warps' roles do signal each other through a global word, what that signal needs to order their accesses.
+std::string HazardUnit::global_hint(const Rec& prior, const Rec& now) const {
+  if (sim_.program().globals.empty()) return "";
+  const Warp& pw = sim_.warp(prior.warp);
+  const Warp& nw = sim_.warp(now.warp);
+  const std::string word = const_cast<Simulator&>(sim_).find<AtomicsUnit>().shared_word(pw.role, nw.role);
+  if (word.empty()) return "";
+  return fmt::format(". Warp {}'s role writes the global word {} and warp {}'s reads it, but that signal orders nothing "
+                     "here: the write must be a release after the access (st.release, an atomic with sem=release, or "
+                     "fence.gpu before a relaxed store) and the read an acquire before this op (ld.acquire, spin, an atomic "
+                     "with sem=acquire, or fence.gpu after a relaxed load)",
+                     pw.index, word, nw.index);
+}
+
+std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
+  if (now.warp >= last_acquired_.size()) return "";
+  auto [bc, bf] = last_acquired_[now.warp];
+  const Warp& rw = sim_.warp(prior.warp);
+  if (bc == kNone || bc != rw.cta || rw.index >= 32) return "";
+  const auto& p = sim_.program();
+  const MbarrierUnit& mb = const_cast<Simulator&>(sim_).find<MbarrierUnit>();
+  const std::uint32_t decl = mb.decl_of(bf);
+  bool releases = false;  // the reader's role arrives on that barrier (its code: it would release the buffer there)
+  for (const auto& d : p.roles[rw.role].ops)
+    releases = releases || (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl)));
+  const std::uint32_t mask = mb.last_phase_arrivers(bc, bf);
+  if (!releases || mask == 0 || (mask & (1u << rw.index)) != 0) return "";
+  std::vector<int> warps;
+  for (int i = 0; i < 32; ++i)
+    if (mask & (1u << i)) warps.push_back(i);
+  std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);
+  return fmt::format("warp {}'s role releases the buffer on {} too, but the phase of {} that warp {} waited on last completed "
+                     "with the arrivals of warps {} alone (count {}): the count is reached before every releasing warp "
+                     "arrived, so the writer went on while warp {} still read. More threads arrive on {} per phase than its "
+                     "count (the arrivals of all the warps that release a stage), or those warps release different phases",
+                     rw.index, name, name, sim_.warp(now.warp).index, fmt::join(warps, ","), mb.count_of(bc, bf), rw.index, name);
+}
+
+std::string HazardUnit::named_note(const Rec& prior, const Rec& now) const {
+  const NamedBarrierUnit& nb = const_cast<Simulator&>(sim_).find<NamedBarrierUnit>();
+  for (auto [x, y] : {std::pair{prior.warp, now.warp}, std::pair{now.warp, prior.warp}}) {
+    if (x >= last_named_.size() || x == y) continue;
+    auto [c, id] = last_named_[x];
+    const Warp& wx = sim_.warp(x);
+    const Warp& wy = sim_.warp(y);
+    if (c == kNone || c != wx.cta || c != wy.cta) continue;
+    const std::vector<int>& use = nb.last_use(c, static_cast<int>(id));
+    const bool has_x = std::find(use.begin(), use.end(), wx.index) != use.end();
+    const bool has_y = std::find(use.begin(), use.end(), wy.index) != use.end();
+    if (!has_x || has_y || !nb.role_uses(wy.role, static_cast<int>(id))) continue;
+    return fmt::format(". Note: the latest use of bar {} that warp {} waited on gathered warps {} alone ({} threads), while "
+                       "warp {}'s role uses bar {} too: warps meant to meet there came in different uses (a threads= smaller "
+                       "than the threads that sync on it together, or two groups of warps sharing one id: give each group "
+                       "its own)",
+                       id, wx.index, fmt::join(use, ","), nb.last_use_threads(c, static_cast<int>(id)), wy.index, id);
+  }
+  return "";
+}
+
+void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) {
+  std::string buf = buffer_name(buffer);
+  if (cta != sim_.warp(now.warp).cta) buf += fmt::format(" of CTA {}", sim_.cta(cta).id);  // (a multicast or remote write)
+  std::string kind = now.write && prior.write ? "WAW" : now.write ? "WAR" : "RAW";
+  std::string title = kind == "RAW"   ? "read before the write is complete (RAW)"
+                      : kind == "WAR" ? "buffer overwritten while still read (WAR)"
+                                      : "unordered writes (WAW)";
+  std::string what = kind == "RAW"   ? fmt::format("{} reads {} while {} may still write it", op_words(now), buf, op_words(prior))
+                     : kind == "WAR" ? fmt::format("{} is overwritten by {} while {} may still read it", buf, op_words(now),
+                                                   op_words(prior))
+                                     : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now),
+                                                   op_words(prior));
+  sim_.ub(now.warp, now.op, title, fmt::format("{}; {}{}", what, missing(cta, buffer, prior, now, vc), named_note(prior, now)), true);
+}
+
+}  // namespace smpipe::models

@@ -955,10 +955,11 @@ class Compiler {
           d.base_values.push_back(program_->named_barriers[idx].id);
           return;
         }
-        auto v = fold(e);
-        if (!v) fail(e.loc, "a named barrier id must be a constant or a declared named_barrier");
-        if (*v < 0 || *v >= kNamedBarriers) fail(e.loc, fmt::format("named barrier id {} out of range 0..{}", *v, kNamedBarriers - 1));
-        d.base_values.push_back(*v);
+        // A number, or an expression of the warp's variables (as PTX's `bar.sync a` with a register operand: one
+        // named barrier per consumer warpgroup, say); a run-time value outside 0..15 is diagnosed where it is used.
+        if (auto v = fold(e); v && (*v < 0 || *v >= kNamedBarriers))
+          fail(e.loc, fmt::format("named barrier id {} out of range 0..{}", *v, kNamedBarriers - 1));
+        bind_value(d, e);
         return;
       }
       case AttrType::kSem: {

@@ -185,10 +185,6 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         nb.uses_done));
     return;
   }
-  auto uses = [&](const isa::OpDesc& d) {
-    return (d.kind == OpKind::kBarSync || d.kind == OpKind::kBarArrive) &&
-           d.base_values[d.slot(Attr::kId)->first] == static_cast<std::int64_t>(w.wait_obj);
-  };
   // Edges to the live warps that have not arrived and whose code uses this barrier (every live warp, for a
   // barrier of all the CTA's threads).
   std::vector<int> users;
@@ -197,9 +193,7 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     const Warp& x = sim_.warp(wid);
     if (x.role < 0 || x.state == WarpState::kDone) continue;
     if (std::find(nb.arrivers.begin(), nb.arrivers.end(), i) != nb.arrivers.end()) continue;
-    bool user = nb.all;
-    for (const auto& d : p.roles[x.role].ops) user = user || uses(d);
-    if (!user) continue;
+    if (!nb.all && !role_uses(x.role, static_cast<int>(w.wait_obj))) continue;
     e.waits_on(wid);
     users.push_back(i);
   }

@@ -30,6 +30,9 @@ TEST_CASE("named barrier id must be in 0..15", "[isa][boundary]") {
   CHECK(with_op("", "bar.sync 15 threads=128").empty());
   CHECK_THAT(with_op("", "bar.sync 16"), Catch::Contains("named barrier id 16 out of range 0..15"));
   CHECK_THAT(with_op("", "bar.sync -1"), Catch::Contains("out of range 0..15"));
+  // An id known only at run time compiles (PTX: a register operand); the simulator checks its value.
+  CHECK(with_op("", "bar.sync 1 + warpgroup threads=128").empty());
+  CHECK_THAT(with_op("", "bar.sync 8 + 8 threads=128"), Catch::Contains("named barrier id 16 out of range 0..15"));
   CHECK_THAT(with_op("", "bar.sync 1 threads=100"), Catch::Contains("must be a positive multiple of 32"));
   CHECK_THAT(with_op("", "bar.sync 1 threads=160"), Catch::Contains("at most the CTA's 128 threads"));
   CHECK_THAT(with_op("", "bar.arrive 1"), Catch::Contains("'bar.arrive' needs threads="));

@@ -185,6 +185,34 @@ TEST_CASE("named barriers: a warp arrives once per use, a run-time count larger 
   CHECK_THAT(big.diagnosis->message, Catch::Contains("threads=288 but the CTA has 256 threads"));
 }
 
+TEST_CASE("named barriers: an id computed at run time picks the barrier when the op runs (PTX bar: a register operand)",
+          "[semantics][named]") {
+  // Each consumer warpgroup syncs with the producer on its own barrier, 1 + its warpgroup index (2 and 3).
+  auto pair = [](int base) {
+    return fmt::format("kernel k warps=12 {{\n warpgroup 0 p {{ bar.arrive 2 threads=256\n bar.arrive 3 threads=256 }}\n"
+                       " warpgroups 1..3 c {{ bar.sync {} + warpgroup threads=256 }}\n}}\n",
+                       base);
+  };
+  CHECK(run_text(pair(1)).outcome == Outcome::kFinished);
+  CHECK(run_text(pair(2)).outcome == Outcome::kDeadlock);  // ids 3 and 4: nobody arrives on 4
+  // The value is checked when the op runs, as a constant is by the compiler: 0..15.
+  auto id = [](int base) { return fmt::format("kernel k warps=8 {{\n warpgroup 1 c {{ bar.sync {} + warpgroup threads=128 }}\n}}\n", base); };
+  CHECK(run_text(id(14)).outcome == Outcome::kFinished);
+  auto high = run_text(id(15));
+  REQUIRE(high.outcome == Outcome::kUndefined);
+  CHECK(title(high) == "value out of range");
+  CHECK(high.diagnosis->warp == 4);
+  CHECK(high.diagnosis->loc.line == 2);
+  CHECK_THAT(high.diagnosis->message, Catch::Contains("16"));
+  // A warp whose bar op takes its id at run time may use any barrier: a deadlock's cause counts it among the users.
+  auto r = run_text("kernel k warps=8 {\n mbarrier x count=1\n warpgroup 0 a { bar.sync 5 threads=256 }\n"
+                    " warpgroup 1 b { wait x parity=0\n bar.sync 4 + warpgroup threads=256 }\n}\n");
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  bool said = false;
+  for (const auto& c : r.deadlock.causes) said = said || c.find("which also uses bar 5, waits on mbarrier") != std::string::npos;
+  CHECK(said);
+}
+
 TEST_CASE("wgmma groups: wait N leaves at most N groups pending", "[semantics][wgmma]") {
   auto prog = [](int n) {
     return fmt::format(R"(

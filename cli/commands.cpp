@@ -474,8 +474,13 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   cmp->add_option("--csv", compare_args.csv_dir, "write the comparison's tables (CTAs, roles, waits, intervals, errors) as CSV files into this folder");
   CLI::App* list = app.add_subcommand("models", "list the built-in models and machines");
   (void)list;
+  // No command at all: the usage with the commands (to stderr, exit 1), as `smpipe --help` prints it.
+  if (argc <= 1) {
+    err << app.help();
+    return kBadInput;
+  }
   // A first word that names no command (CLI11 would only say that a command is required).
-  if (argc > 1 && argv[1][0] != '-') {
+  if (argv[1][0] != '-') {
     std::vector<std::string> names;
     for (const CLI::App* c : app.get_subcommands({})) names.push_back(c->get_name());
     if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {

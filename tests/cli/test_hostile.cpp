@@ -96,6 +96,11 @@ TEST_CASE("options: seed, clock, cycle and work limits are range-checked", "[cli
   auto unknown = run_cli({"frobnicate", f});
   CHECK(unknown.code == cli::kBadInput);
   CHECK_THAT(unknown.err, Catch::Contains("unknown command 'frobnicate'") && Catch::Contains("run, check"));
+  // No word at all: the usage and the commands, as --help gives them, on stderr (exit 1).
+  auto bare = run_cli({});
+  CHECK(bare.code == cli::kBadInput);
+  CHECK_THAT(bare.err, Catch::Contains("Subcommands:") && Catch::Contains("sweep") && !Catch::Contains("A subcommand is required"));
+  CHECK(bare.out.empty());
   // One param given two values is an input error; the same value twice is not.
   std::string p = s.write("p.pipe", std::string("param N = 1\n") + kTiny);
   auto twice = run_cli({"run", p, "-D", "N=3", "-D", "N=5"});

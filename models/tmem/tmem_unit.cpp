@@ -1,6 +1,7 @@
 #include "models/tmem/tmem_unit.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -376,6 +377,7 @@ void TmemUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     std::uint32_t peer = cl.ctas[static_cast<std::size_t>(sim_.cta(w.cta).rank ^ 1)];
     int sms[2] = {sim_.cta(w.cta).sm, sim_.cta(peer).sm};
     std::int64_t held[2] = {0, 0};
+    std::vector<std::string> who;
     for (std::uint32_t ci : sim_.slots_in_launch_order()) {
       const Cta& o = sim_.cta(ci);
       if (o.exited || ci >= ctas_.size() || ctas_[ci].allocs.empty()) continue;
@@ -383,23 +385,45 @@ void TmemUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
         if (o.sm != sms[k]) continue;
         for (const auto& a : ctas_[ci].allocs) held[k] += a.cols;
         for (int i = 0; i < sim_.program().warps; ++i) e.waits_on(o.first_warp + i);
+        if (who.size() < 2) who.push_back(holder_words(ci));
       }
     }
     e.cause(fmt::format("tmem.alloc of {} columns with cta_group=2 needs the same columns free on SM {} ({} held) and SM {} ({} "
-                        "held), {} columns per SM",
-                        w.wait_value, sms[0], held[0], sms[1], held[1], sim_.machine().tmem_columns));
+                        "held), {} columns per SM{}{}",
+                        w.wait_value, sms[0], held[0], sms[1], held[1], sim_.machine().tmem_columns, who.empty() ? "" : ": ",
+                        fmt::join(who, "; ")));
     return;
   }
   std::int64_t holders = 0;
+  std::vector<std::string> who;
   for (std::uint32_t ci : sim_.slots_in_launch_order()) {
     const Cta& o = sim_.cta(ci);
     if (o.exited || o.sm != static_cast<int>(w.wait_obj) || ci >= ctas_.size() || ctas_[ci].allocs.empty()) continue;
     for (const auto& a : ctas_[ci].allocs) holders += a.cols;
     for (int i = 0; i < sim_.program().warps; ++i) e.waits_on(o.first_warp + i);
+    if (who.size() < 2) who.push_back(holder_words(ci));
   }
   e.cause(fmt::format("tmem.alloc of {} columns on SM {}: {} columns are held by CTAs that do not free them "
-                      "({} columns per SM)",
-                      w.wait_value, w.wait_obj, holders, sim_.machine().tmem_columns));
+                      "({} columns per SM): {}",
+                      w.wait_value, w.wait_obj, holders, sim_.machine().tmem_columns, fmt::join(who, "; ")));
+}
+
+// A CTA that holds columns, for a cause: how many, where it took them, and what keeps it from freeing them (its
+// first warp that waits, and on what).
+std::string TmemUnit::holder_words(std::uint32_t slot) const {
+  const Cta& o = sim_.cta(slot);
+  std::int64_t cols = 0;
+  for (const auto& a : ctas_[slot].allocs) cols += a.cols;
+  std::string waits = "none of its warps waits";
+  for (int i = 0; i < sim_.program().warps; ++i) {
+    const Warp& x = sim_.warp(o.first_warp + static_cast<std::uint32_t>(i));
+    if (x.state != models::WarpState::kBlocked) continue;
+    const isa::OpDesc& d = sim_.op_of(x, x.wait_op);
+    waits = fmt::format("its warp {} waits at line {} (`{}`) for {}", i, d.loc.line, d.text, sim_.describe_wait(x));
+    break;
+  }
+  return fmt::format("CTA {} holds {} (tmem.alloc at line {}), and {}", o.id, cols, ctas_[slot].allocs.front().loc.line,
+                     waits);
 }
 
 }  // namespace smpipe::models

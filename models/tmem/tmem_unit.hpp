@@ -45,6 +45,7 @@ class TmemUnit : public Unit {
   // A relinquish by warp `warp_id` (and its cta_group::2 peer `peer`) must be ordered after every earlier alloc of the
   // CTA by another warp: else, on another schedule, that alloc would come after it (undefined behaviour).
   void check_relinquish(OpContext& ctx, std::uint32_t slot, std::uint32_t peer = ~0u) const;
+  std::string holder_words(std::uint32_t slot) const;
   struct SmState {
     std::uint16_t used = 0;                 // bitmap of 32-column chunks
     std::vector<std::uint32_t> waiters;     // warp ids, FIFO

@@ -364,6 +364,35 @@ kernel k warps=2 {
   CHECK_THROWS_WITH(run_text(wrong, "h100-sxm"), Catch::Contains("needs tensor memory"));
 }
 
+TEST_CASE("TMEM: a deadlock on tmem.alloc names the CTA holding the columns and what it waits on", "[semantics][tmem][deadlock]") {
+  // Two CTAs per SM (the grid is twice the B200's 148 SMs); each takes all 512 columns. The first on each SM
+  // spins on a flag that only the second, which waits for its columns, would set.
+  auto prog = [](int cols) {
+    return fmt::format(R"(
+kernel k grid=(296,1,1) warps=1 {{
+  global flag[296]
+  warp 0 w {{
+    tmem.alloc cols={} -> acc
+    if cta < 148 {{ spin flag[cta] eq=1 }}
+    else {{ elect {{ st.release flag[cta - 148] val=1 }} }}
+    tmem.dealloc acc cols={}
+    tmem.relinquish
+  }}
+}}
+)",
+                       cols, cols);
+  };
+  CHECK(run_text(prog(256), "b200").outcome == Outcome::kFinished);
+  auto r = run_text(prog(512), "b200");
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  bool said = false;
+  for (const auto& c : r.deadlock.causes)
+    said = said || c.find("tmem.alloc of 512 columns on SM 0: 512 columns are held by CTAs that do not free them (512 columns "
+                          "per SM): CTA 0 holds 512 (tmem.alloc at line 5), and its warp 0 waits at line 6 (`spin flag[cta] "
+                          "eq=1`) for spins on flag[0]") != std::string::npos;
+  CHECK(said);
+}
+
 TEST_CASE("TMEM: umma and tmem.ld and tmem.st access only columns the CTA holds", "[semantics][tmem]") {
   // 256 columns at 0. The umma's accumulator spans N = 128 columns from the column part (low 16 bits) of its
   // address; a 32x32b.x32 load or store 32 columns; the lane part (high 16 bits) is not a column.

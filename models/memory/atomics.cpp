@@ -202,6 +202,7 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
     }
     default: {  // atom.*: the warp waits for the value before the update
       Cycle rt = sim_.jit(m.atomic_latency_cycles);
+      last_word_[ctx.warp_id] = r.word;
       r.back = depart + rt;
       send(r, depart + half(rt.v));
       ctx.block(this, r.word, 0, cause_atom_);
@@ -284,7 +285,7 @@ void AtomicsUnit::apply(const Request& r) {
   if (wrote) {
     bool store = r.kind == OpKind::kStRelease || r.kind == OpKind::kStRelaxed;
     if (hb) hazards_->global_write(r.release, r.word, store);
-    writers_[r.word] = Writer{r.cta_id, r.warp_index, r.role, r.op, sim_.now().v};
+    writers_[r.word] = Writer{r.cta_id, sim_.warp(r.warp).cta, r.warp_index, r.role, r.op, sim_.now().v};
   } else if (hb) {
     hazards_->drop(r.release);
   }
@@ -409,17 +410,24 @@ std::string AtomicsUnit::describe_wait(const Warp& w) const {
                        sim_.program().num_ctas(), g.arrived, sim_.cta(w.cta).live_warps);
   }
   std::uint32_t word = w.wait_obj;
-  std::string last = writers_[word].cycle < 0
-                         ? "never written"
-                         : fmt::format("last written at cycle {} by CTA {} warp {}, line {}", writers_[word].cycle, writers_[word].cta,
-                                       writers_[word].warp,
-                                       sim_.program().roles[writers_[word].role].ops[writers_[word].op].loc.line);
   if (d.kind == OpKind::kSpin) {
     const Spin& s = spins_[sim_.warp_id(w)];
-    return fmt::format("spins on {} until it is {} (now {}; {})", word_name(word), cond_words(s.cond, s.value), words_[word], last);
+    return fmt::format("spins on {} until it is {} (now {}; {})", word_name(word), cond_words(s.cond, s.value), words_[word],
+                       last_write(word));
   }
-  return fmt::format("{} of {} (now {})", d.kind == OpKind::kLdAcquire || d.kind == OpKind::kLdRelaxed ? "a load" : "an atomic",
-                     word_name(word), words_[word]);
+  return fmt::format("{} of {} (now {}; {})", d.kind == OpKind::kLdAcquire || d.kind == OpKind::kLdRelaxed ? "a load" : "an atomic",
+                     word_name(word), words_[word], last_write(word));
+}
+
+// Who wrote the word's value last; a writer whose CTA has exited is said to have (a lock taken and never released,
+// a flag its only resetter left set: the warps still running are all that can change the word).
+std::string AtomicsUnit::last_write(std::uint32_t word) const {
+  const Writer& wr = writers_[word];
+  if (wr.cycle < 0) return "never written";
+  const Cta& c = sim_.cta(wr.slot);
+  return fmt::format("last written at cycle {} by CTA {} warp {}, line {}{}", wr.cycle, wr.cta, wr.warp,
+                     sim_.program().roles[wr.role].ops[wr.op].loc.line,
+                     c.id != wr.cta || c.exited ? fmt::format(", and CTA {} has exited", wr.cta) : "");
 }
 
 void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
@@ -485,6 +493,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   int live_writers = 0;
   bool self_writes = role_writes_[w.role][decl];
   bool scalar = !p.globals[decl].array;
+  std::vector<std::string> elsewhere;  // blocked writers in other CTAs, when the word is an array element (no edges)
   for (std::uint32_t slot : sim_.slots_in_launch_order()) {
     const Cta& c = sim_.cta(slot);
     if (c.id < 0 || c.exited) continue;
@@ -494,6 +503,11 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       if (x.role < 0 || x.state == WarpState::kDone || !role_writes_[x.role][decl]) continue;
       ++live_writers;
       if (wid != sim_.warp_id(w) && (scalar || slot == w.cta)) e.waits_on(wid);
+      // (Warps stopped at the spinner's own spin are in its state, not in its way: not named.)
+      if (!scalar && slot != w.cta && x.state == WarpState::kBlocked && elsewhere.size() < 2 &&
+          (x.role != w.role || x.wait_op != w.wait_op))
+        elsewhere.push_back(fmt::format("CTA {} warp {} ({}) waits at line {} for {}", c.id, i, p.roles[x.role].name,
+                                        sim_.op_of(x, x.wait_op).loc.line, sim_.describe_wait(x)));
     }
   }
   std::string what = fmt::format("{} {} (it is {})", word_name(word), cond_words(s.cond, s.value), words_[word]);
@@ -509,13 +523,19 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   } else if (live_writers == 1 && self_writes) {
     e.cause(fmt::format("no live warp but the spinning one has code that writes {}: nothing else can end the spin for {}",
                         p.globals[decl].name, what));
+  } else if (!elsewhere.empty()) {
+    // Which element another CTA's warp writes is known only when it runs: no edge is drawn, but the blocked ones
+    // are named (a writer that waits for the spinner's CTA closes a cycle the graph cannot see).
+    e.cause(fmt::format("the spin for {} waits for a write by another CTA, and warps of other CTAs whose code writes {} are "
+                        "blocked: {}",
+                        what, p.globals[decl].name, fmt::join(elsewhere, "; ")));
   }
 }
 
 std::string AtomicsUnit::describe_poll(const Warp& w, const isa::OpDesc& d) const {
-  if (d.kind != OpKind::kLdAcquire && d.kind != OpKind::kLdRelaxed) return "";
+  if (!returns_value(d.kind)) return "";  // a load or an atom that a loop repeats
   std::uint32_t word = last_word_[sim_.warp_id(w)];
-  return fmt::format("polls {} with {} (it is {})", word_name(word), isa::op_spec(d.kind).name, words_[word]);
+  return fmt::format("polls {} with {} (it is {}; {})", word_name(word), isa::op_spec(d.kind).name, words_[word], last_write(word));
 }
 
 }  // namespace smpipe::models

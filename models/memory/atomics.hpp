@@ -71,6 +71,7 @@ class AtomicsUnit : public Unit {
   };
   struct Writer {  // the last write of a word (reports)
     std::int64_t cta = -1;
+    std::uint32_t slot = 0;  // the CTA slot it ran in (exited when the slot's CTA is another or gone)
     int warp = -1;
     int role = -1;
     std::uint32_t op = 0;
@@ -86,6 +87,7 @@ class AtomicsUnit : public Unit {
 
   static bool holds(Cond c, std::int64_t v, std::int64_t x);
   std::string word_name(std::uint32_t word) const;
+  std::string last_write(std::uint32_t word) const;
   std::string cond_words(Cond c, std::int64_t x) const;
   // The request reaches the L2 at `at`, no earlier than the CTA's earlier writes to the word (a thread sees
   // its own writes, and the CTA's once a CTA barrier ordered them).

@@ -438,6 +438,40 @@ kernel k warps=3 {{
   CHECK(succeeded.outcome == Outcome::kFinished);
 }
 
+TEST_CASE("atomics: a warp that polls a lock at the watchdog names the lock's last taker, and whether its CTA exited",
+          "[atomics][watchdog]") {
+  // CTA 0 takes the lock first; it releases it only when `release`, and then exits (or, `stay`, keeps running).
+  auto prog = [](bool release, bool stay) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) warps=1 {{
+  global lock
+  warp 0 w {{
+    if cta == 1 {{ compute cycles=100 }}
+    let old = 1
+    while old != 0 {{
+      elect {{ atom.cas lock cmp=0 val=1 sem=acquire -> old }}
+      if old != 0 {{ sleep cycles=100 }}
+    }}
+    compute cycles=500
+    if cta == 1 || {} {{ elect {{ atom.exch lock val=0 sem=release -> old }} }}
+    if cta == 0 && {} {{ while 1 {{ compute cycles=10 }} }}
+  }}
+}}
+)",
+                       release ? 1 : 0, stay ? 1 : 0);
+  };
+  models::RunOptions o;
+  o.max_cycles = 200000;
+  CHECK(run_text(prog(true, false), "h100-sxm", o).outcome == Outcome::kFinished);
+  auto exited = run_text(prog(false, false), "h100-sxm", o);
+  REQUIRE(exited.outcome == Outcome::kWatchdog);
+  CHECK_THAT(problem(exited), Catch::Contains("lock (now 1; last written at cycle") &&
+                                  Catch::Contains("by CTA 0 warp 0, line 8, and CTA 0 has exited"));
+  auto held = run_text(prog(false, true), "h100-sxm", o);
+  REQUIRE(held.outcome == Outcome::kWatchdog);
+  CHECK_THAT(problem(held), Catch::Contains("by CTA 0 warp 0, line 8") && !Catch::Contains("has exited"));
+}
+
 TEST_CASE("atomics: deadlock reports follow global words across CTAs without inventing edges", "[atomics][deadlock]") {
   // CTA 1 spins on a flag that CTA 0 sets only after a grid.sync CTA 1 never reaches: a true cycle, explained.
   auto gs = run_text(R"(
@@ -454,6 +488,21 @@ kernel k grid=(2,1,1) warps=1 {
   CHECK(gs.deadlock.cycles.size() == 1);
   CHECK(causes(gs).find("grid.sync: 1 live warp(s) of the grid have not reached it; CTA 1 warp 0 (w) waits for spins on flag") !=
         std::string::npos);
+  // The same behind a cluster.sync, on an array element (which element a warp writes is known only when it runs, so
+  // no edge is drawn): the cause names the blocked writer of the other CTA and what it waits on.
+  auto cs = run_text(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {
+  global flag[2]
+  warp 0 w {
+    if cluster_rank == 1 { spin flag[0] eq=1 }
+    cluster.sync
+    if cluster_rank == 0 { elect { st.release flag[0] val=1 } }
+  }
+}
+)");
+  REQUIRE(cs.outcome == Outcome::kDeadlock);
+  CHECK(causes(cs).find("waits for a write by another CTA, and warps of other CTAs whose code writes flag are blocked: CTA 0 "
+                        "warp 0 (w) waits at line 6 for cluster") != std::string::npos);
   // A warp whose own code is the only writer left.
   auto self = run_text("kernel k warps=1 { global f\n warp 0 w { spin f eq=1\n elect { st.release f val=1 } } }");
   CHECK(causes(self).find("no live warp but the spinning one has code that writes f") != std::string::npos);

@@ -50,6 +50,7 @@ OpResult ClcUnit::execute(OpContext& ctx) {
       Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.value(Attr::kMulticast) ? all : 0);
       Cycle at = sim_.now() + sim_.jit(m.clc_latency_cycles);
       for (std::uint32_t t : targets) {
+        if (ctx.value(Attr::kMulticast)) note_issuer(t, ctx);
         Response r{mbar_->signal_to(t, SignalKind::kCompleteTx, f, 16, ctx.warp_id, ctx.op), first};
         // The response is written into CTA t's slot and completes with its barrier's phase.
         r.signal.hb = hazards_->async_access(ctx.warp_id, ctx.op, t, hazards_->clc_slot(f), true, HazardUnit::Via::kClcResponse, t, f);
@@ -91,6 +92,24 @@ void ClcUnit::complete(std::uint32_t target, std::uint64_t) {
   cs.latest = r.first;
   cs.any = true;
   mbar_->land(s);
+}
+
+// Each multicast response reaches every CTA of the cluster with its own complete_tx: when a second CTA issues one
+// too, every CTA's barrier gets two 16-byte responses where a phase expects one. The hazard checker's report of
+// the race that follows says so (it names the cause instead of a short expect_tx).
+void ClcUnit::note_issuer(std::uint32_t target, const OpContext& ctx) {
+  CtaState& t = ctas_[target];
+  const std::int64_t me = ctx.cta().id;
+  if (t.multicast_from < 0) t.multicast_from = me;
+  if (t.multicast_from == me || t.told) return;
+  t.told = true;
+  hazards_->response_note(
+      target, fmt::format("CTA {} receives the multicast try_cancel responses of both CTA {} and CTA {} (line {}): a multicast "
+                          "response lands in every CTA of the cluster with its own complete_tx, so with two issuers each CTA's "
+                          "barrier gets two 16-byte responses where a phase expects one, and the second counts toward the next "
+                          "phase. Only one CTA of the cluster issues the multicast try_cancel (rank 0, as CUTLASS's scheduler "
+                          "does); every CTA arms its own barrier with `arrive.expect_tx ... tx=16`",
+                          sim_.cta(target).id, t.multicast_from, me, ctx.desc.loc.line));
 }
 
 }  // namespace smpipe::models

@@ -33,7 +33,10 @@ class ClcUnit : public Unit {
     std::int64_t latest = 0;
     bool any = false;
     int failure_warp = -1;  // a warp of the CTA queried a response saying "exhausted" (PTX: undefined per CTA after it)
+    std::int64_t multicast_from = -1;  // the first CTA (id) whose multicast response reached this one
+    bool told = false;                 // the hazard checker was told of a second issuer
   };
+  void note_issuer(std::uint32_t target, const OpContext& ctx);
   struct Response {
     Signal signal;  // the complete_tx(16) on the target's barrier
     std::int64_t first = -1;

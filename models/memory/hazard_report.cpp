@@ -69,6 +69,13 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
           const std::uint32_t comp = comp_bar(sim_.cta(prior.bar_cta).rank, prior.bar);
           if (vc[comp] > prior.issue_phase) {
             std::string name = p.mbarrier_layout.element_name(p.mbarriers, prior.bar);
+            const std::string& twice = prior.via == Via::kClcResponse && prior.bar_cta < response_notes_.size()
+                                           ? response_notes_[prior.bar_cta]
+                                           : kNoNote;
+            if (!twice.empty())
+              return fmt::format("warp {} did wait on {}, for phase {}, but that phase completed while this response was still "
+                                 "in flight. {}",
+                                 now_index, name, prior.issue_phase, twice);
             return fmt::format("warp {} did wait on {}{}, for phase {}, but that phase completed while this write was still in "
                                "flight: its expected bytes were reached without the write's, whose complete_tx counts toward a "
                                "later phase. The phase's `arrive.expect_tx` counts fewer bytes than the writes that signal {} "
@@ -294,7 +301,18 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
                                                    op_words(prior))
                                      : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now),
                                                    op_words(prior));
-  sim_.ub(now.warp, now.op, title, fmt::format("{}; {}{}", what, missing(cta, buffer, prior, now, vc), named_note(prior, now)), true);
+  // A read of what nothing had written yet, then the first write: the reader did not wait for the writer (the
+  // missing order is write-then-read, whatever the WAR's own advice about releasing the buffer says).
+  const std::string first =
+      kind == "WAR" && prior.unwritten
+          ? fmt::format(". Note: nothing had written {} when warp {} read it, so it read before the first write: it must "
+                        "wait for the write before reading ({})",
+                        buf, sim_.warp(prior.warp).index,
+                        now.via == Via::kTmemMma ? "on the barrier the MMA's umma.commit arrives on, before its tmem.ld"
+                                                 : "on the barrier the write completes on, or one its writer arrives on after it")
+          : "";
+  sim_.ub(now.warp, now.op, title,
+          fmt::format("{}; {}{}{}", what, missing(cta, buffer, prior, now, vc), named_note(prior, now), first), true);
 }
 
 }  // namespace smpipe::models

@@ -76,6 +76,7 @@ std::uint32_t HazardUnit::barrier_index(std::uint32_t cta, std::uint32_t bar) co
 }
 
 void HazardUnit::cta_started(std::uint32_t slot) {
+  if (slot < response_notes_.size()) response_notes_[slot].clear();
   if (off_) return;
   const Cta& c = sim_.cta(slot);
   if (slot >= buffers_.size()) buffers_.resize(slot + 1);
@@ -84,6 +85,7 @@ void HazardUnit::cta_started(std::uint32_t slot) {
   for (Buffer& b : buffers_[slot]) {
     b.writes.clear();
     b.reads.clear();
+    b.written = false;
   }
   for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(warps_) && w < observed_.size(); ++w)
     observed_[w].clear();
@@ -571,6 +573,8 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
     same.erase(same.begin());
   }
   same.push_back(rec);
+  if (!rec.write) same.back().unwritten = !b.written;
+  b.written = b.written || rec.write;
 }
 
 void HazardUnit::add_warnings(std::vector<std::string>& warnings) const {

@@ -127,6 +127,13 @@ class HazardUnit : public Unit {
   // The buffer an op names through attribute `a`, if it names one (else ~0u).
   static std::uint32_t named(const OpContext& ctx, isa::Attr a);
 
+  // What a unit knows of why responses into CTA slot `slot` may come twice in a phase (two CTAs of a cluster that
+  // each multicast a try_cancel): said by a report of a race on that CTA's CLC response instead of a short expect_tx.
+  void response_note(std::uint32_t slot, std::string note) {
+    if (slot >= response_notes_.size()) response_notes_.resize(slot + 1);
+    response_notes_[slot] = std::move(note);
+  }
+
   // An asynchronous access by warp `warp_id` at its op `op` to `buffer` of CTA slot `cta`, checked now
   // against the buffer's records with the warp's clock at issue. `bar_cta`/`bar` (when not ~0u): the
   // mbarrier its completion lands on (two in-flight writes completing on one barrier are parts of one
@@ -206,12 +213,14 @@ class HazardUnit : public Unit {
     std::uint32_t bar_cta = ~0u, bar = ~0u;  // async: the barrier its completion lands on
     Via via = Via::kGeneric;
     bool write = false;
+    bool unwritten = false;    // a read of a buffer nothing had written yet (report)
     std::int64_t done_phase = -1;  // retired by a barrier phase: which (report)
     Clock issue_phase = 0;  // a TMA load or CLC response: the phases of its barrier complete when it was issued (report)
   };
   struct Buffer {
     std::vector<Rec> writes;  // writes not ordered before a later write
     std::vector<Rec> reads;   // reads not ordered before a later access
+    bool written = false;     // some write of it was recorded (since its CTA started)
   };
   struct PartState {
     std::uint32_t gen = 0;
@@ -316,6 +325,8 @@ class HazardUnit : public Unit {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> last_acquired_;
   // By warp id: the named barrier (CTA slot, id) whose use it waited on last (reports; ~0u: none).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> last_named_;
+  std::vector<std::string> response_notes_;  // by CTA slot (response_note)
+  inline static const std::string kNoNote;
   // A note when one side's latest named-barrier use left out the other side's warp, whose role uses that barrier too.
   std::string named_note(const Rec& prior, const Rec& now) const;
   std::string global_hint(const Rec& prior, const Rec& now) const;

@@ -467,6 +467,16 @@ kernel k warps=8 {{
   CHECK(hazard(late));
   CHECK(title(late) == "buffer overwritten while still read (WAR)");
   CHECK(late.diagnosis->message.find("tmem.wait ld") != std::string::npos);
+  CHECK(late.diagnosis->message.find("nothing had written") == std::string::npos);  // it read the first tile's result
+  // Reading early, before the first MMA wrote anything: the report is the MMA's WAR, and it says that the read came
+  // before the first write (the epilogue must wait on acc_full, not only hand the columns back).
+  auto first = run_text(prog("sleep cycles=200", true), "b200");  // after the alloc, before the first load landed
+  INFO(test::problem(first));
+  REQUIRE(hazard(first));
+  CHECK(title(first) == "buffer overwritten while still read (WAR)");
+  CHECK_THAT(first.diagnosis->message,
+             Catch::Contains("Note: nothing had written the TMEM chunk of columns 96..103 when warp") &&
+                 Catch::Contains("on the barrier the MMA's umma.commit arrives on, before its tmem.ld"));
 }
 
 TEST_CASE("hazards: an accumulator write partly superseded still completes with later commits", "[hazards][tmem]") {
@@ -942,4 +952,40 @@ kernel k warps=1 {{
   REQUIRE(unobserved.outcome == Outcome::kUndefined);
   CHECK(title(unobserved) == "CTA exited before its async op was observed");
   CHECK_THAT(unobserved.diagnosis->message, Catch::Contains("no warp of it observed the completion of 'tma.load T"));
+}
+
+TEST_CASE("hazards: two CTAs of a cluster that both multicast a try_cancel: the report names both issuers", "[hazards][clc]") {
+  // Every CTA arms its own barrier for 16 bytes; with `every` both CTAs also issue the multicast, so each barrier
+  // gets two responses per phase and the second counts toward the next: a race on the response, whose cause is the
+  // second issuer, not a short expect_tx.
+  auto prog = [](bool every) {
+    return fmt::format(R"(
+kernel k grid=(8,1,1) cluster=(2,1,1) warps=1 {{
+  mbarrier full count=1
+  mbarrier empty count=2
+  warp 0 s {{
+    let it = 0
+    let tile = cta
+    while tile >= 0 {{
+      if cluster_rank == 0 {{ wait empty parity=(it & 1) ^ 1 }}
+      elect {{ arrive.expect_tx full tx=16
+              if cluster_rank == 0 || {} {{ clc.try_cancel bar=full multicast }} }}
+      wait full parity=it & 1
+      clc.query bar=full -> tile
+      elect {{ arrive empty cta=0 }}
+      let it = it + 1
+    }}
+    if cluster_rank == 0 {{ wait empty parity=(it & 1) ^ 1 }}
+  }}
+}}
+)",
+                       every ? 1 : 0);
+  };
+  CHECK(run_text(prog(false), "b200").outcome == Outcome::kFinished);
+  auto r = run_text(prog(true), "b200");
+  REQUIRE(hazard(r));
+  CHECK(title(r) == "read before the write is complete (RAW)");
+  CHECK_THAT(r.diagnosis->message, Catch::Contains("receives the multicast try_cancel responses of both CTA") &&
+                                       Catch::Contains("(line 11)") && Catch::Contains("Only one CTA of the cluster issues") &&
+                                       !Catch::Contains("counts fewer bytes"));
 }

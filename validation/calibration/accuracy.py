@@ -1109,7 +1109,7 @@ def markdown(data):
               ]
     lines += overhang_markdown(data.get("overhang"))
     lines += one_per_tile_markdown(data.get("one_per_tile"))
-    lines += cutlass_markdown(data["cutlass"])
+    lines += cutlass_markdown(data["cutlass"], data["points"])
     lines += k1_markdown(data["k1"])
     lines += k1_kernels_markdown(data.get("k1_kernels", []))
     lines += ["", "## Every K2 point", "",
@@ -1139,7 +1139,7 @@ def predicted_at_every_clock(r):
     return all("us" in r[k] for k in ("at_measured_clock", "at_nominal_clock", "at_sustained_clock"))
 
 
-def cutlass_markdown(c):
+def cutlass_markdown(c, k2_points=()):
     """The section on CUTLASS's own kernels: predicted with the models' defaults."""
     pts = [r for r in c["points"] if predicted_at_every_clock(r)]
     runs = {path: run for path, _, run in load_runs("validation/results/*/cutlass_gemm.json")}
@@ -1224,7 +1224,7 @@ def cutlass_markdown(c):
     for s in a["per_shape"]:
         lines.append(f'| {s["gpu"]} | {s["data"]} | {s["shape"]} | {s["configs"]} | {fmt(s["spearman"], ".2f")} | {s["best"]} | '
                      f'{s["picked"]} | {fmt(s["picked_slower_pct"])} % |')
-    lines += ncu_markdown(c)
+    lines += ncu_markdown(c, k2_points)
     return lines
 
 
@@ -1236,7 +1236,7 @@ def load_ncu():
     return rows
 
 
-def ncu_markdown(c):
+def ncu_markdown(c, k2_points=()):
     """The clock and the model's memory traffic against the GPU's counters (Nsight Compute)."""
     ncu = load_ncu()
     key = lambda r: (r["gpu"], r["config"], r["shape"], r["data"])
@@ -1267,7 +1267,28 @@ def ncu_markdown(c):
              f"- The L2 runs on its own clock: {min(l2_clock):.0f}-{max(l2_clock):.0f} MHz in every launch while the SM clock",
              f"  moved over {min(sm_clock):.0f}-{max(sm_clock):.0f} MHz, so the L2 and HBM bandwidths are fixed in bytes per",
              "  second (as the models scale them with `--clock-mhz`).",
-             "", "On the large shapes (predicted at the clock measured during the kernel; GB per launch):", "",
+             "", "By shape (both GPUs; the model's mean signed error at each clock, against the kernel's time with CUDA events):", "",
+             "| shape | points | at the clock measured during the kernel | at the probe's clock | probe's clock / kernel's |",
+             "|---|---|---|---|---|"]
+    mean = lambda v: sum(v) / len(v)
+    # K2 against CUTLASS on the short-K shape, the same tile and data: how much K2's own instructions cost there.
+    k2_t = {(r["gpu"], r["data"]): r["measured_us"] for r in k2_points if r["shape"] == "8192x8192x256" and r["config"] == "coop 128x128x64 s4 g8"}
+    cu_t = {(r["gpu"], r["data"]): r["measured_us"] for r in c["points"] if r["shape"] == "8192x8192x256" and r["config"] == "coop_128x128x64_1x1_auto"}
+    both = [k2_t[k] / cu_t[k] for k in k2_t if k in cu_t]
+    k2_over_cutlass = mean(both) if both else None
+    for shp in sorted({r["shape"] for r in counted}, key=lambda s: (math.prod(int(v) for v in s.split("x")), s)):
+        g = [r for r in counted if r["shape"] == shp]
+        lines.append(f'| {shp} | {len(g)} | {mean([error_pct(r, "at_ncu_clock") for r in g]):+.1f} % | '
+                     f'{mean([error_pct(r, "at_measured_clock") for r in g]):+.1f} % | {mean([r["clock_mhz"] / r["ncu_clock_mhz"] for r in g]):.2f} |')
+    lines += ["",
+              *textwrap.wrap(
+                  "At the kernel's own clock two errors stand apart: the short-K shape (8192x8192x256, bound by the epilogue) "
+                  "comes out slow and the largest square ones (6144^3, 8192^3) fast. The second goes with the L2 (below); the "
+                  "first with the models' default instruction costs, K2's (the kernel's start, a tile's and a subtile's own "
+                  "instructions: docs/models.md), which CUTLASS's kernels undercut"
+                  + (f": K2 itself takes {k2_over_cutlass:.2f}x CUTLASS's time on 8192x8192x256 with the same 128x128x64 tile "
+                     "(K2's sweep, 4 stages; CUTLASS's 6)." if k2_over_cutlass else "."), 110, break_on_hyphens=False),
+              "", "On the large shapes (predicted at the clock measured during the kernel; GB per launch):", "",
              "| GPU | shape | config | GPU time (us) | predicted (us) | L2 read lookups | from the SMs | GPU lookups / time (TB/s) | model's reads | of them merged | DRAM read + write | model's HBM |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     big = [r for r in counted if math.prod(int(v) for v in r["shape"].split("x")) >= 6144 ** 3]
@@ -1350,6 +1371,19 @@ def ncu_markdown(c):
                   f"  ({sum(map(abs, diff_high)) / len(diff_high):.3f} per point)."]
     lines += [f"- The model's HBM traffic is {min(hbm):.2f}-{max(hbm):.2f}x the GPU's DRAM reads and writes on these shapes (below",
               "  1: its L2 keeps more of the operands than the GPU's does)."]
+    # The model's time error against that ratio, point by point: where its L2 keeps what the GPU's does, and where not.
+    pairs = [(r["at_ncu_clock"]["hbm_bytes"] / (ncu[key(r)]["dram__bytes_read.sum"] + ncu[key(r)]["dram__bytes_write.sum"]),
+              error_pct(r, "at_ncu_clock")) for r in big if r["at_ncu_clock"].get("hbm_bytes")]
+    close = [e for h, e in pairs if abs(h - 1) <= 0.05]
+    short = [e for h, e in pairs if h < 0.9]
+    if len(pairs) > 2 and close and short:
+        rho = statistics.correlation([h for h, _ in pairs], [e for _, e in pairs])
+        lines += [f"- That ratio goes with the model's error (correlation {rho:.2f} over the {len(pairs)} points): where the model's",
+                  f"  HBM traffic is within 5 % of the GPU's ({len(close)} points) its time is {sum(close) / len(close):+.1f} % off on average",
+                  f"  (MAPE {sum(map(abs, close)) / len(close):.1f} %); where it is below 0.9x ({len(short)} points, the GPU's L2 missing what",
+                  f"  the model's keeps) {sum(short) / len(short):+.1f} % (MAPE {sum(map(abs, short)) / len(short):.1f} %): the model's largest",
+                  "  errors on these shapes are its L2 keeping too much. Which mechanism makes the GPU miss more is open",
+                  "  (docs/simulator.md, \"What is not modelled yet\")."]
     if os.path.exists(co_path) and by_shape:
         mean = lambda v: sum(v) / len(v)
         dims = lambda s: [int(v) for v in s.split("x")]

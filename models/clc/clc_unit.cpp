@@ -70,7 +70,12 @@ OpResult ClcUnit::execute(OpContext& ctx) {
         value = cs.latest;
         found = true;
       }
-      if (!found) ctx.ub("query before a response", "clc.query reads a try_cancel response that has not landed (wait on its barrier first)");
+      if (!found) {
+        const std::string skipped = mbar_->passed_before_phase0(ctx.warp_id);
+        ctx.ub("query before a response",
+               skipped.empty() ? "clc.query reads a try_cancel response that has not landed (wait on its barrier first)"
+                               : "clc.query reads a try_cancel response that has not landed: " + skipped);
+      }
       if (value < 0 && cs.failure_warp < 0) cs.failure_warp = ctx.warp.index;
       ctx.warp.slots[ctx.desc.result_slots[0]] = value;
       return ctx.busy(m.op_issue_cycles);

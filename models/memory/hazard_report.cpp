@@ -301,18 +301,33 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
                                                    op_words(prior))
                                      : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now),
                                                    op_words(prior));
-  // A read of what nothing had written yet, then the first write: the reader did not wait for the writer (the
-  // missing order is write-then-read, whatever the WAR's own advice about releasing the buffer says).
-  const std::string first =
-      kind == "WAR" && prior.unwritten
-          ? fmt::format(". Note: nothing had written {} when warp {} read it, so it read before the first write: it must "
-                        "wait for the write before reading ({})",
-                        buf, sim_.warp(prior.warp).index,
-                        now.via == Via::kTmemMma ? "on the barrier the MMA's umma.commit arrives on, before its tmem.ld"
-                                                 : "on the barrier the write completes on, or one its writer arrives on after it")
-          : "";
-  sim_.ub(now.warp, now.op, title,
-          fmt::format("{}; {}{}{}", what, missing(cta, buffer, prior, now, vc), named_note(prior, now), first), true);
+  // A reader whose latest wait passed a fresh barrier at once (parity 1 before phase 0) did wait, for nothing: when it
+  // read what nothing had written yet (a WAR at the first write) or what is still being written (a RAW), that wait is
+  // the cause, not a missing one.
+  // (Only the barrier the write completes on counts, when the write names one.)
+  const Rec& reader = kind == "RAW" ? now : prior;
+  const Rec& writer = kind == "RAW" ? prior : now;
+  const std::string skipped =
+      kind == "RAW" || (kind == "WAR" && prior.unwritten)
+          ? const_cast<Simulator&>(sim_).find<MbarrierUnit>().passed_before_phase0(reader.warp, writer.bar)
+          : std::string();
+  std::string why;
+  if (!skipped.empty()) {
+    why = kind == "WAR" ? fmt::format("nothing had written {} when warp {} read it, so it read before the first write: {}", buf,
+                                      sim_.warp(prior.warp).index, skipped)
+                        : skipped;
+  } else {
+    why = missing(cta, buffer, prior, now, vc);
+    // A read of what nothing had written yet, then the first write: the reader did not wait for the writer (the
+    // missing order is write-then-read, whatever the WAR's own advice about releasing the buffer says).
+    if (kind == "WAR" && prior.unwritten)
+      why += fmt::format(". Note: nothing had written {} when warp {} read it, so it read before the first write: it must "
+                         "wait for the write before reading ({})",
+                         buf, sim_.warp(prior.warp).index,
+                         now.via == Via::kTmemMma ? "on the barrier the MMA's umma.commit arrives on, before its tmem.ld"
+                                                  : "on the barrier the write completes on, or one its writer arrives on after it");
+  }
+  sim_.ub(now.warp, now.op, title, fmt::format("{}; {}{}", what, why, named_note(prior, now)), true);
 }
 
 }  // namespace smpipe::models

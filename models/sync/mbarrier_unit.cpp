@@ -74,6 +74,8 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.stale.clear();
   c.observed.assign(n, 1);
   sim_.reset_warps(exit_cycle_, slot);
+  sim_.reset_warps(before_phase0_, slot);
+  for (int i = 0; i < p.warps; ++i) before_phase0_[sim_.cta(slot).first_warp + i] = {~0u, 0};
   for (int i = 0; i < p.warps; ++i) exit_cycle_[sim_.cta(slot).first_warp + i] = -1;
   c.visibility.assign(n, InitVisibility::kCluster);
   c.init_warp.assign(n, -1);
@@ -453,6 +455,7 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
         if (done && visible) {
           hazards_->acquire(ctx.warp_id, cta, f);
           c.observed[f] = 1;
+          note_pass(ctx.warp_id, ctx.op, f, b.phase() == 0);
         }
         return ctx.busy(m.mbarrier_test_wait_cycles);
       }
@@ -462,6 +465,7 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
         hazards_->acquire(ctx.warp_id, cta, f);
         // The completion it returns on: the latest phase with the waited parity.
         note_consumed(ctx.warp_id, ctx.op, f, ((b.phase() - 1) & 1) == parity ? b.phase() - 1 : b.phase() - 2);
+        note_pass(ctx.warp_id, ctx.op, f, b.phase() == 0);
         return ctx.busy(m.mbarrier_test_wait_cycles);
       }
       if (done) {
@@ -504,7 +508,28 @@ void MbarrierUnit::woken(std::uint32_t id) {
   c.passed_waits[w.wait_obj] += 1;
   hazards_->acquire(id, w.cta, w.wait_obj);
   if (sim_.op_of(w, w.wait_op).kind == OpKind::kWait) note_consumed(id, w.wait_op, w.wait_obj, w.wait_value);
+  note_pass(id, w.wait_op, w.wait_obj, false);  // woken by a completion: a phase did complete
   stats_[decl_[w.wait_obj]].add_wait((sim_.now() - w.wait_since).v);
+}
+
+// A wait that passes at once on a barrier with no completed phase (it waited with parity 1) waited for nothing: kept
+// for the hazard reports (a consumer that starts at the producer's parity reads before the first load lands).
+void MbarrierUnit::note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0) {
+  before_phase0_[warp_id] = before_phase0 ? std::pair{flat, op} : std::pair{~0u, 0u};
+}
+
+std::string MbarrierUnit::passed_before_phase0(std::uint32_t warp_id, std::uint32_t only) const {
+  if (warp_id >= before_phase0_.size() || before_phase0_[warp_id].first == ~0u) return "";
+  if (only != ~0u && before_phase0_[warp_id].first != only) return "";
+  const auto [flat, op] = before_phase0_[warp_id];
+  const Warp& w = sim_.warp(warp_id);
+  const isa::OpDesc& d = sim_.op_of(w, op);
+  return fmt::format("warp {}'s `{}` at line {} returned at once on {}, which had completed no phase: parity 1 on a fresh "
+                     "barrier names the phase before phase 0, which counts as complete (PTX mbarrier.test_wait.parity), so "
+                     "it waited for nothing. A consumer's first wait on a full barrier uses parity 0 (a producer's first "
+                     "wait on an empty one, parity 1); in a ring of several stages the parity flips once per round of the "
+                     "ring, (k / STAGES) & 1, not with every k",
+                     w.index, d.text, d.loc.line, barrier_name(flat));
 }
 
 // A `wait` that returns on a completion the same warp's earlier `wait` already returned on did not wait for

@@ -58,6 +58,10 @@ class MbarrierUnit : public Unit {
   std::uint32_t last_phase_arrivers(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].last_arrive_mask[flat]; }
   std::uint32_t decl_of(std::uint32_t flat) const { return decl_[flat]; }
   std::int64_t count_of(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].barriers[flat].expected(); }
+  // Reports: when warp `warp_id`'s latest passing wait (or test_wait that returned 1) passed a barrier that had completed
+  // no phase, with parity 1 (the phase before phase 0, which counts as complete: it returns at once), the words that
+  // say so; else "" (also when `only` names another barrier element than the one it passed).
+  std::string passed_before_phase0(std::uint32_t warp_id, std::uint32_t only = ~0u) const;
   // A signal that lands at `at` (never earlier than now).
   void send(Cycle at, const Signal& s);
   // A signal applied now, by warp `s.warp` at its op `s.op` (target checked to be alive).
@@ -113,6 +117,9 @@ class MbarrierUnit : public Unit {
   std::vector<std::string> warnings_;
   std::int64_t stale_waits_ = 0;
   std::vector<std::int64_t> exit_cycle_;  // by warp id: when it exited (-1: alive), for deadlock reports
+  // By warp id: the barrier (flat) and op of its latest passing wait when that passed before phase 0 (~0u: it did not).
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> before_phase0_;
+  void note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0);
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive
   // of the next phase.

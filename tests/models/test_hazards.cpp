@@ -989,3 +989,37 @@ kernel k grid=(8,1,1) cluster=(2,1,1) warps=1 {{
                                        Catch::Contains("(line 11)") && Catch::Contains("Only one CTA of the cluster issues") &&
                                        !Catch::Contains("counts fewer bytes"));
 }
+
+TEST_CASE("hazards: a consumer whose first wait passes a fresh barrier at once (parity 1) is told so", "[hazards][mbarrier]") {
+  // The consumer waits on full with the producer's parity ((k & 1) ^ 1): on a barrier that completed no phase, parity 1
+  // names the phase before phase 0, which counts as complete, so its wgmma reads sA before the first load lands. With
+  // parity k & 1 the ring is sound.
+  auto prog = [](int flip) {
+    return fmt::format(R"(
+kernel k warps=8 {{
+  mbarrier full count=1
+  mbarrier empty count=128
+  smem sA bytes=16K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{ for k in 0..4 {{
+               wait empty parity=(k & 1) ^ 1
+               elect {{ arrive.expect_tx full tx=16K
+                       tma.load T box=(64, 128) at=(0, 0) dst=sA bar=full }} }} }}
+  warpgroup 1 c {{ for k in 0..4 {{
+                    wait full parity=(k & 1) ^ {}
+                    wgmma.fence
+                    wgmma m64n256k16 dtype=bf16 a=sA b=sA
+                    wgmma.commit
+                    wgmma.wait 0
+                    arrive empty }} }}
+}}
+)",
+                       flip);
+  };
+  CHECK(run_text(prog(0)).outcome == Outcome::kFinished);
+  auto r = run_text(prog(1));
+  REQUIRE(hazard(r));
+  CHECK_THAT(r.diagnosis->message, Catch::Contains("`wait full parity=(k & 1) ^ 1` at line 12 returned at once on full, which "
+                                                   "had completed no phase") &&
+                                       Catch::Contains("A consumer's first wait on a full barrier uses parity 0"));
+}

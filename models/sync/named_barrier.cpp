@@ -201,9 +201,19 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   for (int i : users) {
     const Warp& x = sim_.warp(c.first_warp + i);
     if (x.state == WarpState::kBlocked && (x.wait_unit != index() || x.wait_obj != w.wait_obj))
-      others = fmt::format("; warp {} ({}), which also uses bar {}, waits on {}", i, p.roles[x.role].name, w.wait_obj,
-                           sim_.describe_wait(x));
+      others = role_uses(x.role, static_cast<int>(w.wait_obj))
+                   ? fmt::format("; warp {} ({}), which also uses bar {}, waits on {}", i, p.roles[x.role].name, w.wait_obj,
+                                 sim_.describe_wait(x))
+                   : fmt::format("; warp {} ({}) waits on {}, and its code has no op on bar {}: a barrier without a thread "
+                                 "count waits for every live thread of the CTA, this warp's too. Give the warps that meet "
+                                 "there a count of their own (`bar.sync {} threads=N`, N their threads; or another id)",
+                                 i, p.roles[x.role].name, sim_.describe_wait(x), w.wait_obj, w.wait_obj);
   }
+  // Without a thread count, warps that exited count as arrived: say which, so that the numbers add up.
+  std::vector<int> exited;
+  if (nb.all)
+    for (int i = 0; i < p.warps; ++i)
+      if (sim_.warp(c.first_warp + i).state == WarpState::kDone) exited.push_back(i);
   const Warp& setter = sim_.warp(c.first_warp + nb.first_warp);
   std::string set_by = nb.all ? "every thread of the CTA: no thread count"
                               : fmt::format("the count set by warp {}'s `{}` at line {}", nb.first_warp,
@@ -236,8 +246,12 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     else if (now_twice.empty())
       why += ": the thread count is larger than the threads that arrive";
   }
-  e.cause(fmt::format("bar {}: {} threads expected ({}), {} arrived (warps {}){}", w.wait_obj, nb.expected, set_by, nb.arrived,
-                      fmt::join(nb.arrivers, ", "), why));
+  e.cause(fmt::format("bar {}: {} threads expected ({}), {} arrived (warps {}){}{}", w.wait_obj, nb.expected, set_by, nb.arrived,
+                      fmt::join(nb.arrivers, ", "),
+                      exited.empty() ? std::string()
+                                     : fmt::format(" and {} exited (warps {}: they count as arrived)", 32 * exited.size(),
+                                                   fmt::join(exited, ", ")),
+                      why));
 }
 
 }  // namespace smpipe::models

@@ -185,6 +185,25 @@ TEST_CASE("named barriers: a warp arrives once per use, a run-time count larger 
   CHECK_THAT(big.diagnosis->message, Catch::Contains("threads=288 but the CTA has 256 threads"));
 }
 
+TEST_CASE("named barriers: a barrier without a thread count names the exited warps and a live warp that never syncs on it",
+          "[semantics][named]") {
+  // __syncthreads inside the consumers' branch: bar 0 without threads= waits for every live thread, the producer's too,
+  // which never executes it. Warps 1..3 have no role: exited at once, they count as arrived.
+  auto r = run_text("kernel k warps=8 {\n mbarrier x count=1\n warp 0 p { wait x parity=0 }\n warpgroup 1 c { bar.sync 0 }\n}\n");
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  bool said = false;
+  for (const auto& c : r.deadlock.causes)
+    said = said || (c.find("bar 0: 256 threads expected (every thread of the CTA: no thread count), 128 arrived (warps 4, 5, 6, "
+                           "7) and 96 exited (warps 1, 2, 3: they count as arrived); warp 0 (p) waits on mbarrier x") !=
+                        std::string::npos &&
+                    c.find("its code has no op on bar 0") != std::string::npos);
+  CHECK(said);
+  // With a count of their own the consumers pass (the producer's hang is then its own).
+  auto counted = run_text("kernel k warps=8 {\n mbarrier x count=1\n warp 0 p { wait x parity=0 }\n warpgroup 1 c { bar.sync 0 threads=128 }\n}\n");
+  REQUIRE(counted.outcome == Outcome::kDeadlock);
+  for (const auto& c : counted.deadlock.causes) CHECK(c.find("bar 0") == std::string::npos);
+}
+
 TEST_CASE("named barriers: an id computed at run time picks the barrier when the op runs (PTX bar: a register operand)",
           "[semantics][named]") {
   // Each consumer warpgroup syncs with the producer on its own barrier, 1 + its warpgroup index (2 and 3).

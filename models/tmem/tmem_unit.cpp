@@ -121,9 +121,7 @@ OpResult TmemUnit::execute(OpContext& ctx) {
       std::int64_t cols = ctx.value(Attr::kCols);
       if (cols < 32 || cols > 512 || (cols & (cols - 1)) != 0)
         ctx.ub("bad TMEM column count", fmt::format("tmem.alloc cols={}: must be a power of 2 in 32..512", cols));
-      if (cs.relinquished)
-        ctx.ub("alloc after relinquish",
-               fmt::format("tmem.alloc after this CTA executed tmem.relinquish (tcgen05.relinquish_alloc_permit): illegal"));
+      if (cs.relinquished) ctx.ub("alloc after relinquish", after_relinquish(ctx.cta_slot(), ctx));
       cs.alloc_points.push_back({ctx.warp_id, ctx.op, hazards_->own_clock(ctx.warp_id)});
       sms_[cta.sm].waiters.push_back(ctx.warp_id);
       ctx.block(this, static_cast<std::uint32_t>(cta.sm), cols, cause_alloc_);
@@ -139,7 +137,7 @@ OpResult TmemUnit::execute(OpContext& ctx) {
       return ctx.busy(m.tmem_alloc_cycles);
     case OpKind::kTmemRelinquish:
       check_relinquish(ctx, ctx.cta_slot());
-      cs.relinquished = true;
+      relinquish(ctx.cta_slot(), ctx);
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kTmemLd:
     case OpKind::kTmemSt: {
@@ -218,8 +216,7 @@ OpResult TmemUnit::pair_op(OpContext& ctx) {
     std::int64_t cols = ctx.value(Attr::kCols);
     if (cols < 32 || cols > 512 || (cols & (cols - 1)) != 0)
       ctx.ub("bad TMEM column count", fmt::format("tmem.alloc cols={}: must be a power of 2 in 32..512", cols));
-    if (ctas_[ctx.cta_slot()].relinquished)
-      ctx.ub("alloc after relinquish", "tmem.alloc after this CTA executed tmem.relinquish (tcgen05.relinquish_alloc_permit): illegal");
+    if (ctas_[ctx.cta_slot()].relinquished) ctx.ub("alloc after relinquish", after_relinquish(ctx.cta_slot(), ctx));
   }
   if (rv.warp == ~0u || sim_.warp(rv.warp).cta == ctx.cta_slot()) {
     if (rv.warp != ~0u)
@@ -268,7 +265,8 @@ OpResult TmemUnit::pair_op(OpContext& ctx) {
     default:  // relinquish
       check_relinquish(ctx, ctx.cta_slot(), first);
       check_relinquish(ctx, fw.cta, first);
-      ctas_[ctx.cta_slot()].relinquished = ctas_[fw.cta].relinquished = true;
+      relinquish(ctx.cta_slot(), ctx);
+      relinquish(fw.cta, ctx);
       sim_.wake_at(first, sim_.now() + Cycle(m.op_issue_cycles));
       return ctx.busy(m.op_issue_cycles);
   }
@@ -406,6 +404,33 @@ void TmemUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   e.cause(fmt::format("tmem.alloc of {} columns on SM {}: {} columns are held by CTAs that do not free them "
                       "({} columns per SM): {}",
                       w.wait_value, w.wait_obj, holders, sim_.machine().tmem_columns, fmt::join(who, "; ")));
+}
+
+void TmemUnit::relinquish(std::uint32_t slot, const OpContext& ctx) {
+  CtaState& cs = ctas_[slot];
+  if (cs.relinquished) return;  // the first one is the one an alloc comes after
+  cs.relinquished = true;
+  cs.relinquish_warp = ctx.warp_id;
+  cs.relinquish_op = ctx.op;
+  cs.relinquish_cycle = sim_.now().v;
+}
+
+// An alloc after the CTA's relinquish: which relinquish, and what would order the two (PTX ISA tcgen05.alloc: an
+// alloc after relinquish_alloc_permit is illegal).
+std::string TmemUnit::after_relinquish(std::uint32_t slot, const OpContext& ctx) const {
+  const CtaState& cs = ctas_[slot];
+  const Warp& r = sim_.warp(cs.relinquish_warp);
+  const isa::OpDesc& d = sim_.op_of(r, cs.relinquish_op);
+  if (cs.relinquish_warp == ctx.warp_id)
+    return fmt::format("tmem.alloc after this warp's own `{}` at line {} (tcgen05.relinquish_alloc_permit: no alloc of the "
+                       "CTA may follow it): relinquish after the last alloc",
+                       d.text, d.loc.line);
+  return fmt::format("tmem.alloc after warp {}{}'s `{}` at line {} (cycle {}; tcgen05.relinquish_alloc_permit: no alloc of "
+                     "the CTA may follow it): nothing ordered this alloc before that relinquish. The relinquishing warp "
+                     "must wait for every alloc of the CTA (the allocating warp arrives on a barrier it waits on after its "
+                     "alloc, or both reach a bar.sync)",
+                     r.index, r.cta == ctx.warp.cta ? "" : fmt::format(" of CTA {}", sim_.cta(r.cta).id), d.text, d.loc.line,
+                     cs.relinquish_cycle);
 }
 
 // A CTA that holds columns, for a cause: how many, where it took them, and what keeps it from freeing them (its

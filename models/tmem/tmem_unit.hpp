@@ -36,6 +36,8 @@ class TmemUnit : public Unit {
   struct CtaState {
     std::vector<Allocation> allocs;
     bool relinquished = false;
+    std::uint32_t relinquish_warp = ~0u, relinquish_op = 0;  // the relinquish (warp id, op) and its cycle (reports)
+    std::int64_t relinquish_cycle = 0;
     // Every tmem.alloc so far: its warp, op and the warp's own clock then (a relinquish must be ordered after each).
     struct AllocPoint {
       std::uint32_t warp, op, clock;
@@ -46,6 +48,8 @@ class TmemUnit : public Unit {
   // CTA by another warp: else, on another schedule, that alloc would come after it (undefined behaviour).
   void check_relinquish(OpContext& ctx, std::uint32_t slot, std::uint32_t peer = ~0u) const;
   std::string holder_words(std::uint32_t slot) const;
+  void relinquish(std::uint32_t slot, const OpContext& ctx);
+  std::string after_relinquish(std::uint32_t slot, const OpContext& ctx) const;
   struct SmState {
     std::uint16_t used = 0;                 // bitmap of 32-column chunks
     std::vector<std::uint32_t> waiters;     // warp ids, FIFO

@@ -1339,4 +1339,21 @@ kernel k warps=2 {{
   CHECK_THAT(unordered.diagnosis->message, Catch::Contains("not ordered after warp 0's 'tmem.alloc cols=128 -> t' (line 5)"));
   CHECK(run_text(prog("wait got parity=0\n tmem.relinquish", "arrive got"), "b200").outcome == Outcome::kFinished);
   CHECK(run_text(prog("", "tmem.relinquish"), "b200").outcome == Outcome::kFinished);
+  // The other order: the relinquish runs first (warp 0 allocates late); the alloc's report names that relinquish
+  // and what would order the two. The same warp relinquishing before its own alloc is told so.
+  auto late = [](const char* mma_first) {
+    return fmt::format("kernel k warps=2 {{\n warp 0 mma {{ {}\n tmem.alloc cols=128 -> t\n tmem.dealloc t cols=128 }}\n"
+                       " warp 1 sched {{ tmem.relinquish }}\n}}\n",
+                       mma_first);
+  };
+  auto first = run_text(late("compute cycles=500"), "b200");
+  REQUIRE(first.outcome == Outcome::kUndefined);
+  CHECK(title(first) == "alloc after relinquish");
+  CHECK(first.diagnosis->warp == 0);
+  CHECK_THAT(first.diagnosis->message, Catch::Contains("tmem.alloc after warp 1's `tmem.relinquish` at line 5 (cycle 0;") &&
+                                           Catch::Contains("The relinquishing warp must wait for every alloc of the CTA"));
+  auto own = run_text("kernel k warps=1 {\n warp 0 mma { tmem.relinquish\n tmem.alloc cols=128 -> t\n tmem.dealloc t cols=128 }\n}\n",
+                      "b200");
+  REQUIRE(own.outcome == Outcome::kUndefined);
+  CHECK_THAT(own.diagnosis->message, Catch::Contains("after this warp's own `tmem.relinquish` at line 2"));
 }

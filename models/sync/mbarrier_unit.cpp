@@ -72,6 +72,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
   c.stale.clear();
+  c.left_out.clear();
   c.observed.assign(n, 1);
   sim_.reset_warps(exit_cycle_, slot);
   sim_.reset_warps(before_phase0_, slot);
@@ -260,6 +261,7 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   stats_[decl].phases += 1;
   sim_.progressed();
   c.last_complete[flat] = sim_.now();
+  if (!c.left_out.empty()) std::erase_if(c.left_out, [&](const CtaBarriers::LeftOut& l) { return l.flat == flat; });
   std::uint32_t mask = c.arrive_mask[flat], last = c.last_arrive_mask[flat];
   if (mask && last && (mask & last) == 0 && !noted_decl_[decl]) {
     noted_decl_[decl] = true;
@@ -518,6 +520,13 @@ void MbarrierUnit::note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint3
   before_phase0_[warp_id] = before_phase0 ? std::pair{flat, op} : std::pair{~0u, 0u};
 }
 
+void MbarrierUnit::note_left_out(std::uint32_t slot, std::uint32_t flat, std::uint32_t warp_id, std::uint32_t op,
+                                 std::int64_t mask) {
+  auto& v = ctas_[slot].left_out;
+  if (std::count_if(v.begin(), v.end(), [&](const CtaBarriers::LeftOut& l) { return l.flat == flat; }) < 3)
+    v.push_back({flat, warp_id, op, mask});
+}
+
 std::string MbarrierUnit::passed_before_phase0(std::uint32_t warp_id, std::uint32_t only) const {
   if (warp_id >= before_phase0_.size() || before_phase0_[warp_id].first == ~0u) return "";
   if (only != ~0u && before_phase0_[warp_id].first != only) return "";
@@ -654,6 +663,26 @@ bool MbarrierUnit::reaches(const isa::OpDesc& d, int from, int to) {
   return from == to;
 }
 
+// The multicast loads of the cluster in this phase that signal element `flat` but left CTA slot `slot` out.
+std::string MbarrierUnit::left_out_words(std::uint32_t slot, std::uint32_t flat) const {
+  // Grouped by op: the op once, then each issuing CTA with its mask.
+  std::vector<std::pair<const isa::OpDesc*, std::vector<std::string>>> ops;
+  for (const auto& l : ctas_[slot].left_out) {
+    if (l.flat != flat) continue;
+    const Warp& x = sim_.warp(l.warp);
+    const isa::OpDesc* d = &sim_.op_of(x, l.op);
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == d; });
+    if (it == ops.end()) it = ops.insert(ops.end(), {d, {}});
+    it->second.push_back(fmt::format("CTA {} with mask 0x{:x}", sim_.cta(x.cta).id, l.mask));
+  }
+  if (ops.empty()) return "";
+  std::vector<std::string> v;
+  for (const auto& [d, by] : ops) v.push_back(fmt::format("`{}` at line {} ({})", d->text, d->loc.line, fmt::join(by, ", ")));
+  return fmt::format(". Multicast loads of the cluster that signal {} left this CTA (rank {}) out in this phase: "
+                     "{}. If one of them should bring this CTA its bytes, its multicast mask is wrong",
+                     barrier_name(flat), sim_.cta(slot).rank, fmt::join(v, "; "));
+}
+
 void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const auto& p = sim_.program();
   const Cta& c = sim_.cta(w.cta);
@@ -728,12 +757,13 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
         }
     e.cause(fmt::format("{}: all {} arrivals came but the tx-count is stuck at {}: {} bytes expected, {} delivered in "
                         "this phase. The transaction bytes do not match what the TMA copies deliver (check {} against the "
-                        "boxes, and multicast peers){}",
+                        "boxes, and multicast peers){}{}",
                         name, b.expected(), b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase(),
                         expecters.empty() ? std::string("arrive.expect_tx tx=")
                                           : fmt::format("the tx= of {}{}", fmt::join(expecters, ", "),
                                                         from_pipeline ? " (a pipeline statement's comes from its pipeline's tx=)" : ""),
-                        peers.empty() ? "" : fmt::format(". Peers whose multicast copies land here: {}", fmt::join(peers, "; "))));
+                        peers.empty() ? "" : fmt::format(". Peers whose multicast copies may land here: {}", fmt::join(peers, "; ")),
+                        left_out_words(w.cta, w.wait_obj)));
   } else if (signalers.empty() && exited.empty()) {
     // Ops that do signal the barrier, but of other CTAs only (their bar_cta= or multicast mask leaves this one out).
     std::vector<std::string> elsewhere;

@@ -62,6 +62,9 @@ class MbarrierUnit : public Unit {
   // no phase, with parity 1 (the phase before phase 0, which counts as complete: it returns at once), the words that
   // say so; else "" (also when `only` names another barrier element than the one it passed).
   std::string passed_before_phase0(std::uint32_t warp_id, std::uint32_t only = ~0u) const;
+  // A multicast TMA load by warp `warp_id` (op `op`) completing on element `flat` with mask `mask` that leaves CTA slot
+  // `slot` of its cluster out (reports: a stuck tx-count in that CTA names it).
+  void note_left_out(std::uint32_t slot, std::uint32_t flat, std::uint32_t warp_id, std::uint32_t op, std::int64_t mask);
   // A signal that lands at `at` (never earlier than now).
   void send(Cycle at, const Signal& s);
   // A signal applied now, by warp `s.warp` at its op `s.op` (target checked to be alive).
@@ -95,6 +98,13 @@ class MbarrierUnit : public Unit {
     // Which warps arrived in the current and the previous phase: consecutive phases completed by disjoint
     // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
     std::vector<std::uint32_t> arrive_mask, last_arrive_mask;
+    // Multicast TMA loads of the cluster completing on an element of this barrier kind whose mask left this CTA out,
+    // since the element's latest completion here (a few per element: reports of a stuck tx-count).
+    struct LeftOut {
+      std::uint32_t flat, warp, op;
+      std::int64_t mask;
+    };
+    std::vector<LeftOut> left_out;
     std::vector<std::uint32_t> passed_waits;  // waits on the element that returned (for deadlock hints)
     // Whether a wait or test_wait observed the latest completed phase (or warps were blocked on it).
     std::vector<std::uint8_t> observed;
@@ -120,6 +130,7 @@ class MbarrierUnit : public Unit {
   // By warp id: the barrier (flat) and op of its latest passing wait when that passed before phase 0 (~0u: it did not).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> before_phase0_;
   void note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0);
+  std::string left_out_words(std::uint32_t slot, std::uint32_t flat) const;
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive
   // of the next phase.

@@ -103,6 +103,11 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       std::uint32_t dst = ctx.smem(Attr::kDst);
       std::int64_t mask = ctx.present(Attr::kMulticast) ? ctx.value(Attr::kMulticast) : 0;
       Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), mask);
+      if (mask != 0) {  // the cluster's CTAs it leaves out (reports of a stuck tx-count there)
+        const Cluster& cl = sim_.cluster_of(ctx.cta());
+        for (std::size_t r = 0; r < cl.ctas.size(); ++r)
+          if (!(mask & (std::int64_t{1} << r))) mbar_->note_left_out(cl.ctas[r], f, ctx.warp_id, ctx.op, mask);
+      }
       // bar_cta=R (cta_group::2 loads): the data lands here, the completion on cluster rank R's barrier.
       if (ctx.present(Attr::kBarCta)) {
         if (mask != 0) ctx.ub("bar_cta with multicast", "tma.load: give either multicast= or bar_cta=, not both");

@@ -782,10 +782,13 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                           "one (cluster rank {}): {}. Their multicast mask or bar_cta= leaves rank {} out",
                           name, b.phase(), b.pending(), p.mbarriers[decl].name, c.rank, fmt::join(elsewhere, ", "), c.rank));
   } else if (signalers.empty()) {
+    const std::string astray = arrivals_astray(w.cta, w.wait_obj);
     e.cause(fmt::format("{}: phase {} needs {} more arrival(s) ({} came in this phase) but every warp that signals {} has "
-                        "exited: {}. They left the loop that arrives before this phase's arrivals (a trip count that "
-                        "differs between the roles?)",
-                        name, b.phase(), b.pending(), b.arrivals_this_phase(), p.mbarriers[decl].name, fmt::join(exited, ", ")));
+                        "exited: {}. {}",
+                        name, b.phase(), b.pending(), b.arrivals_this_phase(), p.mbarriers[decl].name, fmt::join(exited, ", "),
+                        astray.empty() ? "They left the loop that arrives before this phase's arrivals (a trip count that "
+                                         "differs between the roles?)"
+                                       : astray));
   } else if (b.phase() == 0 && b.arrivals_this_phase() == 0 && b.tx() == 0 && ctas_[w.cta].passed_waits[w.wait_obj] == 0) {
     e.never_started(fmt::format("{} (role {} waits with parity {})", name, p.roles[w.role].name, w.wait_value & 1));
   } else if (b.arrivals_this_phase() == 0 && b.pending() > 0) {
@@ -803,17 +806,41 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                           b.expected(), b.phase(), fmt::join(blocked_on, "; ")));
   } else if (b.arrivals_this_phase() > 0 && !exited.empty()) {
     // Some signallers still run, some exited: an early exit (a guard that skips a warp's loop) takes its arrivals.
+    const std::string astray = arrivals_astray(w.cta, w.wait_obj);
     e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing), and {} warp(s) "
                         "whose code arrives on {} exited: {}{}. A warp that leaves before its arrivals (an early exit or a "
-                        "shorter loop) takes them from every later phase",
+                        "shorter loop) takes them from every later phase{}",
                         name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(), exited_all,
-                        p.mbarriers[decl].name, fmt::join(exited_when, ", "), exited_all > exited_when.size() ? ", ..." : ""));
+                        p.mbarriers[decl].name, fmt::join(exited_when, ", "), exited_all > exited_when.size() ? ", ..." : "",
+                        astray.empty() ? "" : ". Or: " + astray));
   } else if (b.arrivals_this_phase() > 0) {
-    e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing). If "
-                        "every warp that arrives per phase already did, the count is larger than the threads "
-                        "that arrive",
-                        name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending()));
+    const std::string astray = arrivals_astray(w.cta, w.wait_obj);
+    e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing). {}", name,
+                        b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(),
+                        astray.empty() ? "If every warp that arrives per phase already did, the count is larger than the "
+                                         "threads that arrive"
+                                       : astray));
   }
+}
+
+// Arrivals that went to the same element in a peer CTA of the cluster, where no warp waits on it: a release meant for
+// this CTA's barrier (a 2-SM pair's epilogue handing the accumulator back to the leader) that lacks `cta=`.
+std::string MbarrierUnit::arrivals_astray(std::uint32_t slot, std::uint32_t flat) const {
+  const Cta& c = sim_.cta(slot);
+  if (sim_.program().cluster_size() <= 1) return "";
+  for (std::uint32_t peer : sim_.cluster_of(c).ctas) {
+    if (peer == slot) continue;
+    const CtaBarriers& pc = ctas_[peer];
+    const MBarrier& pb = pc.barriers[flat];
+    const std::int64_t came = pb.arrivals_this_phase() + pb.phase() * pb.expected();
+    if (came == 0 || pc.passed_waits[flat] > 0 || !pc.waiters[flat].empty()) continue;
+    return fmt::format("CTA {} (rank {})'s own {} has had {} arrival(s) (phase {}, {} pending) and no warp of that CTA "
+                       "waits on it: if its warps' arrivals are meant for this CTA's {}, each must name this CTA (`arrive "
+                       "... cta={}`, a remote arrive); a local arrive counts on the arriving CTA's own barrier",
+                       sim_.cta(peer).id, sim_.cta(peer).rank, barrier_name(flat), came, pb.phase(), pb.pending(),
+                       barrier_name(flat), c.rank);
+  }
+  return "";
 }
 
 void MbarrierUnit::add_stats(Stats& s, std::int64_t, std::int64_t) const { s.barriers = stats_; }

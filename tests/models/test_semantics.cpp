@@ -1001,6 +1001,32 @@ kernel k grid=(4,1,1) cluster=(4,1,1) warps=1 {
   CHECK_FALSE(models::MbarrierUnit::reaches(ops[3], 2, 1));
 }
 
+TEST_CASE("deadlock: arrivals a peer CTA made on its own barrier, where nobody waits, are named as meant for this one",
+          "[semantics][mbarrier][cluster]") {
+  // Rank 0 waits for both CTAs' warp 1 (64 threads); the peer's arrive is local (no cta=0), so it lands on the peer's
+  // own barrier, which no warp of the peer waits on.
+  auto prog = [](const char* arrive) {
+    return fmt::format("kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {{\n mbarrier e count=64\n"
+                       " warp 0 w {{ if cluster_rank == 0 {{ wait e parity=0 }} }}\n warp 1 a {{ {} }}\n}}\n",
+                       arrive);
+  };
+  CHECK(run_text(prog("arrive e cta=0")).outcome == Outcome::kFinished);
+  auto r = run_text(prog("arrive e"));
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  bool said = false;
+  for (const auto& c : r.deadlock.causes)
+    said = said || c.find("CTA 1 (rank 1)'s own e has had 32 arrival(s) (phase 0, 32 pending) and no warp of that CTA waits on it: if its "
+                          "warps' arrivals are meant for this CTA's e, each must name this CTA (`arrive ... cta=0`") !=
+                       std::string::npos;
+  CHECK(said);
+  // The same while the peer's arriving warp still runs (it then waits on its own e, which its arrival cannot complete).
+  auto live = run_text(prog("arrive e\n if cluster_rank == 1 { wait e parity=0 }"));
+  REQUIRE(live.outcome == Outcome::kDeadlock);
+  said = false;
+  for (const auto& c : live.deadlock.causes) said = said || c.find("arrive ... cta=0") != std::string::npos;
+  CHECK_FALSE(said);  // a warp of the peer waits on its e: its arrivals may be meant for it, nothing is said
+}
+
 TEST_CASE("deadlock: a tx-count stuck because the cluster's multicast masks leave a CTA out names those loads",
           "[semantics][mbarrier][cluster]") {
   // Each CTA of the pair multicasts its 4 KB slice of B; rank 1 expects both slices. With the mask (computed at run

@@ -68,6 +68,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.last_complete.assign(n, Cycle(-(std::int64_t{1} << 40)));  // no completion yet
   c.arrive_mask.assign(n, 0);
   c.last_arrive_mask.assign(n, 0);
+  c.last_signal.assign(n, {~0u, 0});
   c.passed_waits.assign(n, 0);
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
@@ -204,19 +205,18 @@ void MbarrierUnit::land(const Signal& s) {
   if (s.hb != 0) hazards_->land(s.hb, s.cta, s.barrier);
   if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) check_observed(s.cta, s.barrier, s.warp, s.op, signal_name(s.kind));
   MBarrier& b = ctas_[s.cta].barriers[s.barrier];
-  int index = sim_.warp(s.warp).index;
   MBarrier::Result r;
   if (s.kind == SignalKind::kArriveExpectTx) {
     // One atomic op: expect the bytes, then arrive (value2 arrivals).
     r = b.expect_tx(s.value);
     if (r == MBarrier::Result::kOk) {
-      note_arrival(s.cta, s.barrier, index);
+      note_arrival(s.cta, s.barrier, s.warp, s.op);
       r = b.arrive(s.value2);
     }
   } else {
     r = change(b, s.kind, s.value);
   }
-  if (s.kind == SignalKind::kArrive || s.kind == SignalKind::kArriveDrop) note_arrival(s.cta, s.barrier, index);
+  if (s.kind == SignalKind::kArrive || s.kind == SignalKind::kArriveDrop) note_arrival(s.cta, s.barrier, s.warp, s.op);
   apply_result(r, s.cta, s.barrier, s.warp, s.op, s.value, signal_name(s.kind));
 }
 
@@ -234,7 +234,7 @@ void MbarrierUnit::apply(const Signal& s, const char* action) {
   }
   if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) check_observed(s.cta, s.barrier, s.warp, s.op, action);
   MBarrier::Result r = change(ctas_[s.cta].barriers[s.barrier], s.kind, s.value);
-  if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) note_arrival(s.cta, s.barrier, sim_.warp(s.warp).index);
+  if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) note_arrival(s.cta, s.barrier, s.warp, s.op);
   apply_result(r, s.cta, s.barrier, s.warp, s.op, s.value, action);
 }
 
@@ -243,8 +243,10 @@ void MbarrierUnit::raise_pending(std::uint32_t cta, std::uint32_t barrier, std::
   apply_result(r, cta, barrier, warp, op, count, "cp.async.mbarrier.arrive");
 }
 
-void MbarrierUnit::note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_index) {
+void MbarrierUnit::note_arrival(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp_id, std::uint32_t op) {
   CtaBarriers& c = ctas_[cta];
+  const int warp_index = sim_.warp(warp_id).index;
+  c.last_signal[flat] = {warp_id, op};
   if (!sim_.observers().empty()) {
     std::int64_t id = sim_.cta(cta).id;
     std::uint32_t decl = decl_[flat];
@@ -782,15 +784,22 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                           "one (cluster rank {}): {}. Their multicast mask or bar_cta= leaves rank {} out",
                           name, b.phase(), b.pending(), p.mbarriers[decl].name, c.rank, fmt::join(elsewhere, ", "), c.rank));
   } else if (signalers.empty()) {
-    const std::string astray = arrivals_astray(w.cta, w.wait_obj);
+    const std::string astray = arrivals_astray(w.cta, w.wait_obj), there = signalled_only_there(w.cta, w.wait_obj);
     e.cause(fmt::format("{}: phase {} needs {} more arrival(s) ({} came in this phase) but every warp that signals {} has "
-                        "exited: {}. {}",
+                        "exited: {}{}",
                         name, b.phase(), b.pending(), b.arrivals_this_phase(), p.mbarriers[decl].name, fmt::join(exited, ", "),
-                        astray.empty() ? "They left the loop that arrives before this phase's arrivals (a trip count that "
-                                         "differs between the roles?)"
-                                       : astray));
+                        !astray.empty() ? ". " + astray
+                        : !there.empty() ? there
+                                         : std::string(". They left the loop that arrives before this phase's arrivals (a "
+                                                       "trip count that differs between the roles?)")));
   } else if (b.phase() == 0 && b.arrivals_this_phase() == 0 && b.tx() == 0 && ctas_[w.cta].passed_waits[w.wait_obj] == 0) {
-    e.never_started(fmt::format("{} (role {} waits with parity {})", name, p.roles[w.role].name, w.wait_value & 1));
+    // Not two sides each waiting for the other's first arrive when a peer's barrier did complete, by an op that
+    // reaches the peer only.
+    const std::string there = signalled_only_there(w.cta, w.wait_obj);
+    if (!there.empty())
+      e.cause(fmt::format("{}: none of the {} arrivals of phase 0 came{}", name, b.expected(), there));
+    else
+      e.never_started(fmt::format("{} (role {} waits with parity {})", name, p.roles[w.role].name, w.wait_value & 1));
   } else if (b.arrivals_this_phase() == 0 && b.pending() > 0) {
     // Nothing arrived yet in this phase: say what the warps that would arrive are waiting for.
     std::vector<std::string> blocked_on;
@@ -802,8 +811,8 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       if (blocked_on.size() >= 3) break;
     }
     if (!blocked_on.empty())
-      e.cause(fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: {}", name,
-                          b.expected(), b.phase(), fmt::join(blocked_on, "; ")));
+      e.cause(fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: {}{}", name,
+                          b.expected(), b.phase(), fmt::join(blocked_on, "; "), signalled_only_there(w.cta, w.wait_obj)));
   } else if (b.arrivals_this_phase() > 0 && !exited.empty()) {
     // Some signallers still run, some exited: an early exit (a guard that skips a warp's loop) takes its arrivals.
     const std::string astray = arrivals_astray(w.cta, w.wait_obj);
@@ -821,6 +830,30 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                                          "threads that arrive"
                                        : astray));
   }
+}
+
+// This CTA's element never completed a phase while a peer's did, by a umma.commit that signals the peer's own barrier
+// only (no multicast reaching this rank): a 2-SM pair's leader committing to its own empty barrier and not its peer's.
+std::string MbarrierUnit::signalled_only_there(std::uint32_t slot, std::uint32_t flat) const {
+  const Cta& c = sim_.cta(slot);
+  if (sim_.program().cluster_size() <= 1 || ctas_[slot].barriers[flat].phase() != 0) return "";
+  for (std::uint32_t peer : sim_.cluster_of(c).ctas) {
+    const CtaBarriers& pc = ctas_[peer];
+    const auto [wid, op] = pc.last_signal[flat];
+    if (peer == slot || pc.barriers[flat].phase() == 0 || wid == ~0u) continue;
+    const Warp& x = sim_.warp(wid);
+    const isa::OpDesc& d = sim_.op_of(x, op);
+    const Cta& from = sim_.cta(x.cta);
+    // Only a tcgen05 commit: one thread of a pair issues it for both CTAs; a barrier each CTA's own warps signal is
+    // symmetric, and a peer that ran further is no evidence.
+    if (d.kind != isa::OpKind::kUmmaCommit || reaches(d, from.rank, c.rank)) continue;
+    return fmt::format(". In CTA {} (rank {}), {} completed {} phase(s), the latest arrival by CTA {} warp {}'s `{}` at line "
+                       "{}, which signals rank {} only: if it should signal this CTA's {} too, it needs a multicast mask that "
+                       "names rank {} (a 2-SM pair's commit: multicast=0x3)",
+                       sim_.cta(peer).id, sim_.cta(peer).rank, barrier_name(flat), pc.barriers[flat].phase(), from.id, x.index,
+                       d.text, d.loc.line, sim_.cta(peer).rank, barrier_name(flat), c.rank);
+  }
+  return "";
 }
 
 // Arrivals that went to the same element in a peer CTA of the cluster, where no warp waits on it: a release meant for

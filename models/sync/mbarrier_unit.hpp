@@ -98,6 +98,7 @@ class MbarrierUnit : public Unit {
     // Which warps arrived in the current and the previous phase: consecutive phases completed by disjoint
     // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
     std::vector<std::uint32_t> arrive_mask, last_arrive_mask;
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> last_signal;  // the latest arrival's warp id and op (~0u: none)
     // Multicast TMA loads of the cluster completing on an element of this barrier kind whose mask left this CTA out,
     // since the element's latest completion here (a few per element: reports of a stuck tx-count).
     struct LeftOut {
@@ -132,13 +133,14 @@ class MbarrierUnit : public Unit {
   void note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0);
   std::string left_out_words(std::uint32_t slot, std::uint32_t flat) const;
   std::string arrivals_astray(std::uint32_t slot, std::uint32_t flat) const;
+  std::string signalled_only_there(std::uint32_t slot, std::uint32_t flat) const;
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive
   // of the next phase.
   void check_observed(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op, const char* action);
 
   void apply(const Signal& s, const char* action);
-  void note_arrival(std::uint32_t cta, std::uint32_t flat, int warp_index);
+  void note_arrival(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp_id, std::uint32_t op);
   void on_phase_completed(std::uint32_t cta, std::uint32_t flat, const char* by);
   void apply_result(MBarrier::Result r, std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op,
                     std::int64_t count, const char* action);

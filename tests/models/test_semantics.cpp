@@ -1027,6 +1027,46 @@ TEST_CASE("deadlock: arrivals a peer CTA made on its own barrier, where nobody w
   CHECK_FALSE(said);  // a warp of the peer waits on its e: its arrivals may be meant for it, nothing is said
 }
 
+TEST_CASE("deadlock: a barrier a peer's umma.commit completes in the peer only names that commit",
+          "[semantics][mbarrier][cluster][tcgen05]") {
+  // Rank 0's MMA warp commits to e without a multicast mask: e completes in rank 0 only, and rank 1's warp 1 waits on
+  // its own e forever (a 2-SM pair's commit reaches both CTAs with multicast=0x3). A plain arrive that a peer's own
+  // warps make is symmetric: a peer that ran further is no evidence (the second program).
+  auto prog = [](const char* mask) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {{
+  mbarrier e count=1
+  smem sA bytes=16K
+  warp 0 mma {{ if cluster_rank == 0 {{
+    tmem.alloc cols=128 -> acc
+    elect {{ umma m128n128k16 kind=f16 a=sA b=sA tmem=acc
+            umma.commit e{} }}
+    wait e parity=0
+    tmem.relinquish
+    tmem.dealloc acc cols=128 }} }}
+  warp 1 w {{ wait e parity=0 }}
+}}
+)",
+                       mask);
+  };
+  auto causes = [](const models::RunResult& r) {
+    std::string all;
+    for (const auto& c : r.deadlock.causes) all += c + "\n";
+    return all;
+  };
+  CHECK(run_text(prog(" multicast=0x3"), "b200").outcome == Outcome::kFinished);
+  auto local = run_text(prog(""), "b200");
+  REQUIRE(local.outcome == Outcome::kDeadlock);
+  CHECK_THAT(causes(local), Catch::Contains("In CTA 0 (rank 0), e completed 1 phase(s), the latest arrival by CTA 0 warp 0's "
+                                            "`umma.commit e` at line 8, which signals rank 0 only: if it should signal this "
+                                            "CTA's e too, it needs a multicast mask that names rank 1"));
+  auto symmetric = run_text("kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {\n mbarrier e count=1\n mbarrier y count=1\n"
+                            " warp 0 w { wait e parity=0\n elect { arrive y } }\n"
+                            " warp 1 a { if cluster_rank == 1 { wait y parity=0 }\n elect { arrive e } }\n}\n");
+  REQUIRE(symmetric.outcome == Outcome::kDeadlock);
+  CHECK_THAT(causes(symmetric), !Catch::Contains("which signals rank"));
+}
+
 TEST_CASE("deadlock: a tx-count stuck because the cluster's multicast masks leave a CTA out names those loads",
           "[semantics][mbarrier][cluster]") {
   // Each CTA of the pair multicasts its 4 KB slice of B; rank 1 expects both slices. With the mask (computed at run

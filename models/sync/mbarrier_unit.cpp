@@ -784,18 +784,20 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                           "one (cluster rank {}): {}. Their multicast mask or bar_cta= leaves rank {} out",
                           name, b.phase(), b.pending(), p.mbarriers[decl].name, c.rank, fmt::join(elsewhere, ", "), c.rank));
   } else if (signalers.empty()) {
-    const std::string astray = arrivals_astray(w.cta, w.wait_obj), there = signalled_only_there(w.cta, w.wait_obj);
+    const std::string astray = arrivals_astray(w.cta, w.wait_obj), there = signalled_only_there(w.cta, w.wait_obj),
+                      skipped = element_skipped(w.cta, w.wait_obj);
     e.cause(fmt::format("{}: phase {} needs {} more arrival(s) ({} came in this phase) but every warp that signals {} has "
                         "exited: {}{}",
                         name, b.phase(), b.pending(), b.arrivals_this_phase(), p.mbarriers[decl].name, fmt::join(exited, ", "),
                         !astray.empty() ? ". " + astray
-                        : !there.empty() ? there
-                                         : std::string(". They left the loop that arrives before this phase's arrivals (a "
+                        : !there.empty()   ? there
+                        : !skipped.empty() ? skipped
+                                           : std::string(". They left the loop that arrives before this phase's arrivals (a "
                                                        "trip count that differs between the roles?)")));
   } else if (b.phase() == 0 && b.arrivals_this_phase() == 0 && b.tx() == 0 && ctas_[w.cta].passed_waits[w.wait_obj] == 0) {
     // Not two sides each waiting for the other's first arrive when a peer's barrier did complete, by an op that
-    // reaches the peer only.
-    const std::string there = signalled_only_there(w.cta, w.wait_obj);
+    // reaches the peer only, or when the array's other elements got their arrivals.
+    const std::string there = signalled_only_there(w.cta, w.wait_obj) + element_skipped(w.cta, w.wait_obj);
     if (!there.empty())
       e.cause(fmt::format("{}: none of the {} arrivals of phase 0 came{}", name, b.expected(), there));
     else
@@ -811,8 +813,9 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       if (blocked_on.size() >= 3) break;
     }
     if (!blocked_on.empty())
-      e.cause(fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: {}{}", name,
-                          b.expected(), b.phase(), fmt::join(blocked_on, "; "), signalled_only_there(w.cta, w.wait_obj)));
+      e.cause(fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: {}{}{}", name,
+                          b.expected(), b.phase(), fmt::join(blocked_on, "; "), signalled_only_there(w.cta, w.wait_obj),
+                          element_skipped(w.cta, w.wait_obj)));
   } else if (b.arrivals_this_phase() > 0 && !exited.empty()) {
     // Some signallers still run, some exited: an early exit (a guard that skips a warp's loop) takes its arrivals.
     const std::string astray = arrivals_astray(w.cta, w.wait_obj);
@@ -830,6 +833,32 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                                          "threads that arrive"
                                        : astray));
   }
+}
+
+// An element of a barrier array that never got an arrival while its siblings completed phases: the op that arrives
+// on the array (its latest arrival on a sibling named) never reaches this index (an index or a condition that skips it,
+// e.g. `arrive empty[s - 1]` under `if s > 0` at a ring's wrap).
+std::string MbarrierUnit::element_skipped(std::uint32_t slot, std::uint32_t flat) const {
+  const auto& p = sim_.program();
+  const std::uint32_t decl = decl_[flat];
+  const CtaBarriers& c = ctas_[slot];
+  if (!p.mbarriers[decl].array || c.last_signal[flat].first != ~0u) return "";
+  const std::uint32_t base = layout().base[decl], n = static_cast<std::uint32_t>(p.mbarriers[decl].size);
+  std::vector<std::string> done;
+  std::uint32_t by = ~0u;
+  for (std::uint32_t f = base; f < base + n; ++f) {
+    if (f == flat || c.last_signal[f].first == ~0u || c.barriers[f].phase() == 0) continue;
+    done.push_back(fmt::format("{} ({} phase(s))", barrier_name(f), c.barriers[f].phase()));
+    by = f;
+  }
+  if (done.empty()) return "";
+  const auto [wid, op] = c.last_signal[by];
+  const Warp& x = sim_.warp(wid);
+  const isa::OpDesc& d = sim_.op_of(x, op);
+  return fmt::format(". {} never got an arrival in this CTA while {} completed phases; the latest arrival on {} was warp "
+                     "{}'s `{}` at line {}: the index it arrives on, or the condition around it, never reaches {}",
+                     barrier_name(flat), fmt::join(done, ", "), barrier_name(by), x.index, d.text, d.loc.line,
+                     barrier_name(flat));
 }
 
 // This CTA's element never completed a phase while a peer's did, by a umma.commit that signals the peer's own barrier

@@ -134,6 +134,7 @@ class MbarrierUnit : public Unit {
   std::string left_out_words(std::uint32_t slot, std::uint32_t flat) const;
   std::string arrivals_astray(std::uint32_t slot, std::uint32_t flat) const;
   std::string signalled_only_there(std::uint32_t slot, std::uint32_t flat) const;
+  std::string element_skipped(std::uint32_t slot, std::uint32_t flat) const;
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive
   // of the next phase.

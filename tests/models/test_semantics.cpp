@@ -1067,6 +1067,30 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {{
   CHECK_THAT(causes(symmetric), !Catch::Contains("which signals rank"));
 }
 
+TEST_CASE("deadlock: an element of a barrier array that no arrival ever reaches names the op that arrives on its siblings",
+          "[semantics][mbarrier]") {
+  // Warp 1 arrives on e[i] for every i but `skip`; with `stay` it then waits on e[2] itself (blocked), else it exits.
+  auto prog = [](int skip, bool stay) {
+    return fmt::format("kernel k warps=2 {{\n mbarrier e[3] count=1\n"
+                       " warp 0 w {{ wait e[0] parity=0\n wait e[1] parity=0\n wait e[2] parity=0 }}\n"
+                       " warp 1 a {{ for i in 0..3 {{ if i != {} {{ elect {{ arrive e[i] }} }} }}\n {} }}\n}}\n",
+                       skip, stay ? "wait e[2] parity=0" : "");
+  };
+  auto causes = [](const models::RunResult& r) {
+    std::string all;
+    for (const auto& c : r.deadlock.causes) all += c + "\n";
+    return all;
+  };
+  CHECK(run_text(prog(3, true)).outcome == Outcome::kFinished);
+  for (bool stay : {true, false}) {
+    auto r = run_text(prog(2, stay));
+    REQUIRE(r.outcome == Outcome::kDeadlock);
+    CHECK_THAT(causes(r), Catch::Contains("e[2] never got an arrival in this CTA while e[0] (1 phase(s)), e[1] (1 phase(s)) "
+                                          "completed phases; the latest arrival on e[1] was warp 1's `arrive e[i]` at line 6: "
+                                          "the index it arrives on, or the condition around it, never reaches e[2]"));
+  }
+}
+
 TEST_CASE("deadlock: a tx-count stuck because the cluster's multicast masks leave a CTA out names those loads",
           "[semantics][mbarrier][cluster]") {
   // Each CTA of the pair multicasts its 4 KB slice of B; rank 1 expects both slices. With the mask (computed at run

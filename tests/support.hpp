@@ -52,6 +52,12 @@ inline models::RunResult run_text(const std::string& text, const std::string& ma
 }
 
 inline std::string problem(const models::RunResult& r) { return models::format_problem(r); }
+// A deadlock's likely causes, one per line.
+inline std::string causes(const models::RunResult& r) {
+  std::string s;
+  for (const auto& c : r.deadlock.causes) s += c + "\n";
+  return s;
+}
 
 struct CliResult {
   int code;

@@ -10,17 +10,13 @@
 
 using namespace smpipe;
 using models::Outcome;
+using test::causes;
 using test::compile_error;
 using test::problem;
 using test::run_text;
 
 namespace {
 bool hazard(const models::RunResult& r) { return r.outcome == Outcome::kUndefined && r.diagnosis && r.diagnosis->hazard; }
-std::string causes(const models::RunResult& r) {
-  std::string s;
-  for (const auto& c : r.deadlock.causes) s += c + "\n";
-  return s;
-}
 }  // namespace
 
 TEST_CASE("atomics: atom ops return the value before and update the word, a spin sees the result", "[atomics]") {

@@ -9,6 +9,7 @@
 
 using namespace smpipe;
 using models::Outcome;
+using test::causes;
 using test::problem;
 using test::run_text;
 
@@ -1049,11 +1050,6 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {{
 )",
                        mask);
   };
-  auto causes = [](const models::RunResult& r) {
-    std::string all;
-    for (const auto& c : r.deadlock.causes) all += c + "\n";
-    return all;
-  };
   CHECK(run_text(prog(" multicast=0x3"), "b200").outcome == Outcome::kFinished);
   auto local = run_text(prog(""), "b200");
   REQUIRE(local.outcome == Outcome::kDeadlock);
@@ -1075,11 +1071,6 @@ TEST_CASE("deadlock: an element of a barrier array that no arrival ever reaches 
                        " warp 0 w {{ wait e[0] parity=0\n wait e[1] parity=0\n wait e[2] parity=0 }}\n"
                        " warp 1 a {{ for i in 0..3 {{ if i != {} {{ elect {{ arrive e[i] }} }} }}\n {} }}\n}}\n",
                        skip, stay ? "wait e[2] parity=0" : "");
-  };
-  auto causes = [](const models::RunResult& r) {
-    std::string all;
-    for (const auto& c : r.deadlock.causes) all += c + "\n";
-    return all;
   };
   CHECK(run_text(prog(3, true)).outcome == Outcome::kFinished);
   for (bool stay : {true, false}) {

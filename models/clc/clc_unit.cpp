@@ -71,10 +71,12 @@ OpResult ClcUnit::execute(OpContext& ctx) {
         found = true;
       }
       if (!found) {
-        const std::string skipped = mbar_->passed_before_phase0(ctx.warp_id);
+        // A wait on the response's barrier that passed at once (parity 1 on a fresh barrier) is the cause, if there was one.
+        const auto [bf, bop] = mbar_->passed_before_phase0(ctx.warp_id);
+        const bool skipped = bf != ~0u && ctx.present(Attr::kBar) && bf == ctx.barrier(Attr::kBar);
         ctx.ub("query before a response",
-               skipped.empty() ? "clc.query reads a try_cancel response that has not landed (wait on its barrier first)"
-                               : "clc.query reads a try_cancel response that has not landed: " + skipped);
+               skipped ? "clc.query reads a try_cancel response that has not landed: " + mbar_->before_phase0_words(ctx.warp_id, bf, bop)
+                       : "clc.query reads a try_cancel response that has not landed (wait on its barrier first)");
       }
       if (value < 0 && cs.failure_warp < 0) cs.failure_warp = ctx.warp.index;
       ctx.warp.slots[ctx.desc.result_slots[0]] = value;

@@ -494,6 +494,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   bool self_writes = role_writes_[w.role][decl];
   bool scalar = !p.globals[decl].array;
   std::vector<std::string> elsewhere;  // blocked writers in other CTAs, when the word is an array element (no edges)
+  int here_writers = 0;                // live writers in the spinner's CTA besides itself (they get edges)
   for (std::uint32_t slot : sim_.slots_in_launch_order()) {
     const Cta& c = sim_.cta(slot);
     if (c.id < 0 || c.exited) continue;
@@ -502,6 +503,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       const Warp& x = sim_.warp(wid);
       if (x.role < 0 || x.state == WarpState::kDone || !role_writes_[x.role][decl]) continue;
       ++live_writers;
+      if (wid != sim_.warp_id(w) && slot == w.cta) ++here_writers;
       if (wid != sim_.warp_id(w) && (scalar || slot == w.cta)) e.waits_on(wid);
       // (Warps stopped at the spinner's own spin are in its state, not in its way: not named.)
       if (!scalar && slot != w.cta && x.state == WarpState::kBlocked && elsewhere.size() < 2 &&
@@ -523,7 +525,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   } else if (live_writers == 1 && self_writes) {
     e.cause(fmt::format("no live warp but the spinning one has code that writes {}: nothing else can end the spin for {}",
                         p.globals[decl].name, what));
-  } else if (!elsewhere.empty()) {
+  } else if (!elsewhere.empty() && here_writers == 0) {
     // Which element another CTA's warp writes is known only when it runs: no edge is drawn, but the blocked ones
     // are named (a writer that waits for the spinner's CTA closes a cycle the graph cannot see).
     e.cause(fmt::format("the spin for {} waits for a write by another CTA, and warps of other CTAs whose code writes {} are "

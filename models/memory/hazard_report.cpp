@@ -302,15 +302,25 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
                                      : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now),
                                                    op_words(prior));
   // A reader whose latest wait passed a fresh barrier at once (parity 1 before phase 0) did wait, for nothing: when it
-  // read what nothing had written yet (a WAR at the first write) or what is still being written (a RAW), that wait is
-  // the cause, not a missing one.
-  // (Only the barrier the write completes on counts, when the write names one.)
+  // read what nothing had written yet (a WAR at the first write: its wait at that read) or what is still being written
+  // (a RAW: its wait now), that wait is the cause, not a missing one. Only a wait on the barrier the write completes on
+  // counts, or, for a write that names none, on a barrier the writer's role signals.
+  const MbarrierUnit& mb = const_cast<Simulator&>(sim_).find<MbarrierUnit>();
   const Rec& reader = kind == "RAW" ? now : prior;
   const Rec& writer = kind == "RAW" ? prior : now;
-  const std::string skipped =
-      kind == "RAW" || (kind == "WAR" && prior.unwritten)
-          ? const_cast<Simulator&>(sim_).find<MbarrierUnit>().passed_before_phase0(reader.warp, writer.bar)
-          : std::string();
+  auto [skip_bar, skip_op] = kind == "RAW" ? mb.passed_before_phase0(now.warp)
+                             : kind == "WAR" && prior.unwritten ? std::pair{prior.skip_bar, prior.skip_op}
+                                                                : std::pair{kNone, 0u};
+  bool relevant = false;
+  if (skip_bar != kNone) {
+    if (writer.bar != kNone) {
+      relevant = writer.bar == skip_bar && (writer.bar_cta == kNone || writer.bar_cta == sim_.warp(reader.warp).cta);
+    } else {
+      const int decl = static_cast<int>(mb.decl_of(skip_bar));
+      for (const auto& d : sim_.program().roles[sim_.warp(writer.warp).role].ops) relevant = relevant || d.signals_barrier(decl);
+    }
+  }
+  const std::string skipped = relevant ? mb.before_phase0_words(reader.warp, skip_bar, skip_op) : std::string();
   std::string why;
   if (!skipped.empty()) {
     why = kind == "WAR" ? fmt::format("nothing had written {} when warp {} read it, so it read before the first write: {}", buf,

@@ -3,8 +3,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <tuple>
 
 #include "models/gpu/simulator.hpp"
+#include "models/sync/mbarrier_unit.hpp"
 
 namespace smpipe::models {
 
@@ -573,7 +575,11 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
     same.erase(same.begin());
   }
   same.push_back(rec);
-  if (!rec.write) same.back().unwritten = !b.written;
+  if (!rec.write && !b.written) {
+    Rec& r = same.back();
+    r.unwritten = true;
+    std::tie(r.skip_bar, r.skip_op) = sim_.find<MbarrierUnit>().passed_before_phase0(rec.warp);
+  }
   b.written = b.written || rec.write;
 }
 

@@ -214,6 +214,8 @@ class HazardUnit : public Unit {
     Via via = Via::kGeneric;
     bool write = false;
     bool unwritten = false;    // a read of a buffer nothing had written yet (report)
+    // Such a read: the reader's latest passing wait when that passed a fresh barrier at once (element, op; ~0u: not)
+    std::uint32_t skip_bar = ~0u, skip_op = 0;
     std::int64_t done_phase = -1;  // retired by a barrier phase: which (report)
     Clock issue_phase = 0;  // a TMA load or CLC response: the phases of its barrier complete when it was issued (report)
   };

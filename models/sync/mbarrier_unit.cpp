@@ -70,6 +70,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.last_arrive_mask.assign(n, 0);
   c.last_signal.assign(n, {~0u, 0});
   c.passed_waits.assign(n, 0);
+  c.test_passes.assign(n, 0);
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
   c.stale.clear();
@@ -459,6 +460,7 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
         if (done && visible) {
           hazards_->acquire(ctx.warp_id, cta, f);
           c.observed[f] = 1;
+          c.test_passes[f] += 1;
           note_pass(ctx.warp_id, ctx.op, f, b.phase() == 0);
         }
         return ctx.busy(m.mbarrier_test_wait_cycles);
@@ -524,15 +526,23 @@ void MbarrierUnit::note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint3
 
 void MbarrierUnit::note_left_out(std::uint32_t slot, std::uint32_t flat, std::uint32_t warp_id, std::uint32_t op,
                                  std::int64_t mask) {
+  // One record per (op, issuing warp): a 2-D cluster leaves each CTA out of several loads legitimately (the other row's
+  // A slices, the other column's B slices), and a wrong mask must still find room.
   auto& v = ctas_[slot].left_out;
-  if (std::count_if(v.begin(), v.end(), [&](const CtaBarriers::LeftOut& l) { return l.flat == flat; }) < 3)
-    v.push_back({flat, warp_id, op, mask});
+  std::size_t here = 0;
+  for (const auto& l : v) {
+    if (l.flat != flat) continue;
+    if (l.warp == warp_id && l.op == op) return;
+    ++here;
+  }
+  if (here < 8) v.push_back({flat, warp_id, op, mask});
 }
 
-std::string MbarrierUnit::passed_before_phase0(std::uint32_t warp_id, std::uint32_t only) const {
-  if (warp_id >= before_phase0_.size() || before_phase0_[warp_id].first == ~0u) return "";
-  if (only != ~0u && before_phase0_[warp_id].first != only) return "";
-  const auto [flat, op] = before_phase0_[warp_id];
+std::pair<std::uint32_t, std::uint32_t> MbarrierUnit::passed_before_phase0(std::uint32_t warp_id) const {
+  return warp_id < before_phase0_.size() ? before_phase0_[warp_id] : std::pair{~0u, 0u};
+}
+
+std::string MbarrierUnit::before_phase0_words(std::uint32_t warp_id, std::uint32_t flat, std::uint32_t op) const {
   const Warp& w = sim_.warp(warp_id);
   const isa::OpDesc& d = sim_.op_of(w, op);
   return fmt::format("warp {}'s `{}` at line {} returned at once on {}, which had completed no phase: parity 1 on a fresh "
@@ -827,12 +837,22 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         astray.empty() ? "" : ". Or: " + astray));
   } else if (b.arrivals_this_phase() > 0) {
     const std::string astray = arrivals_astray(w.cta, w.wait_obj);
-    e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing). {}", name,
-                        b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(),
+    e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest by {}). {}",
+                        name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(), latest_arrival(w.cta, w.wait_obj),
                         astray.empty() ? "If every warp that arrives per phase already did, the count is larger than the "
                                          "threads that arrive"
                                        : astray));
   }
+}
+
+// The op of the element's latest arrival, for a cause ("warp 1's `umma.commit acc_empty` at line 35").
+std::string MbarrierUnit::latest_arrival(std::uint32_t slot, std::uint32_t flat) const {
+  const auto [wid, op] = ctas_[slot].last_signal[flat];
+  if (wid == ~0u) return "none";
+  const Warp& x = sim_.warp(wid);
+  const isa::OpDesc& d = sim_.op_of(x, op);
+  return fmt::format("{}warp {}'s `{}` at line {}", x.cta == slot ? "" : fmt::format("CTA {} ", sim_.cta(x.cta).id), x.index,
+                     d.text, d.loc.line);
 }
 
 // An element of a barrier array that never got an arrival while its siblings completed phases: the op that arrives
@@ -854,6 +874,11 @@ std::string MbarrierUnit::element_skipped(std::uint32_t slot, std::uint32_t flat
   if (done.empty()) return "";
   const auto [wid, op] = c.last_signal[by];
   const Warp& x = sim_.warp(wid);
+  // Only when that warp went past this element: it exited, waits on this element itself, or waits for a phase after
+  // the first (it went round its ring). A warp blocked before reaching the element is not evidence of a skip.
+  const bool past = x.state == WarpState::kDone ||
+                    (x.state == WarpState::kBlocked && x.wait_unit == index() && (x.wait_obj == flat || x.wait_value >= 1));
+  if (!past) return "";
   const isa::OpDesc& d = sim_.op_of(x, op);
   return fmt::format(". {} never got an arrival in this CTA while {} completed phases; the latest arrival on {} was warp "
                      "{}'s `{}` at line {}: the index it arrives on, or the condition around it, never reaches {}",
@@ -895,7 +920,7 @@ std::string MbarrierUnit::arrivals_astray(std::uint32_t slot, std::uint32_t flat
     const CtaBarriers& pc = ctas_[peer];
     const MBarrier& pb = pc.barriers[flat];
     const std::int64_t came = pb.arrivals_this_phase() + pb.phase() * pb.expected();
-    if (came == 0 || pc.passed_waits[flat] > 0 || !pc.waiters[flat].empty()) continue;
+    if (came == 0 || pc.passed_waits[flat] > 0 || pc.test_passes[flat] > 0 || !pc.waiters[flat].empty()) continue;
     return fmt::format("CTA {} (rank {})'s own {} has had {} arrival(s) (phase {}, {} pending) and no warp of that CTA "
                        "waits on it: if its warps' arrivals are meant for this CTA's {}, each must name this CTA (`arrive "
                        "... cta={}`, a remote arrive); a local arrive counts on the arriving CTA's own barrier",

@@ -59,9 +59,10 @@ class MbarrierUnit : public Unit {
   std::uint32_t decl_of(std::uint32_t flat) const { return decl_[flat]; }
   std::int64_t count_of(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].barriers[flat].expected(); }
   // Reports: when warp `warp_id`'s latest passing wait (or test_wait that returned 1) passed a barrier that had completed
-  // no phase, with parity 1 (the phase before phase 0, which counts as complete: it returns at once), the words that
-  // say so; else "" (also when `only` names another barrier element than the one it passed).
-  std::string passed_before_phase0(std::uint32_t warp_id, std::uint32_t only = ~0u) const;
+  // no phase, with parity 1 (the phase before phase 0, which counts as complete: it returns at once), that barrier
+  // element and the wait's op (~0u: it did not); and the words that say so.
+  std::pair<std::uint32_t, std::uint32_t> passed_before_phase0(std::uint32_t warp_id) const;
+  std::string before_phase0_words(std::uint32_t warp_id, std::uint32_t flat, std::uint32_t op) const;
   // A multicast TMA load by warp `warp_id` (op `op`) completing on element `flat` with mask `mask` that leaves CTA slot
   // `slot` of its cluster out (reports: a stuck tx-count in that CTA names it).
   void note_left_out(std::uint32_t slot, std::uint32_t flat, std::uint32_t warp_id, std::uint32_t op, std::int64_t mask);
@@ -107,6 +108,7 @@ class MbarrierUnit : public Unit {
     };
     std::vector<LeftOut> left_out;
     std::vector<std::uint32_t> passed_waits;  // waits on the element that returned (for deadlock hints)
+    std::vector<std::uint32_t> test_passes;   // test_waits on the element that returned 1 (the same)
     // Whether a wait or test_wait observed the latest completed phase (or warps were blocked on it).
     std::vector<std::uint8_t> observed;
     std::vector<InitVisibility> visibility;
@@ -135,6 +137,7 @@ class MbarrierUnit : public Unit {
   std::string arrivals_astray(std::uint32_t slot, std::uint32_t flat) const;
   std::string signalled_only_there(std::uint32_t slot, std::uint32_t flat) const;
   std::string element_skipped(std::uint32_t slot, std::uint32_t flat) const;
+  std::string latest_arrival(std::uint32_t slot, std::uint32_t flat) const;
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive
   // of the next phase.

@@ -137,7 +137,7 @@ OpResult TmemUnit::execute(OpContext& ctx) {
       return ctx.busy(m.tmem_alloc_cycles);
     case OpKind::kTmemRelinquish:
       check_relinquish(ctx, ctx.cta_slot());
-      relinquish(ctx.cta_slot(), ctx);
+      relinquish(ctx.cta_slot(), ctx.warp_id, ctx.op);
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kTmemLd:
     case OpKind::kTmemSt: {
@@ -265,8 +265,8 @@ OpResult TmemUnit::pair_op(OpContext& ctx) {
     default:  // relinquish
       check_relinquish(ctx, ctx.cta_slot(), first);
       check_relinquish(ctx, fw.cta, first);
-      relinquish(ctx.cta_slot(), ctx);
-      relinquish(fw.cta, ctx);
+      relinquish(ctx.cta_slot(), ctx.warp_id, ctx.op);
+      relinquish(fw.cta, first, fw.wait_op);
       sim_.wake_at(first, sim_.now() + Cycle(m.op_issue_cycles));
       return ctx.busy(m.op_issue_cycles);
   }
@@ -402,16 +402,17 @@ void TmemUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     if (who.size() < 2) who.push_back(holder_words(ci));
   }
   e.cause(fmt::format("tmem.alloc of {} columns on SM {}: {} columns are held by CTAs that do not free them "
-                      "({} columns per SM): {}",
-                      w.wait_value, w.wait_obj, holders, sim_.machine().tmem_columns, fmt::join(who, "; ")));
+                      "({} columns per SM){}{}",
+                      w.wait_value, w.wait_obj, holders, sim_.machine().tmem_columns, who.empty() ? "" : ": ",
+                      fmt::join(who, "; ")));
 }
 
-void TmemUnit::relinquish(std::uint32_t slot, const OpContext& ctx) {
+void TmemUnit::relinquish(std::uint32_t slot, std::uint32_t warp_id, std::uint32_t op) {
   CtaState& cs = ctas_[slot];
   if (cs.relinquished) return;  // the first one is the one an alloc comes after
   cs.relinquished = true;
-  cs.relinquish_warp = ctx.warp_id;
-  cs.relinquish_op = ctx.op;
+  cs.relinquish_warp = warp_id;
+  cs.relinquish_op = op;
   cs.relinquish_cycle = sim_.now().v;
 }
 

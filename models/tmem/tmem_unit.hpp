@@ -48,7 +48,7 @@ class TmemUnit : public Unit {
   // CTA by another warp: else, on another schedule, that alloc would come after it (undefined behaviour).
   void check_relinquish(OpContext& ctx, std::uint32_t slot, std::uint32_t peer = ~0u) const;
   std::string holder_words(std::uint32_t slot) const;
-  void relinquish(std::uint32_t slot, const OpContext& ctx);
+  void relinquish(std::uint32_t slot, std::uint32_t warp_id, std::uint32_t op);
   std::string after_relinquish(std::uint32_t slot, const OpContext& ctx) const;
   struct SmState {
     std::uint16_t used = 0;                 // bitmap of 32-column chunks

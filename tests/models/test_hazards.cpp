@@ -1022,4 +1022,22 @@ kernel k warps=8 {{
   CHECK_THAT(r.diagnosis->message, Catch::Contains("`wait full parity=(k & 1) ^ 1` at line 12 returned at once on full, which "
                                                    "had completed no phase") &&
                                        Catch::Contains("A consumer's first wait on a full barrier uses parity 0"));
+  // A parity-1 wait that passed at once on a barrier the write does not complete on (the reader's own store ring, say)
+  // is not named: the reader simply never waited on full.
+  auto other = run_text(R"(
+kernel k warps=2 {
+  mbarrier full count=1
+  mbarrier ring count=1
+  smem sA bytes=16K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p { elect { arrive.expect_tx full tx=16K
+                     tma.load T box=(64, 128) at=(0, 0) dst=sA bar=full } }
+  warp 1 c { sleep cycles=100
+             wait ring parity=1
+             ld.shared bytes=128 src=sA
+             wait full parity=0 }
+}
+)");
+  REQUIRE(hazard(other));
+  CHECK_THAT(other.diagnosis->message, !Catch::Contains("returned at once") && Catch::Contains("full"));
 }

@@ -1080,6 +1080,12 @@ TEST_CASE("deadlock: an element of a barrier array that no arrival ever reaches 
                                           "completed phases; the latest arrival on e[1] was warp 1's `arrive e[i]` at line 6: "
                                           "the index it arrives on, or the condition around it, never reaches e[2]"));
   }
+  // Not when the arriving warp stopped before that element (blocked on x): it may still come.
+  auto before = run_text("kernel k warps=2 {\n mbarrier e[3] count=1\n mbarrier x count=1\n"
+                         " warp 0 w { wait e[0] parity=0\n wait e[1] parity=0\n wait e[2] parity=0 }\n"
+                         " warp 1 a { for i in 0..3 { if i == 2 { wait x parity=0 }\n elect { arrive e[i] } } }\n}\n");
+  REQUIRE(before.outcome == Outcome::kDeadlock);
+  CHECK_THAT(causes(before), !Catch::Contains("never reaches"));
 }
 
 TEST_CASE("deadlock: a tx-count stuck because the cluster's multicast masks leave a CTA out names those loads",

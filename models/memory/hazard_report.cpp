@@ -181,7 +181,7 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
     if (now.warp < last_acquired_.size() && prior.epochs == 1 && prior.comp[0] >= static_cast<std::uint32_t>(cluster_size_ * warps_)) {
       auto [bc, bf] = last_acquired_[now.warp];
       const std::uint32_t flat = (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) % static_cast<std::uint32_t>(bars_);
-      const MbarrierUnit& mb = const_cast<Simulator&>(sim_).find<MbarrierUnit>();
+      const MbarrierUnit& mb = *mbar_;
       if (bc == cta && bf != kNone && bf != flat && mb.decl_of(bf) == mb.decl_of(flat)) {
         // Which side names the wrong stage: the one whose element index differs from the buffer's (when it is an array).
         auto index = [](const isa::ElementLayout& l, std::uint32_t f) { return static_cast<std::int64_t>(f - l.base[l.decl_of(f)]); };
@@ -250,7 +250,7 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
   const Warp& rw = sim_.warp(prior.warp);
   if (bc == kNone || bc != rw.cta || rw.index >= 32) return "";
   const auto& p = sim_.program();
-  const MbarrierUnit& mb = const_cast<Simulator&>(sim_).find<MbarrierUnit>();
+  const MbarrierUnit& mb = *mbar_;
   const std::uint32_t decl = mb.decl_of(bf);
   bool releases = false;  // the reader's role arrives on that barrier (its code: it would release the buffer there)
   for (const auto& d : p.roles[rw.role].ops)
@@ -305,7 +305,7 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
   // read what nothing had written yet (a WAR at the first write: its wait at that read) or what is still being written
   // (a RAW: its wait now), that wait is the cause, not a missing one. Only a wait on the barrier the write completes on
   // counts, or, for a write that names none, on a barrier the writer's role signals.
-  const MbarrierUnit& mb = const_cast<Simulator&>(sim_).find<MbarrierUnit>();
+  const MbarrierUnit& mb = *mbar_;
   const Rec& reader = kind == "RAW" ? now : prior;
   const Rec& writer = kind == "RAW" ? prior : now;
   auto [skip_bar, skip_op] = kind == "RAW" ? mb.passed_before_phase0(now.warp)

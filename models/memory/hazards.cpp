@@ -77,6 +77,8 @@ std::uint32_t HazardUnit::barrier_index(std::uint32_t cta, std::uint32_t bar) co
   return static_cast<std::uint32_t>(sim_.cta(cta).rank * bars_) + bar;
 }
 
+void HazardUnit::connect() { mbar_ = &sim_.find<MbarrierUnit>(); }
+
 void HazardUnit::cta_started(std::uint32_t slot) {
   if (slot < response_notes_.size()) response_notes_[slot].clear();
   if (off_) return;
@@ -578,7 +580,7 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   if (!rec.write && !b.written) {
     Rec& r = same.back();
     r.unwritten = true;
-    std::tie(r.skip_bar, r.skip_op) = sim_.find<MbarrierUnit>().passed_before_phase0(rec.warp);
+    std::tie(r.skip_bar, r.skip_op) = mbar_->passed_before_phase0(rec.warp);
   }
   b.written = b.written || rec.write;
 }

@@ -34,6 +34,8 @@
 
 namespace smpipe::models {
 
+class MbarrierUnit;
+
 class HazardUnit : public Unit {
  public:
   using Clock = std::uint32_t;
@@ -77,6 +79,7 @@ class HazardUnit : public Unit {
 
   explicit HazardUnit(Simulator& sim);
   std::string_view name() const override { return "hazards"; }
+  void connect() override;
   void cta_started(std::uint32_t slot) override;
   // A CTA must not exit before its asynchronous ops are done for it: a TMA load or CLC response into its smem that no
   // warp of it observed (its barrier phase), a TMA store whose source no covering tma.wait released. Undefined
@@ -327,6 +330,7 @@ class HazardUnit : public Unit {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> last_acquired_;
   // By warp id: the named barrier (CTA slot, id) whose use it waited on last (reports; ~0u: none).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> last_named_;
+  const MbarrierUnit* mbar_ = nullptr;       // for reports (the phases and waits it records)
   std::vector<std::string> response_notes_;  // by CTA slot (response_note)
   inline static const std::string kNoNote;
   // A note when one side's latest named-barrier use left out the other side's warp, whose role uses that barrier too.

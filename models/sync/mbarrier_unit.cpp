@@ -78,8 +78,10 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.observed.assign(n, 1);
   sim_.reset_warps(exit_cycle_, slot);
   sim_.reset_warps(before_phase0_, slot);
-  for (int i = 0; i < p.warps; ++i) before_phase0_[sim_.cta(slot).first_warp + i] = {~0u, 0};
-  for (int i = 0; i < p.warps; ++i) exit_cycle_[sim_.cta(slot).first_warp + i] = -1;
+  for (int i = 0; i < p.warps; ++i) {
+    exit_cycle_[sim_.cta(slot).first_warp + i] = -1;
+    before_phase0_[sim_.cta(slot).first_warp + i] = {~0u, 0};
+  }
   c.visibility.assign(n, InitVisibility::kCluster);
   c.init_warp.assign(n, -1);
   c.init_op.assign(n, 0);
@@ -845,14 +847,18 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   }
 }
 
+// A signalling op, for a cause: "[CTA c ]warp w's `text` at line l".
+std::string MbarrierUnit::op_words(std::uint32_t warp_id, std::uint32_t op, bool with_cta) const {
+  const Warp& x = sim_.warp(warp_id);
+  const isa::OpDesc& d = sim_.op_of(x, op);
+  return fmt::format("{}warp {}'s `{}` at line {}", with_cta ? fmt::format("CTA {} ", sim_.cta(x.cta).id) : "", x.index, d.text,
+                     d.loc.line);
+}
+
 // The op of the element's latest arrival, for a cause ("warp 1's `umma.commit acc_empty` at line 35").
 std::string MbarrierUnit::latest_arrival(std::uint32_t slot, std::uint32_t flat) const {
   const auto [wid, op] = ctas_[slot].last_signal[flat];
-  if (wid == ~0u) return "none";
-  const Warp& x = sim_.warp(wid);
-  const isa::OpDesc& d = sim_.op_of(x, op);
-  return fmt::format("{}warp {}'s `{}` at line {}", x.cta == slot ? "" : fmt::format("CTA {} ", sim_.cta(x.cta).id), x.index,
-                     d.text, d.loc.line);
+  return wid == ~0u ? "none" : op_words(wid, op, sim_.warp(wid).cta != slot);
 }
 
 // An element of a barrier array that never got an arrival while its siblings completed phases: the op that arrives
@@ -879,11 +885,9 @@ std::string MbarrierUnit::element_skipped(std::uint32_t slot, std::uint32_t flat
   const bool past = x.state == WarpState::kDone ||
                     (x.state == WarpState::kBlocked && x.wait_unit == index() && (x.wait_obj == flat || x.wait_value >= 1));
   if (!past) return "";
-  const isa::OpDesc& d = sim_.op_of(x, op);
-  return fmt::format(". {} never got an arrival in this CTA while {} completed phases; the latest arrival on {} was warp "
-                     "{}'s `{}` at line {}: the index it arrives on, or the condition around it, never reaches {}",
-                     barrier_name(flat), fmt::join(done, ", "), barrier_name(by), x.index, d.text, d.loc.line,
-                     barrier_name(flat));
+  return fmt::format(". {} never got an arrival in this CTA while {} completed phases; the latest arrival on {} was {}: the "
+                     "index it arrives on, or the condition around it, never reaches {}",
+                     barrier_name(flat), fmt::join(done, ", "), barrier_name(by), op_words(wid, op, false), barrier_name(flat));
 }
 
 // This CTA's element never completed a phase while a peer's did, by a umma.commit that signals the peer's own barrier
@@ -901,11 +905,11 @@ std::string MbarrierUnit::signalled_only_there(std::uint32_t slot, std::uint32_t
     // Only a tcgen05 commit: one thread of a pair issues it for both CTAs; a barrier each CTA's own warps signal is
     // symmetric, and a peer that ran further is no evidence.
     if (d.kind != isa::OpKind::kUmmaCommit || reaches(d, from.rank, c.rank)) continue;
-    return fmt::format(". In CTA {} (rank {}), {} completed {} phase(s), the latest arrival by CTA {} warp {}'s `{}` at line "
-                       "{}, which signals rank {} only: if it should signal this CTA's {} too, it needs a multicast mask that "
-                       "names rank {} (a 2-SM pair's commit: multicast=0x3)",
-                       sim_.cta(peer).id, sim_.cta(peer).rank, barrier_name(flat), pc.barriers[flat].phase(), from.id, x.index,
-                       d.text, d.loc.line, sim_.cta(peer).rank, barrier_name(flat), c.rank);
+    return fmt::format(". In CTA {} (rank {}), {} completed {} phase(s), the latest arrival by {}, which signals rank {} only: "
+                       "if it should signal this CTA's {} too, it needs a multicast mask that names rank {} (a 2-SM pair's "
+                       "commit: multicast=0x3)",
+                       sim_.cta(peer).id, sim_.cta(peer).rank, barrier_name(flat), pc.barriers[flat].phase(),
+                       op_words(wid, op, true), sim_.cta(peer).rank, barrier_name(flat), c.rank);
   }
   return "";
 }

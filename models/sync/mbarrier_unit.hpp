@@ -138,6 +138,7 @@ class MbarrierUnit : public Unit {
   std::string signalled_only_there(std::uint32_t slot, std::uint32_t flat) const;
   std::string element_skipped(std::uint32_t slot, std::uint32_t flat) const;
   std::string latest_arrival(std::uint32_t slot, std::uint32_t flat) const;
+  std::string op_words(std::uint32_t warp_id, std::uint32_t op, bool with_cta) const;
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive
   // of the next phase.

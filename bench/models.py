@@ -2,19 +2,21 @@
 """Speed of the built-in models (not a test): for each, the ops it simulates, the best wall time of N runs on
 one core, ops per second, and with --callgrind the instructions per op (valgrind --tool=callgrind: a figure
 that the noise of a shared machine does not move). With --sweep, also the wall time of a sweep of the
-cooperative model over tiles, stages, clusters and shapes on every core.
+cooperative model over tiles, stages, clusters and shapes on every core. With --check, the wall time of
+`smpipe check --seeds N` on one core (--jobs 1) and on every core, run in turn --runs times, and the speed-up.
 
 With --no-hazards every run skips the data-hazard checker (smpipe --no-hazards: the same timing, less work).
 Every run is at --clock boost (one simulation: the engine's speed) unless --clock says otherwise; the default
 clock (sustained) adds a first run of at most 1 M ops that measures the tensor pipe's load.
 
-Usage: bench/models.py [--smpipe build/smpipe] [--runs 3] [--callgrind] [--sweep] [--rss] [--only NAME] [--no-hazards]
-                       [--clock boost|sustained|sustained-constant]
+Usage: bench/models.py [--smpipe build/smpipe] [--runs 3] [--callgrind] [--sweep] [--check] [--rss] [--only NAME]
+                       [--no-hazards] [--clock boost|sustained|sustained-constant]
 """
 import argparse
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,6 +87,32 @@ def peak_rss(smpipe, name, params, extra=()):
     return json.loads(out)["ops"], dt, usage.ru_maxrss / 1024  # ru_maxrss is in KB on Linux
 
 
+# check --seeds: 16 jittered schedules of the cooperative model at 2048^3 (a schedule is one simulation of ~0.9 M ops).
+CHECK = ["sm90/gemm_tma_ws_cooperative", "-D", "M=2048", "-D", "N=2048", "-D", "K=2048", "--seeds", "16", "--jitter", "20"]
+
+
+def check_scaling(smpipe, runs):
+    """`smpipe check` with --jobs 1 and with one job per core, in turn (pairs: a shared machine's drifting speed
+    moves both runs of a pair alike); prints the median wall time of each and the median of the pairs' ratios."""
+    jobs = os.cpu_count() or 1
+
+    def wall(j):
+        t0 = time.perf_counter()
+        r = subprocess.run([smpipe, "check", *CHECK, *EXTRA, "--jobs", str(j)], capture_output=True, text=True, check=False)
+        if r.returncode != 0:
+            sys.exit(f"check --jobs {j}: exit {r.returncode}: {r.stderr.strip()[-300:]}")
+        return time.perf_counter() - t0
+
+    one, all_, ratio = [], [], []
+    for _ in range(runs):
+        one.append(wall(1))
+        all_.append(wall(jobs))
+        ratio.append(one[-1] / all_[-1])
+    print(f"check --seeds 16 of the cooperative model at 2048^3 ({runs} pairs): median {statistics.median(one):.2f} s on 1 core, "
+          f"{statistics.median(all_):.2f} s on {jobs} cores; speed-up median {statistics.median(ratio):.2f}x "
+          f"(pairs {min(ratio):.2f}-{max(ratio):.2f}x)")
+
+
 def rss_table(smpipe, only):
     print(f"{'peak memory (16384^3; the b2b GEMM at 262144 rows)':62s} {'ops':>10s} {'wall s':>7s} {'RSS MB':>7s}")
     # A small run first: the process's own baseline, against which the large runs' live state shows.
@@ -109,6 +137,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--callgrind", action="store_true")
     ap.add_argument("--sweep", action="store_true")
+    ap.add_argument("--check", action="store_true", help="check --seeds on one core and on every core (the models table is skipped)")
     ap.add_argument("--rss", action="store_true", help="peak memory of each model at 16384^3 (and with a trace window)")
     ap.add_argument("--only")
     ap.add_argument("--no-hazards", action="store_true")
@@ -117,6 +146,9 @@ def main():
     EXTRA.extend(["--clock", a.clock])
     if a.no_hazards:
         EXTRA.append("--no-hazards")
+    if a.check:  # the check scaling alone
+        check_scaling(a.smpipe, a.runs)
+        return 0
     if a.rss:  # the memory table alone (--runs, --callgrind and --sweep do not apply)
         rss_table(a.smpipe, a.only)
         return 0

@@ -10,6 +10,10 @@
 #include <mutex>
 #include <thread>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include "isa/ast.hpp"
 
 namespace smpipe::cli {
@@ -50,7 +54,21 @@ int exit_code(models::Outcome o) {
   return kInternal;
 }
 
+// Many simulations in one process, one after another on each thread: each allocates its tables (tens of MB at large
+// sizes) and frees them at its end. glibc's allocator would hand the largest blocks back to the kernel (mmap'd
+// chunks, the heap's trimmed top) and fault them in again for the next simulation; with threads each such unmap
+// also interrupts the other cores (their TLBs). Kept in the allocator instead, they are reused: peak memory is
+// unchanged (the same sizes come back), and `check --seeds 16 --jobs 2` of the cooperative model at 2048^3 spends ~40 %
+// less system time and 3-10 % less wall time (paired medians, farm-bench, 2-core VM; README "Speed").
+void keep_freed_memory() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 256 << 20);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+#endif
+}
+
 void parallel_for(int n, int jobs, const std::function<void(int)>& fn) {
+  keep_freed_memory();
   if (jobs <= 0) jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   jobs = std::min(jobs, n);
   if (jobs <= 1) {

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "isa/reach.hpp"
 #include "models/gpu/simulator.hpp"
 #include "models/memory/lsu.hpp"
 
@@ -177,6 +178,10 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
         if (ctx.present(kConds[i])) s.cond = static_cast<Cond>(i), s.value = ctx.value(kConds[i]);
       s.active = true;
       s.word = r.word;
+      s.held = holds(s.cond, words_[r.word], s.value);
+      s.held_value = words_[r.word];
+      s.held_from = now.v;
+      s.missed_at = -1;
       s.period = std::max<std::int64_t>(1, sim_.jit(m.spin_poll_cycles).v);
       s.load = std::max<std::int64_t>(1, sim_.jit(m.acquire_load_latency_cycles).v);
       s.first_poll = sim::max(now + half(s.load), after_writes(ctx.cta_slot(), r.word));
@@ -311,7 +316,20 @@ void AtomicsUnit::changed(std::uint32_t word) {
   Cycle now = sim_.now();
   for (std::uint32_t wid : it->second) {
     Spin& s = spins_[wid];
-    if (s.poll_pending || !holds(s.cond, words_[word], s.value)) continue;
+    bool holds_now = holds(s.cond, words_[word], s.value);
+    if (holds_now && !s.held) {
+      s.held = true;
+      s.held_value = words_[word];
+      s.held_from = now.v;
+    } else if (!holds_now && s.held) {  // met, and taken back before a poll saw it
+      s.held = false;
+      s.missed_value = s.held_value;
+      s.missed_from = s.held_from;
+      s.missed_at = now.v;
+      s.missed_to = words_[word];
+      s.missed_by = writers_[word];
+    }
+    if (s.poll_pending || !holds_now) continue;
     s.poll_pending = true;
     sim_.schedule(*this, next_poll(s.first_poll, s.period, now), sim::Priority::kCompletion, wid, kPoll);
   }
@@ -320,6 +338,7 @@ void AtomicsUnit::changed(std::uint32_t word) {
 void AtomicsUnit::poll(std::uint32_t wid) {
   Spin& s = spins_[wid];
   s.poll_pending = false;
+  s.held = false;
   if (!s.active || !holds(s.cond, words_[s.word], s.value)) return;
   s.active = false;
   auto& list = spinners_[s.word];
@@ -430,6 +449,54 @@ std::string AtomicsUnit::last_write(std::uint32_t word) const {
                      c.id != wr.cta || c.exited ? fmt::format(", and CTA {} has exited", wr.cta) : "");
 }
 
+AtomicsUnit::Writes AtomicsUnit::may_write(std::uint32_t warp_id, std::uint32_t word) const {
+  const isa::Program& p = sim_.program();
+  const Warp& w = sim_.warp(warp_id);
+  if (w.role < 0 || w.state == WarpState::kDone) return Writes::kNo;
+  int decl = static_cast<int>(p.global_layout.decl_of(word));
+  if (!role_writes_[static_cast<std::size_t>(w.role)][static_cast<std::size_t>(decl)]) return Writes::kNo;
+  if (warp_id >= reach_.size()) reach_.resize(warp_id + 1);
+  Reach& r = reach_[warp_id];
+  if (r.ops != w.ops || r.pc != w.pc) {
+    const isa::RoleCode& rc = p.roles[static_cast<std::size_t>(w.role)];
+    r = Reach{w.pc, w.ops, false, {}};
+    std::span<const std::int64_t> vars(w.slots.data(), std::min(w.slots.size(), rc.slot_names.size()));
+    r.any = isa::walk_reachable_ops(rc, rc.fast_orig[w.pc], vars, w.builtins,
+                                    [&](std::uint32_t op, std::span<const isa::MaybeValue> values) {
+                                      const isa::OpDesc& d = rc.ops[op];
+                                      if (!is_write(d.kind)) return false;
+                                      const isa::AttrSlot* a = d.slot(Attr::kAddr);
+                                      const isa::MaybeValue& v = values[a->first];
+                                      std::pair<int, std::int64_t> entry{a->decl, v.known ? v.value : -1};
+                                      if (std::find(r.writes.begin(), r.writes.end(), entry) == r.writes.end())
+                                        r.writes.push_back(entry);
+                                      return false;
+                                    });
+  }
+  if (r.any) return Writes::kMaybe;
+  std::int64_t element = word - p.global_layout.base[static_cast<std::size_t>(decl)];
+  Writes best = Writes::kNo;
+  for (const auto& [d, i] : r.writes)
+    if (d == decl && i == element) return Writes::kThis;
+    else if (d == decl && i < 0) best = Writes::kMaybe;
+  return best;
+}
+
+std::string AtomicsUnit::written_elements(std::uint32_t word) const {
+  const isa::Program& p = sim_.program();
+  std::uint32_t decl = p.global_layout.decl_of(word);
+  const auto& g = p.globals[decl];
+  if (!g.array || writers_[word].cycle >= 0) return "";
+  std::vector<std::string> written;
+  std::int64_t count = 0;
+  for (std::int64_t i = 0; i < g.size; ++i)
+    if (writers_[p.global_layout.base[decl] + static_cast<std::uint32_t>(i)].cycle >= 0 && ++count <= 8)
+      written.push_back(std::to_string(i));
+  if (count == 0) return "";
+  return fmt::format("; of {}[0..{}], {}{} {} written, {} never", g.name, g.size - 1, fmt::join(written, ", "),
+                     count > 8 ? fmt::format(" and {} more", count - 8) : "", count == 1 ? "was" : "were", word_name(word));
+}
+
 void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const isa::Program& p = sim_.program();
   const isa::OpDesc& d = sim_.op_of(w, w.wait_op);
@@ -487,24 +554,33 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   std::uint32_t word = w.wait_obj;
   const Spin& s = spins_[sim_.warp_id(w)];
   int decl = static_cast<int>(p.global_layout.decl_of(word));
-  // Wait-for edges go to the live warps whose code writes the word: in the spinner's CTA, and in every CTA
-  // when the word is not an array element (which element a warp writes is known only when it runs, so
-  // warps of other CTAs writing the array are named in the causes, not drawn as edges).
+  // Wait-for edges go to the live warps whose code can still write the word from where they stand (isa/reach.hpp: a
+  // warp of the role that `if warp == 0` keeps from the write, or whose loop has ended, is not one): in the spinner's
+  // CTA, and in every CTA for a word that is not an array element or for a writer whose write names this element. (A
+  // write whose index is known only when it runs gets no edge from another CTA; blocked ones are named in the causes.)
+  const std::uint32_t me = sim_.warp_id(w);
   int live_writers = 0;
-  bool self_writes = role_writes_[w.role][decl];
+  bool self_writes = may_write(me, word) != Writes::kNo;
   bool scalar = !p.globals[decl].array;
   std::vector<std::string> elsewhere;  // blocked writers in other CTAs, when the word is an array element (no edges)
   int here_writers = 0;                // live writers in the spinner's CTA besides itself (they get edges)
+  std::vector<std::string> spinning;   // writers stopped at a spin on this same word, before their write (up to 4)
+  int spinners_writing = 0;            // how many
   for (std::uint32_t slot : sim_.slots_in_launch_order()) {
     const Cta& c = sim_.cta(slot);
     if (c.id < 0 || c.exited) continue;
     for (int i = 0; i < p.warps; ++i) {
       std::uint32_t wid = c.first_warp + i;
       const Warp& x = sim_.warp(wid);
-      if (x.role < 0 || x.state == WarpState::kDone || !role_writes_[x.role][decl]) continue;
+      Writes writes = may_write(wid, word);
+      if (writes == Writes::kNo) continue;
       ++live_writers;
-      if (wid != sim_.warp_id(w) && slot == w.cta) ++here_writers;
-      if (wid != sim_.warp_id(w) && (scalar || slot == w.cta)) e.waits_on(wid);
+      const bool spins_here = x.state == WarpState::kBlocked && x.wait_unit == index() &&
+                              sim_.op_of(x, x.wait_op).kind == OpKind::kSpin && spins_[wid].word == word;
+      if (spins_here && ++spinners_writing <= 4)
+        spinning.push_back(fmt::format("CTA {} warp {} (until {})", c.id, i, cond_words(spins_[wid].cond, spins_[wid].value)));
+      if (wid != me && slot == w.cta) ++here_writers;
+      if (wid != me && (scalar || slot == w.cta || writes == Writes::kThis)) e.waits_on(wid);
       // (Warps stopped at the spinner's own spin are in its state, not in its way: not named.)
       if (!scalar && slot != w.cta && x.state == WarpState::kBlocked && elsewhere.size() < 2 &&
           (x.role != w.role || x.wait_op != w.wait_op))
@@ -513,6 +589,29 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     }
   }
   std::string what = fmt::format("{} {} (it is {})", word_name(word), cond_words(s.cond, s.value), words_[word]);
+  // A spinner on this word (the earliest) whose condition held and was taken back by a write before its next poll: it
+  // can never see that moment again. Every spinner of the word names it (first: the others' causes follow from it).
+  const Spin* missed = nullptr;
+  std::uint32_t missed_wid = 0;
+  if (auto it = spinners_.find(word); it != spinners_.end())
+    for (std::uint32_t wid : it->second) {
+      const Spin& o = spins_[wid];
+      if (o.missed_at >= 0 && (!missed || o.missed_at < missed->missed_at || (o.missed_at == missed->missed_at && wid < missed_wid)))
+        missed = &o, missed_wid = wid;
+    }
+  if (missed) {
+    const Writer& by = missed->missed_by;
+    const Warp& mw = sim_.warp(missed_wid);
+    e.cause(fmt::format("CTA {} warp {}'s spin for {} {} missed it: {} was {} from cycle {} (which the condition accepts), but at "
+                        "cycle {} CTA {} warp {}'s `{}` at line {} made it {} before that warp's next poll. A write that "
+                        "takes the value back (a reset of a counter, a decrement) races with the warps still polling: they "
+                        "need not have seen it yet (a grid barrier that resets its count: count generations instead, e.g. "
+                        "wait for (round + 1) x CTAs, or reset only once every CTA has left the spin)",
+                        sim_.cta(mw.cta).id, mw.index, word_name(word), cond_words(missed->cond, missed->value), word_name(word),
+                        missed->missed_value, missed->missed_from, missed->missed_at, by.cta, by.warp,
+                        by.role >= 0 ? p.roles[by.role].ops[by.op].text : "?", by.role >= 0 ? p.roles[by.role].ops[by.op].loc.line : 0,
+                        missed->missed_to));
+  }
   if (!writes_decl_[decl]) {
     e.cause(fmt::format("no op of the kernel writes {}: the spin for {} never ends", p.globals[decl].name, what));
   } else if (unlaunched > 0) {
@@ -521,10 +620,21 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         "persistent grid no larger than what fits)",
                         what, residency));
   } else if (live_writers == 0) {
-    e.cause(fmt::format("every warp that writes {} has exited and {} did not happen", p.globals[decl].name, what));
+    e.cause(fmt::format("no live warp can still write {}: the warps whose code writes {} have exited, or their code from "
+                        "where they stand does not reach such a write (a branch on the warp, an index, a loop that has ended), "
+                        "and {} did not happen{}",
+                        word_name(word), p.globals[decl].name, what, written_elements(word)));
   } else if (live_writers == 1 && self_writes) {
     e.cause(fmt::format("no live warp but the spinning one has code that writes {}: nothing else can end the spin for {}",
                         p.globals[decl].name, what));
+  } else if (spinners_writing == live_writers) {
+    e.cause(fmt::format("{} can only be written by warps that spin on it themselves, each before its write: {}{}; it is {}, "
+                        "which none of their conditions accepts, so none of them gets to its write{}",
+                        word_name(word), fmt::join(spinning, ", "),
+                        live_writers > static_cast<int>(spinning.size())
+                            ? fmt::format(" and {} more", live_writers - static_cast<int>(spinning.size()))
+                            : "",
+                        words_[word], missed ? "" : " (a turn or count off by one?)"));
   } else if (!elsewhere.empty() && here_writers == 0) {
     // Which element another CTA's warp writes is known only when it runs: no edge is drawn, but the blocked ones
     // are named (a writer that waits for the spinner's CTA closes a cycle the graph cannot see).

@@ -60,6 +60,14 @@ class AtomicsUnit : public Unit {
     HazardUnit::Part release = 0;  // the issuer's clock at issue (or at its fence), for a release
     Cycle back{0};                  // when a result reaches the warp (ops that return one)
   };
+  struct Writer {  // the last write of a word (reports)
+    std::int64_t cta = -1;
+    std::uint32_t slot = 0;  // the CTA slot it ran in (exited when the slot's CTA is another or gone)
+    int warp = -1;
+    int role = -1;
+    std::uint32_t op = 0;
+    std::int64_t cycle = -1;
+  };
   struct Spin {
     bool active = false, poll_pending = false;
     std::uint32_t word = 0;
@@ -68,14 +76,12 @@ class AtomicsUnit : public Unit {
     Cycle first_poll{0};      // when its first poll reached the L2
     std::int64_t period = 1;  // cycles between polls
     std::int64_t load = 1;    // a poll's round trip
-  };
-  struct Writer {  // the last write of a word (reports)
-    std::int64_t cta = -1;
-    std::uint32_t slot = 0;  // the CTA slot it ran in (exited when the slot's CTA is another or gone)
-    int warp = -1;
-    int role = -1;
-    std::uint32_t op = 0;
-    std::int64_t cycle = -1;
+    // Reports: whether the word has met the condition since the warp's last poll (from held_from, at held_value), and
+    // the latest time it met it and a write took it back before a poll saw it (the spinner missed it).
+    bool held = false;
+    std::int64_t held_value = 0, held_from = -1;
+    std::int64_t missed_value = 0, missed_to = 0, missed_from = -1, missed_at = -1;
+    Writer missed_by;
   };
   struct GridCta {
     int arrived = 0;           // warps waiting at grid.sync in this CTA
@@ -115,7 +121,21 @@ class AtomicsUnit : public Unit {
   std::vector<HazardUnit::Part> fence_;   // by warp id: the clock of its last fence.gpu (hazard checks)
   EventRecords<Request> in_flight_;
   std::vector<bool> writes_decl_;      // per global declaration: some op writes it
-  std::vector<std::vector<bool>> role_writes_;  // [role][decl]
+  std::vector<std::vector<bool>> role_writes_;  // [role][decl]: the role's code has an op that writes it
+  // What a warp's code may still write from where it stands (deadlock reports, isa/reach.hpp): the global elements its
+  // reachable write ops name, (decl, element), the element -1 where the walk does not know it; `any`: the walk gave
+  // up (anything may be written). Filled when a report asks; valid while the warp's pc and op count stay.
+  struct Reach {
+    std::uint32_t pc = 0;
+    std::int64_t ops = -1;
+    bool any = false;
+    std::vector<std::pair<int, std::int64_t>> writes;
+  };
+  mutable std::vector<Reach> reach_;  // by warp id
+  enum class Writes { kNo, kMaybe, kThis };  // whether a warp may still write a word: not, perhaps (index unknown), that element
+  Writes may_write(std::uint32_t warp_id, std::uint32_t word) const;
+  // "of flags[0..5], 1, 2 and 3 were written" for an array element never written while others were; else empty.
+  std::string written_elements(std::uint32_t word) const;
   std::vector<std::vector<bool>> role_reads_;   // [role][decl]: loads, spins, atomics that return a value
   // grid.sync
   std::vector<GridCta> grid_ctas_;    // by CTA slot

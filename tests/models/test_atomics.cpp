@@ -107,7 +107,9 @@ kernel k warps=2 {
 }
 )");
   REQUIRE(exited.outcome == Outcome::kDeadlock);
-  CHECK(causes(exited).find("every warp that writes g has exited and g >= 2 (it is 1) did not happen") != std::string::npos);
+  CHECK(causes(exited).find("no live warp can still write g: the warps whose code writes g have exited, or their code from "
+                            "where they stand does not reach such a write") != std::string::npos);
+  CHECK(causes(exited).find("and g >= 2 (it is 1) did not happen") != std::string::npos);
   CHECK(problem(exited).find("last written at cycle") != std::string::npos);
 }
 
@@ -484,21 +486,32 @@ kernel k grid=(2,1,1) warps=1 {
   CHECK(gs.deadlock.cycles.size() == 1);
   CHECK(causes(gs).find("grid.sync: 1 live warp(s) of the grid have not reached it; CTA 1 warp 0 (w) waits for spins on flag") !=
         std::string::npos);
-  // The same behind a cluster.sync, on an array element (which element a warp writes is known only when it runs, so
-  // no edge is drawn): the cause names the blocked writer of the other CTA and what it waits on.
-  auto cs = run_text(R"(
-kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {
+  // The same behind a cluster.sync, on an array element: the cause names the blocked writer of the other CTA and what it
+  // waits on. The writer's index is known from where it stands (a constant), so the edge is drawn and the cycle found;
+  // an index known only when the write runs (an atom's result) draws no edge from another CTA.
+  auto cs_prog = [](const char* index) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {{
   global flag[2]
-  warp 0 w {
-    if cluster_rank == 1 { spin flag[0] eq=1 }
+  global n
+  warp 0 w {{
+    let i = 0
+    if cluster_rank == 1 {{ spin flag[0] eq=1 }}
     cluster.sync
-    if cluster_rank == 0 { elect { st.release flag[0] val=1 } }
+    if cluster_rank == 0 {{ elect {{ atom.add n val=0 -> i }}
+                            elect {{ st.release flag[{}] val=1 }} }}
+  }}
+}}
+)",
+                       index);
+  };
+  for (const char* index : {"0", "i"}) {
+    auto cs = run_text(cs_prog(index));
+    REQUIRE(cs.outcome == Outcome::kDeadlock);
+    CHECK(causes(cs).find("waits for a write by another CTA, and warps of other CTAs whose code writes flag are blocked: CTA 0 "
+                          "warp 0 (w) waits at line 8 for cluster") != std::string::npos);
+    CHECK(cs.deadlock.cycles.size() == (std::string(index) == "0" ? 1u : 0u));
   }
-}
-)");
-  REQUIRE(cs.outcome == Outcome::kDeadlock);
-  CHECK(causes(cs).find("waits for a write by another CTA, and warps of other CTAs whose code writes flag are blocked: CTA 0 "
-                        "warp 0 (w) waits at line 6 for cluster") != std::string::npos);
   // A warp whose own code is the only writer left.
   auto self = run_text("kernel k warps=1 { global f\n warp 0 w { spin f eq=1\n elect { st.release f val=1 } } }");
   CHECK(causes(self).find("no live warp but the spinning one has code that writes f") != std::string::npos);
@@ -518,4 +531,104 @@ kernel k warps=2 {
   CHECK(wd.outcome == Outcome::kWatchdog);
   CHECK(causes(wd).find("cfg") == std::string::npos);
   CHECK(compile_error("kernel k warps=1 { global a[1048576]\n global b\n warp 0 w { } }").find("add up to 1048577") != std::string::npos);
+}
+
+TEST_CASE("atomics: a spin's writers are the warps whose code can still reach a write of that word, not every warp of the "
+          "role", "[atomics][deadlock]") {
+  // Warp 0 spins on f[1]; its role's writes are `if warp == W { st.relaxed f[I] }` after the CTA's barrier.
+  auto prog = [](int writer, int index) {
+    return fmt::format(R"(
+kernel k warps=4 {{
+  global f[2]
+  warps 0..4 w {{
+    if warp == 0 {{ elect {{ spin f[1] ge=1 }} }}
+    bar.sync 1 threads=128
+    if warp == {} {{ elect {{ st.relaxed f[{}] val=1 }} }}
+  }}
+}}
+)",
+                       writer, index);
+  };
+  // Warp 0 writes f[0], never f[1]; warps 1..3 never reach the write: no writer, no wait-for cycle (it drew warp 0 ->
+  // warp 3 -> warp 0 through the role).
+  auto none = run_text(prog(0, 0));
+  REQUIRE(none.outcome == Outcome::kDeadlock);
+  CHECK(none.deadlock.cycles.empty());
+  CHECK(causes(none).find("no live warp can still write f[1]") != std::string::npos);
+  // Warp 0 itself writes f[1], after its spin.
+  auto self = run_text(prog(0, 1));
+  REQUIRE(self.outcome == Outcome::kDeadlock);
+  CHECK(self.deadlock.cycles.empty());
+  CHECK(causes(self).find("no live warp but the spinning one has code that writes f") != std::string::npos);
+  // Warp 2 writes f[1] after the barrier that waits for warp 0: a true cycle, through warp 2.
+  auto other = run_text(prog(2, 1));
+  REQUIRE(other.outcome == Outcome::kDeadlock);
+  REQUIRE(other.deadlock.cycles.size() == 1);
+  CHECK(problem(other).find("CTA 0 warp 0 (w) -> CTA 0 warp 2 (w) -> CTA 0 warp 0 (w)") != std::string::npos);
+  CHECK(causes(other).find("no live warp can still write") == std::string::npos);
+}
+
+TEST_CASE("atomics: turns that only the spinners themselves can give are named (split-K off by one)", "[atomics][deadlock]") {
+  auto prog = [](const char* turn) {
+    return fmt::format(R"(
+kernel k grid=(1,1,3) warps=1 {{
+  global sem
+  warp 0 w {{
+    let turn = {}
+    elect {{ spin sem eq=turn }}
+    elect {{ st.release sem val=cta_z + 1 }}
+  }}
+}}
+)",
+                       turn);
+  };
+  CHECK(run_text(prog("cta_z")).outcome == Outcome::kFinished);
+  auto bug = run_text(prog("cta_z + 1"));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  CHECK(causes(bug).find("sem can only be written by warps that spin on it themselves, each before its write: CTA 0 warp 0 "
+                         "(until == 1), CTA 1 warp 0 (until == 2), CTA 2 warp 0 (until == 3); it is 0, which none of their "
+                         "conditions accepts") != std::string::npos);
+  CHECK(causes(bug).find("off by one") != std::string::npos);
+  // The spinners wait for each other: the cycle is drawn.
+  CHECK_FALSE(bug.deadlock.cycles.empty());
+}
+
+TEST_CASE("atomics: a spin whose condition held until a write took it back before a poll is named as missed", "[atomics][deadlock]") {
+  // CTA 0 adds 1 and at once stores 0 (a counter's reset); CTA 1 spins for >= 1 and polls after the reset.
+  auto prog = [](bool reset) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) warps=1 {{
+  global count
+  warp 0 w {{
+    if cta == 0 {{
+      elect {{ red.add count val=1 }}
+      if {} {{ elect {{ st.relaxed count val=0 }} }}
+    }}
+    if cta == 1 {{ elect {{ spin count ge=1 }} }}
+  }}
+}}
+)",
+                       reset ? 1 : 0);
+  };
+  CHECK(run_text(prog(false)).outcome == Outcome::kFinished);
+  auto bug = run_text(prog(true));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  std::string c = causes(bug);
+  CHECK(c.find("CTA 1 warp 0's spin for count >= 1 missed it: count was 1 from cycle") != std::string::npos);
+  CHECK(c.find("CTA 0 warp 0's `st.relaxed count val=0` at line 7 made it 0 before that warp's next poll") != std::string::npos);
+  // A reset the spinner saw before it (the spin starts after the store lands) is no miss: the spin waits on no writer.
+  auto late = run_text(R"(
+kernel k grid=(2,1,1) warps=1 {
+  global count
+  warp 0 w {
+    if cta == 0 { elect { red.add count val=1 }
+                  elect { st.relaxed count val=0 } }
+    if cta == 1 { compute cycles=2000
+                  elect { spin count ge=1 } }
+  }
+}
+)");
+  REQUIRE(late.outcome == Outcome::kDeadlock);
+  CHECK(causes(late).find("missed it") == std::string::npos);
+  CHECK(causes(late).find("no live warp can still write count") != std::string::npos);
 }

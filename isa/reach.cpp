@@ -1,0 +1,146 @@
+#include "isa/reach.hpp"
+
+#include <vector>
+
+#include "isa/eval.hpp"
+
+namespace smpipe::isa {
+
+namespace {
+
+// The values at one instruction: its variables' and the expression stack's, as every path walked so far left them.
+struct State {
+  bool seen = false;
+  std::vector<MaybeValue> vars, stack;
+};
+
+MaybeValue unknown() { return {}; }
+MaybeValue known(std::int64_t v) { return {true, v}; }
+
+MaybeValue of(EvalResult r) { return r ? known(*r) : unknown(); }
+
+// `into` joined with `from`: a value stays known only where both know it alike. True when `into` changed.
+bool join(std::vector<MaybeValue>& into, const std::vector<MaybeValue>& from) {
+  bool changed = false;
+  for (std::size_t i = 0; i < into.size(); ++i)
+    if (into[i].known && (!from[i].known || from[i].value != into[i].value)) {
+      into[i] = unknown();
+      changed = true;
+    }
+  return changed;
+}
+
+}  // namespace
+
+bool walk_reachable_ops(const RoleCode& role, std::uint32_t pc, std::span<const std::int64_t> slots,
+                        std::span<const std::int64_t> builtins,
+                        const std::function<bool(std::uint32_t op, std::span<const MaybeValue> values)>& visit,
+                        std::uint64_t max_steps) {
+  const std::vector<Instr>& code = role.code;
+  std::vector<State> at(code.size());
+  std::vector<std::uint32_t> work;
+  bool gave_up = false;
+  // The state `s` flows into instruction `to`: walked (again) when that adds to what reached it.
+  auto flow = [&](std::uint32_t to, const State& s) {
+    if (to >= code.size()) return;  // past the end: the warp exits
+    State& t = at[to];
+    if (!t.seen) {
+      t = s;
+      t.seen = true;
+      work.push_back(to);
+      return;
+    }
+    if (t.stack.size() != s.stack.size()) {
+      gave_up = true;  // (the compiler's code never joins different stack depths)
+      return;
+    }
+    bool changed = join(t.vars, s.vars);
+    changed = join(t.stack, s.stack) || changed;
+    if (changed) work.push_back(to);
+  };
+  {
+    State start;
+    start.vars.resize(role.slot_names.size());
+    for (std::size_t i = 0; i < start.vars.size() && i < slots.size(); ++i) start.vars[i] = known(slots[i]);
+    flow(pc, start);
+  }
+  std::uint64_t steps = 0;
+  std::vector<MaybeValue> values;
+  while (!work.empty() && !gave_up) {
+    std::uint32_t i = work.back();
+    work.pop_back();
+    if (++steps > max_steps) return true;
+    State s = at[i];
+    const Instr& in = code[i];
+    auto pop = [&]() {
+      MaybeValue v = s.stack.back();
+      s.stack.pop_back();
+      return v;
+    };
+    auto underflow = [&](std::size_t n) { return s.stack.size() < n; };
+    switch (in.opc) {
+      case Opc::kPush: s.stack.push_back(known(in.imm)); break;
+      case Opc::kLoad:
+        if (in.a >= s.vars.size()) return true;
+        s.stack.push_back(s.vars[in.a]);
+        break;
+      case Opc::kStore:
+        if (in.a >= s.vars.size() || underflow(1)) return true;
+        s.vars[in.a] = pop();
+        break;
+      case Opc::kBuiltin: s.stack.push_back(in.a < builtins.size() ? known(builtins[in.a]) : unknown()); break;
+      case Opc::kBinary: {
+        if (underflow(2)) return true;
+        MaybeValue b = pop(), a = pop();
+        s.stack.push_back(a.known && b.known ? of(eval_binary(static_cast<BinOp>(in.sub), a.value, b.value)) : unknown());
+        break;
+      }
+      case Opc::kUnary: {
+        if (underflow(1)) return true;
+        MaybeValue a = pop();
+        s.stack.push_back(a.known ? of(eval_unary(static_cast<UnOp>(in.sub), a.value)) : unknown());
+        break;
+      }
+      case Opc::kCall: {
+        if (underflow(in.a)) return true;
+        std::vector<std::int64_t> args(in.a);
+        bool all = true;
+        for (std::size_t k = in.a; k-- > 0;) {
+          MaybeValue v = pop();
+          all = all && v.known;
+          args[k] = v.value;
+        }
+        s.stack.push_back(all ? of(eval_call(static_cast<CallFn>(in.sub), args.data(), args.size())) : unknown());
+        break;
+      }
+      case Opc::kJump: flow(in.a, s); continue;
+      case Opc::kJumpIfZero: {
+        if (underflow(1)) return true;
+        MaybeValue c = pop();
+        if (!c.known || c.value == 0) flow(in.a, s);
+        if (!c.known || c.value != 0) flow(i + 1, s);
+        continue;
+      }
+      case Opc::kOp: {
+        if (in.a >= role.ops.size()) return true;
+        const OpDesc& d = role.ops[in.a];
+        if (underflow(d.dynamic_slots.size())) return true;
+        values.assign(d.base_values.size(), MaybeValue{});
+        for (std::size_t k = 0; k < d.base_values.size(); ++k) values[k] = known(d.base_values[k]);
+        for (auto it = d.dynamic_slots.rbegin(); it != d.dynamic_slots.rend(); ++it) values[*it] = pop();
+        if (visit(in.a, values)) return true;
+        for (std::uint32_t r : d.result_slots)
+          if (r < s.vars.size()) s.vars[r] = unknown();
+        break;
+      }
+      case Opc::kExit: continue;
+      case Opc::kRegionBegin:
+      case Opc::kRegionEnd: break;
+      default: return true;  // a fused form (only in RoleCode::fast)
+    }
+    flow(i + 1, s);
+  }
+  return gave_up;
+}
+
+}  // namespace smpipe::isa

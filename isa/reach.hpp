@@ -1,0 +1,37 @@
+// What a warp can still do: the ops its code may reach from where it stands, with the values of its variables and
+// built-ins as they are now (a deadlock report asks which warps can still write a word another warp spins on, so
+// that a warp whose path to the write is closed by `if warp == 0`, a loop that has ended or an index that differs
+// is not taken for a writer).
+//
+// The walk runs the role's stack code (RoleCode::code) with values that are known or not: the warp's built-ins and
+// its variables' values at the start are known; an operator of known operands is known (isa/eval.hpp; one that
+// would fail is not); a variable joins the paths that reach an instruction (known where they agree); an op's results
+// are not known. A branch on a known value takes one side, on an unknown one both. So every op a run of the warp can
+// reach is visited (with the values it may have where they are known), and some it cannot may be too.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "isa/program.hpp"
+
+namespace smpipe::isa {
+
+struct MaybeValue {
+  bool known = false;
+  std::int64_t value = 0;
+};
+
+// Walks `role`'s code from index `pc` of RoleCode::code (with an empty expression stack: a warp between ops) with
+// these variable values (RoleCode::slot_names order; more are ignored) and built-in values (Builtin order). For each
+// op reached, visit(op index into RoleCode::ops, its values in OpDesc::base_values order); a visit that returns true
+// ends the walk, and walk returns true. Returns false when no visit did. An instruction the walk cannot follow (a
+// stack that does not match, more than `max_steps` instructions walked) ends it as a visit would: the caller must
+// then assume any op is reachable.
+bool walk_reachable_ops(const RoleCode& role, std::uint32_t pc, std::span<const std::int64_t> slots,
+                        std::span<const std::int64_t> builtins,
+                        const std::function<bool(std::uint32_t op, std::span<const MaybeValue> values)>& visit,
+                        std::uint64_t max_steps = 1u << 20);
+
+}  // namespace smpipe::isa

@@ -8,16 +8,35 @@ namespace smpipe::isa {
 
 namespace {
 
-// The values at one instruction: its variables' and the expression stack's, as every path walked so far left them.
+// The values at one instruction along one path (or, once too many paths reached it, all of them joined).
 struct State {
-  bool seen = false;
   std::vector<MaybeValue> vars, stack;
+  std::uint64_t hash = 0;
 };
 
 MaybeValue unknown() { return {}; }
 MaybeValue known(std::int64_t v) { return {true, v}; }
 
 MaybeValue of(EvalResult r) { return r ? known(*r) : unknown(); }
+
+std::uint64_t hash_of(const State& s) {
+  std::uint64_t h = 1469598103934665603ull;
+  auto mix = [&](std::uint64_t x) { h = (h ^ x) * 1099511628211ull; };
+  for (const auto* v : {&s.vars, &s.stack})
+    for (const MaybeValue& m : *v) mix(m.known ? static_cast<std::uint64_t>(m.value) * 2 + 1 : 0);
+  mix(s.stack.size());
+  return h;
+}
+
+bool same(const State& a, const State& b) {
+  auto eq = [](const std::vector<MaybeValue>& x, const std::vector<MaybeValue>& y) {
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (x[i].known != y[i].known || (x[i].known && x[i].value != y[i].value)) return false;
+    return true;
+  };
+  return a.hash == b.hash && eq(a.vars, b.vars) && eq(a.stack, b.stack);
+}
 
 // `into` joined with `from`: a value stays known only where both know it alike. True when `into` changed.
 bool join(std::vector<MaybeValue>& into, const std::vector<MaybeValue>& from) {
@@ -30,6 +49,10 @@ bool join(std::vector<MaybeValue>& into, const std::vector<MaybeValue>& from) {
   return changed;
 }
 
+// Each instruction keeps up to this many distinct states (so a loop of known bounds is followed iteration by
+// iteration, and a branch on its counter stays exact); beyond, the last one joins every further path.
+constexpr std::size_t kPathsPerInstruction = 32;
+
 }  // namespace
 
 bool walk_reachable_ops(const RoleCode& role, std::uint32_t pc, std::span<const std::int64_t> slots,
@@ -37,40 +60,46 @@ bool walk_reachable_ops(const RoleCode& role, std::uint32_t pc, std::span<const 
                         const std::function<bool(std::uint32_t op, std::span<const MaybeValue> values)>& visit,
                         std::uint64_t max_steps) {
   const std::vector<Instr>& code = role.code;
-  std::vector<State> at(code.size());
-  std::vector<std::uint32_t> work;
+  std::vector<std::vector<State>> at(code.size());
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> work;  // (instruction, state)
   bool gave_up = false;
-  // The state `s` flows into instruction `to`: walked (again) when that adds to what reached it.
-  auto flow = [&](std::uint32_t to, const State& s) {
+  // The state `s` flows into instruction `to`: walked (again) when it adds to what reached it.
+  auto flow = [&](std::uint32_t to, State s) {
     if (to >= code.size()) return;  // past the end: the warp exits
-    State& t = at[to];
-    if (!t.seen) {
-      t = s;
-      t.seen = true;
-      work.push_back(to);
+    std::vector<State>& states = at[to];
+    s.hash = hash_of(s);
+    for (const State& t : states)
+      if (same(t, s)) return;
+    if (states.size() < kPathsPerInstruction) {
+      states.push_back(std::move(s));
+      work.emplace_back(to, static_cast<std::uint32_t>(states.size() - 1));
       return;
     }
+    State& t = states.back();
     if (t.stack.size() != s.stack.size()) {
       gave_up = true;  // (the compiler's code never joins different stack depths)
       return;
     }
     bool changed = join(t.vars, s.vars);
     changed = join(t.stack, s.stack) || changed;
-    if (changed) work.push_back(to);
+    if (changed) {
+      t.hash = hash_of(t);
+      work.emplace_back(to, static_cast<std::uint32_t>(states.size() - 1));
+    }
   };
   {
     State start;
     start.vars.resize(role.slot_names.size());
     for (std::size_t i = 0; i < start.vars.size() && i < slots.size(); ++i) start.vars[i] = known(slots[i]);
-    flow(pc, start);
+    flow(pc, std::move(start));
   }
   std::uint64_t steps = 0;
   std::vector<MaybeValue> values;
   while (!work.empty() && !gave_up) {
-    std::uint32_t i = work.back();
+    auto [i, which] = work.back();
     work.pop_back();
     if (++steps > max_steps) return true;
-    State s = at[i];
+    State s = at[i][which];
     const Instr& in = code[i];
     auto pop = [&]() {
       MaybeValue v = s.stack.back();
@@ -113,12 +142,12 @@ bool walk_reachable_ops(const RoleCode& role, std::uint32_t pc, std::span<const 
         s.stack.push_back(all ? of(eval_call(static_cast<CallFn>(in.sub), args.data(), args.size())) : unknown());
         break;
       }
-      case Opc::kJump: flow(in.a, s); continue;
+      case Opc::kJump: flow(in.a, std::move(s)); continue;
       case Opc::kJumpIfZero: {
         if (underflow(1)) return true;
         MaybeValue c = pop();
         if (!c.known || c.value == 0) flow(in.a, s);
-        if (!c.known || c.value != 0) flow(i + 1, s);
+        if (!c.known || c.value != 0) flow(i + 1, std::move(s));
         continue;
       }
       case Opc::kOp: {
@@ -138,7 +167,7 @@ bool walk_reachable_ops(const RoleCode& role, std::uint32_t pc, std::span<const 
       case Opc::kRegionEnd: break;
       default: return true;  // a fused form (only in RoleCode::fast)
     }
-    flow(i + 1, s);
+    flow(i + 1, std::move(s));
   }
   return gave_up;
 }

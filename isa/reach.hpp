@@ -5,8 +5,9 @@
 //
 // The walk runs the role's stack code (RoleCode::code) with values that are known or not: the warp's built-ins and
 // its variables' values at the start are known; an operator of known operands is known (isa/eval.hpp; one that
-// would fail is not); a variable joins the paths that reach an instruction (known where they agree); an op's results
-// are not known. A branch on a known value takes one side, on an unknown one both. So every op a run of the warp can
+// would fail is not); an op's results are not known. A branch on a known value takes one side, on an unknown one
+// both. Each instruction keeps the distinct states of up to 32 paths (a loop of known bounds is followed iteration
+// by iteration); further paths join into one state, known where they agree. So every op a run of the warp can
 // reach is visited (with the values it may have where they are known), and some it cannot may be too.
 #pragma once
 

@@ -1,5 +1,6 @@
 // The walk of the ops a warp may still reach (isa/reach.hpp): a branch on a known value takes one side, on an unknown
-// value both; variables start at the warp's values and join over the paths; op results are unknown.
+// value both; variables start at the warp's values, followed path by path (up to 32 per instruction, then joined); op
+// results are unknown.
 #include <catch2/catch.hpp>
 
 #include <array>
@@ -14,7 +15,9 @@ namespace {
 
 struct Reached {
   std::set<int> lines;  // source lines of the ops reached
-  std::vector<isa::MaybeValue> last_values;  // of the last `st.relaxed` reached (its address first)
+  std::vector<isa::MaybeValue> last_values;  // of the last `st.relaxed` reached
+  std::set<std::int64_t> indices;            // the known indices (addr=) of the `st.relaxed` ops reached
+  bool unknown_index = false;                // and whether one was not known
   bool gave_up = false;
 };
 
@@ -30,7 +33,12 @@ Reached walk(const isa::Program& p, std::int64_t warp, std::vector<std::int64_t>
       r, pc, vars, builtins,
       [&](std::uint32_t op, std::span<const isa::MaybeValue> values) {
         out.lines.insert(r.ops[op].loc.line);
-        if (r.ops[op].kind == isa::OpKind::kStRelaxed) out.last_values.assign(values.begin(), values.end());
+        if (r.ops[op].kind == isa::OpKind::kStRelaxed) {
+          out.last_values.assign(values.begin(), values.end());
+          const isa::MaybeValue& i = values[r.ops[op].slot(isa::Attr::kAddr)->first];
+          if (i.known) out.indices.insert(i.value);
+          else out.unknown_index = true;
+        }
         return false;
       },
       max_steps);
@@ -78,17 +86,35 @@ TEST_CASE("reach: variables start at the warp's values, and a loop that has ende
   };
   vars[slot("i")] = 3;
   CHECK(walk(p, 0, vars, test_pc).lines == std::set<int>{9});
-  // With i = 2 the body runs once more: its store is reached, first with a known index (2 + 4)... and, after the
-  // back edge joins i = 2 with i = 3, with an unknown one; the walk still ends.
+  // With i = 2 the body runs once more: its store is reached with index 2 + 4 only.
   vars[slot("i")] = 2;
   auto once = walk(p, 0, vars, test_pc);
   CHECK(once.lines == std::set<int>{6, 9});
-  CHECK_FALSE(once.gave_up);
-  // From the start (i = 0): every op; the store's index is not known after the join.
+  CHECK(once.indices == std::set<std::int64_t>{6});
+  CHECK_FALSE(once.unknown_index);
+  // From the start (i = 0): the loop is followed iteration by iteration, each index known.
   auto all = walk(p, 0);
   CHECK(all.lines == std::set<int>{6, 9});
-  REQUIRE_FALSE(all.last_values.empty());
-  CHECK_FALSE(all.last_values[r.ops[0].slot(isa::Attr::kAddr)->first].known);
+  CHECK(all.indices == std::set<std::int64_t>{4, 5, 6});
+  CHECK_FALSE(all.unknown_index);
+  CHECK_FALSE(all.gave_up);
+}
+
+TEST_CASE("reach: a loop longer than the paths kept per instruction joins its values (the index may be any), and ends") {
+  auto p = test::compile_text(R"(kernel k warps=1 {
+  global f[200]
+  warp 0 w {
+    for i in 0..100 { st.relaxed f[i] val=1 }
+    compute cycles=5
+  }
+}
+)");
+  auto r = walk(p, 0);
+  CHECK(r.lines == std::set<int>{4, 5});
+  CHECK(r.unknown_index);
+  CHECK(r.indices.count(0) == 1);
+  CHECK(r.indices.count(99) == 0);
+  CHECK_FALSE(r.gave_up);
 }
 
 TEST_CASE("reach: an index of constants and built-ins is known, an op's result is not") {

@@ -299,8 +299,11 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
   std::string what = kind == "RAW"   ? fmt::format("{} reads {} while {} may still write it", op_words(now), buf, op_words(prior))
                      : kind == "WAR" ? fmt::format("{} is overwritten by {} while {} may still read it", buf, op_words(now),
                                                    op_words(prior))
-                                     : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now),
-                                                   op_words(prior));
+                     // Two issues of one op by one warp (a ring's stage written again): told apart by their cycles.
+                     : prior.op == now.op && prior.warp == now.warp
+                         ? fmt::format("{} is written by {}, issued at cycle {}, while its earlier issue at cycle {} may still "
+                                       "write it", buf, op_words(now), now.issued, prior.issued)
+                         : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now), op_words(prior));
   // A reader whose latest wait passed a fresh barrier at once (parity 1 before phase 0) did wait, for nothing: when it
   // read what nothing had written yet (a WAR at the first write: its wait at that read) or what is still being written
   // (a RAW: its wait now), that wait is the cause, not a missing one. Only a wait on the barrier the write completes on

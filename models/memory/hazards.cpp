@@ -475,6 +475,7 @@ void HazardUnit::generic(const OpContext& ctx, std::uint32_t buffer, bool write)
   r.op = ctx.op;
   r.cta_id = ctx.cta().id;
   r.write = write;
+  r.issued = sim_.now().v;
   access(ctx.cta_slot(), buffer, r, vc);
 }
 
@@ -522,6 +523,7 @@ HazardUnit::Part HazardUnit::range_access(std::span<const std::uint32_t> warp_id
   r.bar = bar;
   r.via = via;
   r.write = write;
+  r.issued = sim_.now().v;
   if ((via == Via::kTmaLoad || via == Via::kClcResponse) && bar != kNone && bar_cta != kNone)
     r.issue_phase = row(domain_of_cta(bar_cta).acc, barrier_index(bar_cta, bar))[comp_bar(sim_.cta(bar_cta).rank, bar)];
   for (std::uint32_t b = first; b < end; ++b) access(cta, b, r, vc);

@@ -221,6 +221,7 @@ class HazardUnit : public Unit {
     std::uint32_t skip_bar = ~0u, skip_op = 0;
     std::int64_t done_phase = -1;  // retired by a barrier phase: which (report)
     Clock issue_phase = 0;  // a TMA load or CLC response: the phases of its barrier complete when it was issued (report)
+    std::int64_t issued = -1;  // the cycle of the access (report: two issues of one op)
   };
   struct Buffer {
     std::vector<Rec> writes;  // writes not ordered before a later write

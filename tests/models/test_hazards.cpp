@@ -41,6 +41,43 @@ kernel k warps=1 {{
   auto two = run_text(prog("other"));
   CHECK(hazard(two));
   CHECK(title(two) == "unordered writes (WAW)");
+  // Two ops: each named by its text.
+  CHECK(two.diagnosis->message.find("while 'tma.load T box=(32, 64) at=(0, 0) dst=s bar=full' at line") != std::string::npos);
+}
+
+TEST_CASE("hazards: two issues of one op that race are told apart by their cycles", "[hazards][tma]") {
+  // One load op issued twice into the same buffer, on two barriers, the second without waiting for the first's.
+  auto r = run_text(R"(
+kernel k warps=1 {
+  mbarrier full[2] count=1
+  smem s bytes=4K
+  tensor T dtype=bf16 shape=(1024, 1024)
+  warp 0 w {
+    for i in 0..2 {
+      elect {
+        arrive.expect_tx full[i] tx=4K
+        tma.load T box=(32, 64) at=(32 * i, 0) dst=s bar=full[i]
+      }
+    }
+    wait full[0] parity=0
+    wait full[1] parity=0
+  }
+}
+)");
+  REQUIRE(hazard(r));
+  CHECK(title(r) == "unordered writes (WAW)");
+  const std::string& m = r.diagnosis->message;
+  CHECK(m.find("s is written by 'tma.load T box=(32, 64) at=(32 * i, 0) dst=s bar=full[i]' at line 10 (CTA 0 warp 0, w), issued "
+               "at cycle ") != std::string::npos);
+  // The two cycles: this issue's, then the earlier one's (smaller).
+  auto number_after = [&](const std::string& words) -> long {
+    std::size_t at = m.find(words);
+    return at == std::string::npos ? -1 : std::stol(m.substr(at + words.size()));
+  };
+  long now = number_after("issued at cycle "), earlier = number_after("while its earlier issue at cycle ");
+  CHECK(earlier >= 0);
+  CHECK(now > earlier);
+  CHECK(m.find(fmt::format("while its earlier issue at cycle {} may still write it", earlier)) != std::string::npos);
 }
 
 TEST_CASE("hazards: a TMA load is complete for a warp that waited on its barrier's phase, not before", "[hazards][tma]") {

@@ -69,6 +69,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.arrive_mask.assign(n, 0);
   c.last_arrive_mask.assign(n, 0);
   c.last_signal.assign(n, {~0u, 0});
+  c.phase_signal.assign(n, {~0u, 0});
   c.passed_waits.assign(n, 0);
   c.test_passes.assign(n, 0);
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
@@ -276,12 +277,17 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
         if (m & (1u << i)) v.push_back(i);
       return fmt::format("{}", fmt::join(v, ","));
     };
+    // The ops of the two phases' latest arrivals (a umma.commit aimed at this barrier instead of its partner shows here).
+    auto [pw, pop] = c.phase_signal[flat];
+    auto [lw, lop] = c.last_signal[flat];
+    std::string ops = pw != ~0u && lw != ~0u ? fmt::format(": {}, then {}", op_words(pw, pop, false), op_words(lw, lop, false)) : "";
     notes_.push_back(fmt::format(
-        "{} of CTA {}: phases {} and {} completed back to back (cycle {}) by arrivals of different warps ({} then {}): "
+        "{} of CTA {}: phases {} and {} completed back to back (cycle {}) by arrivals of different warps ({} then {}{}): "
         "if those warps arrive in the same loop iteration, more threads arrive per phase than its count {}",
         barrier_name(flat), id, c.barriers[flat].phase() - 2, c.barriers[flat].phase() - 1, sim_.now().v, warps_of(last),
-        warps_of(mask), c.barriers[flat].expected()));
+        warps_of(mask), ops, c.barriers[flat].expected()));
   }
+  c.phase_signal[flat] = c.last_signal[flat];
   c.last_arrive_mask[flat] = mask;
   c.arrive_mask[flat] = 0;
   Cycle now = sim_.now();

@@ -100,6 +100,7 @@ class MbarrierUnit : public Unit {
     // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
     std::vector<std::uint32_t> arrive_mask, last_arrive_mask;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> last_signal;  // the latest arrival's warp id and op (~0u: none)
+    std::vector<std::pair<std::uint32_t, std::uint32_t>> phase_signal;  // the same at the previous phase's completion
     // Multicast TMA loads of the cluster completing on an element of this barrier kind whose mask left this CTA out,
     // since the element's latest completion here (a few per element: reports of a stuck tx-count).
     struct LeftOut {

@@ -1476,3 +1476,32 @@ kernel k warps=2 {{
   REQUIRE(own.outcome == Outcome::kUndefined);
   CHECK_THAT(own.diagnosis->message, Catch::Contains("after this warp's own `tmem.relinquish` at line 2"));
 }
+
+TEST_CASE("a barrier whose consecutive phases were completed by different warps gets a note naming both arrivals' ops",
+          "[mbarrier][deadlock]") {
+  // Count 1: warp 0's arrive completes phase 0 and warp 1's phase 1 (as when two warps each arrive once per iteration on
+  // a barrier counting one of them, e.g. a umma.commit aimed at the wrong barrier). One warp arriving twice is no note.
+  auto prog = [](int second) {
+    return fmt::format(R"(
+kernel k warps=3 {{
+  mbarrier b count=1
+  warp 0 a {{ elect {{ arrive b }}
+             if {0} == 0 {{ compute cycles=1000
+                          elect {{ arrive b }} }} }}
+  warp 1 c {{ if {0} == 1 {{ compute cycles=1000
+                          elect {{ arrive b }} }} }}
+  warp 2 w {{ wait b parity=0
+             wait b parity=1 }}
+}}
+)",
+                       second);
+  };
+  auto same = run_text(prog(0));
+  REQUIRE(same.outcome == Outcome::kFinished);
+  CHECK(same.notes.empty());
+  auto two = run_text(prog(1));
+  REQUIRE(two.outcome == Outcome::kFinished);
+  REQUIRE(two.notes.size() == 1);
+  CHECK(two.notes[0].find("b of CTA 0: phases 0 and 1 completed back to back") != std::string::npos);
+  CHECK(two.notes[0].find("(0 then 1: warp 0's `arrive b` at line 4, then warp 1's `arrive b` at line 8)") != std::string::npos);
+}

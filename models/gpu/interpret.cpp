@@ -191,10 +191,11 @@ void Simulator::step(std::uint32_t id) {
         for (auto it = d.dynamic_slots.rbegin(); it != d.dynamic_slots.rend(); ++it) v[*it] = st[--sp];
         values = v;
       }
+      // (last_op first: a --max-ops stop names this op, which it counted but does not run)
+      w.last_op = in->a;
       ++w.ops;
       if (++ops_ > options_.max_ops) [[unlikely]]
         ops_exhausted();
-      w.last_op = in->a;
       OpContext ctx(*this, id, w, in->a, d, values);
       if (!d.ranged_slots.empty()) check_ranges(ctx, values);
       OpResult r = by_op_[static_cast<int>(d.kind)]->execute(ctx);
@@ -217,10 +218,10 @@ void Simulator::step(std::uint32_t id) {
       const isa::OpDesc& d = rc.ops[in->a];
       if (observed_) [[unlikely]]
         observe_op_started(w, in->a);
+      w.last_op = in->a;
       ++w.ops;
       if (++ops_ > options_.max_ops) [[unlikely]]
         ops_exhausted();
-      w.last_op = in->a;
       w.busy += in->imm;
       w.busy_until = now().v + in->imm;
       if (observed_) [[unlikely]]

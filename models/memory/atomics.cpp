@@ -43,6 +43,7 @@ AtomicsUnit::AtomicsUnit(Simulator& sim)
   for (std::size_t d = 0; d < p.globals.size(); ++d)
     std::fill_n(words_.begin() + p.global_layout.base[d], p.globals[d].size, p.globals[d].init);
   writers_.resize(words_.size());
+  writes_in_flight_.assign(words_.size(), 0);
   uses_grid_sync_ = p.uses(OpKind::kGridSync);
   cta_barrier_ = static_cast<std::int64_t>(static_cast<double>(sim.machine().named_barrier_cycles) +
                                            sim.machine().named_barrier_cycles_per_warp * p.warps);
@@ -178,7 +179,8 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
         if (ctx.present(kConds[i])) s.cond = static_cast<Cond>(i), s.value = ctx.value(kConds[i]);
       s.active = true;
       s.word = r.word;
-      s.held = holds(s.cond, words_[r.word], s.value);
+      // (The value now counts unless a write of this CTA is still on its way: the first poll comes after it.)
+      s.held = after_writes(ctx.cta_slot(), r.word) <= now && holds(s.cond, words_[r.word], s.value);
       s.held_value = words_[r.word];
       s.held_from = now.v;
       s.missed_at = -1;
@@ -226,6 +228,7 @@ void AtomicsUnit::send(const Request& r, Cycle at) {
   std::uint32_t slot = sim_.warp(r.warp).cta;
   at = sim::max(at, after_writes(slot, r.word));
   if (is_write(r.kind)) {
+    ++writes_in_flight_[r.word];
     auto& pending = pending_writes_[slot];
     std::erase_if(pending, [&](const auto& e) { return e.second < sim_.now(); });  // landed already
     auto it = std::find_if(pending.begin(), pending.end(), [&](const auto& e) { return e.first == r.word; });
@@ -276,6 +279,7 @@ void AtomicsUnit::apply(const Request& r) {
     return static_cast<std::int64_t>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
   };
   bool wrote = is_write(r.kind);
+  if (wrote) --writes_in_flight_[r.word];
   switch (r.kind) {
     case OpKind::kAtomAdd: case OpKind::kRedAdd: w = wrap_add(w, r.val); break;
     case OpKind::kAtomExch: case OpKind::kStRelease: case OpKind::kStRelaxed: w = r.val; break;
@@ -317,7 +321,12 @@ void AtomicsUnit::changed(std::uint32_t word) {
   for (std::uint32_t wid : it->second) {
     Spin& s = spins_[wid];
     bool holds_now = holds(s.cond, words_[word], s.value);
-    if (holds_now && !s.held) {
+    if (now < s.first_poll && writers_[word].slot == sim_.warp(wid).cta) {
+      // A write of the spinner's own CTA before its first poll, which is ordered after it: where the spin starts from.
+      s.held = holds_now;
+      s.held_value = words_[word];
+      s.held_from = now.v;
+    } else if (holds_now && !s.held) {
       s.held = true;
       s.held_value = words_[word];
       s.held_from = now.v;
@@ -460,7 +469,13 @@ AtomicsUnit::Writes AtomicsUnit::may_write(std::uint32_t warp_id, std::uint32_t 
   if (r.ops != w.ops || r.pc != w.pc) {
     const isa::RoleCode& rc = p.roles[static_cast<std::size_t>(w.role)];
     r = Reach{w.pc, w.ops, false, {}};
-    std::span<const std::int64_t> vars(w.slots.data(), std::min(w.slots.size(), rc.slot_names.size()));
+    // The variables as they are, but the results of the warp's latest op: one it waits on (an atom's old value, a
+    // tmem.alloc's address) has not written them yet.
+    std::vector<isa::MaybeValue> vars(rc.slot_names.size());
+    for (std::size_t i = 0; i < vars.size() && i < w.slots.size(); ++i) vars[i] = {true, w.slots[i]};
+    if (w.last_op < rc.ops.size())
+      for (std::uint32_t slot : rc.ops[w.last_op].result_slots)
+        if (slot < vars.size()) vars[slot] = {};
     r.any = isa::walk_reachable_ops(rc, rc.fast_orig[w.pc], vars, w.builtins,
                                     [&](std::uint32_t op, std::span<const isa::MaybeValue> values) {
                                       const isa::OpDesc& d = rc.ops[op];
@@ -471,7 +486,14 @@ AtomicsUnit::Writes AtomicsUnit::may_write(std::uint32_t warp_id, std::uint32_t 
                                       if (std::find(r.writes.begin(), r.writes.end(), entry) == r.writes.end())
                                         r.writes.push_back(entry);
                                       return false;
-                                    });
+                                    },
+                                    walk_budget_);
+    // The latest op itself: it may not have run (a --max-ops stop comes after the interpreter counted it) or its write
+    // may not have landed (an atom the warp waits on).
+    if (w.last_op < rc.ops.size() && is_write(rc.ops[w.last_op].kind)) {
+      std::pair<int, std::int64_t> entry{rc.ops[w.last_op].slot(Attr::kAddr)->decl, -1};
+      if (std::find(r.writes.begin(), r.writes.end(), entry) == r.writes.end()) r.writes.push_back(entry);
+    }
   }
   if (r.any) return Writes::kMaybe;
   std::int64_t element = word - p.global_layout.base[static_cast<std::size_t>(decl)];
@@ -481,6 +503,8 @@ AtomicsUnit::Writes AtomicsUnit::may_write(std::uint32_t warp_id, std::uint32_t 
     else if (d == decl && i < 0) best = Writes::kMaybe;
   return best;
 }
+
+bool AtomicsUnit::write_in_flight(std::uint32_t word) const { return writes_in_flight_[word] > 0; }
 
 std::string AtomicsUnit::written_elements(std::uint32_t word) const {
   const isa::Program& p = sim_.program();
@@ -566,6 +590,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   int here_writers = 0;                // live writers in the spinner's CTA besides itself (they get edges)
   std::vector<std::string> spinning;   // writers stopped at a spin on this same word, before their write (up to 4)
   int spinners_writing = 0;            // how many
+  bool spinner_accepts = false;        // one of them accepts the value now (a watchdog stop before its poll)
   for (std::uint32_t slot : sim_.slots_in_launch_order()) {
     const Cta& c = sim_.cta(slot);
     if (c.id < 0 || c.exited) continue;
@@ -577,6 +602,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       ++live_writers;
       const bool spins_here = x.state == WarpState::kBlocked && x.wait_unit == index() &&
                               sim_.op_of(x, x.wait_op).kind == OpKind::kSpin && spins_[wid].word == word;
+      if (spins_here && holds(spins_[wid].cond, words_[word], spins_[wid].value)) spinner_accepts = true;  // (a poll to come)
       if (spins_here && ++spinners_writing <= 4)
         spinning.push_back(fmt::format("CTA {} warp {} (until {})", c.id, i, cond_words(spins_[wid].cond, spins_[wid].value)));
       if (wid != me && slot == w.cta) ++here_writers;
@@ -619,6 +645,8 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         "resident with it or finished (stream-K and split-K fix-ups wait on earlier tiles only; a "
                         "persistent grid no larger than what fits)",
                         what, residency));
+  } else if (write_in_flight(word)) {
+    // (a watchdog stop: a write of the word is on its way to the L2; nothing to blame yet)
   } else if (live_writers == 0) {
     e.cause(fmt::format("no live warp can still write {}: the warps whose code writes {} have exited, or their code from "
                         "where they stand does not reach such a write (a branch on the warp, an index, a loop that has ended), "
@@ -627,7 +655,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   } else if (live_writers == 1 && self_writes) {
     e.cause(fmt::format("no live warp but the spinning one has code that writes {}: nothing else can end the spin for {}",
                         p.globals[decl].name, what));
-  } else if (spinners_writing == live_writers) {
+  } else if (spinners_writing == live_writers && !spinner_accepts) {
     e.cause(fmt::format("{} can only be written by warps that spin on it themselves, each before its write: {}{}; it is {}, "
                         "which none of their conditions accepts, so none of them gets to its write{}",
                         word_name(word), fmt::join(spinning, ", "),

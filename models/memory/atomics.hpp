@@ -132,6 +132,12 @@ class AtomicsUnit : public Unit {
     std::vector<std::pair<int, std::int64_t>> writes;
   };
   mutable std::vector<Reach> reach_;  // by warp id
+  // What the walks of one run's reports may cost in all (isa/reach.hpp: values copied, ~1 s at most); then warps count as
+  // possible writers, as their roles' code says.
+  mutable std::uint64_t walk_budget_ = std::uint64_t{1} << 26;
+  // Some write of the word is on its way to the L2 (a watchdog stop).
+  bool write_in_flight(std::uint32_t word) const;
+  std::vector<std::int32_t> writes_in_flight_;  // by flat word index: writes sent and not applied yet
   enum class Writes { kNo, kMaybe, kThis };  // whether a warp may still write a word: not, perhaps (index unknown), that element
   Writes may_write(std::uint32_t warp_id, std::uint32_t word) const;
   // "of flags[0..5], 1, 2 and 3 were written" for an array element never written while others were; else empty.

@@ -22,12 +22,15 @@ struct Reached {
 };
 
 // Walks role 0 of `p` from its first instruction (or `pc`) with these variable values and `warp` (the other built-ins 0).
-Reached walk(const isa::Program& p, std::int64_t warp, std::vector<std::int64_t> vars = {}, std::uint32_t pc = 0,
-             std::uint64_t max_steps = 1u << 20) {
+Reached walk(const isa::Program& p, std::int64_t warp, std::vector<std::int64_t> values = {}, std::uint32_t pc = 0,
+             std::uint64_t budget = 1u << 24, std::vector<std::size_t> unknown = {}) {
   const isa::RoleCode& r = p.roles[0];
   std::array<std::int64_t, static_cast<int>(isa::Builtin::kCount)> builtins{};
   builtins[static_cast<int>(isa::Builtin::kWarp)] = warp;
-  vars.resize(r.slot_names.size(), 0);
+  values.resize(r.slot_names.size(), 0);
+  std::vector<isa::MaybeValue> vars;
+  for (std::int64_t v : values) vars.push_back({true, v});
+  for (std::size_t i : unknown) vars[i] = {};
   Reached out;
   out.gave_up = isa::walk_reachable_ops(
       r, pc, vars, builtins,
@@ -41,7 +44,7 @@ Reached walk(const isa::Program& p, std::int64_t warp, std::vector<std::int64_t>
         }
         return false;
       },
-      max_steps);
+      budget);
   return out;
 }
 
@@ -148,7 +151,7 @@ TEST_CASE("reach: an index of constants and built-ins is known, an op's result i
   CHECK_FALSE(u.last_values[st2.slot(isa::Attr::kAddr)->first].known);
 }
 
-TEST_CASE("reach: a walk past its step budget gives up (the caller then assumes anything is reachable)") {
+TEST_CASE("reach: a walk past its budget gives up (the caller then assumes anything is reachable)") {
   auto p = test::compile_text(R"(kernel k warps=1 {
   global f
   warp 0 w {
@@ -158,5 +161,25 @@ TEST_CASE("reach: a walk past its step budget gives up (the caller then assumes 
 }
 )");
   CHECK_FALSE(walk(p, 0).gave_up);
-  CHECK(walk(p, 0, {}, 0, 3).gave_up);
+  CHECK(walk(p, 0, {}, 0, 30).gave_up);
+}
+
+TEST_CASE("reach: a variable given as unknown takes both sides of its branch") {
+  auto p = test::compile_text(R"(kernel k warps=1 {
+  global f
+  warp 0 w {
+    let t = -1
+    if t >= 0 { st.relaxed f val=1 }
+    compute cycles=5
+  }
+}
+)");
+  const isa::RoleCode& r = p.roles[0];
+  // From the `if` (t = -1 known): the store is not reached; with t unknown (a tmem.alloc's result still to come) it is.
+  std::uint32_t if_pc = 0;
+  while (if_pc < r.code.size() && r.code[if_pc].line != 5) ++if_pc;
+  REQUIRE(if_pc < r.code.size());
+  std::vector<std::int64_t> vals(r.slot_names.size(), -1);
+  CHECK(walk(p, 0, vals, if_pc).lines == std::set<int>{6});
+  CHECK(walk(p, 0, vals, if_pc, 1u << 24, {0}).lines == std::set<int>{5, 6});
 }

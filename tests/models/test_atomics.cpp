@@ -632,3 +632,51 @@ kernel k grid=(2,1,1) warps=1 {
   CHECK(causes(late).find("missed it") == std::string::npos);
   CHECK(causes(late).find("no live warp can still write count") != std::string::npos);
 }
+
+TEST_CASE("atomics: a writer waiting for an op's result, a write counted but not run, a CTA's own earlier store: no false "
+          "causes", "[atomics][deadlock]") {
+  // Warp 1 writes the flag once its tmem.alloc returns: its `t` is not known yet, so it is a writer (the cycle is drawn).
+  auto alloc = run_text(R"(
+kernel k warps=2 {
+  global flag
+  warp 0 a { tmem.alloc cols=512 -> t
+             elect { spin flag eq=1 }
+             tmem.dealloc t cols=512 }
+  warp 1 b { compute cycles=100
+             let t = -1
+             tmem.alloc cols=32 -> t
+             if t >= 0 { elect { st.release flag val=1 } }
+             tmem.dealloc t cols=32 }
+}
+)",
+                        "b200");
+  REQUIRE(alloc.outcome == Outcome::kDeadlock);
+  CHECK(alloc.deadlock.cycles.size() == 1);
+  CHECK(causes(alloc).find("no live warp can still write") == std::string::npos);
+  // A --max-ops stop at the store: the op was counted, not run; the report names it and blames nothing.
+  const char* later = R"(
+kernel k grid=(2,1,1) warps=1 {
+  global flag
+  warp 0 w {
+    if cta == 1 { elect { spin flag eq=1 } }
+    if cta == 0 { compute cycles=10
+                  compute cycles=10
+                  elect { st.release flag val=1 } }
+  }
+}
+)";
+  models::RunOptions o;
+  o.max_ops = 3;
+  auto stopped = run_text(later, "h100-sxm", o);
+  REQUIRE(stopped.outcome == Outcome::kWatchdog);
+  CHECK(problem(stopped).find("CTA 0 warp 0 (w) at test.pipe:8:27: `st.release flag val=1`") != std::string::npos);
+  CHECK(causes(stopped).find("no live warp can still write") == std::string::npos);
+  o.max_ops = 100;
+  CHECK(run_text(later, "h100-sxm", o).outcome == Outcome::kFinished);
+  // The spinner's own store before the spin takes the value away before its first poll: not a missed value.
+  auto own = run_text("kernel k warps=1 {\n global flag init=1\n warp 0 w { elect { st.relaxed flag val=0 }\n"
+                      " elect { spin flag eq=1 } } }");
+  REQUIRE(own.outcome == Outcome::kDeadlock);
+  CHECK(causes(own).find("missed it") == std::string::npos);
+  CHECK(causes(own).find("no live warp can still write flag") != std::string::npos);
+}

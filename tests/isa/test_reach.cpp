@@ -48,6 +48,13 @@ Reached walk(const isa::Program& p, std::int64_t warp, std::vector<std::int64_t>
   return out;
 }
 
+// The first instruction of `line` in the role's stack code (code.size() when none is).
+std::uint32_t first_pc_of_line(const isa::RoleCode& r, int line) {
+  std::uint32_t pc = 0;
+  while (pc < r.code.size() && r.code[pc].line != line) ++pc;
+  return pc;
+}
+
 }  // namespace
 
 TEST_CASE("reach: a branch on the warp's index is taken on its known side only") {
@@ -80,8 +87,7 @@ TEST_CASE("reach: variables start at the warp's values, and a loop that has ende
 )");
   const isa::RoleCode& r = p.roles[0];
   // From the loop's test with i = 3 (the loop is over): only the compute after it.
-  std::uint32_t test_pc = 0;
-  while (test_pc < r.code.size() && r.code[test_pc].line != 5) ++test_pc;
+  std::uint32_t test_pc = first_pc_of_line(r, 5);
   REQUIRE(test_pc < r.code.size());
   std::vector<std::int64_t> vars(r.slot_names.size(), 0);
   auto slot = [&](const std::string& n) {
@@ -176,8 +182,7 @@ TEST_CASE("reach: a variable given as unknown takes both sides of its branch") {
 )");
   const isa::RoleCode& r = p.roles[0];
   // From the `if` (t = -1 known): the store is not reached; with t unknown (a tmem.alloc's result still to come) it is.
-  std::uint32_t if_pc = 0;
-  while (if_pc < r.code.size() && r.code[if_pc].line != 5) ++if_pc;
+  std::uint32_t if_pc = first_pc_of_line(r, 5);
   REQUIRE(if_pc < r.code.size());
   std::vector<std::int64_t> vals(r.slot_names.size(), -1);
   CHECK(walk(p, 0, vals, if_pc).lines == std::set<int>{6});

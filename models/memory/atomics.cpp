@@ -180,9 +180,7 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
       s.active = true;
       s.word = r.word;
       // (The value now counts unless a write of this CTA is still on its way: the first poll comes after it.)
-      s.held = after_writes(ctx.cta_slot(), r.word) <= now && holds(s.cond, words_[r.word], s.value);
-      s.held_value = words_[r.word];
-      s.held_from = now.v;
+      s.hold(after_writes(ctx.cta_slot(), r.word) <= now && holds(s.cond, words_[r.word], s.value), words_[r.word], now.v);
       s.missed_at = -1;
       s.period = std::max<std::int64_t>(1, sim_.jit(m.spin_poll_cycles).v);
       s.load = std::max<std::int64_t>(1, sim_.jit(m.acquire_load_latency_cycles).v);
@@ -323,13 +321,9 @@ void AtomicsUnit::changed(std::uint32_t word) {
     bool holds_now = holds(s.cond, words_[word], s.value);
     if (now < s.first_poll && writers_[word].slot == sim_.warp(wid).cta) {
       // A write of the spinner's own CTA before its first poll, which is ordered after it: where the spin starts from.
-      s.held = holds_now;
-      s.held_value = words_[word];
-      s.held_from = now.v;
+      s.hold(holds_now, words_[word], now.v);
     } else if (holds_now && !s.held) {
-      s.held = true;
-      s.held_value = words_[word];
-      s.held_from = now.v;
+      s.hold(true, words_[word], now.v);
     } else if (!holds_now && s.held) {  // met, and taken back before a poll saw it
       s.held = false;
       s.missed_value = s.held_value;
@@ -476,24 +470,23 @@ AtomicsUnit::Writes AtomicsUnit::may_write(std::uint32_t warp_id, std::uint32_t 
     if (w.last_op < rc.ops.size())
       for (std::uint32_t slot : rc.ops[w.last_op].result_slots)
         if (slot < vars.size()) vars[slot] = {};
+    auto add = [&](int decl_written, std::int64_t element) {
+      std::pair<int, std::int64_t> entry{decl_written, element};
+      if (std::find(r.writes.begin(), r.writes.end(), entry) == r.writes.end()) r.writes.push_back(entry);
+    };
     r.any = isa::walk_reachable_ops(rc, rc.fast_orig[w.pc], vars, w.builtins,
                                     [&](std::uint32_t op, std::span<const isa::MaybeValue> values) {
                                       const isa::OpDesc& d = rc.ops[op];
                                       if (!is_write(d.kind)) return false;
                                       const isa::AttrSlot* a = d.slot(Attr::kAddr);
                                       const isa::MaybeValue& v = values[a->first];
-                                      std::pair<int, std::int64_t> entry{a->decl, v.known ? v.value : -1};
-                                      if (std::find(r.writes.begin(), r.writes.end(), entry) == r.writes.end())
-                                        r.writes.push_back(entry);
+                                      add(a->decl, v.known ? v.value : -1);
                                       return false;
                                     },
                                     walk_budget_);
     // The latest op itself: it may not have run (a --max-ops stop comes after the interpreter counted it) or its write
     // may not have landed (an atom the warp waits on).
-    if (w.last_op < rc.ops.size() && is_write(rc.ops[w.last_op].kind)) {
-      std::pair<int, std::int64_t> entry{rc.ops[w.last_op].slot(Attr::kAddr)->decl, -1};
-      if (std::find(r.writes.begin(), r.writes.end(), entry) == r.writes.end()) r.writes.push_back(entry);
-    }
+    if (w.last_op < rc.ops.size() && is_write(rc.ops[w.last_op].kind)) add(rc.ops[w.last_op].slot(Attr::kAddr)->decl, -1);
   }
   if (r.any) return Writes::kMaybe;
   std::int64_t element = word - p.global_layout.base[static_cast<std::size_t>(decl)];

@@ -80,6 +80,7 @@ class AtomicsUnit : public Unit {
     // the latest time it met it and a write took it back before a poll saw it (the spinner missed it).
     bool held = false;
     std::int64_t held_value = 0, held_from = -1;
+    void hold(bool h, std::int64_t value, std::int64_t at) { held = h, held_value = value, held_from = at; }
     std::int64_t missed_value = 0, missed_to = 0, missed_from = -1, missed_at = -1;
     Writer missed_by;
   };

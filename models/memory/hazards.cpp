@@ -339,6 +339,14 @@ void HazardUnit::phase_completed(std::uint32_t cta, std::uint32_t bar) {
   completing_.clear();
 }
 
+bool HazardUnit::after_latest_phase(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar) {
+  if (off_) return false;
+  Domain& d = domain_of_cta(cta);
+  std::uint32_t comp = comp_bar(sim_.cta(cta).rank, bar);
+  Clock completed = row(d.acc, barrier_index(cta, bar))[comp];
+  return completed > 0 && vc_of(warp_id)[comp] >= completed;
+}
+
 void HazardUnit::acquire(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar) {
   if (off_) return;
   if (warp_id >= last_acquired_.size()) last_acquired_.resize(warp_id + 1, {kNone, kNone});

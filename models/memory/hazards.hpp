@@ -120,6 +120,10 @@ class HazardUnit : public Unit {
   bool sees(std::uint32_t w, std::uint32_t other, Clock clock) const {
     return off_ || const_cast<HazardUnit*>(this)->vc_of(w)[comp_of(other)] >= clock;
   }
+  // Whether warp `warp_id` is ordered after the latest completed phase of mbarrier `bar` of CTA slot `cta` (it observed
+  // that phase, or synchronised with a warp that did); false when no phase completed yet, and with the checker off.
+  bool after_latest_phase(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar);
+  bool on() const { return !off_; }
   // A generic access by the executing warp; a hazard (never returns) when it races.
   void generic(const OpContext& ctx, std::uint32_t buffer, bool write);
   // Whether every write of smem `buffer` of CTA slot `cta` by warp `writer` (a warp id) that the checker still

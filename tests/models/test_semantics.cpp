@@ -1479,19 +1479,27 @@ kernel k warps=2 {{
 
 TEST_CASE("a barrier whose consecutive phases were completed by different warps gets a note naming both arrivals' ops",
           "[mbarrier][deadlock]") {
-  // Count 1: warp 0's arrive completes phase 0 and warp 1's phase 1 (as when two warps each arrive once per iteration on
-  // a barrier counting one of them, e.g. a umma.commit aimed at the wrong barrier). One warp arriving twice is no note.
+  // Count 1: warp 0's arrive completes phase 0 and warp 1's phase 1, unordered (as when two warps each arrive once per
+  // iteration on a barrier counting one of them, e.g. a umma.commit aimed at the wrong barrier). One warp arriving twice
+  // is no note.
   auto prog = [](int second) {
     return fmt::format(R"(
 kernel k warps=3 {{
   mbarrier b count=1
+  mbarrier turn count=1
   warp 0 a {{ elect {{ arrive b }}
              if {0} == 0 {{ compute cycles=1000
                           elect {{ arrive b }} }} }}
   warp 1 c {{ if {0} == 1 {{ compute cycles=1000
+                          elect {{ arrive b }} }}
+             if {0} == 2 {{ wait b parity=0
+                          elect {{ arrive b }} }}
+             if {0} == 3 {{ wait turn parity=0
                           elect {{ arrive b }} }} }}
-  warp 2 w {{ wait b parity=0
-             wait b parity=1 }}
+  warp 2 w {{ if {0} < 2 {{ wait b parity=0
+                          wait b parity=1 }}
+             if {0} == 3 {{ wait b parity=0
+                          elect {{ arrive turn }} }} }}
 }}
 )",
                        second);
@@ -1503,5 +1511,19 @@ kernel k warps=3 {{
   REQUIRE(two.outcome == Outcome::kFinished);
   REQUIRE(two.notes.size() == 1);
   CHECK(two.notes[0].find("b of CTA 0: phases 0 and 1 completed back to back") != std::string::npos);
-  CHECK(two.notes[0].find("(0 then 1: warp 0's `arrive b` at line 4, then warp 1's `arrive b` at line 8)") != std::string::npos);
+  CHECK(two.notes[0].find("(0 then 1: warp 0's `arrive b` at line 5, then warp 1's `arrive b` at line 9)") != std::string::npos);
+  // Turns taken: warp 1 arrives after observing phase 0 itself, or through warp 2, which observed it before arriving on
+  // `turn` (pingpong's warpgroups releasing a stage on alternate tiles). No note.
+  for (int turns : {2, 3}) {
+    INFO(turns);
+    auto r = run_text(prog(turns));
+    REQUIRE(r.outcome == Outcome::kFinished);
+    CHECK(r.notes.empty());
+  }
+  // With the hazard checker off the order of the arrivals is not known: no note either.
+  models::RunOptions off;
+  off.hazards = false;
+  auto unknown = run_text(prog(1), "h100-sxm", off);
+  REQUIRE(unknown.outcome == Outcome::kFinished);
+  CHECK(unknown.notes.empty());
 }

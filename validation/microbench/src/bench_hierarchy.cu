@@ -1027,44 +1027,25 @@ void part_l2(Ctx& c, uint16_t* big, long long big_rows, RingBufs& rb) {
   }
 }
 
-void part_launch(Ctx& c) {
-  // globaltimer resolution
-  {
-    DevBuf<unsigned long long> t(256);
-    k_gt_tick<<<1, 1>>>(t.p);
-    CK_LAUNCH();
-    std::vector<double> v;
-    for (auto x : t.get())
-      if (x) v.push_back(double(x));
-    record(c, "hier_globaltimer_tick_ns", G, "ns", v,
-           "One thread reads %globaltimer back to back; value = the positive increments seen (the timer's update "
-           "step: in-kernel spans below are quantized to it).");
-  }
-  const int N = c.sm_count, dyn200 = 200 * 1024;
-  CK(cudaFuncSetAttribute(k_launch_probe<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
-  CK(cudaFuncSetAttribute(k_launch_probe<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
-  CK(cudaFuncSetAttribute(k_launch_probe<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
-  struct Var {
-    const char* name;
-    int v, grid, dyn, cluster;
-    const char* desc;
-  } vars[] = {
-      {"empty", 0, N, 0, 1, "(a) empty kernel, CTAs x 384 threads, no dynamic smem"},
-      {"smem200KB", 0, N, dyn200, 1, "(b) as (a) with 200 KB dynamic smem (1 CTA per SM)"},
-      {"smem200KB_mbar16", 1, N, dyn200, 1,
-       "(c) as (b) + thread 0 initializes 16 mbarriers, fence.mbarrier_init.release.cluster, __syncthreads"},
-      {"cluster2_smem200KB_mbar16", 2, N, dyn200, 2,
-       "(d) as (c) launched as clusters of 2x1 (CTAs/2 clusters) + barrier.cluster.arrive.relaxed.aligned + "
-       "barrier.cluster.wait.aligned after the init (CUTLASS's cluster_arrive_relaxed + cluster_wait)"},
-      {"two_waves_smem200KB", 0, 2 * N, dyn200, 1, "(e) as (b) with 2 x CTAs: two waves of one CTA per SM"},
-  };
+// One launch variant of k_launch_probe: name (after hier_launch_), the probe's V, grid, dynamic smem, cluster size (x),
+// what it is.
+struct LaunchVar {
+  std::string name;
+  int v, grid, dyn, cluster;
+  std::string desc;
+};
+
+// Each variant launched back to back (events between launches, and in batches) and singly: event time, in-kernel span
+// (%globaltimer), their difference (launch + drain overhead) and the CTAs' entry skew; results named
+// hier_launch_<name>_* in group `group`.
+void launch_variants(Ctx& c, const std::string& group, const std::vector<LaunchVar>& vars) {
   const int L = c.quick ? 10 : 50;
   cudaEvent_t ev[64], espin, ea, eb;
   for (int i = 0; i <= L; ++i) CK(cudaEventCreate(&ev[i]));
   CK(cudaEventCreate(&espin));
   CK(cudaEventCreate(&ea));
   CK(cudaEventCreate(&eb));
-  for (auto& vr : vars) {
+  for (const auto& vr : vars) {
     DevBuf<unsigned long long> rec(static_cast<size_t>(L) * vr.grid * 2);
     auto launch = [&](int i) {
       unsigned long long* r = rec.p + static_cast<size_t>(i) * vr.grid * 2;
@@ -1173,34 +1154,34 @@ void part_launch(Ctx& c) {
     spans(s_span, s_skew);
     for (int i = 0; i < L; ++i) s_ovh.push_back(s_ev[i] - s_span[i]);
 
-    const std::string b = std::string("hier_launch_") + vr.name;
+    const std::string b = "hier_launch_" + vr.name;
     JObj p;
-    p.str("variant", vr.desc).num("grid", vr.grid).num("block", 384).num("dyn_smem", vr.dyn).num("cluster", vr.cluster)
+    p.str("variant", vr.desc.c_str()).num("grid", vr.grid).num("block", 384).num("dyn_smem", vr.dyn).num("cluster", vr.cluster)
         .num("launches", L).boolean("queue_filled_before_gpu_reached_it", queue_full);
     if (vr.cluster > 1) p.num("max_active_clusters", max_clusters);
-    const std::string d0 = std::string(vr.desc) + ". Thread 0 of every CTA stores %globaltimer at entry and at its "
+    const std::string d0 = vr.desc + ". Thread 0 of every CTA stores %globaltimer at entry and at its "
                                                   "end (after the prologue). ";
     const std::string bb = "Back to back: a 3 ms one-thread spin kernel, then cudaEventRecord, " + std::to_string(L) +
                            " x (launch, cudaEventRecord) enqueued while the spin runs (queue full). ";
     const std::string ss = std::to_string(L) + " single launches: cudaEventRecord, launch, cudaEventRecord, "
                                                "cudaEventSynchronize. ";
-    if (!record(c, b + "_b2b_event_us", G, "us", b2b_ev, d0 + bb + "Value: elapsed between consecutive events (one launch).", p))
+    if (!record(c, b + "_b2b_event_us", group, "us", b2b_ev, d0 + bb + "Value: elapsed between consecutive events (one launch).", p))
       continue;
-    c.res->add(b + "_b2b_batch_per_launch_us", G, "us", batch,
+    c.res->add(b + "_b2b_batch_per_launch_us", group, "us", batch,
                d0 + "Back to back without events in between: spin kernel, event, " + std::to_string(L) +
                    " launches, event; value = elapsed / launches (5 batches).",
                p);
-    c.res->add(b + "_b2b_span_us", G, "us", b2b_span,
+    c.res->add(b + "_b2b_span_us", group, "us", b2b_span,
                d0 + bb + "Value: in-kernel span = last CTA's end - first CTA's entry (%globaltimer) of each launch.", p);
-    c.res->add(b + "_b2b_overhead_us", G, "us", b2b_ovh,
+    c.res->add(b + "_b2b_overhead_us", group, "us", b2b_ovh,
                d0 + bb + "Value: event time - in-kernel span per launch (launch + first-CTA start + drain/retire + "
                          "event overhead).",
                p);
-    c.res->add(b + "_single_event_us", G, "us", s_ev, d0 + ss + "Value: elapsed between the two events.", p);
-    c.res->add(b + "_single_span_us", G, "us", s_span,
+    c.res->add(b + "_single_event_us", group, "us", s_ev, d0 + ss + "Value: elapsed between the two events.", p);
+    c.res->add(b + "_single_span_us", group, "us", s_span,
                d0 + ss + "Value: in-kernel span = last CTA's end - first CTA's entry (%globaltimer).", p);
-    c.res->add(b + "_single_overhead_us", G, "us", s_ovh, d0 + ss + "Value: event time - in-kernel span.", p);
-    c.res->add(b + "_single_entry_skew_us", G, "us", s_skew,
+    c.res->add(b + "_single_overhead_us", group, "us", s_ovh, d0 + ss + "Value: event time - in-kernel span.", p);
+    c.res->add(b + "_single_entry_skew_us", group, "us", s_skew,
                d0 + ss + "Value: last CTA's entry - first CTA's entry (CTA launch spread; includes the second wave "
                          "for (e)).",
                p);
@@ -1209,6 +1190,36 @@ void part_launch(Ctx& c) {
   CK(cudaEventDestroy(espin));
   CK(cudaEventDestroy(ea));
   CK(cudaEventDestroy(eb));
+}
+
+
+void part_launch(Ctx& c) {
+  // globaltimer resolution
+  {
+    DevBuf<unsigned long long> t(256);
+    k_gt_tick<<<1, 1>>>(t.p);
+    CK_LAUNCH();
+    std::vector<double> v;
+    for (auto x : t.get())
+      if (x) v.push_back(double(x));
+    record(c, "hier_globaltimer_tick_ns", G, "ns", v,
+           "One thread reads %globaltimer back to back; value = the positive increments seen (the timer's update "
+           "step: in-kernel spans below are quantized to it).");
+  }
+  const int N = c.sm_count, dyn200 = 200 * 1024;
+  CK(cudaFuncSetAttribute(k_launch_probe<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
+  CK(cudaFuncSetAttribute(k_launch_probe<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
+  CK(cudaFuncSetAttribute(k_launch_probe<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
+  launch_variants(c, G, {
+      {"empty", 0, N, 0, 1, "(a) empty kernel, CTAs x 384 threads, no dynamic smem"},
+      {"smem200KB", 0, N, dyn200, 1, "(b) as (a) with 200 KB dynamic smem (1 CTA per SM)"},
+      {"smem200KB_mbar16", 1, N, dyn200, 1,
+       "(c) as (b) + thread 0 initializes 16 mbarriers, fence.mbarrier_init.release.cluster, __syncthreads"},
+      {"cluster2_smem200KB_mbar16", 2, N, dyn200, 2,
+       "(d) as (c) launched as clusters of 2x1 (CTAs/2 clusters) + barrier.cluster.arrive.relaxed.aligned + "
+       "barrier.cluster.wait.aligned after the init (CUTLASS's cluster_arrive_relaxed + cluster_wait)"},
+      {"two_waves_smem200KB", 0, 2 * N, dyn200, 1, "(e) as (b) with 2 x CTAs: two waves of one CTA per SM"},
+  });
 }
 
 void part_clock(Ctx& c) {
@@ -2473,6 +2484,55 @@ void bench_hierarchy(Ctx& c) {
   lap("launch");
   part_clock(c);
   lap("clock under load");
+}
+
+// Group "clusterstart": what a launch costs by cluster size. Each launch holds as many clusters as fit at once (one
+// wave, as a persistent CUTLASS kernel sizes its grid), of the probe (c)+(d): 200 KB of dynamic smem (one CTA per SM),
+// 16 mbarrier inits and the cluster's arrive + wait. A plain launch of the same CTA count as the clusters of 4 is the
+// control (the grid shrinks with the cluster size: fewer CTAs fit in clusters).
+void bench_cluster_start(Ctx& c) {
+  const int dyn200 = 200 * 1024;
+  CK(cudaFuncSetAttribute(k_launch_probe<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
+  CK(cudaFuncSetAttribute(k_launch_probe<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn200));
+  const bool non_portable =
+      cudaFuncSetAttribute(k_launch_probe<2>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess;
+  cudaGetLastError();
+  auto fits = [&](int k) {  // clusters of k that fit at once (0: none, or the size is refused)
+    cudaLaunchConfig_t cfg = {};
+    cfg.gridDim = dim3(k * c.sm_count, 1, 1);
+    cfg.blockDim = dim3(384, 1, 1);
+    cfg.dynamicSmemBytes = dyn200;
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = k;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    int n = 0;
+    if (cudaOccupancyMaxActiveClusters(&n, k_launch_probe<2>, &cfg) != cudaSuccess) {
+      cudaGetLastError();
+      return 0;
+    }
+    return n;
+  };
+  std::vector<LaunchVar> vars;
+  const int n4 = fits(4);
+  if (n4 > 0)
+    vars.push_back({"plain_grid" + std::to_string(4 * n4) + "_smem200KB_mbar16", 1, 4 * n4, dyn200, 1,
+                    "(f) as (c) with " + std::to_string(4 * n4) +
+                        " CTAs, no clusters (the CTA count of the clusters of 4 below)"});
+  for (int k : {2, 4, 8, 16}) {
+    const int n = k > 8 && !non_portable ? 0 : fits(k);
+    if (n <= 0) {
+      c.res->fail("hier_launch_cluster" + std::to_string(k) + "_fit", "no cluster of this size fits (or it is refused)");
+      continue;
+    }
+    vars.push_back({"cluster" + std::to_string(k) + "_fit_smem200KB_mbar16", 2, k * n, dyn200, k,
+                    "(g) as (d) in clusters of " + std::to_string(k) + "x1, as many as fit at once (" + std::to_string(n) +
+                        " clusters, " + std::to_string(k * n) + " CTAs)"});
+  }
+  launch_variants(c, "clusterstart", vars);
 }
 
 }  // namespace mb

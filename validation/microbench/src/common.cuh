@@ -138,6 +138,7 @@ void bench_memory(Ctx& c);
 void bench_launch(Ctx& c);
 void bench_atomics(Ctx& c);
 void bench_hierarchy(Ctx& c);
+void bench_cluster_start(Ctx& c);  // hier_launch_cluster*_fit_* (group "clusterstart": launch cost by cluster size)
 void bench_hier_store(Ctx& c);  // hier_store_* (group "hierarchy"; --only store or hierarchy)
 void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combining vs the time between readers)
 void bench_l2_smpairs(Ctx& c);  // l2_smpairs_* (group "smpairs": request combining by SM id)

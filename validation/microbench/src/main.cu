@@ -11,7 +11,8 @@
 // two readers of the same boxes; meant to run under Nsight Compute) runs with every full run or alone; so does
 // "smpairs" (l2_smpairs_*: the same combining by SM id: which SMs' requests combine), "blockedge" (l2_edge_*: CTA
 // pairs inside and across aligned blocks of 16 in launch order), "smlat" (l2_smlat_*: each SM's ring latency and
-// rate, every SM loading), "clusteredge" (l2_cedge_*: the blockedge pairs in a grid of clusters), and "segments"
+// rate, every SM loading), "clusteredge" (l2_cedge_*: the blockedge pairs in a grid of clusters), "clusterstart"
+// (hier_launch_cluster*_fit_*: the launch cost by cluster size, a wave of as many clusters as fit), and "segments"
 // (hbm_segments_*: HBM bandwidth when boxes read short segments of long rows), and "smemport" (smem_port_*:
 // wgmma operand reads and TMA writes sharing an SM's shared memory), and "issue" (issue_*: warps sharing the SM's
 // instruction issue, alone and beside a warpgroup's wgmmas), and "l1" (l1_*: what a global-memory warp instruction
@@ -216,7 +217,7 @@ int main(int argc, char** argv) {
       {"mbarrier", bench_mbarrier}, {"tma", bench_tma},       {"wgmma", bench_wgmma},
       {"sync", bench_sync},         {"memory", bench_memory}, {"launch", bench_launch},
       {"atomics", bench_atomics},   {"hierarchy", bench_hierarchy}, {"store", bench_hier_store},
-      {"combine", bench_l2_combine}, {"smpairs", bench_l2_smpairs}, {"blockedge", bench_l2_block_edge}, {"smlat", bench_l2_sm_latency}, {"clusteredge", bench_l2_cluster_edge},
+      {"combine", bench_l2_combine}, {"smpairs", bench_l2_smpairs}, {"blockedge", bench_l2_block_edge}, {"smlat", bench_l2_sm_latency}, {"clusteredge", bench_l2_cluster_edge}, {"clusterstart", bench_cluster_start},
       {"segments", bench_hbm_segments}, {"astream", bench_hbm_astream}, {"burst", bench_hbm_burst}, {"think", bench_think}, {"pipe", bench_pipe}, {"loadlat", bench_loadlat}, {"smemport", bench_smem_port},
       {"issue", bench_issue},       {"l1", bench_l1},             {"multicast", bench_multicast}, {"gpc", bench_gpc}, {"epilogue", bench_epilogue}, {"oob", bench_tma_oob}, {"sharing", bench_tma_sharing},
   };

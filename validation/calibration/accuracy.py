@@ -407,7 +407,8 @@ def k1_predictions(smpipe, ex):
 
 
 # K1 where the run recorded what cuBLASLt ran (each GEMM timed alone, its kernels listed by Nsight Compute).
-K1_KERNELS = (("validation/results/h200/k1_b2b.json", "validation/results/h200/k1_ncu_kernels.csv", "h200"),)
+K1_KERNELS = (("validation/results/h200/k1_b2b.json", "validation/results/h200/k1_ncu_kernels.csv", "h200"),
+              ("validation/results/h100/k1_lt/k1_b2b.json", "validation/results/h100/k1_lt/k1_ncu_kernels.csv", "h100-sxm"))
 # cuBLASLt's sm90 kernel names: nvjet_sm90_<types>_<tile M'>x<tile N'>_<K>x<stages>_<cluster M'>x<cluster N'>_..._<epilogue>_<layout>.
 NVJET = re.compile(r"nvjet_sm90_\w+?_(\d+)x(\d+)_(\d+)x(\d+)_(\d+)x(\d+)_.*?_(relubias|relu)_[TN]{3}$")
 
@@ -416,7 +417,11 @@ def k1_ncu_kernels(path):
     """The cuBLASLt kernels of K1's GEMM0 (bias + ReLU epilogue) and GEMM1 (ReLU, C) in an Nsight Compute CSV, with
     their tiles, stages and clusters turned to the models' view, and each kernel's median duration and SM clock (K1's
     own kernel's too). cuBLAS is column-major: its M' is the models' N and its N' the models' M, so a M'xN' tile is
-    TILE_N x TILE_M and a cluster c'm x c'n is CLUSTER_N x CLUSTER_M."""
+    TILE_N x TILE_M and a cluster c'm x c'n is CLUSTER_N x CLUSTER_M. A kernel named `coop` (cooperative: its two
+    consumer warpgroups split the tile) runs the cooperative model in that view; one without runs the pingpong model
+    (CUTLASS's other persistent warp-specialized schedule: each consumer warpgroup a whole tile) on the problem as
+    cuBLAS sees it (D' = D transposed: M' x N'), where its wgmmas are m64 along M' as the kernel's are ("view":
+    "cublas"; a 64-row M' tile has no 128-row split in the models' view)."""
     import statistics
     rows = {}
     with open(os.path.join(ROOT, path)) as f:
@@ -431,7 +436,12 @@ def k1_ncu_kernels(path):
         g = NVJET.match(name)
         if g:
             tm_, tn_, tk, st, cm_, cn_, epi = g.groups()
-            stats.update(TILE_M=int(tn_), TILE_N=int(tm_), TILE_K=int(tk), STAGES=int(st), CLUSTER_M=int(cn_), CLUSTER_N=int(cm_))
+            if "_coop" in name:
+                stats.update(schedule="cooperative", view="model", TILE_M=int(tn_), TILE_N=int(tm_), TILE_K=int(tk), STAGES=int(st),
+                             CLUSTER_M=int(cn_), CLUSTER_N=int(cm_))
+            else:
+                stats.update(schedule="pingpong", view="cublas", TILE_M=int(tm_), TILE_N=int(tn_), TILE_K=int(tk), STAGES=int(st),
+                             CLUSTER_M=int(cm_), CLUSTER_N=int(cn_))
             key = "gemm0" if epi == "relubias" else "gemm1"
             if key in out:
                 sys.exit(f"{path}: two cuBLASLt kernels for {key} ({out[key]['kernel']}, {name})")
@@ -447,8 +457,9 @@ def k1_ncu_kernels(path):
 
 def k1_kernel_predictions(smpipe, ex):
     """K1 against the two GEMMs unfused where the run recorded cuBLASLt's kernels: each GEMM predicted with the
-    cooperative model at the tile, stages and cluster cuBLASLt ran (its nvjet kernels are not CUTLASS's, but have the
-    same warp-specialized form: a load warp, two consumer warpgroups, a TMA ring of that many stages), at the SM clock
+    cooperative or pingpong model (k1_ncu_kernels) at the tile, stages and cluster cuBLASLt ran (its nvjet kernels are not
+    CUTLASS's, but have the same warp-specialized form: a load warp, two consumer warpgroups, a TMA ring of that many
+    stages), at the SM clock
     Nsight Compute measured during that kernel and at the sustained clock, against its time alone between events."""
     out = []
     for source, ncu, gpu in K1_KERNELS:
@@ -461,10 +472,13 @@ def k1_kernel_predictions(smpipe, ex):
             "gemm0": 1000 * t["cublaslt_gemm0"]["ms_median"], "gemm1": 1000 * t["cublaslt_gemm1"]["ms_median"]},
             "kernels": kern}
         fused = ("fused", K1_FUSED, {"M": q["M"], "N0": q["N0"], "K0": q["K0"], "N1": q["N1"], "STAGES": q["stages"]})
-        gemms = [("gemm0", MODELS["cooperative"], {"M": q["M"], "N": q["N0"], "K": q["K0"], "C_VOID": 1}),
-                 ("gemm1", MODELS["cooperative"], {"M": q["M"], "N": q["N1"], "K": q["N0"]})]
-        jobs = [fused] + [(k, m, dict(d, **{a: kern[k][a] for a in ("TILE_M", "TILE_N", "TILE_K", "STAGES", "CLUSTER_M", "CLUSTER_N")}))
-                          for k, m, d in gemms]
+        gemms = [("gemm0", {"M": q["M"], "N": q["N0"], "K": q["K0"], "C_VOID": 1}), ("gemm1", {"M": q["M"], "N": q["N1"], "K": q["N0"]})]
+
+        def view(k, d):  # the problem as the kernel's view has it (cuBLAS's: M and N swapped)
+            return dict(d, M=d["N"], N=d["M"]) if kern[k]["view"] == "cublas" else d
+        jobs = [fused] + [(k, MODELS[kern[k]["schedule"]],
+                           dict(view(k, d), **{a: kern[k][a] for a in ("TILE_M", "TILE_N", "TILE_K", "STAGES", "CLUSTER_M", "CLUSTER_N")}))
+                          for k, d in gemms]
         for key, mode in (("at_ncu_clock", None), ("at_sustained_clock", "sustained")):
             res = list(ex.map(lambda j: run_model(smpipe, j[1], gpu, j[2], None if mode else kern[j[0]]["ncu_clock_mhz"], mode), jobs))
             bad = [j[0] for j, r in zip(jobs, res) if "error" in r or r["outcome"] != "finished"]
@@ -559,6 +573,24 @@ def k1_markdown(k):
     return [ln for para in lines for ln in (textwrap.wrap(para, 110, break_on_hyphens=False) if para and not para.startswith(("|", "#")) else [para])]
 
 
+CLUSTER_START = "validation/results/h100/cluster_start.json"
+
+
+def cluster_launch_sentence():
+    """What a launch costs by cluster size (the microbenchmarks' `clusterstart` group: as many clusters as fit, back to
+    back), as a sentence for the K1 sections: the launch cost does not explain the GEMMs' gaps between events."""
+    with open(os.path.join(ROOT, CLUSTER_START)) as f:
+        ms = {m["name"]: m for m in json.load(f)["measurements"] if m.get("status") == "ok"}
+    pat = re.compile(r"hier_launch_(?:cluster(\d+)_fit|plain_grid\d+)_smem200KB_mbar16_b2b_overhead_us$")
+    sizes = sorted((int(g.group(1) or 1), m["median"]) for n, m in ms.items() if (g := pat.match(n)))
+    if not sizes:
+        return ""
+    lo, hi = min(v for _, v in sizes), max(v for _, v in sizes)
+    return (f' A launch does not cost more in clusters (`{CLUSTER_START}`, the H100, back to back, as many clusters as fit: '
+            + ", ".join(f'{"no clusters" if k == 1 else f"clusters of {k}"} {v:.2f} us' for k, v in sizes)
+            + f'; {hi - lo:.2f} us apart), so the launch cost does not explain the gap of GEMM0.')
+
+
 def k1_kernels_markdown(entries):
     """The K1 runs that recorded cuBLASLt's kernels: each GEMM against its model at cuBLASLt's own configuration."""
     lines = []
@@ -569,13 +601,17 @@ def k1_kernels_markdown(entries):
                   f'`{e["source"]}` times each cuBLASLt GEMM alone too (CUDA events, in the same rounds), and records what '
                   f'cuBLASLt\'s heuristic chose; `{e["ncu"]}` names the kernels and the SM clock Nsight Compute measured during '
                   "each (its durations, medians of the launches it profiled, come after an L2 flush and leave out the launch's "
-                  "own cost). The models take each GEMM's tile, stages and cluster from the kernel's name (cuBLAS's "
-                  "column-major M'xN' tile is TILE_N x TILE_M, as its cluster), the cooperative model for both: cuBLASLt's "
-                  "nvjet kernels are not CUTLASS's; what their names and launches show is 384 threads and a cooperative "
-                  "split (`coop`), as CUTLASS's cooperative kernel has. The rest is the model's: its two consumer "
-                  "warpgroups split the problem's M (nvjet's GEMM1 splits N1, `coopA`), they issue m64 wgmmas along the "
-                  "problem's M (3 x m64n64 per k16 for GEMM0 where nvjet issues one m64n192), and its persistent grid is "
-                  "CUTLASS's (GEMM0: 29 clusters of 4, nvjet 30).", "",
+                  "own cost). The models take each GEMM's tile, stages and cluster from the kernel's name. cuBLASLt's "
+                  "nvjet kernels are not CUTLASS's; what their names show is the tile, the stages, the cluster and whether "
+                  "the two consumer warpgroups split a tile (`coop`, as CUTLASS's cooperative kernel does). A `coop` kernel "
+                  "runs the cooperative model in the models' view (cuBLAS is column-major: its M'xN' tile is TILE_N x "
+                  "TILE_M, as its cluster); the rest is the model's: its consumer warpgroups split the problem's M where "
+                  "nvjet's may split N (`coopA`), and they issue m64 wgmmas along the problem's M where nvjet's are m64 "
+                  "along M' (GEMM0 on the H200: 3 x m64n64 per k16 where nvjet issues one m64n192). A kernel without "
+                  "`coop` runs the pingpong model, CUTLASS's other persistent warp-specialized schedule (each consumer "
+                  "warpgroup a whole tile), on the problem as cuBLAS sees it (M' x N', its tile TILE_M x TILE_N), "
+                  "where its wgmmas are m64 along M' as the kernel's are (a 64-wide M' tile has no 128-row split in the "
+                  "models' view). The persistent grid is CUTLASS's in either.", "",
                   "| | kernel | GPU (events) | Nsight Compute | " + " | ".join(f"model at {n} | error" for _, n in keys) + " |",
                   "|---|---|---|---|" + "---|---|" * len(keys)]
 
@@ -588,7 +624,9 @@ def k1_kernels_markdown(entries):
         for part, label, measured in (("fused", "K1 (one launch)", g["fused"]), ("gemm0", "GEMM0 alone (bias + ReLU)", g["gemm0"]),
                                       ("gemm1", "GEMM1 alone (C1 + ReLU)", g["gemm1"]), ("unfused", "GEMM0 + GEMM1", g["cublaslt"])):
             kk = k.get(part, {})
-            name = f'`{kk["kernel"]}`' if part.startswith("gemm") else "K1's" if part == "fused" else "the two, one after the other"
+            whose = "cuBLAS's" if kk.get("view") == "cublas" else "the models'"
+            name = f'`{kk["kernel"]}` ({kk["schedule"]}, {whose} view)' \
+                if part.startswith("gemm") else "K1's" if part == "fused" else "the two, one after the other"
             ncu = f'{kk["ncu_us"]:.1f} us at {kk["ncu_clock_mhz"]:.0f} MHz' if "ncu_us" in kk else "-"
             lines.append(f"| {label} | {name} | {measured:.1f} us | {ncu} | " + " | ".join(cell(key, part, measured) for key, _ in keys) + " |")
         ok = [key for key, _ in keys if "error" not in e[key]]
@@ -600,7 +638,7 @@ def k1_kernels_markdown(entries):
                          + ", ".join(n for (key, n), o in zip(keys, orders) if o != gpu_order))
                       + f'. Between events each GEMM takes {g["gemm0"] - k["gemm0"]["ncu_us"]:.1f} (GEMM0) and '
                       f'{g["gemm1"] - k["gemm1"]["ncu_us"]:.1f} us (GEMM1) more than Nsight Compute\'s kernel duration; the model '
-                      f'adds its launch cost, {e[ok[0]]["gemm0"]["launch_us"]:.2f} us, to each.']
+                      f'adds its launch cost, {e[ok[0]]["gemm0"]["launch_us"]:.2f} us, to each.' + cluster_launch_sentence()]
     return [ln for para in lines for ln in (textwrap.wrap(para, 110, break_on_hyphens=False) if para and not para.startswith(("|", "#")) else [para])]
 
 

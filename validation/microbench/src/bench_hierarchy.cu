@@ -1027,6 +1027,22 @@ void part_l2(Ctx& c, uint16_t* big, long long big_rows, RingBufs& rb) {
   }
 }
 
+// A launch of the probe: `grid` CTAs x 384 threads, `dyn` bytes of dynamic smem, in clusters of `cluster` along x (1:
+// none). The config points to `at`, the caller's.
+cudaLaunchConfig_t probe_config(int grid, int dyn, int cluster, cudaLaunchAttribute& at) {
+  cudaLaunchConfig_t cfg = {};
+  cfg.gridDim = dim3(grid, 1, 1);
+  cfg.blockDim = dim3(384, 1, 1);
+  cfg.dynamicSmemBytes = dyn;
+  at.id = cudaLaunchAttributeClusterDimension;
+  at.val.clusterDim.x = cluster;
+  at.val.clusterDim.y = 1;
+  at.val.clusterDim.z = 1;
+  cfg.attrs = &at;
+  cfg.numAttrs = cluster > 1 ? 1 : 0;
+  return cfg;
+}
+
 // One launch variant of k_launch_probe: name (after hier_launch_), the probe's V, grid, dynamic smem, cluster size (x),
 // what it is.
 struct LaunchVar {
@@ -1049,17 +1065,8 @@ void launch_variants(Ctx& c, const std::string& group, const std::vector<LaunchV
     DevBuf<unsigned long long> rec(static_cast<size_t>(L) * vr.grid * 2);
     auto launch = [&](int i) {
       unsigned long long* r = rec.p + static_cast<size_t>(i) * vr.grid * 2;
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(vr.grid, 1, 1);
-      cfg.blockDim = dim3(384, 1, 1);
-      cfg.dynamicSmemBytes = vr.dyn;
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = vr.cluster;
-      at[0].val.clusterDim.y = 1;
-      at[0].val.clusterDim.z = 1;
-      cfg.attrs = at;
-      cfg.numAttrs = vr.cluster > 1 ? 1 : 0;
+      cudaLaunchAttribute at;
+      cudaLaunchConfig_t cfg = probe_config(vr.grid, vr.dyn, vr.cluster, at);
       if (vr.v == 0)
         CK(cudaLaunchKernelEx(&cfg, k_launch_probe<0>, r));
       else if (vr.v == 1)
@@ -1086,17 +1093,8 @@ void launch_variants(Ctx& c, const std::string& group, const std::vector<LaunchV
     CK_LAUNCH();
     int max_clusters = 0;
     if (vr.cluster > 1) {
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(vr.grid, 1, 1);
-      cfg.blockDim = dim3(384, 1, 1);
-      cfg.dynamicSmemBytes = vr.dyn;
-      cudaLaunchAttribute at[1];
-      at[0].id = cudaLaunchAttributeClusterDimension;
-      at[0].val.clusterDim.x = vr.cluster;
-      at[0].val.clusterDim.y = 1;
-      at[0].val.clusterDim.z = 1;
-      cfg.attrs = at;
-      cfg.numAttrs = 1;
+      cudaLaunchAttribute at;
+      cudaLaunchConfig_t cfg = probe_config(vr.grid, vr.dyn, vr.cluster, at);
       CK(cudaOccupancyMaxActiveClusters(&max_clusters, k_launch_probe<2>, &cfg));
     }
     // back to back, events between launches; a 3 ms spin kernel first so that the host has enqueued everything
@@ -2498,17 +2496,8 @@ void bench_cluster_start(Ctx& c) {
       cudaFuncSetAttribute(k_launch_probe<2>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1) == cudaSuccess;
   cudaGetLastError();
   auto fits = [&](int k) {  // clusters of k that fit at once (0: none, or the size is refused)
-    cudaLaunchConfig_t cfg = {};
-    cfg.gridDim = dim3(k * c.sm_count, 1, 1);
-    cfg.blockDim = dim3(384, 1, 1);
-    cfg.dynamicSmemBytes = dyn200;
-    cudaLaunchAttribute at[1];
-    at[0].id = cudaLaunchAttributeClusterDimension;
-    at[0].val.clusterDim.x = k;
-    at[0].val.clusterDim.y = 1;
-    at[0].val.clusterDim.z = 1;
-    cfg.attrs = at;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute at;
+    cudaLaunchConfig_t cfg = probe_config(k * c.sm_count, dyn200, k, at);
     int n = 0;
     if (cudaOccupancyMaxActiveClusters(&n, k_launch_probe<2>, &cfg) != cudaSuccess) {
       cudaGetLastError();

@@ -20,15 +20,19 @@
 //
 //   k1_b2b [--out FILE] [--problem MxN0xK0xN1 | --m M --n0 N0 --k0 K0 --n1 N1] [--alpha0 A] [--alpha1 A]
 //          [--beta1 B] [--no-bias] [--reps N] [--warm N] [--quick] [--seed S] [--spot-rows R] [--skip-bench]
-//          [--probe FILE]
+//          [--probe FILE] [--lt-launches FILE]
 // --probe FILE: after the checks (and the timing), one launch of the probed kernel (k1_b2b_probe_kernel: lane 0 of
 // every warp reads clock64 at the marks of k1_tile.cuh's enum Mark; the timed kernel has none) after one plain
 // launch; FILE gets per CTA its SM, its start (%globaltimer, ns) and per warp the clocks at the marks.
+// --lt-launches FILE: after the timing, what one cublasLtMatmul call of each GEMM puts on the GPU (the nodes of a CUDA
+// graph captured from it) and its time per call alone, among 20 back to back, and as a graph launch; and, back to back,
+// the call's kernel and its workspace memset timed apart (the block's comments in main).
 // Defaults: the kernels.md reference problem 81920x64x576x256, alpha0 1 + bias, alpha1 1, beta1 1, 50 reps.
 // Shapes the kernel cannot do (N0 != 64, K0 not a multiple of 32, N1 not a multiple of 256, M < 1) are
 // refused with a message and exit code 2 before anything touches the GPU.  The kernel has no spin waits (only
 // cp.async.wait_group and __syncthreads), so it cannot hang; run_k1.sh still runs it under a kill timeout.
 #include <cublasLt.h>
+#include <cuda.h>
 #include <cublas_v2.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
@@ -40,6 +44,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <ctime>
+#include <fstream>
 #include <functional>
 #include <random>
 #include <sstream>
@@ -348,7 +353,7 @@ int main(int argc, char** argv) {
   long long M = 81920, N0 = 64, K0 = 576, N1 = 256;
   float alpha0 = 1.f, alpha1 = 1.f, beta1 = 1.f;
   bool bias_on = true, skip_bench = false;
-  std::string probe_path;
+  std::string probe_path, lt_launches_path;
   int reps = 50, warm = 5, spot_rows = 16;
   uint64_t seed = 0x6b31;
   try {
@@ -393,6 +398,7 @@ int main(int argc, char** argv) {
       else if (a == "--spot-rows") spot_rows = int(num());
       else if (a == "--skip-bench") skip_bench = true;
       else if (a == "--probe") probe_path = next();
+      else if (a == "--lt-launches") lt_launches_path = next();
       else throw std::runtime_error("unknown argument " + a);
     }
     if (reps < 1 || warm < 0 || spot_rows < 2) throw std::runtime_error("bad --reps / --warm / --spot-rows");
@@ -777,6 +783,183 @@ int main(int argc, char** argv) {
       std::fprintf(f, " ]}\n");
       std::fclose(f);
       std::printf("[probe] wrote %s (%d CTAs x %d warps x %d marks)\n", probe_path.c_str(), grid, k1::THREADS / 32, int(k1::K1_MARKS));
+    }
+    // What one cublasLtMatmul call puts on the GPU, and what it costs timed in four ways (--lt-launches FILE): each GEMM
+    // captured in a CUDA graph (its nodes: kernels with grid, block, cluster and shared memory, memsets with bytes), then
+    // per round, on one stream: one call between two events (as the timed rounds above), 20 calls back to back between
+    // two events (per call), one graph launch of the single-call graph, one graph launch of a 20-call graph (per call).
+    // Where the single call takes longer than a call among 20, the difference is the launch's own cost between events.
+    if (all_ok && L.ok && !lt_launches_path.empty()) {
+      const Check& c = checks[0];
+      cudaStream_t s;
+      CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+      const float a0 = c.alpha0, a1 = c.alpha1, b1 = c.beta1;
+      auto call = [&](int g) {
+        if (g == 0)
+          CKB(cublasLtMatmul(L.lt, L.op[0], &a0, B0, L.lay[0], A0, L.lay[1], &zero, T1, L.lay[2], T1, L.lay[2],
+                             &L.res[0].algo, L.ws, L.ws_bytes, s));
+        else
+          CKB(cublasLtMatmul(L.lt, L.op[1], &a1, B1, L.lay[3], T1, L.lay[4], &b1, C1, L.lay[5], Dl, L.lay[6],
+                             &L.res[1].algo, L.ws, L.ws_bytes, s));
+      };
+      auto capture = [&](int g, int calls) {
+        cudaGraph_t graph;
+        CK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+        for (int i = 0; i < calls; ++i) call(g);
+        CK(cudaStreamEndCapture(s, &graph));
+        return graph;
+      };
+      constexpr int kBatch = 20;
+      std::ostringstream js;
+      js << "{\"schema\": \"smpipe.k1_lt_launches.v1\", \"command_line\": " << jstr(cmdline) << ", \"gpu\": " << jstr(prop.name)
+         << ",\n \"what\": \"per cuBLASLt GEMM: the nodes of a CUDA graph captured from one cublasLtMatmul call; ms per call, medians of "
+         << reps << " rounds: single (one call between two events), batch (" << kBatch
+         << " calls between two events, per call), graph1 (one launch of the one-call graph), graph_batch (one launch of the "
+         << kBatch << "-call graph, per call)\",\n \"gemms\": [";
+      for (int g = 0; g < 2; ++g) {
+        cudaGraph_t one = capture(g, 1), many = capture(g, kBatch);
+        size_t n = 0;
+        CK(cudaGraphGetNodes(one, nullptr, &n));
+        std::vector<cudaGraphNode_t> nodes(n);
+        CK(cudaGraphGetNodes(one, nodes.data(), &n));
+        std::printf("[lt-launches] GEMM%d: %zu graph node(s) per call\n", g, n);
+        cudaGraphNode_t memset_node = nullptr;
+        cudaMemsetParams memset_params{};
+        js << (g ? ",\n" : "\n") << "  {\"gemm\": " << g << ", \"nodes\": [";
+        for (size_t i = 0; i < n; ++i) {
+          cudaGraphNodeType t;
+          CK(cudaGraphNodeGetType(nodes[i], &t));
+          js << (i ? ", " : "");
+          if (t == cudaGraphNodeTypeKernel) {
+            // cuBLASLt's kernels live in its own modules: the runtime cannot name them (cudaGraphKernelNodeGetParams
+            // answers invalid device function), the driver can.
+            CUDA_KERNEL_NODE_PARAMS kp{};
+            const char* name = "?";
+            if (cuGraphKernelNodeGetParams(reinterpret_cast<CUgraphNode>(nodes[i]), &kp) == CUDA_SUCCESS) {
+              if (kp.func == nullptr || cuFuncGetName(&name, kp.func) != CUDA_SUCCESS || name == nullptr) name = "?";
+            }
+            CUkernelNodeAttrValue cl{};
+            const bool has_cl = cuGraphKernelNodeGetAttribute(reinterpret_cast<CUgraphNode>(nodes[i]),
+                                                              CU_KERNEL_NODE_ATTRIBUTE_CLUSTER_DIMENSION, &cl) == CUDA_SUCCESS;
+            std::printf("  kernel %s grid %ux%ux%u block %ux%ux%u smem %u cluster %ux%ux%u\n", name, kp.gridDimX, kp.gridDimY,
+                        kp.gridDimZ, kp.blockDimX, kp.blockDimY, kp.blockDimZ, kp.sharedMemBytes,
+                        has_cl ? cl.clusterDim.x : 0, has_cl ? cl.clusterDim.y : 0, has_cl ? cl.clusterDim.z : 0);
+            js << "{\"type\": \"kernel\", \"name\": " << jstr(name) << ", \"grid\": [" << kp.gridDimX << ", " << kp.gridDimY
+               << ", " << kp.gridDimZ << "], \"block\": [" << kp.blockDimX << ", " << kp.blockDimY << ", " << kp.blockDimZ
+               << "], \"smem\": " << kp.sharedMemBytes << ", \"cluster\": [" << (has_cl ? cl.clusterDim.x : 0) << ", "
+               << (has_cl ? cl.clusterDim.y : 0) << ", " << (has_cl ? cl.clusterDim.z : 0) << "]}";
+          } else if (t == cudaGraphNodeTypeMemset) {
+            cudaMemsetParams& mp = memset_params;
+            CK(cudaGraphMemsetNodeGetParams(nodes[i], &mp));
+            memset_node = nodes[i];
+            const size_t bytes = size_t(mp.elementSize) * mp.width * mp.height;
+            std::printf("  memset %zu bytes\n", bytes);
+            js << "{\"type\": \"memset\", \"bytes\": " << bytes << "}";
+          } else {
+            std::printf("  node of type %d\n", int(t));
+            js << "{\"type\": " << int(t) << "}";
+          }
+        }
+        cudaGraphExec_t x1, xn;
+        CK(cudaGraphInstantiate(&x1, one, 0));
+        CK(cudaGraphInstantiate(&xn, many, 0));
+        cudaEvent_t e0, e1;
+        CK(cudaEventCreate(&e0));
+        CK(cudaEventCreate(&e1));
+        std::vector<double> single, batch, graph1, graphn;
+        auto timed = [&](auto&& work, int per, std::vector<double>& into) {
+          CK(cudaEventRecord(e0, s));
+          work();
+          CK(cudaEventRecord(e1, s));
+          CK(cudaEventSynchronize(e1));
+          float ms = 0;
+          CK(cudaEventElapsedTime(&ms, e0, e1));
+          into.push_back(double(ms) / per);
+        };
+        for (int w = 0; w < warm; ++w) {
+          call(g);
+          CK(cudaGraphLaunch(x1, s));
+          CK(cudaGraphLaunch(xn, s));
+        }
+        CK(cudaStreamSynchronize(s));
+        for (int r = 0; r < reps; ++r) {
+          timed([&] { call(g); }, 1, single);
+          timed([&] { for (int i = 0; i < kBatch; ++i) call(g); }, kBatch, batch);
+          timed([&] { CK(cudaGraphLaunch(x1, s)); }, 1, graph1);
+          timed([&] { CK(cudaGraphLaunch(xn, s)); }, kBatch, graphn);
+        }
+        CK(cudaGetLastError());
+        std::printf("  ms per call (median of %d): single %.4f, batch of %d %.4f, graph %.4f, graph of %d %.4f\n", reps,
+                    median(single), kBatch, median(batch), median(graph1), kBatch, median(graphn));
+        // The memset apart from the kernel (a zero fill of one row, as cuBLASLt's node): per round kBatch times in a
+        // stream kept busy (no host sync inside), each between its own two events: the call's graph (memset + kernel);
+        // the kernel alone (the graph without its memset node), the same memset issued just before the first event; the
+        // memset alone, the kernel-only graph right after the second event.
+        std::vector<double> with_memset, kernel_only, memset_only;
+        const bool split = memset_node != nullptr && memset_params.value == 0 && memset_params.height == 1;
+        if (split) {
+          cudaGraph_t bare;
+          CK(cudaGraphClone(&bare, one));
+          cudaGraphNode_t gone;
+          CK(cudaGraphNodeFindInClone(&gone, memset_node, bare));
+          CK(cudaGraphDestroyNode(gone));
+          cudaGraphExec_t xk;
+          CK(cudaGraphInstantiate(&xk, bare, 0));
+          const size_t fill = size_t(memset_params.elementSize) * memset_params.width;
+          auto zero_fill = [&] { CK(cudaMemsetAsync(memset_params.dst, 0, fill, s)); };
+          std::vector<cudaEvent_t> ev(2 * kBatch);
+          for (auto& e : ev) CK(cudaEventCreate(&e));
+          auto rounds = [&](auto&& before, auto&& between, auto&& after, std::vector<double>& into) {
+            for (int i = 0; i < kBatch; ++i) {
+              before();
+              CK(cudaEventRecord(ev[2 * i], s));
+              between();
+              CK(cudaEventRecord(ev[2 * i + 1], s));
+              after();
+            }
+            CK(cudaStreamSynchronize(s));
+            for (int i = 0; i < kBatch; ++i) {
+              float ms = 0;
+              CK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+              into.push_back(ms);
+            }
+          };
+          auto none = [] {};
+          auto whole = [&] { CK(cudaGraphLaunch(x1, s)); };
+          auto kernel = [&] { CK(cudaGraphLaunch(xk, s)); };
+          for (int r = 0; r < reps; ++r) {
+            rounds(none, whole, none, with_memset);
+            rounds(zero_fill, kernel, none, kernel_only);
+            rounds(none, zero_fill, kernel, memset_only);
+          }
+          CK(cudaGetLastError());
+          for (auto& e : ev) CK(cudaEventDestroy(e));
+          CK(cudaGraphExecDestroy(xk));
+          CK(cudaGraphDestroy(bare));
+          std::printf("  between events, back to back (median of %zu): memset + kernel %.4f, kernel alone %.4f, memset alone %.4f ms\n",
+                      with_memset.size(), median(with_memset), median(kernel_only), median(memset_only));
+        }
+        js << "], \"ms\": {\"single\": " << jnum(median(single)) << ", \"batch\": " << jnum(median(batch))
+           << ", \"graph1\": " << jnum(median(graph1)) << ", \"graph_batch\": " << jnum(median(graphn))
+           << "}, \"ms_p10_p90\": {\"single\": [" << jnum(pct(single, 0.1)) << ", " << jnum(pct(single, 0.9))
+           << "], \"batch\": [" << jnum(pct(batch, 0.1)) << ", " << jnum(pct(batch, 0.9)) << "]}";
+        if (split)
+          js << ", \"back_to_back\": {\"what\": \"ms between two events, medians of " << with_memset.size()
+             << " in a busy stream: the call's graph; its kernel alone (the memset just before); the memset alone (the kernel "
+                "just after)\", \"memset_and_kernel\": " << jnum(median(with_memset)) << ", \"kernel\": " << jnum(median(kernel_only))
+             << ", \"memset\": " << jnum(median(memset_only)) << "}";
+        js << "}";
+        CK(cudaEventDestroy(e0));
+        CK(cudaEventDestroy(e1));
+        CK(cudaGraphExecDestroy(x1));
+        CK(cudaGraphExecDestroy(xn));
+        CK(cudaGraphDestroy(one));
+        CK(cudaGraphDestroy(many));
+      }
+      js << "\n ],\n \"nvidia_smi\": " << jstr(smi_now()) << "}\n";
+      CK(cudaStreamDestroy(s));
+      std::ofstream(lt_launches_path) << js.str();
+      std::printf("[lt-launches] wrote %s\n", lt_launches_path.c_str());
     }
     const std::string smi_end = smi_now();
     auto stats = [&](const std::vector<double>& v, const char* name, int launches) {

@@ -13,6 +13,9 @@ with its data validation/results/accuracy.json.
       # the same, simulating anew one point of each GPU's configuration and data (~140 of 1,360 points, rotating
       # over the shapes) and every short-K and K1 run, the other points' predictions taken from the committed
       # data; ~7x faster: the test suite's form
+  python3 validation/calibration/accuracy.py SMPIPE --sample   # write both files from such a sample, refusing
+      # when a sampled point is predicted otherwise than committed: for changes that leave the models and machines
+      # alone (the report's prose, K1's data)
   python3 validation/calibration/accuracy.py SMPIPE --jobs 2   # points in parallel (default: all cores)
   python3 validation/calibration/accuracy.py SMPIPE --seed 2   # every point with smpipe --seed 2: the summary at
       # each clock, nothing written (the HBM spread's draws belong to the seed: docs/simulator.md)
@@ -591,6 +594,45 @@ def cluster_launch_sentence():
             + f'; {hi - lo:.2f} us apart), so the launch cost does not explain the gap of GEMM0.')
 
 
+def lt_launches_sentence(e, key):
+    """What one cublasLtMatmul call puts on the GPU and costs back to back (k1_b2b --lt-launches, beside the run's
+    JSON), against the model's GEMMs at `key`; empty when the run has no such file."""
+    path = os.path.join(os.path.dirname(e["source"]), "k1_lt_launches.json")
+    if not os.path.exists(os.path.join(ROOT, path)):
+        return ""
+    with open(os.path.join(ROOT, path)) as f:
+        gemms = {g["gemm"]: g for g in json.load(f)["gemms"]}
+    if set(gemms) != {0, 1}:
+        return ""
+    def ops(g):
+        return " and ".join(f'a memset of {n["bytes"]} bytes' if n["type"] == "memset" else "the kernel" if n["type"] == "kernel"
+                            else f'a node of type {n["type"]}' for n in g["nodes"])
+    ms = {i: {k: 1000 * v for k, v in g["ms"].items()} for i, g in gemms.items()}
+    model = {i: e[key][f"gemm{i}"]["us"] for i in (0, 1)}
+    same = ops(gemms[0]) == ops(gemms[1])
+    out = (f' Each cublasLtMatmul call puts {len(gemms[0]["nodes"])} operations on the GPU (`{path}`: a CUDA graph captured '
+           f'from one call): {ops(gemms[0])}' + ("" if same else f' (GEMM1: {ops(gemms[1])})') + '. Timed per call on a stream '
+           f'of their own (GEMM0, GEMM1): {ms[0]["single"]:.1f} and {ms[1]["single"]:.1f} us for one call between two events '
+           f'after the last one ended (the host\'s call in the time), {ms[0]["batch"]:.1f} and {ms[1]["batch"]:.1f} us each for '
+           f'20 calls between two events, {ms[0]["graph_batch"]:.1f} and {ms[1]["graph_batch"]:.1f} us each for a graph of 20 '
+           '(these leave the L2 otherwise than the round-robin above: GEMM1 does not follow GEMM0 there).')
+    if all("back_to_back" in g for g in gemms.values()):
+        b = {i: {k: 1000 * v for k, v in g["back_to_back"].items() if k != "what"} for i, g in gemms.items()}
+        memsets = b[0]["memset"] + b[1]["memset"]
+        pair = e[key]["unfused"]["us"]
+        out += (f' Back to back in a busy stream, between two events, GEMM0\'s call takes {b[0]["memset_and_kernel"]:.1f} us, '
+                f'its kernel alone {b[0]["kernel"]:.1f} and the memset alone {b[0]["memset"]:.1f} (GEMM1: '
+                f'{b[1]["memset_and_kernel"]:.1f}, {b[1]["kernel"]:.1f} and {b[1]["memset"]:.1f}). Against the kernel alone '
+                f'back to back the model\'s GEMM0 is {100 * (model[0] / b[0]["kernel"] - 1):+.1f} % off and its GEMM1 '
+                f'{100 * (model[1] / b[1]["kernel"] - 1):+.1f} %; the memsets, which the model does not run, add '
+                f'{memsets:.1f} us to the pair (the model\'s pair with them: '
+                f'{100 * ((pair + memsets) / e["gpu_us"]["cublaslt"] - 1):+.1f} % against the GPU\'s).')
+    else:
+        out += (f' Against 20 calls back to back the model\'s GEMM0 (one launch, no memset) is '
+                f'{100 * (model[0] / ms[0]["batch"] - 1):+.1f} % off and its GEMM1 {100 * (model[1] / ms[1]["batch"] - 1):+.1f} %.')
+    return out
+
+
 def k1_kernels_markdown(entries):
     """The K1 runs that recorded cuBLASLt's kernels: each GEMM against its model at cuBLASLt's own configuration."""
     lines = []
@@ -638,7 +680,8 @@ def k1_kernels_markdown(entries):
                          + ", ".join(n for (key, n), o in zip(keys, orders) if o != gpu_order))
                       + f'. Between events each GEMM takes {g["gemm0"] - k["gemm0"]["ncu_us"]:.1f} (GEMM0) and '
                       f'{g["gemm1"] - k["gemm1"]["ncu_us"]:.1f} us (GEMM1) more than Nsight Compute\'s kernel duration; the model '
-                      f'adds its launch cost, {e[ok[0]]["gemm0"]["launch_us"]:.2f} us, to each.' + cluster_launch_sentence()]
+                      f'adds its launch cost, {e[ok[0]]["gemm0"]["launch_us"]:.2f} us, to each.' + cluster_launch_sentence()
+                      + lt_launches_sentence(e, ok[0])]
     return [ln for para in lines for ln in (textwrap.wrap(para, 110, break_on_hyphens=False) if para and not para.startswith(("|", "#")) else [para])]
 
 
@@ -1554,15 +1597,22 @@ def sample_indices(items, group):
     return sorted(ix[n % len(ix)] for n, (_, ix) in enumerate(sorted(groups.items())))
 
 
-def sampled(ex, predict_row, items, committed_rows, group):
+def sampled(ex, predict_row, items, committed_rows, group, strict=False):
     """`predict_row(item)` over the sample of `items`; every other row is `predict_row(item, stub)` (its fields
     from the item, no simulation) with each prediction (`at_*` key) the committed row's: a changed measurement or
-    field then shows as stale, as does a committed list of another length."""
+    field then shows as stale, as does a committed list of another length. `strict` (writing the report from a
+    sample): a sampled row predicted otherwise than committed stops it (the models or machines changed)."""
     if len(committed_rows) != len(items):
         sys.exit(f"stale: {DATA} has {len(committed_rows)} rows where the results give {len(items)}: "
                  "run python3 validation/calibration/accuracy.py SMPIPE")
     pick = set(sample_indices(committed_rows, group))
     fresh = dict(zip(sorted(pick), ex.map(predict_row, [items[i] for i in sorted(pick)])))
+    if strict:
+        moved = [i for i, row in fresh.items() if json.dumps(row, sort_keys=True) != json.dumps(committed_rows[i], sort_keys=True)]
+        if moved:
+            r = fresh[moved[0]]
+            sys.exit(f"{len(moved)} sampled points are predicted otherwise than {DATA} has them (e.g. {r['gpu']} {r['shape']} "
+                     f"{r['config']}): the models or machines changed; write the report without --sample")
     out = []
     for i, (item, old) in enumerate(zip(items, committed_rows)):
         if i in fresh:
@@ -1578,8 +1628,10 @@ def main():
     ap.add_argument("smpipe")
     ap.add_argument("--check", action="store_true")
     ap.add_argument("--sample", action="store_true",
-                    help="with --check: simulate one point per configuration (and every short-K and K1 run) anew, take "
-                         "the other points' predictions from the committed data, and compare both files")
+                    help="simulate one point per configuration (and every short-K and K1 run) anew and take the other "
+                         "points' predictions from the committed data: with --check, compare both files; without, write "
+                         "them, refusing when a sampled point moved (for changes that leave the models and machines "
+                         "alone: the report's prose, K1's data)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--seed", type=int,
                     help="predict every point with this seed (the draws of the machine's HBM spread) and print the "
@@ -1587,8 +1639,8 @@ def main():
     a = ap.parse_args()
     global SEED
     SEED = a.seed
-    if a.sample and not a.check:
-        ap.error("--sample checks the committed report; it needs --check")
+    if a.sample and a.seed is not None:
+        ap.error("--sample takes the other points from the committed data, which has smpipe's default seed")
     smpipe = os.path.abspath(a.smpipe)
     points = load_points()
     if not points:
@@ -1638,10 +1690,11 @@ def main():
             committed = committed_data()
             def by_config(p):  # a GPU's configuration on one kind of data: one sampled point each
                 return p["gpu"], p["config"], p["data"]
-            rows = sampled(ex, one, points, committed["points"], by_config)
-            crows = sampled(ex, one_cutlass, cpoints, committed["cutlass"]["points"], by_config)
-            orows = sampled(ex, one, opoints, committed.get("overhang", {}).get("points", []), by_config)
-            wrows = sampled(ex, one, wpoints, committed.get("one_per_tile", {}).get("points", []), by_config)
+            strict = not a.check
+            rows = sampled(ex, one, points, committed["points"], by_config, strict)
+            crows = sampled(ex, one_cutlass, cpoints, committed["cutlass"]["points"], by_config, strict)
+            orows = sampled(ex, one, opoints, committed.get("overhang", {}).get("points", []), by_config, strict)
+            wrows = sampled(ex, one, wpoints, committed.get("one_per_tile", {}).get("points", []), by_config, strict)
         else:
             rows = list(ex.map(one, points))
             crows = list(ex.map(one_cutlass, cpoints))

@@ -895,7 +895,7 @@ int main(int argc, char** argv) {
         // stream kept busy (no host sync inside), each between its own two events: the call's graph (memset + kernel);
         // the kernel alone (the graph without its memset node), the same memset issued just before the first event; the
         // memset alone, the kernel-only graph right after the second event.
-        std::vector<double> with_memset, kernel_only, memset_only;
+        std::vector<double> with_memset, kernel_only, memset_only, after_gemm1, after_fill;
         const bool split = memset_node != nullptr && memset_params.value == 0 && memset_params.height == 1;
         if (split) {
           cudaGraph_t bare;
@@ -932,6 +932,23 @@ int main(int argc, char** argv) {
             rounds(zero_fill, kernel, none, kernel_only);
             rounds(none, zero_fill, kernel, memset_only);
           }
+          // GEMM0's call after what precedes it in the timed rounds, GEMM1's call (D written, C1 read), and after a fill
+          // of as many bytes as D (a memset: lines written, nothing read), each just before the first event.
+          if (g == 0) {
+            void* scratch = nullptr;
+            CK(cudaMalloc(&scratch, nC * 2));
+            auto after_g1 = [&] { call(1); };
+            auto fill = [&] { CK(cudaMemsetAsync(scratch, 1, nC * 2, s)); };
+            auto call0 = [&] { call(0); };
+            for (int r = 0; r < reps; ++r) {
+              rounds(after_g1, call0, none, after_gemm1);
+              rounds(fill, call0, none, after_fill);
+            }
+            CK(cudaGetLastError());
+            CK(cudaFree(scratch));
+            std::printf("  GEMM0's call after GEMM1's %.4f, after a %zu-byte fill %.4f ms\n", median(after_gemm1), size_t(nC * 2),
+                        median(after_fill));
+          }
           CK(cudaGetLastError());
           for (auto& e : ev) CK(cudaEventDestroy(e));
           CK(cudaGraphExecDestroy(xk));
@@ -947,7 +964,11 @@ int main(int argc, char** argv) {
           js << ", \"back_to_back\": {\"what\": \"ms between two events, medians of " << with_memset.size()
              << " in a busy stream: the call's graph; its kernel alone (the memset just before); the memset alone (the kernel "
                 "just after)\", \"memset_and_kernel\": " << jnum(median(with_memset)) << ", \"kernel\": " << jnum(median(kernel_only))
-             << ", \"memset\": " << jnum(median(memset_only)) << "}";
+             << ", \"memset\": " << jnum(median(memset_only));
+        if (split && !after_gemm1.empty())
+          js << ", \"after_gemm1\": " << jnum(median(after_gemm1)) << ", \"after_fill\": " << jnum(median(after_fill))
+             << ", \"fill_bytes\": " << nC * 2;
+        if (split) js << "}";
         js << "}";
         CK(cudaEventDestroy(e0));
         CK(cudaEventDestroy(e1));

@@ -523,13 +523,13 @@ int main(int argc, char** argv) {
       gemm1_ex(&a1, T0, out, CUDA_R_16F);
       k_base_epi1<<<8 * sms, 256>>>(out, C1, b1, n8C);
     };
-    auto lt_gemm0 = [&](float a0) {  // bias as configured in lt_setup
+    auto lt_gemm0 = [&](float a0, cudaStream_t st = 0) {  // bias as configured in lt_setup
       CKB(cublasLtMatmul(L.lt, L.op[0], &a0, B0, L.lay[0], A0, L.lay[1], &zero, T1, L.lay[2], T1, L.lay[2],
-                         &L.res[0].algo, L.ws, L.ws_bytes, 0));
+                         &L.res[0].algo, L.ws, L.ws_bytes, st));
     };
-    auto lt_gemm1 = [&](float a1, float b1, __half* out) {
+    auto lt_gemm1 = [&](float a1, float b1, __half* out, cudaStream_t st = 0) {
       CKB(cublasLtMatmul(L.lt, L.op[1], &a1, B1, L.lay[3], T1, L.lay[4], &b1, C1, L.lay[5], out, L.lay[6],
-                         &L.res[1].algo, L.ws, L.ws_bytes, 0));
+                         &L.res[1].algo, L.ws, L.ws_bytes, st));
     };
     auto cublaslt = [&](float a0, float a1, float b1, __half* out) {
       lt_gemm0(a0);
@@ -793,14 +793,11 @@ int main(int argc, char** argv) {
       const Check& c = checks[0];
       cudaStream_t s;
       CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      const float a0 = c.alpha0, a1 = c.alpha1, b1 = c.beta1;
       auto call = [&](int g) {
         if (g == 0)
-          CKB(cublasLtMatmul(L.lt, L.op[0], &a0, B0, L.lay[0], A0, L.lay[1], &zero, T1, L.lay[2], T1, L.lay[2],
-                             &L.res[0].algo, L.ws, L.ws_bytes, s));
+          lt_gemm0(c.alpha0, s);
         else
-          CKB(cublasLtMatmul(L.lt, L.op[1], &a1, B1, L.lay[3], T1, L.lay[4], &b1, C1, L.lay[5], Dl, L.lay[6],
-                             &L.res[1].algo, L.ws, L.ws_bytes, s));
+          lt_gemm1(c.alpha1, c.beta1, Dl, s);
       };
       auto capture = [&](int g, int calls) {
         cudaGraph_t graph;
@@ -838,16 +835,16 @@ int main(int argc, char** argv) {
             if (cuGraphKernelNodeGetParams(reinterpret_cast<CUgraphNode>(nodes[i]), &kp) == CUDA_SUCCESS) {
               if (kp.func == nullptr || cuFuncGetName(&name, kp.func) != CUDA_SUCCESS || name == nullptr) name = "?";
             }
-            CUkernelNodeAttrValue cl{};
-            const bool has_cl = cuGraphKernelNodeGetAttribute(reinterpret_cast<CUgraphNode>(nodes[i]),
-                                                              CU_KERNEL_NODE_ATTRIBUTE_CLUSTER_DIMENSION, &cl) == CUDA_SUCCESS;
+            CUkernelNodeAttrValue cl{};  // cluster dimensions 0 x 0 x 0 where the node has none
+            if (cuGraphKernelNodeGetAttribute(reinterpret_cast<CUgraphNode>(nodes[i]), CU_KERNEL_NODE_ATTRIBUTE_CLUSTER_DIMENSION,
+                                              &cl) != CUDA_SUCCESS)
+              cl = CUkernelNodeAttrValue{};
+            const unsigned cx = cl.clusterDim.x, cy = cl.clusterDim.y, cz = cl.clusterDim.z;
             std::printf("  kernel %s grid %ux%ux%u block %ux%ux%u smem %u cluster %ux%ux%u\n", name, kp.gridDimX, kp.gridDimY,
-                        kp.gridDimZ, kp.blockDimX, kp.blockDimY, kp.blockDimZ, kp.sharedMemBytes,
-                        has_cl ? cl.clusterDim.x : 0, has_cl ? cl.clusterDim.y : 0, has_cl ? cl.clusterDim.z : 0);
+                        kp.gridDimZ, kp.blockDimX, kp.blockDimY, kp.blockDimZ, kp.sharedMemBytes, cx, cy, cz);
             js << "{\"type\": \"kernel\", \"name\": " << jstr(name) << ", \"grid\": [" << kp.gridDimX << ", " << kp.gridDimY
                << ", " << kp.gridDimZ << "], \"block\": [" << kp.blockDimX << ", " << kp.blockDimY << ", " << kp.blockDimZ
-               << "], \"smem\": " << kp.sharedMemBytes << ", \"cluster\": [" << (has_cl ? cl.clusterDim.x : 0) << ", "
-               << (has_cl ? cl.clusterDim.y : 0) << ", " << (has_cl ? cl.clusterDim.z : 0) << "]}";
+               << "], \"smem\": " << kp.sharedMemBytes << ", \"cluster\": [" << cx << ", " << cy << ", " << cz << "]}";
           } else if (t == cudaGraphNodeTypeMemset) {
             cudaMemsetParams& mp = memset_params;
             CK(cudaGraphMemsetNodeGetParams(nodes[i], &mp));
@@ -938,13 +935,12 @@ int main(int argc, char** argv) {
             void* scratch = nullptr;
             CK(cudaMalloc(&scratch, nC * 2));
             auto after_g1 = [&] { call(1); };
-            auto fill = [&] { CK(cudaMemsetAsync(scratch, 1, nC * 2, s)); };
+            auto fill_d = [&] { CK(cudaMemsetAsync(scratch, 1, nC * 2, s)); };
             auto call0 = [&] { call(0); };
             for (int r = 0; r < reps; ++r) {
               rounds(after_g1, call0, none, after_gemm1);
-              rounds(fill, call0, none, after_fill);
+              rounds(fill_d, call0, none, after_fill);
             }
-            CK(cudaGetLastError());
             CK(cudaFree(scratch));
             std::printf("  GEMM0's call after GEMM1's %.4f, after a %zu-byte fill %.4f ms\n", median(after_gemm1), size_t(nC * 2),
                         median(after_fill));
@@ -960,15 +956,16 @@ int main(int argc, char** argv) {
            << ", \"graph1\": " << jnum(median(graph1)) << ", \"graph_batch\": " << jnum(median(graphn))
            << "}, \"ms_p10_p90\": {\"single\": [" << jnum(pct(single, 0.1)) << ", " << jnum(pct(single, 0.9))
            << "], \"batch\": [" << jnum(pct(batch, 0.1)) << ", " << jnum(pct(batch, 0.9)) << "]}";
-        if (split)
+        if (split) {
           js << ", \"back_to_back\": {\"what\": \"ms between two events, medians of " << with_memset.size()
              << " in a busy stream: the call's graph; its kernel alone (the memset just before); the memset alone (the kernel "
                 "just after)\", \"memset_and_kernel\": " << jnum(median(with_memset)) << ", \"kernel\": " << jnum(median(kernel_only))
              << ", \"memset\": " << jnum(median(memset_only));
-        if (split && !after_gemm1.empty())
-          js << ", \"after_gemm1\": " << jnum(median(after_gemm1)) << ", \"after_fill\": " << jnum(median(after_fill))
-             << ", \"fill_bytes\": " << nC * 2;
-        if (split) js << "}";
+          if (!after_gemm1.empty())
+            js << ", \"after_gemm1\": " << jnum(median(after_gemm1)) << ", \"after_fill\": " << jnum(median(after_fill))
+               << ", \"fill_bytes\": " << nC * 2;
+          js << "}";
+        }
         js << "}";
         CK(cudaEventDestroy(e0));
         CK(cudaEventDestroy(e1));

@@ -60,7 +60,8 @@ __global__ void k_tma_load_lat(const __grid_constant__ CUtensorMap map, unsigned
 // (mod nboxes, a power of two; every box is whole and in bounds). If trace != nullptr, CTA 0 records per iteration
 // [clock before the stage wait, after it, after the TMA issue].
 // V (diagnostic variants of the producer's own stage wait + re-arm): 0 = try_wait (acquire) +
-// arrive.expect_tx (release); 1 = both .relaxed; 2 = test_wait spin + arrive.expect_tx.
+// arrive.expect_tx (release); 1 = both .relaxed; 2 = test_wait spin + arrive.expect_tx; 3 = as 0, the loads with an
+// L2::cache_hint policy of createpolicy.fractional.L2::evict_first (fraction 1.0).
 template <int V>
 __global__ void k_tma_load_bw(const __grid_constant__ CUtensorMap map, unsigned long long* cyc,
                               unsigned long long* gt0, unsigned long long* gt1, int stages, int box_rows, int bytes,
@@ -74,6 +75,8 @@ __global__ void k_tma_load_bw(const __grid_constant__ CUtensorMap map, unsigned 
   fence_mbar_init();
   prefetch_tmap(&map);
   if (blockIdx.x != 0) trace = nullptr;
+  uint64_t policy = 0;  // V == 3: the loads' lines are the L2's first to evict
+  if (V == 3) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
   const uint32_t mask = static_cast<uint32_t>(nboxes - 1);
   uint32_t bidx = static_cast<uint32_t>(blockIdx.x * boxes_per_cta) & mask;
   const uint32_t full0 = smem_u32(&full[0]), buf0 = smem_u32(buf);
@@ -90,7 +93,10 @@ __global__ void k_tma_load_bw(const __grid_constant__ CUtensorMap map, unsigned 
       mbar_arrive_expect_tx_relaxed(fb, bytes);
     else
       mbar_arrive_expect_tx(fb, bytes);
-    tma_load_2d(buf0 + static_cast<uint32_t>(s) * bytes, &map, 0, static_cast<int>(bidx) * box_rows, fb);
+    if (V == 3)
+      tma_load_2d_hint(buf0 + static_cast<uint32_t>(s) * bytes, &map, 0, static_cast<int>(bidx) * box_rows, fb, policy);
+    else
+      tma_load_2d(buf0 + static_cast<uint32_t>(s) * bytes, &map, 0, static_cast<int>(bidx) * box_rows, fb);
     if (trace) {
       unsigned long long tc = clk();
       trace[3 * i] = ta;
@@ -731,6 +737,90 @@ void bench_tma_sharing(Ctx& c) {
                "params.launches: launches of k_tma_pipe (the first a warm-up) for Nsight Compute's counters.",
            p);
   }
+}
+
+// Group "dirtystart": what another kernel's stores, left dirty in the L2, cost a streaming read that follows. Before each
+// timed read: flush_l2 (the L2 then holds clean lines of another buffer), then X MiB of a third buffer written (X = 0:
+// nothing), by cudaMemset or by a kernel's st.global stores (k_fill_pattern), which leaves up to X MiB of dirty lines;
+// then every SM (one CTA each) streams its own 1 MiB of a 256 MiB tensor through a 6-stage ring of 32 KB TMA boxes
+// (k_tma_load_bw, as tma_load_bw_ring_hbm_all_sms_box32KB): 132 MiB read from HBM, which evicts the whole L2. If the
+// read's misses evict the dirty lines and HBM writes them back while it reads, the read takes about X MiB / HBM's rate
+// longer. The memset's dirt is read once with the loads' default policy and once with an L2::evict_first hint (what a
+// GEMM's streamed operand may carry: its own lines then go first, the dirty ones may stay). Every rep takes all
+// conditions in turn (drift cancels in the differences). Recorded per condition: the read's span by %globaltimer (first
+// CTA start to last CTA end) and the CUDA events around its launch, and the span less that of X = 0 in the same rep.
+void bench_dirty_start(Ctx& c) {
+  const std::string G = "dirtystart";
+  const int box_rows = 256, stages = 6, bytes = box_rows * kRowBytes, dyn_bw = 192 * 1024 + 1024;
+  const long long rows_total = (256ll << 20) / kRowBytes, nboxes = rows_total / box_rows;
+  const long long boxes_per_cta = nboxes / c.sm_count;
+  const int iters = static_cast<int>((1ll << 20) / bytes);  // 1 MiB per CTA
+  DevBuf<uint16_t> t(static_cast<size_t>(rows_total) * kCols);
+  k_fill_pattern<<<c.sm_count * 8, 256>>>(t.p, static_cast<size_t>(rows_total));
+  CK_LAUNCH();
+  DevBuf<uint16_t> dirty((256ull << 20) / sizeof(uint16_t));
+  CUtensorMap map = make_map(t.p, static_cast<uint64_t>(rows_total), box_rows);
+  CK(cudaFuncSetAttribute(k_tma_load_bw<0>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_bw));
+  CK(cudaFuncSetAttribute(k_tma_load_bw<3>, cudaFuncAttributeMaxDynamicSharedMemorySize, dyn_bw));
+  DevBuf<unsigned long long> cyc(c.sm_count), g0(c.sm_count), g1(c.sm_count);
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  const int mib[] = {0, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 96};
+  constexpr int kX = sizeof(mib) / sizeof(mib[0]);
+  // The variants: {how the dirt is written (0 memset, 1 a kernel's stores), the read's policy (0 default, 1 evict_first)}.
+  const int variants[3][2] = {{0, 0}, {0, 1}, {1, 0}};
+  const char* names[3] = {"normal", "evict_first", "stores"};
+  const int reps = c.reps(15, 3);
+  std::vector<double> span[3][kX], event[3][kX], extra[3][kX];
+  unsigned char v = 0;
+  for (int r = 0; r <= reps; ++r)  // rep 0 warms up
+    for (int h = 0; h < 3; ++h)
+      for (int x = 0; x < kX; ++x) {
+        flush_l2(c);
+        if (mib[x] > 0) {
+          if (variants[h][0] == 0)
+            CK(cudaMemset(dirty.p, ++v, static_cast<size_t>(mib[x]) << 20));
+          else
+            k_fill_pattern<<<c.sm_count * 8, 256>>>(dirty.p, (static_cast<size_t>(mib[x]) << 20) / kRowBytes);
+        }
+        CK(cudaEventRecord(e0));
+        if (variants[h][1] == 0)
+          k_tma_load_bw<0><<<c.sm_count, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, iters,
+                                                      boxes_per_cta, nboxes, nullptr, c.d_err);
+        else
+          k_tma_load_bw<3><<<c.sm_count, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, iters,
+                                                      boxes_per_cta, nboxes, nullptr, c.d_err);
+        CK(cudaEventRecord(e1));
+        CK_LAUNCH();
+        float ms = 0;
+        CK(cudaEventElapsedTime(&ms, e0, e1));
+        auto h0 = g0.get(), h1 = g1.get();
+        const unsigned long long mn = *std::min_element(h0.begin(), h0.end()), mx = *std::max_element(h1.begin(), h1.end());
+        if (r == 0) continue;
+        span[h][x].push_back(double(mx - mn) / 1000.0);
+        event[h][x].push_back(1000.0 * ms);
+        extra[h][x].push_back(span[h][x].back() - span[h][0].back());
+      }
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  const double read_mib = double(iters) * bytes * c.sm_count / (1 << 20);
+  for (int h = 0; h < 3; ++h)
+    for (int x = 0; x < kX; ++x) {
+      const std::string base = std::string("dirtystart_") + names[h] + "_" + std::to_string(mib[x]) + "MiB";
+      const std::string what = "flush_l2, then " + std::to_string(mib[x]) + " MiB of another buffer written (dirty lines) by " +
+                               (variants[h][0] ? "a kernel's st.global stores (k_fill_pattern)" : "cudaMemset") + ", then " +
+                               std::to_string(c.sm_count) + " CTAs (one per SM) each stream 1 MiB of their own of a 256 MiB tensor: " +
+                               "a 6-stage ring of 32 KB TMA boxes, " + (variants[h][1] ? "each load with an L2::cache_hint of "
+                               "createpolicy.fractional.L2::evict_first 1.0" : "the loads without a cache hint") + ". ";
+      JObj p;
+      p.num("dirty_mib", mib[x]).num("read_mib", read_mib).num("box_bytes", bytes).num("stages", stages).num("ctas", c.sm_count)
+          .boolean("evict_first", variants[h][1] == 1).boolean("kernel_stores", variants[h][0] == 1);
+      record(c, base + "_span_us", G, "us", span[h][x], what + "Value: the read's span, first CTA start to last CTA end by %globaltimer.", p);
+      record(c, base + "_event_us", G, "us", event[h][x], what + "Value: CUDA events around the read's launch (after the writes).", p);
+      if (x > 0)
+        record(c, base + "_extra_us", G, "us", extra[h][x], what + "Value: the span less that of the same rep without writes.", p);
+    }
 }
 
 }  // namespace mb

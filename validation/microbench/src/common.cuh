@@ -138,6 +138,7 @@ void bench_memory(Ctx& c);
 void bench_launch(Ctx& c);
 void bench_atomics(Ctx& c);
 void bench_hierarchy(Ctx& c);
+void bench_dirty_start(Ctx& c);  // dirtystart_*: a streaming read after another kernel's stores left the L2 dirty
 void bench_cluster_start(Ctx& c);  // hier_launch_cluster*_fit_* (group "clusterstart": launch cost by cluster size)
 void bench_hier_store(Ctx& c);  // hier_store_* (group "hierarchy"; --only store or hierarchy)
 void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combining vs the time between readers)
@@ -366,6 +367,15 @@ DEVI void tma_load_2d(uint32_t dst, const void* tmap, int x, int y, uint32_t bar
 }
 // Multicast form: the box is read once and lands at the same CTA-relative offset `dst` in every CTA of the cluster
 // whose bit is set in `mask`; each of them gets complete_tx(box bytes) on its barrier at the offset of `bar`.
+// The same with an L2 cache-eviction policy (a createpolicy result) for the lines it reads.
+DEVI void tma_load_2d_hint(uint32_t dst, const void* tmap, int x, int y, uint32_t bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint"
+      " [%0], [%1, {%2, %3}], [%4], %5;" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(tmap)), "r"(x), "r"(y), "r"(bar), "l"(policy)
+      : "memory");
+}
+
 DEVI void tma_load_2d_mc(uint32_t dst, const void* tmap, int x, int y, uint32_t bar, uint16_t mask) {
   asm volatile(
       "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.multicast::cluster"

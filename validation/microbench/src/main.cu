@@ -12,7 +12,8 @@
 // "smpairs" (l2_smpairs_*: the same combining by SM id: which SMs' requests combine), "blockedge" (l2_edge_*: CTA
 // pairs inside and across aligned blocks of 16 in launch order), "smlat" (l2_smlat_*: each SM's ring latency and
 // rate, every SM loading), "clusteredge" (l2_cedge_*: the blockedge pairs in a grid of clusters), "clusterstart"
-// (hier_launch_cluster*_fit_*: the launch cost by cluster size, a wave of as many clusters as fit), and "segments"
+// (hier_launch_cluster*_fit_*: the launch cost by cluster size, a wave of as many clusters as fit), "dirtystart"
+// (dirtystart_*: a streaming TMA read after a memset left that many MiB of dirty lines in the L2), and "segments"
 // (hbm_segments_*: HBM bandwidth when boxes read short segments of long rows), and "smemport" (smem_port_*:
 // wgmma operand reads and TMA writes sharing an SM's shared memory), and "issue" (issue_*: warps sharing the SM's
 // instruction issue, alone and beside a warpgroup's wgmmas), and "l1" (l1_*: what a global-memory warp instruction
@@ -110,7 +111,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,blockedge,smlat,clusteredge,segments,astream,burst,think,pipe,loadlat,smemport,issue,l1,multicast,gpc,epilogue,oob,sharing] (pipe_more, pipe_straight, pipe_timeline, pipe_sleep, multicast_gemm, loadlat_smooth: parts of a group alone)\n", argv[0]);
+      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,blockedge,smlat,clusteredge,clusterstart,dirtystart,segments,astream,burst,think,pipe,loadlat,smemport,issue,l1,multicast,gpc,epilogue,oob,sharing] (pipe_more, pipe_straight, pipe_timeline, pipe_sleep, multicast_gemm, loadlat_smooth: parts of a group alone)\n", argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -217,7 +218,7 @@ int main(int argc, char** argv) {
       {"mbarrier", bench_mbarrier}, {"tma", bench_tma},       {"wgmma", bench_wgmma},
       {"sync", bench_sync},         {"memory", bench_memory}, {"launch", bench_launch},
       {"atomics", bench_atomics},   {"hierarchy", bench_hierarchy}, {"store", bench_hier_store},
-      {"combine", bench_l2_combine}, {"smpairs", bench_l2_smpairs}, {"blockedge", bench_l2_block_edge}, {"smlat", bench_l2_sm_latency}, {"clusteredge", bench_l2_cluster_edge}, {"clusterstart", bench_cluster_start},
+      {"combine", bench_l2_combine}, {"smpairs", bench_l2_smpairs}, {"blockedge", bench_l2_block_edge}, {"smlat", bench_l2_sm_latency}, {"clusteredge", bench_l2_cluster_edge}, {"clusterstart", bench_cluster_start}, {"dirtystart", bench_dirty_start},
       {"segments", bench_hbm_segments}, {"astream", bench_hbm_astream}, {"burst", bench_hbm_burst}, {"think", bench_think}, {"pipe", bench_pipe}, {"loadlat", bench_loadlat}, {"smemport", bench_smem_port},
       {"issue", bench_issue},       {"l1", bench_l1},             {"multicast", bench_multicast}, {"gpc", bench_gpc}, {"epilogue", bench_epilogue}, {"oob", bench_tma_oob}, {"sharing", bench_tma_sharing},
   };

@@ -51,6 +51,9 @@ struct Options {
   // The L2 at launch: warm (holding the program's tensors when they fit in it, as a previous launch of the kernel
   // leaves them) or, false, cold (empty).
   bool warm_l2 = true;
+  // With warm_l2 false: bytes of another kernel's stores the L2 holds dirty at launch, written back to HBM as the run
+  // evicts them (after a kernel that wrote that much; at most the L2's capacity; 0: none).
+  std::int64_t l2_dirty_bytes = 0;
 };
 
 namespace detail {

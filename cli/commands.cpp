@@ -122,9 +122,19 @@ void add_run_options(CLI::App& app, RunArgs& a) {
       ->excludes(mhz);
   app.add_option("--l2", a.l2,
                  "the L2 at launch: warm (the default: holding the program's tensors when they fit in it, as a previous "
-                 "launch of the kernel leaves them, as in back-to-back benchmark launches) or cold (empty: the first launch, or "
-                 "after a flush)")
-      ->check(CLI::IsMember({"warm", "cold"}));
+                 "launch of the kernel leaves them, as in back-to-back benchmark launches), cold (empty: the first launch, or "
+                 "after a flush) or dirty[:BYTES] (none of the tensors, but BYTES, else the L2's capacity, of another "
+                 "kernel's stores, written back to HBM as the launch evicts them: after a kernel that wrote that much)")
+      ->check(CLI::Validator(
+          [](std::string& s) -> std::string {
+            try {
+              parse_l2(s);
+            } catch (const isa::InputError& e) {
+              return e.what();
+            }
+            return std::string();
+          },
+          "warm|cold|dirty[:BYTES]"));
   app.add_flag("--no-hazards", a.no_hazards,
                "skip the data-hazard checker (races on smem, TMEM, CLC responses; barrier-init order): the same timing, "
                "16-37 % faster; a warning says so");

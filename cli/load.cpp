@@ -7,6 +7,7 @@
 #include <atomic>
 #include <exception>
 #include <filesystem>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -15,8 +16,30 @@
 #endif
 
 #include "isa/ast.hpp"
+#include "isa/source.hpp"
 
 namespace smpipe::cli {
+
+L2Start parse_l2(const std::string& value) {
+  if (value == "warm") return {true, 0};
+  if (value == "cold") return {false, 0};
+  if (value == "dirty") return {false, std::numeric_limits<std::int64_t>::max()};  // (the model holds at most its capacity)
+  const std::string bad = fmt::format("--l2 {}: expected warm, cold, dirty or dirty:BYTES (e.g. dirty:42MB)", isa::printable(value));
+  if (value.rfind("dirty:", 0) != 0) throw isa::InputError(bad);
+  const std::string n = value.substr(6);
+  std::size_t digits = 0;
+  while (digits < n.size() && n[digits] >= '0' && n[digits] <= '9') ++digits;
+  if (digits == 0 || digits > 15) throw isa::InputError(bad);
+  static const std::pair<const char*, std::int64_t> kUnits[] = {
+      {"", 1}, {"kB", 1000}, {"MB", 1000'000}, {"GB", 1000'000'000}, {"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}};
+  for (const auto& [suffix, scale] : kUnits)
+    if (n.substr(digits) == suffix) {
+      const std::int64_t bytes = std::stoll(n.substr(0, digits));
+      if (bytes <= 0 || bytes > (std::int64_t{1} << 50) / scale) throw isa::InputError(bad + ": between 1 byte and 1 PiB");
+      return {false, bytes * scale};
+    }
+  throw isa::InputError(bad);
+}
 
 models::RunOptions run_options(const RunArgs& a, std::uint64_t seed, int jitter_pct) {
   models::RunOptions opt;
@@ -25,7 +48,9 @@ models::RunOptions run_options(const RunArgs& a, std::uint64_t seed, int jitter_
   opt.max_cycles = a.max_cycles;
   opt.max_ops = a.max_ops;
   opt.hazards = !a.no_hazards;
-  opt.warm_l2 = a.l2 != "cold";
+  const L2Start l2 = parse_l2(a.l2);
+  opt.warm_l2 = l2.warm;
+  opt.l2_dirty_bytes = l2.dirty_bytes;
   return opt;
 }
 

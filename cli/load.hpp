@@ -35,7 +35,7 @@ struct RunArgs {
   std::string clock_mode;  // --clock: "sustained" (random data; also when empty), "sustained-constant" or "boost"
   bool dump_program = false;
   bool no_hazards = false;  // --no-hazards: skip the data-hazard checker
-  std::string l2 = "warm";  // --l2: the L2 at launch, "warm" or "cold"
+  std::string l2 = "warm";  // --l2: the L2 at launch, "warm", "cold" or "dirty[:BYTES]" (parse_l2)
   int seeds = 16;
   int jobs = 0;  // check: threads (0: one per core)
 };
@@ -46,6 +46,14 @@ using api::Loaded;  // a program and its machine (api/load.hpp)
 // clock --clock-mhz sets, else --clock's (api::set_clock: by default the sustained clock with random data).
 Loaded load(const RunArgs& a);
 using api::kLoadProbeOps;
+// --l2's value: "warm", "cold", "dirty" (the L2 full of another kernel's stores) or "dirty:BYTES" (that many bytes of
+// them: a count, or one with a decimal suffix kB, MB, GB or a binary one KiB, MiB, GiB); what the L2 holds at launch
+// as RunOptions says it. An input error names the value.
+struct L2Start {
+  bool warm = true;
+  std::int64_t dirty_bytes = 0;
+};
+L2Start parse_l2(const std::string& value);
 // The run options of the command line's limits (--max-cycles, --max-ops) with this seed and jitter.
 models::RunOptions run_options(const RunArgs& a, std::uint64_t seed, int jitter_pct);
 int exit_code(models::Outcome o);

@@ -142,6 +142,10 @@ const std::vector<ParamDef>& param_defs() {
        "what mixing reads and writes costs HBM: a byte read or written while a share x of HBM's traffic of the last "
        "hbm_latency_cycles went the other way takes 1 + this x bytes of hbm_bytes_per_cycle (cache_hbm)",
        &Machine::hbm_turnaround, {0, 4, "extra bytes per byte when all recent traffic went the other way (0: none; H100 0.181, H200 0.157: a 1:1 mix costs 1 + t / 2)"}},
+      {"l2", "l2_dirty_left_share",
+       "the most of the L2 a kernel's stores leave dirty for the next launch: a dirty start (--l2 dirty) holds at most "
+       "this share of l2_capacity_bytes (cache_hbm)",
+       &Machine::l2_dirty_left_share, {0, 1, "share of the L2 (1: all of it; H100 ~0.42)"}},
       {"l2", "l2_processor_sharing",
        "1: the SMs with tensor reads in flight share the L2's bandwidth equally at every moment (reads that start together "
        "end together); 0: a read's share is fixed when it starts, by the SMs busy then (cache_hbm)",

@@ -98,6 +98,9 @@ struct Machine {
   // of HBM's recent traffic (its last hbm_latency_cycles) goes the other way costs 1 + hbm_turnaround x bytes of
   // hbm_bytes_per_cycle (0: reads and writes mix for free).
   double hbm_turnaround = 0;
+  // The most of the L2 a kernel's stores leave dirty for the next launch, as a share of l2_capacity_bytes: a dirty start
+  // (RunOptions::l2_dirty_bytes, `--l2 dirty`) holds at most this much (1: the whole L2).
+  double l2_dirty_left_share = 1;
   // HBM's latency under load ("units": {"l2": {"hbm_loaded_latency": {"utilisation": [...], "cycles": [...], "source":
   // ...}}}, optional; cache_hbm): a read that misses while HBM's recent traffic is a share u of hbm_bytes_per_cycle
   // arrives hbm_loaded_latency(u) cycles later than hbm_latency_cycles says, less what the model already charges it for

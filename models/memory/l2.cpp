@@ -103,7 +103,7 @@ CachedL2::CachedL2(Simulator& sim)
   if (sim.program().cluster_size() > 1 && m.gpc_count() >= 2) gpc_of_sm_ = m.gpc_of_sms();
   sharing_ = m.l2_processor_sharing != 0;
   link_.configure(static_cast<std::size_t>(m.sm_count), m.l2_bytes_per_cycle);
-  start_warm(sim.options().warm_l2);
+  start_warm(sim.options().warm_l2, sim.options().l2_dirty_bytes);
 }
 
 // The blocks of every tensor the program's code names with a box (in an op it can run: not one in a branch dropped at
@@ -113,7 +113,7 @@ CachedL2::CachedL2(Simulator& sim)
 // them this launch touches does not matter. When they do not fit, what the previous launch leaves depends on the order
 // of its last accesses: the start stays cold (an approximation: the launch reads from HBM what a previous one may
 // have left).
-void CachedL2::start_warm(bool warm) {
+void CachedL2::start_warm(bool warm, std::int64_t dirty_bytes) {
   const isa::Program& program = sim_.program();
   std::vector<char> named(program.tensors.size(), 0);
   for (const isa::RoleCode& role : program.roles)
@@ -149,7 +149,23 @@ void CachedL2::start_warm(bool warm) {
   // With two partitions a previous launch leaves a copy in each (both halves of the GPU read the tensors): they fit
   // when both copies do.
   const int copies = partition_of_sm_.empty() ? 1 : 2;
-  warm_ = warm && blocks * copies <= static_cast<double>(cache_.capacity());
+  if (dirty_bytes > 0) {
+    // Another kernel's stores: blocks under a tensor number and column block no program's tensor reaches (the key's
+    // last tensor number, 255, at a column block 64 MB into its rows), rows 0, 1, ... in turn in each partition (the SMs
+    // of both halves of the GPU stored them), as many as the bytes fill, at most the share of the L2 a kernel leaves
+    // dirty (l2_dirty_left_share).
+    const std::int64_t block = kBlockRows * kBlockBytes;
+    const auto most = static_cast<std::int64_t>(std::floor(sim_.machine().l2_dirty_left_share * static_cast<double>(cache_.capacity())));
+    const std::int64_t asked = dirty_bytes / block + (dirty_bytes % block != 0);
+    const std::int64_t n = std::min({most, asked, cache_.capacity()});
+    dirty_capped_ = n < asked;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const std::uint64_t key = block_key(0xff, 0x7ffff, i / copies) | (i % copies ? kPartitionBit : 0);
+      cache_.parts(cache_.touch(key, true).node) = ~std::uint64_t{0};
+    }
+    dirty_start_ = n * block;
+  }
+  warm_ = warm && dirty_bytes == 0 && blocks * copies <= static_cast<double>(cache_.capacity());
   if (!warm_) return;
   for (int c = 0; c < copies; ++c)
     for (const Extent& e : extents)
@@ -734,6 +750,9 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   // In whole blocks, as the warm start compares it (a capacity that is not a multiple of a block holds what fits).
   s.l2_capacity_bytes = cache_.capacity() * kBlockRows * kBlockBytes;
   s.l2_warm = warm_;
+  s.l2_dirty_start_bytes = dirty_start_;
+  s.l2_dirty_capped = dirty_capped_;
+  s.l2_dirty_left_share = sim_.machine().l2_dirty_left_share;
 }
 
 }  // namespace smpipe::models

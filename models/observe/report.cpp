@@ -89,10 +89,19 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
   if (s.l2_footprint_bytes > 0) {
     // With two partitions each keeps a copy: the tensors fit when both copies do.
     const bool fits = s.l2_footprint_bytes * s.l2_copies <= s.l2_capacity_bytes;
-    out += fmt::format("  L2 start     {} (the tensors' {}{} {} the L2's {}{})\n", s.l2_warm ? "warm" : "cold",
-                       byte_size(s.l2_footprint_bytes), s.l2_copies > 1 ? ", a copy in each of the two L2 partitions," : "",
-                       fits ? "fit in" : "exceed", byte_size(s.l2_capacity_bytes),
-                       s.l2_warm ? ", as a previous launch of the kernel leaves them" : fits ? ": --l2 cold" : "");
+    if (s.l2_dirty_start_bytes > 0)
+      out += fmt::format("  L2 start     dirty ({} of another kernel's stores{}, written back to HBM as the launch evicts "
+                         "them; none of the tensors' {}: --l2 dirty)\n",
+                         byte_size(s.l2_dirty_start_bytes),
+                         s.l2_dirty_capped ? fmt::format(": a kernel leaves at most {:.1f} % of the L2 dirty (l2_dirty_left_share)",
+                                                         100 * s.l2_dirty_left_share)
+                                           : "",
+                         byte_size(s.l2_footprint_bytes));
+    else
+      out += fmt::format("  L2 start     {} (the tensors' {}{} {} the L2's {}{})\n", s.l2_warm ? "warm" : "cold",
+                         byte_size(s.l2_footprint_bytes), s.l2_copies > 1 ? ", a copy in each of the two L2 partitions," : "",
+                         fits ? "fit in" : "exceed", byte_size(s.l2_capacity_bytes),
+                         s.l2_warm ? ", as a previous launch of the kernel leaves them" : fits ? ": --l2 cold" : "");
   }
   if (!s.reports.empty()) {
     std::vector<std::string> parts;
@@ -273,8 +282,9 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
     j["hbm_read_bytes"] = s.hbm_read_bytes;
   }
   if (s.l2_footprint_bytes >= 0) {
-    j["l2_start"] = s.l2_warm ? "warm" : "cold";
+    j["l2_start"] = s.l2_dirty_start_bytes > 0 ? "dirty" : s.l2_warm ? "warm" : "cold";
     j["l2_footprint_bytes"] = s.l2_footprint_bytes;
+    if (s.l2_dirty_start_bytes > 0) j["l2_dirty_start_bytes"] = s.l2_dirty_start_bytes;
   }
   j["ctas"] = s.ctas;
   j["sms_used"] = s.sms_used;

@@ -79,6 +79,9 @@ struct Stats {
   std::int64_t l2_footprint_bytes = -1, l2_capacity_bytes = 0;
   std::int64_t l2_copies = 1;  // the L2 partitions that each keep a copy of the tensors (l2_partitions)
   bool l2_warm = false;
+  std::int64_t l2_dirty_start_bytes = 0;  // another kernel's stores the L2 held dirty at launch (RunOptions::l2_dirty_bytes)
+  bool l2_dirty_capped = false;  // ... fewer than asked: at most l2_dirty_left_share of the L2 is left dirty
+  double l2_dirty_left_share = 1;
   std::vector<RoleStats> roles;
   std::vector<BarrierStats> barriers;
   std::vector<UnitStats> units;

@@ -61,6 +61,16 @@ TEST_CASE("the API sets params, reads them back, and takes options", "[api]") {
     cycles[warm ? 0 : 1] = t.cycles;
   }
   CHECK(cycles[0] < cycles[1]);
+  // A dirty start, as --l2 dirty:BYTES; it needs warm_l2 false.
+  {
+    auto c = smpipe::test::run_cli({"run", "tutorial/03_warp_specialized", "-D", "M=128", "-D", "N=128", "--clock", "boost", "--l2",
+                                    "dirty:4MiB", "--json"});
+    smpipe::Result t = tile.options({.clock = "boost", .warm_l2 = false, .l2_dirty_bytes = 4 << 20}).run();
+    CHECK(nlohmann::json::parse(t.json) == nlohmann::json::parse(c.out));
+    CHECK(nlohmann::json::parse(t.json)["l2_start"] == "dirty");
+    CHECK_THROWS_WITH(tile.options({.clock = "boost", .l2_dirty_bytes = 4 << 20}).run(), Catch::Contains("needs warm_l2 false"));
+    CHECK_THROWS_WITH(tile.options({.clock = "boost", .warm_l2 = false, .l2_dirty_bytes = -1}).run(), Catch::Contains("negative"));
+  }
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_mhz == 1980.0);
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_basis == "boost clock");
   // The first run that sets the sustained clock has no jitter: any seed and jitter get the same clock.

@@ -530,6 +530,37 @@ TEST_CASE("run --l2: warm by default (the tensors fit), cold on request, and the
   CHECK_THAT(run({}), Catch::Contains("  L2 start     warm (the tensors' 8.4 MB, a copy in each of the two L2 partitions, fit in the L2's 52.4 MB, as a previous launch"));
   CHECK_THAT(run({"--l2", "cold"}), Catch::Contains("  L2 start     cold (the tensors' 8.4 MB, a copy in each of the two L2 partitions, fit in the L2's 52.4 MB: --l2 cold)"));
   CHECK(test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--l2", "lukewarm"}).code == cli::kBadInput);
+  // dirty[:BYTES]: none of the tensors, but another kernel's stores, written back as the launch evicts them (a 4096^3
+  // GEMM's 100 MB evict every one): at most l2_dirty_left_share of the L2.
+  auto with = [&](const std::string& l2) {
+    auto r = test::run_cli({"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=4096", "-D", "N=4096", "-D", "K=4096", "--clock",
+                            "boost", "--no-hazards", "--json", "--l2", l2});
+    INFO(r.err);
+    REQUIRE(r.code == cli::kOk);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto big_cold = with("cold"), mib8 = with("dirty:8MiB"), all = with("dirty"), mb8 = with("dirty:8MB");
+  CHECK(big_cold["l2_start"] == "cold");
+  CHECK(mib8["l2_start"] == "dirty");
+  CHECK(mib8["l2_dirty_start_bytes"] == 8 << 20);
+  CHECK(mb8["l2_dirty_start_bytes"] == 8'003'584);  // 8,000,000 bytes in whole 4 KB blocks
+  // Every dirty block written back, beside the GEMM's own D (a little more of D goes too: the dirty blocks took room).
+  const std::int64_t back = mib8["hbm_bytes"].get<std::int64_t>() - mib8["hbm_read_bytes"].get<std::int64_t>() -
+                            (big_cold["hbm_bytes"].get<std::int64_t>() - big_cold["hbm_read_bytes"].get<std::int64_t>());
+  CHECK(back >= 8 << 20);
+  CHECK(back < (8 << 20) + (1 << 20));
+  const models::Machine h100 = models::load_machine("h100-sxm");
+  const auto most = static_cast<std::int64_t>(h100.l2_dirty_left_share * static_cast<double>(h100.l2_capacity_bytes / 4096)) * 4096;
+  CHECK(all["l2_dirty_start_bytes"] == most);
+  CHECK(with("dirty:1GiB")["l2_dirty_start_bytes"] == most);
+  CHECK(big_cold["cycles"].get<std::int64_t>() < mib8["cycles"].get<std::int64_t>());
+  CHECK(mib8["cycles"].get<std::int64_t>() < all["cycles"].get<std::int64_t>());
+  for (const std::string bad : {"dirty:", "dirty:0", "dirty:-5", "dirty:12XB", "dirty:1.5MB", "dirt", "dirty:9999999999999999"}) {
+    auto r = test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--l2", bad});
+    INFO(bad);
+    CHECK(r.code == cli::kBadInput);
+    CHECK_THAT(r.err, Catch::Contains("expected warm, cold, dirty or dirty:BYTES"));
+  }
   // sweep takes the option too: each point as `run` gives it.
   auto dir = fresh_dir("smpipe_sweep_l2_test");
   const std::string json = (dir / "s.json").string();
@@ -543,6 +574,7 @@ TEST_CASE("run --l2: warm by default (the tensors fit), cold on request, and the
   };
   CHECK(sweep_cycles("warm") == warm["cycles"].get<std::int64_t>());
   CHECK(sweep_cycles("cold") == cold["cycles"].get<std::int64_t>());
+  CHECK(sweep_cycles("dirty") == nlohmann::json::parse(run({"--json", "--l2", "dirty"}))["cycles"].get<std::int64_t>());
   std::filesystem::remove_all(dir);
 }
 

@@ -268,6 +268,85 @@ TEST_CASE("memory: the L2 answers the parts of boxes outside their tensor at l2_
   CHECK(half_all < all);
 }
 
+TEST_CASE("memory: a dirty start holds another kernel's stores, at most l2_dirty_left_share of the L2, written back as "
+          "the launch evicts them",
+          "[memory]") {
+  // N loads of one 4 KB block each (32 rows x 128 bytes of T), all in flight at once (HBM's queue bounds them), none
+  // read twice.
+  auto kernel = [](int n) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  mbarrier full count=1
+  smem s[{0}] bytes=4096
+  tensor T dtype=bf16 shape=(8192, 64)
+  warp 0 w {{
+    elect {{
+      arrive.expect_tx full tx={0} * 4096
+      for i in 0..{0} {{ tma.load T box=(32, 64) at=(i * 32, 0) dst=s[i] bar=full }}
+      wait full parity=0
+    }}
+  }}
+}}
+)",
+                       n);
+  };
+  models::Machine m = models::load_machine("h100-sxm");
+  m.l2_latency_spread = m.hbm_latency_spread = 0;
+  m.l2_partitions = 1;
+  m.l2_capacity_bytes = 32 * 4096;  // 32 blocks
+  m.l2_dirty_left_share = 0.25;     // at most 8 of them left dirty
+  m.hbm_bytes_per_cycle = 16;       // HBM, not the SM's TMA engine, bounds the reads
+  m.hbm_turnaround = 0;
+  constexpr std::int64_t kBlock = 4096;
+  auto run = [&](int n, std::int64_t dirty) {
+    models::RunOptions o;
+    o.warm_l2 = false;
+    o.l2_dirty_bytes = dirty;
+    return models::simulate(test::compile_text(kernel(n), {}, "dirty.pipe", "h100-sxm"), m, o);
+  };
+  // 48 blocks read: more than the L2 holds, so every dirty block is evicted and written back.
+  auto cold = run(48, 0), dirty = run(48, 4 * kBlock), full = run(48, 8 * kBlock), over = run(48, 8 * kBlock + 1);
+  for (const auto* r : {&cold, &dirty, &full, &over}) {
+    INFO(problem(*r));
+    REQUIRE(r->outcome == Outcome::kFinished);
+    CHECK(r->stats.hbm_read_bytes == 48 * kBlock);
+    CHECK_FALSE(r->stats.l2_warm);
+  }
+  CHECK(cold.stats.l2_dirty_start_bytes == 0);
+  CHECK(cold.stats.hbm_bytes == 48 * kBlock);
+  CHECK(dirty.stats.l2_dirty_start_bytes == 4 * kBlock);
+  CHECK(dirty.stats.hbm_bytes == 52 * kBlock);
+  CHECK_FALSE(dirty.stats.l2_dirty_capped);
+  // The boundary: 8 blocks are the most left dirty; a byte more asks for a 9th, which is not held.
+  CHECK(full.stats.l2_dirty_start_bytes == 8 * kBlock);
+  CHECK_FALSE(full.stats.l2_dirty_capped);
+  CHECK(over.stats.l2_dirty_start_bytes == 8 * kBlock);
+  CHECK(over.stats.l2_dirty_capped);
+  CHECK(over.stats.hbm_bytes == 56 * kBlock);
+  // The write-backs take HBM's time from the reads: the launch takes longer by about their bytes at HBM's rate.
+  REQUIRE(cold.cycles > 48 * kBlock / 16);
+  CHECK(dirty.cycles - cold.cycles == Approx(4 * kBlock / 16).epsilon(0.05));
+  CHECK(full.cycles - cold.cycles == Approx(8 * kBlock / 16).epsilon(0.05));
+  CHECK(over.cycles == full.cycles);
+  // Nothing is written back while nothing is evicted: 24 blocks read beside 8 dirty fit in 32 ...
+  auto few_cold = run(24, 0), few_dirty = run(24, 8 * kBlock);
+  CHECK(few_dirty.stats.hbm_bytes == 24 * kBlock);
+  CHECK(few_dirty.cycles == few_cold.cycles);
+  // ... and 25 do not: the least recent dirty block goes, written back.
+  CHECK(run(25, 8 * kBlock).stats.hbm_bytes == 26 * kBlock);
+  // The JSON and the summary say so.
+  const isa::Program program = test::compile_text(kernel(48), {}, "dirty.pipe", "h100-sxm");
+  const auto j = models::to_json(over, program);
+  CHECK(j["l2_start"] == "dirty");
+  CHECK(j["l2_dirty_start_bytes"] == 8 * kBlock);
+  CHECK(models::to_json(cold, program)["l2_start"] == "cold");
+  CHECK_THAT(models::format_summary(over, program),
+             Catch::Contains("L2 start     dirty (32.8 KB of another kernel's stores: a kernel leaves at most 25.0 % of the L2 "
+                             "dirty (l2_dirty_left_share)"));
+  CHECK_THAT(models::format_summary(dirty, program), Catch::Contains("L2 start     dirty (16.4 KB of another kernel's stores, "
+                                                                     "written back"));
+}
+
 TEST_CASE("memory: the L2 starts warm with every block of the tensors the code names when they all fit, else cold",
           "[memory]") {
   // One load of a 16 KB box of T (4096 x 64 bf16: 128 blocks of 32 rows x 128 bytes, 512 KB).

@@ -605,6 +605,45 @@ h100.update(COMBINING)
 h100.update(l2_stores("h100"))
 
 
+DIRTY = ("validation/results/h100/dirtystart.json", "validation/results/h100/dirtystart2.json")
+
+
+def l2_dirty_left(capacity_bytes):
+    """l2_dirty_left_share, the most of the L2 a kernel's stores leave dirty for the next launch, from the dirtystart
+    microbenchmarks (a 132 MiB streaming TMA read after X MiB of another buffer were written, the loads without a cache
+    hint): the read takes e(X) longer than without the writes; it grows in proportion to X and then stops growing. Per
+    series (the writes by cudaMemset in both runs, by a kernel's stores in the second): (the level it stops at, the
+    median of e(X) for X >= 48 MiB) / (the cost per MiB while it grows, a least-squares line through 0 over the X whose
+    e(X) is at most 80 % of that level) = the MiB left dirty at most; the share: their median over the L2's capacity."""
+    lefts, parts, who = [], [], ""
+    for path in DIRTY:
+        with open(os.path.join(ROOT, path)) as f:
+            run = json.load(f)
+        who = f"{run['gpu']['name']}, {run['date_utc'][:10]}"
+        med = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
+        for series in ("normal", "stores"):
+            head = f"dirtystart_{series}_"
+            pts = sorted((int(n[len(head):-len("MiB_extra_us")]), v) for n, v in med.items()
+                         if n.startswith(head) and n.endswith("MiB_extra_us"))
+            if not pts:
+                continue
+            level = statistics.median(v for x, v in pts if x >= 48)
+            rising = [(x, v) for x, v in pts if v <= 0.8 * level]
+            per_mib = sum(x * v for x, v in rising) / sum(x * x for x, _ in rising)
+            lefts.append(level / per_mib)
+            parts.append(f"{os.path.basename(path)} {'cudaMemset' if series == 'normal' else 'st.global'}: {per_mib:.3f} us per "
+                         f"MiB up to {max(x for x, _ in rising)} MiB, {level:.2f} us from 48 MiB on, {lefts[-1]:.1f} MiB")
+    left = statistics.median(lefts) * (1 << 20)
+    return (round(left / capacity_bytes, 3),
+            f"derived: validation/results/h100/dirtystart*.json (dirtystart_{{normal,stores}}_*MiB_extra_us; {who}): a "
+            f"streaming read of 132 MiB after X MiB of another buffer were written takes longer in proportion to X, then "
+            f"no longer past about 24 MiB; (that level / the cost per MiB) is what the writes leave dirty at most: "
+            f"{'; '.join(parts)}; the median {left / (1 << 20):.1f} MiB over the L2's capacity")
+
+
+h100["l2_dirty_left_share"] = l2_dirty_left(h100["l2_capacity_bytes"][0])
+
+
 def atomics(results, who_note=""):
     """The atomics unit (global words, grid.sync) from the `atomics` group of the microbenchmarks."""
     with open(os.path.join(ROOT, results)) as f:
@@ -636,6 +675,7 @@ h200 = sm90("validation/results/h200/microbench.json")
 h200["sm_count"] = (132, "published: NVIDIA H200 datasheet (132 SMs); also read from the device in " + RESULTS)
 h200.update(borrowed(COMBINING, "the H200 has the H100's SMs, TPCs and L2"))
 h200.update(l2_stores("h200"))
+h200.update(borrowed({"l2_dirty_left_share": h100["l2_dirty_left_share"]}, "the H200 has the H100's L2"))
 # No clock-under-load run on the H200 yet: the same GH100 chip and the same 700 W board power.
 h200.update(borrowed(load_clocks(), "the H200 has the H100's chip and its 700 W power limit"))
 # No atomics run on the H200 yet: its SM and L2 design are the H100's.
@@ -762,6 +802,8 @@ b200.update(GPC_LATENCY["b200"])
 b200["l2_oob_bytes_per_cycle"] = (0, "estimate: not measured on a B200 (no data): off")
 b200["l2_delivery_bytes_per_cycle"] = (0, "estimate: not measured on a B200 (no data): off")
 b200.update(borrowed(l2_stores("h100"), "assuming Blackwell's L2 takes stores as the Hopper L2 does"))
+b200.update(borrowed({"l2_dirty_left_share": h100["l2_dirty_left_share"]},
+                     "assuming Blackwell's L2 leaves the same share of itself dirty"))
 for k, (v, src) in list(b200.items()):
     if src.startswith("measured:") or (src.startswith("derived:") and (RESULTS in src or L1 in src)):
         b200[k] = (v, "estimate: taken from the H100 measurement, assuming Blackwell's SM is no slower here; " + src)
@@ -775,7 +817,7 @@ UNITS = {
     "cluster_barrier": ["cluster_sync_cycles"],
     "tma": ["tma_issue_cycles", "tma_multicast_issue_cycles", "tma_load_latency_cycles", "tma_bytes_per_cycle", "tma_gpc_latency_cycles", "tma_gpc_latency_max_cycles", "tma_store_bytes_per_cycle", "tma_store_read_cycles", "tma_store_latency_cycles"],
     "lsu": ["cp_async_latency_cycles", "lsu_bytes_per_cycle", "lsu_load_min_cycles", "lsu_store_bytes_per_cycle", "lsu_partial_sector_factor", "smem_bytes_per_cycle", "smem_store_queue_ops", "smem_warp_store_bytes_per_cycle", "fence_proxy_async_cycles", "global_load_latency_cycles"],
-    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_block_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_partitions", "l2_store_bytes_per_cycle", "l2_oob_bytes_per_cycle", "l2_delivery_bytes_per_cycle"],
+    "l2": ["l2_bytes_per_cycle", "l2_capacity_bytes", "hbm_bytes_per_cycle", "hbm_latency_cycles", "l2_combine_sms", "l2_combine_window_cycles", "l2_combine_block_ctas", "l2_combine_near_share", "l2_combine_far_share", "l2_latency_spread", "hbm_latency_spread", "hbm_turnaround", "l2_dirty_left_share", "l2_processor_sharing", "l2_miss_lookups", "l2_store_cost", "l2_multicast_read_cost", "l2_multicast_combines", "l2_partitions", "l2_store_bytes_per_cycle", "l2_oob_bytes_per_cycle", "l2_delivery_bytes_per_cycle"],
     "tmem": ["tmem_columns", "tmem_ld_cycles", "tmem_cp_cycles", "tmem_alloc_cycles"],
     "clc": ["clc_latency_cycles"],
     "atomics": ["atomic_latency_cycles", "acquire_load_latency_cycles", "atomic_issue_cycles", "release_issue_cycles",

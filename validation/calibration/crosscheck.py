@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json, loadlat_smooth.json, epilogue*.json and
+of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json, loadlat_smooth.json, epilogue*.json, dirtystart2.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -43,6 +43,10 @@ RESULTS = os.path.join(ROOT, "validation", "results", "h100", "microbench.json")
 CSV_OUT = os.path.join(ROOT, "validation", "results", "h100", "crosscheck.csv")
 
 
+# A key of a run's defs that is not a param but its --l2 (the L2 at launch: cold, dirty:BYTES, ...).
+L2_START = "--l2"
+
+
 class RunError(Exception):
     pass
 
@@ -70,7 +74,7 @@ class Runner:
         if kernel:
             cmd += ["--kernel", kernel]
         for name, value in defs:
-            cmd += ["-D", f"{name}={value}"]
+            cmd += ["--l2", value] if name == L2_START else ["-D", f"{name}={value}"]
         tpath = None
         if trace:
             fd, tpath = tempfile.mkstemp(suffix=".json", dir=self.tmpdir)
@@ -544,6 +548,13 @@ def gbs(r, prog, n, bytes_per_iter, defs):
     return bandwidth(r, prog, n, bytes_per_iter, defs) * r.run(prog, {**defs, "ITERS": n})["clock_mhz"] / 1000
 
 
+def dirty_extra_us(r, mib):
+    """What X MiB of another kernel's stores, left dirty in the L2, add to the dirtystart read (tma_dirty_ring): its
+    cycles with --l2 dirty:XMiB less with --l2 cold, in us at the machine's clock."""
+    cold, dirty = r.run("tma_dirty_ring", {L2_START: "cold"}), r.run("tma_dirty_ring", {L2_START: f"dirty:{mib}MiB"})
+    return (dirty["cycles"] - cold["cycles"]) / cold["clock_mhz"]
+
+
 def span_gbs(r, prog, defs):
     """Every byte loaded over the whole run, in GB/s at the machine's clock (as the sharing benchmarks count: all bytes
     delivered over the first CTA's start to the last one's end)."""
@@ -567,6 +578,16 @@ def rows():
 
     def add(name, fn, how):
         R.append((name, fn, how))
+
+    # another kernel's stores left dirty in the L2 (the dirtystart group's second run, dirtystart2.json: the dirt written by
+    # cudaMemset, "normal", or by a kernel's st.global, "stores"; the loads without a cache hint, which the model has none of)
+    for series in ("normal", "stores"):
+        add(f"dirtystart_{series}_0MiB_span_us",
+            lambda r: (lambda out: out["cycles"] / out["clock_mhz"])(r.run("tma_dirty_ring", {L2_START: "cold"})),
+            "tma_dirty_ring --l2 cold, cycles / the clock in us")
+        for mib in (4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 96):
+            add(f"dirtystart_{series}_{mib}MiB_extra_us", lambda r, mib=mib: dirty_extra_us(r, mib),
+                f"tma_dirty_ring, cycles with --l2 dirty:{mib}MiB - with --l2 cold, us at the clock")
 
     # mbarrier
     add("mbar_wake_other_warp_same_wg", lambda r: one_way(r, {"MODE": 1, "WAITER": 1}),
@@ -1016,7 +1037,8 @@ def main():
     # With the runs of the store, hierarchy, think, multicast and gpc groups (store.json, hierarchy.json, think.json,
     # multicast4.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast4.json", "multicast_gemm.json", "gpc.json", "pipe.json", "pipe_more.json",
-                  "pipe_straight.json", "pipe_sleep.json", "loadlat8.json", "epilogue.json", "loadlat_smooth.json", "oob.json"):
+                  "pipe_straight.json", "pipe_sleep.json", "loadlat8.json", "epilogue.json", "loadlat_smooth.json", "oob.json",
+                  "dirtystart2.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:
@@ -1107,7 +1129,7 @@ def main():
         runner = Runner(smpipe, args.gpu, tmp)
         # Rows of a group this GPU's runs lack are left out before they run (the H100 has no think or multicast
         # run, the H200 no hierarchy run, only the H200's store run has the L2-resident mix).
-        optional = ("hier_store_", "hier_loaded_", "hier_l2_sharing_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_", "epi_", "tma_oob_",
+        optional = ("hier_store_", "hier_loaded_", "hier_l2_sharing_", "think_", "combine_", "mcast_", "gpc_", "pipe_", "loadlat_", "epi_", "tma_oob_", "dirtystart_",
                     "tma_load_bw_pipe_l2_all_sms_box32KB_shared", "tma_sharing_")  # (think_gap_ too)
         todo = [row for row in rows() if (row[0] in medians or not row[0].startswith(optional)) and args.only in row[0]]
         # Rows are independent: run them on a thread pool (each smpipe run is a process; the cache is shared,

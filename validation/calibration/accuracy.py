@@ -479,16 +479,22 @@ def k1_kernel_predictions(smpipe, ex):
 
         def view(k, d):  # the problem as the kernel's view has it (cuBLAS's: M and N swapped)
             return dict(d, M=d["N"], N=d["M"]) if kern[k]["view"] == "cublas" else d
-        jobs = [fused] + [(k, MODELS[kern[k]["schedule"]],
-                           dict(view(k, d), **{a: kern[k][a] for a in ("TILE_M", "TILE_N", "TILE_K", "STAGES", "CLUSTER_M", "CLUSTER_N")}))
-                          for k, d in gemms]
+        jobs = [fused + ((),)] + [(k, MODELS[kern[k]["schedule"]],
+                                   dict(view(k, d), **{a: kern[k][a] for a in ("TILE_M", "TILE_N", "TILE_K", "STAGES", "CLUSTER_M", "CLUSTER_N")}), ())
+                                  for k, d in gemms]
+        # GEMM0 as the round-robin runs it, after GEMM1's call: the L2 holds none of its tensors but GEMM1's stores of D
+        # (M x N1 bf16), dirty (--l2 dirty: at most the share of the L2 a kernel leaves dirty, l2_dirty_left_share).
+        entry["gemm1_d_bytes"] = q["M"] * q["N1"] * 2
+        jobs.append(("gemm0_after_gemm1", jobs[1][1], jobs[1][2], ("--l2", f'dirty:{entry["gemm1_d_bytes"]}')))
         for key, mode in (("at_ncu_clock", None), ("at_sustained_clock", "sustained")):
-            res = list(ex.map(lambda j: run_model(smpipe, j[1], gpu, j[2], None if mode else kern[j[0]]["ncu_clock_mhz"], mode), jobs))
+            res = list(ex.map(lambda j: run_model(smpipe, j[1], gpu, j[2], None if mode else kern[j[0].split("_")[0]]["ncu_clock_mhz"],
+                                                  mode, j[3]), jobs))
             bad = [j[0] for j, r in zip(jobs, res) if "error" in r or r["outcome"] != "finished"]
             if bad:
                 entry[key] = {"error": f'{", ".join(bad)}: ' + "; ".join(r.get("error", r.get("outcome", "")) for r in res if "error" in r or r.get("outcome") != "finished")}
                 continue
-            entry[key] = {j[0]: {"us": r["time_us"], "clock_mhz": r["clock_mhz"], "launch_us": r.get("launch_us")} for j, r in zip(jobs, res)}
+            entry[key] = {j[0]: {"us": r["time_us"], "clock_mhz": r["clock_mhz"], "launch_us": r.get("launch_us"),
+                                 "l2_dirty_start_bytes": r.get("l2_dirty_start_bytes")} for j, r in zip(jobs, res)}
             entry[key]["unfused"] = {"us": entry[key]["gemm0"]["us"] + entry[key]["gemm1"]["us"]}
         out.append(entry)
     return out
@@ -626,6 +632,20 @@ def lt_launches_sentence(e, key):
                 f'model\'s GEMM0 is {100 * (model[0] / b[0]["kernel"] - 1):+.1f} % off and its GEMM1 '
                 f'{100 * (model[1] / b[1]["kernel"] - 1):+.1f} %, so what the round-robin adds to GEMM0 is neither the memset '
                 'nor the launch but the work before it in the round (validation/kernels/README.md, K1).')
+        if "after_gemm1" in b[0] and "gemm0_after_gemm1" in e[key]:
+            after = e[key]["gemm0_after_gemm1"]
+            out += (f' Timed back to back after GEMM1\'s call instead, as in the round, GEMM0\'s call takes '
+                    f'{b[0]["after_gemm1"]:.1f} us, and after a kernel that only writes '
+                    f'{gemms[0]["back_to_back"]["fill_bytes"] / 1e6:.1f} MB '
+                    f'{b[0]["after_fill"]:.1f} us: what costs GEMM0 is the stores of the kernel before it, which the L2 holds '
+                    'dirty and writes back to HBM while GEMM0 streams A0 (the microbenchmark group `dirtystart` measures this '
+                    'on a streaming read, validation/results/h100/dirtystart*.json: the cost grows with the bytes written up '
+                    'to about 22 MiB and no further, the share of the L2 a kernel leaves dirty, the machine file\'s '
+                    f'`l2_dirty_left_share`). Started as GEMM1 leaves the L2 (`--l2 dirty:{e["gemm1_d_bytes"]}`, GEMM1\'s D: '
+                    f'{(after.get("l2_dirty_start_bytes") or 0) / 1e6:.1f} MB of it held dirty), the model\'s GEMM0 takes '
+                    f'{after["us"]:.1f} us at {after["clock_mhz"]:.0f} MHz, {100 * (after["us"] / b[0]["after_gemm1"] - 1):+.1f} % '
+                    f'off the call after GEMM1\'s (its memset included) and {100 * (after["us"] / e["gpu_us"]["gemm0"] - 1):+.1f} % '
+                    'off GEMM0 in the round-robin above.')
     else:
         out += (f' Against 20 calls back to back the model\'s GEMM0 (one launch, no memset) is '
                 f'{100 * (model[0] / ms[0]["batch"] - 1):+.1f} % off and its GEMM1 {100 * (model[1] / ms[1]["batch"] - 1):+.1f} %.')

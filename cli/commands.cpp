@@ -123,8 +123,9 @@ void add_run_options(CLI::App& app, RunArgs& a) {
   app.add_option("--l2", a.l2,
                  "the L2 at launch: warm (the default: holding the program's tensors when they fit in it, as a previous "
                  "launch of the kernel leaves them, as in back-to-back benchmark launches), cold (empty: the first launch, or "
-                 "after a flush) or dirty[:BYTES] (none of the tensors, but BYTES, else the L2's capacity, of another "
-                 "kernel's stores, written back to HBM as the launch evicts them: after a kernel that wrote that much)")
+                 "after a flush) or dirty[:BYTES] (none of the tensors, but BYTES of another kernel's stores held dirty, written "
+                 "back to HBM as the launch evicts them: after a kernel that left that much dirty; at most the machine's "
+                 "l2_dirty_left_share of the L2, which `dirty` alone holds)")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
             try {

@@ -741,19 +741,34 @@ void bench_tma_sharing(Ctx& c) {
 
 // Group "dirtystart": what another kernel's stores, left dirty in the L2, cost a streaming read that follows. Before each
 // timed read: flush_l2 (the L2 then holds clean lines of another buffer), then X MiB of a third buffer written (X = 0:
-// nothing), by cudaMemset or by a kernel's st.global stores (k_fill_pattern), which leaves up to X MiB of dirty lines;
+// nothing), by cudaMemset, by a kernel's st.global stores (k_fill_pattern) or by TMA stores (k_tma_store_fill), which
+// leaves up to X MiB of dirty lines;
 // then every SM (one CTA each) streams its own 1 MiB of a 256 MiB tensor through a 6-stage ring of 32 KB TMA boxes
 // (k_tma_load_bw, as tma_load_bw_ring_hbm_all_sms_box32KB): 132 MiB read from HBM, which evicts the whole L2. If the
 // read's misses evict the dirty lines and HBM writes them back while it reads, the read takes about X MiB / HBM's rate
 // longer. The memset's dirt is read once with the loads' default policy and once with an L2::evict_first hint (what a
-// GEMM's streamed operand may carry: its own lines then go first, the dirty ones may stay). Every rep takes all
+// GEMM's streamed operand may carry: its own lines then go first, the dirty ones may stay), and once read by 16 SMs
+// only (8.25 MiB each). Every rep takes all
 // conditions in turn (drift cancels in the differences). Recorded per condition: the read's span by %globaltimer (first
 // CTA start to last CTA end) and the CUDA events around its launch, and the span less that of X = 0 in the same rep.
+// The dirtystart group's TMA stores: thread 0 of each CTA stores one smem box (box_rows x 128 bytes, written once) to
+// boxes k, k + grid, ... of `boxes` (cp.async.bulk.tensor.2d stores, one bulk group, waited for at the end).
+__global__ void k_tma_store_fill(const __grid_constant__ CUtensorMap map, long long boxes, int box_rows) {
+  extern __shared__ unsigned char dyn_raw[];
+  unsigned char* buf = align1024(dyn_raw);
+  for (int i = threadIdx.x; i < box_rows * kRowBytes / 4; i += blockDim.x) reinterpret_cast<uint32_t*>(buf)[i] = i;
+  fence_proxy_async_smem();
+  __syncthreads();
+  if (threadIdx.x != 0) return;
+  for (long long b = blockIdx.x; b < boxes; b += gridDim.x) tma_store_2d(&map, 0, static_cast<int>(b * box_rows), smem_u32(buf));
+  bulk_commit();
+  bulk_wait0();
+}
+
 void bench_dirty_start(Ctx& c) {
   const std::string G = "dirtystart";
   const int box_rows = 256, stages = 6, bytes = box_rows * kRowBytes, dyn_bw = 192 * 1024 + 1024;
   const long long rows_total = (256ll << 20) / kRowBytes, nboxes = rows_total / box_rows;
-  const long long boxes_per_cta = nboxes / c.sm_count;
   const int iters = static_cast<int>((1ll << 20) / bytes);  // 1 MiB per CTA
   DevBuf<uint16_t> t(static_cast<size_t>(rows_total) * kCols);
   k_fill_pattern<<<c.sm_count * 8, 256>>>(t.p, static_cast<size_t>(rows_total));
@@ -768,35 +783,46 @@ void bench_dirty_start(Ctx& c) {
   CK(cudaEventCreate(&e1));
   const int mib[] = {0, 4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 96};
   constexpr int kX = sizeof(mib) / sizeof(mib[0]);
-  // The variants: {how the dirt is written (0 memset, 1 a kernel's stores), the read's policy (0 default, 1 evict_first)}.
-  const int variants[3][2] = {{0, 0}, {0, 1}, {1, 0}};
-  const char* names[3] = {"normal", "evict_first", "stores"};
+  // The variants: {how the dirt is written (0 memset, 1 a kernel's st.global stores, 2 TMA stores), the read's policy
+  // (0 default, 1 evict_first), the reading CTAs (0: one per SM; 16: the same 132 MiB read by 16 SMs, 8.25 MiB each,
+  // at about half of HBM's rate: whether write-backs cost a read that leaves HBM time to spare)}.
+  constexpr int kV = 5;
+  const int variants[kV][3] = {{0, 0, 0}, {0, 1, 0}, {1, 0, 0}, {2, 0, 0}, {0, 0, 16}};
+  const char* names[kV] = {"normal", "evict_first", "stores", "tmastores", "slack16"};
+  CUtensorMap dirty_map = make_map(dirty.p, (256ull << 20) / kRowBytes, box_rows);
+  CK(cudaFuncSetAttribute(k_tma_store_fill, cudaFuncAttributeMaxDynamicSharedMemorySize, bytes + 1024));
   const int reps = c.reps(15, 3);
-  std::vector<double> span[3][kX], event[3][kX], extra[3][kX];
+  std::vector<double> span[kV][kX], event[kV][kX], extra[kV][kX];
   unsigned char v = 0;
   for (int r = 0; r <= reps; ++r)  // rep 0 warms up
-    for (int h = 0; h < 3; ++h)
+    for (int h = 0; h < kV; ++h)
       for (int x = 0; x < kX; ++x) {
         flush_l2(c);
         if (mib[x] > 0) {
           if (variants[h][0] == 0)
             CK(cudaMemset(dirty.p, ++v, static_cast<size_t>(mib[x]) << 20));
-          else
+          else if (variants[h][0] == 1)
             k_fill_pattern<<<c.sm_count * 8, 256>>>(dirty.p, (static_cast<size_t>(mib[x]) << 20) / kRowBytes);
+          else
+            k_tma_store_fill<<<c.sm_count, 128, bytes + 1024>>>(dirty_map, (static_cast<long long>(mib[x]) << 20) / bytes, box_rows);
         }
         CK(cudaEventRecord(e0));
+        const int grid = variants[h][2] > 0 ? variants[h][2] : c.sm_count;
+        const int its = iters * c.sm_count / grid;  // the same bytes in all
+        const long long per = nboxes / grid;
         if (variants[h][1] == 0)
-          k_tma_load_bw<0><<<c.sm_count, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, iters,
-                                                      boxes_per_cta, nboxes, nullptr, c.d_err);
+          k_tma_load_bw<0><<<grid, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, its, per, nboxes, nullptr,
+                                                 c.d_err);
         else
-          k_tma_load_bw<3><<<c.sm_count, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, iters,
-                                                      boxes_per_cta, nboxes, nullptr, c.d_err);
+          k_tma_load_bw<3><<<grid, 32, dyn_bw>>>(map, cyc.p, g0.p, g1.p, stages, box_rows, bytes, its, per, nboxes, nullptr,
+                                                 c.d_err);
         CK(cudaEventRecord(e1));
         CK_LAUNCH();
         float ms = 0;
         CK(cudaEventElapsedTime(&ms, e0, e1));
         auto h0 = g0.get(), h1 = g1.get();
-        const unsigned long long mn = *std::min_element(h0.begin(), h0.end()), mx = *std::max_element(h1.begin(), h1.end());
+        const unsigned long long mn = *std::min_element(h0.begin(), h0.begin() + grid),
+                                 mx = *std::max_element(h1.begin(), h1.begin() + grid);
         if (r == 0) continue;
         span[h][x].push_back(double(mx - mn) / 1000.0);
         event[h][x].push_back(1000.0 * ms);
@@ -805,17 +831,25 @@ void bench_dirty_start(Ctx& c) {
   CK(cudaEventDestroy(e0));
   CK(cudaEventDestroy(e1));
   const double read_mib = double(iters) * bytes * c.sm_count / (1 << 20);
-  for (int h = 0; h < 3; ++h)
+  for (int h = 0; h < kV; ++h)
     for (int x = 0; x < kX; ++x) {
       const std::string base = std::string("dirtystart_") + names[h] + "_" + std::to_string(mib[x]) + "MiB";
       const std::string what = "flush_l2, then " + std::to_string(mib[x]) + " MiB of another buffer written (dirty lines) by " +
-                               (variants[h][0] ? "a kernel's st.global stores (k_fill_pattern)" : "cudaMemset") + ", then " +
-                               std::to_string(c.sm_count) + " CTAs (one per SM) each stream 1 MiB of their own of a 256 MiB tensor: " +
+                               (variants[h][0] == 2   ? "TMA stores of 32 KB boxes, one CTA per SM (k_tma_store_fill)"
+                                : variants[h][0] == 1 ? "a kernel's st.global stores (k_fill_pattern)"
+                                                      : "cudaMemset") + ", then " +
+                               (variants[h][2] > 0 ? std::to_string(variants[h][2]) + " CTAs (on as many SMs) each stream " +
+                                                         std::to_string(c.sm_count * 100 / variants[h][2] / 100) + "." +
+                                                         std::to_string(c.sm_count * 100 / variants[h][2] % 100) + " MiB"
+                                                   : std::to_string(c.sm_count) + " CTAs (one per SM) each stream 1 MiB") +
+                               " of their own of a 256 MiB tensor: " +
                                "a 6-stage ring of 32 KB TMA boxes, " + (variants[h][1] ? "each load with an L2::cache_hint of "
                                "createpolicy.fractional.L2::evict_first 1.0" : "the loads without a cache hint") + ". ";
       JObj p;
       p.num("dirty_mib", mib[x]).num("read_mib", read_mib).num("box_bytes", bytes).num("stages", stages).num("ctas", c.sm_count)
-          .boolean("evict_first", variants[h][1] == 1).boolean("kernel_stores", variants[h][0] == 1);
+          .boolean("evict_first", variants[h][1] == 1).boolean("kernel_stores", variants[h][0] == 1)
+          .boolean("tma_stores", variants[h][0] == 2)
+          .num("read_ctas", variants[h][2] > 0 ? variants[h][2] : c.sm_count);
       record(c, base + "_span_us", G, "us", span[h][x], what + "Value: the read's span, first CTA start to last CTA end by %globaltimer.", p);
       record(c, base + "_event_us", G, "us", event[h][x], what + "Value: CUDA events around the read's launch (after the writes).", p);
       if (x > 0)

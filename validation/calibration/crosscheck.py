@@ -5,7 +5,7 @@ Every microbenchmark of validation/microbench that smpipe can express has a .pip
 validation/calibration/crosscheck/ (same warps, barriers, box sizes and repetition pattern). This script runs
 each twin through the built smpipe binary on the h100-sxm machine, derives the simulated figure the way the
 benchmark derives its own, compares it with the measured median of validation/results/h100/microbench.json (and
-of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json, loadlat_smooth.json, epilogue*.json, dirtystart2.json and
+of store.json, hierarchy.json, think.json, multicast4.json, gpc.json, pipe*.json, loadlat8.json, loadlat_smooth.json, epilogue*.json, dirtystart3.json and
 l2_combine_lag_ncu.json beside it), prints a table and writes
 validation/results/h100/crosscheck.csv.
 
@@ -548,10 +548,11 @@ def gbs(r, prog, n, bytes_per_iter, defs):
     return bandwidth(r, prog, n, bytes_per_iter, defs) * r.run(prog, {**defs, "ITERS": n})["clock_mhz"] / 1000
 
 
-def dirty_extra_us(r, mib):
-    """What X MiB of another kernel's stores, left dirty in the L2, add to the dirtystart read (tma_dirty_ring): its
-    cycles with --l2 dirty:XMiB less with --l2 cold, in us at the machine's clock."""
-    cold, dirty = r.run("tma_dirty_ring", {L2_START: "cold"}), r.run("tma_dirty_ring", {L2_START: f"dirty:{mib}MiB"})
+def dirty_extra_us(r, mib, defs):
+    """What X MiB of another kernel's stores, left dirty in the L2, add to the dirtystart read (tma_dirty_ring with
+    `defs`): its cycles with --l2 dirty:XMiB less with --l2 cold, in us at the machine's clock."""
+    cold = r.run("tma_dirty_ring", {**defs, L2_START: "cold"})
+    dirty = r.run("tma_dirty_ring", {**defs, L2_START: f"dirty:{mib}MiB"})
     return (dirty["cycles"] - cold["cycles"]) / cold["clock_mhz"]
 
 
@@ -579,15 +580,17 @@ def rows():
     def add(name, fn, how):
         R.append((name, fn, how))
 
-    # another kernel's stores left dirty in the L2 (the dirtystart group's second run, dirtystart2.json: the dirt written by
-    # cudaMemset, "normal", or by a kernel's st.global, "stores"; the loads without a cache hint, which the model has none of)
-    for series in ("normal", "stores"):
+    # another kernel's stores left dirty in the L2 (the dirtystart group's third run, dirtystart3.json: the dirt written by
+    # cudaMemset, "normal", a kernel's st.global, "stores", or TMA stores, "tmastores", all of it alike to the model; and
+    # the memset's read by 16 SMs, "slack16"; the loads without a cache hint, which the model has none of)
+    for series, defs in (("normal", {}), ("stores", {}), ("tmastores", {}), ("slack16", {"CTAS": 16, "ITERS": 264})):
         add(f"dirtystart_{series}_0MiB_span_us",
-            lambda r: (lambda out: out["cycles"] / out["clock_mhz"])(r.run("tma_dirty_ring", {L2_START: "cold"})),
-            "tma_dirty_ring --l2 cold, cycles / the clock in us")
+            lambda r, defs=defs: (lambda out: out["cycles"] / out["clock_mhz"])(r.run("tma_dirty_ring", {**defs, L2_START: "cold"})),
+            f"tma_dirty_ring {' '.join(f'{k}={v}' for k, v in defs.items())} --l2 cold, cycles / the clock in us")
         for mib in (4, 8, 12, 16, 20, 24, 28, 32, 40, 48, 64, 96):
-            add(f"dirtystart_{series}_{mib}MiB_extra_us", lambda r, mib=mib: dirty_extra_us(r, mib),
-                f"tma_dirty_ring, cycles with --l2 dirty:{mib}MiB - with --l2 cold, us at the clock")
+            add(f"dirtystart_{series}_{mib}MiB_extra_us", lambda r, mib=mib, defs=defs: dirty_extra_us(r, mib, defs),
+                f"tma_dirty_ring {' '.join(f'{k}={v}' for k, v in defs.items())}, cycles with --l2 dirty:{mib}MiB - with "
+                "--l2 cold, us at the clock")
 
     # mbarrier
     add("mbar_wake_other_warp_same_wg", lambda r: one_way(r, {"MODE": 1, "WAITER": 1}),
@@ -1038,7 +1041,7 @@ def main():
     # multicast4.json, gpc.json) beside the results file, where the GPU has them.
     for extra in ("store.json", "hierarchy.json", "think.json", "multicast4.json", "multicast_gemm.json", "gpc.json", "pipe.json", "pipe_more.json",
                   "pipe_straight.json", "pipe_sleep.json", "loadlat8.json", "epilogue.json", "loadlat_smooth.json", "oob.json",
-                  "dirtystart2.json"):
+                  "dirtystart3.json"):
         path = os.path.join(os.path.dirname(os.path.abspath(args.results)), extra)
         if os.path.exists(path):
             with open(path) as f:

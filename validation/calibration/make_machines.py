@@ -605,14 +605,16 @@ h100.update(COMBINING)
 h100.update(l2_stores("h100"))
 
 
-DIRTY = ("validation/results/h100/dirtystart.json", "validation/results/h100/dirtystart2.json")
+DIRTY = ("validation/results/h100/dirtystart.json", "validation/results/h100/dirtystart2.json",
+         "validation/results/h100/dirtystart3.json")
 
 
 def l2_dirty_left(capacity_bytes):
     """l2_dirty_left_share, the most of the L2 a kernel's stores leave dirty for the next launch, from the dirtystart
     microbenchmarks (a 132 MiB streaming TMA read after X MiB of another buffer were written, the loads without a cache
     hint): the read takes e(X) longer than without the writes; it grows in proportion to X and then stops growing. Per
-    series (the writes by cudaMemset in both runs, by a kernel's stores in the second): (the level it stops at, the
+    series (the writes by cudaMemset in every run, by a kernel's st.global stores in the second and third, by TMA stores
+    and read by 16 SMs only in the third): (the level it stops at, the
     median of e(X) for X >= 48 MiB) / (the cost per MiB while it grows, a least-squares line through 0 over the X whose
     e(X) is at most 80 % of that level) = the MiB left dirty at most; the share: their median over the L2's capacity."""
     lefts, parts, who = [], [], ""
@@ -621,7 +623,7 @@ def l2_dirty_left(capacity_bytes):
             run = json.load(f)
         who = f"{run['gpu']['name']}, {run['date_utc'][:10]}"
         med = {m["name"]: m["median"] for m in run["measurements"] if m.get("median") is not None}
-        for series in ("normal", "stores"):
+        for series in ("normal", "stores", "tmastores", "slack16"):
             head = f"dirtystart_{series}_"
             pts = sorted((int(n[len(head):-len("MiB_extra_us")]), v) for n, v in med.items()
                          if n.startswith(head) and n.endswith("MiB_extra_us"))
@@ -631,11 +633,13 @@ def l2_dirty_left(capacity_bytes):
             rising = [(x, v) for x, v in pts if v <= 0.8 * level]
             per_mib = sum(x * v for x, v in rising) / sum(x * x for x, _ in rising)
             lefts.append(level / per_mib)
-            parts.append(f"{os.path.basename(path)} {'cudaMemset' if series == 'normal' else 'st.global'}: {per_mib:.3f} us per "
+            how = {"normal": "cudaMemset", "stores": "st.global", "tmastores": "TMA stores", "slack16": "cudaMemset, 16 readers"}
+            parts.append(f"{os.path.basename(path)} {how[series]}: {per_mib:.3f} us per "
                          f"MiB up to {max(x for x, _ in rising)} MiB, {level:.2f} us from 48 MiB on, {lefts[-1]:.1f} MiB")
     left = statistics.median(lefts) * (1 << 20)
     return (round(left / capacity_bytes, 3),
-            f"derived: validation/results/h100/dirtystart*.json (dirtystart_{{normal,stores}}_*MiB_extra_us; {who}): a "
+            f"derived: validation/results/h100/dirtystart*.json (dirtystart_{{normal,stores,tmastores,slack16}}_*MiB_extra_us; "
+            f"{who}): a "
             f"streaming read of 132 MiB after X MiB of another buffer were written takes longer in proportion to X, then "
             f"no longer past about 24 MiB; (that level / the cost per MiB) is what the writes leave dirty at most: "
             f"{'; '.join(parts)}; the median {left / (1 << 20):.1f} MiB over the L2's capacity")

@@ -52,7 +52,8 @@ struct Options {
   // leaves them) or, false, cold (empty).
   bool warm_l2 = true;
   // With warm_l2 false: bytes of another kernel's stores the L2 holds dirty at launch, written back to HBM as the run
-  // evicts them (after a kernel that wrote that much; at most the L2's capacity; 0: none).
+  // evicts them (after a kernel that left that much dirty; at most the machine's l2_dirty_left_share of the L2; 0: none;
+  // as --l2 dirty:BYTES).
   std::int64_t l2_dirty_bytes = 0;
 };
 

@@ -39,8 +39,9 @@ struct RunOptions {
   // What the L2 holds at launch (cache_hbm): warm, every block of the program's tensors when they all fit in it (what a
   // previous launch of the same kernel leaves, as in a benchmark's back-to-back launches); cold, nothing.
   bool warm_l2 = true;
-  // And, with warm_l2 false, blocks of another kernel's stores it holds dirty (what a kernel that wrote this many bytes
-  // leaves: its data is written back to HBM as this launch's blocks evict it); at most the L2's capacity; 0: none.
+  // And, with warm_l2 false, blocks of another kernel's stores it holds dirty (what a kernel that left this many bytes
+  // dirty leaves: they are written back to HBM as this launch's blocks evict them); at most the machine's
+  // l2_dirty_left_share of the L2; 0: none.
   std::int64_t l2_dirty_bytes = 0;
   TraceWriter* trace = nullptr;            // the Chrome trace (an observer the run adds)
   OpLog* op_log = nullptr;                 // the op log (an observer the run adds)

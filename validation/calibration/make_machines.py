@@ -3,16 +3,22 @@
 numbers measured by validation/microbench on the project's H100 (validation/results/h100/microbench.json),
 each with its source tag. Run from the repository root after a new calibration run:
 
-    python3 validation/calibration/make_machines.py
+    python3 validation/calibration/make_machines.py [--out DIR]
 
-A measured value names its measurement as `measured: FILE#NAME (GPU, date)`; tests/models/test_machine.cpp
+(--out DIR: write the three files into DIR instead, e.g. to compare them with the committed ones: CI's
+machine_files_are_current does.) A measured value names its measurement as `measured: FILE#NAME (GPU, date)`; tests/models/test_machine.cpp
 checks that the value equals the measurement's median (rounded) in the committed result file.
 """
+import argparse
 import json
 import statistics
 import os
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_ap = argparse.ArgumentParser(description="Writes the built-in machine files from the committed measurements.")
+_ap.add_argument("--out", default=os.path.join(ROOT, "models", "machines"), help="folder to write them into")
+OUT = os.path.abspath(_ap.parse_args().out)
+os.makedirs(OUT, exist_ok=True)
 RESULTS = "validation/results/h100/microbench.json"
 SPEC = "published: shared/spec/machines.md"
 GUIDE = "published: CUDA C++ Programming Guide 13, compute capability 9.0 table"
@@ -858,6 +864,6 @@ for name, desc, params in [
     if name in HBM_LOADED:
         units["l2"]["hbm_loaded_latency"] = HBM_LOADED[name]
     j = {"name": name, "description": desc, "gpu_names": GPU_NAMES[name], "units": units}
-    with open(os.path.join(ROOT, "models/machines", name + ".json"), "w") as f:
+    with open(os.path.join(OUT, name + ".json"), "w") as f:
         f.write(json.dumps(j, indent=2) + "\n")
-print("wrote models/machines/{h100-sxm,h200,b200}.json")
+print(f"wrote {os.path.relpath(OUT, os.getcwd())}/{{h100-sxm,h200,b200}}.json")

@@ -696,7 +696,8 @@ void run_store_lat1(Ctx& c, Env& e, const Geo& g, bool hbm) {
 
 // resident: every CTA's loads cycle over 4 boxes of its slice and its stores over 128 KB of its region (17 MB of
 // each in all, L2-resident after the first touch): the L2's reads and writes side by side, without HBM.
-void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, int spl, bool coupled, bool resident) {
+void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, int spl, bool coupled, bool resident,
+               const std::string& suffix = "") {
   constexpr int DL = 4, DS = 2;
   const int lrows = 256, lbytes = lrows * kRowBytes;
   const int liters = static_cast<int>((12ll << 20) / lbytes);  // 12 MiB of loads per CTA
@@ -769,7 +770,7 @@ void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, 
   }
   const CheckRes chk = check_stores(c, e, g, ncta, stride, siters, resident ? a.swrap : siters, DS);
   const std::string mode = coupled ? "coupled" : "indep";
-  const std::string base = std::string("hier_store_mixed_") + (resident ? "l2_" : "") + mode + "_" + g.tag;
+  const std::string base = std::string("hier_store_mixed_") + (resident ? "l2_" : "") + mode + "_" + g.tag + suffix;
   const std::string kerr = c.take_err();
   if (!problem.empty() || !kerr.empty()) {
     c.res->fail(base + "_load_gbs", problem + kerr);
@@ -802,7 +803,9 @@ void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, 
       (resident ? "cycling over the first 4 boxes (128 KB) of its own slice of a 2 GiB tensor (L2-resident after the first touch) "
                 : "of its own slice of a 2 GiB tensor ") +
       "(64 x 256 bf16 boxes, 32 KB, 128B swizzle, 4 in flight, one mbarrier per slot; 4 elements of every 16th "
-      "box checked) and TMA-stores the same number of bytes (" + std::to_string(spl) + " store(s) of " +
+      "box checked) and TMA-stores " + (spl * g.bytes() == lbytes ? std::string("the same number of bytes")
+                                        : std::to_string(spl * g.bytes() / 1024) + " KB per 32 KB loaded") +
+      " (" + std::to_string(spl) + " store(s) of " +
       std::to_string(g.box_w) + " x " + std::to_string(g.box_h) + " bf16 (" + std::to_string(g.bytes() / 1024) +
       " KB, " + std::to_string(g.swz) + "B swizzle, tensor of " + std::to_string(g.W) +
       " columns) per load; 2 smem buffers, wait_group.read 1 before reuse) " +
@@ -822,6 +825,35 @@ void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, 
 }
 
 }  // namespace
+
+// Group "wbmix": how much a byte written to HBM costs beside reads, by the share of writes. The mixed load + store
+// run (run_mixed, HBM source and destination, all SMs) with 8 KB stores, 1 and 2 per 32 KB load (a fifth and a third
+// of the bytes written), and 32 KB stores, 1 per load (half), coupled and independent, in one session; with the HBM
+// rate R and a written byte costing c read bytes, a mix of L loaded and S stored bytes takes (L + c S) / R.
+void bench_store_mix(Ctx& c) {
+  CK(cudaFuncSetAttribute(k_mixed<4, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kStDyn));
+  const size_t per_cta_stream = 16ull << 20;
+  Env e;
+  DevBuf<uint16_t> dst(static_cast<size_t>(c.sm_count) * per_cta_stream / 2 + (1u << 20));
+  e.dst = dst.p;
+  e.dst_bytes = dst.n * 2;
+  DevBuf<uint4> clean((256ull << 20) / 16);
+  e.clean = clean.p;
+  e.clean_bytes = clean.n * 16;
+  CK(cudaMemset(clean.p, 0x5A, e.clean_bytes));
+  DevBuf<unsigned> sink(1);
+  e.sink = sink.p;
+  DevBuf<unsigned long long> cnt(2);
+  e.cnt = cnt.p;
+  c.reset_err();
+  const Geo box32{"box32KB", 64, 256, 128, 64}, box8{"box8KB", 64, 64, 128, 64};
+  const PatternTensor big(c, 2ull << 30);
+  for (int coupled = 0; coupled < 2; ++coupled) {
+    run_mixed(c, e, big.p, big.rows, box8, 1, coupled == 1, false, "_spl1");
+    run_mixed(c, e, big.p, big.rows, box8, 2, coupled == 1, false, "_spl2");
+    run_mixed(c, e, big.p, big.rows, box32, 1, coupled == 1, false, "_spl1");
+  }
+}
 
 void bench_hier_store(Ctx& c) {
   const auto t0 = std::chrono::steady_clock::now();

@@ -141,6 +141,7 @@ void bench_hierarchy(Ctx& c);
 void bench_dirty_start(Ctx& c);  // dirtystart_*: a streaming read after another kernel's stores left the L2 dirty
 void bench_cluster_start(Ctx& c);  // hier_launch_cluster*_fit_* (group "clusterstart": launch cost by cluster size)
 void bench_hier_store(Ctx& c);  // hier_store_* (group "hierarchy"; --only store or hierarchy)
+void bench_store_mix(Ctx& c);  // hier_store_mixed_*_spl*: a written byte's cost beside reads by the share of writes (group "wbmix")
 void bench_l2_combine(Ctx& c);  // l2_combine_* (group "combine": request combining vs the time between readers)
 void bench_l2_smpairs(Ctx& c);  // l2_smpairs_* (group "smpairs": request combining by SM id)
 void bench_l2_block_edge(Ctx& c);  // l2_edge_* (group "blockedge": CTA pairs across aligned blocks of 16)

@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
     else if (a == "--only" && i + 1 < argc)
       only = argv[++i];
     else if (a == "-h" || a == "--help") {
-      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,blockedge,smlat,clusteredge,clusterstart,dirtystart,segments,astream,burst,think,pipe,loadlat,smemport,issue,l1,multicast,gpc,epilogue,oob,sharing] (pipe_more, pipe_straight, pipe_timeline, pipe_sleep, multicast_gemm, loadlat_smooth: parts of a group alone)\n", argv[0]);
+      std::printf("usage: %s [--out FILE] [--quick] [--only mbarrier,tma,wgmma,sync,memory,launch,atomics,hierarchy,store,combine,smpairs,blockedge,smlat,clusteredge,clusterstart,dirtystart,wbmix,segments,astream,burst,think,pipe,loadlat,smemport,issue,l1,multicast,gpc,epilogue,oob,sharing] (pipe_more, pipe_straight, pipe_timeline, pipe_sleep, multicast_gemm, loadlat_smooth: parts of a group alone)\n", argv[0]);
       return 0;
     } else {
       std::fprintf(stderr, "unknown argument %s\n", a.c_str());
@@ -218,7 +218,7 @@ int main(int argc, char** argv) {
       {"mbarrier", bench_mbarrier}, {"tma", bench_tma},       {"wgmma", bench_wgmma},
       {"sync", bench_sync},         {"memory", bench_memory}, {"launch", bench_launch},
       {"atomics", bench_atomics},   {"hierarchy", bench_hierarchy}, {"store", bench_hier_store},
-      {"combine", bench_l2_combine}, {"smpairs", bench_l2_smpairs}, {"blockedge", bench_l2_block_edge}, {"smlat", bench_l2_sm_latency}, {"clusteredge", bench_l2_cluster_edge}, {"clusterstart", bench_cluster_start}, {"dirtystart", bench_dirty_start},
+      {"combine", bench_l2_combine}, {"smpairs", bench_l2_smpairs}, {"blockedge", bench_l2_block_edge}, {"smlat", bench_l2_sm_latency}, {"clusteredge", bench_l2_cluster_edge}, {"clusterstart", bench_cluster_start}, {"dirtystart", bench_dirty_start}, {"wbmix", bench_store_mix},
       {"segments", bench_hbm_segments}, {"astream", bench_hbm_astream}, {"burst", bench_hbm_burst}, {"think", bench_think}, {"pipe", bench_pipe}, {"loadlat", bench_loadlat}, {"smemport", bench_smem_port},
       {"issue", bench_issue},       {"l1", bench_l1},             {"multicast", bench_multicast}, {"gpc", bench_gpc}, {"epilogue", bench_epilogue}, {"oob", bench_tma_oob}, {"sharing", bench_tma_sharing},
   };

@@ -479,16 +479,17 @@ def k1_kernel_predictions(smpipe, ex):
 
         def view(k, d):  # the problem as the kernel's view has it (cuBLAS's: M and N swapped)
             return dict(d, M=d["N"], N=d["M"]) if kern[k]["view"] == "cublas" else d
-        jobs = [fused + ((),)] + [(k, MODELS[kern[k]["schedule"]],
-                                   dict(view(k, d), **{a: kern[k][a] for a in ("TILE_M", "TILE_N", "TILE_K", "STAGES", "CLUSTER_M", "CLUSTER_N")}), ())
-                                  for k, d in gemms]
+        # Each job: its key, the kernel whose measured clock it runs at, the model, its -D params and further options.
+        jobs = [fused[:1] + fused + ((),)] + [(k, k, MODELS[kern[k]["schedule"]],
+                                               dict(view(k, d), **{a: kern[k][a] for a in ("TILE_M", "TILE_N", "TILE_K", "STAGES", "CLUSTER_M", "CLUSTER_N")}), ())
+                                              for k, d in gemms]
         # GEMM0 as the round-robin runs it, after GEMM1's call: the L2 holds none of its tensors but GEMM1's stores of D
         # (M x N1 bf16), dirty (--l2 dirty: at most the share of the L2 a kernel leaves dirty, l2_dirty_left_share).
         entry["gemm1_d_bytes"] = q["M"] * q["N1"] * 2
-        jobs.append(("gemm0_after_gemm1", jobs[1][1], jobs[1][2], ("--l2", f'dirty:{entry["gemm1_d_bytes"]}')))
+        jobs.append(("gemm0_after_gemm1",) + jobs[1][1:4] + (("--l2", f'dirty:{entry["gemm1_d_bytes"]}'),))
         for key, mode in (("at_ncu_clock", None), ("at_sustained_clock", "sustained")):
-            res = list(ex.map(lambda j: run_model(smpipe, j[1], gpu, j[2], None if mode else kern[j[0].split("_")[0]]["ncu_clock_mhz"],
-                                                  mode, j[3]), jobs))
+            res = list(ex.map(lambda j: run_model(smpipe, j[2], gpu, j[3], None if mode else kern[j[1]]["ncu_clock_mhz"], mode, j[4]),
+                              jobs))
             bad = [j[0] for j, r in zip(jobs, res) if "error" in r or r["outcome"] != "finished"]
             if bad:
                 entry[key] = {"error": f'{", ".join(bad)}: ' + "; ".join(r.get("error", r.get("outcome", "")) for r in res if "error" in r or r.get("outcome") != "finished")}

@@ -420,6 +420,28 @@ struct Env {
   unsigned long long* cnt = nullptr;  // check counters
 };
 
+// The buffers an Env points at, owned: a destination for every SM's 16 MiB store stream (and 1 MiB more), the 256 MiB
+// read that cleans the L2, the sink and the check counters.
+constexpr size_t kPerCtaStream = 16ull << 20;
+struct EnvBuffers {
+  DevBuf<uint16_t> dst;
+  DevBuf<uint4> clean;
+  DevBuf<unsigned> sink{1};
+  DevBuf<unsigned long long> cnt{2};
+  Env env;
+  explicit EnvBuffers(Ctx& c)
+      : dst(static_cast<size_t>(c.sm_count) * kPerCtaStream / 2 + (1u << 20)), clean((256ull << 20) / 16) {
+    env.dst = dst.p;
+    env.dst_bytes = dst.n * 2;
+    env.clean = clean.p;
+    env.clean_bytes = clean.n * 16;
+    CK(cudaMemset(clean.p, 0x5A, env.clean_bytes));
+    env.sink = sink.p;
+    env.cnt = cnt.p;
+    c.reset_err();
+  }
+};
+
 // Rows of the destination tensor that hold boxes [0, nboxes) of geometry g.
 uint64_t rows_for(const Geo& g, long long nboxes) {
   const long long bands = (nboxes + g.bpr() - 1) / g.bpr();
@@ -832,20 +854,8 @@ void run_mixed(Ctx& c, Env& e, uint16_t* big, long long big_rows, const Geo& g, 
 // rate R and a written byte costing c read bytes, a mix of L loaded and S stored bytes takes (L + c S) / R.
 void bench_store_mix(Ctx& c) {
   CK(cudaFuncSetAttribute(k_mixed<4, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kStDyn));
-  const size_t per_cta_stream = 16ull << 20;
-  Env e;
-  DevBuf<uint16_t> dst(static_cast<size_t>(c.sm_count) * per_cta_stream / 2 + (1u << 20));
-  e.dst = dst.p;
-  e.dst_bytes = dst.n * 2;
-  DevBuf<uint4> clean((256ull << 20) / 16);
-  e.clean = clean.p;
-  e.clean_bytes = clean.n * 16;
-  CK(cudaMemset(clean.p, 0x5A, e.clean_bytes));
-  DevBuf<unsigned> sink(1);
-  e.sink = sink.p;
-  DevBuf<unsigned long long> cnt(2);
-  e.cnt = cnt.p;
-  c.reset_err();
+  EnvBuffers bufs(c);
+  Env& e = bufs.env;
   const Geo box32{"box32KB", 64, 256, 128, 64}, box8{"box8KB", 64, 64, 128, 64};
   const PatternTensor big(c, 2ull << 30);
   for (int coupled = 0; coupled < 2; ++coupled) {
@@ -866,20 +876,8 @@ void bench_hier_store(Ctx& c) {
   CK(cudaFuncSetAttribute(k_store_lat1, cudaFuncAttributeMaxDynamicSharedMemorySize, kStDyn));
   CK(cudaFuncSetAttribute(k_mixed<4, 2>, cudaFuncAttributeMaxDynamicSharedMemorySize, kStDyn));
 
-  const size_t per_cta_stream = 16ull << 20;
-  Env e;
-  DevBuf<uint16_t> dst(static_cast<size_t>(c.sm_count) * per_cta_stream / 2 + (1u << 20));
-  e.dst = dst.p;
-  e.dst_bytes = dst.n * 2;
-  DevBuf<uint4> clean((256ull << 20) / 16);
-  e.clean = clean.p;
-  e.clean_bytes = clean.n * 16;
-  CK(cudaMemset(clean.p, 0x5A, e.clean_bytes));
-  DevBuf<unsigned> sink(1);
-  e.sink = sink.p;
-  DevBuf<unsigned long long> cnt(2);
-  e.cnt = cnt.p;
-  c.reset_err();
+  EnvBuffers bufs(c);
+  Env& e = bufs.env;
 
   const Geo geos[3] = {
       {"box32KB", 64, 256, 128, 64},    // contiguous 32 KB
@@ -894,7 +892,7 @@ void bench_hier_store(Ctx& c) {
           RingCfgS cfg{g, D, n, 0, 0, 3, hbm == 1};
           const int bytes = g.bytes();
           // per CTA: l2 8 MiB per rep; hbm 16 MiB (all SMs, 2.1 GB) or 64 MiB (one SM: more than L2 holds)
-          const size_t per_cta = hbm ? (n == 1 ? (64ull << 20) : per_cta_stream) : (8ull << 20);
+          const size_t per_cta = hbm ? (n == 1 ? (64ull << 20) : kPerCtaStream) : (8ull << 20);
           cfg.iters = static_cast<int>(per_cta / bytes);
           cfg.region = hbm ? cfg.iters : 128 * 1024 / bytes;
           const std::string tag = std::string(hbm ? "hbm_" : "l2_") + g.tag + "_d" + std::to_string(D) +

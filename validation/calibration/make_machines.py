@@ -615,7 +615,7 @@ DIRTY = ("validation/results/h100/dirtystart.json", "validation/results/h100/dir
          "validation/results/h100/dirtystart3.json")
 
 
-def l2_dirty_left(capacity_bytes):
+def l2_dirty_left(capacity_bytes, paths=DIRTY):
     """l2_dirty_left_share, the most of the L2 a kernel's stores leave dirty for the next launch, from the dirtystart
     microbenchmarks (a 132 MiB streaming TMA read after X MiB of another buffer were written, the loads without a cache
     hint): the read takes e(X) longer than without the writes; it grows in proportion to X and then stops growing. Per
@@ -624,7 +624,7 @@ def l2_dirty_left(capacity_bytes):
     median of e(X) for X >= 48 MiB) / (the cost per MiB while it grows, a least-squares line through 0 over the X whose
     e(X) is at most 80 % of that level) = the MiB left dirty at most; the share: their median over the L2's capacity."""
     lefts, parts, who = [], [], ""
-    for path in DIRTY:
+    for path in paths:
         with open(os.path.join(ROOT, path)) as f:
             run = json.load(f)
         who = f"{run['gpu']['name']}, {run['date_utc'][:10]}"
@@ -644,7 +644,7 @@ def l2_dirty_left(capacity_bytes):
                          f"MiB up to {max(x for x, _ in rising)} MiB, {level:.2f} us from 48 MiB on, {lefts[-1]:.1f} MiB")
     left = statistics.median(lefts) * (1 << 20)
     return (round(left / capacity_bytes, 3),
-            f"derived: validation/results/h100/dirtystart*.json (dirtystart_{{normal,stores,tmastores,slack16}}_*MiB_extra_us; "
+            f"derived: {os.path.dirname(paths[0])}/dirtystart*.json (dirtystart_{{normal,stores,tmastores,slack16}}_*MiB_extra_us; "
             f"{who}): a "
             f"streaming read of 132 MiB after X MiB of another buffer were written takes longer in proportion to X, then "
             f"no longer past about 24 MiB; (that level / the cost per MiB) is what the writes leave dirty at most: "

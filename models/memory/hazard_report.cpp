@@ -59,6 +59,12 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
   const Warp& pw = sim_.warp(prior.warp);
   int now_index = sim_.warp(now.warp).index;
   if (prior.part != 0 && !landed(prior)) {
+    // A read still in flight when the writer went on: when the phase that let the writer go on completed without any
+    // of the reader's arrivals, though its role releases the buffer on that barrier, the count is the likelier cause
+    // (the reader would have released it later, after its covering wait).
+    if (now.write && !prior.write)
+      if (std::string note = count_note(prior, now); !note.empty())
+        return fmt::format("warp {}'s read was still in flight (before its covering wait); {}", pw.index, note);
     switch (prior.via) {
       case Via::kTmaLoad:
       case Via::kClcResponse:
@@ -256,7 +262,14 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
   for (const auto& d : p.roles[rw.role].ops)
     releases = releases || (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl)));
   const std::uint32_t mask = mb.last_phase_arrivers(bc, bf);
-  if (!releases || mask == 0 || (mask & (1u << rw.index)) != 0) return "";
+  // The warps whose arrival would have released the read: a wgmma's, any of its warpgroup (each waits for the group).
+  std::uint32_t readers = 1u << rw.index;
+  if (prior.via == Via::kWgmma) {
+    const int first = rw.index / isa::kWarpsPerWarpgroup * isa::kWarpsPerWarpgroup;
+    readers = 0;
+    for (int i = first; i < first + isa::kWarpsPerWarpgroup && i < 32; ++i) readers |= 1u << i;
+  }
+  if (!releases || mask == 0 || (mask & readers) != 0) return "";
   std::vector<int> warps;
   for (int i = 0; i < 32; ++i)
     if (mask & (1u << i)) warps.push_back(i);

@@ -802,6 +802,57 @@ kernel m warps=12 {{
   CHECK_THAT(early.diagnosis->message, Catch::Contains("after that wait, not before it") && !Catch::Contains("(count"));
 }
 
+TEST_CASE("hazards: a WAR with the read still in flight names the count when no reader warp arrived in the phase",
+          "[hazards][mbarrier]") {
+  // The same ring with CUTLASS's release of the previous stage after `wgmma.wait 1`: with count 128 the producer refills a
+  // stage while the other warpgroup has not reached the wait that covers its read (the read is still in flight), and
+  // none of that warpgroup's warps arrived in the phase: the count is named, not a missing wait. Releasing the stage
+  // being read before its wait (the count right) is the missing wait, and the report keeps saying so.
+  auto prog = [](int count, bool early) {
+    return fmt::format(R"(
+kernel m warps=12 {{
+  mbarrier full[4] count=1
+  mbarrier empty[4] count={}
+  smem sA[4] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {{
+    elect {{
+      for k in 0..16 {{
+        let s = k % 4
+        wait empty[s] parity=((k / 4) & 1) ^ 1
+        arrive.expect_tx full[s] tx=16K
+        tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s]
+      }}
+    }}
+  }}
+  warpgroups 1..3 consumer {{
+    for k in 0..16 {{
+      let s = k % 4
+      wait full[s] parity=(k / 4) & 1
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[s] b=sA[s] count=4
+      wgmma.commit
+      {}
+    }}
+    wgmma.wait 0
+    arrive empty[3]
+  }}
+}}
+)",
+                       count, early ? "arrive empty[s]\n      wgmma.wait 1" : "if k > 0 {\n        wgmma.wait 1\n        arrive empty[(k - 1) % 4]\n      }");
+  };
+  CHECK(run_text(prog(256, false)).outcome == Outcome::kFinished);
+  auto low = run_text(prog(128, false));
+  REQUIRE(hazard(low));
+  CHECK(title(low) == "buffer overwritten while still read (WAR)");
+  CHECK_THAT(low.diagnosis->message, Catch::Contains("read was still in flight (before its covering wait); warp") &&
+                                         Catch::Contains("completed with the arrivals of warps") && Catch::Contains("(count 128)"));
+  auto early = run_text(prog(256, true));
+  REQUIRE(hazard(early));
+  CHECK_THAT(early.diagnosis->message, Catch::Contains("`wgmma.wait N` that covers it must come before the barrier arrive") &&
+                                           !Catch::Contains("(count"));
+}
+
 TEST_CASE("hazards: a read after the reader released the buffer and the writer refilled it says so", "[hazards][tma]") {
   // The consumer observes phase 0, then reads after (or before) its release; the producer refills the buffer as phase 1.
   auto prog = [](bool read_first) {

@@ -115,6 +115,7 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                            "covering its group, or `cp.async.arrive` on a barrier that is waited for)",
                            pw.index);
       case Via::kTmemMma:
+        if (std::string note = commit_note(prior, now); !note.empty()) return note;
         return fmt::format("the tensor cores write the accumulator until a later `umma.commit` of warp {} lands on a "
                            "barrier (tcgen05.commit); warp {} must wait on that barrier's phase (the accumulator's 'full' "
                            "barrier) before touching these columns",
@@ -279,6 +280,42 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
                      "arrived, so the writer went on while warp {} still read. More threads arrive on {} per phase than its "
                      "count (the arrivals of all the warps that release a stage), or those warps release different phases",
                      rw.index, name, name, sim_.warp(now.warp).index, fmt::join(warps, ","), mb.count_of(bc, bf), rw.index, name);
+}
+
+std::string HazardUnit::commit_note(const Rec& prior, const Rec& now) const {
+  if (now.warp >= last_acquired_.size()) return "";
+  auto [bc, bf] = last_acquired_[now.warp];
+  if (bc == kNone || bf == kNone) return "";
+  auto [sw, sop] = mbar_->last_phase_signal(bc, bf);
+  if (sw == ~0u) return "";
+  const auto& p = sim_.program();
+  const Warp& mw = sim_.warp(prior.warp);
+  const Warp& signaller = sim_.warp(sw);
+  const isa::OpDesc& sd = sim_.op_of(signaller, sop);
+  const isa::OpDesc& mma = sim_.op_of(mw, prior.op);
+  const std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);
+  const int now_index = sim_.warp(now.warp).index;
+  if (sd.kind == isa::OpKind::kUmmaCommit && sw == prior.warp && sd.loc.file == mma.loc.file && sd.loc.line < mma.loc.line)
+    // The MMA's write is still in flight, so no commit of its thread after it has landed: the commit that completed the
+    // phase came before it, and it stands before the MMA in the code (one after it would be an earlier tile's: a stale
+    // parity, which other notes name).
+    return fmt::format("warp {} did wait on {}, whose latest phase was completed by '{}' at line {} (warp {}), but warp {} "
+                       "issued that commit before this umma (line {}): a `umma.commit` tracks only the tcgen05 ops its thread "
+                       "issued before it (tcgen05.commit). Commit to {} after the tile's last umma",
+                       now_index, name, sd.text, sd.loc.line, signaller.index, mw.index, mma.loc.line, name);
+  if (sd.kind != isa::OpKind::kArrive) return "";
+  std::vector<std::string> commits;  // where the MMA's role commits instead
+  for (const isa::OpDesc& d : p.roles[mw.role].ops)
+    if (d.kind == isa::OpKind::kUmmaCommit) commits.push_back(fmt::format("'{}' at line {}", d.text, d.loc.line));
+  return fmt::format("warp {} did wait on {}, whose latest phase was completed by the plain '{}' at line {} (warp {}): an "
+                     "mbarrier arrive orders nothing of the tensor cores' work, which is complete only at a `umma.commit` of "
+                     "warp {} after the umma{}. Complete {} with `umma.commit {}` after the tile's last umma instead of the "
+                     "arrive",
+                     now_index, name, sd.text, sd.loc.line, signaller.index, mw.index,
+                     commits.empty() ? std::string()
+                                     : fmt::format(" (its commits: {}, none on a barrier warp {} waited on last)",
+                                                   fmt::join(commits, ", "), now_index),
+                     name, name);
 }
 
 std::string HazardUnit::named_note(const Rec& prior, const Rec& now) const {

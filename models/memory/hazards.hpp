@@ -344,6 +344,9 @@ class HazardUnit : public Unit {
   // A WAR's note when the writer's latest wait returned on a phase that the reader's arrivals, which its role makes on
   // that barrier, were not part of (a count below the arrivals per phase); empty otherwise.
   std::string count_note(const Rec& prior, const Rec& now) const;
+  // An accumulator write still in flight for a reader that did wait on a barrier: when that barrier's latest phase was
+  // completed by a plain arrive, or by a umma.commit the MMA's thread issued before the MMA, the words that say so.
+  std::string commit_note(const Rec& prior, const Rec& now) const;
   std::vector<std::uint32_t> parts_free_;
 };
 

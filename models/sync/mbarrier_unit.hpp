@@ -57,6 +57,10 @@ class MbarrierUnit : public Unit {
   // its declaration and its count.
   std::uint32_t last_phase_arrivers(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].last_arrive_mask[flat]; }
   std::uint32_t decl_of(std::uint32_t flat) const { return decl_[flat]; }
+  // The arrival that completed the latest phase of element `flat` of CTA slot `cta`: (warp id, op); ~0u: none yet.
+  std::pair<std::uint32_t, std::uint32_t> last_phase_signal(std::uint32_t cta, std::uint32_t flat) const {
+    return ctas_[cta].phase_signal[flat];
+  }
   std::int64_t count_of(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].barriers[flat].expected(); }
   // Reports: when warp `warp_id`'s latest passing wait (or test_wait that returned 1) passed a barrier that had completed
   // no phase, with parity 1 (the phase before phase 0, which counts as complete: it returns at once), that barrier

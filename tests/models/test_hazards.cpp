@@ -516,6 +516,87 @@ kernel k warps=8 {{
                  Catch::Contains("on the barrier the MMA's umma.commit arrives on, before its tmem.ld"));
 }
 
+TEST_CASE("hazards: an accumulator read after a wait whose phase no later commit completed says which op did",
+          "[hazards][tmem]") {
+  // Two tiles of four k-blocks; the epilogue waits on acc_full each tile. Sound: `umma.commit acc_full` after the tile's
+  // last umma. Broken: the commit issued before that umma (it does not track it), or acc_full completed by a plain
+  // arrive with the tile's commit sent elsewhere. Either way the epilogue did wait: the report names the op that
+  // completed the phase it observed, not a missing wait.
+  auto prog = [](const char* before, const char* after) {
+    return fmt::format(R"(
+kernel k warps=8 {{
+  mbarrier full[2] count=1
+  mbarrier empty[2] count=1
+  mbarrier acc_full count=1
+  mbarrier acc_empty count=128
+  mbarrier other count=1
+  smem sA[2] bytes=16K
+  smem sB[2] bytes=16K
+  warp 0 producer {{
+    elect {{
+      for i in 0..8 {{
+        let s = i % 2
+        wait empty[s] parity=((i / 2) & 1) ^ 1
+        arrive.expect_tx full[s] tx=32K
+        tma.load bytes=16K dst=sA[s] bar=full[s]
+        tma.load bytes=16K dst=sB[s] bar=full[s]
+      }}
+    }}
+  }}
+  warp 1 mma {{
+    tmem.alloc cols=256 -> acc
+    tmem.relinquish
+    bar.arrive 1 threads=160
+    let i = 0
+    for t in 0..2 {{
+      wait acc_empty parity=(t & 1) ^ 1
+      for k in 0..4 {{
+        let s = i % 2
+        wait full[s] parity=(i / 2) & 1
+        elect {{
+          {}
+          umma m128n256k16 kind=f16 a=sA[s] b=sB[s] count=4 tmem=acc
+          umma.commit empty[s]
+        }}
+        let i = i + 1
+      }}
+      elect {{
+        {}
+      }}
+    }}
+    wait acc_empty parity=1
+    tmem.dealloc acc cols=256
+  }}
+  warpgroup 1 epilogue {{
+    bar.sync 1 threads=160
+    for t in 0..2 {{
+      wait acc_full parity=t & 1
+      tmem.ld 32x32b.x128 tmem=0
+      tmem.ld 32x32b.x128 tmem=128
+      tmem.wait ld
+      arrive acc_empty
+    }}
+  }}
+}}
+)",
+                       before, after);
+  };
+  auto ok = run_text(prog("let z = 0", "umma.commit acc_full"), "b200");
+  INFO((ok.diagnosis ? ok.diagnosis->message : std::string()));
+  CHECK(ok.outcome == Outcome::kFinished);
+  auto early = run_text(prog("if k == 3 { umma.commit acc_full }", "umma.commit other"), "b200");
+  REQUIRE(hazard(early));
+  CHECK(title(early) == "read before the write is complete (RAW)");
+  CHECK_THAT(early.diagnosis->message, Catch::Contains("warp 4 did wait on acc_full, whose latest phase was completed by "
+                                                       "'umma.commit acc_full' at line 32 (warp 1), but warp 1 issued that "
+                                                       "commit before this umma (line 33)"));
+  auto plain = run_text(prog("let z = 0", "umma.commit other\n        arrive acc_full"), "b200");
+  REQUIRE(hazard(plain));
+  CHECK_THAT(plain.diagnosis->message, Catch::Contains("completed by the plain 'arrive acc_full' at line 40 (warp 1)") &&
+                                           Catch::Contains("(its commits: 'umma.commit empty[s]' at line 34, 'umma.commit "
+                                                           "other' at line 39, none on a barrier warp 4 waited on last)"));
+}
+
 TEST_CASE("hazards: an accumulator write partly superseded still completes with later commits", "[hazards][tmem]") {
   // The first MMA writes columns 0..255, the second only 0..127: the first write's columns 128..255 are still
   // its own, and the commit to acc_full (after both) orders them too. Reading them before acc_full is observed

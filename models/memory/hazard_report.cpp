@@ -89,7 +89,8 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                                now_index, name, prior.bar_cta == cta ? "" : " (of another CTA)", prior.issue_phase, name,
                                prior.via == Via::kClcResponse
                                    ? "a CLC response brings 16 bytes: `arrive.expect_tx ... tx=16` on its barrier before `clc.try_cancel`"
-                                   : "every box of the stage, the slices peers multicast into this CTA included");
+                                   : "every box of the stage, the slices peers multicast into this CTA included") +
+                   mbar_->stage_mismatch_words(pw.cta, prior.bar);
           }
         }
         return fmt::format("that write is still in flight: it completes with the phase of {}{} its complete_tx lands in, and "

@@ -76,6 +76,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
   c.stale.clear();
   c.left_out.clear();
+  c.mismatches.clear();
   c.observed.assign(n, 1);
   sim_.reset_warps(exit_cycle_, slot);
   sim_.reset_warps(before_phase0_, slot);
@@ -552,6 +553,39 @@ void MbarrierUnit::note_left_out(std::uint32_t slot, std::uint32_t flat, std::ui
   if (here < 8) v.push_back({flat, warp_id, op, mask});
 }
 
+void MbarrierUnit::note_stage_mismatch(std::uint32_t slot, std::uint32_t flat, std::uint32_t dst, std::uint32_t warp_id,
+                                       std::uint32_t op) {
+  auto& v = ctas_[slot].mismatches;
+  for (const auto& m : v)
+    if (m.flat == flat && m.dst == dst && m.op == op) return;
+  if (v.size() < 8) v.push_back({flat, dst, warp_id, op});
+}
+
+std::string MbarrierUnit::stage_mismatch_words(std::uint32_t slot, std::uint32_t flat) const {
+  if (slot >= ctas_.size() || ctas_[slot].mismatches.empty()) return "";
+  const auto& p = sim_.program();
+  const isa::ElementLayout& bl = p.mbarrier_layout;
+  const std::uint32_t decl = bl.decl_of(flat), index = flat - bl.base[decl];
+  // Per op: its first such load, and how many more it made.
+  std::vector<std::pair<const CtaBarriers::Mismatch*, int>> ops;
+  for (const auto& m : ctas_[slot].mismatches) {
+    const std::uint32_t sd = p.smem_layout.decl_of(m.dst);
+    if (m.flat != flat && !(bl.decl_of(m.flat) == decl && m.dst - p.smem_layout.base[sd] == index)) continue;
+    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first->warp == m.warp && o.first->op == m.op; });
+    if (it == ops.end()) ops.emplace_back(&m, 0);
+    else ++it->second;
+  }
+  if (ops.empty()) return "";
+  std::vector<std::string> said;
+  for (const auto& [m, more] : ops) {
+    const isa::OpDesc& d = sim_.op_of(sim_.warp(m->warp), m->op);
+    said.push_back(fmt::format("'{}' (line {}) loaded into {} but completes on {}{}", d.text, d.loc.line,
+                               p.smem_layout.element_name(p.smems, m->dst), barrier_name(m->flat),
+                               more > 0 ? fmt::format(" (and {} more such load{})", more, more > 1 ? "s" : "") : ""));
+  }
+  return fmt::format(". Note: {}: does each load name its own stage's barrier (bar=)?", fmt::join(said, "; "));
+}
+
 std::pair<std::uint32_t, std::uint32_t> MbarrierUnit::passed_before_phase0(std::uint32_t warp_id) const {
   return warp_id < before_phase0_.size() ? before_phase0_[warp_id] : std::pair{~0u, 0u};
 }
@@ -789,7 +823,7 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                                           : fmt::format("the tx= of {}{}", fmt::join(expecters, ", "),
                                                         from_pipeline ? " (a pipeline statement's comes from its pipeline's tx=)" : ""),
                         peers.empty() ? "" : fmt::format(". Peers whose multicast copies may land here: {}", fmt::join(peers, "; ")),
-                        left_out_words(w.cta, w.wait_obj)));
+                        left_out_words(w.cta, w.wait_obj) + stage_mismatch_words(w.cta, w.wait_obj)));
   } else if (signalers.empty() && exited.empty()) {
     // Ops that do signal the barrier, but of other CTAs only (their bar_cta= or multicast mask leaves this one out).
     std::vector<std::string> elsewhere;

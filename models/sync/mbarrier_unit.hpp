@@ -70,6 +70,13 @@ class MbarrierUnit : public Unit {
   // A multicast TMA load by warp `warp_id` (op `op`) completing on element `flat` with mask `mask` that leaves CTA slot
   // `slot` of its cluster out (reports: a stuck tx-count in that CTA names it).
   void note_left_out(std::uint32_t slot, std::uint32_t flat, std::uint32_t warp_id, std::uint32_t op, std::int64_t mask);
+  // A TMA load by warp `warp_id` (op `op`) into element `dst` of an smem array that completes on element `flat` of an
+  // mbarrier array of the same length at another index (sA[1] with bar=full[0]): legal, but a ring's stages usually
+  // pair buffer i with barrier i. Kept per CTA (a few): reports of that barrier's stages name it.
+  void note_stage_mismatch(std::uint32_t slot, std::uint32_t flat, std::uint32_t dst, std::uint32_t warp_id, std::uint32_t op);
+  // The words for element `flat`'s reports: the loads that named it for another stage's buffer, or that loaded into
+  // its stage's buffer but named another element of it ("" when none did).
+  std::string stage_mismatch_words(std::uint32_t slot, std::uint32_t flat) const;
   // A signal that lands at `at` (never earlier than now).
   void send(Cycle at, const Signal& s);
   // A signal applied now, by warp `s.warp` at its op `s.op` (target checked to be alive).
@@ -112,6 +119,10 @@ class MbarrierUnit : public Unit {
       std::int64_t mask;
     };
     std::vector<LeftOut> left_out;
+    struct Mismatch {
+      std::uint32_t flat, dst, warp, op;
+    };
+    std::vector<Mismatch> mismatches;  // note_stage_mismatch
     std::vector<std::uint32_t> passed_waits;  // waits on the element that returned (for deadlock hints)
     std::vector<std::uint32_t> test_passes;   // test_waits on the element that returned 1 (the same)
     // Whether a wait or test_wait observed the latest completed phase (or warps were blocked on it).

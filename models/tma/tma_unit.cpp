@@ -87,6 +87,19 @@ void TmaUnit::connect() {
   hazards_ = &sim_.find<HazardUnit>();
 }
 
+// A load into stage i of an smem array that completes on another element of an mbarrier array of the same length (the
+// reports of that barrier's stages name it: mbarrier_unit's stage_mismatch_words).
+void TmaUnit::note_stage(const OpContext& ctx, std::uint32_t bar, std::uint32_t dst) {
+  const isa::Program& p = sim_.program();
+  const std::uint32_t sd = p.smem_layout.decl_of(dst), bd = p.mbarrier_layout.decl_of(bar);
+  const isa::SmemDecl& s = p.smems[sd];
+  const isa::MbarrierDecl& b = p.mbarriers[bd];
+  if (!s.array || !b.array || s.size != b.size || s.size < 2) return;
+  if (dst - p.smem_layout.base[sd] == bar - p.mbarrier_layout.base[bd]) [[likely]]
+    return;
+  mbar_->note_stage_mismatch(ctx.cta_slot(), bar, dst, ctx.warp_id, ctx.op);
+}
+
 OpResult TmaUnit::execute(OpContext& ctx) {
   const Machine& m = sim_.machine();
   const isa::OpDesc& d = ctx.desc;
@@ -101,6 +114,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
         ctx.ub("bad bulk copy size", fmt::format("tma.load of {} bytes: must be a positive multiple of 16", bytes));
       std::uint32_t f = ctx.barrier(Attr::kBar);
       std::uint32_t dst = ctx.smem(Attr::kDst);
+      note_stage(ctx, f, dst);
       std::int64_t mask = ctx.present(Attr::kMulticast) ? ctx.value(Attr::kMulticast) : 0;
       Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), mask);
       if (mask != 0) {  // the cluster's CTAs it leaves out (reports of a stuck tx-count there)

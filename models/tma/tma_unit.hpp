@@ -36,6 +36,7 @@ class TmaUnit : public Unit, private Landing {
     // complete only by a covering wait, whatever the timing.
     HazardUnit::Groups reads;
   };
+  void note_stage(const OpContext& ctx, std::uint32_t bar, std::uint32_t dst);
 
   // A load whose data is on its way through the memory: what it signals when it lands (landed()).
   struct PendingLoad {

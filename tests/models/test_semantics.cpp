@@ -1120,6 +1120,60 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {{
   CHECK(said);
 }
 
+TEST_CASE("deadlock: a tx-count stuck because a stage's load names another stage's barrier says so",
+          "[semantics][mbarrier][tma]") {
+  // A ring of two stages: each load into sA[s] should complete on full[s]. With bar=full[0] the second stage's bytes
+  // complete on full[0], and full[1] waits for bytes that never come: the cause names the load and its stage. Arrays of
+  // different lengths (a barrier per two buffers) pair nothing, and nothing is said of them.
+  auto prog = [](const char* bar, int buffers) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full[2] count=1
+  mbarrier empty[2] count=1
+  smem sA[{}] bytes=4K
+  tensor T dtype=bf16 shape=(1024, 1024)
+  warp 0 p {{
+    elect {{
+      for k in 0..4 {{
+        let s = k % 2
+        wait empty[s] parity=((k / 2) & 1) ^ 1
+        arrive.expect_tx full[s] tx=4K
+        tma.load T box=(32, 64) at=(32 * k, 0) dst=sA[s] bar=full[{}]
+      }}
+    }}
+  }}
+  warp 1 c {{
+    for k in 0..4 {{
+      let s = k % 2
+      wait full[s] parity=(k / 2) & 1
+      ld.shared bytes=128 src=sA[s]
+      elect {{ arrive empty[s] }}
+    }}
+  }}
+}}
+)",
+                       buffers, bar);
+  };
+  CHECK(run_text(prog("s", 2)).outcome == Outcome::kFinished);
+  auto said = [](const models::RunResult& r) {
+    bool found = false;
+    for (const auto& c : r.deadlock.causes)
+      found = found || c.find("Note: 'tma.load T box=(32, 64) at=(32 * k, 0) dst=sA[s] bar=full[0]' (line 13) loaded into "
+                              "sA[1] but completes on full[0]: does each load name its own stage's barrier (bar=)?") !=
+                           std::string::npos;
+    return found;
+  };
+  auto r = run_text(prog("0", 2));
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  CHECK(said(r));
+  auto other = run_text(prog("0", 4));
+  REQUIRE(other.outcome == Outcome::kDeadlock);
+  CHECK_FALSE(said(other));
+  bool stuck = false;
+  for (const auto& c : other.deadlock.causes) stuck = stuck || c.find("the tx-count is stuck") != std::string::npos;
+  CHECK(stuck);
+}
+
 TEST_CASE("deadlock: a tx-count stuck for want of a peer's multicast bytes names the peer and when it exited",
           "[semantics][deadlock]") {
   auto r = run_text(R"(

@@ -229,6 +229,20 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     why = others;
   } else {
     why = " and no other live warp will arrive";
+    // With a thread count, warps that exited never arrive: those whose code syncs here are the likeliest missing ones.
+    std::vector<int> gone;
+    if (!nb.all)
+      for (int i = 0; i < p.warps; ++i) {
+        const Warp& x = sim_.warp(c.first_warp + i);
+        if (x.role >= 0 && x.state == WarpState::kDone && role_uses(x.role, static_cast<int>(w.wait_obj))) gone.push_back(i);
+      }
+    if (!gone.empty())
+      why += fmt::format(". Warp(s) {} ({} threads), whose code uses bar {} too, have exited: an exited warp never arrives, "
+                         "and with a thread count it does not count as arrived. The warps that meet on a barrier must all "
+                         "reach each use (a warp whose loop ran fewer rounds than the others, e.g. warpgroups that split the "
+                         "tiles unevenly, leaves them waiting): give the last uses a count of the threads still there, or "
+                         "let every warp run the same number of rounds",
+                         fmt::join(gone, ", "), 32 * gone.size(), w.wait_obj);
     std::vector<int> now_twice = twice(nb.arrivers), before_twice = twice(nb.last_arrivers);
     if (!now_twice.empty())
       why += fmt::format(". Warp(s) {} arrived twice in this use (a bar.arrive on one path and another bar op on the next, "
@@ -238,12 +252,12 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       why += fmt::format(". The previous use completed with warp(s) {} arriving twice (warps {}): their extra arrivals "
                          "stood in for warps that then arrived in this use",
                          fmt::join(before_twice, ", "), fmt::join(nb.last_arrivers, ", "));
-    else if (nb.uses_done > 0)
+    else if (nb.uses_done > 0 && gone.empty())
       why += fmt::format(". Either the count is larger than the threads that still come, or earlier uses completed without "
                          "some of the warps that use this barrier and their arrivals spilled into this one (the previous "
                          "use, number {}, completed with warps {})",
                          nb.uses_done, fmt::join(nb.last_arrivers, ", "));
-    else if (now_twice.empty())
+    else if (now_twice.empty() && gone.empty())
       why += ": the thread count is larger than the threads that arrive";
   }
   e.cause(fmt::format("bar {}: {} threads expected ({}), {} arrived (warps {}){}{}", w.wait_obj, nb.expected, set_by, nb.arrived,

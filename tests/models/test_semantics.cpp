@@ -205,6 +205,39 @@ TEST_CASE("named barriers: a barrier without a thread count names the exited war
   for (const auto& c : counted.deadlock.causes) CHECK(c.find("bar 0") == std::string::npos);
 }
 
+TEST_CASE("named barriers: a counted barrier that waits for warps which exited names them when their code syncs there",
+          "[semantics][named]") {
+  // Two warpgroups split the tiles (t = warpgroup, warpgroup + 2, ...) and meet on bar 1 every tile: with an odd count
+  // warpgroup 1 runs one round fewer and exits, and warpgroup 0's last bar.sync waits for 128 threads that never come.
+  auto prog = [](int tiles) {
+    return fmt::format(R"(
+kernel k warps=8 {{
+  smem stage bytes=8K
+  warpgroups 0..2 consumer {{
+    for t in warpgroup..{} step 2 {{
+      compute cycles=500
+      st.shared bytes=1K dst=stage
+      bar.sync 1 threads=256
+    }}
+  }}
+}}
+)",
+                       tiles);
+  };
+  CHECK(run_text(prog(4)).outcome == Outcome::kFinished);
+  auto r = run_text(prog(5));
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  bool said = false;
+  for (const auto& c : r.deadlock.causes)
+    said = said || c.find("Warp(s) 4, 5, 6, 7 (128 threads), whose code uses bar 1 too, have exited: an exited warp never "
+                          "arrives, and with a thread count it does not count as arrived") != std::string::npos;
+  CHECK(said);
+  // Warps that exit without any op on the barrier are not named.
+  auto other = run_text("kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { compute cycles=5 }\n}\n");
+  REQUIRE(other.outcome == Outcome::kDeadlock);
+  for (const auto& c : other.deadlock.causes) CHECK(c.find("have exited") == std::string::npos);
+}
+
 TEST_CASE("named barriers: an id computed at run time picks the barrier when the op runs (PTX bar: a register operand)",
           "[semantics][named]") {
   // Each consumer warpgroup syncs with the producer on its own barrier, 1 + its warpgroup index (2 and 3).

@@ -188,12 +188,38 @@ void MbarrierUnit::check_observed(std::uint32_t cta, std::uint32_t flat, std::ui
   if (c.observed[flat] || !b.valid() || b.phase() == 0) return;
   std::int64_t id = sim_.cta(cta).id;
   std::string where = id == sim_.cta(sim_.warp(warp).cta).id ? "" : fmt::format(" of CTA {}", id);
+  // A count below the arrivals per round completes phases faster than the rounds go (the waiter misses some): when the
+  // phase before completed without some of the CTA's warps whose code arrives on this barrier, say so.
+  std::string count;
+  if (where.empty() && c.last_arrive_mask[flat] != 0) {
+    const auto& p = sim_.program();
+    const std::uint32_t mask = c.last_arrive_mask[flat];
+    std::vector<int> in, out;
+    for (int i = 0; i < p.warps && i < 32; ++i) {
+      if (mask & (1u << i)) {
+        in.push_back(i);
+        continue;
+      }
+      const int role = p.warp_role[static_cast<std::size_t>(i)];
+      if (role < 0) continue;
+      bool arrives = false;
+      for (const auto& d : p.roles[static_cast<std::size_t>(role)].ops)
+        arrives = arrives || (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl_[flat])));
+      if (arrives) out.push_back(i);
+    }
+    if (!out.empty())
+      count = fmt::format(". Or its count is below the arrivals per round: phase {} completed with the arrivals of warps {} "
+                          "alone (count {}), while warp(s) {} arrive on {} too; if each of them arrives once per round, "
+                          "the phases run ahead of the rounds and a waiter misses one (the count must cover every warp that "
+                          "arrives per round)",
+                          b.phase() - 1, fmt::join(in, ","), b.expected(), fmt::join(out, ","), barrier_name(flat));
+  }
   sim_.ub(warp, op, "arrive before the previous phase was observed",
           fmt::format("{} on {}{} in phase {}, but no wait or test_wait observed the completion of phase {}: PTX requires at "
                       "least one successful test_wait/try_wait per phase before an arrive of the next phase "
                       "(mbarrier.test_wait). Usually the arriving side runs a phase ahead (its own wait uses the wrong "
-                      "parity or is missing), or no one waits on this barrier",
-                      action, barrier_name(flat), where, b.phase(), b.phase() - 1));
+                      "parity or is missing), or no one waits on this barrier{}",
+                      action, barrier_name(flat), where, b.phase(), b.phase() - 1, count));
 }
 
 void MbarrierUnit::cluster_synced(std::uint32_t cluster) {

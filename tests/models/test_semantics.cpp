@@ -888,9 +888,60 @@ TEST_CASE("a phase must be observed by a successful wait before an arrive of the
   auto ahead = run_text(prog("sleep cycles=10"));
   REQUIRE(ahead.outcome == Outcome::kUndefined);
   CHECK(title(ahead) == "arrive before the previous phase was observed");
-  CHECK_THAT(ahead.diagnosis->message, Catch::Contains("completion of phase 0"));
+  CHECK_THAT(ahead.diagnosis->message, Catch::Contains("completion of phase 0") && !Catch::Contains("below the arrivals"));
   CHECK(run_text(prog("wait b parity=0")).outcome == Outcome::kFinished);        // it observes phase 0 itself
   CHECK(run_text(prog("test_wait b parity=0 -> x\n sleep cycles=200\n test_wait b parity=0 -> y")).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("an arrive before the previous phase was observed names a count below the arrivals per round",
+          "[semantics][mbarrier][clc]") {
+  // Three warps read each CLC response and release its slot on clc_empty; the scheduler waits on it each round. With
+  // count 64 two warps' arrivals complete a phase, the phases run ahead of the rounds, and an arrive lands in a phase
+  // after one nobody observed: the report adds that the phase completed without a warp whose code arrives there too.
+  // With 96 the rounds hold.
+  auto prog = [](int count) {
+    return fmt::format(R"(
+kernel k grid=(400,1,1) warps=3 {{
+  smem big bytes=200K
+  mbarrier clc_full count=1
+  mbarrier clc_empty count={}
+  warp 0 scheduler {{
+    let i = 0
+    let next = 0
+    while next >= 0 {{
+      wait clc_empty parity=(i & 1) ^ 1
+      elect {{
+        arrive.expect_tx clc_full tx=16
+        clc.try_cancel bar=clc_full
+      }}
+      wait clc_full parity=i & 1
+      clc.query bar=clc_full -> next
+      arrive clc_empty
+      let i = i + 1
+    }}
+  }}
+  warps 1..3 reader {{
+    let i = 0
+    let next = 0
+    while next >= 0 {{
+      compute cycles=1000 * warp * warp
+      wait clc_full parity=i & 1
+      clc.query bar=clc_full -> next
+      arrive clc_empty
+      let i = i + 1
+    }}
+  }}
+}}
+)",
+                       count);
+  };
+  CHECK(run_text(prog(96), "b200").outcome == Outcome::kFinished);
+  auto low = run_text(prog(64), "b200");
+  REQUIRE(low.outcome == Outcome::kUndefined);
+  CHECK(title(low) == "arrive before the previous phase was observed");
+  CHECK_THAT(low.diagnosis->message, Catch::Contains("Or its count is below the arrivals per round: phase") &&
+                                         Catch::Contains("alone (count 64), while warp(s)") &&
+                                         Catch::Contains("arrive on clc_empty too"));
 }
 
 TEST_CASE("deadlock causes say whether the arrivers exited or never existed", "[semantics][deadlock]") {

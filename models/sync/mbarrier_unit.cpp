@@ -265,6 +265,7 @@ void MbarrierUnit::apply(const Signal& s, const char* action) {
   }
   if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) check_observed(s.cta, s.barrier, s.warp, s.op, action);
   MBarrier::Result r = change(ctas_[s.cta].barriers[s.barrier], s.kind, s.value);
+  if (r == MBarrier::Result::kArrivalOverflow) overflow_prev_ = ctas_[s.cta].last_signal[s.barrier];  // (its report)
   if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) note_arrival(s.cta, s.barrier, s.warp, s.op);
   apply_result(r, s.cta, s.barrier, s.warp, s.op, s.value, action);
 }
@@ -378,6 +379,24 @@ void MbarrierUnit::apply_result(MBarrier::Result r, std::uint32_t cta, std::uint
       std::string hint;
       if (b.arrivals_last_phase() > 0)
         hint = fmt::format("; the previous phase also completed by arrivals, so more than {} arrivals come per phase", b.expected());
+      if (b.arrivals_this_phase() > 0 && overflow_prev_ == std::pair{warp, op}) {
+        // The same op of the same warp arrived twice in one phase: a ring that came back to this stage before the stage's
+        // phase completed (two iterations mapped to one stage), the wait before it having passed without a new phase.
+        const Warp& w = sim_.warp(warp);
+        auto [wflat, wop] = passed_before_phase0(warp);
+        const bool ring = sim_.program().mbarriers[decl_[flat]].array;
+        hint += fmt::format(". Warp {}'s previous '{}' (line {}) already arrived in this phase: the op ran twice on {} before "
+                            "its phase completed, {}{}",
+                            w.index, desc.text, desc.loc.line, name,
+                            ring ? "so two iterations picked the same stage (check the stage index: `i & (STAGES - 1)` needs a "
+                                   "power-of-two STAGES, `i % STAGES` does not)"
+                                 : "a loop arriving faster than the phases complete (the wait before it passed without a new "
+                                   "phase, or the count is below the arrivals per phase)",
+                            wflat == ~0u ? std::string()
+                                         : fmt::format("; its wait '{}' (line {}) returned at once on {}, which had completed no "
+                                                       "phase (parity 1 before phase 0)",
+                                                       sim_.op_of(w, wop).text, sim_.op_of(w, wop).loc.line, barrier_name(wflat)));
+      }
       sim_.ub(warp, op, "arrival overflow",
               fmt::format("{}({}) on {}{} with only {} arrivals pending: {} arrivals on a barrier initialised with count {} in "
                           "phase {}{}{}",

@@ -169,7 +169,8 @@ class MbarrierUnit : public Unit {
   std::uint16_t cause_of(std::uint32_t flat) const { return causes_[decl_[flat]]; }
   const isa::ElementLayout& layout() const;
 
-  std::vector<CtaBarriers> ctas_;  // by CTA slot
+  std::vector<CtaBarriers> ctas_;
+  std::pair<std::uint32_t, std::uint32_t> overflow_prev_{~0u, 0};  // an overflowing arrival's previous one (its report)  // by CTA slot
   EventRecords<Signal> signals_;   // in flight, by event target
   std::vector<std::uint16_t> causes_;  // per declaration
   std::vector<std::uint32_t> decl_;    // per flat element: its declaration

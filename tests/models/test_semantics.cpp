@@ -60,6 +60,54 @@ TEST_CASE("arrival overflow is diagnosed at the arrive that overflows", "[semant
   CHECK_THAT(r.diagnosis->message, Catch::Contains("3 arrivals on a barrier initialised with count 2"));
 }
 
+TEST_CASE("an arrival overflow by the same op twice in one phase names the ring's stage index", "[semantics][mbarrier]") {
+  // A ring of 3 stages indexed by `k & 2` (a mask that needs a power-of-two count) maps k = 0 and 1 to stage 0: the
+  // producer's second wait on empty[0] passes at once (parity 1 on a fresh barrier) and its second arrive on full[0]
+  // overflows the phase its first opened. The report names the repeated op and that wait; `k % 3` runs.
+  auto prog = [](const char* index) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full[3] count=1
+  mbarrier empty[3] count=1
+  smem sA[3] bytes=4K
+  tensor T dtype=bf16 shape=(1024, 1024)
+  warp 0 p {{
+    elect {{
+      for k in 0..6 {{
+        let s = {0}
+        wait empty[s] parity=((k / 3) & 1) ^ 1
+        arrive.expect_tx full[s] tx=4K
+        tma.load T box=(32, 64) at=(32 * k, 0) dst=sA[s] bar=full[s]
+      }}
+    }}
+  }}
+  warp 1 c {{
+    for k in 0..6 {{
+      let s = {0}
+      wait full[s] parity=(k / 3) & 1
+      ld.shared bytes=128 src=sA[s]
+      elect {{ arrive empty[s] }}
+    }}
+  }}
+}}
+)",
+                       index);
+  };
+  CHECK(run_text(prog("k % 3")).outcome == Outcome::kFinished);
+  auto r = run_text(prog("k & 2"));
+  REQUIRE(r.outcome == Outcome::kUndefined);
+  CHECK(title(r) == "arrival overflow");
+  CHECK_THAT(r.diagnosis->message,
+             Catch::Contains("Warp 0's previous 'arrive.expect_tx full[s] tx=4K' (line 12) already arrived in this phase") &&
+                 Catch::Contains("two iterations picked the same stage") &&
+                 Catch::Contains("its wait 'wait empty[s] parity=((k / 3) & 1) ^ 1' (line 11) returned at once on empty[0]"));
+  // Two arrivals of different ops in one phase (count 2 exceeded by a third op) are not called a repeated stage.
+  auto other = run_text("kernel k warps=1 {\n mbarrier b count=2\n warp 0 s { elect {\n arrive b\n arrive b count=2 }\n }\n}\n");
+  REQUIRE(other.outcome == Outcome::kUndefined);
+  CHECK(title(other) == "arrival overflow");
+  CHECK_THAT(other.diagnosis->message, !Catch::Contains("already arrived in this phase"));
+}
+
 TEST_CASE("an arrive outside elect that overflows says it ran in 32 lanes", "[semantics][mbarrier]") {
   // One thread's arrive.expect_tx put outside `elect` arrives 32 times (an overflow on a count-1 barrier) and, with a
   // large tx, expects 32x the bytes (outside the tx-count's range): both reports say so; inside `elect` it is fine.

@@ -253,34 +253,66 @@ std::string HazardUnit::global_hint(const Rec& prior, const Rec& now) const {
 }
 
 std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
-  if (now.warp >= last_acquired_.size()) return "";
-  auto [bc, bf] = last_acquired_[now.warp];
   const Warp& rw = sim_.warp(prior.warp);
-  if (bc == kNone || bc != rw.cta || rw.index >= 32) return "";
+  if (rw.index >= 32 || rw.role < 0) return "";
   const auto& p = sim_.program();
   const MbarrierUnit& mb = *mbar_;
-  const std::uint32_t decl = mb.decl_of(bf);
-  bool releases = false;  // the reader's role arrives on that barrier (its code: it would release the buffer there)
-  for (const auto& d : p.roles[rw.role].ops)
-    releases = releases || (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl)));
-  const std::uint32_t mask = mb.last_phase_arrivers(bc, bf);
-  // The warps whose arrival would have released the read: a wgmma's, any of its warpgroup (each waits for the group).
-  std::uint32_t readers = 1u << rw.index;
-  if (prior.via == Via::kWgmma) {
-    const int first = rw.index / isa::kWarpsPerWarpgroup * isa::kWarpsPerWarpgroup;
-    readers = 0;
-    for (int i = first; i < first + isa::kWarpsPerWarpgroup && i < 32; ++i) readers |= 1u << i;
+  const std::uint32_t wcta = sim_.warp(now.warp).cta;
+  // The barriers the reader's role arrives on (its code: it would release the buffer there).
+  auto releases = [&](std::uint32_t decl) {
+    for (const auto& d : p.roles[rw.role].ops)
+      if (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl))) return true;
+    return false;
+  };
+  // Whether element `bf` of CTA slot `bc` is the barrier: released by the reader's role, its latest phase completed
+  // without any of the reader's warps (bits 0..31 of the masks: warps of the barrier's own CTA; 32..63: a peer's remote
+  // arrivals). `waited`: the writer's latest wait was on it (otherwise the writer observed its latest phase).
+  auto note_on = [&](std::uint32_t bc, std::uint32_t bf, bool waited) -> std::string {
+    const int shift = bc == rw.cta ? 0 : 32;
+    if (shift != 0 && sim_.cta(bc).cluster_slot != sim_.cta(rw.cta).cluster_slot) return "";
+    if (!releases(mb.decl_of(bf))) return "";
+    // The phase the writer observed last (its clock's component of the barrier counts the completions it is after).
+    const std::int64_t seen = static_cast<std::int64_t>(
+                                  const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(sim_.cta(bc).rank, bf)]) - 1;
+    const std::uint64_t mask = mb.phase_arrivers(bc, bf, seen);
+    // The warps whose arrival would have released the read: a wgmma's, any of its warpgroup (each waits for the group).
+    std::uint64_t readers = std::uint64_t{1} << (rw.index + shift);
+    if (prior.via == Via::kWgmma) {
+      const int first = rw.index / isa::kWarpsPerWarpgroup * isa::kWarpsPerWarpgroup;
+      readers = 0;
+      for (int i = first; i < first + isa::kWarpsPerWarpgroup && i < 32; ++i) readers |= std::uint64_t{1} << (i + shift);
+    }
+    if (mask == 0 || (mask & readers) != 0) return "";
+    // A barrier found by the search below: only one the reader's warps do arrive on (a stage's own barrier, not another
+    // stage's that other warps release).
+    if (!waited && (mb.recent_arrivers(bc, bf) & readers) == 0) return "";
+    std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);
+    if (shift != 0) name += fmt::format(" of CTA {}", sim_.cta(bc).id);
+    return fmt::format("warp {}'s role releases the buffer on {} too, but the phase of {} that warp {} {} (phase {}) completed "
+                       "with the arrivals of warps {} alone (count {}): the count is reached before every releasing warp "
+                       "arrived, so the writer went on while warp {} still read. More threads arrive on {} per phase than its "
+                       "count (the arrivals of all the warps that release a stage{}), or those warps release different phases",
+                       rw.index, name, name, sim_.warp(now.warp).index, waited ? "waited on last" : "observed", seen,
+                       MbarrierUnit::arrivers_words(mask), mb.count_of(bc, bf), rw.index, name,
+                       shift != 0 ? ", the peer CTA's remote arrivals included" : "");
+  };
+  if (now.warp < last_acquired_.size())
+    if (auto [bc, bf] = last_acquired_[now.warp]; bc != kNone && bf != kNone)
+      if (std::string n = note_on(bc, bf, true); !n.empty()) return n;
+  // The writer's latest wait was elsewhere (an MMA warp waits for its stage after it waited for the accumulator to be
+  // handed back): any barrier the reader's role arrives on, in the reader's or the writer's CTA, and the phase of it the
+  // writer observed last.
+  for (std::uint32_t c : {wcta, rw.cta}) {
+    if (c != wcta && c == rw.cta && wcta == rw.cta) break;
+    for (std::uint32_t d = 0; d < p.mbarriers.size(); ++d) {
+      if (!releases(d)) continue;
+      for (int e = 0; e < p.mbarriers[d].size; ++e) {
+        const std::uint32_t f = p.mbarrier_layout.base[d] + static_cast<std::uint32_t>(e);
+        if (std::string n = note_on(c, f, false); !n.empty()) return n;
+      }
+    }
   }
-  if (!releases || mask == 0 || (mask & readers) != 0) return "";
-  std::vector<int> warps;
-  for (int i = 0; i < 32; ++i)
-    if (mask & (1u << i)) warps.push_back(i);
-  std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);
-  return fmt::format("warp {}'s role releases the buffer on {} too, but the phase of {} that warp {} waited on last completed "
-                     "with the arrivals of warps {} alone (count {}): the count is reached before every releasing warp "
-                     "arrived, so the writer went on while warp {} still read. More threads arrive on {} per phase than its "
-                     "count (the arrivals of all the warps that release a stage), or those warps release different phases",
-                     rw.index, name, name, sim_.warp(now.warp).index, fmt::join(warps, ","), mb.count_of(bc, bf), rw.index, name);
+  return "";
 }
 
 std::string HazardUnit::commit_note(const Rec& prior, const Rec& now) const {

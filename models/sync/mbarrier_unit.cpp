@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "isa/reach.hpp"
 #include "models/gpu/simulator.hpp"
 #include "models/memory/hazards.hpp"
 
@@ -68,6 +69,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.last_complete.assign(n, Cycle(-(std::int64_t{1} << 40)));  // no completion yet
   c.arrive_mask.assign(n, 0);
   c.last_arrive_mask.assign(n, 0);
+  c.phase_masks.assign(static_cast<std::size_t>(n * kPhaseMasks), 0);
   c.last_signal.assign(n, {~0u, 0});
   c.phase_signal.assign(n, {~0u, 0});
   c.passed_waits.assign(n, 0);
@@ -193,26 +195,19 @@ void MbarrierUnit::check_observed(std::uint32_t cta, std::uint32_t flat, std::ui
   std::string count;
   if (where.empty() && c.last_arrive_mask[flat] != 0) {
     const auto& p = sim_.program();
-    const std::uint32_t mask = c.last_arrive_mask[flat];
-    std::vector<int> in, out;
+    const std::uint64_t mask = c.last_arrive_mask[flat];
+    std::vector<int> out;
     for (int i = 0; i < p.warps && i < 32; ++i) {
-      if (mask & (1u << i)) {
-        in.push_back(i);
-        continue;
-      }
-      const int role = p.warp_role[static_cast<std::size_t>(i)];
-      if (role < 0) continue;
-      bool arrives = false;
-      for (const auto& d : p.roles[static_cast<std::size_t>(role)].ops)
-        arrives = arrives || (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl_[flat])));
-      if (arrives) out.push_back(i);
+      if (mask & (std::uint64_t{1} << i)) continue;
+      if (arrives_on(sim_.cta(cta).first_warp + static_cast<std::uint32_t>(i), flat)) out.push_back(i);
     }
     if (!out.empty())
       count = fmt::format(". Or its count is below the arrivals per round: phase {} completed with the arrivals of warps {} "
-                          "alone (count {}), while warp(s) {} arrive on {} too; if each of them arrives once per round, "
+                          "alone (count {}), while warp(s) {} arrive on {} too (their code reaches an arrive on it); if "
+                          "each of them arrives once per round, "
                           "the phases run ahead of the rounds and a waiter misses one (the count must cover every warp that "
                           "arrives per round)",
-                          b.phase() - 1, fmt::join(in, ","), b.expected(), fmt::join(out, ","), barrier_name(flat));
+                          b.phase() - 1, arrivers_words(mask), b.expected(), fmt::join(out, ","), barrier_name(flat));
   }
   sim_.ub(warp, op, "arrive before the previous phase was observed",
           fmt::format("{} on {}{} in phase {}, but no wait or test_wait observed the completion of phase {}: PTX requires at "
@@ -284,7 +279,8 @@ void MbarrierUnit::note_arrival(std::uint32_t cta, std::uint32_t flat, std::uint
     std::uint32_t decl = decl_[flat];
     sim_.observers().each(id, [&](Observer& o) { o.stage_ready(id, flat, decl, sim_.program().mbarriers[decl].name, false, sim_.now().v); });
   }
-  if (warp_index >= 0 && warp_index < 32) c.arrive_mask[flat] |= 1u << warp_index;
+  if (warp_index >= 0 && warp_index < 32)
+    c.arrive_mask[flat] |= std::uint64_t{1} << (warp_index + (sim_.warp(warp_id).cta == cta ? 0 : 32));
 }
 
 void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, const char* by) {
@@ -295,7 +291,7 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   // the phase before (pingpong's warpgroups releasing a stage on alternate tiles: the second waited on the stage's
   // refill, which came after the first's release) takes turns with the first, and is not noted; with the hazard
   // checker off nothing is known of that order, and nothing is noted.
-  std::uint32_t mask = c.arrive_mask[flat], last = c.last_arrive_mask[flat];
+  std::uint64_t mask = c.arrive_mask[flat], last = c.last_arrive_mask[flat];
   bool racing = mask && last && (mask & last) == 0 && !noted_decl_[decl] && c.last_signal[flat].first != ~0u &&
                 hazards_->on() && !hazards_->after_latest_phase(c.last_signal[flat].first, cta, flat);
   hazards_->phase_completed(cta, flat);
@@ -305,12 +301,7 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   if (!c.left_out.empty()) std::erase_if(c.left_out, [&](const CtaBarriers::LeftOut& l) { return l.flat == flat; });
   if (racing) {
     noted_decl_[decl] = true;
-    auto warps_of = [](std::uint32_t m) {
-      std::vector<int> v;
-      for (int i = 0; i < 32; ++i)
-        if (m & (1u << i)) v.push_back(i);
-      return fmt::format("{}", fmt::join(v, ","));
-    };
+
     // The ops of the two phases' latest arrivals (a umma.commit aimed at this barrier instead of its partner shows here).
     auto [pw, pop] = c.phase_signal[flat];
     auto [lw, lop] = c.last_signal[flat];
@@ -318,11 +309,12 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
     notes_.push_back(fmt::format(
         "{} of CTA {}: phases {} and {} completed back to back (cycle {}) by arrivals of different warps ({} then {}{}): "
         "if those warps arrive in the same loop iteration, more threads arrive per phase than its count {}",
-        barrier_name(flat), id, c.barriers[flat].phase() - 2, c.barriers[flat].phase() - 1, sim_.now().v, warps_of(last),
-        warps_of(mask), ops, c.barriers[flat].expected()));
+        barrier_name(flat), id, c.barriers[flat].phase() - 2, c.barriers[flat].phase() - 1, sim_.now().v, arrivers_words(last),
+        arrivers_words(mask), ops, c.barriers[flat].expected()));
   }
   c.phase_signal[flat] = c.last_signal[flat];
   c.last_arrive_mask[flat] = mask;
+  c.phase_masks[flat * kPhaseMasks + (c.barriers[flat].phase() - 1) % kPhaseMasks] = mask;
   c.arrive_mask[flat] = 0;
   Cycle now = sim_.now();
   Cycle wake = now + sim_.jit(sim_.machine().mbarrier_wake_cycles);
@@ -596,6 +588,55 @@ void MbarrierUnit::note_left_out(std::uint32_t slot, std::uint32_t flat, std::ui
     ++here;
   }
   if (here < 8) v.push_back({flat, warp_id, op, mask});
+}
+
+std::uint64_t MbarrierUnit::phase_arrivers(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const {
+  const CtaBarriers& c = ctas_[cta];
+  const std::int64_t completed = c.barriers[flat].phase();  // phases 0 .. completed - 1 are complete
+  if (phase < 0 || phase >= completed || phase < completed - kPhaseMasks) return 0;
+  return c.phase_masks[flat * kPhaseMasks + phase % kPhaseMasks];
+}
+
+bool MbarrierUnit::arrives_on(std::uint32_t warp_id, std::uint32_t flat) const {
+  const Warp& w = sim_.warp(warp_id);
+  if (w.role < 0) return false;
+  const auto& p = sim_.program();
+  const isa::RoleCode& rc = p.roles[static_cast<std::size_t>(w.role)];
+  const int decl = static_cast<int>(decl_[flat]);
+  const std::int64_t element = flat - p.mbarrier_layout.base[static_cast<std::size_t>(decl)];
+  // From the role's start, with the warp's built-ins and no variable known: every path a run of this warp may take.
+  std::vector<isa::MaybeValue> vars(rc.slot_names.size());
+  return isa::walk_reachable_ops(
+      rc, 0, vars, w.builtins,
+      [&](std::uint32_t op, std::span<const isa::MaybeValue> values) {
+        const isa::OpDesc& d = rc.ops[op];
+        if (d.kind != isa::OpKind::kArrive && d.kind != isa::OpKind::kArriveExpectTx && d.kind != isa::OpKind::kArriveNoComplete)
+          return false;
+        const auto& specs = isa::op_spec(d.kind).attrs;
+        for (std::size_t i = 0; i < specs.size(); ++i)
+          if (specs[i].use == isa::BarrierUse::kSignal && d.attrs[i].present && d.attrs[i].decl == decl) {
+            const isa::MaybeValue& v = values[d.attrs[i].first];
+            if (!v.known || v.value == element) return true;
+          }
+        return false;
+      },
+      walk_budget_);
+}
+
+std::uint64_t MbarrierUnit::recent_arrivers(std::uint32_t cta, std::uint32_t flat) const {
+  const CtaBarriers& c = ctas_[cta];
+  std::uint64_t m = c.arrive_mask[flat];
+  for (std::int64_t i = 0; i < kPhaseMasks; ++i) m |= c.phase_masks[flat * kPhaseMasks + i];
+  return m;
+}
+
+std::string MbarrierUnit::arrivers_words(std::uint64_t mask) {
+  std::vector<int> own, peer;
+  for (int i = 0; i < 64; ++i)
+    if (mask & (std::uint64_t{1} << i)) (i < 32 ? own : peer).push_back(i % 32);
+  if (peer.empty()) return fmt::format("{}", fmt::join(own, ","));
+  if (own.empty()) return fmt::format("the peer CTA's {}", fmt::join(peer, ","));
+  return fmt::format("{} and the peer CTA's {}", fmt::join(own, ","), fmt::join(peer, ","));
 }
 
 void MbarrierUnit::note_stage_mismatch(std::uint32_t slot, std::uint32_t flat, std::uint32_t dst, std::uint32_t warp_id,

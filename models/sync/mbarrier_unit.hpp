@@ -55,7 +55,19 @@ class MbarrierUnit : public Unit {
   // ---- for other units ----
   // Reports: the warps (by index, a bit each) whose arrivals completed element `flat`'s latest phase in CTA slot `cta`,
   // its declaration and its count.
-  std::uint32_t last_phase_arrivers(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].last_arrive_mask[flat]; }
+  // The warps whose arrivals made the latest completed phase of element `flat` of CTA slot `cta`: bit i for warp i of that
+  // CTA, bit 32 + i for warp i of a peer CTA of its cluster (remote arrives; a cluster of two has one peer).
+  std::uint64_t last_phase_arrivers(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].last_arrive_mask[flat]; }
+  // The same for phase `phase`, while it is one of the kPhaseMasks latest completed (else 0).
+  std::uint64_t phase_arrivers(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const;
+  // Every warp that arrived in the current phase or one of the kPhaseMasks latest completed (same bits).
+  std::uint64_t recent_arrivers(std::uint32_t cta, std::uint32_t flat) const;
+  // Those warps in words: "4,5,6,7", "4,5 and the peer CTA's 4,5".
+  static std::string arrivers_words(std::uint64_t mask);
+  // Whether warp `warp_id`'s code arrives on element `flat` (of any CTA) on some path: walked from its role's start with
+  // its built-ins known and its variables not (isa/reach.hpp: `if warp == 4` closes the path for the other warps, an
+  // index computed from the warp's own built-ins picks its element); true when the walk cannot tell.
+  bool arrives_on(std::uint32_t warp_id, std::uint32_t flat) const;
   std::uint32_t decl_of(std::uint32_t flat) const { return decl_[flat]; }
   // The arrival that completed the latest phase of element `flat` of CTA slot `cta`: (warp id, op); ~0u: none yet.
   std::pair<std::uint32_t, std::uint32_t> last_phase_signal(std::uint32_t cta, std::uint32_t flat) const {
@@ -109,7 +121,8 @@ class MbarrierUnit : public Unit {
     std::vector<Cycle> last_complete;
     // Which warps arrived in the current and the previous phase: consecutive phases completed by disjoint
     // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
-    std::vector<std::uint32_t> arrive_mask, last_arrive_mask;
+    std::vector<std::uint64_t> arrive_mask, last_arrive_mask;  // (last_phase_arrivers)
+    std::vector<std::uint64_t> phase_masks;  // [flat * kPhaseMasks + phase % kPhaseMasks]: completed phases' arrivers
     std::vector<std::pair<std::uint32_t, std::uint32_t>> last_signal;  // the latest arrival's warp id and op (~0u: none)
     std::vector<std::pair<std::uint32_t, std::uint32_t>> phase_signal;  // the same at the previous phase's completion
     // Multicast TMA loads of the cluster completing on an element of this barrier kind whose mask left this CTA out,
@@ -170,7 +183,9 @@ class MbarrierUnit : public Unit {
   const isa::ElementLayout& layout() const;
 
   std::vector<CtaBarriers> ctas_;
-  std::pair<std::uint32_t, std::uint32_t> overflow_prev_{~0u, 0};  // an overflowing arrival's previous one (its report)  // by CTA slot
+  static constexpr std::int64_t kPhaseMasks = 4;
+  std::pair<std::uint32_t, std::uint32_t> overflow_prev_{~0u, 0};
+  mutable std::uint64_t walk_budget_ = std::uint64_t{1} << 26;  // arrives_on's walks, over the whole run  // an overflowing arrival's previous one (its report)  // by CTA slot
   EventRecords<Signal> signals_;   // in flight, by event target
   std::vector<std::uint16_t> causes_;  // per declaration
   std::vector<std::uint32_t> decl_;    // per flat element: its declaration

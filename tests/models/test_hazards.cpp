@@ -876,7 +876,7 @@ kernel m warps=12 {{
   REQUIRE(hazard(low));
   CHECK(title(low) == "buffer overwritten while still read (WAR)");
   CHECK_THAT(low.diagnosis->message, Catch::Contains("releases the buffer on empty[0] too, but the phase of empty[0] that warp 0 "
-                                                     "waited on last completed with the arrivals of warps") &&
+                                                     "waited on last (phase 0) completed with the arrivals of warps") &&
                                          Catch::Contains("(count 128)") && !Catch::Contains("not before it"));
   auto early = run_text(prog(256, true));
   REQUIRE(hazard(early));
@@ -932,6 +932,86 @@ kernel m warps=12 {{
   REQUIRE(hazard(early));
   CHECK_THAT(early.diagnosis->message, Catch::Contains("`wgmma.wait N` that covers it must come before the barrier arrive") &&
                                            !Catch::Contains("(count"));
+}
+
+TEST_CASE("hazards: a WAR across a CTA pair names the leader's count when the peer's release came in a later phase",
+          "[hazards][tmem][cluster]") {
+  // A 2-SM GEMM: both CTAs' epilogues hand the accumulator back on the leader's acc_empty (the peer with a remote
+  // arrive). With count 256 the MMA waits for both; with 128 the leader's own four warps complete the phase, the MMA
+  // (whose latest wait is on a stage, not on acc_empty) overwrites the peer's TMEM while the peer still reads, and the
+  // report names the phase it observed and its arrivers. Warps of the peer are told apart from the leader's.
+  auto prog = [](int count) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=8 {{
+  mbarrier full[2]  count=1
+  mbarrier empty[2] count=1
+  mbarrier acc_full count=1
+  mbarrier acc_empty count={}
+  mbarrier dealloc_ok count=1
+  smem sA[2] bytes=16K
+  smem sB[2] bytes=16K
+  warp 0 producer {{
+    elect {{
+      for i in 0..12 {{
+        let s = i % 2
+        wait empty[s] parity=((i / 2) & 1) ^ 1
+        if cluster_rank == 0 {{ arrive.expect_tx full[s] tx=64K }}
+        tma.load bytes=16K dst=sA[s] bar=full[s] bar_cta=0
+        tma.load bytes=16K dst=sB[s] bar=full[s] bar_cta=0
+      }}
+    }}
+  }}
+  warp 1 mma {{
+    tmem.alloc cols=256 cta_group=2 -> acc
+    tmem.relinquish cta_group=2
+    bar.arrive 1 threads=160
+    if cluster_rank == 0 {{
+      let i = 0
+      for t in 0..3 {{
+        wait acc_empty parity=(t & 1) ^ 1
+        for k in 0..4 {{
+          let s = i % 2
+          wait full[s] parity=(i / 2) & 1
+          elect {{
+            umma m256n256k16 kind=f16 cta_group=2 a=sA[s] b=sB[s] count=4 tmem=acc
+            umma.commit empty[s] multicast=0x3
+          }}
+          let i = i + 1
+        }}
+        elect {{ umma.commit acc_full multicast=0x3 }}
+      }}
+      wait acc_empty parity=0
+      elect {{ arrive dealloc_ok cta=1 }}
+    }} else {{
+      wait dealloc_ok parity=0
+    }}
+    tmem.dealloc acc cols=256 cta_group=2
+  }}
+  warpgroup 1 epilogue {{
+    bar.sync 1 threads=160
+    for t in 0..3 {{
+      wait acc_full parity=t & 1
+      tmem.ld 32x32b.x128 tmem=0
+      tmem.ld 32x32b.x128 tmem=128
+      tmem.wait ld
+      arrive acc_empty cta=0
+      compute cycles=300
+    }}
+  }}
+}}
+)",
+                       count);
+  };
+  auto ok = run_text(prog(256), "b200");
+  INFO((ok.diagnosis ? ok.diagnosis->message : std::string()));
+  CHECK(ok.outcome == Outcome::kFinished);
+  auto low = run_text(prog(128), "b200");
+  REQUIRE(hazard(low));
+  CHECK(title(low) == "buffer overwritten while still read (WAR)");
+  CHECK_THAT(low.diagnosis->message, Catch::Contains("releases the buffer on acc_empty of CTA 0 too, but the phase of acc_empty "
+                                                     "of CTA 0 that warp 1 observed (phase 0) completed with the arrivals of "
+                                                     "warps 4,5,6,7 alone (count 128)") &&
+                                         Catch::Contains("the peer CTA's remote arrivals included"));
 }
 
 TEST_CASE("hazards: a read after the reader released the buffer and the writer refilled it says so", "[hazards][tma]") {

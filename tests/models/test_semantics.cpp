@@ -990,6 +990,13 @@ kernel k grid=(400,1,1) warps=3 {{
   CHECK_THAT(low.diagnosis->message, Catch::Contains("Or its count is below the arrivals per round: phase") &&
                                          Catch::Contains("alone (count 64), while warp(s)") &&
                                          Catch::Contains("arrive on clc_empty too"));
+  // An arrive that only warp 4 reaches (`if warp == 4`), on a barrier nobody waits on: the same diagnosis, and no other
+  // warp of the role is named (their code never reaches it).
+  auto guarded = run_text("kernel k warps=8 {\n mbarrier drained count=1\n warpgroup 1 c {\n for k in 0..3 {\n"
+                          " if warp == 4 { elect { arrive drained } }\n compute cycles=100\n }\n }\n}\n");
+  REQUIRE(guarded.outcome == Outcome::kUndefined);
+  CHECK(title(guarded) == "arrive before the previous phase was observed");
+  CHECK_THAT(guarded.diagnosis->message, !Catch::Contains("below the arrivals per round"));
 }
 
 TEST_CASE("deadlock causes say whether the arrivers exited or never existed", "[semantics][deadlock]") {

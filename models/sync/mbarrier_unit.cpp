@@ -969,6 +969,16 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(), exited_all,
                         p.mbarriers[decl].name, fmt::join(exited_when, ", "), exited_all > exited_when.size() ? ", ..." : "",
                         astray.empty() ? "" : ". Or: " + astray));
+  } else if (const std::int64_t raised = b.pending() + b.arrivals_this_phase() - b.expected(); b.arrivals_this_phase() > 0 && raised > 0) {
+    // cp.async.mbarrier.arrive without .noinc raises the pending count by one before its own arrival (PTX ISA
+    // cp.async.mbarrier.arrive): such arrivals never bring a phase closer.
+    e.cause(fmt::format("{}: {} arrival(s) came in phase {}, but {} were added to its pending count on the way (count {}, {} "
+                        "still pending; the latest arrival by {}): a `cp.async.arrive` without `noinc` raises the pending "
+                        "count by one before it arrives, so its arrival cancels out. Use `cp.async.arrive ... noinc` (the "
+                        "count then includes those arrivals, as CUTLASS's sm80 pipeline counts its producer threads), or "
+                        "keep the increment and leave them out of the count",
+                        name, b.arrivals_this_phase(), b.phase(), raised, b.expected(), b.pending(),
+                        latest_arrival(w.cta, w.wait_obj)));
   } else if (b.arrivals_this_phase() > 0) {
     const std::string astray = arrivals_astray(w.cta, w.wait_obj);
     e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest by {}). {}",

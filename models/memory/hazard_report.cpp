@@ -113,8 +113,14 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                            pw.index);
       case Via::kCpAsync:
         return fmt::format("the copy is in flight until warp {} waits for it (`cp.async.commit` then `cp.async.wait N` "
-                           "covering its group, or `cp.async.arrive` on a barrier that is waited for)",
-                           pw.index);
+                           "covering its group, or `cp.async.arrive` on a barrier that is waited for){}",
+                           pw.index,
+                           prior.warp == now.warp
+                               ? std::string()
+                               : fmt::format("; warp {}'s wait covers its own copies only, so a barrier both warps use must "
+                                             "then order it before warp {}'s access (`bar.sync 0`, __syncthreads, after the "
+                                             "wait: CUTLASS's sm80 mainloop waits with cp_async_wait, then __syncthreads)",
+                                             pw.index, now_index));
       case Via::kTmemMma:
         if (std::string note = commit_note(prior, now); !note.empty()) return note;
         return fmt::format("the tensor cores write the accumulator until a later `umma.commit` of warp {} lands on a "

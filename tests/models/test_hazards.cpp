@@ -232,8 +232,31 @@ kernel k warps=1 {{
   };
   CHECK(run_text(prog("cp.async.wait 0")).outcome == Outcome::kFinished);
   CHECK(run_text(prog("cp.async.arrive b noinc\n wait b parity=0")).outcome == Outcome::kFinished);
-  CHECK(hazard(run_text(prog("cp.async.wait 1"))));  // the only group stays pending
+  auto own = run_text(prog("cp.async.wait 1"));  // the only group stays pending
+  REQUIRE(hazard(own));
+  CHECK_THAT(own.diagnosis->message, !Catch::Contains("covers its own copies only"));
   CHECK(hazard(run_text(prog("sleep cycles=100000"))));
+  // Another warp's copies: its wait alone does not order them before this warp's read; the report asks for the barrier
+  // after the wait (the copier reaches its wait only after the reader read, so the copy is still in flight).
+  auto other = run_text(R"(
+kernel k warps=2 {
+  smem s bytes=4K
+  warps 0..2 w {
+    if warp == 1 {
+      cp.async bytes=512 dst=s
+      cp.async.commit
+      compute cycles=500
+      cp.async.wait 0
+    } else {
+      compute cycles=100
+    }
+    ldmatrix bytes=512 src=s
+  }
+}
+)");
+  REQUIRE(hazard(other));
+  CHECK_THAT(other.diagnosis->message, Catch::Contains("warp 1's wait covers its own copies only, so a barrier both warps use "
+                                                       "must then order it before warp 0's access (`bar.sync 0`"));
 }
 
 TEST_CASE("hazards: umma operands are read until its umma.commit's barrier completes", "[hazards][tcgen05]") {

@@ -610,7 +610,9 @@ bool MbarrierUnit::arrives_on(std::uint32_t warp_id, std::uint32_t flat) const {
       rc, 0, vars, w.builtins,
       [&](std::uint32_t op, std::span<const isa::MaybeValue> values) {
         const isa::OpDesc& d = rc.ops[op];
-        if (d.kind != isa::OpKind::kArrive && d.kind != isa::OpKind::kArriveExpectTx && d.kind != isa::OpKind::kArriveNoComplete)
+        using K = isa::OpKind;
+        if (d.kind != K::kArrive && d.kind != K::kArriveExpectTx && d.kind != K::kArriveNoComplete && d.kind != K::kArriveDrop &&
+            d.kind != K::kUmmaCommit && d.kind != K::kCpAsyncArrive)
           return false;
         const auto& specs = isa::op_spec(d.kind).attrs;
         for (std::size_t i = 0; i < specs.size(); ++i)
@@ -829,6 +831,30 @@ std::string MbarrierUnit::left_out_words(std::uint32_t slot, std::uint32_t flat)
                      barrier_name(flat), sim_.cta(slot).rank, fmt::join(v, "; "));
 }
 
+// When no warp of the cluster can reach an op that arrives on element `flat` (by its code: a dead branch or `if warp ==`
+// closes paths) but ops signal it (expect_tx, a TMA's or a CLC response's complete_tx: they move the tx-count only), the
+// words that say so; "" otherwise.
+std::string MbarrierUnit::tx_only_words(std::uint32_t cta, std::uint32_t flat) const {
+  using K = isa::OpKind;
+  const auto& p = sim_.program();
+  const int decl = static_cast<int>(decl_[flat]);
+  std::vector<std::string> ops;
+  for (const auto& r : p.roles)
+    for (const auto& d : r.ops)
+      if (d.signals_barrier(decl) && (d.kind == K::kExpectTx || d.kind == K::kTmaLoad || d.kind == K::kClcTryCancel)) {
+        std::string t = fmt::format("'{}' (line {})", d.text, d.loc.line);
+        if (ops.size() < 3 && std::find(ops.begin(), ops.end(), t) == ops.end()) ops.push_back(t);
+      }
+  if (ops.empty()) return "";
+  for (std::uint32_t slot : sim_.cluster_of(sim_.cta(cta)).ctas)
+    for (int i = 0; i < p.warps; ++i)
+      if (arrives_on(sim_.cta(slot).first_warp + static_cast<std::uint32_t>(i), flat)) return "";
+  return fmt::format("the ops that signal it ({}) move its tx-count only: `expect_tx` sets the bytes without arriving, and a "
+                     "copy's complete_tx brings them. Its count needs arrivals: `arrive.expect_tx` (expect and arrive in one "
+                     "op, as CUTLASS's producer_acquire does) or an `arrive`",
+                     fmt::join(ops, ", "));
+}
+
 void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const auto& p = sim_.program();
   const Cta& c = sim_.cta(w.cta);
@@ -910,6 +936,9 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                                                         from_pipeline ? " (a pipeline statement's comes from its pipeline's tx=)" : ""),
                         peers.empty() ? "" : fmt::format(". Peers whose multicast copies may land here: {}", fmt::join(peers, "; ")),
                         left_out_words(w.cta, w.wait_obj) + stage_mismatch_words(w.cta, w.wait_obj)));
+  } else if (std::string only_tx = b.pending() > 0 ? tx_only_words(w.cta, w.wait_obj) : ""; !only_tx.empty()) {
+    e.cause(fmt::format("{}: phase {} needs {} more arrival(s), but no warp's code reaches an op that arrives on it: {}", name,
+                        b.phase(), b.pending(), only_tx));
   } else if (signalers.empty() && exited.empty()) {
     // Ops that do signal the barrier, but of other CTAs only (their bar_cta= or multicast mask leaves this one out).
     std::vector<std::string> elsewhere;

@@ -163,6 +163,7 @@ class MbarrierUnit : public Unit {
   std::vector<std::pair<std::uint32_t, std::uint32_t>> before_phase0_;
   void note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0);
   std::string left_out_words(std::uint32_t slot, std::uint32_t flat) const;
+  std::string tx_only_words(std::uint32_t cta, std::uint32_t flat) const;
   std::string arrivals_astray(std::uint32_t slot, std::uint32_t flat) const;
   std::string signalled_only_there(std::uint32_t slot, std::uint32_t flat) const;
   std::string element_skipped(std::uint32_t slot, std::uint32_t flat) const;

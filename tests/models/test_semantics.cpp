@@ -1274,6 +1274,45 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {{
   CHECK(said);
 }
 
+TEST_CASE("deadlock: a barrier that only expect_tx and copies signal says no op arrives on it", "[semantics][mbarrier]") {
+  // expect_tx sets the bytes without arriving; the load's complete_tx brings them; the count-1 barrier needs an arrival
+  // no warp's code reaches (a plain arrive behind `if warp == 1` in warp 0's role counts as none). With arrive.expect_tx
+  // it completes; with a reachable arrive that is merely missing (count 2), the usual cause.
+  auto prog = [](const char* expect, int count, const char* extra) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full count={}
+  smem s bytes=4K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{
+    elect {{
+      {} full tx=4K
+      tma.load T box=(32, 64) at=(0, 0) dst=s bar=full
+      {}
+    }}
+  }}
+  warp 1 c {{ wait full parity=0 }}
+}}
+)",
+                       count, expect, extra);
+  };
+  auto said = [](const models::RunResult& r) {
+    bool found = false;
+    for (const auto& c : r.deadlock.causes)
+      found = found || c.find("full: phase 0 needs 1 more arrival(s), but no warp's code reaches an op that arrives on it: "
+                              "the ops that signal it ('expect_tx full tx=4K' (line 8), 'tma.load T box=(32, 64) at=(0, 0) "
+                              "dst=s bar=full' (line 9)) move its tx-count only") != std::string::npos;
+    return found;
+  };
+  CHECK(run_text(prog("arrive.expect_tx", 1, "")).outcome == Outcome::kFinished);
+  auto none = run_text(prog("expect_tx", 1, "if warp == 1 { arrive full }"));
+  REQUIRE(none.outcome == Outcome::kDeadlock);
+  CHECK(said(none));
+  auto missing = run_text(prog("arrive.expect_tx", 2, ""));
+  REQUIRE(missing.outcome == Outcome::kDeadlock);
+  CHECK_FALSE(said(missing));
+}
+
 TEST_CASE("deadlock: a tx-count stuck because a stage's load names another stage's barrier says so",
           "[semantics][mbarrier][tma]") {
   // A ring of two stages: each load into sA[s] should complete on full[s]. With bar=full[0] the second stage's bytes

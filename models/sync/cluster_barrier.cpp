@@ -60,12 +60,34 @@ std::string ClusterBarrierUnit::describe_wait(const Warp& w) const {
 
 void ClusterBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const Cta& c = sim_.cta(w.cta);
+  const auto& p = sim_.program();
+  // The live warps that are not at the barrier: those whose code has no cluster.sync at all are the likeliest cause.
+  std::vector<std::string> never, elsewhere;
   for (std::uint32_t peer : sim_.cluster_of(c).ctas)
-    for (int i = 0; i < sim_.program().warps; ++i) {
+    for (int i = 0; i < p.warps; ++i) {
       std::uint32_t wid = sim_.cta(peer).first_warp + i;
-      if (sim_.warp(wid).wait_unit != index()) e.waits_on(wid);
+      const Warp& x = sim_.warp(wid);
+      if (x.wait_unit == index() && x.state == WarpState::kBlocked) continue;
+      e.waits_on(wid);
+      if (x.role < 0 || x.state == WarpState::kDone) continue;
+      bool syncs = false;
+      for (const auto& d : p.roles[static_cast<std::size_t>(x.role)].ops) syncs = syncs || d.kind == isa::OpKind::kClusterSync;
+      std::string who = fmt::format("CTA {} warp {} ({})", sim_.cta(peer).id, x.index, p.roles[static_cast<std::size_t>(x.role)].name);
+      if (!syncs) {
+        if (never.size() < 4) never.push_back(who);
+      } else if (elsewhere.size() < 4) {
+        elsewhere.push_back(x.state == WarpState::kBlocked ? fmt::format("{}, waiting for {}", who, sim_.describe_wait(x)) : who);
+      }
     }
-  e.cause(fmt::format("cluster.sync in cluster {}: not every live warp of the cluster reaches it", c.cluster));
+  std::string why;
+  if (!never.empty())
+    why = fmt::format(": {} {} no cluster.sync in {} code. barrier.cluster has no thread count: every warp of every CTA of the "
+                      "cluster that has not exited must arrive, so a cluster.sync inside one role's branch (a warp-specialised "
+                      "partition) waits for the other roles forever; put it where every warp runs it (before the roles split)",
+                      fmt::join(never, ", "), never.size() == 1 ? "has" : "have", never.size() == 1 ? "its" : "their");
+  else if (!elsewhere.empty())
+    why = fmt::format(": live warps not at it: {}", fmt::join(elsewhere, "; "));
+  e.cause(fmt::format("cluster.sync in cluster {}: not every live warp of the cluster reaches it{}", c.cluster, why));
 }
 
 }  // namespace smpipe::models

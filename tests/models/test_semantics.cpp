@@ -1274,6 +1274,37 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {{
   CHECK(said);
 }
 
+TEST_CASE("deadlock: a cluster.sync that some roles never run names their warps", "[semantics][cluster]") {
+  // barrier.cluster has no thread count: every live warp of the cluster must arrive. Inside the consumers' role only,
+  // it waits for the producer warps forever; the cause names them and says their code has no cluster.sync. With the
+  // sync before the roles split (every warp runs it) the kernel finishes.
+  auto prog = [](bool split) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {{
+  mbarrier go count=1
+  warp 0 producer {{
+    {}
+    wait go parity=0
+  }}
+  warp 1 consumer {{
+    compute cycles=50
+    cluster.sync
+    elect {{ arrive go }}
+  }}
+}}
+)",
+                       split ? "" : "cluster.sync");
+  };
+  CHECK(run_text(prog(false)).outcome == Outcome::kFinished);
+  auto r = run_text(prog(true));
+  REQUIRE(r.outcome == Outcome::kDeadlock);
+  bool said = false;
+  for (const auto& c : r.deadlock.causes)
+    said = said || c.find("not every live warp of the cluster reaches it: CTA 0 warp 0 (producer), CTA 1 warp 0 (producer) "
+                          "have no cluster.sync in their code") != std::string::npos;
+  CHECK(said);
+}
+
 TEST_CASE("deadlock: a barrier that only expect_tx and copies signal says no op arrives on it", "[semantics][mbarrier]") {
   // expect_tx sets the bytes without arriving; the load's complete_tx brings them; the count-1 barrier needs an arrival
   // no warp's code reaches (a plain arrive behind `if warp == 1` in warp 0's role counts as none). With arrive.expect_tx

@@ -210,4 +210,10 @@ bool walk_reachable_ops(const RoleCode& role, std::uint32_t pc, std::span<const 
   return gave_up;
 }
 
+bool may_reach(const RoleCode& role, std::span<const std::int64_t> builtins,
+               const std::function<bool(std::uint32_t op, std::span<const MaybeValue> values)>& match, std::uint64_t& budget) {
+  const std::vector<MaybeValue> vars(role.slot_names.size());
+  return walk_reachable_ops(role, 0, vars, builtins, match, budget);
+}
+
 }  // namespace smpipe::isa

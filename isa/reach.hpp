@@ -36,4 +36,10 @@ bool walk_reachable_ops(const RoleCode& role, std::uint32_t pc, std::span<const 
                         const std::function<bool(std::uint32_t op, std::span<const MaybeValue> values)>& visit,
                         std::uint64_t& budget);
 
+// Whether a warp running `role` from its start (its built-ins known, no variable known) may reach an op for which
+// `match(op, values)` holds: every path a run of that warp may take is walked (a `warp ==` guard or a dead branch closes
+// paths). True as well when the walk cannot tell.
+bool may_reach(const RoleCode& role, std::span<const std::int64_t> builtins,
+               const std::function<bool(std::uint32_t op, std::span<const MaybeValue> values)>& match, std::uint64_t& budget);
+
 }  // namespace smpipe::isa

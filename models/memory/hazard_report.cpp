@@ -368,7 +368,7 @@ std::string HazardUnit::named_note(const Rec& prior, const Rec& now) const {
     const std::vector<int>& use = nb.last_use(c, static_cast<int>(id));
     const bool has_x = std::find(use.begin(), use.end(), wx.index) != use.end();
     const bool has_y = std::find(use.begin(), use.end(), wy.index) != use.end();
-    if (!has_x || has_y || !nb.role_uses(wy.role, static_cast<int>(id))) continue;
+    if (!has_x || has_y || !nb.warp_uses(y, static_cast<int>(id))) continue;
     return fmt::format(". Note: the latest use of bar {} that warp {} waited on gathered warps {} alone ({} threads), while "
                        "warp {}'s role uses bar {} too: warps meant to meet there came in different uses (a threads= smaller "
                        "than the threads that sync on it together, or two groups of warps sharing one id: give each group "

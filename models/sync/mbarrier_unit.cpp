@@ -604,10 +604,8 @@ bool MbarrierUnit::arrives_on(std::uint32_t warp_id, std::uint32_t flat) const {
   const isa::RoleCode& rc = p.roles[static_cast<std::size_t>(w.role)];
   const int decl = static_cast<int>(decl_[flat]);
   const std::int64_t element = flat - p.mbarrier_layout.base[static_cast<std::size_t>(decl)];
-  // From the role's start, with the warp's built-ins and no variable known: every path a run of this warp may take.
-  std::vector<isa::MaybeValue> vars(rc.slot_names.size());
-  return isa::walk_reachable_ops(
-      rc, 0, vars, w.builtins,
+  return isa::may_reach(
+      rc, w.builtins,
       [&](std::uint32_t op, std::span<const isa::MaybeValue> values) {
         const isa::OpDesc& d = rc.ops[op];
         using K = isa::OpKind;

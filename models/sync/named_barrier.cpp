@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "isa/reach.hpp"
 #include "models/gpu/simulator.hpp"
 #include "models/memory/hazards.hpp"
 
@@ -97,6 +98,23 @@ bool NamedBarrierUnit::role_uses(int role, int id) const {
     if (dynamic || d.base_values[s->first] == id) return true;
   }
   return false;
+}
+
+bool NamedBarrierUnit::warp_uses(std::uint32_t warp_id, int id) const {
+  const Warp& w = sim_.warp(warp_id);
+  if (w.role < 0) return false;
+  const isa::RoleCode& rc = sim_.program().roles[static_cast<std::size_t>(w.role)];
+  return isa::may_reach(
+      rc, w.builtins,
+      [&](std::uint32_t op, std::span<const isa::MaybeValue> values) {
+        const isa::OpDesc& d = rc.ops[op];
+        if (d.kind != OpKind::kBarSync && d.kind != OpKind::kBarArrive) return false;
+        const isa::AttrSlot* s = d.slot(Attr::kId);
+        if (s == nullptr) return false;
+        const isa::MaybeValue& v = values[s->first];
+        return !v.known || v.value == id;
+      },
+      walk_budget_);
 }
 
 void NamedBarrierUnit::check_release(std::uint32_t cta, int id) {
@@ -234,7 +252,8 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     if (!nb.all)
       for (int i = 0; i < p.warps; ++i) {
         const Warp& x = sim_.warp(c.first_warp + i);
-        if (x.role >= 0 && x.state == WarpState::kDone && role_uses(x.role, static_cast<int>(w.wait_obj))) gone.push_back(i);
+        if (x.role >= 0 && x.state == WarpState::kDone && warp_uses(c.first_warp + static_cast<std::uint32_t>(i), static_cast<int>(w.wait_obj)))
+          gone.push_back(i);
       }
     if (!gone.empty())
       why += fmt::format(". Warp(s) {} ({} threads), whose code uses bar {} too, have exited: an exited warp never arrives, "

@@ -1179,6 +1179,26 @@ kernel epi warps=12 {{
   REQUIRE(hazard(split));
   CHECK_THAT(split.diagnosis->message, Catch::Contains("Note: the latest use of bar 1 that warp 4 waited on gathered warps 4,5,6,7 "
                                                        "alone (128 threads), while warp 8's role uses bar 1 too"));
+  // Each warpgroup on a barrier of its own (the id picked by the warpgroup): the same race, and no note, since warp 8's
+  // code never reaches bar 1 (its role's code has the op, in the other warpgroup's branch).
+  auto own = run_text(R"(
+kernel epi warps=12 {
+  smem sD bytes=16K
+  tensor D dtype=bf16 shape=(1024, 1024)
+  warpgroups 1..3 consumer {
+    compute cycles=100 + 400 * (warpgroup - 1)
+    st.shared bytes=2K dst=sD
+    fence.proxy.async
+    if warpgroup == 1 { bar.sync 1 threads=128 } else { bar.sync 2 threads=128 }
+    if warp == 4 { elect { tma.store D box=(128, 64) at=(0, 0) src=sD
+                           tma.commit
+                           tma.wait 0 read } }
+    if warpgroup == 1 { bar.sync 1 threads=128 } else { bar.sync 2 threads=128 }
+  }
+}
+)");
+  REQUIRE(hazard(own));
+  CHECK_THAT(own.diagnosis->message, !Catch::Contains("Note: the latest use of bar"));
 }
 
 TEST_CASE("hazards: a CTA exits only after its TMA loads were observed and its TMA stores' reads waited for", "[hazards][tma]") {

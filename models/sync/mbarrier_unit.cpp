@@ -133,6 +133,23 @@ void MbarrierUnit::send(Cycle at, const Signal& s) {
 
 void MbarrierUnit::complete(std::uint32_t target, std::uint64_t) { land(signals_.take(target)); }
 
+// When the target CTA of a peer's signal exited (its slot is kept while its cluster runs): when, and how far its
+// barrier had got; a CTA that took part in none of it left before the pipeline started (an early `exit`).
+std::string MbarrierUnit::exited_words(const Signal& s) const {
+  const Cta& c = sim_.cta(s.cta);
+  if (c.id != s.cta_id) return "";
+  std::int64_t last = -1;
+  for (int i = 0; i < sim_.program().warps; ++i) last = std::max(last, exit_cycle_[c.first_warp + static_cast<std::uint32_t>(i)]);
+  if (last < 0) return "";
+  const std::int64_t phases = ctas_[s.cta].barriers[s.barrier].phase();
+  return fmt::format(". CTA {} exited at cycle {} (its last warp), after {} phase(s) of {} completed there{}", s.cta_id, last,
+                     phases, barrier_name(s.barrier),
+                     phases == 0 ? ": it took part in none of its peers' pipeline. A CTA with nothing of its own to do (no tile, "
+                                   "an early `exit`) must still run the cluster's mainloop while peers multicast into it and "
+                                   "wait for its releases, or they must leave it out of their masks and counts"
+                                 : "");
+}
+
 void MbarrierUnit::check_alive(const Signal& s) {
   const Cta& c = sim_.cta(s.cta);
   if (!c.exited && c.id == s.cta_id) return;
@@ -154,8 +171,8 @@ void MbarrierUnit::check_alive(const Signal& s) {
                                             "producer_tail waits on every empty barrier before exiting); if CTA {} has such a "
                                             "tail, the CTAs of the cluster ran different numbers of iterations: CTA {} signalled "
                                             "more phases than CTA {} waited for (the CTAs of a cluster must walk the same tiles "
-                                            "and k-blocks)",
-                                            s.cta_id, s.from_cta, s.cta_id));
+                                            "and k-blocks){}",
+                                            s.cta_id, s.from_cta, s.cta_id, exited_words(s)));
   d.cycle = sim_.now().v;
   d.cta = s.from_cta;
   d.warp = index;

@@ -164,6 +164,7 @@ class MbarrierUnit : public Unit {
   void note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0);
   std::string left_out_words(std::uint32_t slot, std::uint32_t flat) const;
   std::string tx_only_words(std::uint32_t cta, std::uint32_t flat) const;
+  std::string exited_words(const Signal& s) const;
   std::string arrivals_astray(std::uint32_t slot, std::uint32_t flat) const;
   std::string signalled_only_there(std::uint32_t slot, std::uint32_t flat) const;
   std::string element_skipped(std::uint32_t slot, std::uint32_t flat) const;

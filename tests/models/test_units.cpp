@@ -1,6 +1,7 @@
 // The simulator's structure: every op goes to exactly one unit, attributes are read by name, internal
 // checks survive release builds, and state follows the CTAs that are resident.
 #include <catch2/catch.hpp>
+#include <fmt/format.h>
 
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -138,6 +139,34 @@ kernel k grid=(396, 1, 1) warps={} {} {{
   CHECK(test::compile_error(kernel(4, "regs=1")).empty());
   CHECK_THAT(test::compile_error(kernel(4, "regs=256")), Catch::Contains("test.pipe:2:") && Catch::Contains("regs=256 out of range 1..255"));
   CHECK_THAT(test::compile_error(kernel(4, "regs=0")), Catch::Contains("regs=0 out of range 1..255"));
+}
+
+TEST_CASE("a peer's signal to a CTA that left the cluster's pipeline at once says it took part in none of it",
+          "[units][tma][cluster]") {
+  // Rank 0 multicasts a stage into both CTAs; rank 1, with nothing of its own, exits at once: the complete_tx that lands
+  // there names when it exited and that none of its barrier's phases completed. Staying to consume the stage is the fix.
+  auto prog = [](bool leave) {
+    return fmt::format(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {{
+  mbarrier full count=1
+  smem s bytes=8K
+  tensor B dtype=bf16 shape=(256, 256)
+  warp 0 p {{
+    {}
+    elect {{ arrive.expect_tx full tx=4K }}
+    if cluster_rank == 0 {{ elect {{ tma.load B box=(32, 64) at=(0, 0) dst=s bar=full multicast=0x3 }} }}
+    wait full parity=0
+  }}
+}}
+)",
+                       leave ? "if cluster_rank == 1 { exit }" : "");
+  };
+  CHECK(test::run_text(prog(false)).outcome == Outcome::kFinished);
+  auto r = test::run_text(prog(true));
+  REQUIRE(r.outcome == Outcome::kUndefined);
+  CHECK(r.diagnosis->title == "signal to an exited CTA");
+  CHECK_THAT(r.diagnosis->message, Catch::Contains("CTA 1 exited at cycle 0 (its last warp), after 0 phase(s) of full completed "
+                                                   "there: it took part in none of its peers' pipeline"));
 }
 
 TEST_CASE("a signal to a CTA that exited is diagnosed, and named by its sender, after the slot was reused", "[units][tma]") {

@@ -397,8 +397,9 @@ void MbarrierUnit::apply_result(MBarrier::Result r, std::uint32_t cta, std::uint
         hint += fmt::format(". Warp {}'s previous '{}' (line {}) already arrived in this phase: the op ran twice on {} before "
                             "its phase completed, {}{}",
                             w.index, desc.text, desc.loc.line, name,
-                            ring ? "so two iterations picked the same stage (check the stage index: `i & (STAGES - 1)` needs a "
-                                   "power-of-two STAGES, `i % STAGES` does not)"
+                            ring ? "so two iterations picked the same stage before its phase completed (a stage index or "
+                                   "phase counter that repeats: one that restarts or does not advance, or `i & (STAGES - 1)` "
+                                   "with STAGES not a power of two)"
                                  : "a loop arriving faster than the phases complete (the wait before it passed without a new "
                                    "phase, or the count is below the arrivals per phase)",
                             wflat == ~0u ? std::string()

@@ -248,8 +248,12 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   } else {
     why = " and no other live warp will arrive";
     // With a thread count, warps that exited never arrive: those whose code syncs here are the likeliest missing ones.
+    // (Not when the previous use completed without any of the warps waiting now: then their arrivals spilled into later
+    // uses, said below.)
+    bool spilled = nb.uses_done > 0;
+    for (int a : nb.arrivers) spilled = spilled && std::find(nb.last_arrivers.begin(), nb.last_arrivers.end(), a) == nb.last_arrivers.end();
     std::vector<int> gone;
-    if (!nb.all)
+    if (!nb.all && !spilled)
       for (int i = 0; i < p.warps; ++i) {
         const Warp& x = sim_.warp(c.first_warp + i);
         if (x.role >= 0 && x.state == WarpState::kDone && warp_uses(c.first_warp + static_cast<std::uint32_t>(i), static_cast<int>(w.wait_obj)))

@@ -1072,6 +1072,12 @@ std::string MbarrierUnit::element_skipped(std::uint32_t slot, std::uint32_t flat
   const bool past = x.state == WarpState::kDone ||
                     (x.state == WarpState::kBlocked && x.wait_unit == index() && (x.wait_obj == flat || x.wait_value >= 1));
   if (!past) return "";
+  // Not while a live warp's code does reach an arrive on this element (another warpgroup's turn that has not come).
+  for (std::uint32_t peer : sim_.cluster_of(sim_.cta(slot)).ctas)
+    for (int i = 0; i < p.warps; ++i) {
+      const std::uint32_t id = sim_.cta(peer).first_warp + static_cast<std::uint32_t>(i);
+      if (sim_.warp(id).state != WarpState::kDone && arrives_on(id, flat)) return "";
+    }
   return fmt::format(". {} never got an arrival in this CTA while {} completed phases; the latest arrival on {} was {}: the "
                      "index it arrives on, or the condition around it, never reaches {}",
                      barrier_name(flat), fmt::join(done, ", "), barrier_name(by), op_words(wid, op, false), barrier_name(flat));

@@ -1240,6 +1240,14 @@ TEST_CASE("deadlock: an element of a barrier array that no arrival ever reaches 
                          " warp 1 a { for i in 0..3 { if i == 2 { wait x parity=0 }\n elect { arrive e[i] } } }\n}\n");
   REQUIRE(before.outcome == Outcome::kDeadlock);
   CHECK_THAT(causes(before), !Catch::Contains("never reaches"));
+  // Nor when another live warp's code does arrive on that element (its turn has not come: it waits on x, which comes
+  // after e[2]).
+  auto turn = run_text("kernel k warps=3 {\n mbarrier e[3] count=1\n mbarrier x count=1\n"
+                       " warp 0 w { wait e[0] parity=0\n wait e[1] parity=0\n wait e[2] parity=0\n elect { arrive x } }\n"
+                       " warp 1 a { for i in 0..2 { elect { arrive e[i] } }\n wait e[2] parity=0 }\n"
+                       " warp 2 c { wait x parity=0\n elect { arrive e[2] } }\n}\n");
+  REQUIRE(turn.outcome == Outcome::kDeadlock);
+  CHECK_THAT(causes(turn), !Catch::Contains("never reaches"));
 }
 
 TEST_CASE("deadlock: a tx-count stuck because the cluster's multicast masks leave a CTA out names those loads",

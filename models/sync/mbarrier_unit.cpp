@@ -133,11 +133,13 @@ void MbarrierUnit::send(Cycle at, const Signal& s) {
 
 void MbarrierUnit::complete(std::uint32_t target, std::uint64_t) { land(signals_.take(target)); }
 
-// When the target CTA of a peer's signal exited (its slot is kept while its cluster runs): when, and how far its
-// barrier had got; a CTA that took part in none of it left before the pipeline started (an early `exit`).
+// When the target CTA of a peer's copy exited (its slot is kept while its cluster runs): when, and how far its barrier had
+// got; a CTA that took part in none of it left before the pipeline started (an early `exit`).
 std::string MbarrierUnit::exited_words(const Signal& s) const {
   const Cta& c = sim_.cta(s.cta);
-  if (c.id != s.cta_id) return "";
+  // Only for a copy's bytes landing there (data meant for the CTA); a release (remote arrive) after its exit is the
+  // missing producer tail said above.
+  if (c.id != s.cta_id || s.kind != SignalKind::kCompleteTx) return "";
   std::int64_t last = -1;
   for (int i = 0; i < sim_.program().warps; ++i) last = std::max(last, exit_cycle_[c.first_warp + static_cast<std::uint32_t>(i)]);
   if (last < 0) return "";

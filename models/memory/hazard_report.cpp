@@ -10,6 +10,7 @@
 #include "models/memory/atomics.hpp"
 #include "models/memory/hazards.hpp"
 #include "models/sync/mbarrier_unit.hpp"
+#include "models/tensor/tensor_unit.hpp"
 #include "models/sync/named_barrier.hpp"
 
 namespace smpipe::models {
@@ -101,11 +102,24 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
         return fmt::format("the TMA store reads its source until warp {} waits for its bulk group: a `tma.commit` and then a "
                            "`tma.wait N read` that covers that group must come first (in warp {}, ordered before this op)",
                            pw.index, pw.index);
-      case Via::kWgmma:
+      case Via::kWgmma: {
+        // The warpgroup did wait after this wgmma, with an N that left its group in flight (a wait depth off by one).
+        std::string depth;
+        const TensorUnit::LastWait lw =
+            const_cast<Simulator&>(sim_).find<TensorUnit>().last_wait(pw.cta, pw.index / isa::kWarpsPerWarpgroup);
+        if (lw.op != ~0u && lw.n > 0 && lw.cycle >= prior.issued) {
+          const isa::OpDesc& wd = sim_.op_of(pw, lw.op);
+          depth = fmt::format("; warp {}'s latest '{}' (line {}, cycle {}) came after this wgmma but waits only for the groups "
+                              "older than its newest {}, and this one's group is among those: a stage may be released after "
+                              "a wait that covers the wgmmas reading it (CUTLASS releases stage k - 1 after `wgmma.wait 1` in "
+                              "k-block k, with one group in flight; deeper N keeps more stages busy)",
+                              pw.index, wd.text, wd.loc.line, lw.cycle, lw.n);
+        }
         return fmt::format("the tensor cores read the operand until warp {} waits for its wgmma group: `wgmma.commit` then a "
                            "`wgmma.wait N` that covers it must come before the barrier arrive that releases the buffer (a wgmma "
-                           "never committed is covered by no wait)",
-                           pw.index);
+                           "never committed is covered by no wait){}",
+                           pw.index, depth);
+      }
       case Via::kUmma:
       case Via::kTmemCp:
         return fmt::format("the tensor cores read the operand until a later `umma.commit` of warp {} arrives on a barrier; "
@@ -308,8 +322,9 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
   // The writer's latest wait was elsewhere (an MMA warp waits for its stage after it waited for the accumulator to be
   // handed back): any barrier the reader's role arrives on, in the reader's or the writer's CTA, and the phase of it the
   // writer observed last.
-  for (std::uint32_t c : {wcta, rw.cta}) {
-    if (c != wcta && c == rw.cta && wcta == rw.cta) break;
+  const std::uint32_t ctas[2] = {wcta, rw.cta};
+  for (std::uint32_t k = 0; k < (wcta == rw.cta ? 1u : 2u); ++k) {
+    const std::uint32_t c = ctas[k];
     for (std::uint32_t d = 0; d < p.mbarriers.size(); ++d) {
       if (!releases(d)) continue;
       for (int e = 0; e < p.mbarriers[d].size; ++e) {
@@ -342,7 +357,9 @@ std::string HazardUnit::commit_note(const Rec& prior, const Rec& now) const {
                        "issued that commit before this umma (line {}): a `umma.commit` tracks only the tcgen05 ops its thread "
                        "issued before it (tcgen05.commit). Commit to {} after the tile's last umma",
                        now_index, name, sd.text, sd.loc.line, signaller.index, mw.index, mma.loc.line, name);
-  if (sd.kind != isa::OpKind::kArrive) return "";
+  // A plain arrive by the MMA's own thread, or its role's (one that signals its accumulator instead of committing); a
+  // barrier other warps complete has nothing to do with the accumulator (the generic words ask for its wait).
+  if (sd.kind != isa::OpKind::kArrive || (sw != prior.warp && signaller.role != mw.role)) return "";
   std::vector<std::string> commits;  // where the MMA's role commits instead
   for (const isa::OpDesc& d : p.roles[mw.role].ops)
     if (d.kind == isa::OpKind::kUmmaCommit) commits.push_back(fmt::format("'{}' at line {}", d.text, d.loc.line));

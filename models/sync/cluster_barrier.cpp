@@ -74,17 +74,19 @@ void ClusterBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       for (const auto& d : p.roles[static_cast<std::size_t>(x.role)].ops) syncs = syncs || d.kind == isa::OpKind::kClusterSync;
       std::string who = fmt::format("CTA {} warp {} ({})", sim_.cta(peer).id, x.index, p.roles[static_cast<std::size_t>(x.role)].name);
       if (!syncs) {
-        if (never.size() < 4) never.push_back(who);
+        if (never.size() < 4)
+          never.push_back(x.state == WarpState::kBlocked ? fmt::format("{}, waiting for {}", who, sim_.describe_wait(x)) : who);
       } else if (elsewhere.size() < 4) {
         elsewhere.push_back(x.state == WarpState::kBlocked ? fmt::format("{}, waiting for {}", who, sim_.describe_wait(x)) : who);
       }
     }
   std::string why;
   if (!never.empty())
-    why = fmt::format(": {} {} no cluster.sync in {} code. barrier.cluster has no thread count: every warp of every CTA of the "
-                      "cluster that has not exited must arrive, so a cluster.sync inside one role's branch (a warp-specialised "
-                      "partition) waits for the other roles forever; put it where every warp runs it (before the roles split)",
-                      fmt::join(never, ", "), never.size() == 1 ? "has" : "have", never.size() == 1 ? "its" : "their");
+    why = fmt::format(": live warps whose code has no cluster.sync: {}. barrier.cluster has no thread count: every warp of "
+                      "every CTA of the cluster that has not exited must arrive, so a cluster.sync inside one role's branch (a "
+                      "warp-specialised partition) waits for the other roles forever; put it where every warp runs it (before "
+                      "the roles split)",
+                      fmt::join(never, "; "));
   else if (!elsewhere.empty())
     why = fmt::format(": live warps not at it: {}", fmt::join(elsewhere, "; "));
   e.cause(fmt::format("cluster.sync in cluster {}: not every live warp of the cluster reaches it{}", c.cluster, why));

@@ -11,7 +11,7 @@ Result MBarrier::init(std::int64_t count) {
   phase_ = 0;
   pending_ = expected_ = count;
   tx_ = 0;
-  arrivals_this_phase_ = tx_expected_this_phase_ = tx_completed_this_phase_ = arrivals_last_phase_ = 0;
+  arrivals_this_phase_ = tx_expected_this_phase_ = tx_completed_this_phase_ = arrivals_last_phase_ = raised_this_phase_ = 0;
   return Result::kOk;
 }
 
@@ -27,7 +27,7 @@ Result MBarrier::maybe_complete() {
   ++phase_;
   pending_ = expected_;
   arrivals_last_phase_ = arrivals_this_phase_;
-  arrivals_this_phase_ = tx_expected_this_phase_ = tx_completed_this_phase_ = 0;
+  arrivals_this_phase_ = tx_expected_this_phase_ = tx_completed_this_phase_ = raised_this_phase_ = 0;
   return Result::kPhaseCompleted;
 }
 
@@ -83,6 +83,7 @@ Result MBarrier::raise_pending(std::int64_t count) {
   if (!valid_) return Result::kNotInitialised;
   if (pending_ + count > kMaxCount) return Result::kArrivalOverflow;
   pending_ += count;
+  raised_this_phase_ += count;
   return Result::kOk;
 }
 

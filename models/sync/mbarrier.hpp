@@ -29,6 +29,8 @@ class MBarrier {
   bool valid() const { return valid_; }
   std::int64_t phase() const { return phase_; }
   std::int64_t pending() const { return pending_; }
+  // What raise_pending (cp.async.mbarrier.arrive without .noinc) added to this phase's pending count.
+  std::int64_t raised_this_phase() const { return raised_this_phase_; }
   std::int64_t expected() const { return expected_; }
   std::int64_t tx() const { return tx_; }
   // Per-phase bookkeeping for reports.
@@ -56,6 +58,7 @@ class MBarrier {
   bool valid_ = false;
   std::int64_t phase_ = 0;
   std::int64_t pending_ = 0;
+  std::int64_t raised_this_phase_ = 0;
   std::int64_t expected_ = 0;
   std::int64_t tx_ = 0;
   std::int64_t arrivals_this_phase_ = 0;

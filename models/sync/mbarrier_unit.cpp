@@ -144,9 +144,15 @@ std::string MbarrierUnit::exited_words(const Signal& s) const {
   for (int i = 0; i < sim_.program().warps; ++i) last = std::max(last, exit_cycle_[c.first_warp + static_cast<std::uint32_t>(i)]);
   if (last < 0) return "";
   const std::int64_t phases = ctas_[s.cta].barriers[s.barrier].phase();
+  // None of its elements of that barrier array completed a phase there: the CTA took part in none of it.
+  const auto& p = sim_.program();
+  const std::uint32_t decl = decl_[s.barrier], base = p.mbarrier_layout.base[decl];
+  bool none = true;
+  for (std::uint32_t f = base; f < base + static_cast<std::uint32_t>(p.mbarriers[decl].size); ++f)
+    none = none && ctas_[s.cta].barriers[f].phase() == 0;
   return fmt::format(". CTA {} exited at cycle {} (its last warp), after {} phase(s) of {} completed there{}", s.cta_id, last,
                      phases, barrier_name(s.barrier),
-                     phases == 0 ? ": it took part in none of its peers' pipeline. A CTA with nothing of its own to do (no tile, "
+                     none ? ": it took part in none of its peers' pipeline. A CTA with nothing of its own to do (no tile, "
                                    "an early `exit`) must still run the cluster's mainloop while peers multicast into it and "
                                    "wait for its releases, or they must leave it out of their masks and counts"
                                  : "");
@@ -250,6 +256,7 @@ void MbarrierUnit::land(const Signal& s) {
   if (s.hb != 0) hazards_->land(s.hb, s.cta, s.barrier);
   if (s.kind != SignalKind::kExpectTx && s.kind != SignalKind::kCompleteTx) check_observed(s.cta, s.barrier, s.warp, s.op, signal_name(s.kind));
   MBarrier& b = ctas_[s.cta].barriers[s.barrier];
+  const auto prev = ctas_[s.cta].last_signal[s.barrier];
   MBarrier::Result r;
   if (s.kind == SignalKind::kArriveExpectTx) {
     // One atomic op: expect the bytes, then arrive (value2 arrivals).
@@ -261,6 +268,7 @@ void MbarrierUnit::land(const Signal& s) {
   } else {
     r = change(b, s.kind, s.value);
   }
+  if (r == MBarrier::Result::kArrivalOverflow) overflow_prev_ = prev;  // (its report)
   if (s.kind == SignalKind::kArrive || s.kind == SignalKind::kArriveDrop) note_arrival(s.cta, s.barrier, s.warp, s.op);
   apply_result(r, s.cta, s.barrier, s.warp, s.op, s.value, signal_name(s.kind));
 }
@@ -291,15 +299,15 @@ void MbarrierUnit::raise_pending(std::uint32_t cta, std::uint32_t barrier, std::
 
 void MbarrierUnit::note_arrival(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp_id, std::uint32_t op) {
   CtaBarriers& c = ctas_[cta];
-  const int warp_index = sim_.warp(warp_id).index;
+  const Warp& w = sim_.warp(warp_id);
+  const int warp_index = w.index;
   c.last_signal[flat] = {warp_id, op};
   if (!sim_.observers().empty()) {
     std::int64_t id = sim_.cta(cta).id;
     std::uint32_t decl = decl_[flat];
     sim_.observers().each(id, [&](Observer& o) { o.stage_ready(id, flat, decl, sim_.program().mbarriers[decl].name, false, sim_.now().v); });
   }
-  if (warp_index >= 0 && warp_index < 32)
-    c.arrive_mask[flat] |= std::uint64_t{1} << (warp_index + (sim_.warp(warp_id).cta == cta ? 0 : 32));
+  if (warp_index >= 0 && warp_index < 32) c.arrive_mask[flat] |= std::uint64_t{1} << (warp_index + (w.cta == cta ? 0 : 32));
 }
 
 void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, const char* by) {
@@ -310,7 +318,10 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   // the phase before (pingpong's warpgroups releasing a stage on alternate tiles: the second waited on the stage's
   // refill, which came after the first's release) takes turns with the first, and is not noted; with the hazard
   // checker off nothing is known of that order, and nothing is noted.
-  std::uint64_t mask = c.arrive_mask[flat], last = c.last_arrive_mask[flat];
+  // (This note keeps one bit per warp index, a peer's warp i counted as warp i, as it did before the masks told the
+  // CTAs apart; the masks themselves keep both.)
+  const std::uint64_t mask64 = c.arrive_mask[flat], last64 = c.last_arrive_mask[flat];
+  const std::uint64_t mask = (mask64 | (mask64 >> 32)) & 0xffffffffu, last = (last64 | (last64 >> 32)) & 0xffffffffu;
   bool racing = mask && last && (mask & last) == 0 && !noted_decl_[decl] && c.last_signal[flat].first != ~0u &&
                 hazards_->on() && !hazards_->after_latest_phase(c.last_signal[flat].first, cta, flat);
   hazards_->phase_completed(cta, flat);
@@ -320,7 +331,6 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   if (!c.left_out.empty()) std::erase_if(c.left_out, [&](const CtaBarriers::LeftOut& l) { return l.flat == flat; });
   if (racing) {
     noted_decl_[decl] = true;
-
     // The ops of the two phases' latest arrivals (a umma.commit aimed at this barrier instead of its partner shows here).
     auto [pw, pop] = c.phase_signal[flat];
     auto [lw, lop] = c.last_signal[flat];
@@ -332,8 +342,8 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
         arrivers_words(mask), ops, c.barriers[flat].expected()));
   }
   c.phase_signal[flat] = c.last_signal[flat];
-  c.last_arrive_mask[flat] = mask;
-  c.phase_masks[flat * kPhaseMasks + (c.barriers[flat].phase() - 1) % kPhaseMasks] = mask;
+  c.last_arrive_mask[flat] = mask64;
+  c.phase_masks[flat * kPhaseMasks + (c.barriers[flat].phase() - 1) % kPhaseMasks] = mask64;
   c.arrive_mask[flat] = 0;
   Cycle now = sim_.now();
   Cycle wake = now + sim_.jit(sim_.machine().mbarrier_wake_cycles);
@@ -668,13 +678,19 @@ void MbarrierUnit::note_stage_mismatch(std::uint32_t slot, std::uint32_t flat, s
 }
 
 std::string MbarrierUnit::stage_mismatch_words(std::uint32_t slot, std::uint32_t flat) const {
-  if (slot >= ctas_.size() || ctas_[slot].mismatches.empty()) return "";
+  if (slot >= ctas_.size()) return "";
   const auto& p = sim_.program();
   const isa::ElementLayout& bl = p.mbarrier_layout;
   const std::uint32_t decl = bl.decl_of(flat), index = flat - bl.base[decl];
   // Per op: its first such load, and how many more it made.
   std::vector<std::pair<const CtaBarriers::Mismatch*, int>> ops;
-  for (const auto& m : ctas_[slot].mismatches) {
+  // (Recorded under the issuing CTA: a peer's multicast loads are with the peer.)
+  std::vector<const CtaBarriers::Mismatch*> all;
+  for (std::uint32_t peer : sim_.cluster_of(sim_.cta(slot)).ctas)
+    if (peer < ctas_.size())
+      for (const auto& m : ctas_[peer].mismatches) all.push_back(&m);
+  for (const CtaBarriers::Mismatch* mp : all) {
+    const auto& m = *mp;
     const std::uint32_t sd = p.smem_layout.decl_of(m.dst);
     if (m.flat != flat && !(bl.decl_of(m.flat) == decl && m.dst - p.smem_layout.base[sd] == index)) continue;
     auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first->warp == m.warp && o.first->op == m.op; });
@@ -1016,7 +1032,7 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(), exited_all,
                         p.mbarriers[decl].name, fmt::join(exited_when, ", "), exited_all > exited_when.size() ? ", ..." : "",
                         astray.empty() ? "" : ". Or: " + astray));
-  } else if (const std::int64_t raised = b.pending() + b.arrivals_this_phase() - b.expected(); b.arrivals_this_phase() > 0 && raised > 0) {
+  } else if (const std::int64_t raised = b.raised_this_phase(); b.arrivals_this_phase() > 0 && raised > 0) {
     // cp.async.mbarrier.arrive without .noinc raises the pending count by one before its own arrival (PTX ISA
     // cp.async.mbarrier.arrive): such arrivals never bring a phase closer.
     e.cause(fmt::format("{}: {} arrival(s) came in phase {}, but {} were added to its pending count on the way (count {}, {} "

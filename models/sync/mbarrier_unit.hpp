@@ -184,10 +184,10 @@ class MbarrierUnit : public Unit {
   std::uint16_t cause_of(std::uint32_t flat) const { return causes_[decl_[flat]]; }
   const isa::ElementLayout& layout() const;
 
-  std::vector<CtaBarriers> ctas_;
+  std::vector<CtaBarriers> ctas_;  // by CTA slot
   static constexpr std::int64_t kPhaseMasks = 4;
-  std::pair<std::uint32_t, std::uint32_t> overflow_prev_{~0u, 0};
-  mutable std::uint64_t walk_budget_ = std::uint64_t{1} << 26;  // arrives_on's walks, over the whole run  // an overflowing arrival's previous one (its report)  // by CTA slot
+  std::pair<std::uint32_t, std::uint32_t> overflow_prev_{~0u, 0};  // an overflowing arrival's previous one (its report)
+  mutable std::uint64_t walk_budget_ = std::uint64_t{1} << 26;     // arrives_on's walks, over the whole run
   EventRecords<Signal> signals_;   // in flight, by event target
   std::vector<std::uint16_t> causes_;  // per declaration
   std::vector<std::uint32_t> decl_;    // per flat element: its declaration

@@ -232,6 +232,7 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
     for (std::int64_t i = 0; i < older; ++i) resume = sim::max(resume, wg.groups[i]);
     if (older > 0) wg.groups.erase(wg.groups.begin(), wg.groups.begin() + older);
     wg.reads.complete_older(n, [&](HazardUnit::Part p) { hazards_->retire_any(p, wg.waiting); });
+    wg.last_wait = LastWait{ctx.op, n, now.v};
   }
   sim_.wake_all(wg.waiting, resume);
   wg.waiting.clear();

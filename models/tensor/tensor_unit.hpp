@@ -52,6 +52,17 @@ class TensorUnit : public Unit {
 
   static std::string fits(const isa::OpDesc& d, const Machine& m);
 
+  // A warpgroup's latest wgmma.wait (reports): its op (in the role), N, and the cycle it completed; op ~0u: none yet.
+  struct LastWait {
+    std::uint32_t op = ~0u;
+    std::int64_t n = 0;
+    std::int64_t cycle = -1;
+  };
+  LastWait last_wait(std::uint32_t cta, int warpgroup) const {
+    return cta < warpgroups_.size() && warpgroup < static_cast<int>(warpgroups_[cta].size()) ? warpgroups_[cta][warpgroup].last_wait
+                                                                                            : LastWait{};
+  }
+
  private:
   struct Warpgroup {
     int arrived = 0;
@@ -64,6 +75,7 @@ class TensorUnit : public Unit {
     bool fenced = false;
     // The operand reads in flight (hazard checks): (warp id, part), per committed group and in the open one.
     HazardUnit::Groups reads;
+    LastWait last_wait;
   };
   OpResult warpgroup_op(OpContext& ctx);
   OpResult umma(OpContext& ctx);

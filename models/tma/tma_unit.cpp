@@ -91,10 +91,13 @@ void TmaUnit::connect() {
 // reports of that barrier's stages name it: mbarrier_unit's stage_mismatch_words).
 void TmaUnit::note_stage(const OpContext& ctx, std::uint32_t bar, std::uint32_t dst) {
   const isa::Program& p = sim_.program();
-  const std::uint32_t sd = p.smem_layout.decl_of(dst), bd = p.mbarrier_layout.decl_of(bar);
+  const std::int32_t sdecl = ctx.attr(Attr::kDst).decl, bdecl = ctx.attr(Attr::kBar).decl;
+  if (sdecl < 0 || bdecl < 0) return;
+  const auto sd = static_cast<std::uint32_t>(sdecl), bd = static_cast<std::uint32_t>(bdecl);
   const isa::SmemDecl& s = p.smems[sd];
   const isa::MbarrierDecl& b = p.mbarriers[bd];
-  if (!s.array || !b.array || s.size != b.size || s.size < 2) return;
+  if (!s.array || !b.array || s.size != b.size || s.size < 2) [[likely]]
+    return;
   if (dst - p.smem_layout.base[sd] == bar - p.mbarrier_layout.base[bd]) [[likely]]
     return;
   mbar_->note_stage_mismatch(ctx.cta_slot(), bar, dst, ctx.warp_id, ctx.op);

@@ -620,6 +620,67 @@ kernel k warps=8 {{
                                                            "other' at line 39, none on a barrier warp 4 waited on last)"));
 }
 
+TEST_CASE("hazards: an accumulator read after a wait on a barrier another warp completes keeps the generic words",
+          "[hazards][tmem]") {
+  // The epilogue waits on `tile`, which a scheduler warp completes with a plain arrive, and never on acc_full: the
+  // missing wait is on the accumulator's barrier, and the report asks for it (not for a commit to `tile`).
+  auto r = run_text(R"(
+kernel k warps=8 {
+  mbarrier full[2] count=1
+  mbarrier empty[2] count=1
+  mbarrier acc_full count=1
+  mbarrier acc_empty count=128
+  mbarrier tile count=1
+  smem sA[2] bytes=16K
+  smem sB[2] bytes=16K
+  warp 0 producer {
+    elect {
+      for i in 0..4 {
+        let s = i % 2
+        wait empty[s] parity=((i / 2) & 1) ^ 1
+        arrive.expect_tx full[s] tx=32K
+        tma.load bytes=16K dst=sA[s] bar=full[s]
+        tma.load bytes=16K dst=sB[s] bar=full[s]
+      }
+    }
+  }
+  warp 1 mma {
+    tmem.alloc cols=256 -> acc
+    tmem.relinquish
+    bar.arrive 1 threads=160
+    wait acc_empty parity=1
+    for k in 0..4 {
+      let s = k % 2
+      wait full[s] parity=(k / 2) & 1
+      elect {
+        umma m128n256k16 kind=f16 a=sA[s] b=sB[s] count=4 tmem=acc
+        umma.commit empty[s]
+      }
+    }
+    elect { umma.commit acc_full }
+    wait acc_empty parity=0
+    tmem.dealloc acc cols=256
+  }
+  warp 2 sched {
+    wait full[1] parity=0
+    elect { arrive tile }
+  }
+  warpgroup 1 epilogue {
+    bar.sync 1 threads=160
+    wait tile parity=0
+    tmem.ld 32x32b.x128 tmem=0
+    tmem.ld 32x32b.x128 tmem=128
+    tmem.wait ld
+    arrive acc_empty
+  }
+}
+)",
+                    "b200");
+  REQUIRE(hazard(r));
+  CHECK_THAT(r.diagnosis->message, !Catch::Contains("instead of the arrive") &&
+                                       Catch::Contains("wait on that barrier's phase (the accumulator's 'full' barrier)"));
+}
+
 TEST_CASE("hazards: an accumulator write partly superseded still completes with later commits", "[hazards][tmem]") {
   // The first MMA writes columns 0..255, the second only 0..127: the first write's columns 128..255 are still
   // its own, and the commit to acc_full (after both) orders them too. Reading them before acc_full is observed

@@ -443,6 +443,13 @@ TEST_CASE("cp.async groups: wait N and cp.async.arrive with and without noinc", 
   };
   CHECK(said(r));
   CHECK_FALSE(said(run_text(noinc_missing)));
+  // arrive.drop lowers the count and the pending arrivals alike: no cp.async raised anything, and nothing says so.
+  auto drop = run_text("kernel k warps=3 {\n mbarrier b count=3\n mbarrier never count=1\n"
+                       " warp 0 leaver { elect { arrive.drop b }\n wait b parity=0 }\n"
+                       " warp 1 worker { elect { arrive b }\n wait b parity=0 }\n"
+                       " warp 2 late { wait never parity=0\n elect { arrive b } }\n}\n");
+  REQUIRE(drop.outcome == Outcome::kDeadlock);
+  for (const auto& c : drop.deadlock.causes) CHECK(c.find("added to its pending count") == std::string::npos);
 }
 
 TEST_CASE("bulk store groups: wait read returns before the writes complete", "[semantics][tma]") {
@@ -1308,8 +1315,9 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {{
   REQUIRE(r.outcome == Outcome::kDeadlock);
   bool said = false;
   for (const auto& c : r.deadlock.causes)
-    said = said || c.find("not every live warp of the cluster reaches it: CTA 0 warp 0 (producer), CTA 1 warp 0 (producer) "
-                          "have no cluster.sync in their code") != std::string::npos;
+    said = said || (c.find("not every live warp of the cluster reaches it: live warps whose code has no cluster.sync: CTA 0 "
+                           "warp 0 (producer), waiting for mbarrier go") != std::string::npos &&
+                    c.find("; CTA 1 warp 0 (producer), waiting for mbarrier go") != std::string::npos);
   CHECK(said);
 }
 

@@ -167,6 +167,34 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {{
   CHECK(r.diagnosis->title == "signal to an exited CTA");
   CHECK_THAT(r.diagnosis->message, Catch::Contains("CTA 1 exited at cycle 0 (its last warp), after 0 phase(s) of full completed "
                                                    "there: it took part in none of its peers' pipeline"));
+  // A CTA that ran the first stage of a ring and left before the second did take part: not said.
+  auto part = test::run_text(R"(
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {
+  mbarrier full[2] count=1
+  smem s[2] bytes=8K
+  tensor B dtype=bf16 shape=(256, 256)
+  warp 0 p {
+    for i in 0..2 {
+      if cluster_rank == 1 && i == 1 { exit }
+      elect { arrive.expect_tx full[i] tx=4K }
+      if cluster_rank == 0 { elect { tma.load B box=(32, 64) at=(0, 0) dst=s[i] bar=full[i] multicast=0x3 } }
+      wait full[i] parity=0
+    }
+  }
+}
+)");
+  REQUIRE(part.outcome == Outcome::kUndefined);
+  CHECK(part.diagnosis->title == "signal to an exited CTA");
+  CHECK_THAT(part.diagnosis->message, Catch::Contains("after 0 phase(s) of full[1] completed there") &&
+                                          !Catch::Contains("took part in none"));
+  // Arrivals of two CTAs' warps with the same index completing consecutive phases of a count-1 barrier (turns taken
+  // across the pair): a finished run, with no note (as before the arrival masks told the CTAs apart).
+  auto turns = test::run_text("kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {\n mbarrier b count=1\n"
+                              " warp 0 sig { if cluster_rank == 0 { elect { arrive b } }\n"
+                              " if cluster_rank == 1 { sleep cycles=2000\n elect { arrive b cta=0 } } }\n"
+                              " warp 1 waiter { if cluster_rank == 0 { wait b parity=0\n wait b parity=1 } }\n}\n");
+  REQUIRE(turns.outcome == Outcome::kFinished);
+  CHECK(turns.notes.empty());
 }
 
 TEST_CASE("a signal to a CTA that exited is diagnosed, and named by its sender, after the slot was reused", "[units][tma]") {

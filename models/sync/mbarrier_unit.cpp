@@ -371,6 +371,13 @@ void MbarrierUnit::apply_result(MBarrier::Result r, std::uint32_t cta, std::uint
     on_phase_completed(cta, flat, action);
     return;
   }
+  bad_result(r, cta, flat, warp, op, count, action);
+}
+
+// The undefined behaviour a signal's result names (kept out of apply_result, which every signal passes through).
+void MbarrierUnit::bad_result(MBarrier::Result r, std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op,
+                              std::int64_t count, const char* action) {
+  using R = MBarrier::Result;
   const MBarrier& b = ctas_[cta].barriers[flat];
   std::string name = barrier_name(flat);
   std::int64_t id = sim_.cta(cta).id;

@@ -180,6 +180,8 @@ class MbarrierUnit : public Unit {
   void on_phase_completed(std::uint32_t cta, std::uint32_t flat, const char* by);
   void apply_result(MBarrier::Result r, std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op,
                     std::int64_t count, const char* action);
+  [[gnu::cold, gnu::noinline]] void bad_result(MBarrier::Result r, std::uint32_t cta, std::uint32_t flat, std::uint32_t warp,
+                                               std::uint32_t op, std::int64_t count, const char* action);
   std::string state_text(std::uint32_t cta, std::uint32_t flat) const;
   std::uint16_t cause_of(std::uint32_t flat) const { return causes_[decl_[flat]]; }
   const isa::ElementLayout& layout() const;

@@ -917,13 +917,11 @@ kernel k warps=2 {
   REQUIRE(r.warnings.size() == 1);
 }
 
-TEST_CASE("hazards: a WAR after a release phase completed without the reader's arrivals names the count", "[hazards][mbarrier]") {
-  // Two consumer warpgroups release each stage (256 arrivals). With count 256 the ring is sound; with 128 one warpgroup's
-  // arrivals complete the phase the producer waits for, and it refills a stage the other still reads: the report says
-  // the reader's role releases there too and the phase completed with other warps alone. Releasing before the
-  // wgmma.wait (the count right) keeps the usual advice.
-  auto prog = [](int count, bool early) {
-    return fmt::format(R"(
+namespace {
+// A ring of 4 stages that two consumer warpgroups read with wgmmas and release on empty[s] (count `count`), with
+// `release` after each k-block's commit and `tail` after the loop.
+std::string two_consumer_ring(int count, const std::string& release, const std::string& tail) {
+  return fmt::format(R"(
 kernel m warps=12 {{
   mbarrier full[4] count=1
   mbarrier empty[4] count={}
@@ -947,13 +945,22 @@ kernel m warps=12 {{
       wgmma m64n128k16 dtype=bf16 a=sA[s] b=sA[s] count=4
       wgmma.commit
       {}
-      wgmma.wait 0
-      {}
     }}
+    {}
   }}
 }}
 )",
-                       count, early ? "arrive empty[s]" : "", early ? "" : "arrive empty[s]");
+                     count, release, tail);
+}
+}  // namespace
+
+TEST_CASE("hazards: a WAR after a release phase completed without the reader's arrivals names the count", "[hazards][mbarrier]") {
+  // Two consumer warpgroups release each stage (256 arrivals). With count 256 the ring is sound; with 128 one warpgroup's
+  // arrivals complete the phase the producer waits for, and it refills a stage the other still reads: the report says
+  // the reader's role releases there too and the phase completed with other warps alone. Releasing before the
+  // wgmma.wait (the count right) keeps the usual advice.
+  auto prog = [](int count, bool early) {
+    return two_consumer_ring(count, early ? "arrive empty[s]\n      wgmma.wait 0" : "wgmma.wait 0\n      arrive empty[s]", "");
   };
   CHECK(run_text(prog(256, false)).outcome == Outcome::kFinished);
   auto low = run_text(prog(128, false));
@@ -974,37 +981,10 @@ TEST_CASE("hazards: a WAR with the read still in flight names the count when no 
   // none of that warpgroup's warps arrived in the phase: the count is named, not a missing wait. Releasing the stage
   // being read before its wait (the count right) is the missing wait, and the report keeps saying so.
   auto prog = [](int count, bool early) {
-    return fmt::format(R"(
-kernel m warps=12 {{
-  mbarrier full[4] count=1
-  mbarrier empty[4] count={}
-  smem sA[4] bytes=16K
-  tensor A dtype=bf16 shape=(4096, 4096)
-  warp 0 producer {{
-    elect {{
-      for k in 0..16 {{
-        let s = k % 4
-        wait empty[s] parity=((k / 4) & 1) ^ 1
-        arrive.expect_tx full[s] tx=16K
-        tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s]
-      }}
-    }}
-  }}
-  warpgroups 1..3 consumer {{
-    for k in 0..16 {{
-      let s = k % 4
-      wait full[s] parity=(k / 4) & 1
-      wgmma.fence
-      wgmma m64n128k16 dtype=bf16 a=sA[s] b=sA[s] count=4
-      wgmma.commit
-      {}
-    }}
-    wgmma.wait 0
-    arrive empty[3]
-  }}
-}}
-)",
-                       count, early ? "arrive empty[s]\n      wgmma.wait 1" : "if k > 0 {\n        wgmma.wait 1\n        arrive empty[(k - 1) % 4]\n      }");
+    return two_consumer_ring(count,
+                             early ? "arrive empty[s]\n      wgmma.wait 1"
+                                   : "if k > 0 {\n        wgmma.wait 1\n        arrive empty[(k - 1) % 4]\n      }",
+                             "wgmma.wait 0\n    arrive empty[3]");
   };
   CHECK(run_text(prog(256, false)).outcome == Outcome::kFinished);
   auto low = run_text(prog(128, false));

@@ -296,12 +296,10 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
                                   const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(sim_.cta(bc).rank, bf)]) - 1;
     const std::uint64_t mask = mb.phase_arrivers(bc, bf, seen);
     // The warps whose arrival would have released the read: a wgmma's, any of its warpgroup (each waits for the group).
-    std::uint64_t readers = std::uint64_t{1} << (rw.index + shift);
-    if (prior.via == Via::kWgmma) {
-      const int first = rw.index / isa::kWarpsPerWarpgroup * isa::kWarpsPerWarpgroup;
-      readers = 0;
-      for (int i = first; i < first + isa::kWarpsPerWarpgroup && i < 32; ++i) readers |= std::uint64_t{1} << (i + shift);
-    }
+    const std::uint64_t readers =
+        prior.via == Via::kWgmma
+            ? ((std::uint64_t{1} << isa::kWarpsPerWarpgroup) - 1) << (rw.index / isa::kWarpsPerWarpgroup * isa::kWarpsPerWarpgroup + shift)
+            : std::uint64_t{1} << (rw.index + shift);
     if (mask == 0 || (mask & readers) != 0) return "";
     // A barrier found by the search below: only one the reader's warps do arrive on (a stage's own barrier, not another
     // stage's that other warps release).

@@ -72,13 +72,10 @@ void ClusterBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       if (x.role < 0 || x.state == WarpState::kDone) continue;
       bool syncs = false;
       for (const auto& d : p.roles[static_cast<std::size_t>(x.role)].ops) syncs = syncs || d.kind == isa::OpKind::kClusterSync;
+      std::vector<std::string>& list = syncs ? elsewhere : never;
+      if (list.size() >= 4) continue;
       std::string who = fmt::format("CTA {} warp {} ({})", sim_.cta(peer).id, x.index, p.roles[static_cast<std::size_t>(x.role)].name);
-      if (!syncs) {
-        if (never.size() < 4)
-          never.push_back(x.state == WarpState::kBlocked ? fmt::format("{}, waiting for {}", who, sim_.describe_wait(x)) : who);
-      } else if (elsewhere.size() < 4) {
-        elsewhere.push_back(x.state == WarpState::kBlocked ? fmt::format("{}, waiting for {}", who, sim_.describe_wait(x)) : who);
-      }
+      list.push_back(x.state == WarpState::kBlocked ? fmt::format("{}, waiting for {}", who, sim_.describe_wait(x)) : who);
     }
   std::string why;
   if (!never.empty())

@@ -660,6 +660,15 @@ bool MbarrierUnit::arrives_on(std::uint32_t warp_id, std::uint32_t flat) const {
       walk_budget_);
 }
 
+bool MbarrierUnit::cluster_arrives_on(std::uint32_t slot, std::uint32_t flat, bool live_only) const {
+  for (std::uint32_t peer : sim_.cluster_of(sim_.cta(slot)).ctas)
+    for (int i = 0; i < sim_.program().warps; ++i) {
+      const std::uint32_t id = sim_.cta(peer).first_warp + static_cast<std::uint32_t>(i);
+      if ((!live_only || sim_.warp(id).state != WarpState::kDone) && arrives_on(id, flat)) return true;
+    }
+  return false;
+}
+
 std::uint64_t MbarrierUnit::recent_arrivers(std::uint32_t cta, std::uint32_t flat) const {
   const CtaBarriers& c = ctas_[cta];
   std::uint64_t m = c.arrive_mask[flat];
@@ -692,18 +701,14 @@ std::string MbarrierUnit::stage_mismatch_words(std::uint32_t slot, std::uint32_t
   // Per op: its first such load, and how many more it made.
   std::vector<std::pair<const CtaBarriers::Mismatch*, int>> ops;
   // (Recorded under the issuing CTA: a peer's multicast loads are with the peer.)
-  std::vector<const CtaBarriers::Mismatch*> all;
   for (std::uint32_t peer : sim_.cluster_of(sim_.cta(slot)).ctas)
-    if (peer < ctas_.size())
-      for (const auto& m : ctas_[peer].mismatches) all.push_back(&m);
-  for (const CtaBarriers::Mismatch* mp : all) {
-    const auto& m = *mp;
-    const std::uint32_t sd = p.smem_layout.decl_of(m.dst);
-    if (m.flat != flat && !(bl.decl_of(m.flat) == decl && m.dst - p.smem_layout.base[sd] == index)) continue;
-    auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first->warp == m.warp && o.first->op == m.op; });
-    if (it == ops.end()) ops.emplace_back(&m, 0);
-    else ++it->second;
-  }
+    for (const auto& m : ctas_[peer].mismatches) {
+      const std::uint32_t sd = p.smem_layout.decl_of(m.dst);
+      if (m.flat != flat && !(bl.decl_of(m.flat) == decl && m.dst - p.smem_layout.base[sd] == index)) continue;
+      auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first->warp == m.warp && o.first->op == m.op; });
+      if (it == ops.end()) ops.emplace_back(&m, 0);
+      else ++it->second;
+    }
   if (ops.empty()) return "";
   std::vector<std::string> said;
   for (const auto& [m, more] : ops) {
@@ -887,9 +892,7 @@ std::string MbarrierUnit::tx_only_words(std::uint32_t cta, std::uint32_t flat) c
         if (ops.size() < 3 && std::find(ops.begin(), ops.end(), t) == ops.end()) ops.push_back(t);
       }
   if (ops.empty()) return "";
-  for (std::uint32_t slot : sim_.cluster_of(sim_.cta(cta)).ctas)
-    for (int i = 0; i < p.warps; ++i)
-      if (arrives_on(sim_.cta(slot).first_warp + static_cast<std::uint32_t>(i), flat)) return "";
+  if (cluster_arrives_on(cta, flat, false)) return "";
   return fmt::format("the ops that signal it ({}) move its tx-count only: `expect_tx` sets the bytes without arriving, and a "
                      "copy's complete_tx brings them. Its count needs arrivals: `arrive.expect_tx` (expect and arrive in one "
                      "op, as CUTLASS's producer_acquire does) or an `arrive`",
@@ -1098,11 +1101,7 @@ std::string MbarrierUnit::element_skipped(std::uint32_t slot, std::uint32_t flat
                     (x.state == WarpState::kBlocked && x.wait_unit == index() && (x.wait_obj == flat || x.wait_value >= 1));
   if (!past) return "";
   // Not while a live warp's code does reach an arrive on this element (another warpgroup's turn that has not come).
-  for (std::uint32_t peer : sim_.cluster_of(sim_.cta(slot)).ctas)
-    for (int i = 0; i < p.warps; ++i) {
-      const std::uint32_t id = sim_.cta(peer).first_warp + static_cast<std::uint32_t>(i);
-      if (sim_.warp(id).state != WarpState::kDone && arrives_on(id, flat)) return "";
-    }
+  if (cluster_arrives_on(slot, flat, true)) return "";
   return fmt::format(". {} never got an arrival in this CTA while {} completed phases; the latest arrival on {} was {}: the "
                      "index it arrives on, or the condition around it, never reaches {}",
                      barrier_name(flat), fmt::join(done, ", "), barrier_name(by), op_words(wid, op, false), barrier_name(flat));

@@ -68,6 +68,8 @@ class MbarrierUnit : public Unit {
   // its built-ins known and its variables not (isa/reach.hpp: `if warp == 4` closes the path for the other warps, an
   // index computed from the warp's own built-ins picks its element); true when the walk cannot tell.
   bool arrives_on(std::uint32_t warp_id, std::uint32_t flat) const;
+  // Whether some warp of CTA slot `slot`'s cluster (live ones only, with `live_only`) arrives_on element `flat`.
+  bool cluster_arrives_on(std::uint32_t slot, std::uint32_t flat, bool live_only) const;
   std::uint32_t decl_of(std::uint32_t flat) const { return decl_[flat]; }
   // The arrival that completed the latest phase of element `flat` of CTA slot `cta`: (warp id, op); ~0u: none yet.
   std::pair<std::uint32_t, std::uint32_t> last_phase_signal(std::uint32_t cta, std::uint32_t flat) const {

@@ -55,6 +55,73 @@ std::string HazardUnit::op_words(const Rec& r) const {
   return fmt::format("'{}' at line {} (CTA {} warp {}, {})", d.text, d.loc.line, r.cta_id, w.index, sim_.program().roles[w.role].name);
 }
 
+std::string HazardUnit::unobserved_fill_words(std::uint32_t slot, const Rec& r) {
+  if (r.bar != kNone && r.bar_cta == slot) {
+    if (std::string words = trip_count_words(slot, r.bar, false); !words.empty()) return words;
+    const auto& p = sim_.program();
+    const std::uint32_t decl = p.mbarrier_layout.decl_of(r.bar);
+    if (waiters_of(slot, decl) == 0)
+      return fmt::format("No warp of CTA {} waited on a phase of {}: a role that consumes what it loads must wait on {} "
+                         "(or the load names the wrong barrier); or wait for it before exiting (a producer tail)",
+                         sim_.cta(slot).id, p.mbarriers[decl].name, p.mbarriers[decl].name);
+  }
+  return "Wait for it before exiting (a producer tail), or do not issue it";
+}
+
+std::uint64_t HazardUnit::waiters_of(std::uint32_t slot, std::uint32_t decl) const {
+  const auto& p = sim_.program();
+  auto waits_on = [&](int role) {
+    for (const auto& op : p.roles[static_cast<std::size_t>(role)].ops)
+      if (op.kind == isa::OpKind::kWait || op.kind == isa::OpKind::kTestWait)
+        if (const isa::AttrSlot* b = op.slot(isa::Attr::kBar); b != nullptr && b->decl == static_cast<int>(decl)) return true;
+    return false;
+  };
+  std::uint64_t mask = 0;
+  const Cta& c = sim_.cta(slot);
+  for (int i = 0; i < warps_ && i < 64; ++i) {
+    const int role = sim_.warp(c.first_warp + static_cast<std::uint32_t>(i)).role;
+    if (role >= 0 && waits_on(role)) mask |= std::uint64_t{1} << i;
+  }
+  return mask;
+}
+
+std::string HazardUnit::trip_count_words(std::uint32_t slot, std::uint32_t bar, bool coming) {
+  if (!tracks_ || bar == kNone) return "";
+  const auto& p = sim_.program();
+  const Cta& c = sim_.cta(slot);
+  const std::uint32_t decl = p.mbarrier_layout.decl_of(bar);
+  const std::uint32_t base = p.mbarrier_layout.base[decl];
+  const auto size = static_cast<std::uint32_t>(p.mbarriers[decl].size);
+  // The phases the array's elements completed in this CTA (each barrier's own component of its clock counts them), and
+  // per warp whose role waits on the array the completions it observed (its clock's components of the same barriers;
+  // other warps see its phases only through them, a producer through the releases).
+  Domain& d = domain_of_cta(slot);
+  std::int64_t completed = 0;
+  for (std::uint32_t e = 0; e < size; ++e)
+    completed += static_cast<std::int64_t>(row(d.acc, barrier_index(slot, base + e))[comp_bar(c.rank, base + e)]);
+  const std::uint64_t waiters = waiters_of(slot, decl);
+  std::int64_t most = 0;
+  std::uint64_t observers = 0;
+  for (int i = 0; i < warps_ && i < 64; ++i) {
+    if ((waiters >> i & 1) == 0) continue;
+    const Clock* vc = vc_of(c.first_warp + static_cast<std::uint32_t>(i));
+    std::int64_t seen = 0;
+    for (std::uint32_t e = 0; e < size; ++e) seen += static_cast<std::int64_t>(vc[comp_bar(c.rank, base + e)]);
+    if (seen > most) most = seen, observers = 0;
+    if (seen == most && seen > 0) observers |= std::uint64_t{1} << i;
+  }
+  // Phases that completed (or, `coming`, were still being filled) after the last one the waiting warps observed: they
+  // left their loop early.
+  if (most == 0 || most >= completed + (coming ? 1 : 0)) return "";
+  const std::string& name = p.mbarriers[decl].name;
+  return fmt::format("{} completed {} phases in CTA {} before the exit{}, and the warps that wait on it observed {} of them "
+                     "(warps {}): they left their loop while the producer still filled stages. The roles ran different "
+                     "numbers of iterations: make every role count the tiles and k-blocks the same way (a producer tail "
+                     "would only hide the stages nobody consumes)",
+                     name, completed, c.id, coming ? " and this signal's was still to come" : "", most,
+                     MbarrierUnit::arrivers_words(observers));
+}
+
 std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) const {
   const auto& p = sim_.program();
   const Warp& pw = sim_.warp(prior.warp);

@@ -136,7 +136,7 @@ void HazardUnit::cta_exiting(std::uint32_t slot) {
                             c.id, op_words(r), buffer_name(b),
                             r.bar == kNone ? std::string("its barrier") : sim_.program().mbarrier_layout.element_name(sim_.program().mbarriers, r.bar),
                             sim_.warp(r.warp).cta == slot
-                                ? std::string("Wait for it before exiting (a producer tail), or do not issue it")
+                                ? unobserved_fill_words(slot, r)
                                 : fmt::format("A cluster peer (CTA {}) multicast it here: every CTA of the cluster must consume "
                                               "the stages its peers send it (they ran different numbers of iterations: the CTAs "
                                               "of a cluster must walk the same tiles and k-blocks)",

@@ -313,6 +313,19 @@ class HazardUnit : public Unit {
   [[noreturn]] void report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc);
   std::string buffer_name(std::uint32_t buffer) const;
   std::string op_words(const Rec& r) const;
+  // For a load of CTA slot `slot`'s own warp that no warp observed before the CTA exited: how many phases its barrier
+  // array completed and how many of them the CTA's waiting warps observed (the roles' trip counts), as a sentence.
+  std::string unobserved_fill_words(std::uint32_t slot, const Rec& r);
+  // The warps of CTA slot `slot` (bits by index in the CTA) whose role waits on mbarrier declaration `decl`.
+  std::uint64_t waiters_of(std::uint32_t slot, std::uint32_t decl) const;
+
+ public:
+  // When the warps of CTA slot `slot` that wait on the array of mbarrier element `bar` observed fewer of its completed
+  // phases than completed before the CTA exited (`coming`: and one more phase, a signal landing after the exit): the
+  // counts and that the roles ran different numbers of iterations, as a sentence ("" otherwise, or without the checker).
+  std::string trip_count_words(std::uint32_t slot, std::uint32_t bar, bool coming);
+
+ private:
   std::string missing(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) const;
 
   bool off_ = false;  // RunOptions::hazards is false

@@ -158,6 +158,14 @@ std::string MbarrierUnit::exited_words(const Signal& s) const {
                                  : "");
 }
 
+std::string MbarrierUnit::trip_words(const Signal& s) const {
+  // (The exited CTA's slot still holds its barriers and clocks unless a later CTA took it.)
+  const Cta& c = sim_.cta(s.cta);
+  if (c.id != s.cta_id) return "";
+  std::string words = hazards_->trip_count_words(s.cta, s.barrier, true);
+  return words.empty() ? "" : ". " + words;
+}
+
 void MbarrierUnit::check_alive(const Signal& s) {
   const Cta& c = sim_.cta(s.cta);
   if (!c.exited && c.id == s.cta_id) return;
@@ -173,8 +181,8 @@ void MbarrierUnit::check_alive(const Signal& s) {
   d.message = fmt::format("{}({}) from CTA {} warp {} ({}) lands on {} of CTA {}, which has already exited: {}",
                           signal_name(s.kind), s.value, s.from_cta, index, p.roles[role].name, barrier_name(s.barrier), s.cta_id,
                           own ? fmt::format("the CTA exited while its own op at line {} was still in flight; a CTA must wait for "
-                                            "what it issued (here: a wait on {}) before it exits",
-                                            op.loc.line, barrier_name(s.barrier))
+                                            "what it issued (here: a wait on {}) before it exits{}",
+                                            op.loc.line, barrier_name(s.barrier), trip_words(s))
                               : fmt::format("a CTA must not exit while cluster peers may still signal its barriers (CUTLASS "
                                             "producer_tail waits on every empty barrier before exiting); if CTA {} has such a "
                                             "tail, the CTAs of the cluster ran different numbers of iterations: CTA {} signalled "

@@ -167,6 +167,7 @@ class MbarrierUnit : public Unit {
   std::string left_out_words(std::uint32_t slot, std::uint32_t flat) const;
   std::string tx_only_words(std::uint32_t cta, std::uint32_t flat) const;
   std::string exited_words(const Signal& s) const;
+  std::string trip_words(const Signal& s) const;  // HazardUnit::trip_count_words for an own signal to the exited CTA
   std::string arrivals_astray(std::uint32_t slot, std::uint32_t flat) const;
   std::string signalled_only_there(std::uint32_t slot, std::uint32_t flat) const;
   std::string element_skipped(std::uint32_t slot, std::uint32_t flat) const;

@@ -1285,6 +1285,45 @@ kernel k warps=1 {{
   REQUIRE(unobserved.outcome == Outcome::kUndefined);
   CHECK(title(unobserved) == "CTA exited before its async op was observed");
   CHECK_THAT(unobserved.diagnosis->message, Catch::Contains("no warp of it observed the completion of 'tma.load T"));
+  CHECK_THAT(unobserved.diagnosis->message, Catch::Contains("No warp of CTA 0 waited on a phase of full"));
+}
+
+TEST_CASE("hazards: a load nobody observed before the exit names the roles' trip counts", "[hazards][tma]") {
+  // The producer fills 6 stages of a 2-stage ring; the consumer waits on `waits` of them and releases each. With fewer
+  // waits it leaves its loop while the producer still fills: the report counts the phases of full that completed and
+  // those the consumer observed, rather than asking for a producer tail.
+  auto prog = [](int waits, const char* bar, int sleep = 20000) {
+    return fmt::format(R"(
+kernel k warps=2 {{
+  mbarrier full[2] count=1
+  mbarrier empty[2] count=32
+  smem s[2] bytes=8K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 0 p {{ elect {{ for k in 0..6 {{
+                         wait empty[k % 2] parity=((k / 2) & 1) ^ 1
+                         arrive.expect_tx full[k % 2] tx=8K
+                         tma.load T box=(64, 64) at=(0, 0) dst=s[k % 2] bar=full[k % 2] }} }} }}
+  warp 1 c {{ for k in 0..{} {{
+                wait {}[k % 2] parity=(k / 2) & 1
+                arrive empty[k % 2] }}
+              sleep cycles={} }}
+}}
+)",
+                       waits, bar, sleep);
+  };
+  CHECK(run_text(prog(6, "full")).outcome == Outcome::kFinished);
+  auto early = run_text(prog(4, "full"));
+  REQUIRE(early.outcome == Outcome::kUndefined);
+  CHECK(title(early) == "CTA exited before its async op was observed");
+  CHECK_THAT(early.diagnosis->message, Catch::Contains("full completed 6 phases in CTA 0 before the exit, and the warps that wait "
+                                                       "on it observed 4 of them (warps 1)"));
+  CHECK_THAT(early.diagnosis->message, Catch::Contains("The roles ran different numbers of iterations"));
+  // The consumer exits at once: the CTA is gone before the last loads land, which names the same counts.
+  auto gone = run_text(prog(4, "full", 1));
+  REQUIRE(gone.outcome == Outcome::kUndefined);
+  CHECK(title(gone) == "signal to an exited CTA");
+  CHECK_THAT(gone.diagnosis->message, Catch::Contains("the warps that wait on it observed 4 of them (warps 1)"));
+  CHECK(run_text(prog(6, "full", 1)).outcome == Outcome::kFinished);
 }
 
 TEST_CASE("hazards: two CTAs of a cluster that both multicast a try_cancel: the report names both issuers", "[hazards][clc]") {

@@ -109,6 +109,8 @@ void HazardUnit::cta_started(std::uint32_t slot) {
   }
   d.named.resize(static_cast<std::size_t>(cluster_size_ * isa::kNamedBarriers));
   for (auto& r : d.named) r.clear();
+  d.named_done.resize(d.named.size());
+  for (auto& r : d.named_done) r.clear();
   d.cluster.assign(dim_, 0);
   d.init.assign(nb, 0);
   d.init_warp.assign(nb, -1);
@@ -399,13 +401,29 @@ void HazardUnit::named_arrive(std::uint32_t warp_id, std::uint32_t cta, int id) 
 void HazardUnit::named_release(std::uint32_t cta, int id, const std::vector<std::uint32_t>& waiters) {
   if (off_) return;
   Domain& d = domain_of_cta(cta);
-  std::vector<Clock>& acc = row(d.named, static_cast<std::size_t>(sim_.cta(cta).rank * isa::kNamedBarriers + id));
+  const auto i = static_cast<std::size_t>(sim_.cta(cta).rank * isa::kNamedBarriers + id);
+  std::vector<Clock>& acc = row(d.named, i);
   for (std::uint32_t w : waiters) {
     join(vc_of(w), acc.data(), dim_);
     if (w >= last_named_.size()) last_named_.resize(w + 1, {kNone, kNone});
     last_named_[w] = {cta, static_cast<std::uint32_t>(id)};
   }
-  std::fill(acc.begin(), acc.end(), 0);
+  // The completed use's join stays (after_named_use); the next use starts from nothing.
+  d.named_done[i].swap(acc);
+  row(d.named, i);
+  std::fill(d.named[i].begin(), d.named[i].end(), 0);
+}
+
+bool HazardUnit::after_named_use(std::uint32_t warp_id, int id) {
+  if (off_) return true;
+  const Warp& w = sim_.warp(warp_id);
+  Domain& d = domain_of_cta(w.cta);
+  const std::vector<Clock>& done = d.named_done[static_cast<std::size_t>(sim_.cta(w.cta).rank * isa::kNamedBarriers + id)];
+  if (done.size() != dim_) return true;
+  const Clock* vc = vc_of(warp_id);
+  for (std::size_t k = 0; k < dim_; ++k)
+    if (done[k] > vc[k]) return false;
+  return true;
 }
 
 void HazardUnit::cluster_arrive(std::uint32_t warp_id) {

@@ -182,6 +182,9 @@ class HazardUnit : public Unit {
   // every waiter acquire what all its arrivals released.
   void named_arrive(std::uint32_t warp_id, std::uint32_t cta, int id);
   void named_release(std::uint32_t cta, int id, const std::vector<std::uint32_t>& waiters);
+  // Whether warp `warp_id`'s clock orders it after the latest completed use of named barrier `id` of its CTA (true
+  // without the checker or before any use completed).
+  bool after_named_use(std::uint32_t warp_id, int id);
   void cluster_arrive(std::uint32_t warp_id);
   void cluster_release(std::uint32_t cluster_slot, const std::vector<std::uint32_t>& waiters);
 
@@ -255,6 +258,7 @@ class HazardUnit : public Unit {
     std::vector<std::vector<Clock>> snap;    // per barrier: the join at its latest completion
     std::vector<std::vector<Part>> bound;    // per barrier: in-flight accesses its next completion ends
     std::vector<std::vector<Clock>> named;   // per (rank * 16 + id): this use's join
+    std::vector<std::vector<Clock>> named_done;  // ... and the join of its latest completed use
     std::vector<Clock> cluster;              // the cluster barrier's join
     std::vector<Clock> init;                 // per barrier: init epoch clock (0: none)
     std::vector<std::int32_t> init_warp;     // per barrier: initialising warp index (-1: none)

@@ -76,6 +76,18 @@ void NamedBarrierUnit::arrive(OpContext& ctx, int id, std::int64_t threads, bool
                        "counts in one use of a named barrier are undefined (often two roles share an id by accident)",
                        id, nb.expected, nb.first_warp, sim_.op_of(first, nb.first_op).loc.str(), nb.arrived, w.index, threads));
   }
+  // A use whose count differs from the previous use's must come after that use completed, in every arrival: were it not
+  // ordered after it, another schedule would let its arrivals meet the previous use's in one (different counts in one use
+  // are undefined), which this schedule only avoided by timing.
+  if (nb.last_expected >= 0 && threads != nb.last_expected && !hazards_->after_named_use(ctx.warp_id, id)) {
+    const Warp& prev = sim_.warp(sim_.cta(w.cta).first_warp + static_cast<std::uint32_t>(nb.last_warp));
+    ctx.ub("mismatched named-barrier counts",
+           fmt::format("bar {}: warp {} arrives with threads={}, but the previous use of bar {} had threads={} (opened by warp {} at "
+                       "{}) and nothing orders this arrival after that use completed: on another schedule their arrivals meet in "
+                       "one use with different counts, which is undefined (often two roles share an id by accident: give each "
+                       "its own id)",
+                       id, w.index, threads, id, nb.last_expected, nb.last_warp, sim_.op_of(prev, nb.last_op).loc.str()));
+  }
   nb.arrived += isa::kWarpSize;
   nb.arrivers.push_back(w.index);
   hazards_->named_arrive(ctx.warp_id, w.cta, id);
@@ -142,6 +154,8 @@ void NamedBarrierUnit::release(std::uint32_t cta, int id) {
   sim_.wake_all(nb.waiters, at);
   nb.last_arrivers.swap(nb.arrivers);  // kept for deadlock reports (both keep their storage)
   nb.last_expected = nb.expected;
+  nb.last_op = nb.first_op;
+  nb.last_warp = nb.first_warp;
   nb.uses_done += 1;
   // Reset for the next use, keeping the vectors' storage.
   nb.expected = -1;

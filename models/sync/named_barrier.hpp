@@ -44,6 +44,8 @@ class NamedBarrierUnit : public Unit {
     std::vector<int> arrivers;           // warp indices in the CTA
     std::vector<int> last_arrivers;      // the warps that completed the previous use (deadlock reports)
     std::int64_t last_expected = -1;     // and its thread count
+    std::uint32_t last_op = 0;           // and the op and warp index that opened it
+    int last_warp = -1;
     std::int64_t uses_done = 0;
   };
   std::vector<std::string> notes_;

@@ -183,6 +183,34 @@ TEST_CASE("phase overrun: two completions before the waiter observes the first",
   CHECK_THAT(early.diagnosis->message, Catch::Contains("waited for phase 0 of b"));
 }
 
+TEST_CASE("named barriers: a use with another count must be ordered after the previous use", "[semantics][named]") {
+  // Warpgroup 0 uses bar 1 with 128 threads, warpgroup 1 later with 128 too or with 64 threads (warps 4 and 5). Apart in
+  // time, the uses never meet in this run; unordered, another schedule lets them meet with different counts. `order`:
+  // warpgroup 1 first waits for warpgroup 0's arrival on an mbarrier after its use, which orders it.
+  auto prog = [](int threads, bool order) {
+    return fmt::format(R"(
+kernel k warps=8 {{
+  mbarrier done count=128
+  warpgroup 0 a {{ bar.sync 1 threads=128
+                   arrive done }}
+  warpgroup 1 b {{ sleep cycles=5000
+                   {}
+                   if warp < 4 + {} / 32 {{ bar.sync 1 threads={} }} }}
+}}
+)",
+                       order ? "wait done parity=0" : "", threads, threads);
+  };
+  CHECK(run_text(prog(128, false)).outcome == Outcome::kFinished);  // the same count: uses may follow each other freely
+  CHECK(run_text(prog(64, true)).outcome == Outcome::kFinished);
+  auto r = run_text(prog(64, false));
+  REQUIRE(r.outcome == Outcome::kUndefined);
+  CHECK(title(r) == "mismatched named-barrier counts");
+  CHECK(r.diagnosis->loc.line == 8);
+  CHECK_THAT(r.diagnosis->message, Catch::Contains("bar 1: warp 4 arrives with threads=64, but the previous use of bar 1 had "
+                                                   "threads=128 (opened by warp 0 at"));
+  CHECK_THAT(r.diagnosis->message, Catch::Contains("nothing orders this arrival after that use completed"));
+}
+
 TEST_CASE("named barriers: release at the count, mismatched counts, exited warps", "[semantics][named]") {
   const char* ok = "kernel k warps=8 {\n warpgroup 0 a { bar.sync 1 threads=256 }\n warpgroup 1 b { bar.sync 1 threads=256 }\n}\n";
   CHECK(run_text(ok).outcome == Outcome::kFinished);

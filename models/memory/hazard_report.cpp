@@ -475,6 +475,14 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
                          ? fmt::format("{} is written by {}, issued at cycle {}, while its earlier issue at cycle {} may still "
                                        "write it", buf, op_words(now), now.issued, prior.issued)
                          : fmt::format("{} is written by {} while {} may still write it", buf, op_words(now), op_words(prior));
+  // A TMEM access spans chunks (an MMA's accumulator: N columns): the columns each access still in flight covers.
+  if (buffer >= tmem_base_)
+    for (const Rec* r : {&prior, &now})
+      if (const PartState* ps = state(r->part);
+          ps != nullptr && ps->buffer >= tmem_base_ && ps->buffer_end != ~0u && ps->buffer_end > ps->buffer + 1)
+        what += fmt::format(" (line {} {} TMEM columns {}..{})", sim_.op_of(sim_.warp(r->warp), r->op).loc.line,
+                            r->write ? "writes" : "reads", (ps->buffer - tmem_base_) * kTmemChunk,
+                            (ps->buffer_end - tmem_base_) * kTmemChunk - 1);
   // A reader whose latest wait passed a fresh barrier at once (parity 1 before phase 0) did wait, for nothing: when it
   // read what nothing had written yet (a WAR at the first write: its wait at that read) or what is still being written
   // (a RAW: its wait now), that wait is the cause, not a missing one. Only a wait on the barrier the write completes on

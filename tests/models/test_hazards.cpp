@@ -520,6 +520,8 @@ kernel k warps=8 {{
   REQUIRE(hazard(early));
   CHECK(title(early) == "read before the write is complete (RAW)");
   CHECK(early.diagnosis->message.find("the TMEM chunk of columns 96..103") != std::string::npos);
+  // (the MMA's accumulator is N = 256 columns: the report says which, not only the chunk)
+  CHECK_THAT(early.diagnosis->message, Catch::Contains("writes TMEM columns 0..255)"));
   INFO(early.diagnosis->message);
   CHECK(early.diagnosis->message.find("umma.commit") != std::string::npos);
   // Handing the stage back before the load finished: the next tile's MMA overwrites what it may still read.

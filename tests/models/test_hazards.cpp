@@ -1294,7 +1294,7 @@ TEST_CASE("hazards: a load nobody observed before the exit names the roles' trip
   // The producer fills 6 stages of a 2-stage ring; the consumer waits on `waits` of them and releases each. With fewer
   // waits it leaves its loop while the producer still fills: the report counts the phases of full that completed and
   // those the consumer observed, rather than asking for a producer tail.
-  auto prog = [](int waits, const char* bar, int sleep = 20000) {
+  auto prog = [](int waits, int sleep = 20000) {
     return fmt::format(R"(
 kernel k warps=2 {{
   mbarrier full[2] count=1
@@ -1306,26 +1306,26 @@ kernel k warps=2 {{
                          arrive.expect_tx full[k % 2] tx=8K
                          tma.load T box=(64, 64) at=(0, 0) dst=s[k % 2] bar=full[k % 2] }} }} }}
   warp 1 c {{ for k in 0..{} {{
-                wait {}[k % 2] parity=(k / 2) & 1
+                wait full[k % 2] parity=(k / 2) & 1
                 arrive empty[k % 2] }}
               sleep cycles={} }}
 }}
 )",
-                       waits, bar, sleep);
+                       waits, sleep);
   };
-  CHECK(run_text(prog(6, "full")).outcome == Outcome::kFinished);
-  auto early = run_text(prog(4, "full"));
+  CHECK(run_text(prog(6)).outcome == Outcome::kFinished);
+  auto early = run_text(prog(4));
   REQUIRE(early.outcome == Outcome::kUndefined);
   CHECK(title(early) == "CTA exited before its async op was observed");
   CHECK_THAT(early.diagnosis->message, Catch::Contains("full completed 6 phases in CTA 0 before the exit, and the warps that wait "
                                                        "on it observed 4 of them (warps 1)"));
   CHECK_THAT(early.diagnosis->message, Catch::Contains("The roles ran different numbers of iterations"));
   // The consumer exits at once: the CTA is gone before the last loads land, which names the same counts.
-  auto gone = run_text(prog(4, "full", 1));
+  auto gone = run_text(prog(4, 1));
   REQUIRE(gone.outcome == Outcome::kUndefined);
   CHECK(title(gone) == "signal to an exited CTA");
   CHECK_THAT(gone.diagnosis->message, Catch::Contains("the warps that wait on it observed 4 of them (warps 1)"));
-  CHECK(run_text(prog(6, "full", 1)).outcome == Outcome::kFinished);
+  CHECK(run_text(prog(6, 1)).outcome == Outcome::kFinished);
 }
 
 TEST_CASE("hazards: two CTAs of a cluster that both multicast a try_cancel: the report names both issuers", "[hazards][clc]") {

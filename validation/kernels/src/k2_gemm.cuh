@@ -238,6 +238,9 @@ struct Params {
   // %smid. With a grid of one CTA per tile (the driver's `np` knob) it runs after other CTAs of the same launch on its
   // SM, whose code and constants it finds cached: the start of a CTA that is not the SM's first ([13] - [1]: when it
   // started after CTA 0). (A grid of one CTA: [12..18] are CTA 0's.)
+  // CTA 0's load thread in its first tile's steady state: [19] just before the first TMA load of the tile's last
+  // k-block: ([19] - [5]) / (k-blocks - 1) is the ring's k-block, whatever bounds it (one store, as [8]'s; clock reads
+  // around every acquire, tried on the H100 on 2026-12-07, made K2 up to 40 % slower, so the waits are not split out).
   unsigned long long* clocks = nullptr;
 };
 
@@ -388,6 +391,7 @@ __global__ void __launch_bounds__(NUM_THREADS, 1)
           if (clk0 && first && kb == 0) p.clocks[5] = clock64();
           if (clk_last && first && kb == 0) p.clocks[15] = clock64();
           if (clk0 && first && kb == STAGES - 1) p.clocks[8] = clock64();
+          if (clk0 && first && kb == k_blocks - 1 && kb > 0) p.clocks[19] = clock64();
 #endif
           tma_load_2d(sA + s * C::A_BYTES, &tmA, kb * BK, mb * BM, full(s));
           K2PK_T(TMA_LOAD, TB, FULL, s, ph ^ 1, C::B_BYTES / cl, kb);

@@ -536,7 +536,7 @@ RawSummary summarize_raw(const std::vector<unsigned char>& raw) {
 // `warm` launches, host sync, `reps` launches back to back, each between its own CUDA events (K2 alone, no
 // cuBLAS in between), with Params::clocks set so that CTA 0 records clock64 / %globaltimer at its start and
 // end: SM MHz per launch.  The JSON is rewritten (temp file + rename) after every point.
-constexpr size_t kClk = 19;  // Params::clocks values per launch (k2_gemm.cuh)
+constexpr size_t kClk = 20;  // Params::clocks values per launch (k2_gemm.cuh)
 
 struct SweepGroup {
   std::string text;
@@ -584,7 +584,8 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                "thread 0's first full wait return (first_full) and its first tile's epilogue (first_epilogue), and "
                "its end after the store tail (end); load_kblock: the load thread's cycles from its first k-block's "
                "first TMA load to that of k-block STAGES - 1, over STAGES - 1 (the ring's first pass: every acquire "
-               "free); epilogue_first / epilogue_second: consumer thread 0's epilogue of its first and second tile; "
+               "free); load_kblock_steady: the same from k-block 0 to the first tile's last k-block, over its k-blocks - 1 "
+               "(the ring's steady state, whatever bounds it); epilogue_first / epilogue_second: consumer thread 0's epilogue of its first and second tile; "
                "last_cta: the same from the grid's last CTA's entry to its prologue, first TMA load and end, "
                "start_ns its entry after CTA 0's (%globaltimer), sm its %smid (one_per_tile: a grid of one CTA per "
                "tile, the variant's np knob: the last CTA starts on an SM that ran earlier CTAs of the launch); "
@@ -762,6 +763,8 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
             std::vector<double> ms, mhz, win;
             std::vector<double> steps[5];  // CTA 0's cycles from entry: prologue, first TMA, first full, epilogue, end
             std::vector<double> kb_load;   // the load thread's k-block on the ring's first pass (cycles)
+            std::vector<double> kb_steady;  // ... from k-block 0 to the first tile's last (the ring's steady state)
+            const int k_blocks = int((K + k2::BK - 1) / k2::BK);
             std::vector<double> epi[2];    // consumer thread 0's epilogue of its first and second tile (cycles)
             std::vector<double> last[4];   // the last CTA's cycles from its entry: prologue, first TMA, end; its start (ns after CTA 0's)
             std::vector<double> last_sm;   // its SM
@@ -795,6 +798,7 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
                   for (int k = 0; k < 5; ++k)
                     if (at[k] >= c[0]) steps[k].push_back(double(at[k] - c[0]));
                   if (v.stages > 1 && c[8] > c[5]) kb_load.push_back(double(c[8] - c[5]) / (v.stages - 1));
+                  if (k_blocks > 1 && c[19] > c[5]) kb_steady.push_back(double(c[19] - c[5]) / (k_blocks - 1));
                   if (c[9] > c[7] && c[7] > 0) epi[0].push_back(double(c[9] - c[7]));
                   if (c[11] > c[10] && c[10] > 0) epi[1].push_back(double(c[11] - c[10]));
                   if (c[16] > c[12] && c[13] >= c[1]) {
@@ -815,7 +819,6 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
             const double cmd = hasc ? median(mhz) : NAN;
             const bool ok = cok[i] && timed;
             all_ok = all_ok && ok;
-            const int k_blocks = int((K + k2::BK - 1) / k2::BK);
             std::printf("%-16s %-6s %-44s %8.4f ms (p10-p90 %.4f-%.4f) %7.1f TFLOP/s  %6.0f MHz  grid %d tiles %d%s\n",
                         shname, data.c_str(), v.name.c_str(), md, p10, p90, flops / (md * 1e-3) / 1e12, cmd, q.grid,
                         q.tiles, ok ? "" : "  FAIL");
@@ -845,6 +848,8 @@ int run_sweep(std::vector<SweepGroup>& groups, const std::vector<std::string>& d
               << ", \"first_epilogue\": " << jnum(steps[3].empty() ? NAN : median(steps[3]))
               << ", \"end\": " << jnum(steps[4].empty() ? NAN : median(steps[4]))
               << ", \"load_kblock\": " << jnum(kb_load.empty() ? NAN : median(kb_load))
+              << ", \"load_kblock_steady\": " << jnum(kb_steady.empty() ? NAN : median(kb_steady))
+
               << ", \"epilogue_first\": " << jnum(epi[0].empty() ? NAN : median(epi[0]))
               << ", \"epilogue_second\": " << jnum(epi[1].empty() ? NAN : median(epi[1])) << "}"
               << ", \"one_per_tile\": " << (v.one_per_tile ? "true" : "false")

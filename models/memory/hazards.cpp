@@ -410,8 +410,7 @@ void HazardUnit::named_release(std::uint32_t cta, int id, const std::vector<std:
   }
   // The completed use's join stays (after_named_use); the next use starts from nothing.
   d.named_done[i].swap(acc);
-  row(d.named, i);
-  std::fill(d.named[i].begin(), d.named[i].end(), 0);
+  acc.assign(dim_, 0);
 }
 
 bool HazardUnit::after_named_use(std::uint32_t warp_id, int id) {

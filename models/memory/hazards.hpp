@@ -185,6 +185,10 @@ class HazardUnit : public Unit {
   // Whether warp `warp_id`'s clock orders it after the latest completed use of named barrier `id` of its CTA (true
   // without the checker or before any use completed).
   bool after_named_use(std::uint32_t warp_id, int id);
+  // When the warps of CTA slot `slot` that wait on the array of mbarrier element `bar` observed fewer of its completed
+  // phases than completed before the CTA exited (`coming`: and one more phase, a signal landing after the exit): the
+  // counts and that the roles ran different numbers of iterations, as a sentence ("" otherwise, or without the checker).
+  std::string trip_count_words(std::uint32_t slot, std::uint32_t bar, bool coming);
   void cluster_arrive(std::uint32_t warp_id);
   void cluster_release(std::uint32_t cluster_slot, const std::vector<std::uint32_t>& waiters);
 
@@ -323,13 +327,6 @@ class HazardUnit : public Unit {
   // The warps of CTA slot `slot` (bits by index in the CTA) whose role waits on mbarrier declaration `decl`.
   std::uint64_t waiters_of(std::uint32_t slot, std::uint32_t decl) const;
 
- public:
-  // When the warps of CTA slot `slot` that wait on the array of mbarrier element `bar` observed fewer of its completed
-  // phases than completed before the CTA exited (`coming`: and one more phase, a signal landing after the exit): the
-  // counts and that the roles ran different numbers of iterations, as a sentence ("" otherwise, or without the checker).
-  std::string trip_count_words(std::uint32_t slot, std::uint32_t bar, bool coming);
-
- private:
   std::string missing(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc) const;
 
   bool off_ = false;  // RunOptions::hazards is false

@@ -230,11 +230,11 @@ def cta_start(smpipe, measured):
     - PROLOGUE_CYCLES, the CTA's start in each warp: from CTA 0's entry to its first TMA load less the model's own
       cycles to it with PROLOGUE_CYCLES = 0 (the load warp's acquire and bookkeeping before it), the median;
     - producer_scale: the factor on the load warp's trace-measured PRODUCER_*_CYCLES that makes the model's k-loop
-      as long as K2's where the load warp bounds it (load_warp_slopes: K2's sweeps, which run without Params::clocks).
+      as long as K2's where the load warp bounds it (load_warp_pairs: K2's sweeps, which run without Params::clocks).
       The traces measure where the load warp's instructions stand; their sum, with the probe's records taken out at
       the probe's mean cost, is more than the kernel without the probe takes. (Until 2026-12-07 the factor came from
       PROLOGUE's own load k-block, the ring's first pass: K2 built with Params::clocks, whose checks in the load
-      loop made it 6-15 % slower where the load warp bounds it, validation/results/h100/k2_steady.)"""
+      loop cost it 112-173 cycles a k-block where the load warp bounds it, CLOCK_CHECKS.)"""
     with open(os.path.join(ROOT, PROLOGUE)) as f:
         run = json.load(f)
     gpu = next(m for k, m in MACHINES.items() if k in run["gpu"]["name"])
@@ -313,11 +313,10 @@ def clock_check_slopes(smpipe, measured):
     out = []
     for build, _ in CLOCK_CHECK_BUILDS:
         by = {}
-        for path in sorted(glob.glob(os.path.join(ROOT, CLOCK_CHECKS, f"ab_{build}_*.json"))):
-            with open(path) as f:
-                for x in json.load(f)["rows"]:
-                    if x.get("ok") and x["M"] == 512 and x["N"] == 1024:
-                        by.setdefault((x["schedule"], x["tile_m"], x["tile_n"], x["stages"]), {}).setdefault(x["K"], []).append(x)
+        for _, gpu, run in load_runs(os.path.join(CLOCK_CHECKS, f"ab_{build}_*.json")):
+            for x in run["rows"]:
+                if x.get("ok") and x["M"] == 512 and x["N"] == 1024:
+                    by.setdefault((x["schedule"], x["tile_m"], x["tile_n"], x["stages"]), {}).setdefault(x["K"], []).append(x)
         for (schedule, tm, tn, stages), ks in sorted(by.items()):
             lo, hi = ks[min(ks)], ks[max(ks)]
             added = hi[0]["k_blocks"] - lo[0]["k_blocks"]
@@ -325,7 +324,7 @@ def clock_check_slopes(smpipe, measured):
             row = {"build": build, "config": f"{'coop' if schedule == 'cooperative' else 'pp'} {tm}x{tn} s{stages}",
                    "shapes": f"512x1024x{min(ks)} -> 512x1024x{max(ks)}", "gpu_slope": (cyc(hi) - cyc(lo)) / added}
             if build == "base":
-                c = [predict(smpipe, "h100-sxm", x[0], x[0]["clock_mhz_median"], defines(x[0], measured))["cycles"]
+                c = [predict(smpipe, gpu, x[0], x[0]["clock_mhz_median"], defines(x[0], measured))["cycles"]
                      for x in (lo, hi)]
                 row["model_slope"] = (c[1] - c[0]) / added
             out.append(row)
@@ -334,10 +333,10 @@ def clock_check_slopes(smpipe, measured):
 
 def clock_check_lines(rows):
     """The markdown of clock_check_slopes."""
-    configs = sorted({r["config"] for r in rows}, key=lambda c: [r["config"] for r in rows].index(c))
-    by = {(r["build"], r["config"]): r for r in rows}
     if not rows:
         return []
+    configs = list(dict.fromkeys(r["config"] for r in rows))  # in the rows' order
+    by = {(r["build"], r["config"]): r for r in rows}
     shapes = rows[0]["shapes"]
     bound = [c for c in configs if c.split()[1].endswith(f"x{LOAD_BOUND_TILE_N}") and ("base", c) in by]
     cost = [by[(b, c)]["gpu_slope"] - by[("base", c)]["gpu_slope"] for c in bound for b, _ in CLOCK_CHECK_BUILDS[1:]

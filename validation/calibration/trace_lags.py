@@ -9,7 +9,7 @@ at once, 23 % 4 us apart; far apart 13 %), and docs/accuracy.md shows the GPU co
 could on grids of many tiles, far more on grids of one wave.
 
   python3 validation/calibration/trace_lags.py reduce TRACE.json -o LOADS.json   (beside the trace: it is large)
-  python3 validation/calibration/trace_lags.py analyse LOADS.json [--model build/smpipe_cta_starts]
+  python3 validation/calibration/trace_lags.py analyse LOADS.json[.xz] [--model build/smpipe_cta_starts]
 
 reduce keeps each traced CTA's SM and, per TMA load of its producer, the place of its tile in the CTA's sequence,
 the tile, the k-block, the tensor (0: A, 1: B) and the issue time (ns from the earliest CTA start: %globaltimer at
@@ -20,6 +20,7 @@ smpipe_cta_starts) and prints when its CTAs start their tiles. Standard library 
 import argparse
 import collections
 import json
+import lzma
 import os
 import statistics
 import subprocess
@@ -78,7 +79,7 @@ def spread_lines(starts, unit):
 
 
 def analyse(path, model):
-    with open(path) as f:
+    with (lzma.open(path, "rt") if path.endswith(".xz") else open(path)) as f:  # the committed ones are xz-compressed
         d = json.load(f)
     p = d["params"]
     sm = {int(k): v for k, v in d["sm"].items()}
@@ -103,7 +104,7 @@ def analyse(path, model):
                 best[kind] = min(best.get(kind, float("inf")), t - t0)
             for kind, lag in best.items():
                 lags[(kind, min(seq, 3))].append(lag)
-    print(f"{os.path.basename(path)}: {len(sm)} CTAs, {len(d['loads'])} loads, tile {bm}x{bn}, {n_mrow}x{n_nblk} tiles, "
+    print(f"{os.path.basename(path).removesuffix('.xz')}: {len(sm)} CTAs, {len(d['loads'])} loads, tile {bm}x{bn}, {n_mrow}x{n_nblk} tiles, "
           f"raster groups of {group} m rows; {d['gpu']}, {d['sm_clock_mhz']} MHz")
     print("For each read of a box after its first in its wave (the j-th tile of each CTA): the time since the latest")
     print("earlier read of it in that wave by a CTA of each kind")

@@ -293,8 +293,7 @@ def load_warp_pairs():
         ps.sort(key=lambda p: p["k_blocks"])
         for a, b in zip(ps, ps[1:]):
             if b["k_blocks"] > a["k_blocks"]:
-                cyc = lambda p: 1000 * p["ms_median"] * p["clock_mhz_median"]
-                out.append((gpu, a, b, (cyc(b) - cyc(a)) / (b["k_blocks"] - a["k_blocks"])))
+                out.append((gpu, a, b, (kernel_cycles(b) - kernel_cycles(a)) / (b["k_blocks"] - a["k_blocks"])))
     if not out:
         sys.exit("no two K2 sweep points to measure the load warp's k-block by (load_warp_pairs)")
     return out
@@ -319,14 +318,12 @@ def clock_check_slopes(smpipe, measured):
                     by.setdefault((x["schedule"], x["tile_m"], x["tile_n"], x["stages"]), {}).setdefault(x["K"], []).append(x)
         for (schedule, tm, tn, stages), ks in sorted(by.items()):
             lo, hi = ks[min(ks)], ks[max(ks)]
-            added = hi[0]["k_blocks"] - lo[0]["k_blocks"]
-            cyc = lambda xs: statistics.mean(1000 * x["ms_median"] * x["clock_mhz_median"] for x in xs)
+            cyc = lambda xs: statistics.mean(kernel_cycles(x) for x in xs)
             row = {"build": build, "config": f"{'coop' if schedule == 'cooperative' else 'pp'} {tm}x{tn} s{stages}",
-                   "shapes": f"512x1024x{min(ks)} -> 512x1024x{max(ks)}", "gpu_slope": (cyc(hi) - cyc(lo)) / added}
-            if build == "base":
-                c = [predict(smpipe, gpu, x[0], x[0]["clock_mhz_median"], defines(x[0], measured))["cycles"]
-                     for x in (lo, hi)]
-                row["model_slope"] = (c[1] - c[0]) / added
+                   "shapes": f"512x1024x{min(ks)} -> 512x1024x{max(ks)}",
+                   "gpu_slope": (cyc(hi) - cyc(lo)) / (hi[0]["k_blocks"] - lo[0]["k_blocks"])}
+            if build == "base":  # the first round's points, at their clocks, with the calibrated knobs
+                row["model_slope"] = slope_of(smpipe, gpu, lo[0], hi[0], measured)
             out.append(row)
     return out
 
@@ -358,9 +355,14 @@ def clock_check_lines(rows):
     return lines
 
 
-def slope_of(smpipe, gpu, a, b, measured, scale):
+def kernel_cycles(p):
+    """A K2 sweep point's time in SM cycles at its measured clock."""
+    return 1000 * p["ms_median"] * p["clock_mhz_median"]
+
+
+def slope_of(smpipe, gpu, a, b, measured, scale=None):
     """The model's cycles per k-block added from point a to b (each at its measured clock), with the load warp's
-    knobs at `scale` times the traces'."""
+    knobs at `scale` times the traces' (None: the measured scale)."""
     c = [predict(smpipe, gpu, p, p["clock_mhz_median"], defines(p, measured, producer_scale=scale))["cycles"] for p in (a, b)]
     return (c[1] - c[0]) / (b["k_blocks"] - a["k_blocks"])
 

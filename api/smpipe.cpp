@@ -59,6 +59,8 @@ Result Simulation::run() const {
   if (o.max_ops < 0 || o.max_ops > isa::kMaxCycleLimit) throw Error(fmt::format("max_ops={} out of range 0..{}", o.max_ops, isa::kMaxCycleLimit));
   if (o.l2_dirty_bytes < 0) throw Error(fmt::format("l2_dirty_bytes={} is negative", o.l2_dirty_bytes));
   if (o.l2_dirty_bytes > 0 && o.warm_l2) throw Error("l2_dirty_bytes needs warm_l2 false (a dirty start holds none of the tensors)");
+  if (!o.l2_dirty_tensors.empty() && o.warm_l2) throw Error("l2_dirty_tensors needs warm_l2 false");
+  if (!o.l2_dirty_tensors.empty() && o.l2_dirty_bytes > 0) throw Error("l2_dirty_tensors and l2_dirty_bytes exclude each other");
   if (!std::isfinite(o.clock_mhz) || o.clock_mhz < 0) throw Error(fmt::format("clock_mhz={} is not a clock", o.clock_mhz));
   if (!api::is_clock_mode(o.clock))
     throw Error(fmt::format("clock=\"{}\" is not sustained, sustained-constant or boost", isa::printable(o.clock)));
@@ -71,6 +73,12 @@ Result Simulation::run() const {
   if (impl_->options.max_ops > 0) opt.max_ops = impl_->options.max_ops;
   opt.warm_l2 = impl_->options.warm_l2;
   opt.l2_dirty_bytes = impl_->options.l2_dirty_bytes;
+  opt.l2_dirty_tensors = impl_->options.l2_dirty_tensors;
+  try {
+    models::check_l2_tensors(l.program, opt.l2_dirty_tensors, "l2_dirty_tensors");
+  } catch (const isa::InputError& e) {
+    throw Error(e.what());
+  }
   if (o.clock_mhz <= 0) {
     try {
       api::set_clock(l, o.clock, opt);

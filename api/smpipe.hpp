@@ -55,6 +55,9 @@ struct Options {
   // evicts them (after a kernel that left that much dirty; at most the machine's l2_dirty_left_share of the L2; 0: none;
   // as --l2 dirty:BYTES).
   std::int64_t l2_dirty_bytes = 0;
+  // Or, with warm_l2 false, the program's tensors of these names held dirty at launch, as the kernel that wrote them
+  // leaves them (their last blocks, at most l2_dirty_left_share of the L2; as --l2 dirty:A,B). Not with l2_dirty_bytes.
+  std::vector<std::string> l2_dirty_tensors;
 };
 
 namespace detail {

@@ -125,7 +125,9 @@ void add_run_options(CLI::App& app, RunArgs& a) {
                  "launch of the kernel leaves them, as in back-to-back benchmark launches), cold (empty: the first launch, or "
                  "after a flush) or dirty[:BYTES] (none of the tensors, but BYTES of another kernel's stores held dirty, written "
                  "back to HBM as the launch evicts them: after a kernel that left that much dirty; at most the machine's "
-                 "l2_dirty_left_share of the L2, which `dirty` alone holds)")
+                 "l2_dirty_left_share of the L2, which `dirty` alone holds) or dirty:TENSOR[,TENSOR...] (the program's tensors "
+                 "of those names held dirty, as the kernel that wrote them leaves them: a launch that reads the previous "
+                 "one's output; their last blocks, at most l2_dirty_left_share of the L2)")
       ->check(CLI::Validator(
           [](std::string& s) -> std::string {
             try {
@@ -135,7 +137,7 @@ void add_run_options(CLI::App& app, RunArgs& a) {
             }
             return std::string();
           },
-          "warm|cold|dirty[:BYTES]"));
+          "warm|cold|dirty[:BYTES|:TENSOR,...]"));
   app.add_flag("--no-hazards", a.no_hazards,
                "skip the data-hazard checker (races on smem, TMEM, CLC responses; barrier-init order): the same timing, "
                "16-37 % faster; a warning says so");

@@ -21,12 +21,32 @@
 namespace smpipe::cli {
 
 L2Start parse_l2(const std::string& value) {
-  if (value == "warm") return {true, 0};
-  if (value == "cold") return {false, 0};
-  if (value == "dirty") return {false, std::numeric_limits<std::int64_t>::max()};  // (the model holds at most its capacity)
-  const std::string bad = fmt::format("--l2 {}: expected warm, cold, dirty or dirty:BYTES (e.g. dirty:42MB)", isa::printable(value));
+  if (value == "warm") return {true, 0, {}};
+  if (value == "cold") return {false, 0, {}};
+  if (value == "dirty") return {false, std::numeric_limits<std::int64_t>::max(), {}};  // (the model holds at most its capacity)
+  const std::string bad =
+      fmt::format("--l2 {}: expected warm, cold, dirty, dirty:BYTES (e.g. dirty:42MB) or dirty:TENSOR[,TENSOR...] (e.g. dirty:A)",
+                  isa::printable(value));
   if (value.rfind("dirty:", 0) != 0) throw isa::InputError(bad);
   const std::string n = value.substr(6);
+  const auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!n.empty() && letter(n[0])) {
+    // Tensor names, as the language spells identifiers, separated by commas; each once.
+    L2Start l2{false, 0, {}};
+    std::size_t at = 0;
+    while (true) {
+      const std::size_t end = std::min(n.find(',', at), n.size());
+      const std::string name = n.substr(at, end - at);
+      const bool ident = !name.empty() && letter(name[0]) &&
+                         std::all_of(name.begin(), name.end(), [&](char c) { return letter(c) || (c >= '0' && c <= '9'); });
+      if (!ident) throw isa::InputError(bad);
+      if (std::find(l2.dirty_tensors.begin(), l2.dirty_tensors.end(), name) != l2.dirty_tensors.end())
+        throw isa::InputError(fmt::format("--l2 {}: tensor {} is named twice", isa::printable(value), name));
+      l2.dirty_tensors.push_back(name);
+      if (end == n.size()) return l2;
+      at = end + 1;
+    }
+  }
   std::size_t digits = 0;
   while (digits < n.size() && n[digits] >= '0' && n[digits] <= '9') ++digits;
   if (digits == 0 || digits > 15) throw isa::InputError(bad);
@@ -36,7 +56,7 @@ L2Start parse_l2(const std::string& value) {
     if (n.substr(digits) == suffix) {
       const std::int64_t bytes = std::stoll(n.substr(0, digits));
       if (bytes <= 0 || bytes > (std::int64_t{1} << 50) / scale) throw isa::InputError(bad + ": between 1 byte and 1 PiB");
-      return {false, bytes * scale};
+      return {false, bytes * scale, {}};
     }
   throw isa::InputError(bad);
 }
@@ -51,6 +71,7 @@ models::RunOptions run_options(const RunArgs& a, std::uint64_t seed, int jitter_
   const L2Start l2 = parse_l2(a.l2);
   opt.warm_l2 = l2.warm;
   opt.l2_dirty_bytes = l2.dirty_bytes;
+  opt.l2_dirty_tensors = l2.dirty_tensors;
   return opt;
 }
 
@@ -63,6 +84,7 @@ Loaded load(const RunArgs& a) {
     overrides[name] = value;
   }
   Loaded l = api::load_program(a.file, overrides, a.gpu, a.kernel, a.clock_mhz);
+  models::check_l2_tensors(l.program, parse_l2(a.l2).dirty_tensors, "--l2 " + a.l2);
   // The clock: --clock-mhz as given, else --clock's (by default the clock the GPU holds under sustained load with
   // random data: what a kernel gets when it runs for real).
   if (a.clock_mhz <= 0 && !a.dump_program) api::set_clock(l, a.clock_mode, run_options(a, a.seed, 0));

@@ -46,12 +46,14 @@ using api::Loaded;  // a program and its machine (api/load.hpp)
 // clock --clock-mhz sets, else --clock's (api::set_clock: by default the sustained clock with random data).
 Loaded load(const RunArgs& a);
 using api::kLoadProbeOps;
-// --l2's value: "warm", "cold", "dirty" (the L2 full of another kernel's stores) or "dirty:BYTES" (that many bytes of
-// them: a count, or one with a decimal suffix kB, MB, GB or a binary one KiB, MiB, GiB); what the L2 holds at launch
-// as RunOptions says it. An input error names the value.
+// --l2's value: "warm", "cold", "dirty" (the L2 full of another kernel's stores), "dirty:BYTES" (that many bytes of
+// them: a count, or one with a decimal suffix kB, MB, GB or a binary one KiB, MiB, GiB) or "dirty:NAME[,NAME...]" (the
+// program's tensors of those names, as the kernel that wrote them leaves them); what the L2 holds at launch as
+// RunOptions says it. An input error names the value (load() checks the names against the program).
 struct L2Start {
   bool warm = true;
   std::int64_t dirty_bytes = 0;
+  std::vector<std::string> dirty_tensors;
 };
 L2Start parse_l2(const std::string& value);
 // The run options of the command line's limits (--max-cycles, --max-ops) with this seed and jitter.

@@ -43,6 +43,10 @@ struct RunOptions {
   // dirty leaves: they are written back to HBM as this launch's blocks evict them); at most the machine's
   // l2_dirty_left_share of the L2; 0: none.
   std::int64_t l2_dirty_bytes = 0;
+  // Or, with warm_l2 false, the blocks of these tensors of the program held dirty, as the kernel that wrote them leaves
+  // them (its output is this launch's input): in the order named, the last blocks of their rows, at most
+  // l2_dirty_left_share of the L2; each in one partition. Names the program does not declare: an input error.
+  std::vector<std::string> l2_dirty_tensors;
   TraceWriter* trace = nullptr;            // the Chrome trace (an observer the run adds)
   OpLog* op_log = nullptr;                 // the op log (an observer the run adds)
   std::vector<Observer*> observers;        // further observers, called after those two
@@ -52,6 +56,10 @@ struct RunOptions {
   };
   std::function<void(const Progress&)> progress;
 };
+
+// An input error (isa::InputError, led by `option`) unless every name is a tensor the program declares
+// (RunOptions::l2_dirty_tensors).
+void check_l2_tensors(const isa::Program& program, const std::vector<std::string>& names, const std::string& option);
 
 // Throws isa::InputError when the program cannot run on the machine at all (a CTA that does not fit,
 // tcgen05 ops on a machine without tensor memory, ...).

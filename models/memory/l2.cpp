@@ -1,5 +1,7 @@
 #include "models/memory/l2.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <bit>
 #include <cmath>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "isa/program.hpp"
+#include "isa/source.hpp"
 #include "models/gpu/simulator.hpp"
 #include "sim/free_list.hpp"
 
@@ -103,7 +106,7 @@ CachedL2::CachedL2(Simulator& sim)
   if (sim.program().cluster_size() > 1 && m.gpc_count() >= 2) gpc_of_sm_ = m.gpc_of_sms();
   sharing_ = m.l2_processor_sharing != 0;
   link_.configure(static_cast<std::size_t>(m.sm_count), m.l2_bytes_per_cycle);
-  start_warm(sim.options().warm_l2, sim.options().l2_dirty_bytes);
+  start_warm(sim.options().warm_l2, sim.options().l2_dirty_bytes, sim.options().l2_dirty_tensors);
 }
 
 // The blocks of every tensor the program's code names with a box (in an op it can run: not one in a branch dropped at
@@ -113,7 +116,7 @@ CachedL2::CachedL2(Simulator& sim)
 // them this launch touches does not matter. When they do not fit, what the previous launch leaves depends on the order
 // of its last accesses: the start stays cold (an approximation: the launch reads from HBM what a previous one may
 // have left).
-void CachedL2::start_warm(bool warm, std::int64_t dirty_bytes) {
+void CachedL2::start_warm(bool warm, std::int64_t dirty_bytes, const std::vector<std::string>& dirty_tensors) {
   const isa::Program& program = sim_.program();
   std::vector<char> named(program.tensors.size(), 0);
   for (const isa::RoleCode& role : program.roles)
@@ -132,17 +135,23 @@ void CachedL2::start_warm(bool warm, std::int64_t dirty_bytes) {
     std::int32_t tensor;
     std::int64_t row_blocks, col_blocks;
   };
-  std::vector<Extent> extents;
-  double blocks = 0;  // (a double: the shapes' product may overflow 64 bits; compared with the capacity only)
-  for (std::size_t i = 0; i < program.tensors.size(); ++i) {
-    if (!named[i]) continue;
+  // A tensor in whole blocks: rows of its innermost dimension, kBlockRows x kBlockBytes a block (as doubles: the shapes'
+  // product may overflow 64 bits; compared with the capacity only).
+  const auto extent_of = [&](std::size_t i, double& rb, double& cb) {
     const isa::TensorDecl& t = program.tensors[i];
     double rows = 1;
     for (std::size_t d = 0; d + 1 < t.shape.size(); ++d) rows *= static_cast<double>(t.shape[d]);
     const double row_bytes = t.shape.empty() ? 0.0 : static_cast<double>(t.shape.back()) * t.bits / 8;
-    const double rb = std::ceil(rows / kBlockRows), cb = std::ceil(row_bytes / kBlockBytes);
+    rb = std::ceil(rows / kBlockRows), cb = std::ceil(row_bytes / kBlockBytes);
+    return Extent{static_cast<std::int32_t>(i), static_cast<std::int64_t>(std::min(rb, 1e18)), static_cast<std::int64_t>(std::min(cb, 1e18))};
+  };
+  std::vector<Extent> extents;
+  double blocks = 0;
+  for (std::size_t i = 0; i < program.tensors.size(); ++i) {
+    if (!named[i]) continue;
+    double rb = 0, cb = 0;
+    extents.push_back(extent_of(i, rb, cb));
     blocks += rb * cb;
-    extents.push_back({static_cast<std::int32_t>(i), static_cast<std::int64_t>(std::min(rb, 1e18)), static_cast<std::int64_t>(std::min(cb, 1e18))});
   }
   constexpr double kBlock = kBlockRows * kBlockBytes;
   footprint_ = static_cast<std::int64_t>(std::min(blocks * kBlock, 9e18));
@@ -165,7 +174,49 @@ void CachedL2::start_warm(bool warm, std::int64_t dirty_bytes) {
     }
     dirty_start_ = n * block;
   }
-  warm_ = warm && dirty_bytes == 0 && blocks * copies <= static_cast<double>(cache_.capacity());
+  if (!dirty_tensors.empty()) {
+    // The program's own tensors as the kernel that wrote them leaves them: their blocks in the order named, each
+    // tensor's rows in order (a row's column blocks in turn), the last ones stored last; the L2 holds the last of them
+    // that the share a kernel leaves dirty allows (l2_dirty_left_share), each once, in the partition of the SMs that
+    // stored it (row blocks in turn: the writer's tiles spread over both halves of the GPU). This launch finds them
+    // there (in either partition) and writes them back to HBM when it evicts them.
+    const std::int64_t block = kBlockRows * kBlockBytes;
+    std::vector<Extent> held;
+    double total = 0;
+    for (const std::string& name : dirty_tensors)
+      for (std::size_t i = 0; i < program.tensors.size(); ++i)
+        if (program.tensors[i].name == name) {
+          double rb = 0, cb = 0;
+          held.push_back(extent_of(i, rb, cb));
+          total += rb * cb;
+        }
+    const auto most = static_cast<std::int64_t>(std::floor(sim_.machine().l2_dirty_left_share * static_cast<double>(cache_.capacity())));
+    const std::int64_t n = std::min(most, cache_.capacity());
+    dirty_capped_ = total > static_cast<double>(n);
+    // From the last tensor back, how many of each one's last blocks are held; then held from the first, in order.
+    std::vector<std::int64_t> take(held.size(), 0);
+    std::int64_t left = n;
+    for (std::size_t h = held.size(); h-- > 0 && left > 0;) {
+      const double all = static_cast<double>(held[h].row_blocks) * static_cast<double>(held[h].col_blocks);
+      take[h] = all < static_cast<double>(left) ? static_cast<std::int64_t>(all) : left;
+      left -= take[h];
+    }
+    for (std::size_t h = 0; h < held.size(); ++h) {
+      const Extent& e = held[h];
+      if (take[h] == 0) continue;
+      // The first of its last take[h] blocks (without the product of its extents, which may overflow), then on in order.
+      const std::int64_t part = take[h] % e.col_blocks;
+      std::int64_t rb = e.row_blocks - take[h] / e.col_blocks - (part ? 1 : 0), cb = part ? e.col_blocks - part : 0;
+      for (std::int64_t b = 0; b < take[h]; ++b) {
+        const std::uint64_t key = block_key(e.tensor, cb, rb) | (rb % copies ? kPartitionBit : 0);
+        cache_.parts(cache_.touch(key, true).node) = ~std::uint64_t{0};
+        if (++cb == e.col_blocks) cb = 0, ++rb;
+      }
+      dirty_start_ += take[h] * block;
+    }
+    dirty_tensors_ = dirty_tensors;
+  }
+  warm_ = warm && dirty_bytes == 0 && dirty_tensors.empty() && blocks * copies <= static_cast<double>(cache_.capacity());
   if (!warm_) return;
   for (int c = 0; c < copies; ++c)
     for (const Extent& e : extents)
@@ -176,6 +227,16 @@ void CachedL2::start_warm(bool warm, std::int64_t dirty_bytes) {
           BlockCache::Touch tc = cache_.touch(block_key(e.tensor, cb, rb) | (c ? kPartitionBit : 0), false);
           cache_.parts(tc.node) = ~std::uint64_t{0};
         }
+}
+
+void check_l2_tensors(const isa::Program& program, const std::vector<std::string>& names, const std::string& option) {
+  for (const std::string& name : names)
+    if (std::none_of(program.tensors.begin(), program.tensors.end(), [&](const isa::TensorDecl& t) { return t.name == name; })) {
+      std::string have;
+      for (const isa::TensorDecl& t : program.tensors) have += (have.empty() ? "" : ", ") + t.name;
+      throw isa::InputError(fmt::format("{}: the program declares no tensor {} ({})", isa::printable(option), name,
+                                        have.empty() ? "it declares none" : "its tensors: " + have));
+    }
 }
 
 Cycle CachedL2::RoundRobin::serve(std::uint32_t sm, Cycle start, std::int64_t bytes, double per_cycle) {
@@ -752,6 +813,7 @@ void CachedL2::add_stats(Stats& s, std::int64_t cycles, std::int64_t) const {
   s.l2_warm = warm_;
   s.l2_dirty_start_bytes = dirty_start_;
   s.l2_dirty_capped = dirty_capped_;
+  s.l2_dirty_start_tensors = dirty_tensors_;
   s.l2_dirty_left_share = sim_.machine().l2_dirty_left_share;
 }
 

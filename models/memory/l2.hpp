@@ -168,7 +168,9 @@ class SingleQueueL2 : public MemoryHierarchy {
 // launches find it (start_warm); else it starts empty. With RunOptions::l2_dirty_bytes it starts instead as a kernel
 // that stored that many bytes of other data leaves it: those blocks held dirty (as many in either partition), so that
 // the launch's first misses evict them and write them back to HBM (measured: GEMM0 of K1 after a kernel that wrote 42 MB
-// takes 7 us more than after itself, validation/results/h100/k1_lt/k1_lt_launches.json).
+// takes 7 us more than after itself, validation/results/h100/k1_lt/k1_lt_launches.json). With
+// RunOptions::l2_dirty_tensors it starts as the kernel that wrote those tensors of the program leaves them: their last
+// blocks held dirty (at most that share), each in one partition; this launch reads them there and writes them back.
 // Any other read of parts of a block still coming from HBM is an L2 lookup of its own that waits for that data
 // (no second HBM read); parts the L2 already holds do not wait for other parts in flight.
 // Under load a transfer's time varies from one box to the next (the L2's slices and HBM's channels each queue their
@@ -247,8 +249,10 @@ class CachedL2 : public MemoryHierarchy {
   std::vector<int> gpc_of_sm_;
   std::int64_t near_group(std::int64_t cta, std::uint32_t sm) const;
   // The L2 at launch (RunOptions::warm_l2): every block of the program's tensors when they fit in it, else nothing.
-  // And the dirty start (RunOptions::l2_dirty_bytes): blocks of no tensor of the program, held dirty.
-  void start_warm(bool warm, std::int64_t dirty_bytes);
+  // And the dirty start (RunOptions::l2_dirty_bytes): blocks of no tensor of the program, held dirty; or
+  // (RunOptions::l2_dirty_tensors) the last blocks of those tensors of the program, held dirty.
+  void start_warm(bool warm, std::int64_t dirty_bytes, const std::vector<std::string>& dirty_tensors);
+  std::vector<std::string> dirty_tensors_;  // the program's tensors held dirty at launch
   std::int64_t footprint_ = 0;  // the program's tensors in whole blocks, bytes
   std::int64_t dirty_start_ = 0;  // the dirty blocks at launch, bytes
   bool dirty_capped_ = false;     // fewer than asked (l2_dirty_left_share)

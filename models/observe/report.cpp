@@ -89,7 +89,19 @@ std::string format_summary(const RunResult& r, const isa::Program& p) {
   if (s.l2_footprint_bytes > 0) {
     // With two partitions each keeps a copy: the tensors fit when both copies do.
     const bool fits = s.l2_footprint_bytes * s.l2_copies <= s.l2_capacity_bytes;
-    if (s.l2_dirty_start_bytes > 0)
+    if (s.l2_dirty_start_bytes > 0 && !s.l2_dirty_start_tensors.empty()) {
+      std::string names;
+      for (const std::string& n : s.l2_dirty_start_tensors) names += (names.empty() ? "" : ", ") + n;
+      out += fmt::format("  L2 start     dirty ({} of tensor{} {}, as the kernel that wrote {} leaves {}{}, written back to HBM as "
+                         "the launch evicts {}: --l2 dirty:{})\n",
+                         byte_size(s.l2_dirty_start_bytes), s.l2_dirty_start_tensors.size() > 1 ? "s" : "", names,
+                         s.l2_dirty_start_tensors.size() > 1 ? "them" : "it", s.l2_dirty_start_tensors.size() > 1 ? "them" : "it",
+                         s.l2_dirty_capped ? fmt::format(": its last stores, a kernel leaves at most {:.1f} % of the L2 dirty "
+                                                         "(l2_dirty_left_share)",
+                                                         100 * s.l2_dirty_left_share)
+                                           : "",
+                         s.l2_dirty_start_tensors.size() > 1 ? "them" : "it", fmt::join(s.l2_dirty_start_tensors, ","));
+    } else if (s.l2_dirty_start_bytes > 0)
       out += fmt::format("  L2 start     dirty ({} of another kernel's stores{}, written back to HBM as the launch evicts "
                          "them; none of the tensors' {}: --l2 dirty)\n",
                          byte_size(s.l2_dirty_start_bytes),
@@ -285,6 +297,7 @@ nlohmann::json to_json(const RunResult& r, const isa::Program& p) {
     j["l2_start"] = s.l2_dirty_start_bytes > 0 ? "dirty" : s.l2_warm ? "warm" : "cold";
     j["l2_footprint_bytes"] = s.l2_footprint_bytes;
     if (s.l2_dirty_start_bytes > 0) j["l2_dirty_start_bytes"] = s.l2_dirty_start_bytes;
+    if (!s.l2_dirty_start_tensors.empty()) j["l2_dirty_start_tensors"] = s.l2_dirty_start_tensors;
   }
   j["ctas"] = s.ctas;
   j["sms_used"] = s.sms_used;

@@ -81,6 +81,7 @@ struct Stats {
   bool l2_warm = false;
   std::int64_t l2_dirty_start_bytes = 0;  // another kernel's stores the L2 held dirty at launch (RunOptions::l2_dirty_bytes)
   bool l2_dirty_capped = false;  // ... fewer than asked: at most l2_dirty_left_share of the L2 is left dirty
+  std::vector<std::string> l2_dirty_start_tensors;  // ... of the program's tensors of these names (RunOptions::l2_dirty_tensors)
   double l2_dirty_left_share = 1;
   std::vector<RoleStats> roles;
   std::vector<BarrierStats> barriers;

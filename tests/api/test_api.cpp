@@ -71,6 +71,19 @@ TEST_CASE("the API sets params, reads them back, and takes options", "[api]") {
     CHECK_THROWS_WITH(tile.options({.clock = "boost", .l2_dirty_bytes = 4 << 20}).run(), Catch::Contains("needs warm_l2 false"));
     CHECK_THROWS_WITH(tile.options({.clock = "boost", .warm_l2 = false, .l2_dirty_bytes = -1}).run(), Catch::Contains("negative"));
   }
+  // The program's own tensors held dirty, as --l2 dirty:A; warm_l2 false, not with l2_dirty_bytes, names it declares.
+  {
+    auto c = smpipe::test::run_cli({"run", "tutorial/03_warp_specialized", "-D", "M=128", "-D", "N=128", "--clock", "boost", "--l2",
+                                    "dirty:A", "--json"});
+    smpipe::Result t = tile.options({.clock = "boost", .warm_l2 = false, .l2_dirty_tensors = {"A"}}).run();
+    CHECK(nlohmann::json::parse(t.json) == nlohmann::json::parse(c.out));
+    CHECK(nlohmann::json::parse(t.json)["l2_dirty_start_tensors"] == nlohmann::json::array({"A"}));
+    CHECK_THROWS_WITH(tile.options({.clock = "boost", .l2_dirty_tensors = {"A"}}).run(), Catch::Contains("needs warm_l2 false"));
+    CHECK_THROWS_WITH(tile.options({.clock = "boost", .warm_l2 = false, .l2_dirty_bytes = 1, .l2_dirty_tensors = {"A"}}).run(),
+                      Catch::Contains("exclude each other"));
+    CHECK_THROWS_WITH(tile.options({.clock = "boost", .warm_l2 = false, .l2_dirty_tensors = {"Z"}}).run(),
+                      Catch::Contains("l2_dirty_tensors: the program declares no tensor Z"));
+  }
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_mhz == 1980.0);
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_basis == "boost clock");
   // The first run that sets the sustained clock has no jitter: any seed and jitter get the same clock.

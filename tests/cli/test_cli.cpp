@@ -559,7 +559,37 @@ TEST_CASE("run --l2: warm by default (the tensors fit), cold on request, and the
     auto r = test::run_cli({"run", test::examples_dir() + "/mainloop.pipe", "--l2", bad});
     INFO(bad);
     CHECK(r.code == cli::kBadInput);
-    CHECK_THAT(r.err, Catch::Contains("expected warm, cold, dirty or dirty:BYTES"));
+    CHECK_THAT(r.err, Catch::Contains("expected warm, cold, dirty, dirty:BYTES (e.g. dirty:42MB) or dirty:TENSOR"));
+  }
+  // dirty:TENSOR[,TENSOR...]: the program's own tensors held dirty (a launch reading the previous one's output).
+  const auto a_held = with("dirty:A");
+  CHECK(a_held["l2_start"] == "dirty");
+  CHECK(a_held["l2_dirty_start_tensors"] == nlohmann::json::array({"A"}));
+  CHECK(a_held["l2_dirty_start_bytes"] == std::min<std::int64_t>(4096 * 4096 * 2, most));
+  // (At 4096^3 the held rows of A, its last, are evicted before the tiles that read them start: no fewer HBM reads.
+  // At 1024^3 everything fits: A, 2 MiB, is read from the L2, not HBM, and not written back.)
+  auto small = [&](const std::string& l2) {
+    auto r = test::run_cli({"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=1024", "-D", "N=1024", "-D", "K=1024", "--clock",
+                            "boost", "--no-hazards", "--json", "--l2", l2});
+    REQUIRE(r.code == cli::kOk);
+    return nlohmann::json::parse(r.out);
+  };
+  const auto small_cold = small("cold"), small_a = small("dirty:A");
+  CHECK(small_a["hbm_read_bytes"].get<std::int64_t>() == small_cold["hbm_read_bytes"].get<std::int64_t>() - 2 * 1024 * 1024);
+  CHECK(small_a["hbm_bytes"].get<std::int64_t>() == small_a["hbm_read_bytes"].get<std::int64_t>());
+  CHECK(with("dirty:B,A")["l2_dirty_start_tensors"] == nlohmann::json::array({"B", "A"}));
+  for (const auto& [bad, says] : std::vector<std::pair<std::string, std::string>>{
+           {"dirty:Q", "the program declares no tensor Q (its tensors: A, B, C, D)"},
+           {"dirty:A,Q", "the program declares no tensor Q"},
+           {"dirty:A,A", "tensor A is named twice"},
+           {"dirty:A,", "expected warm, cold"},
+           {"dirty:A,,B", "expected warm, cold"},
+           {"dirty:A-B", "expected warm, cold"},
+           {"dirty:1A", "expected warm, cold"}}) {
+    auto r = test::run_cli({"run", "sm90/gemm_tma_ws_cooperative", "--l2", bad});
+    INFO(bad << ": " << r.err);
+    CHECK(r.code == cli::kBadInput);
+    CHECK_THAT(r.err, Catch::Contains(says));
   }
   // sweep takes the option too: each point as `run` gives it.
   auto dir = fresh_dir("smpipe_sweep_l2_test");

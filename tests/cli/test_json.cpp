@@ -75,6 +75,7 @@ TEST_CASE("json output: every key printed is documented in docs/json.md, and eve
       run_json({"run", ex + "/mainloop.pipe", "-D", "NO_SUCH=1", "--json"}),
       run_json({"run", ex + "/mainloop.pipe", "--clock", "sustained-constant", "--json"}),
       run_json({"run", ex + "/mainloop.pipe", "--l2", "dirty:8MiB", "--json"}),  // l2_dirty_start_bytes
+      run_json({"run", ex + "/mainloop.pipe", "--l2", "dirty:A", "--json"}),  // l2_dirty_start_tensors
       // N smaller than the tile: B boxes half outside their tensor (l2_outside_bytes)
       run_json({"run", "sm90/gemm_tma_ws_cooperative", "-D", "M=512", "-D", "N=128", "-D", "K=256", "-D", "TILE_N=256", "--json"}),
   };

@@ -347,6 +347,99 @@ kernel k warps=1 {{
                                                                      "written back"));
 }
 
+TEST_CASE("memory: a dirty start of named tensors holds their last blocks as the kernel that wrote them leaves them, at "
+          "most l2_dirty_left_share of the L2, found by this launch and written back as it evicts them",
+          "[memory]") {
+  // Loads of `n` 4 KB blocks of T (8192 x 64 bf16: 256 row blocks of 32 rows x 128 bytes, one column block) from row
+  // block `from` on, all in flight at once; S (`s_rows` x 64) is declared, not read.
+  auto kernel = [](int n, int from, int s_rows) {
+    return fmt::format(R"(
+kernel k warps=1 {{
+  mbarrier full count=1
+  smem s[{0}] bytes=4096
+  tensor T dtype=bf16 shape=(8192, 64)
+  tensor S dtype=bf16 shape=({2}, 64)
+  warp 0 w {{
+    elect {{
+      arrive.expect_tx full tx={0} * 4096
+      for i in 0..{0} {{ tma.load T box=(32, 64) at=(({1} + i) * 32, 0) dst=s[i] bar=full }}
+      wait full parity=0
+    }}
+  }}
+}}
+)",
+                       n, from, s_rows);
+  };
+  models::Machine m = models::load_machine("h100-sxm");
+  m.l2_latency_spread = m.hbm_latency_spread = 0;
+  m.l2_partitions = 1;
+  m.l2_capacity_bytes = 32 * 4096;  // 32 blocks
+  m.l2_dirty_left_share = 0.25;     // at most 8 of them left dirty
+  m.hbm_bytes_per_cycle = 16;
+  m.hbm_turnaround = 0;
+  constexpr std::int64_t kBlock = 4096;
+  auto run = [&](int n, int from, std::vector<std::string> dirty, int s_rows = 128) {
+    models::RunOptions o;
+    o.warm_l2 = false;
+    o.l2_dirty_tensors = std::move(dirty);
+    auto r = models::simulate(test::compile_text(kernel(n, from, s_rows), {}, "dirty.pipe", "h100-sxm"), m, o);
+    INFO(problem(r));
+    REQUIRE(r.outcome == Outcome::kFinished);
+    return r;
+  };
+  // T's last 8 blocks (row blocks 248-255) are held: read, they all hit; nothing is evicted, nothing written back.
+  auto last = run(8, 248, {"T"});
+  CHECK(last.stats.l2_dirty_start_bytes == 8 * kBlock);
+  CHECK(last.stats.l2_dirty_capped);  // (T has 256 blocks)
+  CHECK(last.stats.l2_dirty_start_tensors == std::vector<std::string>{"T"});
+  CHECK(last.stats.hbm_read_bytes == 0);
+  CHECK(last.stats.hbm_bytes == 0);
+  CHECK(last.cycles < run(8, 248, {}).cycles);
+  // The boundary: from row block 247 the first misses (not held), the other 7 hit; 240-247 all miss.
+  CHECK(run(8, 247, {"T"}).stats.hbm_read_bytes == kBlock);
+  CHECK(run(8, 240, {"T"}).stats.hbm_read_bytes == 8 * kBlock);
+  // 48 other blocks: the 8 held are evicted and written back (dirty), beside the 48 read.
+  auto other = run(48, 0, {"T"});
+  CHECK(other.stats.hbm_read_bytes == 48 * kBlock);
+  CHECK(other.stats.hbm_bytes == 56 * kBlock);
+  CHECK(run(48, 0, {}).stats.hbm_bytes == 48 * kBlock);
+  // A tensor of 8 blocks is held whole, not capped; one of 9 loses its first.
+  auto s8 = run(1, 0, {"S"}, 256), s9 = run(1, 0, {"S"}, 288);
+  CHECK(s8.stats.l2_dirty_start_bytes == 8 * kBlock);
+  CHECK_FALSE(s8.stats.l2_dirty_capped);
+  CHECK(s9.stats.l2_dirty_start_bytes == 8 * kBlock);
+  CHECK(s9.stats.l2_dirty_capped);
+  // In the order named, the last named kept first: S (4 blocks) after T leaves room for T's last 4 (252-255) ...
+  CHECK(run(4, 252, {"T", "S"}).stats.hbm_read_bytes == 0);
+  CHECK(run(4, 248, {"T", "S"}).stats.hbm_read_bytes == 4 * kBlock);
+  // ... and T after S takes all 8 places (248-255), S none.
+  CHECK(run(8, 248, {"S", "T"}).stats.hbm_read_bytes == 0);
+  // With two partitions each block is held once, in either; an SM finds it in the other too (every one hits).
+  m.l2_partitions = 2;
+  m.l2_capacity_bytes = 64 * 4096;
+  m.l2_dirty_left_share = 0.125;
+  auto two = run(8, 248, {"T"});
+  CHECK(two.stats.l2_dirty_start_bytes == 8 * kBlock);
+  CHECK(two.stats.hbm_read_bytes == 0);
+  // The summary and the JSON say so.
+  const isa::Program program = test::compile_text(kernel(8, 248, 128), {}, "dirty.pipe", "h100-sxm");
+  CHECK_THAT(models::format_summary(last, program),
+             Catch::Contains("L2 start     dirty (32.8 KB of tensor T, as the kernel that wrote it leaves it: its last stores, a "
+                             "kernel leaves at most 25.0 % of the L2 dirty (l2_dirty_left_share), written back to HBM as the "
+                             "launch evicts it: --l2 dirty:T)"));
+  const auto j = models::to_json(last, program);
+  CHECK(j["l2_start"] == "dirty");
+  CHECK(j["l2_dirty_start_tensors"] == nlohmann::json::array({"T"}));
+  // Names the program does not declare are an input error that lists those it does.
+  models::check_l2_tensors(program, {"S", "T"}, "--l2 dirty:S,T");
+  try {
+    models::check_l2_tensors(program, {"T", "X"}, "--l2 dirty:T,X");
+    FAIL("no error");
+  } catch (const isa::InputError& e) {
+    CHECK_THAT(std::string(e.what()), Catch::EndsWith("--l2 dirty:T,X: the program declares no tensor X (its tensors: T, S)"));
+  }
+}
+
 TEST_CASE("memory: the L2 starts warm with every block of the tensors the code names when they all fit, else cold",
           "[memory]") {
   // One load of a 16 KB box of T (4096 x 64 bf16: 128 blocks of 32 rows x 128 bytes, 512 KB).

@@ -77,6 +77,16 @@ __global__ void k_fill_random(__half* p, size_t n, uint64_t seed, float scale) {
     p[i] = __float2half_rn(scale * (float(h >> 8) * (2.0f / 16777216.0f) - 1.0f));
   }
 }
+// Reads n 16-byte words and keeps a word that depends on all of them (so the loads stay): what it leaves in the L2
+// are clean lines of this buffer, none written (K1's start after a clean L2, --lt-launches).
+__global__ void k_read_clean(const uint4* p, size_t n, unsigned* sink) {
+  unsigned x = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < n; i += size_t(gridDim.x) * blockDim.x) {
+    const uint4 v = p[i];
+    x ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (x == 0x9E3779B9u) *sink = x;
+}
 __global__ void k_fill_u16(uint16_t* p, size_t n, uint16_t v) {
   for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n; i += (size_t)gridDim.x * blockDim.x) p[i] = v;
 }
@@ -974,7 +984,66 @@ int main(int argc, char** argv) {
         CK(cudaGraphDestroy(one));
         CK(cudaGraphDestroy(many));
       }
-      js << "\n ],\n \"nvidia_smi\": " << jstr(smi_now()) << "}\n";
+      std::ostringstream k1js;
+      // K1 (the fused kernel) as the L2 leaves it, each case kBatch times per round just before the first of two events
+      // around one K1 launch, in a busy stream: after a read of 256 MiB of another buffer (clean lines only: the start the
+      // model calls cold), after a fill of as many bytes as D (a memset: D's bytes of lines written, dirty), after GEMM1's
+      // cuBLASLt call (D written; as the timed rounds, where K1 follows the previous round's GEMM1), after K1 itself.
+      // What a dirty start costs a kernel not bound by HBM (the model: --l2 dirty:BYTES).
+      {
+        const size_t clean_bytes = size_t(256) << 20;
+        void* clean = nullptr;
+        void* scratch = nullptr;
+        unsigned* sink = nullptr;
+        CK(cudaMalloc(&clean, clean_bytes));
+        CK(cudaMemsetAsync(clean, 0, clean_bytes, s));
+        CK(cudaMalloc(&scratch, nC * 2));
+        CK(cudaMalloc(&sink, sizeof(unsigned)));
+        const Check& k = checks[0];
+        auto k1_call = [&] { k1::launch(params(k.alpha0, k.bias, k.alpha1, k.beta1, D), s); };
+        auto read_clean = [&] { k_read_clean<<<4 * sms, 256, 0, s>>>(static_cast<const uint4*>(clean), clean_bytes / 16, sink); };
+        auto fill_d = [&] { CK(cudaMemsetAsync(scratch, 1, nC * 2, s)); };
+        auto after_g1 = [&] { lt_gemm1(k.alpha1, k.beta1, Dl, s); };
+        std::vector<cudaEvent_t> ev(2 * kBatch);
+        for (auto& e : ev) CK(cudaEventCreate(&e));
+        const char* names[4] = {"after_clean_read", "after_fill", "after_gemm1", "after_k1"};
+        std::vector<double> t[4];
+        for (int w = 0; w < warm; ++w) read_clean(), k1_call();
+        for (int r = 0; r < reps; ++r)
+          for (int v = 0; v < 4; ++v) {
+            for (int i = 0; i < kBatch; ++i) {
+              if (v == 0) read_clean();
+              else if (v == 1) fill_d();
+              else if (v == 2) after_g1();
+              else k1_call();
+              CK(cudaEventRecord(ev[2 * i], s));
+              k1_call();
+              CK(cudaEventRecord(ev[2 * i + 1], s));
+            }
+            CK(cudaStreamSynchronize(s));
+            for (int i = 0; i < kBatch; ++i) {
+              float ms = 0;
+              CK(cudaEventElapsedTime(&ms, ev[2 * i], ev[2 * i + 1]));
+              t[v].push_back(ms);
+            }
+          }
+        CK(cudaGetLastError());
+        for (auto& e : ev) CK(cudaEventDestroy(e));
+        CK(cudaFree(clean));
+        CK(cudaFree(scratch));
+        CK(cudaFree(sink));
+        std::printf("[lt-launches] K1 between events, back to back (median of %zu): after a clean 256 MiB read %.4f, after a "
+                    "%zu-byte fill %.4f, after GEMM1's call %.4f, after K1 %.4f ms\n",
+                    t[0].size(), median(t[0]), size_t(nC * 2), median(t[1]), median(t[2]), median(t[3]));
+        k1js << ",\n \"k1_start\": {\"what\": \"ms of one K1 launch between two events, medians of " << t[0].size()
+           << " in a busy stream, after: a kernel reading 256 MiB of another buffer (clean L2 lines), a memset of fill_bytes "
+              "(dirty lines), GEMM1's cuBLASLt call, K1 itself\", \"fill_bytes\": " << nC * 2;
+        for (int v = 0; v < 4; ++v)
+          k1js << ", \"" << names[v] << "\": " << jnum(median(t[v])) << ", \"" << names[v] << "_p10_p90\": [" << jnum(pct(t[v], 0.1))
+             << ", " << jnum(pct(t[v], 0.9)) << "]";
+        k1js << "}";
+      }
+      js << "\n ]" << k1js.str() << ",\n \"nvidia_smi\": " << jstr(smi_now()) << "}\n";
       CK(cudaStreamDestroy(s));
       std::ofstream(lt_launches_path) << js.str();
       std::printf("[lt-launches] wrote %s\n", lt_launches_path.c_str());

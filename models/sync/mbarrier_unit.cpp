@@ -73,6 +73,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.last_signal.assign(n, {~0u, 0});
   c.phase_signal.assign(n, {~0u, 0});
   c.passed_waits.assign(n, 0);
+  c.free_pass.assign(n, 0);
   c.test_passes.assign(n, 0);
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
@@ -415,7 +416,23 @@ void MbarrierUnit::bad_result(MBarrier::Result r, std::uint32_t cta, std::uint32
       std::string hint;
       if (b.arrivals_last_phase() > 0)
         hint = fmt::format("; the previous phase also completed by arrivals, so more than {} arrivals come per phase", b.expected());
-      if (b.arrivals_this_phase() > 0 && overflow_prev_ == std::pair{warp, op}) {
+      // (No copy of any role completes bytes on this CTA's element: its bar= or bar_cta= names another CTA's.)
+      bool bytes_reach = false;
+      const int rank = sim_.cta(cta).rank;
+      const int ranks = static_cast<int>(sim_.program().cluster_size());
+      for (const auto& r : sim_.program().roles)
+        for (const auto& d : r.ops)
+          if ((d.kind == isa::OpKind::kTmaLoad || d.kind == isa::OpKind::kClcTryCancel) && d.signals_barrier(static_cast<int>(decl_[flat])))
+            for (int from = 0; from < ranks; ++from) bytes_reach = bytes_reach || reaches(d, from, rank);
+      if (b.pending() == 0 && b.tx() > 0 && !bytes_reach) {
+        // All the arrivals came but the bytes did not: the phase waits for its tx-count, so the next arrival overflows.
+        hint += fmt::format(". The phase has all its arrivals but cannot complete: its tx-count is stuck at {} ({} bytes "
+                            "expected, {} delivered in this phase) and no copy of any role completes bytes on this CTA's {}, "
+                            "so every arrival after it overflows. A copy's bar= (and bar_cta=, in a cluster) must name the "
+                            "barrier whose `arrive.expect_tx` counts its bytes (a 2-SM pair's loads complete on the leader's "
+                            "barrier, so only the leader expects them)",
+                            b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase(), name);
+      } else if (b.arrivals_this_phase() > 0 && overflow_prev_ == std::pair{warp, op}) {
         // The same op of the same warp arrived twice in one phase: a ring that came back to this stage before the stage's
         // phase completed (two iterations mapped to one stage), the wait before it having passed without a new phase.
         const Warp& w = sim_.warp(warp);
@@ -564,6 +581,7 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
       }
       if (done && visible) {
         c.passed_waits[f] += 1;
+        if (b.phase() == 0) c.free_pass[f] = 1;
         c.observed[f] = 1;
         hazards_->acquire(ctx.warp_id, cta, f);
         // The completion it returns on: the latest phase with the waited parity.
@@ -642,7 +660,8 @@ std::uint64_t MbarrierUnit::phase_arrivers(std::uint32_t cta, std::uint32_t flat
   return c.phase_masks[flat * kPhaseMasks + phase % kPhaseMasks];
 }
 
-bool MbarrierUnit::arrives_on(std::uint32_t warp_id, std::uint32_t flat) const {
+bool MbarrierUnit::reaches_signal(std::uint32_t warp_id, std::uint32_t flat,
+                                  const std::function<bool(const isa::OpDesc&)>& kind_ok, bool any_element) const {
   const Warp& w = sim_.warp(warp_id);
   if (w.role < 0) return false;
   const auto& p = sim_.program();
@@ -653,19 +672,43 @@ bool MbarrierUnit::arrives_on(std::uint32_t warp_id, std::uint32_t flat) const {
       rc, w.builtins,
       [&](std::uint32_t op, std::span<const isa::MaybeValue> values) {
         const isa::OpDesc& d = rc.ops[op];
-        using K = isa::OpKind;
-        if (d.kind != K::kArrive && d.kind != K::kArriveExpectTx && d.kind != K::kArriveNoComplete && d.kind != K::kArriveDrop &&
-            d.kind != K::kUmmaCommit && d.kind != K::kCpAsyncArrive)
-          return false;
+        if (!kind_ok(d)) return false;
         const auto& specs = isa::op_spec(d.kind).attrs;
         for (std::size_t i = 0; i < specs.size(); ++i)
           if (specs[i].use == isa::BarrierUse::kSignal && d.attrs[i].present && d.attrs[i].decl == decl) {
             const isa::MaybeValue& v = values[d.attrs[i].first];
-            if (!v.known || v.value == element) return true;
+            if (any_element || !v.known || v.value == element) return true;
           }
         return false;
       },
       walk_budget_);
+}
+
+bool MbarrierUnit::arrives_on(std::uint32_t warp_id, std::uint32_t flat) const {
+  using K = isa::OpKind;
+  return reaches_signal(warp_id, flat, [](const isa::OpDesc& d) {
+    return d.kind == K::kArrive || d.kind == K::kArriveExpectTx || d.kind == K::kArriveNoComplete || d.kind == K::kArriveDrop ||
+           d.kind == K::kUmmaCommit || d.kind == K::kCpAsyncArrive;
+  });
+}
+
+bool MbarrierUnit::may_signal(std::uint32_t warp_id, std::uint32_t flat) const {
+  const int decl = static_cast<int>(decl_[flat]);
+  return reaches_signal(warp_id, flat, [&](const isa::OpDesc& d) { return d.signals_barrier(decl); }, true);
+}
+
+bool MbarrierUnit::role_may_signal(int role, std::uint32_t cta, std::uint32_t flat, std::vector<std::int8_t>& known) const {
+  std::int8_t& k = known[static_cast<std::size_t>(role)];
+  if (k < 0) {
+    k = 0;
+    const auto& p = sim_.program();
+    for (std::uint32_t peer : sim_.cluster_of(sim_.cta(cta)).ctas)
+      for (int i = 0; i < p.warps && k == 0; ++i) {
+        const std::uint32_t wid = sim_.cta(peer).first_warp + static_cast<std::uint32_t>(i);
+        if (sim_.warp(wid).role == role && may_signal(wid, flat)) k = 1;
+      }
+  }
+  return k == 1;
 }
 
 bool MbarrierUnit::cluster_arrives_on(std::uint32_t slot, std::uint32_t flat, bool live_only) const {
@@ -915,6 +958,7 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   std::vector<std::string> exited;  // warps that could signal it but exited
   std::vector<std::string> exited_when;  // the same, with the cycle each exited at
   std::size_t exited_all = 0;
+  std::vector<std::int8_t> role_signals(p.roles.size(), -1);  // role_may_signal's answers, per role (-1: not asked yet)
   for (std::uint32_t peer : sim_.cluster_of(c).ctas) {
     const Cta& pc = sim_.cta(peer);
     for (int i = 0; i < p.warps; ++i) {
@@ -923,7 +967,10 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       if (x.role < 0) continue;
       bool sig = false;
       for (const auto& d : p.roles[x.role].ops) sig = sig || (d.signals_barrier(decl) && reaches(d, pc.rank, c.rank));
-      if (!sig) continue;
+      // (and some warp of its role can reach an op that signals the barrier, whatever its element or CTA: one in a dead
+      // branch, or behind a guard that every warp of the role fails, signals nothing; a warp that skips it while others of
+      // its role reach it still counts, as one that left)
+      if (!sig || !role_may_signal(x.role, w.cta, w.wait_obj, role_signals)) continue;
       if (x.state != WarpState::kDone) {
         signalers.push_back(wid);
       } else {
@@ -993,14 +1040,29 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         b.phase(), b.pending(), only_tx));
   } else if (signalers.empty() && exited.empty()) {
     // Ops that do signal the barrier, but of other CTAs only (their bar_cta= or multicast mask leaves this one out).
-    std::vector<std::string> elsewhere;
+    // (Those some warp of the cluster can reach; the others, in a dead branch or behind guards, are named apart.)
+    std::vector<std::string> elsewhere, unreached;
     for (const auto& r : p.roles)
-      for (const auto& d : r.ops)
-        if (d.signals_barrier(decl) && elsewhere.size() < 3) {
-          std::string t = fmt::format("'{}' (line {})", d.text, d.loc.line);
-          if (std::find(elsewhere.begin(), elsewhere.end(), t) == elsewhere.end()) elsewhere.push_back(t);
-        }
-    if (elsewhere.empty())
+      for (const auto& d : r.ops) {
+        if (!d.signals_barrier(decl)) continue;
+        bool reached = false;
+        for (std::uint32_t peer : sim_.cluster_of(c).ctas)
+          for (int i = 0; i < p.warps && !reached; ++i) {
+            const std::uint32_t wid = sim_.cta(peer).first_warp + static_cast<std::uint32_t>(i);
+            const Warp& x = sim_.warp(wid);
+            reached = x.role >= 0 && &p.roles[static_cast<std::size_t>(x.role)] == &r &&
+                      reaches_signal(wid, w.wait_obj, [&](const isa::OpDesc& o) { return &o == &d; }, true);
+          }
+        auto& into = reached ? elsewhere : unreached;
+        std::string t = fmt::format("'{}' (line {})", d.text, d.loc.line);
+        if (into.size() < 3 && std::find(into.begin(), into.end(), t) == into.end()) into.push_back(t);
+      }
+    if (elsewhere.empty() && !unreached.empty())
+      e.cause(fmt::format("{}: phase {} needs {} more arrival(s) but no warp's code reaches an op that signals {}: {} {} on a "
+                          "path no warp takes (a branch on a constant, or a guard that no warp of the role passes)",
+                          name, b.phase(), b.pending(), p.mbarriers[decl].name, fmt::join(unreached, ", "),
+                          unreached.size() == 1 ? "lies" : "lie"));
+    else if (elsewhere.empty())
       e.cause(fmt::format("{}: phase {} needs {} more arrival(s) but no op of any role arrives on {} (or signals it through a "
                           "TMA, commit or cp.async.arrive): nothing can ever complete it",
                           name, b.phase(), b.pending(), p.mbarriers[decl].name));
@@ -1023,8 +1085,23 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     // Not two sides each waiting for the other's first arrive when a peer's barrier did complete, by an op that
     // reaches the peer only, or when the array's other elements got their arrivals.
     const std::string there = signalled_only_there(w.cta, w.wait_obj) + element_skipped(w.cta, w.wait_obj);
+    // Other elements of the array had a wait pass before their phase 0, with parity 1, at once (a producer's first waits on
+    // its free stages), while this first wait on this element asks for parity 0.
+    std::vector<std::string> passed;
+    if (p.mbarriers[decl].array && (w.wait_value & 1) == 0) {
+      const std::uint32_t base = layout().base[static_cast<std::size_t>(decl)], n = static_cast<std::uint32_t>(p.mbarriers[decl].size);
+      for (std::uint32_t f = base; f < base + n; ++f)
+        if (f != w.wait_obj && ctas_[w.cta].free_pass[f] && passed.size() < 4)
+          passed.push_back(barrier_name(f));
+    }
     if (!there.empty())
       e.cause(fmt::format("{}: none of the {} arrivals of phase 0 came{}", name, b.expected(), there));
+    else if (!passed.empty())
+      e.cause(fmt::format("{}: {} waits for its phase 0 (parity 0), while the first waits on {} passed at once with parity 1, "
+                          "before those completed a phase, as a producer's first waits on free stages do: its parity flipped "
+                          "before the ring came back to its first stage (in a ring of STAGES stages the parity is "
+                          "(k / STAGES) & 1, flipping when the index wraps to 0, not when it reaches the last stage)",
+                          name, sim_.warp_label(w), fmt::join(passed, ", ")));
     else
       e.never_started(fmt::format("{} (role {} waits with parity {})", name, p.roles[w.role].name, w.wait_value & 1));
   } else if (b.arrivals_this_phase() == 0 && b.pending() > 0) {

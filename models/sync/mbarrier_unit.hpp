@@ -4,6 +4,7 @@
 // (a TMA's complete_tx, a commit's arrive, a remote arrive), which land through this unit's events.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "models/gpu/unit.hpp"
@@ -68,8 +69,20 @@ class MbarrierUnit : public Unit {
   // its built-ins known and its variables not (isa/reach.hpp: `if warp == 4` closes the path for the other warps, an
   // index computed from the warp's own built-ins picks its element); true when the walk cannot tell.
   bool arrives_on(std::uint32_t warp_id, std::uint32_t flat) const;
+  // Whether warp `warp_id`'s code reaches, on some path (walked as arrives_on), an op that signals the barrier of element
+  // `flat` (an arrive, a commit, a TMA copy's complete_tx ...), any element of it, in any CTA: a warp whose only such op
+  // lies in a dead branch (`if FIXED { ... }` with FIXED 0) or behind a guard it fails signals nothing.
+  bool may_signal(std::uint32_t warp_id, std::uint32_t flat) const;
+  // Whether some warp of role `role` in the cluster of CTA slot `cta` may_signal (answers kept in `known`, one per role,
+  // -1 not asked yet).
+  bool role_may_signal(int role, std::uint32_t cta, std::uint32_t flat, std::vector<std::int8_t>& known) const;
   // Whether some warp of CTA slot `slot`'s cluster (live ones only, with `live_only`) arrives_on element `flat`.
   bool cluster_arrives_on(std::uint32_t slot, std::uint32_t flat, bool live_only) const;
+  // The walk of arrives_on and may_signal: whether warp `warp_id` may reach an op with `kind_ok(op)` whose signalled
+  // barrier attribute names element `flat`.
+  // With `any_element`, an op that signals any element of the barrier.
+  bool reaches_signal(std::uint32_t warp_id, std::uint32_t flat, const std::function<bool(const isa::OpDesc&)>& kind_ok,
+                      bool any_element = false) const;
   std::uint32_t decl_of(std::uint32_t flat) const { return decl_[flat]; }
   // The arrival that completed the latest phase of element `flat` of CTA slot `cta`: (warp id, op); ~0u: none yet.
   std::pair<std::uint32_t, std::uint32_t> last_phase_signal(std::uint32_t cta, std::uint32_t flat) const {
@@ -139,6 +152,7 @@ class MbarrierUnit : public Unit {
     };
     std::vector<Mismatch> mismatches;  // note_stage_mismatch
     std::vector<std::uint32_t> passed_waits;  // waits on the element that returned (for deadlock hints)
+    std::vector<char> free_pass;              // a wait on the element returned before its phase 0 (parity 1; deadlock hints)
     std::vector<std::uint32_t> test_passes;   // test_waits on the element that returned 1 (the same)
     // Whether a wait or test_wait observed the latest completed phase (or warps were blocked on it).
     std::vector<std::uint8_t> observed;

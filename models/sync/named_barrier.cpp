@@ -1,6 +1,7 @@
 #include "models/sync/named_barrier.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 
@@ -87,6 +88,25 @@ void NamedBarrierUnit::arrive(OpContext& ctx, int id, std::int64_t threads, bool
                        "one use with different counts, which is undefined (often two roles share an id by accident: give each "
                        "its own id)",
                        id, w.index, threads, id, nb.last_expected, nb.last_warp, sim_.op_of(prev, nb.last_op).loc.str()));
+  }
+  // The same count, but a warp that took no part in the previous use and is not ordered after it: a use completes when
+  // its count of threads arrived, whoever they are, so two groups that share an id with the same count (two handshakes
+  // on one id) pair up only by timing; on another schedule a warp goes on with the other group's arrivals. Legal PTX,
+  // and harmless where the groups never overlap: a warning (once per id), not a diagnosis. For a warp that waits
+  // (bar.sync) only: warps that only arrive are a count's business (a use left unfinished is a note).
+  if (wait && nb.last_expected >= 0 && threads == nb.last_expected && !(shared_warned_ & (1u << id)) &&
+      std::find(nb.last_arrivers.begin(), nb.last_arrivers.end(), w.index) == nb.last_arrivers.end() &&
+      !hazards_->after_named_use(ctx.warp_id, id)) {
+    shared_warned_ |= 1u << id;
+    const Warp& prev = sim_.warp(sim_.cta(w.cta).first_warp + static_cast<std::uint32_t>(nb.last_warp));
+    shared_.push_back(fmt::format(
+        "bar {} is shared by two groups of warps with one count (threads={}): CTA {} warp {} arrived at {} without taking part "
+        "in the previous use (opened by warp {} at {}, completed by warps {}), and nothing ordered its arrival after that use "
+        "completed. A use completes once {} threads arrived, whoever they are, so on another schedule the two groups' "
+        "arrivals meet in one use and a warp goes on before its own partners arrived (two handshakes sharing one id: give "
+        "each its own id)",
+        id, threads, sim_.cta(w.cta).id, w.index, ctx.desc.loc.str(), nb.last_warp, sim_.op_of(prev, nb.last_op).loc.str(),
+        fmt::join(nb.last_arrivers, ", "), threads));
   }
   nb.arrived += isa::kWarpSize;
   nb.arrivers.push_back(w.index);
@@ -186,6 +206,10 @@ void NamedBarrierUnit::cta_exiting(std::uint32_t slot) {
                                     c.id, id, nb.arrived, nb.expected, fmt::join(nb.arrivers, ", "),
                                     sim_.op_of(first, nb.first_op).loc.line, nb.uses_done));
   }
+}
+
+void NamedBarrierUnit::add_warnings(std::vector<std::string>& warnings) const {
+  warnings.insert(warnings.end(), shared_.begin(), shared_.end());
 }
 
 void NamedBarrierUnit::add_notes(std::vector<std::string>& notes) const {

@@ -22,6 +22,7 @@ class NamedBarrierUnit : public Unit {
   void warp_exited(std::uint32_t warp_id) override;
   void cta_exiting(std::uint32_t slot) override;
   void add_notes(std::vector<std::string>& notes) const override;
+  void add_warnings(std::vector<std::string>& warnings) const override;
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
   // Reports: the warps (indices) whose arrivals completed the latest use of bar `id` in CTA slot `cta`, and its thread
@@ -49,6 +50,9 @@ class NamedBarrierUnit : public Unit {
     std::int64_t uses_done = 0;
   };
   std::vector<std::string> notes_;
+  // Named barriers shared by two groups of warps with one count (warnings; once per id, over the run).
+  std::vector<std::string> shared_;
+  std::uint32_t shared_warned_ = 0;
   std::int64_t unfinished_ = 0;  // uses left unfinished at a CTA's exit (beyond the notes kept)
   struct CtaState {
     Barrier bar[isa::kNamedBarriers];

@@ -58,6 +58,26 @@ TEST_CASE("arrival overflow is diagnosed at the arrive that overflows", "[semant
   CHECK(title(r) == "arrival overflow");
   CHECK(r.diagnosis->loc.line == 5);
   CHECK_THAT(r.diagnosis->message, Catch::Contains("3 arrivals on a barrier initialised with count 2"));
+  CHECK_THAT(r.diagnosis->message, !Catch::Contains("cannot complete"));  // arrivals were still pending: a count problem
+  // All the arrivals came, the bytes cannot: no copy completes bytes on b, so the phase never completes and the next
+  // arrival overflows. The report says the tx-count is stuck and no copy reaches b ...
+  auto stuck = [](const char* copy) {
+    return run_text(fmt::format("kernel k warps=1 {{\n mbarrier b count=1\n mbarrier o count=1\n smem s bytes=1K\n"
+                                " tensor T dtype=bf16 shape=(64, 64)\n warp 0 w {{ elect {{\n arrive.expect_tx b tx=1K\n {}\n"
+                                " arrive b }} }}\n}}\n",
+                                copy));
+  };
+  auto none = stuck("");
+  REQUIRE(none.outcome == Outcome::kUndefined);
+  CHECK(title(none) == "arrival overflow");
+  CHECK_THAT(none.diagnosis->message, Catch::Contains("The phase has all its arrivals but cannot complete: its tx-count is stuck "
+                                                      "at 1024") &&
+                                          Catch::Contains("no copy of any role completes bytes on this CTA's b"));
+  // ... and not where a copy does complete bytes on b (here still in flight when the second arrive overflows).
+  auto flying = stuck("tma.load T box=(8, 64) at=(0, 0) dst=s bar=b");
+  REQUIRE(flying.outcome == Outcome::kUndefined);
+  CHECK(title(flying) == "arrival overflow");
+  CHECK_THAT(flying.diagnosis->message, !Catch::Contains("cannot complete"));
 }
 
 TEST_CASE("an arrival overflow by the same op twice in one phase names the ring's stage index", "[semantics][mbarrier]") {
@@ -200,7 +220,25 @@ kernel k warps=8 {{
 )",
                        order ? "wait done parity=0" : "", threads, threads);
   };
-  CHECK(run_text(prog(128, false)).outcome == Outcome::kFinished);  // the same count: uses may follow each other freely
+  // The same count: legal, the uses may follow each other; but two groups share the id unordered, so on another schedule
+  // their arrivals meet in one use: a warning (not with the order, nor for the warpgroup's own repeated uses).
+  auto shared = [](const models::RunResult& r) {
+    std::string all;
+    for (const auto& w : r.warnings) all += w + "\n";
+    return all;
+  };
+  auto same = run_text(prog(128, false));
+  CHECK(same.outcome == Outcome::kFinished);
+  CHECK_THAT(shared(same), Catch::Contains("bar 1 is shared by two groups of warps with one count (threads=128): CTA 0 warp 4 "
+                                           "arrived at") &&
+                               Catch::Contains("completed by warps 0, 1, 2, 3), and nothing ordered its arrival after that use"));
+  auto ordered = run_text(prog(128, true));
+  CHECK(ordered.outcome == Outcome::kFinished);
+  CHECK_THAT(shared(ordered), !Catch::Contains("is shared by two groups"));
+  auto again = run_text("kernel k warps=8 {\n warpgroup 0 a { for i in 0..3 { bar.sync 1 threads=128 } }\n"
+                        " warpgroup 1 b { compute cycles=10 } }\n");
+  CHECK(again.outcome == Outcome::kFinished);
+  CHECK_THAT(shared(again), !Catch::Contains("is shared by two groups"));
   CHECK(run_text(prog(64, true)).outcome == Outcome::kFinished);
   auto r = run_text(prog(64, false));
   REQUIRE(r.outcome == Outcome::kUndefined);
@@ -1067,6 +1105,53 @@ TEST_CASE("deadlock causes say whether the arrivers exited or never existed", "[
   REQUIRE(other.outcome == Outcome::kDeadlock);
   CHECK_THAT(cause(other), Catch::Contains("the ops that signal b reach other CTAs only, not this one (cluster rank 1): "
                                            "'arrive b cta=0' (line 3)") && !Catch::Contains("no op of any role"));
+  // The only op that signals b lies in a branch on a constant (a fixed twin's `if FIXED` with FIXED 0): the cause says
+  // no warp's code reaches it, not that its signaller exited or that it reaches other CTAs; with FIXED 1 it runs.
+  auto dead = [](int fixed) {
+    return run_text(fmt::format("param FIXED = {}\nkernel k warps=2 {{\n mbarrier b count=1\n mbarrier x count=1\n"
+                                " warp 0 p {{ elect {{ if FIXED {{ arrive b }} else {{ arrive x }} }} }}\n"
+                                " warp 1 w {{ wait b parity=0 }}\n}}\n",
+                                fixed));
+  };
+  CHECK(dead(1).outcome == Outcome::kFinished);
+  auto unreached = dead(0);
+  REQUIRE(unreached.outcome == Outcome::kDeadlock);
+  CHECK_THAT(cause(unreached), Catch::Contains("b: phase 0 needs 1 more arrival(s) but no warp's code reaches an op that "
+                                               "signals b: 'arrive b' (line 5) lies on a path no warp takes") &&
+                                   !Catch::Contains("has exited") && !Catch::Contains("reach other CTAs only"));
+  // The same op behind a guard of the warp's own built-ins that no warp of the role passes.
+  auto guarded = run_text("kernel k warps=2 {\n mbarrier b count=1\n warp 0 p { if warp == 1 { elect { arrive b } } }\n"
+                          " warp 1 w { wait b parity=0 }\n}\n");
+  REQUIRE(guarded.outcome == Outcome::kDeadlock);
+  CHECK_THAT(cause(guarded), Catch::Contains("no warp's code reaches an op that signals b: 'arrive b' (line 3)"));
+  // A producer whose parity flips when its index reaches the last stage instead of when it wraps: its first waits on
+  // empty[0..2] pass at once with parity 1, its first on empty[3] asks for phase 0. The first cause says so (not that
+  // each side waits for the other's first arrive on empty[3]). Flipping on the wrap runs.
+  auto flip = [](const char* when) {
+    return run_text(fmt::format(R"(
+kernel k warps=8 {{
+  mbarrier full[4] count=1
+  mbarrier empty[4] count=128
+  warp 0 p {{ let idx = 0
+             let ph = 1
+             for k in 0..8 {{ wait empty[idx] parity=ph
+                             elect {{ arrive full[idx] }}
+                             let idx = (idx + 1) % 4
+                             if idx == {} {{ let ph = ph ^ 1 }} }} }}
+  warpgroup 1 c {{ for k in 0..8 {{ wait full[k % 4] parity=(k / 4) & 1
+                                   arrive empty[k % 4] }} }}
+}}
+)",
+                                when));
+  };
+  CHECK(flip("0").outcome == Outcome::kFinished);
+  auto early_flip = flip("3");
+  REQUIRE(early_flip.outcome == Outcome::kDeadlock);
+  REQUIRE(!early_flip.deadlock.causes.empty());
+  CHECK_THAT(early_flip.deadlock.causes[0], Catch::StartsWith("empty[3]: CTA 0 warp 0 (p) waits for its phase 0 (parity 0), while "
+                                                              "the first waits on empty[0], empty[1], empty[2] passed at once "
+                                                              "with parity 1"));
+  CHECK_THAT(cause(early_flip), !Catch::Contains("nothing has arrived on empty[3]"));
   // Phase 0 completes while nobody waits; the waiter then asks for phase 1 (its parity one ahead): the cause says
   // phase 0 went unobserved. With parity 0 it returns on phase 0.
   auto ahead = [](int parity) {

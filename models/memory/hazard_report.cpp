@@ -9,6 +9,7 @@
 #include "models/gpu/simulator.hpp"
 #include "models/memory/atomics.hpp"
 #include "models/memory/hazards.hpp"
+#include "models/memory/lsu.hpp"
 #include "models/sync/mbarrier_unit.hpp"
 #include "models/tensor/tensor_unit.hpp"
 #include "models/sync/named_barrier.hpp"
@@ -192,16 +193,35 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
         return fmt::format("the tensor cores read the operand until a later `umma.commit` of warp {} arrives on a barrier; "
                            "this op must be ordered after a wait on that barrier",
                            pw.index);
-      case Via::kCpAsync:
+      case Via::kCpAsync: {
+        // The warp did wait after this copy, with an N that left its group pending (a wait depth off by one, or fewer
+        // groups committed than the N counts on: a commit that a path skips).
+        std::string depth;
+        const LsuUnit::LastWait lw = const_cast<Simulator&>(sim_).find<LsuUnit>().last_wait(prior.warp);
+        if (lw.op != ~0u && lw.cycle >= prior.issued && lw.committed < prior.issued) {
+          const isa::OpDesc& wd = sim_.op_of(pw, lw.op);
+          depth = fmt::format("; warp {}'s latest '{}' (line {}, cycle {}) came after this copy, but no `cp.async.commit` "
+                              "of warp {} closed the copy's group before it: a wait covers committed groups only",
+                              pw.index, wd.text, wd.loc.line, lw.cycle, pw.index);
+        } else if (lw.op != ~0u && lw.n > 0 && lw.cycle >= prior.issued) {
+          const isa::OpDesc& wd = sim_.op_of(pw, lw.op);
+          depth = fmt::format("; warp {}'s latest '{}' (line {}, cycle {}) came after this copy but waits only for the groups "
+                              "older than its newest {}, and this copy's group is among those: N counts committed groups, so "
+                              "it must leave pending only the groups of stages not read yet (CUTLASS's sm80 mainloop waits "
+                              "with STAGES - 2 and commits a group every k-block, an empty one when nothing is left to "
+                              "load)",
+                              pw.index, wd.text, wd.loc.line, lw.cycle, lw.n);
+        }
         return fmt::format("the copy is in flight until warp {} waits for it (`cp.async.commit` then `cp.async.wait N` "
-                           "covering its group, or `cp.async.arrive` on a barrier that is waited for){}",
-                           pw.index,
+                           "covering its group, or `cp.async.arrive` on a barrier that is waited for){}{}",
+                           pw.index, depth,
                            prior.warp == now.warp
                                ? std::string()
                                : fmt::format("; warp {}'s wait covers its own copies only, so a barrier both warps use must "
                                              "then order it before warp {}'s access (`bar.sync 0`, __syncthreads, after the "
                                              "wait: CUTLASS's sm80 mainloop waits with cp_async_wait, then __syncthreads)",
                                              pw.index, now_index));
+      }
       case Via::kTmemMma:
         if (std::string note = commit_note(prior, now); !note.empty()) return note;
         return fmt::format("the tensor cores write the accumulator until a later `umma.commit` of warp {} lands on a "
@@ -493,15 +513,7 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
   auto [skip_bar, skip_op] = kind == "RAW" ? mb.passed_before_phase0(now.warp)
                              : kind == "WAR" && prior.unwritten ? std::pair{prior.skip_bar, prior.skip_op}
                                                                 : std::pair{kNone, 0u};
-  bool relevant = false;
-  if (skip_bar != kNone) {
-    if (writer.bar != kNone) {
-      relevant = writer.bar == skip_bar && (writer.bar_cta == kNone || writer.bar_cta == sim_.warp(reader.warp).cta);
-    } else {
-      const int decl = static_cast<int>(mb.decl_of(skip_bar));
-      for (const auto& d : sim_.program().roles[sim_.warp(writer.warp).role].ops) relevant = relevant || d.signals_barrier(decl);
-    }
-  }
+  const bool relevant = skip_bar != kNone && skipped_write(skip_bar, reader, writer);
   const std::string skipped = relevant ? mb.before_phase0_words(reader.warp, skip_bar, skip_op) : std::string();
   std::string why;
   if (!skipped.empty()) {
@@ -520,6 +532,27 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
                                                   : "on the barrier the write completes on, or one its writer arrives on after it");
   }
   sim_.ub(now.warp, now.op, title, fmt::format("{}; {}{}", what, why, named_note(prior, now)), true);
+}
+
+bool HazardUnit::skipped_write(std::uint32_t skip_bar, const Rec& reader, const Rec& writer) const {
+  if (writer.bar != kNone)
+    return writer.bar == skip_bar && (writer.bar_cta == kNone || writer.bar_cta == sim_.warp(reader.warp).cta);
+  const int decl = static_cast<int>(mbar_->decl_of(skip_bar));
+  for (const auto& d : sim_.program().roles[sim_.warp(writer.warp).role].ops)
+    if (d.signals_barrier(decl)) return true;
+  return false;
+}
+
+void HazardUnit::report_read_before_first_write(std::uint32_t cta, std::uint32_t buffer, const Rec& reader, const Rec& writer) {
+  std::string buf = buffer_name(buffer);
+  if (cta != sim_.warp(reader.warp).cta) buf += fmt::format(" of CTA {}", sim_.cta(cta).id);
+  // Reported at the reader's op (where the fix goes), at the cycle of the first write that shows it.
+  sim_.ub(reader.warp, reader.op, "read before the first write",
+          fmt::format("{} read {} at cycle {}, before anything had written it; its first write is {}, issued at cycle {} (ordered "
+                      "after that read, so not a race: the read took what the buffer held before the kernel wrote it). {}",
+                      op_words(reader), buf, reader.issued, op_words(writer), writer.issued,
+                      mbar_->before_phase0_words(reader.warp, reader.skip_bar, reader.skip_op)),
+          true);
 }
 
 }  // namespace smpipe::models

@@ -319,6 +319,12 @@ class HazardUnit : public Unit {
     if (r.sticky && !r.write) free_part(r.part);
   }
   [[noreturn]] void report(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now, const Clock* vc);
+  // Whether a reader whose latest wait passed `skip_bar` at once (parity 1 before phase 0) skipped `writer`'s write: the
+  // write completes on that barrier (of the reader's CTA), or, naming none, its writer's role signals that barrier.
+  bool skipped_write(std::uint32_t skip_bar, const Rec& reader, const Rec& writer) const;
+  // The first write of a buffer, ordered after a read of it by a warp whose wait before that read passed at once on the
+  // barrier this write completes on: the read took what nothing had written (a read before the first write).
+  [[noreturn]] void report_read_before_first_write(std::uint32_t cta, std::uint32_t buffer, const Rec& reader, const Rec& writer);
   std::string buffer_name(std::uint32_t buffer) const;
   std::string op_words(const Rec& r) const;
   // For a load of CTA slot `slot`'s own warp that no warp observed before the CTA exited: how many phases its barrier

@@ -194,6 +194,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       return hold_until(ctx, path);
     }
     case OpKind::kCpAsyncCommit:
+      w.last_commit = now.v;
       w.groups.push_back(sim::max(w.open, now));
       w.open = Cycle(0);
       // A wait names at most 63 newer groups, so the groups beyond 64 are only ever waited for together with
@@ -206,6 +207,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kCpAsyncWait: {
       std::int64_t n = ctx.wait_count();
+      w.last_wait = LastWait{ctx.op, n, now.v, w.last_commit};
       std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - n;
       Cycle until = now;
       for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, w.groups[i]);

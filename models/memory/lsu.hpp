@@ -29,6 +29,15 @@ class LsuUnit : public Unit {
   OpResult after_stores(OpContext& ctx, std::int64_t own);
   std::string describe_wait(const Warp& w) const override;
   void cta_started(std::uint32_t slot) override;
+  // A warp's latest cp.async.wait (reports): its op (in the role), N, the cycle it ran, and the cycle of the warp's latest
+  // cp.async.commit before it (-1: none); op ~0u: no wait yet.
+  struct LastWait {
+    std::uint32_t op = ~0u;
+    std::int64_t n = 0;
+    std::int64_t cycle = -1;
+    std::int64_t committed = -1;
+  };
+  LastWait last_wait(std::uint32_t warp_id) const { return warp_id < warps_.size() ? warps_[warp_id].last_wait : LastWait{}; }
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
 
  private:
@@ -39,6 +48,8 @@ class LsuUnit : public Unit {
     HazardUnit::Groups copies;
     // Its st.shared: when its own store rate lets the next one begin, and when the last one is written.
     Cycle smem_free{0}, smem_written{0};
+    LastWait last_wait;
+    std::int64_t last_commit = -1;
   };
   // The cycles (a fraction too) one warp's cp.async / ld.global / st.global of `bytes` holds the SM's load/store
   // path (docs/reference.md, "The SM's load/store path").

@@ -235,7 +235,31 @@ kernel k warps=1 {{
   auto own = run_text(prog("cp.async.wait 1"));  // the only group stays pending
   REQUIRE(hazard(own));
   CHECK_THAT(own.diagnosis->message, !Catch::Contains("covers its own copies only"));
-  CHECK(hazard(run_text(prog("sleep cycles=100000"))));
+  // The report names the wait whose N left the copy's group pending (line 8: `cp.async.wait 1`, its newest 1) ...
+  CHECK_THAT(own.diagnosis->message, Catch::Contains("warp 0's latest 'cp.async.wait 1' (line 8, cycle") &&
+                                         Catch::Contains("waits only for the groups older than its newest 1, and this copy's "
+                                                         "group is among those"));
+  // ... and a wait of N 0 before the copy's commit covers nothing of it: a wait covers committed groups only.
+  auto uncommitted = run_text(R"(
+kernel k warps=1 {
+  smem s bytes=4K
+  warp 0 w {
+    cp.async bytes=512 dst=s
+    cp.async.wait 0
+    cp.async.commit
+    ldmatrix bytes=512 src=s
+  }
+}
+)");
+  REQUIRE(hazard(uncommitted));
+  CHECK_THAT(uncommitted.diagnosis->message, Catch::Contains("warp 0's latest 'cp.async.wait 0' (line 6, cycle") &&
+                                                 Catch::Contains("but no `cp.async.commit` of warp 0 closed the copy's group "
+                                                                 "before it") &&
+                                                 !Catch::Contains("older than its newest"));
+  // No wait after the copy: neither note.
+  auto none = run_text(prog("sleep cycles=100000"));
+  REQUIRE(hazard(none));
+  CHECK_THAT(none.diagnosis->message, !Catch::Contains("latest 'cp.async.wait"));
   // Another warp's copies: its wait alone does not order them before this warp's read; the report asks for the barrier
   // after the wait (the copier reaches its wait only after the reader read, so the copy is still in flight).
   auto other = run_text(R"(
@@ -1414,4 +1438,63 @@ kernel k warps=2 {
 )");
   REQUIRE(hazard(other));
   CHECK_THAT(other.diagnosis->message, !Catch::Contains("returned at once") && Catch::Contains("full"));
+}
+
+TEST_CASE("hazards: a read before the first write, ordered before it, is reported when its wait passed a fresh barrier at once",
+          "[hazards][mbarrier]") {
+  // A ring of 3 stages whose phase flips every 2 k-blocks on both sides ((k >> 1) & 1, right for 2 or 4 stages): at
+  // k = 2 the consumer waits on full[2] with parity 1, which returns at once on the fresh barrier, and its wgmma reads
+  // sA[2] before any load wrote it; the producer waits on empty[2] for phase 0, which the consumer's release after that
+  // read completes, so its load comes ordered after the read: no race, but the read took what sA[2] held before the
+  // kernel wrote it. With (k / 3) & 1 the ring is sound.
+  auto prog = [](const char* parity) {
+    return fmt::format(R"(
+kernel k warps=8 {{
+  mbarrier full[3] count=1
+  mbarrier empty[3] count=1
+  smem sA[3] bytes=16K
+  tensor T dtype=bf16 shape=(4096, 256)
+  warp 0 p {{ for k in 0..6 {{
+               let s = k % 3
+               wait empty[s] parity=({}) ^ 1
+               elect {{ arrive.expect_tx full[s] tx=16K
+                       tma.load T box=(64, 128) at=(k * 64, 0) dst=sA[s] bar=full[s] }} }} }}
+  warpgroup 1 c {{ for k in 0..6 {{
+                    let s = k % 3
+                    wait full[s] parity={}
+                    wgmma.fence
+                    wgmma m64n128k16 dtype=bf16 a=sA[s] b=sA[s]
+                    wgmma.commit
+                    wgmma.wait 0
+                    if warp_in_role == 0 {{ elect {{ arrive empty[s] }} }} }} }}
+}}
+)",
+                       parity, parity);
+  };
+  CHECK(run_text(prog("(k / 3) & 1")).outcome == Outcome::kFinished);
+  auto r = run_text(prog("(k >> 1) & 1"));
+  REQUIRE(hazard(r));
+  CHECK(title(r) == "read before the first write");
+  CHECK(r.diagnosis->loc.line == 16);  // the wgmma that read, not the load
+  CHECK_THAT(r.diagnosis->message, Catch::Contains("read sA[2] at cycle") && Catch::Contains("before anything had written it") &&
+                                       Catch::Contains("'tma.load T box=(64, 128) at=(k * 64, 0) dst=sA[s] bar=full[s]' at line 11") &&
+                                       Catch::Contains("`wait full[s] parity=(k >> 1) & 1` at line 14 returned at once on full[2]"));
+  // A read of a buffer nothing wrote whose warp did not pass a wait at once (it reads first, then releases the buffer to
+  // the TMA write, ordered after it): not reported (the language cannot tell such a read from one of data the model
+  // leaves out).
+  auto plain = run_text(R"(
+kernel k warps=2 {
+  mbarrier done count=1
+  mbarrier full count=1
+  smem sA bytes=16K
+  tensor T dtype=bf16 shape=(256, 256)
+  warp 1 c { ld.shared bytes=128 src=sA
+             elect { arrive done } }
+  warp 0 p { wait done parity=0
+             elect { arrive.expect_tx full tx=16K
+                     tma.load T box=(64, 128) at=(0, 0) dst=sA bar=full }
+             wait full parity=0 }
+}
+)");
+  CHECK(plain.outcome == Outcome::kFinished);
 }

@@ -600,11 +600,20 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
         spinning.push_back(fmt::format("CTA {} warp {} (until {})", c.id, i, cond_words(spins_[wid].cond, spins_[wid].value)));
       if (wid != me && slot == w.cta) ++here_writers;
       if (wid != me && (scalar || slot == w.cta || writes == Writes::kThis)) e.waits_on(wid);
-      // (Warps stopped at the spinner's own spin are in its state, not in its way: not named.)
-      if (!scalar && slot != w.cta && x.state == WarpState::kBlocked && elsewhere.size() < 2 &&
-          (x.role != w.role || x.wait_op != w.wait_op))
-        elsewhere.push_back(fmt::format("CTA {} warp {} ({}) waits at line {} for {}", c.id, i, p.roles[x.role].name,
-                                        sim_.op_of(x, x.wait_op).loc.line, sim_.describe_wait(x)));
+      // (Warps stopped at the spinner's own spin on the same word are in its state, not in its way: not named. One at
+      // that spin on another element is: it waits for its own word, and when the spinner's warp writes that word after
+      // this spin, the two wait for each other's later writes.)
+      const bool same_spin = x.role == w.role && x.wait_op == w.wait_op &&
+                             (x.wait_unit != index() || spins_[wid].word == word);
+      if (!scalar && slot != w.cta && x.state == WarpState::kBlocked && elsewhere.size() < 2 && !same_spin) {
+        std::string entry = fmt::format("CTA {} warp {} ({}) waits at line {} for {}", c.id, i, p.roles[x.role].name,
+                                        sim_.op_of(x, x.wait_op).loc.line, sim_.describe_wait(x));
+        if (x.wait_unit == index() && sim_.op_of(x, x.wait_op).kind == OpKind::kSpin && may_write(me, spins_[wid].word) != Writes::kNo)
+          entry += fmt::format(", which this warp's code writes after its own spin: each waits for a write the other "
+                               "makes later (a cycle of turns: the order in which the CTAs take their turns must be one "
+                               "that all of them follow, e.g. every CTA's split 0 before any split 1)");
+        elsewhere.push_back(std::move(entry));
+      }
     }
   }
   std::string what = fmt::format("{} {} (it is {})", word_name(word), cond_words(s.cond, s.value), words_[word]);

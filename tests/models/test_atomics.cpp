@@ -512,6 +512,35 @@ kernel k grid=(2,1,1) cluster=(2,1,1) warps=1 {{
                           "warp 0 (w) waits at line 8 for cluster") != std::string::npos);
     CHECK(cs.deadlock.cycles.size() == (std::string(index) == "0" ? 1u : 0u));
   }
+  // Serial split-K whose CTAs take their turns in orders that disagree: CTA c does split 1 of tile c first (waiting for
+  // split 0's release) and split 0 of tile c + 1 after it, so each CTA spins on a word the other writes only after its
+  // own spin. Both stop at the same spin op on different elements: the cause names the other CTA's spin and the cycle
+  // of turns. Splits in one order (split 0 first everywhere) run.
+  auto turns = [](const char* split) {
+    return run_text(fmt::format(R"(
+kernel splitk grid=(2,1,1) warps=1 {{
+  global turn[2] init=0
+  warp 0 w {{
+    for u in 0..2 {{
+      let tile = (cta + u) % 2
+      let split = {}
+      compute cycles=300
+      spin turn[tile] eq=split
+      elect {{ st.release turn[tile] val=split + 1 }}
+    }}
+  }}
+}}
+)",
+                                split));
+  };
+  CHECK(turns("u").outcome == Outcome::kFinished);
+  auto cyclic = turns("1 - u");
+  REQUIRE(cyclic.outcome == Outcome::kDeadlock);
+  CHECK(causes(cyclic).find("the spin for turn[0] == 1 (it is 0) waits for a write by another CTA, and warps of other CTAs whose "
+                            "code writes turn are blocked: CTA 1 warp 0 (w) waits at line 9 for spins on turn[1]") !=
+        std::string::npos);
+  CHECK(causes(cyclic).find("which this warp's code writes after its own spin: each waits for a write the other makes later") !=
+        std::string::npos);
   // A warp whose own code is the only writer left.
   auto self = run_text("kernel k warps=1 { global f\n warp 0 w { spin f eq=1\n elect { st.release f val=1 } } }");
   CHECK(causes(self).find("no live warp but the spinning one has code that writes f") != std::string::npos);

@@ -460,7 +460,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   CLI::App* check = app.add_subcommand("check", "run many jittered schedules and report any that hangs or breaks a rule");
   add_run_options(*check, check_args);
   check->add_flag("--json", check_args.json, "print the results as JSON (docs/json.md)");
-  check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...)")->check(bound_check(false));
+  check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...; at most 1000000: more in calls with --seed)")
+      ->check(bound_check(false))
+      ->check(CLI::Range(1, 1'000'000));
   check->add_option("--jobs", check_args.jobs, "schedules run at once (default: one per core; the output does not depend on it)")
       ->check(bound_check(false));
   SweepArgs sweep_args;

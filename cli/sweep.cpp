@@ -92,6 +92,10 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
     axes.push_back(values);
   }
   std::vector<std::string> gpus = a.gpus.empty() ? std::vector<std::string>{a.run.gpu} : a.gpus;
+  // The grid's size before it is built (a product of axes of up to 100000 values each would not fit in memory).
+  double size = static_cast<double>(gpus.size());
+  for (const auto& axis : axes) size *= static_cast<double>(axis.size());
+  if (size > 1'000'000) throw isa::InputError(fmt::format("the grid has {:.0f} points (at most 1000000)", size));
   std::vector<Point> points;
   std::vector<std::size_t> at(axes.size(), 0);
   for (bool more = true; more;) {
@@ -109,7 +113,6 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
       at[i] = 0;
     }
   }
-  if (points.size() > 1'000'000) throw isa::InputError(fmt::format("the grid has {} points (at most 1000000)", points.size()));
   for (const auto& g : a.group)
     if (std::find(names.begin(), names.end(), g) == names.end())
       throw isa::InputError(fmt::format("--group {}: not a swept parameter (give it with -D {}=...)", g, g));

@@ -267,6 +267,9 @@ class Compiler {
     for (const auto& d : file_.definitions) {
       if (predefined_.count(d.name)) fail(d.loc, fmt::format("'{}' is predefined (from the machine) and cannot be redefined", d.name));
       if (constants_.count(d.name)) fail(d.loc, fmt::format("'{}' is defined twice", d.name));
+      // A param or const named like a built-in would stand for it in every expression (`param warp = 40`: every warp 40).
+      for (const auto& [b, _] : builtin_names())
+        if (b == d.name) fail(d.loc, fmt::format("'{}' is a built-in name (a value of each warp); a param or const cannot take it", d.name));
       auto it = overrides.find(d.name);
       std::int64_t v = it != overrides.end() && d.overridable ? it->second : const_expr(d.value);
       constants_[d.name] = v;

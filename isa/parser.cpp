@@ -56,6 +56,9 @@ class Parser {
         while (peek().kind != Tok::kNewline && peek().kind != Tok::kEnd && peek().loc.line == g.loc.line &&
                peek().loc.col == g.loc.col + static_cast<int>(name.size()))
           name += next().text;
+        if (f.gpu && f.gpu->second.file == g.loc.file)
+          fail(g.loc, fmt::format("a second 'gpu' line (the first, at line {}, names {}): a file names one machine",
+                                  f.gpu->second.line, f.gpu->first));
         f.gpu = std::make_pair(name, g.loc);
       } else if (is_ident("kernel")) {
         f.kernels.push_back(parse_kernel());
@@ -151,8 +154,12 @@ class Parser {
     Kernel k;
     k.loc = next().loc;
     k.name = expect_ident("a kernel name");
+    std::vector<std::string> given;
     while (peek().kind == Tok::kIdent) {
       const Token& a = next();
+      if (std::find(given.begin(), given.end(), a.text) != given.end())
+        fail(a.loc, fmt::format("kernel attribute '{}' given twice", a.text));
+      given.push_back(a.text);
       expect_punct("=");
       if (a.text == "grid") {
         k.grid_loc = a.loc;

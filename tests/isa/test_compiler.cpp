@@ -286,3 +286,14 @@ TEST_CASE("a proc's result is assigned before it is read, on the body's first pa
     CHECK_NOTHROW(test::compile_text(text));
   }
 }
+
+TEST_CASE("a param or const cannot take a built-in's name", "[isa][names]") {
+  // `param warp = 40` would stand for the built-in in every expression (every warp 40): refused at its place, as a let
+  // or a declaration of that name is; another name is fine.
+  CHECK(compile_error("param warps_per_cta = 40\nkernel k { }").empty());
+  CHECK(compile_error("const sm_ids = 4\nkernel k { }").empty());
+  CHECK_THAT(compile_error("param warp = 40\nkernel k { }"),
+             Catch::Contains("test.pipe:1:1") && Catch::Contains("'warp' is a built-in name (a value of each warp); a param or const cannot take it"));
+  CHECK_THAT(compile_error("const sm = 40\nkernel k { }"), Catch::Contains("'sm' is a built-in name"));
+  CHECK_THAT(compile_error("param cluster_rank = 1\nkernel k { }"), Catch::Contains("'cluster_rank' is a built-in name"));
+}

@@ -85,6 +85,16 @@ TEST_CASE("parse errors name file:line:col with the source line and a caret", "[
         "test.pipe:2:14: error: 'break' outside a loop\n    warp 0 a { break }\n               ^");
 }
 
+TEST_CASE("a kernel attribute or a file's gpu line given twice is an error at the second", "[isa]") {
+  CHECK(compile_error("kernel k grid=(4,1,1) warps=1 { }\n").empty());
+  CHECK(compile_error("kernel k grid=(1,1,1) grid=(4,1,1) { }\n") ==
+        "test.pipe:1:23: error: kernel attribute 'grid' given twice\n  kernel k grid=(1,1,1) grid=(4,1,1) { }\n                        ^");
+  CHECK_THAT(compile_error("kernel k warps=1 warps=2 { }\n"), Catch::Contains("kernel attribute 'warps' given twice"));
+  CHECK(compile_error("gpu h200\nkernel k { }\n").empty());
+  CHECK_THAT(compile_error("gpu h100-sxm\ngpu h200\nkernel k { }\n"),
+             Catch::Contains("test.pipe:2:5: error: a second 'gpu' line (the first, at line 1, names h100-sxm)"));
+}
+
 TEST_CASE("roles: ranges, overlaps and the warp count", "[isa]") {
   CHECK_THAT(compile_error("kernel k warps=4 {\n  warps 0..5 a { }\n}\n"),
              Catch::Contains("role 'a' covers warps 0..5 but the kernel has warps=0..4"));

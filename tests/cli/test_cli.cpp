@@ -193,6 +193,19 @@ TEST_CASE("sweep: a grid of params on several threads, invalid points as rows, a
   int lines = 0;
   while (std::getline(f, line)) ++lines;
   CHECK(lines == 10);  // header + 9 points
+  // At most 1000000 points, told from the axes' sizes before the grid is built (10^10 points would not fit in memory):
+  // 1001 x 1000 and 100000 x 100000 are refused at once (the 9 points above run).
+  auto over = test::run_cli({"sweep", "examples/mainloop", "-D", "STAGES=0..1001", "-D", "KTILES=0..1000"});
+  CHECK(over.code == 1);
+  CHECK(over.err.find("the grid has 1001000 points (at most 1000000)") != std::string::npos);
+  auto huge = test::run_cli({"sweep", "examples/mainloop", "-D", "STAGES=0..100000", "-D", "KTILES=0..100000"});
+  CHECK(huge.code == 1);
+  CHECK(huge.err.find("the grid has 10000000000 points (at most 1000000)") != std::string::npos);
+  // check --seeds: 1 .. 1000000.
+  auto seeds = test::run_cli({"check", "examples/mainloop", "--seeds", "1000001"});
+  CHECK(seeds.code == 1);
+  CHECK(seeds.err.find("--seeds") != std::string::npos);
+  CHECK(test::run_cli({"check", "examples/mainloop", "--seeds", "1"}).code == 0);
   // A point that deadlocks is a row too, and sets the exit status.
   auto dead = test::run_cli({"sweep", "examples/deadlock_producer_start_phase", "-D", "STAGES=2,4"});
   CHECK(dead.code == 2);

@@ -99,8 +99,9 @@ void add_limit_options(CLI::App& app, std::uint64_t& seed, std::int64_t& max_cyc
   app.add_option("--seed", seed, "random seed (of --jitter and of the machine's spread of transfer times)")->check(seed_check());
   app.add_option("--max-cycles", max_cycles, "watchdog: stop after this many simulated cycles")
       ->check(CLI::Range(std::int64_t{1}, isa::kMaxCycleLimit));
-  app.add_option("--max-ops", max_ops, fmt::format("watchdog on work: stop after the warps executed this many ops (default {})",
-                                                   models::kDefaultMaxOps))
+  app.add_option("--max-ops", max_ops, fmt::format("watchdog on work: stop after the warps executed this many ops, each CTA launch "
+                                                   "counting as {} (default {})",
+                                                   models::kCtaLaunchOps, models::kDefaultMaxOps))
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 62));
 }
 
@@ -443,6 +444,7 @@ int cmd_models(std::ostream& out) {
 }  // namespace
 
 int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
+  begin_command();  // (the inputs an output may not overwrite are this command's)
   CLI::App app{"smpipe: a cycle-approximate simulator of NVIDIA SM asynchronous pipelines"};
   app.set_version_flag("--version", std::string("smpipe ") + SMPIPE_VERSION);
   app.require_subcommand(1);
@@ -451,7 +453,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   CLI::App* run = app.add_subcommand("run", "simulate a kernel: summary, --json, --trace; exit 0/1/2/3/4");
   add_run_options(*run, run_args);
   run->add_option("--trace", run_args.trace, "write a Chrome trace-event file (open in ui.perfetto.dev)");
-  run->add_option("--trace-ctas", run_args.trace_ctas, "record the first N CTAs in the trace (default 8)");
+  run->add_option("--trace-ctas", run_args.trace_ctas, "record the first N CTAs in the trace (default 8; 0: none, the trace "
+                                                       "holds the run's metadata only)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 31));
   run->add_option("--trace-window", run_args.trace_window, "record only cycles FROM:TO in the trace (and the HTML timeline)");
   run->add_flag("--json", run_args.json, "print the results as JSON");
   run->add_flag("--dump-program", run_args.dump_program, "print the compiled bytecode and stop");

@@ -15,6 +15,7 @@
 #include <malloc.h>
 #endif
 
+#include "cli/output.hpp"
 #include "isa/ast.hpp"
 #include "isa/source.hpp"
 
@@ -83,6 +84,8 @@ Loaded load(const RunArgs& a) {
       throw isa::InputError(fmt::format("-D {} is given twice ({} and {}): which one is meant?", name, it->second, value));
     overrides[name] = value;
   }
+  protect_input(a.file, "program file");
+  protect_input(a.gpu, "machine file");
   Loaded l = api::load_program(a.file, overrides, a.gpu, a.kernel, a.clock_mhz);
   models::check_l2_tensors(l.program, parse_l2(a.l2).dirty_tensors, "--l2 " + a.l2);
   // The clock: --clock-mhz as given, else --clock's (by default the clock the GPU holds under sustained load with

@@ -8,7 +8,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <mutex>
 #include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "isa/source.hpp"
 
@@ -36,11 +41,58 @@ void Progress::clear() {
 
 std::string json_text(const nlohmann::json& j) { return j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace); }
 
+namespace {
+// The output files this process has claimed (by absolute, normalised path) and what each is: two outputs, or an input
+// and an output, on one file would overwrite each other.
+std::mutex claimed_mutex;
+std::vector<std::pair<std::string, std::string>>& claimed_outputs() {
+  static std::vector<std::pair<std::string, std::string>> claimed;
+  return claimed;
+}
+// The input files the current command reads (protect_input), forgotten when the next command begins.
+std::vector<std::pair<std::string, std::string>>& read_inputs() {
+  static std::vector<std::pair<std::string, std::string>> inputs;
+  return inputs;
+}
+std::string normal_path(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path, ec), ec);
+  return ec ? std::string() : p.lexically_normal().string();
+}
+}  // namespace
+
+void begin_command() {
+  std::lock_guard lock(claimed_mutex);
+  read_inputs().clear();
+}
+
+void protect_input(const std::string& path, const std::string& what) {
+  std::error_code ec;
+  if (path.empty() || !std::filesystem::is_regular_file(path, ec)) return;
+  const std::string key = normal_path(path);
+  if (key.empty()) return;
+  std::lock_guard lock(claimed_mutex);
+  for (const auto& [p, out] : claimed_outputs())
+    if (p == key)
+      throw isa::InputError(fmt::format("the {} '{}' is also given as the {}: the output would overwrite it", what,
+                                        isa::printable(path), out));
+  read_inputs().emplace_back(key, what);
+}
+
 OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(path)), what_(std::move(what)) {
   auto fail = [&](const std::string& why) {
     throw isa::InputError(fmt::format("cannot write {} '{}': {}", what_, isa::printable(path_), why));
   };
   if (path_.empty()) fail("empty name");
+  if (std::string key = normal_path(path_); !key.empty()) {
+    std::lock_guard lock(claimed_mutex);
+    for (const auto& [p, other] : claimed_outputs())
+      if (p == key) fail(fmt::format("the {} is written to the same file", other));
+    for (const auto& [p, input] : read_inputs())
+      if (p == key) fail(fmt::format("it is the {} this command reads: the output would overwrite it", input));
+    claimed_outputs().emplace_back(key, what_);
+    claimed_ = key;
+  }
   struct stat st{};
   if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) fail("it is a directory");
@@ -62,6 +114,15 @@ OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(pat
 }
 
 OutputFile::~OutputFile() {
+  if (!claimed_.empty()) {
+    std::lock_guard lock(claimed_mutex);
+    auto& c = claimed_outputs();
+    for (auto it = c.begin(); it != c.end(); ++it)
+      if (it->first == claimed_ && it->second == what_) {
+        c.erase(it);
+        break;
+      }
+  }
   if (fd_ >= 0) ::close(fd_);
   if (!temp_.empty()) ::unlink(temp_.c_str());
 }

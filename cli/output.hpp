@@ -46,6 +46,12 @@ class OutputError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// An input the command reads (`what`: "program file", ...): an error if an output file of this process claimed the same
+// file (it would be overwritten by the run's output), and an output claimed later on it is refused (OutputFile). The
+// inputs are the current command's: begin_command() forgets them.
+void protect_input(const std::string& path, const std::string& what);
+void begin_command();
+
 class OutputFile {
  public:
   // Claims `path` now; `what` names it in messages ("trace file"). Throws isa::InputError if it cannot be.
@@ -63,6 +69,7 @@ class OutputFile {
 
  private:
   std::string path_, what_, temp_;
+  std::string claimed_;  // the path as this process's registry of outputs holds it (empty: not registered)
   int fd_ = -1;
   bool in_place_ = false;
   int append_errno_ = 0;  // the first error of append()

@@ -21,6 +21,7 @@ Replayed replay(const ReplayArgs& a, bool with_sim_trace) {
   Replayed r;
   std::unique_ptr<OutputFile> emit;
   if (!a.emit_pipe.empty()) emit = std::make_unique<OutputFile>(a.emit_pipe, "program file");
+  protect_input(a.trace_file, "hardware trace");
   r.trace = traces::read_hwtrace(a.trace_file);
   traces::ReplayOptions ro;
   ro.full_grid = !a.recorded_only;

@@ -21,6 +21,10 @@ namespace smpipe::models {
 using sim::TraceWriter;
 
 inline constexpr std::int64_t kDefaultMaxOps = std::int64_t{1} << 28;
+// What a CTA launch counts in the --max-ops work budget (a launch costs the simulator about as much as that many ops):
+// by default at most 2^24 CTAs per run; a smaller --max-ops still lets kMinCtaBudget CTAs run.
+inline constexpr std::int64_t kCtaLaunchOps = 16;
+inline constexpr std::int64_t kMinCtaBudget = std::int64_t{1} << 16;
 
 struct RunOptions {
   std::uint64_t seed = 1;

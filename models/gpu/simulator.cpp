@@ -321,6 +321,9 @@ bool Simulator::place_cluster(std::int64_t ci) {
       if (std::uint32_t id = c.first_warp + static_cast<std::uint32_t>(i); warps_[id].state == WarpState::kReady)
         enqueue(kSteps, now(), id);
   }
+  // A CTA none of whose warps has a role (a kernel without roles) has nothing to run: it exits at once.
+  for (std::uint32_t slot : std::vector<std::uint32_t>(cl.ctas))
+    if (ctas_[slot].live_warps == 0) cta_exit(slot);
   return true;
 }
 
@@ -393,7 +396,15 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, s
 
 void Simulator::try_launch() {
   launch_pending_ = false;
+  // The work budget counts CTA launches too, kCtaLaunchOps ops each (at least kMinCtaBudget CTAs, whatever --max-ops):
+  // a grid of many CTAs that run few ops (or none) stops as a long run of ops does, not after hours.
+  const std::int64_t most = std::max(kMinCtaBudget, options_.max_ops / kCtaLaunchOps);
   while (next_cluster_ < num_clusters_) {
+    if (ctas_run_ + program_.cluster_size() > most) [[unlikely]]
+      throw WatchdogStop{fmt::format("--max-ops {} reached: the grid launched {} CTAs by cycle {} (each launch counts as {} "
+                                     "ops of the work budget, and at least {} CTAs run; a grid larger than the default "
+                                     "budget: raise --max-ops)",
+                                     options_.max_ops, ctas_run_, now().v, kCtaLaunchOps, kMinCtaBudget)};
     if (!place_cluster(next_cluster_)) break;
     ++next_cluster_;
   }

@@ -735,3 +735,39 @@ TEST_CASE("cli: the summary says how many bytes of the boxes loaded lie outside 
                                           "-D", "TILE_N=256", "-D", "BETA_ZERO=1", "--json"}).out);
   CHECK(j["l2_outside_bytes"] == 4 * 4 * 128 * 128);
 }
+
+TEST_CASE("an output file that is an input or another output is refused before the run", "[cli][output]") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "smpipe_output_clash";
+  fs::create_directories(dir);
+  const std::string prog = (dir / "prog.pipe").string();
+  std::filesystem::copy_file(example("mainloop"), prog, fs::copy_options::overwrite_existing);
+  std::string before;
+  {
+    std::ifstream f(prog);
+    before.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  // --trace naming the program itself (also through another spelling of the path): refused, the program intact.
+  for (const std::string& out : {prog, (dir / "." / "prog.pipe").string()}) {
+    auto r = run_cli({"run", prog, "--trace", out});
+    CHECK(r.code == 1);
+    CHECK(r.err.find("cannot write trace file '" + out + "': it is the program file this command reads: the output would "
+                     "overwrite it") != std::string::npos);
+  }
+  std::string after;
+  {
+    std::ifstream f(prog);
+    after.assign(std::istreambuf_iterator<char>(f), {});
+  }
+  CHECK(after == before);
+  // Two outputs on one file: refused; on two files: both written.
+  const std::string same = (dir / "same.json").string();
+  auto both = run_cli({"run", prog, "--trace", same, "--html", same});
+  CHECK(both.code == 1);
+  CHECK(both.err.find("cannot write HTML report '" + same + "': the trace file is written to the same file") != std::string::npos);
+  auto apart = run_cli({"run", prog, "--trace", (dir / "t.json").string(), "--html", (dir / "r.html").string()});
+  CHECK(apart.code == 0);
+  CHECK(fs::exists(dir / "t.json"));
+  CHECK(fs::exists(dir / "r.html"));
+  fs::remove_all(dir);
+}

@@ -1934,3 +1934,27 @@ kernel k warps=3 {{
   REQUIRE(unknown.outcome == Outcome::kFinished);
   CHECK(unknown.notes.empty());
 }
+
+TEST_CASE("the work budget counts CTA launches, and a CTA without roles exits at once", "[semantics][watchdog]") {
+  // Each launch counts as kCtaLaunchOps ops of --max-ops, and at least kMinCtaBudget CTAs run: with a budget of 16 x
+  // 70000 ops, 70000 CTAs that only exit (no op) run, and 70001 stop the run before the 70001st launch; a budget of 2
+  // ops still runs 65536 CTAs.
+  auto grid = [](int ctas, std::int64_t ops) {
+    models::RunOptions o;
+    o.max_ops = ops;
+    return test::run_text(fmt::format("kernel k grid=({},1,1) warps=1 {{ warp 0 w {{ exit }} }}", ctas), "h100-sxm", o);
+  };
+  CHECK(grid(70000, models::kCtaLaunchOps * 70000).outcome == Outcome::kFinished);
+  auto over = grid(70001, models::kCtaLaunchOps * 70000);
+  REQUIRE(over.outcome == Outcome::kWatchdog);
+  CHECK_THAT(over.watchdog_reason, Catch::Contains("--max-ops 1120000 reached: the grid launched 70000 CTAs by cycle") &&
+                                       Catch::Contains("each launch counts as 16 ops of the work budget"));
+  CHECK(grid(65536, 2).outcome == Outcome::kFinished);
+  CHECK(grid(65537, 2).outcome == Outcome::kWatchdog);
+  // A kernel without roles: its CTAs run nothing and finish (clusters too), not a deadlock of no warps.
+  for (const char* k : {"kernel k warps=1 { }", "kernel k grid=(300,1,1) cluster=(2,1,1) warps=2 { mbarrier b count=1 }"}) {
+    auto r = test::run_text(k);
+    CHECK(r.outcome == Outcome::kFinished);
+    CHECK(r.cycles == 0);
+  }
+}

@@ -614,7 +614,10 @@ RunResult Simulator::run() {
     result.deadlock = analyse_stuck(true);
     result.deadlock.limit_stop = w.limit;
   }
-  if (result.outcome == Outcome::kWatchdog) result.deadlock.last_progress = last_progress_;
+  if (result.outcome == Outcome::kWatchdog) {
+    result.deadlock.last_progress = last_progress_;
+    for (const auto& u : units_) result.deadlock.tx_in_flight += u->tx_in_flight();
+  }
   result.cycles = result.outcome == Outcome::kFinished ? last_exit_ : now().v;
   for (const auto& u : units_) {
     u->add_notes(result.notes);

@@ -173,6 +173,8 @@ class Unit {
   virtual void add_notes(std::vector<std::string>& /*notes*/) const {}
   // Signs of a bug it saw even if the run finishes (reported always).
   virtual void add_warnings(std::vector<std::string>& /*warnings*/) const {}
+  // Bytes this unit has on their way to a barrier when a run stops (a watchdog report: cut short, not stuck).
+  virtual std::int64_t tx_in_flight() const { return 0; }
 
   std::int16_t index() const { return index_; }
   void set_index(std::int16_t i) { index_ = i; }

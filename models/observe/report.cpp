@@ -204,6 +204,10 @@ std::string format_problem(const RunResult& r) {
       out += fmt::format("  the run was still making progress (a barrier phase completed or a warp exited at cycle {}): it did not "
                          "hang, it needs more than the limit. Raise --max-cycles or --max-ops. Where the warps were:\n",
                          rep.last_progress);
+    else if (r.outcome == Outcome::kWatchdog && rep.limit_stop && rep.tx_in_flight > 0)
+      out += fmt::format("  {} bytes of copies were still on their way to their barriers at the stop: the run was cut short "
+                         "while the warps below waited for them (raise --max-cycles or --max-ops). Where the warps were:\n",
+                         rep.tx_in_flight);
     else if (r.outcome == Outcome::kWatchdog && rep.limit_stop && rep.last_progress < 0)
       out += "  no barrier phase completed and no warp exited before the stop: the warps below loop without progress\n";
     else if (r.outcome == Outcome::kWatchdog && rep.limit_stop)

@@ -65,6 +65,7 @@ struct DeadlockReport {
   // endless loop is stuck whatever the other warps do.
   std::int64_t last_progress = -1;
   bool limit_stop = false;
+  std::int64_t tx_in_flight = 0;  // a watchdog stop: bytes of copies still on their way to barriers
   bool progressing(std::int64_t stop) const {
     return limit_stop && last_progress > 0 && stop - last_progress <= stop / 10;
   }

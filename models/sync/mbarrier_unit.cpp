@@ -73,6 +73,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.last_signal.assign(n, {~0u, 0});
   c.phase_signal.assign(n, {~0u, 0});
   c.passed_waits.assign(n, 0);
+  c.tx_in_flight.assign(n, 0);
   c.free_pass.assign(n, 0);
   c.test_passes.assign(n, 0);
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
@@ -108,6 +109,9 @@ Signal MbarrierUnit::signal_to(std::uint32_t cta, SignalKind kind, std::uint32_t
   s.warp = warp;
   s.from_cta = sim_.cta(sim_.warp(warp).cta).id;
   s.op = op;
+  // A copy's bytes are on their way from now until the signal lands (land).
+  if (kind == SignalKind::kCompleteTx && cta < ctas_.size() && barrier < ctas_[cta].tx_in_flight.size())
+    ctas_[cta].tx_in_flight[barrier] += value;
   return s;
 }
 
@@ -133,6 +137,14 @@ void MbarrierUnit::send(Cycle at, const Signal& s) {
 }
 
 void MbarrierUnit::complete(std::uint32_t target, std::uint64_t) { land(signals_.take(target)); }
+
+std::int64_t MbarrierUnit::tx_in_flight() const {
+  std::int64_t bytes = 0;
+  for (std::uint32_t slot = 0; slot < ctas_.size(); ++slot)
+    if (!sim_.cta(slot).exited)
+      for (std::int64_t b : ctas_[slot].tx_in_flight) bytes += b;
+  return bytes;
+}
 
 // When the target CTA of a peer's copy exited (its slot is kept while its cluster runs): when, and how far its barrier had
 // got; a CTA that took part in none of it left before the pipeline started (an early `exit`).
@@ -258,6 +270,10 @@ void MbarrierUnit::cluster_synced(std::uint32_t cluster) {
 }
 
 void MbarrierUnit::land(const Signal& s) {
+  if (s.kind == SignalKind::kCompleteTx && s.cta < ctas_.size() && s.barrier < ctas_[s.cta].tx_in_flight.size()) {
+    std::int64_t& f = ctas_[s.cta].tx_in_flight[s.barrier];
+    f = std::max<std::int64_t>(0, f - s.value);  // (0 when the slot was reset for a later CTA meanwhile)
+  }
   check_alive(s);
   if (s.from_cta != s.cta_id) check_visible(s);
   if (s.token != 0 && !sim_.observers().empty())
@@ -992,7 +1008,12 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         "parity that flips before its stage's phase does skips a completion",
                         name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
                         b.phase() & 1, b.phase() - 1, (b.phase() - 1) & 1));
-  if (b.pending() == 0 && b.tx() != 0) {
+  if (b.pending() == 0 && b.tx() > 0 && ctas_[w.cta].tx_in_flight[w.wait_obj] > 0) {
+    // (A run stopped by a limit: the missing bytes are on their way.)
+    e.cause(fmt::format("{}: all {} arrivals came and {} of the {} bytes expected in this phase are still on their way (copies "
+                        "in flight when the run stopped: it was cut short, the bytes are not missing)",
+                        name, b.expected(), ctas_[w.cta].tx_in_flight[w.wait_obj], b.tx_expected_this_phase()));
+  } else if (b.pending() == 0 && b.tx() != 0) {
     // Peers whose TMA copies can deliver into this CTA (multicast, bar_cta): where are they?
     std::vector<std::string> peers;
     for (std::uint32_t peer : sim_.cluster_of(c).ctas) {

@@ -771,3 +771,21 @@ TEST_CASE("an output file that is an input or another output is refused before t
   CHECK(fs::exists(dir / "r.html"));
   fs::remove_all(dir);
 }
+
+TEST_CASE("a run cut short by --max-cycles while copies are in flight says so, not that their bytes are missing", "[cli][watchdog]") {
+  // The mainloop example stopped at cycle 1000: its second box of stage 0 is on its way. The report says bytes were
+  // still in flight and the run was cut short; the cause on full[0] says the missing bytes are on their way, not that
+  // the expect_tx does not match the boxes (which a real mismatch, deadlock_tx_mismatch, still gets).
+  auto cut = run_cli({"run", example("mainloop"), "--max-cycles", "1000"});
+  CHECK(cut.code == 2);
+  CHECK(cut.out.find("bytes of copies were still on their way to their barriers at the stop: the run was cut short") !=
+        std::string::npos);
+  CHECK(cut.out.find("full[0]: all 1 arrivals came and 16384 of the 32768 bytes expected in this phase are still on their way") !=
+        std::string::npos);
+  CHECK(cut.out.find("The transaction bytes do not match") == std::string::npos);
+  CHECK(cut.out.find("loop without progress") == std::string::npos);
+  auto mismatch = run_cli({"run", example("deadlock_tx_mismatch")});
+  CHECK(mismatch.code == 2);
+  CHECK(mismatch.out.find("The transaction bytes do not match what the TMA copies deliver") != std::string::npos);
+  CHECK(mismatch.out.find("still on their way") == std::string::npos);
+}

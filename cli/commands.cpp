@@ -99,8 +99,8 @@ void add_limit_options(CLI::App& app, std::uint64_t& seed, std::int64_t& max_cyc
   app.add_option("--seed", seed, "random seed (of --jitter and of the machine's spread of transfer times)")->check(seed_check());
   app.add_option("--max-cycles", max_cycles, "watchdog: stop after this many simulated cycles")
       ->check(CLI::Range(std::int64_t{1}, isa::kMaxCycleLimit));
-  app.add_option("--max-ops", max_ops, fmt::format("watchdog on work: stop after the warps executed this many ops, each CTA launch "
-                                                   "counting as {} (default {})",
+  app.add_option("--max-ops", max_ops, fmt::format("watchdog on work: stop after the warps executed this many ops, or launched one "
+                                                   "CTA per {} of them (default {})",
                                                    models::kCtaLaunchOps, models::kDefaultMaxOps))
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 62));
 }

@@ -76,6 +76,8 @@ void protect_input(const std::string& path, const std::string& what) {
     if (p == key)
       throw isa::InputError(fmt::format("the {} '{}' is also given as the {}: the output would overwrite it", what,
                                         isa::printable(path), out));
+  for (const auto& [p, in] : read_inputs())
+    if (p == key) return;  // (a sweep loads its program once per point)
   read_inputs().emplace_back(key, what);
 }
 
@@ -84,15 +86,21 @@ OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(pat
     throw isa::InputError(fmt::format("cannot write {} '{}': {}", what_, isa::printable(path_), why));
   };
   if (path_.empty()) fail("empty name");
-  if (std::string key = normal_path(path_); !key.empty()) {
+  // (Registered once the file is claimed, at the end: a constructor that throws leaves no claim behind.)
+  const std::string key = normal_path(path_);
+  if (!key.empty()) {
     std::lock_guard lock(claimed_mutex);
     for (const auto& [p, other] : claimed_outputs())
       if (p == key) fail(fmt::format("the {} is written to the same file", other));
     for (const auto& [p, input] : read_inputs())
       if (p == key) fail(fmt::format("it is the {} this command reads: the output would overwrite it", input));
+  }
+  auto claim = [&] {
+    if (key.empty()) return;
+    std::lock_guard lock(claimed_mutex);
     claimed_outputs().emplace_back(key, what_);
     claimed_ = key;
-  }
+  };
   struct stat st{};
   if (::stat(path_.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
     if (S_ISDIR(st.st_mode)) fail("it is a directory");
@@ -101,6 +109,7 @@ OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(pat
     if (fd_ < 0) fail(std::strerror(errno));
     ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
     in_place_ = true;
+    claim();
     return;
   }
   temp_ = path_ + ".tmp-XXXXXX";
@@ -111,6 +120,7 @@ OutputFile::OutputFile(std::string path, std::string what) : path_(std::move(pat
     fail(std::strerror(e));
   }
   ::fchmod(fd_, 0644);
+  claim();
 }
 
 OutputFile::~OutputFile() {

@@ -78,6 +78,11 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
   // Output files are claimed before anything runs (a bad path is bad input) and written all or nothing. Split
   // over processes, every rank claims them (so that a bad path stops every rank before the gather, not rank 0
   // alone) and only rank 0 writes them (the others' temporary files go when they return).
+  // The inputs first: an output on one of them is refused before anything is claimed (each point's load would only
+  // make an invalid row of it).
+  protect_input(a.run.file, "program file");
+  protect_input(a.run.gpu, "machine file");
+  for (const auto& g : a.gpus) protect_input(g, "machine file");
   std::unique_ptr<OutputFile> csv_file, json_file, html_file;
   if (!a.csv.empty()) csv_file = std::make_unique<OutputFile>(a.csv, "CSV file");
   if (!a.json.empty()) json_file = std::make_unique<OutputFile>(a.json, "JSON file");

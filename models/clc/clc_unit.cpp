@@ -52,6 +52,7 @@ OpResult ClcUnit::execute(OpContext& ctx) {
       for (std::uint32_t t : targets) {
         if (ctx.value(Attr::kMulticast)) note_issuer(t, ctx);
         Response r{mbar_->signal_to(t, SignalKind::kCompleteTx, f, 16, ctx.warp_id, ctx.op), first};
+        mbar_->on_its_way(r.signal);
         // The response is written into CTA t's slot and completes with its barrier's phase.
         r.signal.hb = hazards_->async_access(ctx.warp_id, ctx.op, t, hazards_->clc_slot(f), true, HazardUnit::Via::kClcResponse, t, f);
         sim_.schedule(*this, std::max(at, sim_.now()), sim::Priority::kCompletion, in_flight_.put(r));

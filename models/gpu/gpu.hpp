@@ -21,8 +21,8 @@ namespace smpipe::models {
 using sim::TraceWriter;
 
 inline constexpr std::int64_t kDefaultMaxOps = std::int64_t{1} << 28;
-// What a CTA launch counts in the --max-ops work budget (a launch costs the simulator about as much as that many ops):
-// by default at most 2^24 CTAs per run; a smaller --max-ops still lets kMinCtaBudget CTAs run.
+// CTA launches have a budget of their own, one per kCtaLaunchOps ops of --max-ops (a launch costs the simulator about as
+// much as that many ops): by default at most 2^24 CTAs per run; a smaller --max-ops still lets kMinCtaBudget CTAs run.
 inline constexpr std::int64_t kCtaLaunchOps = 16;
 inline constexpr std::int64_t kMinCtaBudget = std::int64_t{1} << 16;
 

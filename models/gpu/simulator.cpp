@@ -396,14 +396,14 @@ std::uint32_t Simulator::create_cta(std::int64_t cta_id, std::int64_t cluster, s
 
 void Simulator::try_launch() {
   launch_pending_ = false;
-  // The work budget counts CTA launches too, kCtaLaunchOps ops each (at least kMinCtaBudget CTAs, whatever --max-ops):
+  // CTA launches have a work budget of their own, one per kCtaLaunchOps ops of --max-ops (at least kMinCtaBudget CTAs):
   // a grid of many CTAs that run few ops (or none) stops as a long run of ops does, not after hours.
   const std::int64_t most = std::max(kMinCtaBudget, options_.max_ops / kCtaLaunchOps);
   while (next_cluster_ < num_clusters_) {
     if (ctas_run_ + program_.cluster_size() > most) [[unlikely]]
-      throw WatchdogStop{fmt::format("--max-ops {} reached: the grid launched {} CTAs by cycle {} (each launch counts as {} "
-                                     "ops of the work budget, and at least {} CTAs run; a grid larger than the default "
-                                     "budget: raise --max-ops)",
+      throw WatchdogStop{fmt::format("--max-ops {} reached: the grid launched {} CTAs by cycle {} (CTA launches have a "
+                                     "budget of their own, one per {} ops of --max-ops and at least {}; a grid larger than "
+                                     "the default budget: raise --max-ops)",
                                      options_.max_ops, ctas_run_, now().v, kCtaLaunchOps, kMinCtaBudget)};
     if (!place_cluster(next_cluster_)) break;
     ++next_cluster_;

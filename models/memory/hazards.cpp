@@ -590,10 +590,11 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
     for (const Rec& r : b.reads)
       if (!ordered(r, vc) && conflicts(r)) report(cta, buffer, r, rec, vc);
   // The first write, ordered after a read of what nothing had written by a warp whose wait before it passed at once, on
-  // a fresh barrier with parity 1, on the barrier this write completes on: that read took the buffer's garbage.
+  // a fresh barrier with parity 1, on the barrier this write completes on (a write that names its barrier: a TMA load's
+  // bar=): that read took the buffer's garbage.
   if (rec.write && !b.written)
     for (const Rec& r : b.reads)
-      if (r.unwritten && r.skip_bar != kNone && conflicts(r) && skipped_write(r.skip_bar, r, rec))
+      if (r.unwritten && r.skip_bar != kNone && rec.bar != kNone && conflicts(r) && skipped_write(r.skip_bar, r, rec))
         report_read_before_first_write(cta, buffer, r, rec);
   // An access ordered before this one of the same kind needs no record any more: whatever is ordered
   // after this one is ordered after it too. The others stay (unordered, but not in conflict).

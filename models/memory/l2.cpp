@@ -230,6 +230,9 @@ void CachedL2::start_warm(bool warm, std::int64_t dirty_bytes, const std::vector
 }
 
 void check_l2_tensors(const isa::Program& program, const std::vector<std::string>& names, const std::string& option) {
+  for (std::size_t i = 0; i < names.size(); ++i)
+    if (std::find(names.begin(), names.begin() + static_cast<std::ptrdiff_t>(i), names[i]) != names.begin() + static_cast<std::ptrdiff_t>(i))
+      throw isa::InputError(fmt::format("{}: tensor {} is named twice", isa::printable(option), names[i]));
   for (const std::string& name : names)
     if (std::none_of(program.tensors.begin(), program.tensors.end(), [&](const isa::TensorDecl& t) { return t.name == name; })) {
       std::string have;

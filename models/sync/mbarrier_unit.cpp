@@ -109,10 +109,12 @@ Signal MbarrierUnit::signal_to(std::uint32_t cta, SignalKind kind, std::uint32_t
   s.warp = warp;
   s.from_cta = sim_.cta(sim_.warp(warp).cta).id;
   s.op = op;
-  // A copy's bytes are on their way from now until the signal lands (land).
-  if (kind == SignalKind::kCompleteTx && cta < ctas_.size() && barrier < ctas_[cta].tx_in_flight.size())
-    ctas_[cta].tx_in_flight[barrier] += value;
   return s;
+}
+
+void MbarrierUnit::on_its_way(const Signal& s) {
+  if (s.kind == SignalKind::kCompleteTx && s.cta < ctas_.size() && s.barrier < ctas_[s.cta].tx_in_flight.size())
+    ctas_[s.cta].tx_in_flight[s.barrier] += s.value;
 }
 
 // ---- signals ----
@@ -438,7 +440,8 @@ void MbarrierUnit::bad_result(MBarrier::Result r, std::uint32_t cta, std::uint32
       const int ranks = static_cast<int>(sim_.program().cluster_size());
       for (const auto& r : sim_.program().roles)
         for (const auto& d : r.ops)
-          if ((d.kind == isa::OpKind::kTmaLoad || d.kind == isa::OpKind::kClcTryCancel) && d.signals_barrier(static_cast<int>(decl_[flat])))
+          if ((d.kind == isa::OpKind::kTmaLoad || d.kind == isa::OpKind::kClcTryCancel || d.kind == isa::OpKind::kCompleteTx) &&
+              d.signals_barrier(static_cast<int>(decl_[flat])))
             for (int from = 0; from < ranks; ++from) bytes_reach = bytes_reach || reaches(d, from, rank);
       if (b.pending() == 0 && b.tx() > 0 && !bytes_reach) {
         // All the arrivals came but the bytes did not: the phase waits for its tx-count, so the next arrival overflows.
@@ -510,6 +513,7 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
       // overtake the expect_tx issued before it).
       Cycle at = sim::max(sim_.now() + sim_.jit(m.remote_arrive_cycles), remote_sent_[ctx.warp_id]);
       remote_sent_[ctx.warp_id] = at;
+      on_its_way(s);
       send(at, s);
     } else {
       if (releases) hazards_->arrive(ctx.warp_id, cta, f);
@@ -1008,7 +1012,7 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         "parity that flips before its stage's phase does skips a completion",
                         name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
                         b.phase() & 1, b.phase() - 1, (b.phase() - 1) & 1));
-  if (b.pending() == 0 && b.tx() > 0 && ctas_[w.cta].tx_in_flight[w.wait_obj] > 0) {
+  if (b.pending() == 0 && b.tx() > 0 && ctas_[w.cta].tx_in_flight[w.wait_obj] >= b.tx()) {
     // (A run stopped by a limit: the missing bytes are on their way.)
     e.cause(fmt::format("{}: all {} arrivals came and {} of the {} bytes expected in this phase are still on their way (copies "
                         "in flight when the run stopped: it was cut short, the bytes are not missing)",

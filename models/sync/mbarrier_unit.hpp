@@ -106,6 +106,9 @@ class MbarrierUnit : public Unit {
   std::string stage_mismatch_words(std::uint32_t slot, std::uint32_t flat) const;
   // A signal that lands at `at` (never earlier than now).
   void send(Cycle at, const Signal& s);
+  // A complete_tx signal made now that lands later (a TMA copy's, a CLC response's, a thread's on a peer's barrier):
+  // its bytes count as on their way until it lands (tx_in_flight).
+  void on_its_way(const Signal& s);
   // Bytes of complete_tx signals (TMA copies, CLC responses) issued and not landed yet, over the live CTAs (a run stopped
   // by a limit with transfers on their way was cut short, not stuck on a byte count).
   std::int64_t tx_in_flight() const override;
@@ -155,7 +158,7 @@ class MbarrierUnit : public Unit {
     };
     std::vector<Mismatch> mismatches;  // note_stage_mismatch
     std::vector<std::uint32_t> passed_waits;  // waits on the element that returned (for deadlock hints)
-    mutable std::vector<std::int64_t> tx_in_flight;  // bytes of complete_tx signals made for the element, not landed yet
+    std::vector<std::int64_t> tx_in_flight;  // bytes of complete_tx signals on their way to the element (on_its_way, land)
     std::vector<char> free_pass;              // a wait on the element returned before its phase 0 (parity 1; deadlock hints)
     std::vector<std::uint32_t> test_passes;   // test_waits on the element that returned 1 (the same)
     // Whether a wait or test_wait observed the latest completed phase (or warps were blocked on it).

@@ -177,6 +177,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
         std::uint32_t lands_in = ctx.present(Attr::kBarCta) ? ctx.cta_slot() : t;
         s.hb = hazards_->async_access(ctx.warp_id, ctx.op, lands_in, dst, true, HazardUnit::Via::kTmaLoad, t, f);
         if (!obs.empty()) s.token = obs.signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
+        mbar_->on_its_way(s);
         load.signals[load.count++] = s;
       }
       // The signals go out when the memory says the data is through (at once, or when it comes: processor sharing). A

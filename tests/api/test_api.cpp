@@ -83,6 +83,8 @@ TEST_CASE("the API sets params, reads them back, and takes options", "[api]") {
                       Catch::Contains("exclude each other"));
     CHECK_THROWS_WITH(tile.options({.clock = "boost", .warm_l2 = false, .l2_dirty_tensors = {"Z"}}).run(),
                       Catch::Contains("l2_dirty_tensors: the program declares no tensor Z"));
+    CHECK_THROWS_WITH(tile.options({.clock = "boost", .warm_l2 = false, .l2_dirty_tensors = {"A", "A"}}).run(),
+                      Catch::Contains("l2_dirty_tensors: tensor A is named twice"));
   }
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_mhz == 1980.0);
   CHECK(sim.options({.gpu = "h200", .clock = "boost"}).run().clock_basis == "boost clock");

@@ -765,6 +765,16 @@ TEST_CASE("an output file that is an input or another output is refused before t
   auto both = run_cli({"run", prog, "--trace", same, "--html", same});
   CHECK(both.code == 1);
   CHECK(both.err.find("cannot write HTML report '" + same + "': the trace file is written to the same file") != std::string::npos);
+  // sweep: its CSV on the program is refused before any point runs (each point's load would only make an invalid row).
+  auto sweep = run_cli({"sweep", prog, "-D", "STAGES=2,3", "--csv", prog});
+  CHECK(sweep.code == 1);
+  CHECK(sweep.err.find("the program file '" + prog + "' is also given as the CSV file") == std::string::npos);
+  CHECK(sweep.err.find("cannot write CSV file '" + prog + "': it is the program file this command reads") != std::string::npos);
+  {
+    std::ifstream f(prog);
+    std::string now(std::istreambuf_iterator<char>(f), {});
+    CHECK(now == before);
+  }
   auto apart = run_cli({"run", prog, "--trace", (dir / "t.json").string(), "--html", (dir / "r.html").string()});
   CHECK(apart.code == 0);
   CHECK(fs::exists(dir / "t.json"));

@@ -73,11 +73,25 @@ TEST_CASE("arrival overflow is diagnosed at the arrive that overflows", "[semant
   CHECK_THAT(none.diagnosis->message, Catch::Contains("The phase has all its arrivals but cannot complete: its tx-count is stuck "
                                                       "at 1024") &&
                                           Catch::Contains("no copy of any role completes bytes on this CTA's b"));
-  // ... and not where a copy does complete bytes on b (here still in flight when the second arrive overflows).
+  // ... and not where a copy does complete bytes on b (here still in flight when the second arrive overflows), nor where
+  // a thread's complete_tx of another warp could still bring them.
   auto flying = stuck("tma.load T box=(8, 64) at=(0, 0) dst=s bar=b");
   REQUIRE(flying.outcome == Outcome::kUndefined);
   CHECK(title(flying) == "arrival overflow");
   CHECK_THAT(flying.diagnosis->message, !Catch::Contains("cannot complete"));
+  auto thread = run_text("kernel k warps=2 {\n mbarrier b count=1\n warp 0 w { elect {\n arrive.expect_tx b tx=1K\n arrive b } }\n"
+                         " warp 1 t { sleep cycles=1000\n elect { complete_tx b tx=1K } }\n}\n");
+  REQUIRE(thread.outcome == Outcome::kUndefined);
+  CHECK(title(thread) == "arrival overflow");
+  CHECK_THAT(thread.diagnosis->message, !Catch::Contains("cannot complete"));
+  // A thread's complete_tx on its own CTA's barrier lands at once: a deadlock on the bytes it did not bring is a stuck
+  // tx-count, not bytes on their way.
+  auto own = run_text("kernel k warps=1 {\n mbarrier b count=1\n warp 0 w { elect {\n arrive.expect_tx b tx=64\n"
+                      " complete_tx b tx=16 }\n wait b parity=0 }\n}\n");
+  REQUIRE(own.outcome == Outcome::kDeadlock);
+  std::string own_causes;
+  for (const auto& c : own.deadlock.causes) own_causes += c + "\n";
+  CHECK_THAT(own_causes, Catch::Contains("tx-count is stuck at 48") && !Catch::Contains("on their way"));
 }
 
 TEST_CASE("an arrival overflow by the same op twice in one phase names the ring's stage index", "[semantics][mbarrier]") {
@@ -1948,7 +1962,7 @@ TEST_CASE("the work budget counts CTA launches, and a CTA without roles exits at
   auto over = grid(70001, models::kCtaLaunchOps * 70000);
   REQUIRE(over.outcome == Outcome::kWatchdog);
   CHECK_THAT(over.watchdog_reason, Catch::Contains("--max-ops 1120000 reached: the grid launched 70000 CTAs by cycle") &&
-                                       Catch::Contains("each launch counts as 16 ops of the work budget"));
+                                       Catch::Contains("CTA launches have a budget of their own, one per 16 ops of --max-ops"));
   CHECK(grid(65536, 2).outcome == Outcome::kFinished);
   CHECK(grid(65537, 2).outcome == Outcome::kWatchdog);
   // A kernel without roles: its CTAs run nothing and finish (clusters too), not a deadlock of no warps.

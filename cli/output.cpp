@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -127,11 +128,7 @@ OutputFile::~OutputFile() {
   if (!claimed_.empty()) {
     std::lock_guard lock(claimed_mutex);
     auto& c = claimed_outputs();
-    for (auto it = c.begin(); it != c.end(); ++it)
-      if (it->first == claimed_ && it->second == what_) {
-        c.erase(it);
-        break;
-      }
+    if (auto it = std::find(c.begin(), c.end(), std::pair{claimed_, what_}); it != c.end()) c.erase(it);
   }
   if (fd_ >= 0) ::close(fd_);
   if (!temp_.empty()) ::unlink(temp_.c_str());

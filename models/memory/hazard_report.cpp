@@ -198,19 +198,20 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
         // groups committed than the N counts on: a commit that a path skips).
         std::string depth;
         const LsuUnit::LastWait lw = const_cast<Simulator&>(sim_).find<LsuUnit>().last_wait(prior.warp);
-        if (lw.op != ~0u && lw.cycle >= prior.issued && lw.committed < prior.issued) {
+        if (lw.op != ~0u && lw.cycle >= prior.issued && (lw.committed < prior.issued || lw.n > 0)) {
           const isa::OpDesc& wd = sim_.op_of(pw, lw.op);
-          depth = fmt::format("; warp {}'s latest '{}' (line {}, cycle {}) came after this copy, but no `cp.async.commit` "
-                              "of warp {} closed the copy's group before it: a wait covers committed groups only",
-                              pw.index, wd.text, wd.loc.line, lw.cycle, pw.index);
-        } else if (lw.op != ~0u && lw.n > 0 && lw.cycle >= prior.issued) {
-          const isa::OpDesc& wd = sim_.op_of(pw, lw.op);
-          depth = fmt::format("; warp {}'s latest '{}' (line {}, cycle {}) came after this copy but waits only for the groups "
-                              "older than its newest {}, and this copy's group is among those: N counts committed groups, so "
-                              "it must leave pending only the groups of stages not read yet (CUTLASS's sm80 mainloop waits "
-                              "with STAGES - 2 and commits a group every k-block, an empty one when nothing is left to "
-                              "load)",
-                              pw.index, wd.text, wd.loc.line, lw.cycle, lw.n);
+          depth = fmt::format("; warp {}'s latest '{}' (line {}, cycle {}) came after this copy", pw.index, wd.text, wd.loc.line,
+                              lw.cycle);
+          if (lw.committed < prior.issued)
+            depth += fmt::format(", but no `cp.async.commit` of warp {} closed the copy's group before it: a wait covers "
+                                 "committed groups only",
+                                 pw.index);
+          else
+            depth += fmt::format(" but waits only for the groups older than its newest {}, and this copy's group is among "
+                                 "those: N counts committed groups, so it must leave pending only the groups of stages not "
+                                 "read yet (CUTLASS's sm80 mainloop waits with STAGES - 2 and commits a group every k-block, "
+                                 "an empty one when nothing is left to load)",
+                                 lw.n);
         }
         return fmt::format("the copy is in flight until warp {} waits for it (`cp.async.commit` then `cp.async.wait N` "
                            "covering its group, or `cp.async.arrive` on a barrier that is waited for){}{}",

@@ -434,16 +434,7 @@ void MbarrierUnit::bad_result(MBarrier::Result r, std::uint32_t cta, std::uint32
       std::string hint;
       if (b.arrivals_last_phase() > 0)
         hint = fmt::format("; the previous phase also completed by arrivals, so more than {} arrivals come per phase", b.expected());
-      // (No copy of any role completes bytes on this CTA's element: its bar= or bar_cta= names another CTA's.)
-      bool bytes_reach = false;
-      const int rank = sim_.cta(cta).rank;
-      const int ranks = static_cast<int>(sim_.program().cluster_size());
-      for (const auto& r : sim_.program().roles)
-        for (const auto& d : r.ops)
-          if ((d.kind == isa::OpKind::kTmaLoad || d.kind == isa::OpKind::kClcTryCancel || d.kind == isa::OpKind::kCompleteTx) &&
-              d.signals_barrier(static_cast<int>(decl_[flat])))
-            for (int from = 0; from < ranks; ++from) bytes_reach = bytes_reach || reaches(d, from, rank);
-      if (b.pending() == 0 && b.tx() > 0 && !bytes_reach) {
+      if (b.pending() == 0 && b.tx() > 0 && !bytes_can_reach(cta, flat)) {
         // All the arrivals came but the bytes did not: the phase waits for its tx-count, so the next arrival overflows.
         hint += fmt::format(". The phase has all its arrivals but cannot complete: its tx-count is stuck at {} ({} bytes "
                             "expected, {} delivered in this phase) and no copy of any role completes bytes on this CTA's {}, "
@@ -729,6 +720,18 @@ bool MbarrierUnit::role_may_signal(int role, std::uint32_t cta, std::uint32_t fl
       }
   }
   return k == 1;
+}
+
+bool MbarrierUnit::bytes_can_reach(std::uint32_t cta, std::uint32_t flat) const {
+  const int decl = static_cast<int>(decl_[flat]);
+  const int rank = sim_.cta(cta).rank, ranks = static_cast<int>(sim_.program().cluster_size());
+  for (const auto& r : sim_.program().roles)
+    for (const auto& d : r.ops)
+      if ((d.kind == isa::OpKind::kTmaLoad || d.kind == isa::OpKind::kClcTryCancel || d.kind == isa::OpKind::kCompleteTx) &&
+          d.signals_barrier(decl))
+        for (int from = 0; from < ranks; ++from)
+          if (reaches(d, from, rank)) return true;
+  return false;
 }
 
 bool MbarrierUnit::cluster_arrives_on(std::uint32_t slot, std::uint32_t flat, bool live_only) const {

@@ -76,6 +76,9 @@ class MbarrierUnit : public Unit {
   // Whether some warp of role `role` in the cluster of CTA slot `cta` may_signal (answers kept in `known`, one per role,
   // -1 not asked yet).
   bool role_may_signal(int role, std::uint32_t cta, std::uint32_t flat, std::vector<std::int8_t>& known) const;
+  // Whether some op of the program brings bytes (a TMA copy, a CLC response, a thread's complete_tx) to element `flat`
+  // of CTA slot `cta` (its bar=, bar_cta= or multicast mask may name other CTAs' only).
+  bool bytes_can_reach(std::uint32_t cta, std::uint32_t flat) const;
   // Whether some warp of CTA slot `slot`'s cluster (live ones only, with `live_only`) arrives_on element `flat`.
   bool cluster_arrives_on(std::uint32_t slot, std::uint32_t flat, bool live_only) const;
   // The walk of arrives_on and may_signal: whether warp `warp_id` may reach an op with `kind_ok(op)` whose signalled

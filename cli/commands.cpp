@@ -48,6 +48,21 @@ CLI::Validator seed_check() {
       "UINT64");
 }
 
+// An integer in lo..hi (--jitter, --max-cycles, ...): CLI11's range check alone reads 1.5 as a number in range and
+// then fails to convert it with a message about the range.
+CLI::Validator int_range(std::int64_t lo, std::int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& s) -> std::string {
+        std::int64_t v = 0;
+        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+        if (s.empty() || end != s.data() + s.size() || ec == std::errc::invalid_argument)
+          return fmt::format("must be an integer from {} to {} (given '{}': not an integer)", lo, hi, isa::printable(s));
+        if (ec != std::errc() || v < lo || v > hi) return fmt::format("must be an integer from {} to {} (given {})", lo, hi, isa::printable(s));
+        return {};
+      },
+      fmt::format("INT in {}..{}", lo, hi));
+}
+
 // A finite number above 0 (--clock-mhz, --seeds, ...) or at least 0: CLI11's own checks name a range up to the largest
 // double, which reads as if the value given were inside it (and NaN and infinity compare false with every bound).
 CLI::Validator bound_check(bool allow_zero) {
@@ -98,11 +113,11 @@ CsvFiles claim_csv(const std::string& dir, const std::vector<std::string>& names
 void add_limit_options(CLI::App& app, std::uint64_t& seed, std::int64_t& max_cycles, std::int64_t& max_ops) {
   app.add_option("--seed", seed, "random seed (of --jitter and of the machine's spread of transfer times)")->check(seed_check());
   app.add_option("--max-cycles", max_cycles, "watchdog: stop after this many simulated cycles")
-      ->check(CLI::Range(std::int64_t{1}, isa::kMaxCycleLimit));
+      ->check(int_range(1, isa::kMaxCycleLimit));
   app.add_option("--max-ops", max_ops, fmt::format("watchdog on work: stop after the warps executed this many ops, or launched one "
                                                    "CTA per {} of them (default {})",
                                                    models::kCtaLaunchOps, models::kDefaultMaxOps))
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1} << 62));
+      ->check(int_range(1, std::int64_t{1} << 62));
 }
 
 void add_run_options(CLI::App& app, RunArgs& a) {
@@ -111,7 +126,7 @@ void add_run_options(CLI::App& app, RunArgs& a) {
   app.add_option("--gpu", a.gpu, "machine description: a built-in name (h100-sxm, h200, b200) or a .json file");
   app.add_option("--kernel", a.kernel, "which kernel of the file to run (when it has several)");
   add_limit_options(app, a.seed, a.max_cycles, a.max_ops);
-  app.add_option("--jitter", a.jitter, "vary every latency uniformly by +-PCT percent")->check(CLI::Range(0, 100));
+  app.add_option("--jitter", a.jitter, "vary every latency uniformly by +-PCT percent")->check(int_range(0, 100));
   auto* mhz = app.add_option("--clock-mhz", a.clock_mhz,
                               "run the machine at this SM clock (e.g. a power-capped GPU); the L2 keeps its bytes per second")
                   ->check(bound_check(false));
@@ -416,6 +431,7 @@ int cmd_compare(const ReplayArgs& a, std::ostream& out) {
 }
 
 int cmd_models(std::ostream& out) {
+  (void)models::machines_dir();  // SMPIPE_MACHINES pointing nowhere: an error before anything is listed
   std::vector<std::string> names = api::builtin_model_names();
   out << "built-in models (smpipe run NAME), from " << models::kernels_dir() << ":\n";
   for (const auto& n : names) {
@@ -453,10 +469,11 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   CLI::App* run = app.add_subcommand("run", "simulate a kernel: summary, --json, --trace; exit 0/1/2/3/4");
   add_run_options(*run, run_args);
   run->add_option("--trace", run_args.trace, "write a Chrome trace-event file (open in ui.perfetto.dev)");
-  run->add_option("--trace-ctas", run_args.trace_ctas, "record the first N CTAs in the trace (default 8; 0: none, the trace "
+  auto* trace_ctas = run->add_option("--trace-ctas", run_args.trace_ctas, "record the first N CTAs in the trace (default 8; 0: none, the trace "
                                                        "holds the run's metadata only)")
-      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 31));
-  run->add_option("--trace-window", run_args.trace_window, "record only cycles FROM:TO in the trace (and the HTML timeline)");
+      ->check(int_range(0, std::int64_t{1} << 31));
+  auto* trace_window =
+      run->add_option("--trace-window", run_args.trace_window, "record only cycles FROM:TO in the trace (and the HTML timeline)");
   run->add_flag("--json", run_args.json, "print the results as JSON");
   run->add_flag("--dump-program", run_args.dump_program, "print the compiled bytecode and stop");
   run->add_option("--html", run_args.html, "write a self-contained HTML report (summary, waits, barriers, units, CTA 0's timeline)");
@@ -465,10 +482,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   add_run_options(*check, check_args);
   check->add_flag("--json", check_args.json, "print the results as JSON (docs/json.md)");
   check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...; at most 1000000: more in calls with --seed)")
-      ->check(bound_check(false))
-      ->check(CLI::Range(1, 1'000'000));
+      ->check(int_range(1, 1'000'000));
   check->add_option("--jobs", check_args.jobs, "schedules run at once (default: one per core; the output does not depend on it)")
-      ->check(bound_check(false));
+      ->check(int_range(1, 4096));
   SweepArgs sweep_args;
   CLI::App* sweep = app.add_subcommand("sweep", "run a program over a grid of params (and machines) on all cores: table, ranking, CSV, JSON");
   add_run_options(*sweep, sweep_args.run);
@@ -477,8 +493,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   sweep->add_option("--csv", sweep_args.csv, "write one row per point to this CSV file");
   sweep->add_option("--html", sweep_args.html, "write a self-contained HTML report: a chart of the configs per group, every point");
   sweep->add_option("--json", sweep_args.json, "write one object per point to this JSON file");
-  sweep->add_option("--jobs", sweep_args.jobs, "points run at once (default: one per core)")->check(bound_check(false));
-  sweep->add_option("--top", sweep_args.top, "points listed per group in the ranking (default 5)")->check(bound_check(false));
+  sweep->add_option("--jobs", sweep_args.jobs, "points run at once (default: one per core)")->check(int_range(1, 4096));
+  sweep->add_option("--top", sweep_args.top, "points listed per group in the ranking (default 5)")->check(int_range(1, 1'000'000));
   ReplayArgs replay_args, compare_args;
   CLI::App* rep = app.add_subcommand("replay", "simulate what a hardware trace's warps did (smpipe-hwtrace v1)");
   add_replay_options(*rep, replay_args);
@@ -526,7 +542,14 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
     return kBadInput;
   }
   try {
-    if (run->parsed()) return cmd_run(run_args, out, err);
+    if (run->parsed()) {
+      // options that shape an output nobody asked for would be ignored without a word
+      if (trace_ctas->count() > 0 && run_args.trace.empty())
+        throw isa::InputError("--trace-ctas chooses the CTAs of the trace: give --trace FILE too (the HTML report's timeline is CTA 0's)");
+      if (trace_window->count() > 0 && run_args.trace.empty() && run_args.html.empty())
+        throw isa::InputError("--trace-window chooses the cycles of the trace and of the HTML timeline: give --trace FILE or --html FILE too");
+      return cmd_run(run_args, out, err);
+    }
     if (check->parsed()) return cmd_check(check_args, out, err);
     if (sweep->parsed()) {
       // -D with several values (V1,V2 or A..B[:S]) is an axis; with one, a fixed param. --gpu may list machines.

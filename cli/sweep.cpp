@@ -40,7 +40,17 @@ std::pair<std::string, std::vector<std::int64_t>> parse_axis(const std::string& 
   auto eq = text.find('=');
   if (eq == std::string::npos || eq == 0) throw isa::InputError(fmt::format("-D '{}': expected NAME=VALUES", text));
   std::string name = text.substr(0, eq), spec = text.substr(eq + 1);
-  auto value = [&](const std::string& v) { return isa::parse_define(name + "=" + v).second; };
+  // a value's error names the argument as typed (`-D STAGES=2,,3: ...`), not the one value taken out of it
+  auto value = [&](const std::string& v) {
+    if (v.empty()) throw isa::InputError(fmt::format("-D {}: an empty value (VALUES is A,B,C or A..B or A..B:STEP)", isa::printable(text)));
+    try {
+      return isa::parse_define(name + "=" + v).second;
+    } catch (const isa::InputError& e) {
+      const std::string& m = e.message();
+      const auto colon = m.find(": ");
+      throw isa::InputError(fmt::format("-D {}: {}", isa::printable(text), colon == std::string::npos ? m : m.substr(colon + 2)));
+    }
+  };
   std::vector<std::int64_t> values;
   auto dots = spec.find("..");
   if (dots != std::string::npos) {
@@ -97,6 +107,9 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
     axes.push_back(values);
   }
   std::vector<std::string> gpus = a.gpus.empty() ? std::vector<std::string>{a.run.gpu} : a.gpus;
+  // A machine that does not load is a mistake in the command, not a point that is not valid: refused before the run.
+  for (const auto& g : gpus)
+    if (!g.empty()) (void)models::load_machine(g);
   // The grid's size before it is built (a product of axes of up to 100000 values each would not fit in memory).
   double size = static_cast<double>(gpus.size());
   for (const auto& axis : axes) size *= static_cast<double>(axis.size());
@@ -192,7 +205,8 @@ int cmd_sweep(const SweepArgs& a, std::ostream& out, std::ostream& err) {
     const Row& r = rows[i];
     std::string vals;
     for (auto v : points[i].values) vals += fmt::format("{:>10} ", v);
-    out << fmt::format("{}{}{:>10} {:>12} {:>5.0f} {:>10.3f} {:>9.1f}  {}\n", vals, many_gpus ? fmt::format("{:>10} ", r.machine) : "",
+    const std::string& gpu = r.machine.empty() ? points[i].gpu : r.machine;
+    out << fmt::format("{}{}{:>10} {:>12} {:>5.0f} {:>10.3f} {:>9.1f}  {}\n", vals, many_gpus ? fmt::format("{:>10} ", gpu) : "",
                        r.status, r.cycles, r.clock_mhz, r.time_us, r.tflops, r.status == "finished" ? r.bottleneck : r.reason);
     if (r.exit != kBadInput) worst = std::max(worst, r.exit);
   }

@@ -480,7 +480,8 @@ class Compiler {
     if (++instructions_ > kMaxInstructions)
       fail(loc, fmt::format("the kernel compiles to more than {} instructions (procs are inlined at every call: are calls "
                             "nested too often?)", kMaxInstructions));
-    role_->code.push_back(Instr{opc, sub, a, imm, loc.line, file_index(loc.file)});
+    const auto col = static_cast<std::uint16_t>(std::clamp(loc.col, 0, 65535));
+    role_->code.push_back(Instr{opc, sub, col, a, imm, loc.line, file_index(loc.file)});
     switch (opc) {
       case Opc::kPush: case Opc::kLoad: case Opc::kBuiltin: ++stack_depth_; break;
       case Opc::kStore: case Opc::kJumpIfZero: case Opc::kBinary: --stack_depth_; break;

@@ -109,6 +109,7 @@ std::string_view un_op_name(UnOp op);
 struct Instr {
   Opc opc;
   std::uint8_t sub = 0;
+  std::uint16_t col = 0;   // source column (1-based, 0: unknown), for run-time errors of an operator or an op
   std::uint32_t a = 0;
   std::int64_t imm = 0;
   std::int32_t line = 0;  // source line, for the source map
@@ -223,7 +224,7 @@ struct Program {
   std::int64_t num_ctas() const { return grid[0] * grid[1] * grid[2]; }
   // The source file of Instr::file: 0 the program, i > 0 imported[i - 1].
   const SourceFile* file(std::uint16_t i) const { return i == 0 || i > imported.size() ? source.get() : imported[i - 1].get(); }
-  SourceLoc loc_of(const Instr& in) const { return SourceLoc{file(in.file), in.line, 1}; }
+  SourceLoc loc_of(const Instr& in) const { return SourceLoc{file(in.file), in.line, in.col > 0 ? in.col : 1}; }
   std::int64_t cluster_size() const { return cluster[0] * cluster[1] * cluster[2]; }
   std::int64_t smem_bytes() const;  // declared buffers + smem= + 8 bytes per mbarrier
   // The registers a CTA takes from its SM's register file: regs= per thread, allocated per warp in units of

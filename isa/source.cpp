@@ -10,6 +10,8 @@ namespace smpipe::isa {
 
 SourceFile::SourceFile(std::string file_name, std::string contents)
     : name(std::move(file_name)), text(std::move(contents)) {
+  // A UTF-8 byte-order mark (some Windows editors write one) is no part of the program: dropped, as compilers do.
+  if (text.starts_with("\xef\xbb\xbf")) text.erase(0, 3);
   line_starts.push_back(0);
   for (std::size_t i = 0; i < text.size(); ++i)
     if (text[i] == '\n') line_starts.push_back(i + 1);
@@ -31,23 +33,25 @@ std::string SourceLoc::str() const {
 }
 
 static std::string format_error(const SourceLoc& loc, const std::string& message) {
-  if (loc.file == nullptr || loc.line == 0) return fmt::format("error: {}", message);
+  // printable: what() is read as a C string, so a NUL byte in the message would cut it short
+  if (loc.file == nullptr || loc.line == 0) return fmt::format("error: {}", printable(message, true));
   std::string raw = loc.file->line_text(loc.line);
   if (raw.size() > 400) raw.resize(400);  // a line of a generated or hostile file: its start is enough
   std::string line = printable(raw, true);
-  // the caret sits under the column as printed (bytes shown as \xNN take four columns)
+  // the caret sits under the column as printed: the column counts bytes (as Clang's do), the caret one place per
+  // character shown (a UTF-8 sequence is one, a byte shown as \xNN four)
   std::string before = printable(raw.substr(0, std::min(raw.size(), static_cast<std::size_t>(std::max(loc.col - 1, 0)))), true);
-  std::string caret(before.size(), ' ');
-  for (std::size_t i = 0; i < caret.size(); ++i)
-    if (before[i] == '\t') caret[i] = '\t';
-  return fmt::format("{}: error: {}\n  {}\n  {}^", loc.str(), message, line, caret);
+  std::string caret;
+  for (char c : before)
+    if ((static_cast<unsigned char>(c) & 0xc0) != 0x80) caret += c == '\t' ? '\t' : ' ';
+  return fmt::format("{}: error: {}\n  {}\n  {}^", printable(loc.str()), printable(message, true), line, caret);
 }
 
 InputError::InputError(const SourceLoc& loc, const std::string& message)
     : std::runtime_error(format_error(loc, message)), loc_(loc), file_(loc.file ? loc.file->name : ""), message_(message) {}
 
 InputError::InputError(const std::string& message)
-    : std::runtime_error(fmt::format("error: {}", message)), message_(message) {}
+    : std::runtime_error(fmt::format("error: {}", printable(message, true))), message_(message) {}
 
 std::string read_input_file(const std::string& path, const std::string& what, std::size_t max_bytes) {
   namespace fs = std::filesystem;

@@ -22,6 +22,9 @@ using Field = std::variant<std::int64_t Machine::*, double Machine::*>;
 struct Range {
   double min, max;
   const char* why;
+  // A rate whose 0 means "no limit" or "none": above 0 it must be at least this (a transfer takes bytes / rate
+  // cycles: 1e-9 would make every time endless).
+  double min_above_zero = 0;
 };
 
 // Ranges many parameters share.
@@ -35,7 +38,7 @@ constexpr Range kSmBytes{1, 65536, "bytes per SM cycle of one SM (real: 30-130);
 // The whole GPU's bandwidth (real: 1,500-5,000 bytes per SM cycle); at_sm_clock may scale it down 100x at most.
 constexpr Range kGpuBytes{1, 1048576, "bytes per SM cycle of the whole GPU (real: 1,500-5,000); a transfer takes bytes / this "
                                       "cycles, so it must be at least 1 for every time to be finite"};
-constexpr Range kFlops{0, 1048576, "dense FLOP per SM per cycle (real: 1,000-33,000; 0: no such rate)"};
+constexpr Range kFlops{0, 1048576, "dense FLOP per SM per cycle (real: 1,000-33,000; 0: no such rate, else at least 1)", 1};
 constexpr Range kSmemBytes{0, 16777216, "bytes (real: 100-228 KB per SM)"};
 
 struct ParamDef {
@@ -107,11 +110,11 @@ const std::vector<ParamDef>& param_defs() {
       {"l2", "l2_oob_bytes_per_cycle",
        "whole-GPU rate at which the L2 answers the parts of TMA load boxes outside their tensor (zeros), every SM "
        "loading them alone; they share the L2's work with its reads (cache_hbm; 0: free)",
-       &Machine::l2_oob_bytes_per_cycle, {0, 1048576, "bytes per SM cycle of the whole GPU (H200: ~2,200; 0: free)"}},
+       &Machine::l2_oob_bytes_per_cycle, {0, 1048576, "bytes per SM cycle of the whole GPU (H200: ~2,200; 0: free, else at least 1)", 1}},
       {"l2", "l2_delivery_bytes_per_cycle",
        "whole-GPU rate at which the L2 delivers tensor reads to the SMs, counting each SM's copy of data whose requests "
        "combined with others' (cache_hbm; 0: no limit)",
-       &Machine::l2_delivery_bytes_per_cycle, {0, 1048576, "bytes per SM cycle of the whole GPU (H100: ~10,000; 0: no limit)"}},
+       &Machine::l2_delivery_bytes_per_cycle, {0, 1048576, "bytes per SM cycle of the whole GPU (H100: ~10,000; 0: no limit, else at least 1)", 1}},
       {"l2", "hbm_bytes_per_cycle", "whole-GPU HBM bandwidth behind the L2 (cache_hbm)", &Machine::hbm_bytes_per_cycle, kGpuBytes},
       {"l2", "hbm_latency_cycles", "an L2 miss: the latency an HBM read adds to an L2 hit (cache_hbm)", &Machine::hbm_latency_cycles, kCycles},
       {"l2", "l2_combine_sms",
@@ -295,9 +298,16 @@ std::string installed_dir;  // set_installed_data_dir
 // else where the installed package a program was built against lives (the C++ API); else the source tree the
 // binary was built from, or when that is gone the configured install prefix.
 std::string data_dir(const char* env, const char* sub) {
-  if (const char* e = std::getenv(env)) return e;
   namespace fs = std::filesystem;
   std::error_code ec;
+  if (const char* e = std::getenv(env)) {
+    // a variable pointing nowhere would list no machines or models and fail every name: say so where it is read
+    if (!fs::is_directory(e, ec))
+      throw isa::InputError(fmt::format("{} is set to '{}', which is not a folder (it names the folder of the built-in {}; "
+                                        "unset it to use those installed with smpipe)",
+                                        env, isa::printable(e), sub));
+    return e;
+  }
   fs::path exe = fs::read_symlink("/proc/self/exe", ec);
   if (!ec) {
     fs::path installed = exe.parent_path().parent_path() / "share" / "smpipe" / sub;
@@ -509,6 +519,9 @@ Machine parse_machine(const std::string& text, const std::string& path) {
     if (!std::isfinite(v) || v < d.range.min || v > d.range.max)
       throw bad(fmt::format("parameter '{}' of unit '{}' is {}: it must be {} from {} to {}{}", d.name, d.unit, shown(jv),
                             integer ? "an integer" : "a number", d.range.min, d.range.max, why));
+    if (v > 0 && v < d.range.min_above_zero)
+      throw bad(fmt::format("parameter '{}' of unit '{}' is {}: it must be 0 or from {} to {}{}", d.name, d.unit, shown(jv),
+                            d.range.min_above_zero, d.range.max, why));
     if (integer && v != std::floor(v))
       throw bad(fmt::format("parameter '{}' of unit '{}' is {}: it must be an integer", d.name, d.unit, shown(jv)));
     std::visit(

@@ -27,6 +27,21 @@ void Simulator::binary_error(const Warp& w, const isa::Instr& in, isa::EvalError
                      : fmt::format("{}: {} at line {} (operands {} and {})", warp_label(w), isa::eval_error_text(error), in.line, a, b));
 }
 
+// The source line of an expression's error, trimmed: what reports show as its op (`let y = x / n`).
+std::string Simulator::statement_text(const isa::SourceLoc& loc) {
+  if (loc.file == nullptr || loc.line <= 0)
+    return {};
+  const std::string line = loc.file->line_text(loc.line);
+  const auto first = line.find_first_not_of(" \t");
+  if (first == std::string::npos)
+    return {};
+  auto last = line.find_last_not_of(" \t\r");
+  const auto hash = line.find('#', first);
+  if (hash != std::string::npos)
+    last = hash == first ? first : line.find_last_not_of(" \t", hash - 1);
+  return line.substr(first, last - first + 1);
+}
+
 // Undefined behaviour of warp `w` at the instruction `in` of its code.
 void Simulator::operator_error(const Warp& w, const isa::Instr& in, std::string title, std::string message) const {
   Diagnosis d;
@@ -37,14 +52,16 @@ void Simulator::operator_error(const Warp& w, const isa::Instr& in, std::string 
   d.warp = w.index;
   d.role = program_.roles[w.role].name;
   d.loc = program_.loc_of(in);
+  d.op_text = statement_text(d.loc);
   throw UndefinedBehaviour{d};
 }
 
 // ---- the interpreter's rare paths, kept out of its loop ----
 
 void Simulator::zero_time_loop(const Warp& w, std::uint64_t executed, const isa::Instr& in) const {
-  throw WatchdogStop{fmt::format("{} executed {} instructions at cycle {} without any op taking time: an endless loop "
-                                 "around {}:{}",
+  throw WatchdogStop{fmt::format("{} executed {} instructions at cycle {} without any op taking time (the most a warp "
+                                 "may run between two ops): an endless loop, or a loop of only arithmetic too long to "
+                                 "simulate, around {}:{}",
                                  warp_label(w), executed, now().v, program_.file(in.file)->name, in.line),
                      false};
 }
@@ -72,6 +89,7 @@ void Simulator::call_error(const Warp& w, const isa::Instr& in, const std::int64
   d.message = fmt::format("{}: ceil_div({}, {}) at line {}", warp_label(w), args[0], args[1], in.line);
   d.cycle = now().v;
   d.loc = program_.loc_of(in);
+  d.op_text = statement_text(d.loc);
   throw UndefinedBehaviour{d};
 }
 

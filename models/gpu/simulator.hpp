@@ -141,6 +141,7 @@ class Simulator : public sim::Handler {
   void check_ranges(const OpContext& ctx, const std::int64_t* values) const;
   [[noreturn, gnu::cold, gnu::noinline]] void binary_error(const Warp& w, const isa::Instr& in, isa::EvalError error,
                                                           std::int64_t a, std::int64_t b) const;
+  static std::string statement_text(const isa::SourceLoc& loc);
   [[noreturn, gnu::cold, gnu::noinline]] void operator_error(const Warp& w, const isa::Instr& in, std::string title,
                                                             std::string message) const;
   [[noreturn, gnu::cold, gnu::noinline]] void unary_error(const Warp& w, const isa::Instr& in, isa::EvalError error,

@@ -86,12 +86,40 @@ TEST_CASE("options: seed, clock, cycle and work limits are range-checked", "[cli
   CHECK(run_cli({"run", f, "--max-ops", "1"}).code == cli::kOk);
   CHECK(run_cli({"run", f, "--max-ops", "0"}).code == cli::kBadInput);
   // A count or clock that must be positive says so (CLI11's own check named a range up to the largest double, 0 in it).
-  for (auto args : {std::vector<std::string>{"check", f, "--seeds", "0"}, {"check", f, "--jobs", "0"}, {"run", f, "--clock-mhz", "0"}}) {
+  auto clock0 = run_cli({"run", f, "--clock-mhz", "0"});
+  CHECK(clock0.code == cli::kBadInput);
+  CHECK_THAT(clock0.err, Catch::Contains("must be more than 0 (given 0)") && !Catch::Contains("range"));
+  for (auto args : {std::vector<std::string>{"check", f, "--seeds", "0"}, {"check", f, "--jobs", "0"}}) {
     auto r = run_cli(args);
     CHECK(r.code == cli::kBadInput);
-    CHECK_THAT(r.err, Catch::Contains("must be more than 0 (given 0)") && !Catch::Contains("range"));
+    CHECK_THAT(r.err, Catch::Contains("must be an integer from 1 to") && Catch::Contains("(given 0)") && !Catch::Contains("range"));
   }
   CHECK(run_cli({"check", f, "--seeds", "1"}).code == cli::kOk);
+  // An integer option given a fraction says it is not an integer (CLI11's range check read 1.5 as in range 0 to 100
+  // and said it was not); both ends of the range are taken.
+  for (auto args : {std::vector<std::string>{"run", f, "--jitter", "1.5"}, {"check", f, "--jobs", "1.5"}, {"run", f, "--max-ops", "2.0"},
+                    {"check", f, "--seeds", "1e3"}}) {
+    INFO(args[2] + " " + args[3]);
+    auto r = run_cli(args);
+    CHECK(r.code == cli::kBadInput);
+    CHECK_THAT(r.err, Catch::Contains("given '" + args[3] + "': not an integer"));
+  }
+  CHECK(run_cli({"run", f, "--jitter", "0"}).code == cli::kOk);
+  CHECK(run_cli({"run", f, "--jitter", "100"}).code == cli::kOk);
+  auto j101 = run_cli({"run", f, "--jitter", "101"});
+  CHECK(j101.code == cli::kBadInput);
+  CHECK_THAT(j101.err, Catch::Contains("--jitter: must be an integer from 0 to 100 (given 101)"));
+  CHECK(run_cli({"check", f, "--seeds", "1", "--jobs", "4096"}).code == cli::kOk);
+  CHECK(run_cli({"check", f, "--seeds", "1", "--jobs", "4097"}).code == cli::kBadInput);
+  // --trace-ctas and --trace-window shape outputs: without them they are refused, not ignored.
+  auto ctas = run_cli({"run", f, "--trace-ctas", "2"});
+  CHECK(ctas.code == cli::kBadInput);
+  CHECK_THAT(ctas.err, Catch::Contains("--trace-ctas chooses the CTAs of the trace: give --trace FILE too"));
+  CHECK(run_cli({"run", f, "--trace-ctas", "2", "--trace", s.path("t.json")}).code == cli::kOk);
+  auto window = run_cli({"run", f, "--trace-window", "0:100"});
+  CHECK(window.code == cli::kBadInput);
+  CHECK_THAT(window.err, Catch::Contains("--trace-window chooses the cycles") && Catch::Contains("--trace FILE or --html FILE"));
+  CHECK(run_cli({"run", f, "--trace-window", "0:100", "--html", s.path("t.html")}).code == cli::kOk);
   // A first word that is no command is named as such.
   auto unknown = run_cli({"frobnicate", f});
   CHECK(unknown.code == cli::kBadInput);
@@ -179,6 +207,75 @@ TEST_CASE("messages print control and non-UTF-8 bytes escaped, and go past a NUL
   auto utf8 = run_cli({"run", s.write("u.pipe", "const Gr\xc3\xb6\xc3\x9f" "e = 4\n" + std::string(kTiny))});
   CHECK(utf8.code == cli::kBadInput);
   CHECK_THAT(utf8.err, Catch::Contains("u.pipe:1:9: error: unexpected character '\xc3\xb6' (U+00F6): names and operators are ASCII"));
+}
+
+TEST_CASE("messages: the caret under a character, a NUL inside a token, a BOM, run-time errors at their operator", "[cli][hostile]") {
+  Scratch s;
+  // The caret stands under the column as shown: one place per character (the column itself counts bytes).
+  auto caret = run_cli({"run", s.write("c.pipe", "assert 1 == 1, \"caf\xc3\xa9\" $\n" + std::string(kTiny))});
+  CHECK(caret.code == cli::kBadInput);
+  CHECK_THAT(caret.err, Catch::Contains("c.pipe:1:24: error") &&
+                            Catch::Contains("\n  assert 1 == 1, \"caf\xc3\xa9\" $\n                        ^"));
+  // A NUL inside a token the message quotes: the text goes on past it.
+  static const char kNulText[] = "kernel k warps=1 {\n warp 0 w { compute cycles=\"a\0b\" }\n}\n";
+  auto nul = run_cli({"run", s.write("n.pipe", std::string(kNulText, sizeof kNulText - 1))});
+  CHECK(nul.code == cli::kBadInput);
+  CHECK_THAT(nul.err, Catch::Contains("found \"a\\x00b\"") && Catch::Contains("compute cycles=\"a\\x00b\""));
+  // A UTF-8 byte-order mark is not part of the program.
+  auto bom = run_cli({"run", s.write("b.pipe", "\xef\xbb\xbf" + std::string(kTiny))});
+  CHECK(bom.code == cli::kOk);
+  auto bom_err = run_cli({"run", s.write("be.pipe", "\xef\xbb\xbfparam X = $\n" + std::string(kTiny))});
+  CHECK(bom_err.code == cli::kBadInput);
+  CHECK_THAT(bom_err.err, Catch::Contains("be.pipe:1:11: error") && !Catch::Contains("U+FEFF"));
+  // A run-time error of an operator: its column, and the statement as the op (JSON too).
+  const std::string div = "kernel k warps=1 {\n  warp 0 w {\n    let z = warp - warp\n    let y = 7 / z\n    compute cycles=y\n  }\n}\n";
+  auto ub = run_cli({"run", s.write("d.pipe", div), "--json"});
+  CHECK(ub.code == cli::kUndefined);
+  auto j = nlohmann::json::parse(ub.out);
+  CHECK(j["diagnosis"]["line"] == 4);
+  CHECK(j["diagnosis"]["column"] == 15);
+  CHECK(j["diagnosis"]["op"] == "let y = 7 / z");
+  CHECK(j["diagnosis"]["location"] == s.path("d.pipe") + ":4:15");
+  // A finite loop of only arithmetic longer than the interpreter's limit is not called an endless loop without the other case.
+  auto loop = run_cli({"run", s.write("l.pipe", "kernel k warps=1 {\n  warp 0 w {\n    for i in 0..600000 { let x = i * 2 }\n    compute cycles=1\n  }\n}\n")});
+  CHECK(loop.code == cli::kDeadlock);
+  CHECK_THAT(loop.out + loop.err, Catch::Contains("an endless loop, or a loop of only arithmetic too long to simulate"));
+}
+
+TEST_CASE("sweep and models: a value as typed, an unknown machine refused, a data folder that is not there", "[cli][hostile]") {
+  Scratch s;
+  std::string p = s.write("p.pipe", std::string("param N = 1\n") + kTiny);
+  for (const char* axis : {"N=2,,3", "N=,2", "N=2,"}) {
+    INFO(axis);
+    auto r = run_cli({"sweep", p, "-D", axis});
+    CHECK(r.code == cli::kBadInput);
+    CHECK_THAT(r.err, Catch::Contains(std::string("-D ") + axis + ": an empty value"));
+  }
+  auto x = run_cli({"sweep", p, "-D", "N=2,x"});
+  CHECK(x.code == cli::kBadInput);
+  CHECK_THAT(x.err, Catch::Contains("-D N=2,x: 'x' is not an integer"));
+  CHECK(run_cli({"sweep", p, "-D", "N=2,3"}).code == cli::kOk);
+  // A machine that does not load stops the sweep before it runs (it was a row with a blank gpu, exit 0).
+  auto gpu = run_cli({"sweep", p, "-D", "N=2,3", "--gpu", "h100-sxm,nosuch"});
+  CHECK(gpu.code == cli::kBadInput);
+  CHECK_THAT(gpu.err, Catch::Contains("unknown machine 'nosuch'"));
+  CHECK(gpu.out.empty());
+  CHECK(run_cli({"sweep", p, "-D", "N=2,3", "--gpu", "h100-sxm,h200"}).code == cli::kOk);
+  // SMPIPE_MACHINES / SMPIPE_KERNELS pointing nowhere are named (models listed nothing and exited 0).
+  for (const char* var : {"SMPIPE_MACHINES", "SMPIPE_KERNELS"}) {
+    INFO(var);
+    const char* old = std::getenv(var);
+    const std::string saved = old ? old : "";
+    ::setenv(var, s.path("nowhere").c_str(), 1);
+    auto r = run_cli({"models"});
+    auto run = run_cli({"run", "examples/mainloop"});
+    if (old) ::setenv(var, saved.c_str(), 1); else ::unsetenv(var);
+    CHECK(r.code == cli::kBadInput);
+    CHECK_THAT(r.err, Catch::Contains(std::string(var) + " is set to '" + s.path("nowhere") + "', which is not a folder"));
+    CHECK(run.code == cli::kBadInput);
+    CHECK_THAT(run.err, Catch::Contains(std::string(var) + " is set to"));
+  }
+  CHECK(run_cli({"models"}).code == cli::kOk);
 }
 
 TEST_CASE("a program's gpu line names a built-in machine or a machine file beside it, nothing else", "[cli][hostile]") {

@@ -143,8 +143,9 @@ TEST_CASE("import: a run-time error inside an imported proc points into the impo
             {"main.pipe", "import \"lib.pipe\"\nkernel k { warp 0 w { let z = warp\n split(7, z) -> q\n compute cycles=q } }\n"}});
   auto r = test::run_cli({"run", f / "main.pipe"});
   CHECK(r.code == 3);
-  CHECK_THAT(r.out, Catch::Contains("lib.pipe:4:1: undefined behaviour: division by zero"));
-  CHECK_THAT(r.out, !Catch::Contains("main.pipe:4:1"));
+  // at the operator's column, with the statement as the op
+  CHECK_THAT(r.out, Catch::Contains("lib.pipe:4:13: undefined behaviour: division by zero") && Catch::Contains("op `let q = n / d`"));
+  CHECK_THAT(r.out, !Catch::Contains("main.pipe:4:"));
 }
 
 TEST_CASE("import: a symbolic link cannot lead out of the folder, an in-memory program imports nothing", "[isa][import]") {

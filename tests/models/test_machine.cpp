@@ -56,6 +56,18 @@ TEST_CASE("unknown, missing and untagged machine parameters are errors", "[machi
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["extra"] = 1; })), Catch::Contains("unknown key 'extra'"));
   CHECK_THROWS_WITH(models::load_machine(write_variant([&](auto& j) { sm(j)["sm_count"]["value"] = 1.5; })),
                     Catch::Contains("must be an integer"));
+  // A rate whose 0 means "no limit" takes 0 or at least 1 (1e-9 made every transfer endless).
+  auto l2 = [](const char* name, double v) {
+    return write_variant([=](auto& j) { j["units"]["l2"]["params"][name]["value"] = v; });
+  };
+  for (const char* name : {"l2_delivery_bytes_per_cycle", "l2_oob_bytes_per_cycle"}) {
+    INFO(name);
+    CHECK_THROWS_WITH(models::load_machine(l2(name, 1e-9)), Catch::Contains(fmt::format("parameter '{}' of unit 'l2' is 1e-09: it must "
+                                                                                        "be 0 or from 1 to 1048576", name)));
+    CHECK_THROWS_WITH(models::load_machine(l2(name, 0.999)), Catch::Contains("it must be 0 or from 1"));
+    CHECK_NOTHROW(models::load_machine(l2(name, 0)));
+    CHECK_NOTHROW(models::load_machine(l2(name, 1)));
+  }
   // Units and implementations are those of the simulator's registry; a parameter sits in its own unit.
   CHECK_THROWS_WITH(models::load_machine(write_variant([](auto& j) { j["units"]["dram"] = nlohmann::json::object(); })),
                     Catch::Contains("unknown unit 'dram' (units: sm, hazards, tensor, mbarrier"));

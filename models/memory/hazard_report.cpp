@@ -30,7 +30,10 @@ std::string HazardUnit::tmem_in_use(std::span<const std::uint32_t> warp_ids, std
           const int w = sim_.warp(r.warp).index;
           std::string fix =
               r.via == Via::kTmemMma
-                  ? "wait on the barrier its umma.commit arrives on (or be ordered after a warp that did) before tmem.dealloc"
+                  ? "wait on the barrier its umma.commit arrives on, or be ordered after a warp that did, before tmem.dealloc "
+                    "(CUTLASS: the MMA warp's tail waits on the accumulator's empty barrier for every stage, which the "
+                    "epilogue released after it waited on the commit's barrier; a 2-SM pair's leader does so before the "
+                    "dealloc handshake with its peer)"
               : r.via == Via::kTmemLd || r.via == Via::kTmemSt
                   ? fmt::format("warp {} must wait for it (tmem.wait {}) and then arrive on a barrier the freeing warp waits "
                                 "on before tmem.dealloc", w, r.via == Via::kTmemLd ? "ld" : "st")
@@ -271,6 +274,8 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                        now_index);
   }
   if (prior.done_phase >= 0) {
+    if (now.write && prior.write)
+      if (std::string note = release_ranks_note(cta, buffer, now); !note.empty()) return note;
     std::string name, where;
     barrier_words(prior.comp[0], name, where);
     const std::uint32_t bar_rank =
@@ -334,12 +339,14 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
     if (!wait.empty()) return fmt::format("its access ended at the covering {} of warp {}; {}", wait, pw.index, note);
     return note;
   }
+  if (std::string note = refill_note(cta, buffer, prior, now); !note.empty()) return note;
   if (!wait.empty())
     return fmt::format("its access ended at the covering {} of warp {}, and nothing orders that wait before this op: warp {} "
                        "must release the buffer (arrive on a barrier that warp {} waits on, or a named barrier both use) "
                        "after that wait, not before it",
                        wait, pw.index, pw.index, now_index) +
            global_hint(prior, now);
+  if (std::string note = early_release_note(prior, now); !note.empty()) return note;
   return fmt::format("nothing orders warp {}'s op before this one: warp {} must arrive on a barrier after its access (an "
                      "mbarrier that warp {} then waits on, or a named barrier both use)",
                      pw.index, pw.index, now_index) +
@@ -418,6 +425,90 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
         if (std::string n = note_on(c, f, false); !n.empty()) return n;
       }
     }
+  }
+  return "";
+}
+
+std::string HazardUnit::release_ranks_note(std::uint32_t cta, std::uint32_t buffer, const Rec& now) const {
+  if (now.warp >= last_acquired_.size()) return "";
+  auto [bc, bf] = last_acquired_[now.warp];
+  if (bc == kNone || bf == kNone) return "";
+  const Cta& bcta = sim_.cta(bc);
+  const Cta& dcta = sim_.cta(cta);  // the buffer's CTA, whose warps use it
+  if (bcta.cluster_slot != dcta.cluster_slot) return "";
+  const auto& p = sim_.program();
+  const MbarrierUnit& mb = *mbar_;
+  const std::uint32_t decl = mb.decl_of(bf);
+  // Only a barrier the roles release with arrives (an empty barrier), not one the writes complete.
+  bool released = false;
+  for (const auto& r : p.roles)
+    for (const auto& d : r.ops) released = released || (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl)));
+  if (!released) return "";
+  const std::int64_t seen =
+      static_cast<std::int64_t>(const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(bcta.rank, bf)]) - 1;
+  const std::uint32_t ranks = mb.phase_arriver_ranks(bc, bf, seen);
+  const std::uint32_t bit = std::uint32_t{1} << (dcta.rank & 31);
+  if (ranks == 0 || (ranks & bit) != 0) return "";
+  std::vector<int> list;
+  for (int r = 0; r < 32; ++r)
+    if (ranks >> r & 1) list.push_back(r);
+  const std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf) + (bc == sim_.warp(now.warp).cta ? "" : fmt::format(" of CTA {}", bcta.id));
+  const std::string head =
+      fmt::format("warp {} waited last on {} (phase {}), and that phase completed with the arrivals of cluster rank(s) {} "
+                  "alone (count {}), none of rank {} (CTA {}), whose warps use {}",
+                  sim_.warp(now.warp).index, name, seen, fmt::join(list, ","), mb.count_of(bc, bf), dcta.rank, dcta.id,
+                  buffer_name(buffer));
+  if (mb.recent_arriver_ranks(bc, bf) & bit)
+    return head + fmt::format(": rank {} does release it, later. More CTAs arrive on {} per phase than its count, so the "
+                              "phase completes before every CTA that uses the stage released it (a stage multicast into N "
+                              "CTAs is released by each of them: the count covers N times each one's arrivals)",
+                              dcta.rank, p.mbarriers[decl].name);
+  return head + fmt::format(", and rank {} arrived on it in none of its recent phases: its warps do not release {}. A CTA "
+                            "releases the empty barrier of every CTA whose loads land in its buffers, itself and the CTAs "
+                            "that multicast into it (`arrive EMPTY cta=R` for each such rank R, with the count covering all "
+                            "of them); where it does, check the ranks its release names",
+                            dcta.rank, name);
+}
+
+std::string HazardUnit::early_release_note(const Rec& prior, const Rec& now) const {
+  if (now.warp >= last_acquired_.size()) return "";
+  auto [bc, bf] = last_acquired_[now.warp];
+  if (bc == kNone || bf == kNone) return "";
+  const Warp& pw = sim_.warp(prior.warp);
+  if (pw.index >= 32 || pw.role < 0) return "";
+  const int shift = bc == pw.cta ? 0 : 32;
+  if (shift != 0 && sim_.cta(bc).cluster_slot != sim_.cta(pw.cta).cluster_slot) return "";
+  const std::int64_t seen =
+      static_cast<std::int64_t>(const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(sim_.cta(bc).rank, bf)]) - 1;
+  if ((mbar_->phase_arrivers(bc, bf, seen) >> (pw.index + shift) & 1) == 0) return "";
+  // The release ops of the earlier warp's role on that barrier (one named with its line; several counted).
+  const auto& p = sim_.program();
+  const std::uint32_t decl = mbar_->decl_of(bf);
+  std::vector<const isa::OpDesc*> arrives;
+  for (const auto& d : p.roles[pw.role].ops)
+    if (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl))) arrives.push_back(&d);
+  const isa::OpDesc& access = sim_.op_of(pw, prior.op);
+  std::string which = arrives.size() == 1 ? fmt::format(" (`{}` at line {})", arrives[0]->text, arrives[0]->loc.line) : "";
+  std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);
+  if (shift != 0) name += fmt::format(" of CTA {}", sim_.cta(bc).id);
+  return fmt::format("warp {} did release the buffer: it arrived on {}{} in the phase warp {} waited for (phase {}), but "
+                     "before its access at line {}, so that release does not cover it. Move the arrive after the buffer's "
+                     "last use (for a buffer a TMA store then reads, after the `tma.wait N read` that covers the store)",
+                     pw.index, name, which, sim_.warp(now.warp).index, seen, access.loc.line);
+}
+
+std::string HazardUnit::refill_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const {
+  if (!now.write || now.via != Via::kCpAsync || prior.write || prior.via != Via::kGeneric) return "";
+  const LsuUnit::LastWait lw = const_cast<Simulator&>(sim_).find<LsuUnit>().last_wait(now.warp);
+  for (const Rec& r : buffers_[cta][buffer].reads) {
+    if (r.warp != now.warp || r.write || r.op != prior.op || (lw.op != ~0u && r.issued < lw.cycle)) continue;
+    const isa::OpDesc& write = sim_.op_of(sim_.warp(now.warp), now.op);
+    return fmt::format("warp {} itself read {} with that op at cycle {}, since its latest `cp.async.wait`, and now refills it "
+                       "(`{}`, line {}): the refill writes the stage this k-block reads. A barrier between the reads and the "
+                       "refill would only hide it (the stage read next is then never loaded). In a ring of STAGES with "
+                       "STAGES - 1 in flight, k-block k reads stage k % STAGES and refills the stage read in k-block k - 1, "
+                       "(k + STAGES - 1) % STAGES",
+                       sim_.warp(now.warp).index, buffer_name(buffer), r.issued, write.text, write.loc.line);
   }
   return "";
 }
@@ -553,6 +644,34 @@ void HazardUnit::report_read_before_first_write(std::uint32_t cta, std::uint32_t
                       "after that read, so not a race: the read took what the buffer held before the kernel wrote it). {}",
                       op_words(reader), buf, reader.issued, op_words(writer), writer.issued,
                       mbar_->before_phase0_words(reader.warp, reader.skip_bar, reader.skip_op)),
+          true);
+}
+
+// A read of a shared-memory element that nothing of its CTA has written: which elements of its array writes reached
+// so far (a ring index that skips a stage leaves one unwritten and refills another while it is read).
+void HazardUnit::report_unwritten_read(std::uint32_t cta, std::uint32_t buffer, const Rec& reader) {
+  const auto& p = sim_.program();
+  std::string buf = buffer_name(buffer);
+  if (cta != sim_.warp(reader.warp).cta) buf += fmt::format(" of CTA {}", sim_.cta(cta).id);
+  const std::uint32_t decl = p.smem_layout.decl_of(buffer);
+  std::string others;
+  if (p.smems[decl].array) {
+    std::vector<std::string> written, refilled;
+    const std::uint32_t first = p.smem_layout.base[decl];
+    for (std::uint32_t e = first; e < first + static_cast<std::uint32_t>(p.smems[decl].size); ++e) {
+      if (buffers_[cta][e].written) written.push_back(p.smem_layout.element_name(p.smems, e));
+      if (buffers_[cta][e].refilled) refilled.push_back(p.smem_layout.element_name(p.smems, e));
+    }
+    others = fmt::format(" Writes reached {} only, and {} came round again (written after a read): the ring's writes skip "
+                         "{}. Check the stage index its writes use: a refill that writes the stage being read (the same "
+                         "k-block's) leaves another stage never written, and a barrier between the reads and that refill "
+                         "only hides it",
+                         fmt::join(written, ", "), fmt::join(refilled, ", "), buf);
+  }
+  sim_.ub(reader.warp, reader.op, "read of unwritten shared memory",
+          fmt::format("{} reads {} at cycle {}, but nothing of its CTA has written it: the read takes what the shared "
+                      "memory held before the kernel.{}",
+                      op_words(reader), buf, reader.issued, others),
           true);
 }
 

@@ -90,6 +90,8 @@ void HazardUnit::cta_started(std::uint32_t slot) {
     b.writes.clear();
     b.reads.clear();
     b.written = false;
+    b.read_since_write = false;
+    b.refilled = false;
   }
   for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(warps_) && w < observed_.size(); ++w)
     observed_[w].clear();
@@ -615,8 +617,30 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
     Rec& r = same.back();
     r.unwritten = true;
     std::tie(r.skip_bar, r.skip_op) = mbar_->passed_before_phase0(rec.warp);
+    // A read of a stage of a ring that has turned over (another element was refilled after it was read) while this
+    // one was never written: the refills skip this stage (a refill of the stage being read). Not any unwritten read:
+    // CUTLASS's sm80 mainloop reads the next stage's fragments after the last k-tile, unused, when there are fewer
+    // k-tiles than stages; and a model may leave out the loads of a buffer it only reads. A read behind a wait that
+    // passed a fresh barrier at once is told when its first write comes (above: that names the parity).
+    if (r.skip_bar == kNone && buffer < smem_count_ && ring_turned(buffer, buffers_[cta])) report_unwritten_read(cta, buffer, r);
+  }
+  if (rec.write) {
+    b.refilled = b.refilled || b.read_since_write;
+    b.read_since_write = false;
+  } else {
+    b.read_since_write = true;
   }
   b.written = b.written || rec.write;
+}
+
+bool HazardUnit::ring_turned(std::uint32_t buffer, const std::vector<Buffer>& bufs) const {
+  const auto& p = sim_.program();
+  const std::uint32_t decl = p.smem_layout.decl_of(buffer);
+  if (!p.smems[decl].array) return false;
+  const std::uint32_t first = p.smem_layout.base[decl];
+  for (std::uint32_t e = first; e < first + static_cast<std::uint32_t>(p.smems[decl].size); ++e)
+    if (bufs[e].refilled) return true;
+  return false;
 }
 
 void HazardUnit::add_warnings(std::vector<std::string>& warnings) const {

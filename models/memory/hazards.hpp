@@ -238,6 +238,8 @@ class HazardUnit : public Unit {
     std::vector<Rec> writes;  // writes not ordered before a later write
     std::vector<Rec> reads;   // reads not ordered before a later access
     bool written = false;     // some write of it was recorded (since its CTA started)
+    bool read_since_write = false;  // read since its latest write (or since the start)
+    bool refilled = false;          // written again after a read: a ring's stage that came round
   };
   struct PartState {
     std::uint32_t gen = 0;
@@ -325,6 +327,9 @@ class HazardUnit : public Unit {
   // The first write of a buffer, ordered after a read of it by a warp whose wait before that read passed at once on the
   // barrier this write completes on: the read took what nothing had written (a read before the first write).
   [[noreturn]] void report_read_before_first_write(std::uint32_t cta, std::uint32_t buffer, const Rec& reader, const Rec& writer);
+  [[noreturn]] void report_unwritten_read(std::uint32_t cta, std::uint32_t buffer, const Rec& reader);
+  // Whether an element of `buffer`'s smem array was refilled (written after a read) in one CTA's buffers.
+  bool ring_turned(std::uint32_t buffer, const std::vector<Buffer>& bufs) const;
   std::string buffer_name(std::uint32_t buffer) const;
   std::string op_words(const Rec& r) const;
   // For a load of CTA slot `slot`'s own warp that no warp observed before the CTA exited: how many phases its barrier
@@ -367,6 +372,15 @@ class HazardUnit : public Unit {
   // An accumulator write still in flight for a reader that did wait on a barrier: when that barrier's latest phase was
   // completed by a plain arrive, or by a umma.commit the MMA's thread issued before the MMA, the words that say so.
   std::string commit_note(const Rec& prior, const Rec& now) const;
+  // A write whose writer waited last on a barrier the roles release: the phase it observed completed without any
+  // warp of the buffer's CTA (a count below the CTAs releasing it, or releases sent to other ranks).
+  std::string release_ranks_note(std::uint32_t cta, std::uint32_t buffer, const Rec& now) const;
+  // The earlier access's warp did arrive on the barrier the later one waited on, in the phase it observed, but before
+  // that access (a release placed before the last use).
+  std::string early_release_note(const Rec& prior, const Rec& now) const;
+  // A cp.async refill of an element its own warp read since its latest cp.async.wait, with the same op as the other
+  // reader: the refill writes the stage being read (a ring index error no barrier fixes).
+  std::string refill_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const;
   std::vector<std::uint32_t> parts_free_;
 };
 

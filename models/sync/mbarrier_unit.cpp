@@ -70,6 +70,8 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.arrive_mask.assign(n, 0);
   c.last_arrive_mask.assign(n, 0);
   c.phase_masks.assign(static_cast<std::size_t>(n * kPhaseMasks), 0);
+  c.arrive_ranks.assign(n, 0);
+  c.phase_ranks.assign(static_cast<std::size_t>(n * kPhaseMasks), 0);
   c.last_signal.assign(n, {~0u, 0});
   c.phase_signal.assign(n, {~0u, 0});
   c.passed_waits.assign(n, 0);
@@ -257,12 +259,59 @@ void MbarrierUnit::check_observed(std::uint32_t cta, std::uint32_t flat, std::ui
                           "arrives per round)",
                           b.phase() - 1, arrivers_words(mask), b.expected(), fmt::join(out, ","), barrier_name(flat));
   }
+  const std::string rule = fmt::format("{} on {}{} in phase {}, but no wait or test_wait observed the completion of phase {}: "
+                                       "PTX requires at least one successful test_wait/try_wait per phase before an arrive of "
+                                       "the next phase (mbarrier.test_wait)",
+                                       action, barrier_name(flat), where, b.phase(), b.phase() - 1);
+  if (std::string twice = arrived_twice_words(cta, flat, warp, op); !twice.empty())
+    sim_.ub(warp, op, "arrive before the previous phase was observed", rule + ". Here " + twice);
   sim_.ub(warp, op, "arrive before the previous phase was observed",
-          fmt::format("{} on {}{} in phase {}, but no wait or test_wait observed the completion of phase {}: PTX requires at "
-                      "least one successful test_wait/try_wait per phase before an arrive of the next phase "
-                      "(mbarrier.test_wait). Usually the arriving side runs a phase ahead (its own wait uses the wrong "
-                      "parity or is missing), or no one waits on this barrier{}",
-                      action, barrier_name(flat), where, b.phase(), b.phase() - 1, count));
+          fmt::format("{}. Usually the arriving side runs a phase ahead (its own wait uses the wrong parity or is missing), or "
+                      "no one waits on this barrier{}",
+                      rule, count));
+}
+
+// The same warps released the barrier's previous phase through another op of their role, and now arrive again before
+// anyone observed it: two ops of one round arrive on one barrier (a release meant for a sibling pipeline's barrier,
+// FA3's V stage released on K's). Names the sibling barriers of the same shape that are waited on and never arrived on.
+std::string MbarrierUnit::arrived_twice_words(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op) const {
+  const CtaBarriers& c = ctas_[cta];
+  const Warp& w = sim_.warp(warp);
+  auto [pw, pop] = c.phase_signal[flat];
+  if (w.cta != cta || w.index >= 32 || pw == ~0u || pop == op || (c.last_arrive_mask[flat] >> w.index & 1) == 0) return "";
+  const Warp& prev = sim_.warp(pw);
+  if (prev.role != w.role || prev.cta != cta) return "";
+  const auto& p = sim_.program();
+  const MBarrier& b = c.barriers[flat];
+  const std::uint32_t decl = decl_[flat];
+  std::string sibling;
+  for (std::uint32_t d = 0; d < p.mbarriers.size(); ++d) {
+    if (d == decl || p.mbarriers[d].size != p.mbarriers[decl].size) continue;
+    const isa::OpDesc* wait = nullptr;
+    // Signalled on some path a warp of the cluster takes (an op in a branch no warp reaches does not count).
+    bool signalled = false;
+    for (std::uint32_t peer : sim_.cluster_of(sim_.cta(cta)).ctas)
+      for (int i = 0; i < p.warps && !signalled; ++i)
+        signalled = may_signal(sim_.cta(peer).first_warp + static_cast<std::uint32_t>(i), p.mbarrier_layout.base[d]);
+    for (const auto& r : p.roles)
+      for (const auto& o : r.ops) {
+        if (const isa::AttrSlot* s = o.slot(isa::Attr::kBar);
+            wait == nullptr && s != nullptr && s->decl == static_cast<int>(d) && (o.kind == isa::OpKind::kWait || o.kind == isa::OpKind::kTestWait))
+          wait = &o;
+      }
+    if (wait != nullptr && !signalled)
+      sibling += fmt::format(". {} is waited on (`{}` at line {}) but no op a warp reaches arrives on it: does `{}` (line {}) mean {}?",
+                             p.mbarriers[d].name, wait->text, wait->loc.line, sim_.op_of(w, op).text, sim_.op_of(w, op).loc.line,
+                             p.mbarriers[d].name);
+  }
+  const isa::OpDesc& before = sim_.op_of(prev, pop);
+  const isa::OpDesc& now = sim_.op_of(w, op);
+  return fmt::format("warp {} ({}) arrives on {} in phase {} through `{}` at line {}, and phase {} completed with the arrivals "
+                     "of warps {}, the latest through another op, `{}` at line {}, and no wait observed it in between: two ops of "
+                     "the role arrive on this barrier, and when both run in one round the phases run ahead of the rounds (a "
+                     "wait on it misses one){}",
+                     w.index, p.roles[w.role].name, barrier_name(flat), b.phase(), now.text, now.loc.line, b.phase() - 1,
+                     arrivers_words(c.last_arrive_mask[flat]), before.text, before.loc.line, sibling);
 }
 
 void MbarrierUnit::cluster_synced(std::uint32_t cluster) {
@@ -335,6 +384,7 @@ void MbarrierUnit::note_arrival(std::uint32_t cta, std::uint32_t flat, std::uint
     sim_.observers().each(id, [&](Observer& o) { o.stage_ready(id, flat, decl, sim_.program().mbarriers[decl].name, false, sim_.now().v); });
   }
   if (warp_index >= 0 && warp_index < 32) c.arrive_mask[flat] |= std::uint64_t{1} << (warp_index + (w.cta == cta ? 0 : 32));
+  c.arrive_ranks[flat] |= std::uint32_t{1} << (sim_.cta(w.cta).rank & 31);
 }
 
 void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, const char* by) {
@@ -372,6 +422,8 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   c.last_arrive_mask[flat] = mask64;
   c.phase_masks[flat * kPhaseMasks + (c.barriers[flat].phase() - 1) % kPhaseMasks] = mask64;
   c.arrive_mask[flat] = 0;
+  c.phase_ranks[flat * kPhaseMasks + (c.barriers[flat].phase() - 1) % kPhaseMasks] = c.arrive_ranks[flat];
+  c.arrive_ranks[flat] = 0;
   Cycle now = sim_.now();
   Cycle wake = now + sim_.jit(sim_.machine().mbarrier_wake_cycles);
   auto& waiters = c.waiters[flat];
@@ -747,6 +799,20 @@ std::uint64_t MbarrierUnit::recent_arrivers(std::uint32_t cta, std::uint32_t fla
   const CtaBarriers& c = ctas_[cta];
   std::uint64_t m = c.arrive_mask[flat];
   for (std::int64_t i = 0; i < kPhaseMasks; ++i) m |= c.phase_masks[flat * kPhaseMasks + i];
+  return m;
+}
+
+std::uint32_t MbarrierUnit::phase_arriver_ranks(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const {
+  const CtaBarriers& c = ctas_[cta];
+  const std::int64_t completed = c.barriers[flat].phase();
+  if (phase < 0 || phase >= completed || phase < completed - kPhaseMasks) return 0;
+  return c.phase_ranks[flat * kPhaseMasks + phase % kPhaseMasks];
+}
+
+std::uint32_t MbarrierUnit::recent_arriver_ranks(std::uint32_t cta, std::uint32_t flat) const {
+  const CtaBarriers& c = ctas_[cta];
+  std::uint32_t m = c.arrive_ranks[flat];
+  for (std::int64_t i = 0; i < kPhaseMasks; ++i) m |= c.phase_ranks[flat * kPhaseMasks + i];
   return m;
 }
 

@@ -63,6 +63,10 @@ class MbarrierUnit : public Unit {
   std::uint64_t phase_arrivers(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const;
   // Every warp that arrived in the current phase or one of the kPhaseMasks latest completed (same bits).
   std::uint64_t recent_arrivers(std::uint32_t cta, std::uint32_t flat) const;
+  // The cluster ranks whose warps arrived in phase `phase` (one of the kPhaseMasks latest completed, else 0), and in the
+  // current phase or any of those: bit r for rank r.
+  std::uint32_t phase_arriver_ranks(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const;
+  std::uint32_t recent_arriver_ranks(std::uint32_t cta, std::uint32_t flat) const;
   // Those warps in words: "4,5,6,7", "4,5 and the peer CTA's 4,5".
   static std::string arrivers_words(std::uint64_t mask);
   // Whether warp `warp_id`'s code arrives on element `flat` (of any CTA) on some path: walked from its role's start with
@@ -147,6 +151,8 @@ class MbarrierUnit : public Unit {
     // sets of warps usually mean more arrivals per phase than the barrier's count (reported as a note).
     std::vector<std::uint64_t> arrive_mask, last_arrive_mask;  // (last_phase_arrivers)
     std::vector<std::uint64_t> phase_masks;  // [flat * kPhaseMasks + phase % kPhaseMasks]: completed phases' arrivers
+    // The same by the arriving warps' cluster ranks (bit r: a warp of rank r arrived): which CTAs released a phase.
+    std::vector<std::uint32_t> arrive_ranks, phase_ranks;
     std::vector<std::pair<std::uint32_t, std::uint32_t>> last_signal;  // the latest arrival's warp id and op (~0u: none)
     std::vector<std::pair<std::uint32_t, std::uint32_t>> phase_signal;  // the same at the previous phase's completion
     // Multicast TMA loads of the cluster completing on an element of this barrier kind whose mask left this CTA out,
@@ -197,6 +203,7 @@ class MbarrierUnit : public Unit {
   std::string element_skipped(std::uint32_t slot, std::uint32_t flat) const;
   std::string latest_arrival(std::uint32_t slot, std::uint32_t flat) const;
   std::string op_words(std::uint32_t warp_id, std::uint32_t op, bool with_cta) const;
+  std::string arrived_twice_words(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op) const;
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive
   // of the next phase.

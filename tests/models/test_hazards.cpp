@@ -1214,8 +1214,13 @@ kernel mc grid=(2,1,1) cluster=(2,1,1) warps=8 {{
   CHECK(ok.outcome == Outcome::kFinished);
   auto local = run_text(prog(false));
   REQUIRE(hazard(local));
-  CHECK_THAT(local.diagnosis->message, Catch::Contains("of CTA 1 is") && Catch::Contains("cannot wait on another CTA's barrier") &&
-                                           !Catch::Contains("with parity"));
+  // CTA 0's producer waited on its own empty[0], whose phase completed with rank 0's arrivals alone: CTA 1's consumers,
+  // which read the multicast slice, never release it.
+  CHECK_THAT(local.diagnosis->message, Catch::Contains("of CTA 1 is") &&
+                                           Catch::Contains("that phase completed with the arrivals of cluster rank(s) 0 alone "
+                                                           "(count 1), none of rank 1 (CTA 1), whose warps use sB[0]") &&
+                                           Catch::Contains("rank 1 arrived on it in none of its recent phases") &&
+                                           Catch::Contains("`arrive EMPTY cta=R` for each such rank R") && !Catch::Contains("with parity"));
 }
 
 TEST_CASE("hazards: a race across a named barrier whose thread count splits the warps into two uses has a note", "[hazards][named]") {

@@ -193,6 +193,7 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
       }
       case Via::kUmma:
       case Via::kTmemCp:
+        if (std::string note = commit_note(prior, now); !note.empty()) return note;
         return fmt::format("the tensor cores read the operand until a later `umma.commit` of warp {} arrives on a barrier; "
                            "this op must be ordered after a wait on that barrier",
                            pw.index);
@@ -275,7 +276,7 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
   }
   if (prior.done_phase >= 0) {
     if (now.write && prior.write)
-      if (std::string note = release_ranks_note(cta, buffer, now); !note.empty()) return note;
+      if (std::string note = release_ranks_note(cta, buffer, now, -1); !note.empty()) return note;
     std::string name, where;
     barrier_words(prior.comp[0], name, where);
     const std::uint32_t bar_rank =
@@ -340,6 +341,10 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
     return note;
   }
   if (std::string note = refill_note(cta, buffer, prior, now); !note.empty()) return note;
+  // A writer in another CTA of the cluster (a 2-SM pair's MMA into the peer's TMEM, a multicast refill) whose observed
+  // release phase had no arrival of the buffer's CTA.
+  if (now.write && sim_.warp(now.warp).cta != cta)
+    if (std::string note = release_ranks_note(cta, buffer, now, pw.role); !note.empty()) return note;
   if (!wait.empty())
     return fmt::format("its access ended at the covering {} of warp {}, and nothing orders that wait before this op: warp {} "
                        "must release the buffer (arrive on a barrier that warp {} waits on, or a named barrier both use) "
@@ -347,6 +352,7 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                        wait, pw.index, pw.index, now_index) +
            global_hint(prior, now);
   if (std::string note = early_release_note(prior, now); !note.empty()) return note;
+  if (std::string note = arrive_only_note(prior, now); !note.empty()) return note;
   return fmt::format("nothing orders warp {}'s op before this one: warp {} must arrive on a barrier after its access (an "
                      "mbarrier that warp {} then waits on, or a named barrier both use)",
                      pw.index, pw.index, now_index) +
@@ -429,45 +435,65 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
   return "";
 }
 
-std::string HazardUnit::release_ranks_note(std::uint32_t cta, std::uint32_t buffer, const Rec& now) const {
+std::string HazardUnit::release_ranks_note(std::uint32_t cta, std::uint32_t buffer, const Rec& now, int reader_role) const {
   if (now.warp >= last_acquired_.size()) return "";
-  auto [bc, bf] = last_acquired_[now.warp];
-  if (bc == kNone || bf == kNone) return "";
-  const Cta& bcta = sim_.cta(bc);
-  const Cta& dcta = sim_.cta(cta);  // the buffer's CTA, whose warps use it
-  if (bcta.cluster_slot != dcta.cluster_slot) return "";
   const auto& p = sim_.program();
   const MbarrierUnit& mb = *mbar_;
-  const std::uint32_t decl = mb.decl_of(bf);
-  // Only a barrier the roles release with arrives (an empty barrier), not one the writes complete.
-  bool released = false;
-  for (const auto& r : p.roles)
-    for (const auto& d : r.ops) released = released || (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl)));
-  if (!released) return "";
-  const std::int64_t seen =
-      static_cast<std::int64_t>(const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(bcta.rank, bf)]) - 1;
-  const std::uint32_t ranks = mb.phase_arriver_ranks(bc, bf, seen);
+  const Cta& dcta = sim_.cta(cta);  // the buffer's CTA, whose warps use it
+  const std::uint32_t wcta = sim_.warp(now.warp).cta;
+  if (sim_.cta(wcta).cluster_slot != dcta.cluster_slot) return "";
+  // A barrier the roles release with arrives (an empty barrier), not one the writes complete; with a reader's role, one
+  // that role arrives on.
+  auto released = [&](std::uint32_t decl) {
+    for (std::size_t r = 0; r < p.roles.size(); ++r)
+      if (reader_role < 0 || static_cast<int>(r) == reader_role)
+        for (const auto& d : p.roles[r].ops)
+          if (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl))) return true;
+    return false;
+  };
   const std::uint32_t bit = std::uint32_t{1} << (dcta.rank & 31);
-  if (ranks == 0 || (ranks & bit) != 0) return "";
-  std::vector<int> list;
-  for (int r = 0; r < 32; ++r)
-    if (ranks >> r & 1) list.push_back(r);
-  const std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf) + (bc == sim_.warp(now.warp).cta ? "" : fmt::format(" of CTA {}", bcta.id));
-  const std::string head =
-      fmt::format("warp {} waited last on {} (phase {}), and that phase completed with the arrivals of cluster rank(s) {} "
-                  "alone (count {}), none of rank {} (CTA {}), whose warps use {}",
-                  sim_.warp(now.warp).index, name, seen, fmt::join(list, ","), mb.count_of(bc, bf), dcta.rank, dcta.id,
-                  buffer_name(buffer));
-  if (mb.recent_arriver_ranks(bc, bf) & bit)
-    return head + fmt::format(": rank {} does release it, later. More CTAs arrive on {} per phase than its count, so the "
-                              "phase completes before every CTA that uses the stage released it (a stage multicast into N "
-                              "CTAs is released by each of them: the count covers N times each one's arrivals)",
-                              dcta.rank, p.mbarriers[decl].name);
-  return head + fmt::format(", and rank {} arrived on it in none of its recent phases: its warps do not release {}. A CTA "
-                            "releases the empty barrier of every CTA whose loads land in its buffers, itself and the CTAs "
-                            "that multicast into it (`arrive EMPTY cta=R` for each such rank R, with the count covering all "
-                            "of them); where it does, check the ranks its release names",
-                            dcta.rank, name);
+  // The phase of element `bf` of CTA slot `bc` the writer observed last, completed without any warp of the buffer's CTA.
+  auto note_on = [&](std::uint32_t bc, std::uint32_t bf, bool waited) -> std::string {
+    if (bc == kNone || bf == kNone || !released(mb.decl_of(bf))) return "";
+    const Cta& bcta = sim_.cta(bc);
+    const std::int64_t seen =
+        static_cast<std::int64_t>(const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(bcta.rank, bf)]) - 1;
+    const std::uint32_t ranks = mb.phase_arriver_ranks(bc, bf, seen);
+    if (ranks == 0 || (ranks & bit) != 0) return "";
+    std::vector<int> list;
+    for (int r = 0; r < 32; ++r)
+      if (ranks >> r & 1) list.push_back(r);
+    const std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf) + (bc == wcta ? "" : fmt::format(" of CTA {}", bcta.id));
+    const std::string head =
+        fmt::format("warp {} {} {} (phase {}), and that phase completed with the arrivals of cluster rank(s) {} alone (count "
+                    "{}), none of rank {} (CTA {}), whose warps use {}",
+                    sim_.warp(now.warp).index, waited ? "waited last on" : "observed", name, seen, fmt::join(list, ","),
+                    mb.count_of(bc, bf), dcta.rank, dcta.id, buffer_name(buffer));
+    if (mb.recent_arriver_ranks(bc, bf) & bit)
+      return head + fmt::format(": rank {} does release it, later. More CTAs arrive on {} per phase than its count, so the "
+                                "phase completes before every CTA that uses the stage released it (a stage multicast into N "
+                                "CTAs is released by each of them: the count covers N times each one's arrivals)",
+                                dcta.rank, p.mbarriers[mb.decl_of(bf)].name);
+    return head + fmt::format(", and rank {} arrived on it in none of its recent phases: its warps do not release {}. A CTA "
+                              "releases the empty barrier of every CTA whose loads or MMAs write its buffers, itself and the "
+                              "CTAs that multicast into it or a 2-SM pair's leader (`arrive EMPTY cta=R` for each such rank R, "
+                              "with the count covering all of them); where it does, check the ranks its release names",
+                              dcta.rank, name);
+  };
+  auto [lc, lf] = last_acquired_[now.warp];
+  if (std::string n = note_on(lc, lf, true); !n.empty()) return n;
+  // The writer's latest wait was elsewhere (an MMA warp waits for its stage after the accumulator's empty barrier): the
+  // barriers of its own CTA that the reader's role releases.
+  if (reader_role < 0) return "";
+  for (std::uint32_t d = 0; d < p.mbarriers.size(); ++d) {
+    if (!released(d)) continue;
+    for (int e = 0; e < p.mbarriers[d].size; ++e) {
+      const std::uint32_t f = p.mbarrier_layout.base[d] + static_cast<std::uint32_t>(e);
+      if (wcta == lc && f == lf) continue;
+      if (std::string n = note_on(wcta, f, false); !n.empty()) return n;
+    }
+  }
+  return "";
 }
 
 std::string HazardUnit::early_release_note(const Rec& prior, const Rec& now) const {
@@ -495,6 +521,20 @@ std::string HazardUnit::early_release_note(const Rec& prior, const Rec& now) con
                      "before its access at line {}, so that release does not cover it. Move the arrive after the buffer's "
                      "last use (for a buffer a TMA store then reads, after the `tma.wait N read` that covers the store)",
                      pw.index, name, which, sim_.warp(now.warp).index, seen, access.loc.line);
+}
+
+std::string HazardUnit::arrive_only_note(const Rec& prior, const Rec& now) const {
+  const auto& nb = const_cast<Simulator&>(sim_).find<NamedBarrierUnit>();
+  const NamedBarrierUnit::LastUse last = nb.last_use_of(now.warp);
+  const Warp& nw = sim_.warp(now.warp);
+  const Warp& pw = sim_.warp(prior.warp);
+  if (last.id < 0 || last.wait || pw.cta != nw.cta || pw.role < 0 || !nb.warp_uses(prior.warp, last.id)) return "";
+  const isa::OpDesc& d = sim_.op_of(nw, last.op);
+  return fmt::format("warp {}'s latest named-barrier op is `{}` (line {}), which arrives without waiting: it orders warp {}'s "
+                     "earlier accesses before the warps that then wait on barrier {}, and warp {} after nothing. Warp {} uses "
+                     "barrier {} too: the side that must wait for the other's accesses before it goes on (here warp {}, "
+                     "before it writes) needs `bar.sync {}`",
+                     nw.index, d.text, d.loc.line, nw.index, last.id, nw.index, pw.index, last.id, nw.index, last.id);
 }
 
 std::string HazardUnit::refill_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const {
@@ -526,13 +566,23 @@ std::string HazardUnit::commit_note(const Rec& prior, const Rec& now) const {
   const isa::OpDesc& mma = sim_.op_of(mw, prior.op);
   const std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);
   const int now_index = sim_.warp(now.warp).index;
+  if (sd.kind == isa::OpKind::kUmmaCommit && sw == prior.warp && sd.loc.file == mma.loc.file && sd.loc.line > mma.loc.line &&
+      same_loop(mw.role, prior.op, sop))
+    // A commit after the MMA in the code, in the innermost loop that holds the MMA: it commits every pass (a k-block's),
+    // so the barrier completes a phase per pass and the wait returned on an earlier pass's commit.
+    return fmt::format("warp {} did wait on {}, whose latest phase was completed by '{}' at line {} (warp {}), an earlier pass "
+                       "of the loop that holds this umma (line {}): that commit runs every pass, so {} completes a phase per "
+                       "pass and a wait on it returns before the last umma it should cover. Commit to {} once, after the "
+                       "loop (an accumulator's 'full' barrier: once per tile, after the k-loop)",
+                       now_index, name, sd.text, sd.loc.line, signaller.index, mma.loc.line, name, name);
   if (sd.kind == isa::OpKind::kUmmaCommit && sw == prior.warp && sd.loc.file == mma.loc.file && sd.loc.line < mma.loc.line)
     // The MMA's write is still in flight, so no commit of its thread after it has landed: the commit that completed the
     // phase came before it, and it stands before the MMA in the code (one after it would be an earlier tile's: a stale
     // parity, which other notes name).
     return fmt::format("warp {} did wait on {}, whose latest phase was completed by '{}' at line {} (warp {}), but warp {} "
                        "issued that commit before this umma (line {}): a `umma.commit` tracks only the tcgen05 ops its thread "
-                       "issued before it (tcgen05.commit). Commit to {} after the tile's last umma",
+                       "issued before it (tcgen05.commit). Commit to {} after the umma it must cover (an accumulator's: after "
+                       "the tile's last umma)",
                        now_index, name, sd.text, sd.loc.line, signaller.index, mw.index, mma.loc.line, name);
   // A plain arrive by the MMA's own thread, or its role's (one that signals its accumulator instead of committing); a
   // barrier other warps complete has nothing to do with the accumulator (the generic words ask for its wait).
@@ -549,6 +599,26 @@ std::string HazardUnit::commit_note(const Rec& prior, const Rec& now) const {
                                      : fmt::format(" (its commits: {}, none on a barrier warp {} waited on last)",
                                                    fmt::join(commits, ", "), now_index),
                      name, name);
+}
+
+bool HazardUnit::same_loop(int role, std::uint32_t op_a, std::uint32_t op_b) const {
+  if (role < 0) return false;
+  const auto& code = sim_.program().roles[static_cast<std::size_t>(role)].code;
+  auto index_of = [&](std::uint32_t op) -> std::int64_t {
+    for (std::size_t i = 0; i < code.size(); ++i)
+      if (code[i].opc == isa::Opc::kOp && code[i].a == op) return static_cast<std::int64_t>(i);
+    return -1;
+  };
+  const std::int64_t a = index_of(op_a), b = index_of(op_b);
+  if (a < 0 || b < 0) return false;
+  // The innermost loop around `a`: the backward jump whose span [target, jump] holds it with the latest target.
+  std::int64_t head = -1, tail = -1;
+  for (std::size_t j = 0; j < code.size(); ++j) {
+    const auto target = static_cast<std::int64_t>(code[j].a);
+    if (code[j].opc == isa::Opc::kJump && target <= a && a < static_cast<std::int64_t>(j) && target > head)
+      head = target, tail = static_cast<std::int64_t>(j);
+  }
+  return head >= 0 && head <= b && b < tail;
 }
 
 std::string HazardUnit::named_note(const Rec& prior, const Rec& now) const {
@@ -612,6 +682,9 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
     why = kind == "WAR" ? fmt::format("nothing had written {} when warp {} read it, so it read before the first write: {}", buf,
                                       sim_.warp(prior.warp).index, skipped)
                         : skipped;
+  } else if (std::string stage = kind == "WAR" && prior.unwritten ? tmem_stage_note(cta, buffer, prior) : std::string();
+             !stage.empty()) {
+    why = stage;
   } else {
     why = missing(cta, buffer, prior, now, vc);
     // A read of what nothing had written yet, then the first write: the reader did not wait for the writer (the
@@ -624,6 +697,38 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
                                                   : "on the barrier the write completes on, or one its writer arrives on after it");
   }
   sim_.ub(now.warp, now.op, title, fmt::format("{}; {}{}", what, why, named_note(prior, now)), true);
+}
+
+std::string HazardUnit::tmem_stage_note(std::uint32_t cta, std::uint32_t buffer, const Rec& reader) const {
+  if (buffer < tmem_base_ || !tracks_tmem_) return "";
+  // The chunks whose accumulator writes the reader is ordered after now (the stage its waits covered).
+  const Clock* vc = const_cast<HazardUnit*>(this)->vc_of(reader.warp);
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> ranges;  // columns [first, last]
+  for (std::uint32_t c = 0; c < kTmemChunks; ++c) {
+    const Buffer& b = buffers_[cta][tmem_base_ + c];
+    const bool covered = std::any_of(b.writes.begin(), b.writes.end(),
+                                     [&](const Rec& w) { return w.via == Via::kTmemMma && ordered(w, vc); });
+    if (!covered) continue;
+    if (!ranges.empty() && ranges.back().second + 1 == c * kTmemChunk)
+      ranges.back().second = c * kTmemChunk + kTmemChunk - 1;
+    else
+      ranges.push_back({c * kTmemChunk, c * kTmemChunk + kTmemChunk - 1});
+  }
+  if (ranges.empty()) return "";
+  const std::uint32_t col = (buffer - tmem_base_) * kTmemChunk;
+  for (auto [a, z] : ranges)
+    if (a <= col && col <= z) return "";
+  std::vector<std::string> words;
+  for (auto [a, z] : ranges) words.push_back(fmt::format("{}..{}", a, z));
+  std::string waited;
+  if (reader.warp < last_acquired_.size())
+    if (auto [bc, bf] = last_acquired_[reader.warp]; bc != kNone && bf != kNone)
+      waited = fmt::format(" (its latest wait: {})", sim_.program().mbarrier_layout.element_name(sim_.program().mbarriers, bf));
+  const int r = sim_.warp(reader.warp).index;
+  return fmt::format("warp {} is ordered after the accumulator writes to TMEM columns {}, the stage its waits covered{}, but it "
+                     "read columns {}..{}, which nothing had written then: its tmem= address names another accumulator stage "
+                     "than the barrier it waited on (the columns of stage a start at a x the stage's width)",
+                     r, fmt::join(words, ", "), waited, col, col + kTmemChunk - 1);
 }
 
 bool HazardUnit::skipped_write(std::uint32_t skip_bar, const Rec& reader, const Rec& writer) const {

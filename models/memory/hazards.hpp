@@ -374,13 +374,23 @@ class HazardUnit : public Unit {
   std::string commit_note(const Rec& prior, const Rec& now) const;
   // A write whose writer waited last on a barrier the roles release: the phase it observed completed without any
   // warp of the buffer's CTA (a count below the CTAs releasing it, or releases sent to other ranks).
-  std::string release_ranks_note(std::uint32_t cta, std::uint32_t buffer, const Rec& now) const;
+  // `reader_role`: the earlier access's role, whose releases are searched when the writer's latest wait was not one
+  // (-1: only that wait).
+  std::string release_ranks_note(std::uint32_t cta, std::uint32_t buffer, const Rec& now, int reader_role) const;
   // The earlier access's warp did arrive on the barrier the later one waited on, in the phase it observed, but before
   // that access (a release placed before the last use).
   std::string early_release_note(const Rec& prior, const Rec& now) const;
   // A cp.async refill of an element its own warp read since its latest cp.async.wait, with the same op as the other
   // reader: the refill writes the stage being read (a ring index error no barrier fixes).
   std::string refill_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const;
+  // The later access's warp last used a named barrier with bar.arrive (no wait) that the earlier access's warp syncs on:
+  // it is ordered after nothing the others did (a writer that must wait for the readers uses bar.sync).
+  std::string arrive_only_note(const Rec& prior, const Rec& now) const;
+  // Whether op `op_b` of role `role` lies in the innermost loop that holds op `op_a` (their role's code).
+  bool same_loop(int role, std::uint32_t op_a, std::uint32_t op_b) const;
+  // A read of never-written TMEM chunk `buffer` by a warp ordered after accumulator writes to other columns: its address
+  // names another stage than the one it waited for (empty when that does not hold).
+  std::string tmem_stage_note(std::uint32_t cta, std::uint32_t buffer, const Rec& reader) const;
   std::vector<std::uint32_t> parts_free_;
 };
 

@@ -30,10 +30,23 @@ class ProxyFenceUnit : public Unit {
   // writer whose writes this op is ordered after has not fenced (one it is not ordered after races with it: the
   // race checker's report). `readers`: the warps of a warpgroup's op (default: the executing warp).
   void check_async_read(const OpContext& ctx, isa::Attr a, std::span<const std::uint32_t> readers = {});
+  // The async proxy writes smem element `flat` of CTA slot `slot` (a TMA load's box landing there), issued by the
+  // executing warp: generic writes ordered before it must be fenced too (PTX ISA, memory consistency across proxies: a
+  // st.shared not fenced may land after the TMA's bytes).
+  void check_async_write(const OpContext& ctx, std::uint32_t slot, std::uint32_t flat);
 
  private:
+  // The check of both: `verb` "reads" or "writes"; `slot`/`f` the element; `readers` the warps the access is ordered
+  // after (the issuing warp, or a warpgroup's).
+  void check(const OpContext& ctx, std::uint32_t slot, std::uint32_t f, std::span<const std::uint32_t> readers, const char* verb);
   std::vector<std::vector<std::uint32_t>> dirty_;  // by CTA slot, per smem element: warps with unfenced writes
   std::vector<std::vector<int>> last_;  // by CTA slot, per smem element x 32 warps: the line of its latest st.shared
+  // By CTA slot, per smem element x 32 warps: 1 + the writer's own clock (HazardUnit::own_clock) at the fence that
+  // covered its latest st.shared of the element; 0 while none did. An access ordered after the write but not after
+  // that fence (a fence placed after the release that hands the buffer over) fences nothing for it.
+  std::vector<std::vector<std::uint32_t>> fenced_;
+  std::vector<std::vector<std::uint32_t>> fenced_mask_;  // by CTA slot, per smem element: warps with fenced_ set
+  std::vector<std::vector<int>> fence_line_;  // by CTA slot, per warp: the line of its latest fence.proxy.async
   HazardUnit* hazards_ = nullptr;
   LsuUnit* lsu_ = nullptr;
 };

@@ -94,7 +94,11 @@ DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int6
   }
   for (std::size_t i = 0; i < kept.size(); ++i)
     if (!alike[i].empty()) kept[i] += fmt::format(" (and {} more of the same form, with other numbers)", alike[i].size());
-  if (!starts.empty())
+  // Each side waiting for the other needs two barriers that never started (an 'empty' and a 'full'); waits on one alone
+  // (consumers of a ring whose producer stopped for another reason, which its own cause names) are no such start.
+  std::set<std::string> start_barriers;
+  for (const auto& entry : starts) start_barriers.insert(entry.substr(0, entry.find(" (role ")));
+  if (start_barriers.size() >= 2)
     kept.push_back(fmt::format("nothing has arrived on {}: each side waits for the other before its first arrive. The side "
                             "whose buffers start free must not wait for phase 0: CUTLASS producers start at phase 1 (their "
                             "first wait on an 'empty' barrier uses parity 1 and passes at once)",

@@ -46,6 +46,8 @@ OpResult NamedBarrierUnit::execute(OpContext& ctx) {
 
 void NamedBarrierUnit::arrive(OpContext& ctx, int id, std::int64_t threads, bool wait) {
   Warp& w = ctx.warp;
+  if (ctx.warp_id >= last_.size()) last_.resize(ctx.warp_id + 1);
+  last_[ctx.warp_id] = {id, wait, ctx.op};
   Barrier& nb = ctas_[w.cta].bar[id];
   bool all = threads < 0;
   if (all) threads = static_cast<std::int64_t>(sim_.program().warps) * isa::kWarpSize;

@@ -33,6 +33,14 @@ class NamedBarrierUnit : public Unit {
   // Whether warp `warp_id`'s code reaches a bar.sync or bar.arrive on barrier `id` on some path (isa::may_reach: an id
   // chosen by the warp's built-ins, or behind `if warp ==`, counts for the warps that take it only).
   bool warp_uses(std::uint32_t warp_id, int id) const;
+  // A warp's latest named-barrier op: its id, whether it waited (bar.sync) or only arrived (bar.arrive), and the op (for
+  // reports: a bar.arrive orders nothing after the other warps' arrivals); id -1 when it used none.
+  struct LastUse {
+    int id = -1;
+    bool wait = false;
+    std::uint32_t op = 0;
+  };
+  LastUse last_use_of(std::uint32_t warp_id) const { return warp_id < last_.size() ? last_[warp_id] : LastUse{}; }
 
  private:
   struct Barrier {
@@ -62,6 +70,7 @@ class NamedBarrierUnit : public Unit {
   void release(std::uint32_t cta, int id);
 
   std::vector<CtaState> ctas_;  // by CTA slot
+  std::vector<LastUse> last_;   // by warp id (last_use_of)
   std::uint16_t causes_[isa::kNamedBarriers];
   HazardUnit* hazards_ = nullptr;
   mutable std::uint64_t walk_budget_ = std::uint64_t{1} << 26;  // warp_uses's walks, over the whole run

@@ -175,6 +175,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
         Signal s = mbar_->signal_to(t, SignalKind::kCompleteTx, f, bytes, ctx.warp_id, ctx.op);
         // The box lands in CTA t (in this CTA with bar_cta=) and completes with t's barrier phase.
         std::uint32_t lands_in = ctx.present(Attr::kBarCta) ? ctx.cta_slot() : t;
+        proxy_->check_async_write(ctx, lands_in, dst);
         s.hb = hazards_->async_access(ctx.warp_id, ctx.op, lands_in, dst, true, HazardUnit::Via::kTmaLoad, t, f);
         if (!obs.empty()) s.token = obs.signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
         mbar_->on_its_way(s);

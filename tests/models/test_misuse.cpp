@@ -251,6 +251,466 @@ kernel multistage grid=(1,1,1) warps=4 {
   }
 }
 )";
+// A mixed-input transform warpgroup converts B with st.shared and fences after its arrive instead of before.
+const char* kFenceAfterArrive = R"(param STAGES = 2
+param KT = 8
+kernel k grid=(1,1,1) warps=12 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=128
+  mbarrier conv_full[STAGES] count=128
+  mbarrier conv_empty[STAGES] count=1
+  smem sA[STAGES] bytes=16K
+  smem sBq[STAGES] bytes=4K
+  smem sBc[STAGES] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=u8 shape=(4096, 2048)
+  warp 0 producer {
+    elect {
+      for k in 0..KT {
+        let s = k % STAGES
+        wait empty[s] parity=((k / STAGES) & 1) ^ 1
+        arrive.expect_tx full[s] tx=20K
+        tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s] swizzle=128
+        tma.load B box=(128, 32) at=(0, k * 32) dst=sBq[s] bar=full[s] swizzle=32
+      }
+    }
+  }
+  warpgroup 1 transform {
+    for k in 0..KT {
+      let s = k % STAGES
+      wait full[s] parity=(k / STAGES) & 1
+      wait conv_empty[s] parity=((k / STAGES) & 1) ^ 1
+      ld.shared bytes=1K src=sBq[s]
+      compute cycles=60
+      st.shared bytes=4K dst=sBc[s]
+      if FIXED == 1 { fence.proxy.async }
+      arrive conv_full[s]
+      if FIXED == 0 { fence.proxy.async }
+    }
+  }
+  warpgroup 2 mma {
+    for k in 0..KT {
+      let s = k % STAGES
+      wait conv_full[s] parity=(k / STAGES) & 1
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[s] b=sBc[s] count=8
+      wgmma.commit
+      wgmma.wait 0
+      arrive empty[s]
+      if warp_in_role == 0 { elect { arrive conv_empty[s] } }
+    }
+  }
+}
+)";
+// A named-barrier ring whose copier only arrives (bar.arrive) on the barrier it should wait on.
+const char* kArriveOnly = R"(param KT = 16
+kernel k grid=(1,1,1) warps=5 {
+  smem sA[2] bytes=8K
+  warp 0 copier {
+    for k in 0..KT {
+      let s = k % 2
+      if k >= 2 {
+        if FIXED == 1 { bar.sync 3 + s threads=160 }
+        if FIXED == 0 { bar.arrive 3 + s threads=160 }
+      }
+      cp.async bytes=8K dst=sA[s]
+      cp.async.commit
+      cp.async.wait 0
+      bar.arrive 1 + s threads=160
+    }
+  }
+  warps 1..5 math {
+    for k in 0..KT {
+      let s = k % 2
+      bar.sync 1 + s threads=160
+      ldmatrix bytes=2K src=sA[s]
+      compute cycles=200
+      if k + 2 < KT { bar.arrive 3 + s threads=160 }
+    }
+  }
+}
+)";
+// A consumer writes scratch into a stage with st.shared and releases it, unfenced, to a TMA refill.
+const char* kGenericThenTma = R"(param STAGES = 2
+param KT = 8
+kernel k grid=(1,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=4
+  smem sK[STAGES] bytes=16K
+  tensor K dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    elect {
+      for k in 0..KT {
+        let s = k % STAGES
+        wait empty[s] parity=((k / STAGES) & 1) ^ 1
+        arrive.expect_tx full[s] tx=16K
+        tma.load K box=(128, 64) at=(k * 128, 0) dst=sK[s] bar=full[s] swizzle=128
+      }
+    }
+  }
+  warpgroup 1 consumer {
+    for k in 0..KT {
+      let s = k % STAGES
+      wait full[s] parity=(k / STAGES) & 1
+      ld.shared bytes=4K src=sK[s]
+      compute cycles=100
+      st.shared bytes=512 dst=sK[s]
+      bar.sync 1 threads=128
+      ld.shared bytes=512 src=sK[s]
+      bar.sync 1 threads=128
+      if FIXED == 1 { fence.proxy.async }
+      elect { arrive empty[s] }
+    }
+  }
+}
+)";
+// An sm100 MMA warp that commits to the accumulator's full barrier inside the k-loop.
+const char* kCommitInLoop = R"(param STAGES = 4
+param KT = 4
+param TILES = 4
+kernel k grid=(1,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=1
+  mbarrier acc_full count=1
+  mbarrier acc_empty count=128
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=32K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    let g = 0
+    elect {
+      for t in 0..TILES {
+        for k in 0..KT {
+          let s = g % STAGES
+          wait empty[s] parity=((g / STAGES) & 1) ^ 1
+          arrive.expect_tx full[s] tx=48K
+          tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s] swizzle=128
+          tma.load B box=(256, 64) at=(0, k * 64) dst=sB[s] bar=full[s] swizzle=128
+          let g = g + 1
+        }
+      }
+    }
+  }
+  warp 1 mma {
+    tmem.alloc cols=256 -> tmem
+    bar.arrive 6 threads=160
+    let g = 0
+    for t in 0..TILES {
+      wait acc_empty parity=(t & 1) ^ 1
+      for k in 0..KT {
+        let s = g % STAGES
+        wait full[s] parity=(g / STAGES) & 1
+        elect {
+          umma m128n256k16 kind=f16 a=sA[s] b=sB[s] count=4 tmem=tmem
+          umma.commit empty[s]
+          if FIXED == 0 { umma.commit acc_full }
+        }
+        let g = g + 1
+      }
+      if FIXED == 1 { elect { umma.commit acc_full } }
+    }
+    tmem.relinquish
+    wait acc_empty parity=(TILES & 1) ^ 1
+    tmem.dealloc tmem cols=256
+  }
+  warpgroup 1 epilogue {
+    bar.sync 6 threads=160
+    for t in 0..TILES {
+      wait acc_full parity=t & 1
+      for n in 0..4 { tmem.ld 32x32b.x64 tmem=n * 64 }
+      tmem.wait ld
+      arrive acc_empty
+      compute cycles=300
+    }
+  }
+}
+)";
+// An sm100 MMA warp that commits a stage to its empty barrier before the umma that reads it.
+const char* kCommitBeforeUmma = R"(param STAGES = 4
+param KT = 4
+param TILES = 4
+kernel k grid=(1,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=1
+  mbarrier acc_full count=1
+  mbarrier acc_empty count=128
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=32K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    let g = 0
+    elect {
+      for t in 0..TILES {
+        for k in 0..KT {
+          let s = g % STAGES
+          wait empty[s] parity=((g / STAGES) & 1) ^ 1
+          arrive.expect_tx full[s] tx=48K
+          tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s] swizzle=128
+          tma.load B box=(256, 64) at=(0, k * 64) dst=sB[s] bar=full[s] swizzle=128
+          let g = g + 1
+        }
+      }
+    }
+  }
+  warp 1 mma {
+    tmem.alloc cols=256 -> tmem
+    bar.arrive 6 threads=160
+    let g = 0
+    for t in 0..TILES {
+      wait acc_empty parity=(t & 1) ^ 1
+      for k in 0..KT {
+        let s = g % STAGES
+        wait full[s] parity=(g / STAGES) & 1
+        elect {
+          if FIXED == 0 { umma.commit empty[s] }
+          umma m128n256k16 kind=f16 a=sA[s] b=sB[s] count=4 tmem=tmem
+          if FIXED == 1 { umma.commit empty[s] }
+        }
+        let g = g + 1
+      }
+      elect { umma.commit acc_full }
+    }
+    tmem.relinquish
+    wait acc_empty parity=(TILES & 1) ^ 1
+    tmem.dealloc tmem cols=256
+  }
+  warpgroup 1 epilogue {
+    bar.sync 6 threads=160
+    for t in 0..TILES {
+      wait acc_full parity=t & 1
+      for n in 0..4 { tmem.ld 32x32b.x64 tmem=n * 64 }
+      tmem.wait ld
+      arrive acc_empty
+      compute cycles=300
+    }
+  }
+}
+)";
+// A 2-SM pair whose peer epilogue releases its own acc_empty instead of the leader's.
+const char* kPeerReleasesOwn = R"(param STAGES = 4
+param KT = 4
+param TILES = 4
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=1
+  mbarrier acc_full count=1
+  mbarrier acc_empty count=128 + 128 * FIXED
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    let g = 0
+    elect {
+      for t in 0..TILES {
+        for k in 0..KT {
+          let s = g % STAGES
+          wait empty[s] parity=((g / STAGES) & 1) ^ 1
+          if cluster_rank == 0 { arrive.expect_tx full[s] tx=64K }
+          tma.load A box=(128, 64) at=(cluster_rank * 128, k * 64) dst=sA[s] bar=full[s] bar_cta=0 swizzle=128
+          tma.load B box=(128, 64) at=(cluster_rank * 128, k * 64) dst=sB[s] bar=full[s] bar_cta=0 swizzle=128
+          let g = g + 1
+        }
+      }
+    }
+  }
+  warp 1 mma {
+    tmem.alloc cols=256 cta_group=2 -> tmem
+    bar.arrive 6 threads=160
+    if cluster_rank == 0 {
+      let g = 0
+      for t in 0..TILES {
+        wait acc_empty parity=(t & 1) ^ 1
+        for k in 0..KT {
+          let s = g % STAGES
+          wait full[s] parity=(g / STAGES) & 1
+          elect {
+            umma m256n256k16 kind=f16 a=sA[s] b=sB[s] count=4 cta_group=2 tmem=tmem
+            umma.commit empty[s] multicast=3
+          }
+          let g = g + 1
+        }
+        elect { umma.commit acc_full multicast=3 }
+      }
+      wait acc_empty parity=(TILES & 1) ^ 1
+    }
+    tmem.relinquish cta_group=2
+    tmem.dealloc tmem cols=256 cta_group=2
+  }
+  warpgroup 1 epilogue {
+    bar.sync 6 threads=160
+    for t in 0..TILES {
+      wait acc_full parity=t & 1
+      for n in 0..4 { tmem.ld 32x32b.x64 tmem=n * 64 }
+      tmem.wait ld
+      if FIXED == 1 { arrive acc_empty cta=0 }
+      if FIXED == 0 { arrive acc_empty }
+      compute cycles=300 + 1500 * cluster_rank
+    }
+  }
+}
+)";
+// A 2-slot CLC ring acquired with the one-slot parity.
+const char* kClcTwoSlot = R"(param KTILES = 4
+kernel k grid=(1184,1,1) warps=8 {
+  mbarrier full[4] count=1
+  mbarrier empty[4] count=1
+  mbarrier clc_full[2] count=1
+  mbarrier clc_empty[2] count=96
+  smem sA[4] bytes=16K
+  smem sB[4] bytes=16K
+  tensor A dtype=bf16 shape=(8192, 8192)
+  tensor B dtype=bf16 shape=(8192, 8192)
+  warp 0 sched {
+    let tile = cta
+    let it = 0
+    while tile >= 0 {
+      let c = it % 2
+      let ph = (it & 1) ^ 1
+      if FIXED == 1 { let ph = ((it / 2) & 1) ^ 1 }
+      wait clc_empty[c] parity=ph
+      elect {
+        arrive.expect_tx clc_full[c] tx=16
+        clc.try_cancel bar=clc_full[c]
+      }
+      wait clc_full[c] parity=(it / 2) & 1
+      clc.query bar=clc_full[c] -> tile
+      let it = it + 1
+    }
+  }
+  warp 1 load {
+    let tile = cta
+    let it = 0
+    let g = 0
+    while tile >= 0 {
+      for k in 0..KTILES {
+        let s = g % 4
+        elect {
+          wait empty[s] parity=((g / 4) & 1) ^ 1
+          arrive.expect_tx full[s] tx=32K
+          tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s]
+          tma.load B box=(128, 64) at=(0, k * 64) dst=sB[s] bar=full[s]
+        }
+        let g = g + 1
+      }
+      let c = it % 2
+      wait clc_full[c] parity=(it / 2) & 1
+      clc.query bar=clc_full[c] -> tile
+      arrive clc_empty[c]
+      let it = it + 1
+    }
+  }
+  warp 2 mma {
+    tmem.alloc cols=128 -> tmem
+    let tile = cta
+    let it = 0
+    let g = 0
+    while tile >= 0 {
+      for k in 0..KTILES {
+        let s = g % 4
+        wait full[s] parity=(g / 4) & 1
+        elect {
+          umma m128n128k16 kind=f16 a=sA[s] b=sB[s] count=4 tmem=tmem
+          umma.commit empty[s]
+        }
+        let g = g + 1
+      }
+      compute cycles=400
+      let c = it % 2
+      wait clc_full[c] parity=(it / 2) & 1
+      clc.query bar=clc_full[c] -> tile
+      arrive clc_empty[c]
+      let it = it + 1
+    }
+    tmem.relinquish
+    wait empty[(g - 1) % 4] parity=((g - 1) / 4) & 1
+    tmem.dealloc tmem cols=128
+  }
+  warp 3 epi {
+    let tile = cta
+    let it = 0
+    while tile >= 0 {
+      compute cycles=3000
+      let c = it % 2
+      wait clc_full[c] parity=(it / 2) & 1
+      clc.query bar=clc_full[c] -> tile
+      arrive clc_empty[c]
+      let it = it + 1
+    }
+  }
+}
+)";
+// An sm100 epilogue that waits on one accumulator stage's barrier and loads the other stage's columns.
+const char* kWrongStage = R"(param STAGES = 4
+param KT = 4
+param TILES = 6
+kernel k grid=(1,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=1
+  mbarrier acc_full[2] count=1
+  mbarrier acc_empty[2] count=128
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=32K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    let g = 0
+    elect {
+      for t in 0..TILES {
+        for k in 0..KT {
+          let s = g % STAGES
+          wait empty[s] parity=((g / STAGES) & 1) ^ 1
+          arrive.expect_tx full[s] tx=48K
+          tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s] swizzle=128
+          tma.load B box=(256, 64) at=(0, k * 64) dst=sB[s] bar=full[s] swizzle=128
+          let g = g + 1
+        }
+      }
+    }
+  }
+  warp 1 mma {
+    tmem.alloc cols=512 -> tmem
+    bar.arrive 6 threads=160
+    let g = 0
+    for t in 0..TILES {
+      let a = t % 2
+      wait acc_empty[a] parity=((t / 2) & 1) ^ 1
+      for k in 0..KT {
+        let s = g % STAGES
+        wait full[s] parity=(g / STAGES) & 1
+        elect {
+          umma m128n256k16 kind=f16 a=sA[s] b=sB[s] count=4 tmem=tmem + a * 256
+          umma.commit empty[s]
+        }
+        let g = g + 1
+      }
+      elect { umma.commit acc_full[a] }
+    }
+    tmem.relinquish
+    for i in 0..2 {
+      wait acc_empty[(TILES + i) % 2] parity=(((TILES + i) / 2) & 1) ^ 1
+    }
+    tmem.dealloc tmem cols=512
+  }
+  warpgroup 1 epilogue {
+    bar.sync 6 threads=160
+    for t in 0..TILES {
+      let a = t % 2
+      wait acc_full[a] parity=(t / 2) & 1
+      let col = a * 256
+      if FIXED == 0 { let col = ((t + 1) % 2) * 256 }
+      for n in 0..4 {
+        tmem.ld 32x32b.x64 tmem=col + n * 64
+      }
+      tmem.wait ld
+      arrive acc_empty[a]
+      compute cycles=300
+    }
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -367,4 +827,83 @@ kernel next grid=(1,1,1) warps=4 {
   INFO(message(turned));
   CHECK(title(turned) == "read of unwritten shared memory");
   CHECK_THAT(message(turned), Catch::Contains("reads sB[2]") && Catch::Contains("Writes reached sB[0], sB[1] only, and sB[0] came round"));
+}
+
+TEST_CASE("misuse: a fence.proxy.async after the release orders nothing for the reader", "[misuse][proxy]") {
+  auto bug = run_text(with("param FIXED = 0\n", kFenceAfterArrive));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK(title(bug) == "missing fence.proxy.async");
+  CHECK_THAT(message(bug), Catch::Contains("the async proxy reads sBc[0] which warp 4 wrote with st.shared (line 32) and fenced "
+                                           "with fence.proxy.async (line 35) only after the release that orders this access"));
+  CHECK(run_text(with("param FIXED = 1\n", kFenceAfterArrive)).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: a generic write, released unfenced to a TMA refill, is a missing proxy fence", "[misuse][proxy]") {
+  auto bug = run_text(with("param FIXED = 0\n", kGenericThenTma));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK(title(bug) == "missing fence.proxy.async");
+  CHECK_THAT(message(bug), Catch::Contains("the async proxy writes sK[0] which warp 4 wrote with st.shared") &&
+                               Catch::Contains("write first and the generic stores land over its bytes"));
+  CHECK(run_text(with("param FIXED = 1\n", kGenericThenTma)).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: a writer that only arrives on the named barrier it should wait on is told to bar.sync", "[misuse][named]") {
+  auto bug = run_text(with("param FIXED = 0\n", kArriveOnly));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK(title(bug) == "buffer overwritten while still read (WAR)");
+  CHECK_THAT(message(bug), Catch::Contains("warp 0's latest named-barrier op is `bar.arrive 3 + s threads=160` (line 10), which "
+                                           "arrives without waiting") &&
+                               Catch::Contains("needs `bar.sync 3`") && !Catch::Contains("warp 1 must arrive on a barrier"));
+  CHECK(run_text(with("param FIXED = 1\n", kArriveOnly)).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: umma.commit in the wrong place: inside the k-loop, or before the umma it should cover", "[misuse][tcgen05]") {
+  auto loop = run_text(with("param FIXED = 0\n", kCommitInLoop), "b200");
+  INFO(message(loop));
+  REQUIRE(loop.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(loop), Catch::Contains("whose latest phase was completed by 'umma.commit acc_full' at line 41 (warp 1), an "
+                                            "earlier pass of the loop that holds this umma (line 39)") &&
+                                Catch::Contains("Commit to acc_full once, after the loop"));
+  CHECK(run_text(with("param FIXED = 1\n", kCommitInLoop), "b200").outcome == Outcome::kFinished);
+  auto before = run_text(with("param FIXED = 0\n", kCommitBeforeUmma), "b200");
+  INFO(message(before));
+  REQUIRE(before.outcome == Outcome::kUndefined);
+  CHECK(title(before) == "buffer overwritten while still read (WAR)");
+  CHECK_THAT(message(before), Catch::Contains("warp 0 did wait on empty[0], whose latest phase was completed by 'umma.commit "
+                                              "empty[s]'") &&
+                                  Catch::Contains("issued that commit before this umma"));
+  CHECK(run_text(with("param FIXED = 1\n", kCommitBeforeUmma), "b200").outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: a 2-SM peer that releases its own accumulator barrier, not the leader's", "[misuse][tcgen05][cluster]") {
+  auto bug = run_text(with("param FIXED = 0\n", kPeerReleasesOwn), "b200");
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(bug), Catch::Contains("warp 1 observed acc_empty (phase 0), and that phase completed with the arrivals of "
+                                           "cluster rank(s) 0 alone (count 128), none of rank 1 (CTA 1)") &&
+                               Catch::Contains("its warps do not release acc_empty") && !Catch::Contains("not before it"));
+  CHECK(run_text(with("param FIXED = 1\n", kPeerReleasesOwn), "b200").outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: a deadlock whose producer started at phase 1 gets no start-phase cause", "[misuse][deadlock]") {
+  auto bug = run_text(with("param FIXED = 0\n", kClcTwoSlot), "b200");
+  INFO(test::causes(bug));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  CHECK_THAT(test::causes(bug), Catch::Contains("its parity flipped before the ring came back to its first stage") &&
+                                    !Catch::Contains("each side waits for the other before its first arrive"));
+  CHECK(run_text(with("param FIXED = 1\n", kClcTwoSlot), "b200").outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: an epilogue that loads another accumulator stage's columns than the one it waited for", "[misuse][tcgen05]") {
+  auto bug = run_text(with("param FIXED = 0\n", kWrongStage), "b200");
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(bug), Catch::Contains("warp 4 is ordered after the accumulator writes to TMEM columns 0..255, the stage its "
+                                           "waits covered (its latest wait: acc_full[0]), but it read columns 256..263") &&
+                               Catch::Contains("its tmem= address names another accumulator stage") &&
+                               !Catch::Contains("after that wait, not before it"));
+  CHECK(run_text(with("param FIXED = 1\n", kWrongStage), "b200").outcome == Outcome::kFinished);
 }

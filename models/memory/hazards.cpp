@@ -624,13 +624,10 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
     // passed a fresh barrier at once is told when its first write comes (above: that names the parity).
     if (r.skip_bar == kNone && buffer < smem_count_ && ring_turned(buffer, buffers_[cta])) report_unwritten_read(cta, buffer, r);
   }
-  if (rec.write) {
-    b.refilled = b.refilled || b.read_since_write;
-    b.read_since_write = false;
-  } else {
-    b.read_since_write = true;
-  }
-  b.written = b.written || rec.write;
+  // (branch-free: every access passes here)
+  b.refilled = b.refilled | (rec.write & b.read_since_write);
+  b.read_since_write = !rec.write;
+  b.written = b.written | rec.write;
 }
 
 bool HazardUnit::ring_turned(std::uint32_t buffer, const std::vector<Buffer>& bufs) const {

@@ -55,11 +55,16 @@ void ProxyFenceUnit::generic_write(const OpContext& ctx, std::uint32_t flat) {
 void ProxyFenceUnit::check_async_read(const OpContext& ctx, isa::Attr a, std::span<const std::uint32_t> readers) {
   const isa::AttrSlot& s = ctx.attr(a);
   if (!s.present || s.decl < 0) return;
+  const std::uint32_t slot = ctx.cta_slot(), f = ctx.smem(a);
+  if ((dirty_[slot][f] | fenced_mask_[slot][f]) == 0) [[likely]]
+    return;  // no st.shared of the element since the CTA started
   const std::uint32_t self = ctx.warp_id;
-  check(ctx, ctx.cta_slot(), ctx.smem(a), readers.empty() ? std::span<const std::uint32_t>(&self, 1) : readers, "reads");
+  check(ctx, slot, f, readers.empty() ? std::span<const std::uint32_t>(&self, 1) : readers, "reads");
 }
 
 void ProxyFenceUnit::check_async_write(const OpContext& ctx, std::uint32_t slot, std::uint32_t flat) {
+  if ((dirty_[slot][flat] | fenced_mask_[slot][flat]) == 0) [[likely]]
+    return;
   const std::uint32_t self = ctx.warp_id;
   check(ctx, slot, flat, std::span<const std::uint32_t>(&self, 1), "writes");
 }
@@ -67,8 +72,6 @@ void ProxyFenceUnit::check_async_write(const OpContext& ctx, std::uint32_t slot,
 void ProxyFenceUnit::check(const OpContext& ctx, std::uint32_t slot, std::uint32_t f, std::span<const std::uint32_t> readers,
                            const char* verb) {
   const std::uint32_t dirty = dirty_[slot][f];
-  if ((dirty | fenced_mask_[slot][f]) == 0) [[likely]]
-    return;
   const Cta& cta = sim_.cta(slot);
   const auto& p = sim_.program();
   const std::string buf = p.smem_layout.element_name(p.smems, f) + (slot == ctx.cta_slot() ? "" : fmt::format(" of CTA {}", cta.id));

@@ -753,12 +753,18 @@ void HazardUnit::report_read_before_first_write(std::uint32_t cta, std::uint32_t
 }
 
 // A read of a shared-memory element that nothing of its CTA has written: which elements of its array writes reached
-// so far (a ring index that skips a stage leaves one unwritten and refills another while it is read).
-void HazardUnit::report_unwritten_read(std::uint32_t cta, std::uint32_t buffer, const Rec& reader) {
+// so far (a ring index that skips a stage leaves one unwritten and refills another while it is read). A warning, once
+// per array, not a stop: the same accesses come from a correct mainloop that restarts its ring per tile and reads the
+// next stage's fragments after the last k-tile, unused (CUTLASS's sm80 mainloop with fewer k-tiles than stages, in a
+// persistent loop); whether the data is used, the simulator cannot tell.
+void HazardUnit::note_unwritten_read(std::uint32_t cta, std::uint32_t buffer, const Rec& reader) {
   const auto& p = sim_.program();
+  const std::uint32_t decl = p.smem_layout.decl_of(buffer);
+  if (decl < unwritten_noted_.size() && unwritten_noted_[decl]) return;
+  if (decl >= unwritten_noted_.size()) unwritten_noted_.resize(p.smems.size(), false);
+  unwritten_noted_[decl] = true;
   std::string buf = buffer_name(buffer);
   if (cta != sim_.warp(reader.warp).cta) buf += fmt::format(" of CTA {}", sim_.cta(cta).id);
-  const std::uint32_t decl = p.smem_layout.decl_of(buffer);
   std::string others;
   if (p.smems[decl].array) {
     std::vector<std::string> written, refilled;
@@ -773,11 +779,12 @@ void HazardUnit::report_unwritten_read(std::uint32_t cta, std::uint32_t buffer, 
                          "only hides it",
                          fmt::join(written, ", "), fmt::join(refilled, ", "), buf);
   }
-  sim_.ub(reader.warp, reader.op, "read of unwritten shared memory",
-          fmt::format("{} reads {} at cycle {}, but nothing of its CTA has written it: the read takes what the shared "
-                      "memory held before the kernel.{}",
-                      op_words(reader), buf, reader.issued, others),
-          true);
+  const isa::OpDesc& d = sim_.op_of(sim_.warp(reader.warp), reader.op);
+  unwritten_warnings_.push_back(
+      fmt::format("{}: read of unwritten shared memory: {} reads {} at cycle {}, but nothing of its CTA has written it: "
+                  "the read takes what the shared memory held before the kernel.{}. If the data is never used (a "
+                  "mainloop's prefetch of the next stage after its last k-tile) this is harmless",
+                  d.loc.str(), op_words(reader), buf, reader.issued, others));
 }
 
 }  // namespace smpipe::models

@@ -618,11 +618,11 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
     r.unwritten = true;
     std::tie(r.skip_bar, r.skip_op) = mbar_->passed_before_phase0(rec.warp);
     // A read of a stage of a ring that has turned over (another element was refilled after it was read) while this
-    // one was never written: the refills skip this stage (a refill of the stage being read). Not any unwritten read:
-    // CUTLASS's sm80 mainloop reads the next stage's fragments after the last k-tile, unused, when there are fewer
-    // k-tiles than stages; and a model may leave out the loads of a buffer it only reads. A read behind a wait that
-    // passed a fresh barrier at once is told when its first write comes (above: that names the parity).
-    if (r.skip_bar == kNone && buffer < smem_count_ && ring_turned(buffer, buffers_[cta])) report_unwritten_read(cta, buffer, r);
+    // one was never written: the refills skip this stage (a refill of the stage being read), a warning. Not any
+    // unwritten read: CUTLASS's sm80 mainloop reads the next stage's fragments after the last k-tile, unused, when there
+    // are fewer k-tiles than stages; and a model may leave out the loads of a buffer it only reads. A read behind a wait
+    // that passed a fresh barrier at once is told when its first write comes (above: that names the parity).
+    if (r.skip_bar == kNone && buffer < smem_count_ && ring_turned(buffer, buffers_[cta])) note_unwritten_read(cta, buffer, r);
   }
   // (branch-free: every access passes here)
   b.refilled = b.refilled | (rec.write & b.read_since_write);
@@ -641,6 +641,7 @@ bool HazardUnit::ring_turned(std::uint32_t buffer, const std::vector<Buffer>& bu
 }
 
 void HazardUnit::add_warnings(std::vector<std::string>& warnings) const {
+  warnings.insert(warnings.end(), unwritten_warnings_.begin(), unwritten_warnings_.end());
   if (off_)
     warnings.push_back("data-hazard checks were off (--no-hazards): races on shared memory, TMEM and CLC responses, and "
                        "barrier inits not ordered before their uses, were not looked for (the timing is the same)");

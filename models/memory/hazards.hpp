@@ -327,7 +327,9 @@ class HazardUnit : public Unit {
   // The first write of a buffer, ordered after a read of it by a warp whose wait before that read passed at once on the
   // barrier this write completes on: the read took what nothing had written (a read before the first write).
   [[noreturn]] void report_read_before_first_write(std::uint32_t cta, std::uint32_t buffer, const Rec& reader, const Rec& writer);
-  [[noreturn]] void report_unwritten_read(std::uint32_t cta, std::uint32_t buffer, const Rec& reader);
+  void note_unwritten_read(std::uint32_t cta, std::uint32_t buffer, const Rec& reader);
+  std::vector<bool> unwritten_noted_;             // per smem declaration: its unwritten read was noted
+  std::vector<std::string> unwritten_warnings_;   // (add_warnings)
   // Whether an element of `buffer`'s smem array was refilled (written after a read) in one CTA's buffers.
   bool ring_turned(std::uint32_t buffer, const std::vector<Buffer>& bufs) const;
   std::string buffer_name(std::uint32_t buffer) const;

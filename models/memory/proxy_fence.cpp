@@ -21,13 +21,16 @@ void ProxyFenceUnit::connect() {
 
 void ProxyFenceUnit::cta_started(std::uint32_t slot) {
   if (slot >= dirty_.size())
-    dirty_.resize(slot + 1), last_.resize(slot + 1), fenced_.resize(slot + 1), fenced_mask_.resize(slot + 1), fence_line_.resize(slot + 1);
+    dirty_.resize(slot + 1), last_.resize(slot + 1), fenced_.resize(slot + 1), fenced_mask_.resize(slot + 1),
+        fence_line_.resize(slot + 1), path_fence_.resize(slot + 1), path_mask_.resize(slot + 1);
   const auto n = static_cast<std::size_t>(sim_.program().smem_layout.count);
   dirty_[slot].assign(n, 0);
   last_[slot].assign(n * 32, 0);
   fenced_[slot].assign(n * 32, 0);
   fenced_mask_[slot].assign(n, 0);
   fence_line_[slot].assign(32, 0);
+  path_fence_[slot].assign(n * 32, 0);
+  path_mask_[slot].assign(n, 0);
 }
 
 OpResult ProxyFenceUnit::execute(OpContext& ctx) {
@@ -35,12 +38,25 @@ OpResult ProxyFenceUnit::execute(OpContext& ctx) {
   const auto w = static_cast<std::size_t>(ctx.warp.index);
   const std::uint32_t now = hazards_->own_clock(ctx.warp_id) + 1;
   auto& dirty = dirty_[slot];
-  for (std::size_t f = 0; f < dirty.size(); ++f)
+  const Cta& cta = ctx.cta();
+  const std::uint32_t self = ctx.warp_id;
+  for (std::size_t f = 0; f < dirty.size(); ++f) {
     if (dirty[f] & bit) {
       dirty[f] &= ~bit;
       fenced_[slot][f * 32 + w] = now;
       fenced_mask_[slot][f] |= bit;
     }
+    // Other warps' unfenced stores this warp is ordered after: fenced on the path through this warp.
+    if (dirty[f] == 0) continue;
+    bool after_all = true;
+    for (std::uint32_t left = dirty[f]; left != 0 && after_all; left &= left - 1)
+      after_all = hazards_->writes_ordered(std::span<const std::uint32_t>(&self, 1), slot, static_cast<std::uint32_t>(f),
+                                           cta.first_warp + static_cast<std::uint32_t>(__builtin_ctz(left)));
+    if (after_all) {
+      path_fence_[slot][f * 32 + w] = now;
+      path_mask_[slot][f] |= bit;
+    }
+  }
   fence_line_[slot][w] = ctx.desc.loc.line;
   return lsu_->after_stores(ctx, sim_.machine().fence_proxy_async_cycles);
 }
@@ -50,6 +66,7 @@ void ProxyFenceUnit::generic_write(const OpContext& ctx, std::uint32_t flat) {
   last_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = ctx.desc.loc.line;
   fenced_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = 0;
   fenced_mask_[ctx.cta_slot()][flat] &= ~(1u << ctx.warp.index);
+  path_mask_[ctx.cta_slot()][flat] = 0;
 }
 
 void ProxyFenceUnit::check_async_read(const OpContext& ctx, isa::Attr a, std::span<const std::uint32_t> readers) {
@@ -73,6 +90,13 @@ void ProxyFenceUnit::check(const OpContext& ctx, std::uint32_t slot, std::uint32
                            const char* verb) {
   const std::uint32_t dirty = dirty_[slot][f];
   const Cta& cta = sim_.cta(slot);
+  // A fence on the path from the stores to this access (the issuer's own after its acquire, or one it is ordered after).
+  for (std::uint32_t left = path_mask_[slot][f]; left != 0; left &= left - 1) {
+    const auto fw = static_cast<std::uint32_t>(__builtin_ctz(left));
+    const std::uint32_t at = path_fence_[slot][f * 32 + fw];
+    if (std::any_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return hazards_->sees(r, cta.first_warp + fw, at - 1); }))
+      return;
+  }
   const auto& p = sim_.program();
   const std::string buf = p.smem_layout.element_name(p.smems, f) + (slot == ctx.cta_slot() ? "" : fmt::format(" of CTA {}", cta.id));
   if (dirty != 0) {

@@ -46,6 +46,12 @@ class ProxyFenceUnit : public Unit {
   // that fence (a fence placed after the release that hands the buffer over) fences nothing for it.
   std::vector<std::vector<std::uint32_t>> fenced_;
   std::vector<std::vector<std::uint32_t>> fenced_mask_;  // by CTA slot, per smem element: warps with fenced_ set
+  // A fence by another warp on the path from the stores to the access (PTX ISA, proxy causality: a proxy fence anywhere
+  // on the causality path orders them): by CTA slot, per smem element x 32 warps, 1 + the fencing warp's own clock at a
+  // fence it ran while ordered after every unfenced st.shared of the element (a TMA issuer that fences after its
+  // acquire); 0 while none did. Cleared by the element's next st.shared.
+  std::vector<std::vector<std::uint32_t>> path_fence_;
+  std::vector<std::vector<std::uint32_t>> path_mask_;  // by CTA slot, per smem element: warps with path_fence_ set
   std::vector<std::vector<int>> fence_line_;  // by CTA slot, per warp: the line of its latest fence.proxy.async
   HazardUnit* hazards_ = nullptr;
   LsuUnit* lsu_ = nullptr;

@@ -118,14 +118,25 @@ void use_installed_data(const char* dir) {
   if (dir != nullptr && *dir != '\0') models::set_installed_data_dir(dir);
 }
 
-std::string models_dir() { return models::kernels_dir(); }
-std::string machines_dir() { return models::machines_dir(); }
+// The data folders' own errors (SMPIPE_KERNELS / SMPIPE_MACHINES set to what is not a folder) as the API's Error.
+template <class F>
+auto as_api_error(F&& f) -> decltype(f()) {
+  try {
+    return f();
+  } catch (const isa::InputError& e) {
+    throw Error(e.what());
+  }
+}
+
+std::string models_dir() { return as_api_error([] { return models::kernels_dir(); }); }
+std::string machines_dir() { return as_api_error([] { return models::machines_dir(); }); }
 
 std::vector<std::string> builtin_models() {
+  const std::string dir = models_dir();
   std::vector<std::string> out;
-  for (const auto& n : api::builtin_model_names()) {
+  for (const auto& n : as_api_error([] { return api::builtin_model_names(); })) {
     try {  // files of procs and constants that models import are not models
-      if (!isa::parse(isa::load_source(models::kernels_dir() + "/" + n + ".pipe")).kernels.empty()) out.push_back(n);
+      if (!isa::parse(isa::load_source(dir + "/" + n + ".pipe")).kernels.empty()) out.push_back(n);
     } catch (const isa::InputError&) {
       out.push_back(n);  // a model that does not compile (a catalogue entry) is still a model
     }
@@ -133,7 +144,7 @@ std::vector<std::string> builtin_models() {
   return out;
 }
 
-std::vector<std::string> builtin_machines() { return models::builtin_machine_names(); }
+std::vector<std::string> builtin_machines() { return as_api_error([] { return models::builtin_machine_names(); }); }
 
 }  // namespace detail
 }  // namespace smpipe

@@ -53,11 +53,16 @@ CLI::Validator seed_check() {
 CLI::Validator int_range(std::int64_t lo, std::int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& s) -> std::string {
+        // (spaces around it and a leading '+' are taken, as CLI11's own conversion takes them)
+        const auto first = s.find_first_not_of(" \t"), last = s.find_last_not_of(" \t");
+        std::string t = first == std::string::npos ? std::string() : s.substr(first, last - first + 1);
+        if (t.size() > 1 && t[0] == '+' && t[1] != '-') t.erase(0, 1);
         std::int64_t v = 0;
-        auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-        if (s.empty() || end != s.data() + s.size() || ec == std::errc::invalid_argument)
+        auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
+        if (t.empty() || end != t.data() + t.size() || ec == std::errc::invalid_argument)
           return fmt::format("must be an integer from {} to {} (given '{}': not an integer)", lo, hi, isa::printable(s));
         if (ec != std::errc() || v < lo || v > hi) return fmt::format("must be an integer from {} to {} (given {})", lo, hi, isa::printable(s));
+        s = t;  // what the option's conversion then reads
         return {};
       },
       fmt::format("INT in {}..{}", lo, hi));
@@ -113,11 +118,11 @@ CsvFiles claim_csv(const std::string& dir, const std::vector<std::string>& names
 void add_limit_options(CLI::App& app, std::uint64_t& seed, std::int64_t& max_cycles, std::int64_t& max_ops) {
   app.add_option("--seed", seed, "random seed (of --jitter and of the machine's spread of transfer times)")->check(seed_check());
   app.add_option("--max-cycles", max_cycles, "watchdog: stop after this many simulated cycles")
-      ->check(int_range(1, isa::kMaxCycleLimit));
+      ->transform(int_range(1, isa::kMaxCycleLimit));
   app.add_option("--max-ops", max_ops, fmt::format("watchdog on work: stop after the warps executed this many ops, or launched one "
                                                    "CTA per {} of them (default {})",
                                                    models::kCtaLaunchOps, models::kDefaultMaxOps))
-      ->check(int_range(1, std::int64_t{1} << 62));
+      ->transform(int_range(1, std::int64_t{1} << 62));
 }
 
 void add_run_options(CLI::App& app, RunArgs& a) {
@@ -126,7 +131,7 @@ void add_run_options(CLI::App& app, RunArgs& a) {
   app.add_option("--gpu", a.gpu, "machine description: a built-in name (h100-sxm, h200, b200) or a .json file");
   app.add_option("--kernel", a.kernel, "which kernel of the file to run (when it has several)");
   add_limit_options(app, a.seed, a.max_cycles, a.max_ops);
-  app.add_option("--jitter", a.jitter, "vary every latency uniformly by +-PCT percent")->check(int_range(0, 100));
+  app.add_option("--jitter", a.jitter, "vary every latency uniformly by +-PCT percent")->transform(int_range(0, 100));
   auto* mhz = app.add_option("--clock-mhz", a.clock_mhz,
                               "run the machine at this SM clock (e.g. a power-capped GPU); the L2 keeps its bytes per second")
                   ->check(bound_check(false));
@@ -471,7 +476,7 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   run->add_option("--trace", run_args.trace, "write a Chrome trace-event file (open in ui.perfetto.dev)");
   auto* trace_ctas = run->add_option("--trace-ctas", run_args.trace_ctas, "record the first N CTAs in the trace (default 8; 0: none, the trace "
                                                        "holds the run's metadata only)")
-      ->check(int_range(0, std::int64_t{1} << 31));
+      ->transform(int_range(0, std::int64_t{1} << 31));
   auto* trace_window =
       run->add_option("--trace-window", run_args.trace_window, "record only cycles FROM:TO in the trace (and the HTML timeline)");
   run->add_flag("--json", run_args.json, "print the results as JSON");
@@ -482,9 +487,9 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   add_run_options(*check, check_args);
   check->add_flag("--json", check_args.json, "print the results as JSON (docs/json.md)");
   check->add_option("--seeds", check_args.seeds, "number of schedules (seeds SEED, SEED+1, ...; at most 1000000: more in calls with --seed)")
-      ->check(int_range(1, 1'000'000));
+      ->transform(int_range(1, 1'000'000));
   check->add_option("--jobs", check_args.jobs, "schedules run at once (default: one per core; the output does not depend on it)")
-      ->check(int_range(1, 4096));
+      ->transform(int_range(1, 4096));
   SweepArgs sweep_args;
   CLI::App* sweep = app.add_subcommand("sweep", "run a program over a grid of params (and machines) on all cores: table, ranking, CSV, JSON");
   add_run_options(*sweep, sweep_args.run);
@@ -493,8 +498,8 @@ int main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   sweep->add_option("--csv", sweep_args.csv, "write one row per point to this CSV file");
   sweep->add_option("--html", sweep_args.html, "write a self-contained HTML report: a chart of the configs per group, every point");
   sweep->add_option("--json", sweep_args.json, "write one object per point to this JSON file");
-  sweep->add_option("--jobs", sweep_args.jobs, "points run at once (default: one per core)")->check(int_range(1, 4096));
-  sweep->add_option("--top", sweep_args.top, "points listed per group in the ranking (default 5)")->check(int_range(1, 1'000'000));
+  sweep->add_option("--jobs", sweep_args.jobs, "points run at once (default: one per core)")->transform(int_range(1, 4096));
+  sweep->add_option("--top", sweep_args.top, "points listed per group in the ranking (default 5)")->transform(int_range(1, 1'000'000));
   ReplayArgs replay_args, compare_args;
   CLI::App* rep = app.add_subcommand("replay", "simulate what a hardware trace's warps did (smpipe-hwtrace v1)");
   add_replay_options(*rep, replay_args);

@@ -506,7 +506,10 @@ std::string HazardUnit::early_release_note(const Rec& prior, const Rec& now) con
   if (shift != 0 && sim_.cta(bc).cluster_slot != sim_.cta(pw.cta).cluster_slot) return "";
   const std::int64_t seen =
       static_cast<std::int64_t>(const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(sim_.cta(bc).rank, bf)]) - 1;
-  if ((mbar_->phase_arrivers(bc, bf, seen) >> (pw.index + shift) & 1) == 0) return "";
+  // (bit 32 + i is warp i of any peer: the peer's rank must have arrived too)
+  if ((mbar_->phase_arrivers(bc, bf, seen) >> (pw.index + shift) & 1) == 0 ||
+      (mbar_->phase_arriver_ranks(bc, bf, seen) >> (sim_.cta(pw.cta).rank & 31) & 1) == 0)
+    return "";
   // The release ops of the earlier warp's role on that barrier (one named with its line; several counted).
   const auto& p = sim_.program();
   const std::uint32_t decl = mbar_->decl_of(bf);
@@ -566,8 +569,9 @@ std::string HazardUnit::commit_note(const Rec& prior, const Rec& now) const {
   const isa::OpDesc& mma = sim_.op_of(mw, prior.op);
   const std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);
   const int now_index = sim_.warp(now.warp).index;
+  // (an accumulator's reader only: a stage's empty barrier is committed every k-block, rightly)
   if (sd.kind == isa::OpKind::kUmmaCommit && sw == prior.warp && sd.loc.file == mma.loc.file && sd.loc.line > mma.loc.line &&
-      same_loop(mw.role, prior.op, sop))
+      (now.via == Via::kTmemLd || now.via == Via::kTmemSt) && same_loop(mw.role, prior.op, sop))
     // A commit after the MMA in the code, in the innermost loop that holds the MMA: it commits every pass (a k-block's),
     // so the barrier completes a phase per pass and the wait returned on an earlier pass's commit.
     return fmt::format("warp {} did wait on {}, whose latest phase was completed by '{}' at line {} (warp {}), an earlier pass "

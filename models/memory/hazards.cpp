@@ -95,6 +95,9 @@ void HazardUnit::cta_started(std::uint32_t slot) {
   }
   for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(warps_) && w < observed_.size(); ++w)
     observed_[w].clear();
+  // (the reports' latest waits of the slot's warps were the previous CTA's)
+  for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(warps_) && w < last_acquired_.size(); ++w)
+    last_acquired_[w] = {kNone, kNone};
   if (c.rank != 0) return;  // one domain per cluster, reset by its first CTA
   if (c.cluster_slot >= domains_.size()) domains_.resize(c.cluster_slot + 1);
   Domain& d = domains_[c.cluster_slot];

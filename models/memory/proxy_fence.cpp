@@ -22,7 +22,7 @@ void ProxyFenceUnit::connect() {
 void ProxyFenceUnit::cta_started(std::uint32_t slot) {
   if (slot >= dirty_.size())
     dirty_.resize(slot + 1), last_.resize(slot + 1), fenced_.resize(slot + 1), fenced_mask_.resize(slot + 1),
-        fence_line_.resize(slot + 1), path_fence_.resize(slot + 1), path_mask_.resize(slot + 1);
+        fence_line_.resize(slot + 1), path_fence_.resize(slot + 1), path_by_.resize(slot + 1);
   const auto n = static_cast<std::size_t>(sim_.program().smem_layout.count);
   dirty_[slot].assign(n, 0);
   last_[slot].assign(n * 32, 0);
@@ -30,7 +30,7 @@ void ProxyFenceUnit::cta_started(std::uint32_t slot) {
   fenced_mask_[slot].assign(n, 0);
   fence_line_[slot].assign(32, 0);
   path_fence_[slot].assign(n * 32, 0);
-  path_mask_[slot].assign(n, 0);
+  path_by_[slot].assign(n * 32, 0);
 }
 
 OpResult ProxyFenceUnit::execute(OpContext& ctx) {
@@ -46,15 +46,13 @@ OpResult ProxyFenceUnit::execute(OpContext& ctx) {
       fenced_[slot][f * 32 + w] = now;
       fenced_mask_[slot][f] |= bit;
     }
-    // Other warps' unfenced stores this warp is ordered after: fenced on the path through this warp.
-    if (dirty[f] == 0) continue;
-    bool after_all = true;
-    for (std::uint32_t left = dirty[f]; left != 0 && after_all; left &= left - 1)
-      after_all = hazards_->writes_ordered(std::span<const std::uint32_t>(&self, 1), slot, static_cast<std::uint32_t>(f),
-                                           cta.first_warp + static_cast<std::uint32_t>(__builtin_ctz(left)));
-    if (after_all) {
-      path_fence_[slot][f * 32 + w] = now;
-      path_mask_[slot][f] |= bit;
+    // Other warps' stores (unfenced, or fenced too late) this warp is ordered after: fenced on the path through it.
+    for (std::uint32_t left = (dirty[f] | fenced_mask_[slot][f]) & ~bit; left != 0; left &= left - 1) {
+      const auto x = static_cast<std::uint32_t>(__builtin_ctz(left));
+      if (hazards_->writes_ordered(std::span<const std::uint32_t>(&self, 1), slot, static_cast<std::uint32_t>(f), cta.first_warp + x)) {
+        path_by_[slot][f * 32 + x] = static_cast<std::uint8_t>(w + 1);
+        path_fence_[slot][f * 32 + x] = now;
+      }
     }
   }
   fence_line_[slot][w] = ctx.desc.loc.line;
@@ -66,7 +64,7 @@ void ProxyFenceUnit::generic_write(const OpContext& ctx, std::uint32_t flat) {
   last_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = ctx.desc.loc.line;
   fenced_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = 0;
   fenced_mask_[ctx.cta_slot()][flat] &= ~(1u << ctx.warp.index);
-  path_mask_[ctx.cta_slot()][flat] = 0;
+  path_by_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = 0;
 }
 
 void ProxyFenceUnit::check_async_read(const OpContext& ctx, isa::Attr a, std::span<const std::uint32_t> readers) {
@@ -88,17 +86,17 @@ void ProxyFenceUnit::check_async_write(const OpContext& ctx, std::uint32_t slot,
 
 void ProxyFenceUnit::check(const OpContext& ctx, std::uint32_t slot, std::uint32_t f, std::span<const std::uint32_t> readers,
                            const char* verb) {
-  const std::uint32_t dirty = dirty_[slot][f];
   const Cta& cta = sim_.cta(slot);
-  // A fence on the path from the stores to this access (the issuer's own after its acquire, or one it is ordered after).
-  for (std::uint32_t left = path_mask_[slot][f]; left != 0; left &= left - 1) {
-    const auto fw = static_cast<std::uint32_t>(__builtin_ctz(left));
-    const std::uint32_t at = path_fence_[slot][f * 32 + fw];
-    if (std::any_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return hazards_->sees(r, cta.first_warp + fw, at - 1); }))
-      return;
-  }
   const auto& p = sim_.program();
-  const std::string buf = p.smem_layout.element_name(p.smems, f) + (slot == ctx.cta_slot() ? "" : fmt::format(" of CTA {}", cta.id));
+  auto buf = [&] {
+    return p.smem_layout.element_name(p.smems, f) + (slot == ctx.cta_slot() ? "" : fmt::format(" of CTA {}", cta.id));
+  };
+  // Unfenced writers, less those a fence on the path covers.
+  std::uint32_t dirty = 0;
+  for (std::uint32_t left = dirty_[slot][f]; left != 0; left &= left - 1) {
+    const auto x = static_cast<std::uint32_t>(__builtin_ctz(left));
+    if (!path_fenced(slot, f, x, readers)) dirty |= 1u << x;
+  }
   if (dirty != 0) {
     // A writer whose st.shared this op is not ordered after races with it: the race checker reports that (the
     // missing order, not the fence), when the access is recorded.
@@ -112,7 +110,7 @@ void ProxyFenceUnit::check(const OpContext& ctx, std::uint32_t slot, std::uint32
            fmt::format("the async proxy {} {} which warp {} wrote with st.shared{} and did not fence: a race (the TMA or tensor "
                        "core may {}). Put fence.proxy.async in the writing warp after its stores and before the "
                        "barrier that orders them",
-                       verb, buf, writer, where,
+                       verb, buf(), writer, where,
                        verb[0] == 'r' ? "read stale data" : "write first and the generic stores land over its bytes"),
            true);
   }
@@ -124,15 +122,23 @@ void ProxyFenceUnit::check(const OpContext& ctx, std::uint32_t slot, std::uint32
     const std::uint32_t writer = cta.first_warp + static_cast<std::uint32_t>(w);
     if (!hazards_->writes_ordered(readers, slot, f, writer)) continue;  // a race: the race checker's report
     if (std::any_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return hazards_->sees(r, writer, at - 1); })) continue;
+    if (path_fenced(slot, f, static_cast<std::uint32_t>(w), readers)) continue;
     const int line = last_[slot][f * 32 + static_cast<std::uint32_t>(w)];
     ctx.ub("missing fence.proxy.async",
            fmt::format("the async proxy {} {} which warp {} wrote with st.shared (line {}) and fenced with fence.proxy.async "
                        "(line {}) only after the release that orders this access: a fence orders the warp's stores before "
                        "what it does after the fence, not before an arrive or bar.sync that came first. Put the fence "
                        "between the stores and the barrier that hands the buffer over",
-                       verb, buf, w, line, fence_line_[slot][static_cast<std::size_t>(w)]),
+                       verb, buf(), w, line, fence_line_[slot][static_cast<std::size_t>(w)]),
            true);
   }
+}
+
+bool ProxyFenceUnit::path_fenced(std::uint32_t slot, std::uint32_t f, std::uint32_t w, std::span<const std::uint32_t> readers) const {
+  const std::uint8_t by = path_by_[slot][f * 32 + w];
+  if (by == 0) return false;
+  const std::uint32_t fencer = sim_.cta(slot).first_warp + by - 1u, at = path_fence_[slot][f * 32 + w];
+  return std::any_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return hazards_->sees(r, fencer, at - 1); });
 }
 
 }  // namespace smpipe::models

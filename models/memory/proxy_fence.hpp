@@ -39,6 +39,8 @@ class ProxyFenceUnit : public Unit {
   // The check of both: `verb` "reads" or "writes"; `slot`/`f` the element; `readers` the warps the access is ordered
   // after (the issuing warp, or a warpgroup's).
   void check(const OpContext& ctx, std::uint32_t slot, std::uint32_t f, std::span<const std::uint32_t> readers, const char* verb);
+  // Whether a fence on the path covers writer `w`'s stores of element `f` for the accessing warps.
+  bool path_fenced(std::uint32_t slot, std::uint32_t f, std::uint32_t w, std::span<const std::uint32_t> readers) const;
   std::vector<std::vector<std::uint32_t>> dirty_;  // by CTA slot, per smem element: warps with unfenced writes
   std::vector<std::vector<int>> last_;  // by CTA slot, per smem element x 32 warps: the line of its latest st.shared
   // By CTA slot, per smem element x 32 warps: 1 + the writer's own clock (HazardUnit::own_clock) at the fence that
@@ -46,12 +48,12 @@ class ProxyFenceUnit : public Unit {
   // that fence (a fence placed after the release that hands the buffer over) fences nothing for it.
   std::vector<std::vector<std::uint32_t>> fenced_;
   std::vector<std::vector<std::uint32_t>> fenced_mask_;  // by CTA slot, per smem element: warps with fenced_ set
-  // A fence by another warp on the path from the stores to the access (PTX ISA, proxy causality: a proxy fence anywhere
-  // on the causality path orders them): by CTA slot, per smem element x 32 warps, 1 + the fencing warp's own clock at a
-  // fence it ran while ordered after every unfenced st.shared of the element (a TMA issuer that fences after its
-  // acquire); 0 while none did. Cleared by the element's next st.shared.
+  // A fence by another warp on the path from a writer's stores to the access (PTX ISA, proxy causality: a proxy fence
+  // anywhere on the causality path orders them): by CTA slot, per smem element x 32 writers, the fencing warp's index
+  // + 1 (0: none) and 1 + its own clock at a fence it ran while ordered after that writer's latest st.shared of the
+  // element (a TMA issuer that fences after its acquire). Cleared by the writer's next st.shared of the element.
+  std::vector<std::vector<std::uint8_t>> path_by_;
   std::vector<std::vector<std::uint32_t>> path_fence_;
-  std::vector<std::vector<std::uint32_t>> path_mask_;  // by CTA slot, per smem element: warps with path_fence_ set
   std::vector<std::vector<int>> fence_line_;  // by CTA slot, per warp: the line of its latest fence.proxy.async
   HazardUnit* hazards_ = nullptr;
   LsuUnit* lsu_ = nullptr;

@@ -281,6 +281,9 @@ std::string MbarrierUnit::arrived_twice_words(std::uint32_t cta, std::uint32_t f
   if (w.cta != cta || w.index >= 32 || pw == ~0u || pop == op || (c.last_arrive_mask[flat] >> w.index & 1) == 0) return "";
   const Warp& prev = sim_.warp(pw);
   if (prev.role != w.role || prev.cta != cta) return "";
+  // Both ops on this warp's own paths (warps of a role that arrive through different ops, each its own, are not this).
+  const isa::OpDesc* before_op = &sim_.op_of(prev, pop);
+  if (!reaches_signal(warp, flat, [&](const isa::OpDesc& d) { return &d == before_op; }, false)) return "";
   const auto& p = sim_.program();
   const MBarrier& b = c.barriers[flat];
   const std::uint32_t decl = decl_[flat];

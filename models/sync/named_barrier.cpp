@@ -27,6 +27,10 @@ std::span<const isa::OpKind> NamedBarrierUnit::accepted() {
 
 void NamedBarrierUnit::cta_started(std::uint32_t slot) {
   if (slot >= ctas_.size()) ctas_.resize(slot + 1);
+  // The slot's warp ids belong to a new CTA: their latest named-barrier ops are the previous CTA's.
+  const Cta& c = sim_.cta(slot);
+  for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(sim_.program().warps) && w < last_.size(); ++w)
+    last_[w] = LastUse{};
   for (Barrier& b : ctas_[slot].bar) {
     b.expected = -1;
     b.arrived = 0;

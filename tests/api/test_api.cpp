@@ -129,6 +129,21 @@ TEST_CASE("the API lists the built-in models and machines", "[api]") {
   auto machines = smpipe::builtin_machines();
   CHECK(std::find(machines.begin(), machines.end(), "b200") != machines.end());
   CHECK(smpipe::version() == SMPIPE_VERSION);
+  // A data folder variable that names no folder is smpipe::Error, not an internal type.
+  for (const char* var : {"SMPIPE_MACHINES", "SMPIPE_KERNELS"}) {
+    INFO(var);
+    const char* old = std::getenv(var);
+    const std::string saved = old ? old : "";
+    ::setenv(var, "/nonexistent/smpipe-data", 1);
+    std::string what;
+    try {
+      if (std::string(var) == "SMPIPE_MACHINES") (void)smpipe::builtin_machines(); else (void)smpipe::builtin_models();
+    } catch (const smpipe::Error& e) {
+      what = e.what();
+    }
+    if (old) ::setenv(var, saved.c_str(), 1); else ::unsetenv(var);
+    CHECK_THAT(what, Catch::Contains(std::string(var) + " is set to '/nonexistent/smpipe-data', which is not a folder"));
+  }
 }
 
 TEST_CASE("the API checks its options' ranges and turns any bad file name into smpipe::Error", "[api]") {

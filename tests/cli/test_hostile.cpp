@@ -105,6 +105,7 @@ TEST_CASE("options: seed, clock, cycle and work limits are range-checked", "[cli
     CHECK_THAT(r.err, Catch::Contains("given '" + args[3] + "': not an integer"));
   }
   CHECK(run_cli({"run", f, "--jitter", "0"}).code == cli::kOk);
+  for (const char* ok : {"+5", " 5", "5 "}) CHECK(run_cli({"run", f, "--jitter", ok}).code == cli::kOk);
   CHECK(run_cli({"run", f, "--jitter", "100"}).code == cli::kOk);
   auto j101 = run_cli({"run", f, "--jitter", "101"});
   CHECK(j101.code == cli::kBadInput);

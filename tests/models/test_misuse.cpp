@@ -948,3 +948,83 @@ kernel k grid=(1,1,1) warps=4 {{
   CHECK(title(early) == "missing fence.proxy.async");
   CHECK_THAT(message(early), Catch::Contains("which warp 1 wrote with st.shared"));
 }
+
+TEST_CASE("misuse: a proxy fence on the path counts per writer, whatever the timing", "[misuse][proxy]") {
+  // Every warp fences after the barrier (late for the others, on the path for warp 0's store): clean however warp 0 is
+  // delayed; and an issuer whose fence covers one writer while another's store is still unfenced covers that one.
+  const char* late = R"(
+kernel k grid=(1,1,1) warps=4 {
+  smem sD bytes=8K
+  tensor D dtype=bf16 shape=(64, 64)
+  warps 0..4 w {
+    st.shared bytes=2K dst=sD
+    bar.sync 1 threads=128
+    if warp == 0 { compute cycles=1000 }
+    fence.proxy.async
+    if warp == 0 {
+      elect {
+        tma.store D box=(64, 64) at=(0, 0) src=sD
+        tma.commit
+        tma.wait 0
+      }
+    }
+  }
+}
+)";
+  auto r = run_text(late);
+  INFO(message(r));
+  CHECK(r.outcome == Outcome::kFinished);
+  const char* partial = R"(
+kernel k grid=(1,1,1) warps=3 {
+  smem sD bytes=8K
+  tensor D dtype=bf16 shape=(64, 64)
+  warp 0 c {
+    bar.sync 1 threads=64
+    fence.proxy.async
+    bar.sync 2 threads=64
+    elect {
+      tma.store D box=(64, 64) at=(0, 0) src=sD
+      tma.commit
+      tma.wait 0
+    }
+  }
+  warp 1 a {
+    st.shared bytes=2K dst=sD
+    bar.arrive 1 threads=64
+  }
+  warp 2 b {
+    st.shared bytes=2K dst=sD
+    compute cycles=2000
+    fence.proxy.async
+    bar.arrive 2 threads=64
+  }
+}
+)";
+  auto p = run_text(partial);
+  INFO(message(p));
+  CHECK(p.outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: the named-barrier note reads this CTA's own ops, not a previous CTA's of the same slot", "[misuse][named]") {
+  // One CTA per SM (200 KB of smem), 200 CTAs: CTA 199 reuses a slot. Its warp 0 writes before any named-barrier op of
+  // its own: the WAR has no 'latest named-barrier op' note (the previous CTA's bar.arrive is not this warp's).
+  auto r = run_text(R"(
+kernel k grid=(200,1,1) warps=2 {
+  smem sX bytes=200K whole
+  warp 0 w {
+    if cta == num_ctas - 1 {
+      compute cycles=100
+      st.shared bytes=128 dst=sX
+    }
+    bar.arrive 2 threads=64
+  }
+  warp 1 r {
+    ld.shared bytes=128 src=sX
+    bar.sync 2 threads=64
+  }
+}
+)");
+  INFO(message(r));
+  REQUIRE(r.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(r), Catch::Contains("CTA 199 warp 0") && !Catch::Contains("latest named-barrier op"));
+}

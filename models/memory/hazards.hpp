@@ -117,6 +117,10 @@ class HazardUnit : public Unit {
   // A point in warp `warp_id`'s history: its own clock now; and whether warp `w` is ordered after warp `other` reached
   // such a point (`clock`). Always true with the checker off (--no-hazards).
   Clock own_clock(std::uint32_t warp_id) const { return !off_ ? const_cast<HazardUnit*>(this)->vc_of(warp_id)[comp_of(warp_id)] : 0; }
+  // How far warp `w` is ordered after warp `other`'s history (its clock's component of `other`; 0 with the checker off).
+  Clock clock_of(std::uint32_t w, std::uint32_t other) const {
+    return !off_ ? const_cast<HazardUnit*>(this)->vc_of(w)[comp_of(other)] : 0;
+  }
   bool sees(std::uint32_t w, std::uint32_t other, Clock clock) const {
     return off_ || const_cast<HazardUnit*>(this)->vc_of(w)[comp_of(other)] >= clock;
   }

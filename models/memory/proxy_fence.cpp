@@ -22,15 +22,16 @@ void ProxyFenceUnit::connect() {
 void ProxyFenceUnit::cta_started(std::uint32_t slot) {
   if (slot >= dirty_.size())
     dirty_.resize(slot + 1), last_.resize(slot + 1), fenced_.resize(slot + 1), fenced_mask_.resize(slot + 1),
-        fence_line_.resize(slot + 1), path_fence_.resize(slot + 1), path_by_.resize(slot + 1);
+        fence_line_.resize(slot + 1), fence_at_.resize(slot + 1), fence_snap_.resize(slot + 1), write_clock_.resize(slot + 1);
   const auto n = static_cast<std::size_t>(sim_.program().smem_layout.count);
   dirty_[slot].assign(n, 0);
   last_[slot].assign(n * 32, 0);
   fenced_[slot].assign(n * 32, 0);
   fenced_mask_[slot].assign(n, 0);
   fence_line_[slot].assign(32, 0);
-  path_fence_[slot].assign(n * 32, 0);
-  path_by_[slot].assign(n * 32, 0);
+  fence_at_[slot].assign(32, 0);
+  fence_snap_[slot].assign(32 * 32, 0);
+  write_clock_[slot].assign(n * 32, 0);
 }
 
 OpResult ProxyFenceUnit::execute(OpContext& ctx) {
@@ -38,23 +39,18 @@ OpResult ProxyFenceUnit::execute(OpContext& ctx) {
   const auto w = static_cast<std::size_t>(ctx.warp.index);
   const std::uint32_t now = hazards_->own_clock(ctx.warp_id) + 1;
   auto& dirty = dirty_[slot];
-  const Cta& cta = ctx.cta();
-  const std::uint32_t self = ctx.warp_id;
-  for (std::size_t f = 0; f < dirty.size(); ++f) {
+  for (std::size_t f = 0; f < dirty.size(); ++f)
     if (dirty[f] & bit) {
       dirty[f] &= ~bit;
       fenced_[slot][f * 32 + w] = now;
       fenced_mask_[slot][f] |= bit;
     }
-    // Other warps' stores (unfenced, or fenced too late) this warp is ordered after: fenced on the path through it.
-    for (std::uint32_t left = (dirty[f] | fenced_mask_[slot][f]) & ~bit; left != 0; left &= left - 1) {
-      const auto x = static_cast<std::uint32_t>(__builtin_ctz(left));
-      if (hazards_->writes_ordered(std::span<const std::uint32_t>(&self, 1), slot, static_cast<std::uint32_t>(f), cta.first_warp + x)) {
-        path_by_[slot][f * 32 + x] = static_cast<std::uint8_t>(w + 1);
-        path_fence_[slot][f * 32 + x] = now;
-      }
-    }
-  }
+  // How far this warp is ordered after each warp of its CTA: the stores its fence lies on the path of.
+  const Cta& cta = ctx.cta();
+  const int warps = std::min(sim_.program().warps, 32);
+  fence_at_[slot][w] = now;
+  for (int x = 0; x < warps; ++x)
+    fence_snap_[slot][w * 32 + static_cast<std::size_t>(x)] = hazards_->clock_of(ctx.warp_id, cta.first_warp + static_cast<std::uint32_t>(x));
   fence_line_[slot][w] = ctx.desc.loc.line;
   return lsu_->after_stores(ctx, sim_.machine().fence_proxy_async_cycles);
 }
@@ -64,7 +60,7 @@ void ProxyFenceUnit::generic_write(const OpContext& ctx, std::uint32_t flat) {
   last_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = ctx.desc.loc.line;
   fenced_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = 0;
   fenced_mask_[ctx.cta_slot()][flat] &= ~(1u << ctx.warp.index);
-  path_by_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = 0;
+  write_clock_[ctx.cta_slot()][flat * 32 + static_cast<std::uint32_t>(ctx.warp.index)] = hazards_->own_clock(ctx.warp_id);
 }
 
 void ProxyFenceUnit::check_async_read(const OpContext& ctx, isa::Attr a, std::span<const std::uint32_t> readers) {
@@ -135,10 +131,15 @@ void ProxyFenceUnit::check(const OpContext& ctx, std::uint32_t slot, std::uint32
 }
 
 bool ProxyFenceUnit::path_fenced(std::uint32_t slot, std::uint32_t f, std::uint32_t w, std::span<const std::uint32_t> readers) const {
-  const std::uint8_t by = path_by_[slot][f * 32 + w];
-  if (by == 0) return false;
-  const std::uint32_t fencer = sim_.cta(slot).first_warp + by - 1u, at = path_fence_[slot][f * 32 + w];
-  return std::any_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return hazards_->sees(r, fencer, at - 1); });
+  const Cta& cta = sim_.cta(slot);
+  const std::uint32_t stored = write_clock_[slot][f * 32 + w];
+  for (std::uint32_t by = 0; by < 32; ++by) {
+    const std::uint32_t at = fence_at_[slot][by];
+    if (at == 0 || by == w || fence_snap_[slot][by * 32 + w] < stored) continue;
+    if (std::any_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return hazards_->sees(r, cta.first_warp + by, at - 1); }))
+      return true;
+  }
+  return false;
 }
 
 }  // namespace smpipe::models

@@ -49,11 +49,15 @@ class ProxyFenceUnit : public Unit {
   std::vector<std::vector<std::uint32_t>> fenced_;
   std::vector<std::vector<std::uint32_t>> fenced_mask_;  // by CTA slot, per smem element: warps with fenced_ set
   // A fence by another warp on the path from a writer's stores to the access (PTX ISA, proxy causality: a proxy fence
-  // anywhere on the causality path orders them): by CTA slot, per smem element x 32 writers, the fencing warp's index
-  // + 1 (0: none) and 1 + its own clock at a fence it ran while ordered after that writer's latest st.shared of the
-  // element (a TMA issuer that fences after its acquire). Cleared by the writer's next st.shared of the element.
-  std::vector<std::vector<std::uint8_t>> path_by_;
-  std::vector<std::vector<std::uint32_t>> path_fence_;
+  // anywhere on the causality path orders them): by CTA slot, per fencing warp, 1 + its own clock at its latest fence
+  // (0: none), and per fencing warp x 32 warps how far it was then ordered after each warp (HazardUnit::clock_of): it
+  // covers warp x's latest store of an element when that reached the store's clock (a TMA issuer that fences after its
+  // acquire), for an access ordered after the fence.
+  std::vector<std::vector<std::uint32_t>> fence_at_;
+  std::vector<std::vector<std::uint32_t>> fence_snap_;
+  // By CTA slot, per smem element x 32 warps: the writer's own clock at its latest st.shared of the element (whether a
+  // fencing warp is ordered after that store: HazardUnit::sees, without a walk over the buffer's records).
+  std::vector<std::vector<std::uint32_t>> write_clock_;
   std::vector<std::vector<int>> fence_line_;  // by CTA slot, per warp: the line of its latest fence.proxy.async
   HazardUnit* hazards_ = nullptr;
   LsuUnit* lsu_ = nullptr;

@@ -373,6 +373,19 @@ std::string HazardUnit::global_hint(const Rec& prior, const Rec& now) const {
                      pw.index, word, nw.index);
 }
 
+std::int64_t HazardUnit::observed_phase(std::uint32_t warp_id, std::uint32_t bc, std::uint32_t bf) const {
+  // (its clock's component of the barrier counts the completions it is after)
+  return static_cast<std::int64_t>(const_cast<HazardUnit*>(this)->vc_of(warp_id)[comp_bar(sim_.cta(bc).rank, bf)]) - 1;
+}
+
+std::vector<const isa::OpDesc*> HazardUnit::release_ops(int role, std::uint32_t decl) const {
+  std::vector<const isa::OpDesc*> out;
+  if (role < 0) return out;
+  for (const auto& d : sim_.program().roles[static_cast<std::size_t>(role)].ops)
+    if (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl))) out.push_back(&d);
+  return out;
+}
+
 std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
   const Warp& rw = sim_.warp(prior.warp);
   if (rw.index >= 32 || rw.role < 0) return "";
@@ -380,11 +393,7 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
   const MbarrierUnit& mb = *mbar_;
   const std::uint32_t wcta = sim_.warp(now.warp).cta;
   // The barriers the reader's role arrives on (its code: it would release the buffer there).
-  auto releases = [&](std::uint32_t decl) {
-    for (const auto& d : p.roles[rw.role].ops)
-      if (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl))) return true;
-    return false;
-  };
+  auto releases = [&](std::uint32_t decl) { return !release_ops(rw.role, decl).empty(); };
   // Whether element `bf` of CTA slot `bc` is the barrier: released by the reader's role, its latest phase completed
   // without any of the reader's warps (bits 0..31 of the masks: warps of the barrier's own CTA; 32..63: a peer's remote
   // arrivals). `waited`: the writer's latest wait was on it (otherwise the writer observed its latest phase).
@@ -393,8 +402,7 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
     if (shift != 0 && sim_.cta(bc).cluster_slot != sim_.cta(rw.cta).cluster_slot) return "";
     if (!releases(mb.decl_of(bf))) return "";
     // The phase the writer observed last (its clock's component of the barrier counts the completions it is after).
-    const std::int64_t seen = static_cast<std::int64_t>(
-                                  const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(sim_.cta(bc).rank, bf)]) - 1;
+    const std::int64_t seen = observed_phase(now.warp, bc, bf);
     const std::uint64_t mask = mb.phase_arrivers(bc, bf, seen);
     // The warps whose arrival would have released the read: a wgmma's, any of its warpgroup (each waits for the group).
     const std::uint64_t readers =
@@ -445,10 +453,8 @@ std::string HazardUnit::release_ranks_note(std::uint32_t cta, std::uint32_t buff
   // A barrier the roles release with arrives (an empty barrier), not one the writes complete; with a reader's role, one
   // that role arrives on.
   auto released = [&](std::uint32_t decl) {
-    for (std::size_t r = 0; r < p.roles.size(); ++r)
-      if (reader_role < 0 || static_cast<int>(r) == reader_role)
-        for (const auto& d : p.roles[r].ops)
-          if (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl))) return true;
+    for (int r = 0; r < static_cast<int>(p.roles.size()); ++r)
+      if ((reader_role < 0 || r == reader_role) && !release_ops(r, decl).empty()) return true;
     return false;
   };
   const std::uint32_t bit = std::uint32_t{1} << (dcta.rank & 31);
@@ -456,8 +462,7 @@ std::string HazardUnit::release_ranks_note(std::uint32_t cta, std::uint32_t buff
   auto note_on = [&](std::uint32_t bc, std::uint32_t bf, bool waited) -> std::string {
     if (bc == kNone || bf == kNone || !released(mb.decl_of(bf))) return "";
     const Cta& bcta = sim_.cta(bc);
-    const std::int64_t seen =
-        static_cast<std::int64_t>(const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(bcta.rank, bf)]) - 1;
+    const std::int64_t seen = observed_phase(now.warp, bc, bf);
     const std::uint32_t ranks = mb.phase_arriver_ranks(bc, bf, seen);
     if (ranks == 0 || (ranks & bit) != 0) return "";
     std::vector<int> list;
@@ -504,18 +509,14 @@ std::string HazardUnit::early_release_note(const Rec& prior, const Rec& now) con
   if (pw.index >= 32 || pw.role < 0) return "";
   const int shift = bc == pw.cta ? 0 : 32;
   if (shift != 0 && sim_.cta(bc).cluster_slot != sim_.cta(pw.cta).cluster_slot) return "";
-  const std::int64_t seen =
-      static_cast<std::int64_t>(const_cast<HazardUnit*>(this)->vc_of(now.warp)[comp_bar(sim_.cta(bc).rank, bf)]) - 1;
+  const std::int64_t seen = observed_phase(now.warp, bc, bf);
   // (bit 32 + i is warp i of any peer: the peer's rank must have arrived too)
   if ((mbar_->phase_arrivers(bc, bf, seen) >> (pw.index + shift) & 1) == 0 ||
       (mbar_->phase_arriver_ranks(bc, bf, seen) >> (sim_.cta(pw.cta).rank & 31) & 1) == 0)
     return "";
   // The release ops of the earlier warp's role on that barrier (one named with its line; several counted).
   const auto& p = sim_.program();
-  const std::uint32_t decl = mbar_->decl_of(bf);
-  std::vector<const isa::OpDesc*> arrives;
-  for (const auto& d : p.roles[pw.role].ops)
-    if (d.kind == isa::OpKind::kArrive && d.signals_barrier(static_cast<int>(decl))) arrives.push_back(&d);
+  const std::vector<const isa::OpDesc*> arrives = release_ops(pw.role, mbar_->decl_of(bf));
   const isa::OpDesc& access = sim_.op_of(pw, prior.op);
   std::string which = arrives.size() == 1 ? fmt::format(" (`{}` at line {})", arrives[0]->text, arrives[0]->loc.line) : "";
   std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);

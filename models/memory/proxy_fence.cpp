@@ -117,7 +117,7 @@ void ProxyFenceUnit::check(const OpContext& ctx, std::uint32_t slot, std::uint32
     const std::uint32_t at = fenced_[slot][f * 32 + static_cast<std::uint32_t>(w)];
     const std::uint32_t writer = cta.first_warp + static_cast<std::uint32_t>(w);
     if (!hazards_->writes_ordered(readers, slot, f, writer)) continue;  // a race: the race checker's report
-    if (std::any_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return hazards_->sees(r, writer, at - 1); })) continue;
+    if (seen_by(readers, writer, at - 1)) continue;
     if (path_fenced(slot, f, static_cast<std::uint32_t>(w), readers)) continue;
     const int line = last_[slot][f * 32 + static_cast<std::uint32_t>(w)];
     ctx.ub("missing fence.proxy.async",
@@ -130,14 +130,17 @@ void ProxyFenceUnit::check(const OpContext& ctx, std::uint32_t slot, std::uint32
   }
 }
 
+bool ProxyFenceUnit::seen_by(std::span<const std::uint32_t> readers, std::uint32_t warp, std::uint32_t clock) const {
+  return std::any_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return hazards_->sees(r, warp, clock); });
+}
+
 bool ProxyFenceUnit::path_fenced(std::uint32_t slot, std::uint32_t f, std::uint32_t w, std::span<const std::uint32_t> readers) const {
   const Cta& cta = sim_.cta(slot);
   const std::uint32_t stored = write_clock_[slot][f * 32 + w];
   for (std::uint32_t by = 0; by < 32; ++by) {
     const std::uint32_t at = fence_at_[slot][by];
     if (at == 0 || by == w || fence_snap_[slot][by * 32 + w] < stored) continue;
-    if (std::any_of(readers.begin(), readers.end(), [&](std::uint32_t r) { return hazards_->sees(r, cta.first_warp + by, at - 1); }))
-      return true;
+    if (seen_by(readers, cta.first_warp + by, at - 1)) return true;
   }
   return false;
 }

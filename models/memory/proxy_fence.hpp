@@ -41,6 +41,8 @@ class ProxyFenceUnit : public Unit {
   void check(const OpContext& ctx, std::uint32_t slot, std::uint32_t f, std::span<const std::uint32_t> readers, const char* verb);
   // Whether a fence on the path covers writer `w`'s stores of element `f` for the accessing warps.
   bool path_fenced(std::uint32_t slot, std::uint32_t f, std::uint32_t w, std::span<const std::uint32_t> readers) const;
+  // Whether any of the accessing warps is ordered after warp `warp` reached `clock` (its own).
+  bool seen_by(std::span<const std::uint32_t> readers, std::uint32_t warp, std::uint32_t clock) const;
   std::vector<std::vector<std::uint32_t>> dirty_;  // by CTA slot, per smem element: warps with unfenced writes
   std::vector<std::vector<int>> last_;  // by CTA slot, per smem element x 32 warps: the line of its latest st.shared
   // By CTA slot, per smem element x 32 warps: 1 + the writer's own clock (HazardUnit::own_clock) at the fence that

@@ -307,7 +307,7 @@ std::string MbarrierUnit::arrived_twice_words(std::uint32_t cta, std::uint32_t f
                              p.mbarriers[d].name, wait->text, wait->loc.line, sim_.op_of(w, op).text, sim_.op_of(w, op).loc.line,
                              p.mbarriers[d].name);
   }
-  const isa::OpDesc& before = sim_.op_of(prev, pop);
+  const isa::OpDesc& before = *before_op;
   const isa::OpDesc& now = sim_.op_of(w, op);
   return fmt::format("warp {} ({}) arrives on {} in phase {} through `{}` at line {}, and phase {} completed with the arrivals "
                      "of warps {}, the latest through another op, `{}` at line {}, and no wait observed it in between: two ops of "

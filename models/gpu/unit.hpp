@@ -103,6 +103,8 @@ class WaitExplanation {
     node_.waits_on.push_back(v);
   }
   void cause(std::string text) { node_.causes.push_back(std::move(text)); }
+  // A cause that names the mistake itself (not only its symptom): the report lists these first.
+  void lead_cause(std::string text) { node_.lead_causes.push_back(std::move(text)); }
   void never_started(std::string entry) { node_.never_started.push_back(std::move(entry)); }
 
  private:

@@ -73,25 +73,27 @@ DeadlockReport analyse_wait_graph(const std::vector<StuckNode>& nodes, std::int6
   std::vector<std::set<std::string>> alike;  // per kept cause: the other texts of its shape
   // Causes of the warps on a cycle, and of the warps that wait on no live warp at all (what they wait for
   // can never come: a root of the stall, not downstream of another stuck warp).
-  for (std::size_t u = 0; u < nodes.size(); ++u) {
-    if (!on_cycle[u] && !nodes[u].waits_on.empty()) continue;
-    // "Each side waits for the other" is only true of barriers waited on inside a cycle.
-    if (in_cycle[u])
-      for (const auto& entry : nodes[u].never_started)
-        if (std::find(starts.begin(), starts.end(), entry) == starts.end()) starts.push_back(entry);
-    for (const auto& c : nodes[u].causes) {
-      if (std::find(kept.begin(), kept.end(), c) != kept.end()) continue;
-      std::string shape = number_shape(c);
-      auto it = std::find(shapes.begin(), shapes.end(), shape);
-      if (it != shapes.end()) {
-        alike[it - shapes.begin()].insert(c);
-        continue;
+  // The causes that name a mistake come first (all warps' lead causes, then all warps' others).
+  for (int lead = 1; lead >= 0; --lead)
+    for (std::size_t u = 0; u < nodes.size(); ++u) {
+      if (!on_cycle[u] && !nodes[u].waits_on.empty()) continue;
+      // "Each side waits for the other" is only true of barriers waited on inside a cycle.
+      if (in_cycle[u] && !lead)
+        for (const auto& entry : nodes[u].never_started)
+          if (std::find(starts.begin(), starts.end(), entry) == starts.end()) starts.push_back(entry);
+      for (const auto& c : lead ? nodes[u].lead_causes : nodes[u].causes) {
+        if (std::find(kept.begin(), kept.end(), c) != kept.end()) continue;
+        std::string shape = number_shape(c);
+        auto it = std::find(shapes.begin(), shapes.end(), shape);
+        if (it != shapes.end()) {
+          alike[it - shapes.begin()].insert(c);
+          continue;
+        }
+        kept.push_back(c);
+        shapes.push_back(shape);
+        alike.emplace_back();
       }
-      kept.push_back(c);
-      shapes.push_back(shape);
-      alike.emplace_back();
     }
-  }
   for (std::size_t i = 0; i < kept.size(); ++i)
     if (!alike[i].empty()) kept[i] += fmt::format(" (and {} more of the same form, with other numbers)", alike[i].size());
   // Each side waiting for the other needs two barriers that never started (an 'empty' and a 'full'); waits on one alone

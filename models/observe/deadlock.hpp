@@ -16,6 +16,8 @@ struct StuckNode {
   StuckWarp warp;
   std::vector<int> waits_on;               // other nodes, in the order found
   std::vector<std::string> causes;         // likely causes derived from this warp
+  std::vector<std::string>
+      lead_causes;  // the same, specific enough to name the mistake: listed before all others
   std::vector<std::string> never_started;  // barriers it waits on in phase 0 with nothing arrived ever
 };
 

@@ -80,6 +80,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.test_passes.assign(n, 0);
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
+  c.first_wait.assign(static_cast<std::size_t>(p.warps) * p.mbarriers.size(), 0);
   c.stale.clear();
   c.left_out.clear();
   c.mismatches.clear();
@@ -891,6 +892,54 @@ void MbarrierUnit::note_consumed(std::uint32_t warp_id, std::uint32_t op, std::u
   if (phase >= 0 && c.consumed[i] == phase && c.stale.size() < 64) c.stale.push_back(CtaBarriers::Stale{w.index, op, c.consumed_op[i], flat, phase});
   c.consumed[i] = phase;
   c.consumed_op[i] = op;
+  std::uint32_t& first =
+      c.first_wait[static_cast<std::size_t>(w.index) * sim_.program().mbarriers.size() + decl_[flat]];
+  if (first == 0) first = flat * 2 + static_cast<std::uint32_t>(phase & 1) + 1;
+}
+
+// For a warp waiting one phase ahead of a completion nobody observed: another warpgroup of its role whose
+// first wait on the same barrier array returned at the same element with the same parity, while on the
+// elements both warpgroups have waited on since they returned on different phases (they take turns on the
+// ring's stages, as a pingpong kernel's consumers do; warpgroups that share every stage return on the same
+// phases). Then both count the ring from the same place, and the second one reads the first one's stages: the
+// words that say so ("" otherwise).
+std::string MbarrierUnit::same_start_words(const Warp& w) const {
+  const auto& p = sim_.program();
+  const CtaBarriers& c = ctas_[w.cta];
+  const Cta& cta = sim_.cta(w.cta);
+  const std::size_t decls = p.mbarriers.size(), n = layout().count;
+  const std::uint32_t decl = decl_[w.wait_obj];
+  auto first = [&](int index) { return c.first_wait[static_cast<std::size_t>(index) * decls + decl]; };
+  if (first(w.index) == 0 || w.role < 0) return "";
+  const int own = w.index / 4;
+  for (int g = 0; g * 4 < p.warps; ++g) {
+    if (g == own) continue;
+    const int x = g * 4;
+    if (sim_.warp(cta.first_warp + static_cast<std::uint32_t>(x)).role != w.role ||
+        first(x) != first(w.index))
+      continue;
+    int both = 0;
+    bool same = false;
+    const std::uint32_t base = layout().base[decl];
+    for (std::uint32_t e = 0; e < static_cast<std::uint32_t>(p.mbarriers[decl].size); ++e) {
+      std::int64_t a = c.consumed[static_cast<std::size_t>(w.index) * n + base + e];
+      std::int64_t b = c.consumed[static_cast<std::size_t>(x) * n + base + e];
+      if (a < 0 || b < 0) continue;
+      ++both;
+      same = same || a == b;
+    }
+    if (same || both < 2) continue;
+    const std::uint32_t at = first(x) - 1;
+    return fmt::format(
+        "warpgroups {} and {} ({}) both began waiting on {} with parity {}, and have since returned on different "
+        "phases of its ring's stages, as warpgroups that take turns on tiles do: they count the ring from the same "
+        "place, so the one that runs second reads stages the other's k-blocks filled and skips completions meant "
+        "for it. In a pingpong kernel the second consumer warpgroup's pipeline state starts after the first's "
+        "k-blocks, and each warpgroup's state skips the other's k-blocks after every tile (CUTLASS's sm90 pingpong "
+        "kernel advances the consumer state by the tile's k-tile count)",
+        std::min(own, g), std::max(own, g), p.roles[w.role].name, barrier_name(at / 2), at % 2);
+  }
+  return "";
 }
 
 // A stale wait's warning, when the barrier went on to complete a later phase (else empty; with `stopped`, the run
@@ -1078,12 +1127,22 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   const MBarrier& b = ctas_[w.cta].barriers[w.wait_obj];
   std::string name = barrier_name(w.wait_obj);
   // The phase before the awaited one completed and no wait observed it: a parity one phase ahead skipped it.
-  if (b.phase() >= 1 && w.wait_value == b.phase() && !ctas_[w.cta].observed[w.wait_obj])
-    e.cause(fmt::format("{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase {} (parity {}): if "
-                        "it meant phase {}'s completion, its parity is one phase ahead (that wait would use parity {}); a "
-                        "parity that flips before its stage's phase does skips a completion",
-                        name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
-                        b.phase() & 1, b.phase() - 1, (b.phase() - 1) & 1));
+  if (b.phase() >= 1 && w.wait_value == b.phase() && !ctas_[w.cta].observed[w.wait_obj]) {
+    if (std::string turns = same_start_words(w); !turns.empty())
+      e.lead_cause(fmt::format(
+          "{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase {} (parity "
+          "{}): {}",
+          name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
+          b.phase() & 1, turns));
+    else
+      e.cause(fmt::format(
+          "{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase {} (parity "
+          "{}): if "
+          "it meant phase {}'s completion, its parity is one phase ahead (that wait would use parity {}); a "
+          "parity that flips before its stage's phase does skips a completion",
+          name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
+          b.phase() & 1, b.phase() - 1, (b.phase() - 1) & 1));
+  }
   if (b.pending() == 0 && b.tx() > 0 && ctas_[w.cta].tx_in_flight[w.wait_obj] >= b.tx()) {
     // (A run stopped by a limit: the missing bytes are on their way.)
     e.cause(fmt::format("{}: all {} arrivals came and {} of the {} bytes expected in this phase are still on their way (copies "

@@ -179,6 +179,10 @@ class MbarrierUnit : public Unit {
     // (-1: none), and that wait's op: a later wait returning on the same completion is stale.
     std::vector<std::int64_t> consumed;
     std::vector<std::uint32_t> consumed_op;
+    // Per (warp index, barrier declaration): where the warp's first passing `wait` on the declaration
+    // returned (its element * 2 + the phase's parity, plus 1; 0: none yet), so that warpgroups counting a
+    // ring from the same place can be told apart from warpgroups that share its stages (same_start_words).
+    std::vector<std::uint32_t> first_wait;
     struct Stale {
       int warp;  // warp index
       std::uint32_t op, before_op, flat;
@@ -203,6 +207,7 @@ class MbarrierUnit : public Unit {
   std::string element_skipped(std::uint32_t slot, std::uint32_t flat) const;
   std::string latest_arrival(std::uint32_t slot, std::uint32_t flat) const;
   std::string op_words(std::uint32_t warp_id, std::uint32_t op, bool with_cta) const;
+  std::string same_start_words(const Warp& w) const;
   std::string arrived_twice_words(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op) const;
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive

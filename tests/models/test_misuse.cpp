@@ -711,6 +711,60 @@ kernel k grid=(1,1,1) warps=8 {
   }
 }
 )";
+// Two consumer warpgroups on one ring: in turns (a pingpong kernel, each warpgroup a whole tile; its pipeline state must
+// start after the first's k-blocks and skip the other's after every tile) or sharing every stage (COOP = 1). The bug:
+// the pingpong warpgroups count the ring from the same place; the cooperative ones skip a k-block after the first tile.
+const char* kTurns = R"(param COOP = 0
+param STAGES = 4
+param KT = 6
+param TILES = 8
+gpu h100-sxm
+kernel pp grid=(1,1,1) warps=12 {
+  pipeline mainloop PipelineTmaAsync stages=STAGES consumers=128 * (1 + COOP) tx=32K
+  pipeline order OrderedSequenceBarrier depth=1 length=2 group_size=128
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    let g = 0
+    elect {
+      for t in 0..TILES / (1 + COOP) {
+        for k in 0..KT {
+          producer_acquire mainloop g
+          tma.load A box=(128, 64) at=(t * 128, k * 64) dst=sA[g % STAGES] bar=mainloop.full[g % STAGES]
+          tma.load B box=(128, 64) at=(0, k * 64) dst=sB[g % STAGES] bar=mainloop.full[g % STAGES]
+          let g = g + 1
+        }
+      }
+      producer_tail mainloop g
+    }
+  }
+  warpgroups 1..3 consumer {
+    let wg = warpgroup - 1
+    let g = 0
+    if FIXED && !COOP { let g = wg * KT }
+    let n = 0
+    for t in (1 - COOP) * wg..TILES / (1 + COOP) step 2 - COOP {
+      if !COOP { sequence_wait order n group=wg }
+      for k in 0..KT {
+        consumer_wait mainloop g
+        wgmma.fence
+        wgmma m64n128k16 dtype=bf16 a=sA[g % STAGES] b=sB[g % STAGES] count=8
+        wgmma.commit
+        wgmma.wait 0
+        consumer_release mainloop g
+        let g = g + 1
+      }
+      if !COOP { sequence_arrive order n group=wg }
+      let n = n + 1
+      if FIXED && !COOP { let g = g + KT }
+      if COOP && !FIXED && t == 0 { let g = g + 1 }
+      compute cycles=800
+    }
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -1027,4 +1081,27 @@ kernel k grid=(200,1,1) warps=2 {
   INFO(message(r));
   REQUIRE(r.outcome == Outcome::kUndefined);
   CHECK_THAT(message(r), Catch::Contains("CTA 199 warp 0") && !Catch::Contains("latest named-barrier op"));
+}
+
+TEST_CASE("misuse: pingpong warpgroups that count the ring from the same place are told so", "[misuse][deadlock]") {
+  auto bug = run_text(with("param FIXED = 0\n", kTurns));
+  INFO(test::causes(bug));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  // Named first, ahead of the symptoms (barriers nobody arrives on).
+  CHECK_THAT(test::causes(bug), Catch::StartsWith("mainloop.full[2]: phase 1 completed") &&
+                                    Catch::Contains("warpgroups 1 and 2 (consumer) both began waiting on mainloop.full[0] "
+                                                    "with parity 0, and have since returned on different phases") &&
+                                    Catch::Contains("skips the other's k-blocks after every tile") &&
+                                    !Catch::Contains("its parity is one phase ahead"));
+  CHECK(run_text(with("param FIXED = 1\n", kTurns)).outcome == Outcome::kFinished);
+  // Warpgroups that share every stage return on the same phases: a skipped k-block is a parity one phase ahead.
+  const std::string coop_turns = std::string(kTurns).replace(0, 14, "param COOP = 1");
+  auto coop = run_text(with("param FIXED = 0\n", coop_turns.c_str()));
+  INFO(test::causes(coop));
+  REQUIRE(coop.outcome == Outcome::kDeadlock);
+  CHECK_THAT(test::causes(coop), Catch::Contains("mainloop.full[2]: phase 1 completed") &&
+                                     Catch::Contains("its parity is one phase ahead (that wait would use parity 1)") &&
+                                     !Catch::Contains("both began waiting"));
+  CHECK(run_text(with("param FIXED = 1\n", coop_turns.c_str())).outcome ==
+        Outcome::kFinished);
 }

@@ -1049,21 +1049,34 @@ bool MbarrierUnit::reaches(const isa::OpDesc& d, int from, int to) {
   return from == to;
 }
 
-// The multicast loads of the cluster in this phase that signal element `flat` but left CTA slot `slot` out.
-std::string MbarrierUnit::left_out_words(std::uint32_t slot, std::uint32_t flat) const {
+// The multicast ops of the cluster in this phase that signal element `flat` but left CTA slot `slot` out: TMA
+// loads (their bytes), or with `commits` tcgen05 commits (their arrivals), when at least `least` CTAs issued
+// such ops ("" if not).
+std::string MbarrierUnit::left_out_words(std::uint32_t slot, std::uint32_t flat, bool commits,
+                                         std::int64_t least) const {
   // Grouped by op: the op once, then each issuing CTA with its mask.
   std::vector<std::pair<const isa::OpDesc*, std::vector<std::string>>> ops;
+  std::vector<std::uint32_t> issuers;
   for (const auto& l : ctas_[slot].left_out) {
     if (l.flat != flat) continue;
     const Warp& x = sim_.warp(l.warp);
     const isa::OpDesc* d = &sim_.op_of(x, l.op);
+    if ((d->kind == isa::OpKind::kUmmaCommit) != commits) continue;
     auto it = std::find_if(ops.begin(), ops.end(), [&](const auto& o) { return o.first == d; });
     if (it == ops.end()) it = ops.insert(ops.end(), {d, {}});
     it->second.push_back(fmt::format("CTA {} with mask 0x{:x}", sim_.cta(x.cta).id, l.mask));
+    if (std::find(issuers.begin(), issuers.end(), x.cta) == issuers.end()) issuers.push_back(x.cta);
   }
-  if (ops.empty()) return "";
+  if (ops.empty() || static_cast<std::int64_t>(issuers.size()) < least) return "";
   std::vector<std::string> v;
   for (const auto& [d, by] : ops) v.push_back(fmt::format("`{}` at line {} ({})", d->text, d->loc.line, fmt::join(by, ", ")));
+  if (commits)
+    return fmt::format(
+        ". Multicast commits of the cluster that arrive on {} left this CTA (rank {}) out in this phase: {}. "
+        "If "
+        "this CTA's stage waits for them too (a stage that another CTA's multicast load also fills is free "
+        "only when every CTA's MMA is done with it), their multicast mask must name rank {}",
+        barrier_name(flat), sim_.cta(slot).rank, fmt::join(v, "; "), sim_.cta(slot).rank);
   return fmt::format(". Multicast loads of the cluster that signal {} left this CTA (rank {}) out in this phase: "
                      "{}. If one of them should bring this CTA its bytes, its multicast mask is wrong",
                      barrier_name(flat), sim_.cta(slot).rank, fmt::join(v, "; "));
@@ -1182,15 +1195,19 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
           if (std::find(expecters.begin(), expecters.end(), t) == expecters.end()) expecters.push_back(t);
           from_pipeline = from_pipeline || d.text.rfind("producer_", 0) == 0;
         }
-    e.cause(fmt::format("{}: all {} arrivals came but the tx-count is stuck at {}: {} bytes expected, {} delivered in "
-                        "this phase. The transaction bytes do not match what the TMA copies deliver (check {} against the "
-                        "boxes, and multicast peers){}{}",
-                        name, b.expected(), b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase(),
-                        expecters.empty() ? std::string("arrive.expect_tx tx=")
-                                          : fmt::format("the tx= of {}{}", fmt::join(expecters, ", "),
-                                                        from_pipeline ? " (a pipeline statement's comes from its pipeline's tx=)" : ""),
-                        peers.empty() ? "" : fmt::format(". Peers whose multicast copies may land here: {}", fmt::join(peers, "; ")),
-                        left_out_words(w.cta, w.wait_obj) + stage_mismatch_words(w.cta, w.wait_obj)));
+    e.cause(fmt::format(
+        "{}: all {} arrivals came but the tx-count is stuck at {}: {} bytes expected, {} delivered in "
+        "this phase. The transaction bytes do not match what the TMA copies deliver (check {} against the "
+        "boxes, and multicast peers){}{}",
+        name, b.expected(), b.tx(), b.tx_expected_this_phase(), b.tx_completed_this_phase(),
+        expecters.empty()
+            ? std::string("arrive.expect_tx tx=")
+            : fmt::format("the tx= of {}{}", fmt::join(expecters, ", "),
+                          from_pipeline ? " (a pipeline statement's comes from its pipeline's tx=)" : ""),
+        peers.empty()
+            ? ""
+            : fmt::format(". Peers whose multicast copies may land here: {}", fmt::join(peers, "; ")),
+        left_out_words(w.cta, w.wait_obj, false, 1) + stage_mismatch_words(w.cta, w.wait_obj)));
   } else if (std::string only_tx = b.pending() > 0 ? tx_only_words(w.cta, w.wait_obj) : ""; !only_tx.empty()) {
     e.cause(fmt::format("{}: phase {} needs {} more arrival(s), but no warp's code reaches an op that arrives on it: {}", name,
                         b.phase(), b.pending(), only_tx));
@@ -1295,11 +1312,22 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         latest_arrival(w.cta, w.wait_obj)));
   } else if (b.arrivals_this_phase() > 0) {
     const std::string astray = arrivals_astray(w.cta, w.wait_obj);
-    e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest by {}). {}",
-                        name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(), latest_arrival(w.cta, w.wait_obj),
-                        astray.empty() ? "If every warp that arrives per phase already did, the count is larger than the "
-                                         "threads that arrive"
-                                       : astray));
+    const std::string commits_left_out = left_out_words(w.cta, w.wait_obj, true, b.pending());
+    if (!commits_left_out.empty())
+      e.lead_cause(fmt::format(
+          "{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest "
+          "by {}){}",
+          name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(),
+          latest_arrival(w.cta, w.wait_obj), commits_left_out));
+    else
+      e.cause(fmt::format(
+          "{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest by "
+          "{}). {}",
+          name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(),
+          latest_arrival(w.cta, w.wait_obj),
+          astray.empty() ? "If every warp that arrives per phase already did, the count is larger than the "
+                           "threads that arrive"
+                         : astray));
   }
 }
 

@@ -198,7 +198,7 @@ class MbarrierUnit : public Unit {
   // By warp id: the barrier (flat) and op of its latest passing wait when that passed before phase 0 (~0u: it did not).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> before_phase0_;
   void note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0);
-  std::string left_out_words(std::uint32_t slot, std::uint32_t flat) const;
+  std::string left_out_words(std::uint32_t slot, std::uint32_t flat, bool commits, std::int64_t least) const;
   std::string tx_only_words(std::uint32_t cta, std::uint32_t flat) const;
   std::string exited_words(const Signal& s) const;
   std::string trip_words(const Signal& s) const;  // HazardUnit::trip_count_words for an own signal to the exited CTA

@@ -301,7 +301,13 @@ OpResult TensorUnit::umma(OpContext& ctx) {
 OpResult TensorUnit::umma_commit(OpContext& ctx) {
   const Machine& m = sim_.machine();
   std::uint32_t f = ctx.barrier(Attr::kBar);
-  Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), ctx.value(Attr::kMulticast));
+  const std::int64_t mask = ctx.value(Attr::kMulticast);
+  Simulator::Targets targets = sim_.multicast_targets(ctx.warp_id, ctx.op, ctx.cta_slot(), mask);
+  if (mask != 0) {  // the cluster's CTAs it leaves out (reports of a count never reached there)
+    const Cluster& cl = sim_.cluster_of(ctx.cta());
+    for (std::size_t r = 0; r < cl.ctas.size(); ++r)
+      if (!(mask & (std::int64_t{1} << r))) mbar_->note_left_out(cl.ctas[r], f, ctx.warp_id, ctx.op, mask);
+  }
   Tcgen05Thread& t = threads_[ctx.warp_id];
   Cycle now = sim_.now();
   Cycle at = sim::max(sim::max(t.done, t.cp_done), now);
@@ -312,17 +318,11 @@ OpResult TensorUnit::umma_commit(OpContext& ctx) {
     Signal s = mbar_->signal_to(target, SignalKind::kArrive, f, 1, ctx.warp_id, ctx.op);
     // The arrive releases, and completes this thread's operand reads and accumulator writes.
     s.hb = hazards_->release(ctx.warp_id);
-    // Operand reads and accumulator writes complete with the signal that reaches their CTA (the first one,
-    // if none does), and with every later commit too (each tracks all the thread's earlier tcgen05 ops, PTX
-    // ISA tcgen05.commit), not only the first.
-    auto lands_with = [&](std::uint32_t cta) {
-      bool reaches = std::find(targets.begin(), targets.end(), cta) != targets.end();
-      return cta == target || (!reaches && target == targets.slot[0]);
-    };
-    for (const auto& [cta, part] : t.reads)
-      if (lands_with(cta)) hazards_->adopt(s.hb, part);
-    for (const auto& [cta, part] : t.d_parts)
-      if (lands_with(cta)) hazards_->adopt(s.hb, part);
+    // Operand reads and accumulator writes, whatever CTA they touch, complete with every signal of the commit
+    // (its arrive is performed once all the thread's earlier tcgen05 ops are done, PTX ISA tcgen05.commit; a
+    // multicast commit arrives in each CTA of its mask after them all), and with every later commit too.
+    for (const auto& [cta, part] : t.reads) hazards_->adopt(s.hb, part);
+    for (const auto& [cta, part] : t.d_parts) hazards_->adopt(s.hb, part);
     if (!sim_.observers().empty()) s.token = sim_.observers().signal_sent(cta_id, ctx.warp.index, s.cta_id, now.v);
     mbar_->send(target == ctx.cta_slot() ? at : at + sim_.jit(m.remote_arrive_cycles), s);
   }

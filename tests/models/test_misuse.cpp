@@ -765,6 +765,54 @@ kernel pp grid=(1,1,1) warps=12 {
   }
 }
 )";
+// A 2x1 cluster whose B slices are multicast into both CTAs: a stage is free when both CTAs' MMAs are done with it
+// (empty count 2), so each MMA thread's commit arrives in both CTAs: one multicast commit (MODE 1) or two (MODE 2). The
+// bug (MODE 0): each commit names its own CTA only.
+const char* kCommitBoth = R"(param STAGES = 3
+param KTILES = 8
+kernel mc grid=(2,1,1) cluster=(2,1,1) warps=2 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=2
+  mbarrier acc_full count=1
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    elect {
+      for k in 0..KTILES {
+        let s = k % STAGES
+        wait empty[s] parity=((k / STAGES) & 1) ^ 1
+        arrive.expect_tx full[s] tx=32K
+        tma.load A box=(128, 64) at=(cta_x * 128, k * 64) dst=sA[s] bar=full[s]
+        tma.load B box=(64, 64) at=(cluster_rank * 64, k * 64) dst=sB[s] bar=full[s] multicast=0x3
+      }
+      for k in KTILES..KTILES + STAGES {
+        wait empty[k % STAGES] parity=((k / STAGES) & 1) ^ 1
+      }
+    }
+  }
+  warp 1 mma {
+    tmem.alloc cols=128 -> tm
+    for k in 0..KTILES {
+      let s = k % STAGES
+      wait full[s] parity=(k / STAGES) & 1
+      elect {
+        umma m128n128k16 kind=f16 a=sA[s] b=sB[s] count=4 tmem=tm
+        if MODE == 0 { umma.commit empty[s] multicast=1 << cluster_rank }
+        if MODE == 1 { umma.commit empty[s] multicast=0x3 }
+        if MODE == 2 {
+          umma.commit empty[s] multicast=0x1
+          umma.commit empty[s] multicast=0x2
+        }
+      }
+    }
+    elect { umma.commit acc_full }
+    wait acc_full parity=0
+    tmem.dealloc tm cols=128
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -1104,4 +1152,22 @@ TEST_CASE("misuse: pingpong warpgroups that count the ring from the same place a
                                      !Catch::Contains("both began waiting"));
   CHECK(run_text(with("param FIXED = 1\n", coop_turns.c_str())).outcome ==
         Outcome::kFinished);
+}
+
+TEST_CASE("misuse: a multicast commit releases every CTA's operand reads, and one that leaves a CTA out is named",
+          "[misuse][tcgen05][cluster]") {
+  // Correct either way: the refill by the peer's multicast load is ordered after this CTA's commit (no WAR).
+  for (const char* mode : {"param MODE = 1\n", "param MODE = 2\n"}) {
+    auto r = run_text(with(mode, kCommitBoth), "b200");
+    INFO(mode << message(r));
+    CHECK(r.outcome == Outcome::kFinished);
+  }
+  auto bug = run_text(with("param MODE = 0\n", kCommitBoth), "b200");
+  INFO(test::causes(bug));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  CHECK_THAT(test::causes(bug),
+             Catch::StartsWith("empty[0]: initialised with count 2 but only 1 arrival(s) came in phase 0") &&
+                 Catch::Contains("Multicast commits of the cluster that arrive on empty[0] left this CTA (rank 0) out in this "
+                                 "phase: `umma.commit empty[s] multicast=1 << cluster_rank` at line 33 (CTA 1 with mask 0x2)") &&
+                 Catch::Contains("their multicast mask must name rank 0"));
 }

@@ -324,6 +324,15 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                               now_index, waited, name);
       }
     }
+    if (now.write && prior.write && where.empty() &&
+        prior.comp[0] >= static_cast<std::uint32_t>(cluster_size_ * warps_))
+      if (std::string note =
+              unfilled_release_note(now, cta,
+                                    (prior.comp[0] - static_cast<std::uint32_t>(cluster_size_ * warps_)) %
+                                        static_cast<std::uint32_t>(bars_),
+                                    prior.done_phase);
+          !note.empty())
+        return note;
     return fmt::format("it completed phase {} of {}{}, which warp {} has not observed (no wait on that phase by it, or by a "
                        "warp that then synchronised with it): wait on {} with parity {} first{}",
                        prior.done_phase, name, where, now_index, name, prior.done_phase & 1, other) +
@@ -386,6 +395,70 @@ std::vector<const isa::OpDesc*> HazardUnit::release_ops(int role, std::uint32_t 
   return out;
 }
 
+// A refill (a write after an earlier write whose completion, phase `phase` of element `flat`, no warp
+// observed yet) by a writer whose role never waits on that barrier (a producer): the stage was handed back
+// before anyone consumed the earlier fill. The release barrier the writer waited on last, and which warps
+// completed that phase, through which ops.
+std::string HazardUnit::unfilled_release_note(const Rec& now, std::uint32_t cta, std::uint32_t flat,
+                                              std::int64_t phase) const {
+  const MbarrierUnit& mb = *mbar_;
+  const Warp& ww = sim_.warp(now.warp);
+  const auto& p = sim_.program();
+  if (ww.role < 0 || now.warp >= last_acquired_.size()) return "";
+  for (const auto& d : p.roles[static_cast<std::size_t>(ww.role)].ops)
+    if (const isa::AttrSlot* a = d.slot(isa::Attr::kBar);
+        a != nullptr && a->decl == static_cast<int>(mb.decl_of(flat)) &&
+        (d.kind == isa::OpKind::kWait || d.kind == isa::OpKind::kTestWait))
+      return "";
+  // The writer's latest wait: on the release barrier of the same stage (an element of the same index; a wait
+  // on another stage's is told apart elsewhere).
+  const auto [bc, bf] = last_acquired_[now.warp];
+  const auto& layout = p.mbarrier_layout;
+  if (bc != cta || bf == kNone ||
+      bf - layout.base[layout.decl_of(bf)] != flat - layout.base[layout.decl_of(flat)])
+    return "";
+  const std::int64_t seen = observed_phase(now.warp, bc, bf);
+  const std::uint64_t mask = mb.phase_arrivers(bc, bf, seen);
+  if (seen < 0 || mask == 0 || (mask >> 32) != 0) return "";
+  const Cta& c = sim_.cta(cta);
+  int role = -1;
+  std::vector<int> others;  // warps of that role that arrive on the barrier too but not in that phase
+  for (int i = 0; i < 32 && i < p.warps; ++i)
+    if (mask >> i & 1) role = sim_.warp(c.first_warp + static_cast<std::uint32_t>(i)).role;
+  if (role < 0) return "";
+  for (int i = 0; i < 32 && i < p.warps; ++i)
+    if (!(mask >> i & 1) && sim_.warp(c.first_warp + static_cast<std::uint32_t>(i)).role == role &&
+        mb.arrives_on(c.first_warp + static_cast<std::uint32_t>(i), bf))
+      others.push_back(i);
+  std::vector<std::string> ops;
+  for (const isa::OpDesc* d : release_ops(role, mb.decl_of(bf)))
+    ops.push_back(fmt::format("`{}` at line {}", d->text, d->loc.line));
+  const std::string full = layout.element_name(p.mbarriers, flat),
+                    empty = layout.element_name(p.mbarriers, bf);
+  const std::string head = fmt::format(
+      "{}warp {} refilled the stage after its wait on {} (phase {}), which completed with the arrivals of "
+      "warps "
+      "{} ({}) alone",
+      mb.unobserved(cta, flat, phase)
+          ? fmt::format("no warp has waited for the earlier fill's completion (phase {} of {}) yet, and ",
+                        phase, full)
+          : "",
+      ww.index, empty, seen, MbarrierUnit::arrivers_words(mask),
+      p.roles[static_cast<std::size_t>(role)].name);
+  if (!others.empty())
+    return fmt::format(
+        "{}, while warps {} of that role release it too: the count ({}) is reached before every releasing "
+        "warp arrived; it must cover all the warps that release a stage",
+        head, fmt::join(others, ","), mb.count_of(bc, bf));
+  return fmt::format(
+      "{}: the stage was released more often than it was filled (a release that runs twice for one fill, "
+      "e.g. "
+      "once in the k-loop and again after it at a tile's boundary, or a release of a stage not waited "
+      "for{}). "
+      "Each fill is released once, after its consumer's wait on {}; the writer does not wait on {} itself",
+      head, ops.size() > 1 ? fmt::format("; the releases: {}", fmt::join(ops, ", ")) : "", full, full);
+}
+
 std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
   const Warp& rw = sim_.warp(prior.warp);
   if (rw.index >= 32 || rw.role < 0) return "";
@@ -415,6 +488,13 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
     if (!waited && (mb.recent_arrivers(bc, bf) & readers) == 0) return "";
     std::string name = p.mbarrier_layout.element_name(p.mbarriers, bf);
     if (shift != 0) name += fmt::format(" of CTA {}", sim_.cta(bc).id);
+    if (std::string twice = mb.twice_words(bc, bf, seen); !twice.empty())
+      return fmt::format(
+          "warp {}'s role releases the buffer on {} too, but the phase of {} that warp {} {} (phase {}) "
+          "completed "
+          "with the arrivals of warps {} alone, so the writer went on while warp {} still read{}",
+          rw.index, name, name, sim_.warp(now.warp).index, waited ? "waited on last" : "observed", seen,
+          MbarrierUnit::arrivers_words(mask), rw.index, twice);
     return fmt::format("warp {}'s role releases the buffer on {} too, but the phase of {} that warp {} {} (phase {}) completed "
                        "with the arrivals of warps {} alone (count {}): the count is reached before every releasing warp "
                        "arrived, so the writer went on while warp {} still read. More threads arrive on {} per phase than its "

@@ -81,6 +81,8 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
   c.first_wait.assign(static_cast<std::size_t>(p.warps) * p.mbarriers.size(), 0);
+  c.arrive_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
+  c.twice.clear();
   c.stale.clear();
   c.left_out.clear();
   c.mismatches.clear();
@@ -387,7 +389,18 @@ void MbarrierUnit::note_arrival(std::uint32_t cta, std::uint32_t flat, std::uint
     std::uint32_t decl = decl_[flat];
     sim_.observers().each(id, [&](Observer& o) { o.stage_ready(id, flat, decl, sim_.program().mbarriers[decl].name, false, sim_.now().v); });
   }
-  if (warp_index >= 0 && warp_index < 32) c.arrive_mask[flat] |= std::uint64_t{1} << (warp_index + (w.cta == cta ? 0 : 32));
+  if (warp_index >= 0 && warp_index < 32) {
+    const std::uint64_t bit = std::uint64_t{1} << (warp_index + (w.cta == cta ? 0 : 32));
+    if (w.cta == cta) {
+      std::uint32_t& last = c.arrive_op[static_cast<std::size_t>(warp_index) * layout().count + flat];
+      if ((c.arrive_mask[flat] & bit) && c.twice.size() < 16 &&
+          std::none_of(c.twice.begin(), c.twice.end(),
+                       [&](const auto& t) { return t.flat == flat && t.phase < 0 && t.warp == warp_index; }))
+        c.twice.push_back({flat, -1, warp_index, last, op});
+      last = op;
+    }
+    c.arrive_mask[flat] |= bit;
+  }
   c.arrive_ranks[flat] |= std::uint32_t{1} << (sim_.cta(w.cta).rank & 31);
 }
 
@@ -423,6 +436,8 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
         arrivers_words(mask), ops, c.barriers[flat].expected()));
   }
   c.phase_signal[flat] = c.last_signal[flat];
+  for (auto& t : c.twice)
+    if (t.flat == flat && t.phase < 0) t.phase = c.barriers[flat].phase() - 1;
   c.last_arrive_mask[flat] = mask64;
   c.phase_masks[flat * kPhaseMasks + (c.barriers[flat].phase() - 1) % kPhaseMasks] = mask64;
   c.arrive_mask[flat] = 0;
@@ -895,6 +910,38 @@ void MbarrierUnit::note_consumed(std::uint32_t warp_id, std::uint32_t op, std::u
   std::uint32_t& first =
       c.first_wait[static_cast<std::size_t>(w.index) * sim_.program().mbarriers.size() + decl_[flat]];
   if (first == 0) first = flat * 2 + static_cast<std::uint32_t>(phase & 1) + 1;
+}
+
+std::string MbarrierUnit::twice_words(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const {
+  const CtaBarriers& c = ctas_[cta];
+  const Cta& ct = sim_.cta(cta);
+  // Grouped by the pair of ops (the four warps of a warpgroup alike).
+  std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, std::vector<int>>> by_ops;
+  for (const auto& t : c.twice) {
+    if (t.flat != flat || t.phase != phase) continue;
+    auto key = std::pair{t.first_op, t.second_op};
+    auto it = std::find_if(by_ops.begin(), by_ops.end(), [&](const auto& g) { return g.first == key; });
+    if (it == by_ops.end()) it = by_ops.insert(by_ops.end(), {key, {}});
+    it->second.push_back(t.warp);
+  }
+  if (by_ops.empty()) return "";
+  std::vector<std::string> said;
+  bool drop = false;
+  for (const auto& [ops, warps] : by_ops) {
+    const Warp& x = sim_.warp(ct.first_warp + static_cast<std::uint32_t>(warps.front()));
+    const isa::OpDesc& a = sim_.op_of(x, ops.first);
+    const isa::OpDesc& b = sim_.op_of(x, ops.second);
+    drop = drop || a.kind == isa::OpKind::kArriveDrop || b.kind == isa::OpKind::kArriveDrop;
+    said.push_back(fmt::format("warp{} {} arrived twice, through `{}` at line {}, then `{}` at line {}",
+                               warps.size() > 1 ? "s" : "", fmt::join(warps, ","), a.text, a.loc.line, b.text,
+                               b.loc.line));
+  }
+  return fmt::format(
+      ": in that phase {}{}", fmt::join(said, "; "),
+      drop ? ". An arrive.drop is an arrival in the phase it lands in (and lowers the count of the phases "
+             "after it): a warp that already arrived in a phase may drop only once that phase has completed "
+             "(wait for its completion first)"
+           : ". Each arrival counts: two of one warp in a phase stand in for another warp's");
 }
 
 // For a warp waiting one phase ahead of a completion nobody observed: another warpgroup of its role whose

@@ -96,6 +96,12 @@ class MbarrierUnit : public Unit {
     return ctas_[cta].phase_signal[flat];
   }
   std::int64_t count_of(std::uint32_t cta, std::uint32_t flat) const { return ctas_[cta].barriers[flat].expected(); }
+  // Whether no wait observed phase `phase` of element `flat` of CTA slot `cta` yet: it has not completed, or
+  // it is the latest completed phase and unobserved (earlier phases: not known, false).
+  bool unobserved(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const {
+    const std::int64_t completed = ctas_[cta].barriers[flat].phase();
+    return phase >= completed || (phase == completed - 1 && !ctas_[cta].observed[flat]);
+  }
   // Reports: when warp `warp_id`'s latest passing wait (or test_wait that returned 1) passed a barrier that had completed
   // no phase, with parity 1 (the phase before phase 0, which counts as complete: it returns at once), that barrier
   // element and the wait's op (~0u: it did not); and the words that say so.
@@ -183,6 +189,17 @@ class MbarrierUnit : public Unit {
     // returned (its element * 2 + the phase's parity, plus 1; 0: none yet), so that warpgroups counting a
     // ring from the same place can be told apart from warpgroups that share its stages (same_start_words).
     std::vector<std::uint32_t> first_wait;
+    // Per (warp index, barrier): the op of the warp's latest arrival; and arrivals of a warp that already
+    // arrived in the same phase (a few per CTA; `phase` -1 until the phase completes), for the reports of a
+    // phase completed early.
+    std::vector<std::uint32_t> arrive_op;
+    struct Twice {
+      std::uint32_t flat;
+      std::int64_t phase;
+      int warp;
+      std::uint32_t first_op, second_op;
+    };
+    std::vector<Twice> twice;
     struct Stale {
       int warp;  // warp index
       std::uint32_t op, before_op, flat;
@@ -208,6 +225,13 @@ class MbarrierUnit : public Unit {
   std::string latest_arrival(std::uint32_t slot, std::uint32_t flat) const;
   std::string op_words(std::uint32_t warp_id, std::uint32_t op, bool with_cta) const;
   std::string same_start_words(const Warp& w) const;
+
+ public:
+  // For a report of phase `phase` of element `flat` of CTA slot `cta` completed without some warps: the warps
+  // that arrived twice in it, and through which ops ("" if none did).
+  std::string twice_words(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const;
+
+ private:
   std::string arrived_twice_words(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op) const;
   void check_visible(const Signal& s);
   // PTX ISA mbarrier.test_wait/try_wait: each phase must be observed by a successful test_wait/try_wait before an arrive

@@ -813,6 +813,108 @@ kernel mc grid=(2,1,1) cluster=(2,1,1) warps=2 {
   }
 }
 )";
+// A consumer that releases the previous stage after `wgmma.wait 1` (K_PIPE_MMAS = 1) and the last one after its k-loop;
+// the bug: the in-loop release is guarded by the running counter (g > 0) instead of the tile's (k > 0), so a tile's first
+// k-block releases the previous tile's last stage a second time.
+const char* kDoubleRelease = R"(param STAGES = 4
+param KT = 3
+param TILES = 4
+kernel dbl grid=(1,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=128
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    elect {
+      for g in 0..TILES * KT {
+        let s = g % STAGES
+        wait empty[s] parity=((g / STAGES) & 1) ^ 1
+        arrive.expect_tx full[s] tx=32K
+        tma.load A box=(128, 64) at=(0, g * 64) dst=sA[s] bar=full[s]
+        tma.load B box=(128, 64) at=(0, g * 64) dst=sB[s] bar=full[s]
+      }
+      for g in TILES * KT..TILES * KT + STAGES {
+        wait empty[g % STAGES] parity=((g / STAGES) & 1) ^ 1
+      }
+    }
+  }
+  warpgroup 1 consumer {
+    let g = 0
+    for t in 0..TILES {
+      for k in 0..KT {
+        let s = g % STAGES
+        wait full[s] parity=(g / STAGES) & 1
+        wgmma.fence
+        wgmma m64n128k16 dtype=bf16 a=sA[s] b=sB[s] count=4
+        wgmma.commit
+        wgmma.wait 1
+        let guard = FIXED * (k > 0) + (1 - FIXED) * (g > 0)
+        if guard { arrive empty[(g - 1) % STAGES] }
+        let g = g + 1
+      }
+      wgmma.wait 0
+      arrive empty[(g - 1) % STAGES]
+      compute cycles=200
+    }
+  }
+}
+)";
+
+// Two warpgroups share every stage (count 256); the second needs only the first half and then leaves the pipeline with
+// arrive.drop on every stage. The bug: it drops right after its last release, in a phase it already arrived in.
+const char* kDropTwice = R"(param STAGES = 2
+param KTILES = 8
+const HALF = 4
+kernel drop grid=(1,1,1) warps=12 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=256
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    elect {
+      for k in 0..KTILES {
+        let s = k % STAGES
+        wait empty[s] parity=((k / STAGES) & 1) ^ 1
+        arrive.expect_tx full[s] tx=32K
+        tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s]
+        tma.load B box=(128, 64) at=(0, k * 64) dst=sB[s] bar=full[s]
+      }
+    }
+  }
+  warpgroup 1 wg1 {
+    for k in 0..KTILES {
+      let s = k % STAGES
+      wait full[s] parity=(k / STAGES) & 1
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[s] b=sB[s] count=4
+      wgmma.commit
+      wgmma.wait 0
+      compute cycles=1500                # WG1 is slower
+      arrive empty[s]
+    }
+  }
+  warpgroup 2 wg2 {
+    for k in 0..HALF {
+      let s = k % STAGES
+      wait full[s] parity=(k / STAGES) & 1
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[s] b=sB[s] count=4
+      wgmma.commit
+      wgmma.wait 0
+      arrive empty[s]
+    }
+    for k in HALF..HALF + STAGES {
+      let s = k % STAGES
+      if FIXED { wait full[s] parity=(k / STAGES) & 1 }
+      arrive.drop empty[s]
+    }
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -1170,4 +1272,29 @@ TEST_CASE("misuse: a multicast commit releases every CTA's operand reads, and on
                  Catch::Contains("Multicast commits of the cluster that arrive on empty[0] left this CTA (rank 0) out in this "
                                  "phase: `umma.commit empty[s] multicast=1 << cluster_rank` at line 33 (CTA 1 with mask 0x2)") &&
                  Catch::Contains("their multicast mask must name rank 0"));
+}
+
+TEST_CASE("misuse: a stage released twice for one fill: the refill's report names the releases, not a wait on full",
+          "[misuse][mbarrier]") {
+  auto bug = run_text(with("param FIXED = 0\n", kDoubleRelease));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(bug), Catch::Contains("warp 0 refilled the stage after its wait on empty[2] (phase 1), which completed "
+                                           "with the arrivals of warps 4,5,6,7 (consumer) alone: the stage was released more "
+                                           "often than it was filled") &&
+                               Catch::Contains("the releases: `arrive empty[(g - 1) % STAGES]` at line 37, `arrive "
+                                               "empty[(g - 1) % STAGES]` at line 41") &&
+                               !Catch::Contains("wait on full[2] with parity"));
+  CHECK(run_text(with("param FIXED = 1\n", kDoubleRelease)).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: an arrive.drop in a phase its warps already arrived in is named", "[misuse][mbarrier]") {
+  auto bug = run_text(with("param FIXED = 0\n", kDropTwice));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(bug), Catch::Contains("completed with the arrivals of warps 8,9,10,11 alone, so the writer went on while "
+                                           "warp 7 still read: in that phase warps 8,9,10,11 arrived twice, through `arrive "
+                                           "empty[s]` at line 43, then `arrive.drop empty[s]` at line 48") &&
+                               Catch::Contains("may drop only once that phase has completed"));
+  CHECK(run_text(with("param FIXED = 1\n", kDropTwice)).outcome == Outcome::kFinished);
 }

@@ -1194,6 +1194,26 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
           "{}): {}",
           name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
           b.phase() & 1, turns));
+    else if (const std::size_t i = static_cast<std::size_t>(w.index) * layout().count + w.wait_obj;
+             ctas_[w.cta].consumed[i] == b.phase() - 2)
+      // The warp's previous wait on this element returned on the phase before the skipped one: its own waits
+      // on the element jumped a phase (its stage counter restarted, e.g. per tile, while the producer's ran
+      // on).
+      e.lead_cause(
+          fmt::format("{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase "
+                      "{} (parity {}); its "
+                      "previous wait on {} (`{}` at line {}) returned on phase {}, so its waits skipped "
+                      "phase {}: the stage index "
+                      "and parity it waits with do not follow the ring one k-block at a time. A stage "
+                      "counter that restarts (e.g. "
+                      "each tile, when the k-blocks per tile are not a multiple of the stages) while the "
+                      "producer's runs on, or a "
+                      "parity one phase ahead; the producer and its consumers must count the ring's k-blocks "
+                      "alike across tiles "
+                      "(CUTLASS keeps one pipeline state for the whole persistent loop)",
+                      name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w),
+                      b.phase(), b.phase() & 1, name, sim_.op_of(w, ctas_[w.cta].consumed_op[i]).text,
+                      sim_.op_of(w, ctas_[w.cta].consumed_op[i]).loc.line, b.phase() - 2, b.phase() - 1));
     else
       e.cause(fmt::format(
           "{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase {} (parity "

@@ -915,6 +915,51 @@ kernel drop grid=(1,1,1) warps=12 {
   }
 }
 )";
+// A persistent consumer whose stage counter restarts each tile (`i = k`) while the producer's runs on (`g`).
+const char* kRestart = R"(param STAGES = 2
+param KTILES = 3
+param TILES = 4
+kernel persist grid=(1,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=128
+  smem sA[STAGES] bytes=16K
+  smem sB[STAGES] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    let g = 0
+    for t in 0..TILES {
+      for k in 0..KTILES {
+        let s = g % STAGES
+        elect {
+          wait empty[s] parity=((g / STAGES) & 1) ^ 1
+          arrive.expect_tx full[s] tx=32K
+          tma.load A box=(128, 64) at=(t * 128, k * 64) dst=sA[s] bar=full[s]
+          tma.load B box=(128, 64) at=(0, k * 64) dst=sB[s] bar=full[s]
+        }
+        let g = g + 1
+      }
+    }
+  }
+  warpgroup 1 consumer {
+    let g = 0
+    for t in 0..TILES {
+      for k in 0..KTILES {
+        let i = FIXED * g + (1 - FIXED) * k      # BUG: per-tile state
+        let s = i % STAGES
+        wait full[s] parity=(i / STAGES) & 1
+        wgmma.fence
+        wgmma m64n128k16 dtype=bf16 a=sA[s] b=sB[s] count=4
+        wgmma.commit
+        wgmma.wait 0
+        arrive empty[s]
+        let g = g + 1
+      }
+      compute cycles=300
+    }
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -1244,13 +1289,14 @@ TEST_CASE("misuse: pingpong warpgroups that count the ring from the same place a
                                     Catch::Contains("skips the other's k-blocks after every tile") &&
                                     !Catch::Contains("its parity is one phase ahead"));
   CHECK(run_text(with("param FIXED = 1\n", kTurns)).outcome == Outcome::kFinished);
-  // Warpgroups that share every stage return on the same phases: a skipped k-block is a parity one phase ahead.
+  // Warpgroups that share every stage return on the same phases: a skipped k-block is the warps' own waits skipping a
+  // phase.
   const std::string coop_turns = std::string(kTurns).replace(0, 14, "param COOP = 1");
   auto coop = run_text(with("param FIXED = 0\n", coop_turns.c_str()));
   INFO(test::causes(coop));
   REQUIRE(coop.outcome == Outcome::kDeadlock);
   CHECK_THAT(test::causes(coop), Catch::Contains("mainloop.full[2]: phase 1 completed") &&
-                                     Catch::Contains("its parity is one phase ahead (that wait would use parity 1)") &&
+                                     Catch::Contains("returned on phase 0, so its waits skipped phase 1") &&
                                      !Catch::Contains("both began waiting"));
   CHECK(run_text(with("param FIXED = 1\n", coop_turns.c_str())).outcome ==
         Outcome::kFinished);
@@ -1297,4 +1343,15 @@ TEST_CASE("misuse: an arrive.drop in a phase its warps already arrived in is nam
                                            "empty[s]` at line 43, then `arrive.drop empty[s]` at line 48") &&
                                Catch::Contains("may drop only once that phase has completed"));
   CHECK(run_text(with("param FIXED = 1\n", kDropTwice)).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: a consumer whose stage counter restarts each tile: its waits skip a phase", "[misuse][deadlock]") {
+  auto bug = run_text(with("param FIXED = 0\n", kRestart));
+  INFO(test::causes(bug));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  CHECK_THAT(test::causes(bug), Catch::StartsWith("full[1]: phase 1 completed") &&
+                                    Catch::Contains("its previous wait on full[1] (`wait full[s] parity=(i / STAGES) & 1` at "
+                                                    "line 33) returned on phase 0, so its waits skipped phase 1") &&
+                                    Catch::Contains("A stage counter that restarts (e.g. each tile"));
+  CHECK(run_text(with("param FIXED = 1\n", kRestart)).outcome == Outcome::kFinished);
 }

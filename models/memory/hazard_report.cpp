@@ -770,6 +770,9 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
   } else if (std::string stage = kind == "WAR" && prior.unwritten ? tmem_stage_note(cta, buffer, prior) : std::string();
              !stage.empty()) {
     why = stage;
+  } else if (std::string again = kind == "WAR" ? free_pass_again(prior, now) : std::string();
+             !again.empty()) {
+    why = again;
   } else {
     why = missing(cta, buffer, prior, now, vc);
     // A read of what nothing had written yet, then the first write: the reader did not wait for the writer (the
@@ -782,6 +785,16 @@ void HazardUnit::report(std::uint32_t cta, std::uint32_t buffer, const Rec& prio
                                                   : "on the barrier the write completes on, or one its writer arrives on after it");
   }
   sim_.ub(now.warp, now.op, title, fmt::format("{}; {}{}", what, why, named_note(prior, now)), true);
+}
+
+// A WAR whose writer's latest wait on a barrier the reader's role releases returned at once on it, fresh, a
+// second time.
+std::string HazardUnit::free_pass_again(const Rec& reader, const Rec& writer) const {
+  const int role = sim_.warp(reader.warp).role;
+  for (std::uint32_t d = 0; d < sim_.program().mbarriers.size(); ++d)
+    if (!release_ops(role, d).empty())
+      if (std::string w = mbar_->free_pass_again_words(writer.warp, d); !w.empty()) return w;
+  return "";
 }
 
 std::string HazardUnit::tmem_stage_note(std::uint32_t cta, std::uint32_t buffer, const Rec& reader) const {

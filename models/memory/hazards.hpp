@@ -375,6 +375,7 @@ class HazardUnit : public Unit {
   // A WAR's note when the writer's latest wait returned on a phase that the reader's arrivals, which its role makes on
   // that barrier, were not part of (a count below the arrivals per phase); empty otherwise.
   std::string count_note(const Rec& prior, const Rec& now) const;
+  std::string free_pass_again(const Rec& reader, const Rec& writer) const;
   std::string unfilled_release_note(const Rec& now, std::uint32_t cta, std::uint32_t flat,
                                     std::int64_t phase) const;
   // The latest phase of mbarrier element `bf` of CTA slot `bc` warp `warp_id` is ordered after (-1: none).

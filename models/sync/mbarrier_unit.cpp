@@ -78,7 +78,8 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.tx_in_flight.assign(n, 0);
   c.free_pass.assign(n, 0);
   c.test_passes.assign(n, 0);
-  c.consumed.assign(static_cast<std::size_t>(p.warps) * n, -1);
+  c.consumed.assign(static_cast<std::size_t>(p.warps) * n, kNoPhase);
+  c.free_again.assign(static_cast<std::size_t>(p.warps) * n, ~0u);
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
   c.first_wait.assign(static_cast<std::size_t>(p.warps) * p.mbarriers.size(), 0);
   c.arrive_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
@@ -590,7 +591,8 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
       hazards_->init(ctx.warp_id, ctx.op, cta, f);
       c.init_warp[f] = w.index;
       c.init_op[f] = ctx.op;
-      for (int i = 0; i < sim_.program().warps; ++i) c.consumed[static_cast<std::size_t>(i) * layout().count + f] = -1;
+      for (int i = 0; i < sim_.program().warps; ++i)
+        c.consumed[static_cast<std::size_t>(i) * layout().count + f] = kNoPhase;
       std::erase_if(c.stale, [&](const CtaBarriers::Stale& st) { return st.flat == f; });
       return ctx.busy(m.mbarrier_arrive_cycles);
     }
@@ -883,6 +885,30 @@ std::pair<std::uint32_t, std::uint32_t> MbarrierUnit::passed_before_phase0(std::
   return warp_id < before_phase0_.size() ? before_phase0_[warp_id] : std::pair{~0u, 0u};
 }
 
+std::string MbarrierUnit::free_pass_again_words(std::uint32_t warp_id, std::uint32_t decl) const {
+  const Warp& w = sim_.warp(warp_id);
+  const CtaBarriers& c = ctas_[w.cta];
+  const auto& p = sim_.program();
+  const std::uint32_t base = layout().base[decl];
+  for (std::uint32_t flat = base; flat < base + static_cast<std::uint32_t>(p.mbarriers[decl].size); ++flat) {
+    const std::size_t i = static_cast<std::size_t>(w.index) * layout().count + flat;
+    if (c.free_again[i] == ~0u) continue;
+    const isa::OpDesc& d = sim_.op_of(w, c.consumed_op[i]);
+    return fmt::format(
+        "warp {}'s latest wait on {}, `{}` at line {}, returned at once, for the second time: {} had "
+        "completed "
+        "no phase (parity 1 names the phase before phase 0, which counts as complete), as at its earlier "
+        "wait "
+        "on it at line {}. It waited for nothing and went on. The index it waits on repeats while its parity "
+        "moves on (an index from another counter than the parity's, e.g. the tile's number rather than the "
+        "warp's own count of tiles): a stage's index and parity come from one counter, i % STAGES and "
+        "(i / STAGES) & 1, as the other side's do",
+        w.index, barrier_name(flat), d.text, d.loc.line, barrier_name(flat),
+        sim_.op_of(w, c.free_again[i]).loc.line);
+  }
+  return "";
+}
+
 std::string MbarrierUnit::before_phase0_words(std::uint32_t warp_id, std::uint32_t flat, std::uint32_t op) const {
   const Warp& w = sim_.warp(warp_id);
   const isa::OpDesc& d = sim_.op_of(w, op);
@@ -905,6 +931,9 @@ void MbarrierUnit::note_consumed(std::uint32_t warp_id, std::uint32_t op, std::u
   // one-shot "Q loaded" barrier waited in every iteration) is fine; one that went on to later phases
   // means the wait should have waited for one of them.
   if (phase >= 0 && c.consumed[i] == phase && c.stale.size() < 64) c.stale.push_back(CtaBarriers::Stale{w.index, op, c.consumed_op[i], flat, phase});
+  // A second free pass (parity 1 on the element before its phase 0) by the same warp: it waited for nothing
+  // twice.
+  c.free_again[i] = phase == -1 && c.consumed[i] == -1 ? c.consumed_op[i] : ~0u;
   c.consumed[i] = phase;
   c.consumed_op[i] = op;
   std::uint32_t& first =

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <limits>
 #include <vector>
 
 #include "models/gpu/unit.hpp"
@@ -189,6 +190,9 @@ class MbarrierUnit : public Unit {
     // returned (its element * 2 + the phase's parity, plus 1; 0: none yet), so that warpgroups counting a
     // ring from the same place can be told apart from warpgroups that share its stages (same_start_words).
     std::vector<std::uint32_t> first_wait;
+    // Per (warp index, barrier): when the warp's latest passing wait on it was its second free pass there
+    // (parity 1 before phase 0), the op of the first; ~0u otherwise.
+    std::vector<std::uint32_t> free_again;
     // Per (warp index, barrier): the op of the warp's latest arrival; and arrivals of a warp that already
     // arrived in the same phase (a few per CTA; `phase` -1 until the phase completes), for the reports of a
     // phase completed early.
@@ -214,6 +218,8 @@ class MbarrierUnit : public Unit {
   std::vector<std::int64_t> exit_cycle_;  // by warp id: when it exited (-1: alive), for deadlock reports
   // By warp id: the barrier (flat) and op of its latest passing wait when that passed before phase 0 (~0u: it did not).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> before_phase0_;
+  static constexpr std::int64_t kNoPhase =
+      std::numeric_limits<std::int64_t>::min();  // consumed: no wait returned yet
   void note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0);
   std::string left_out_words(std::uint32_t slot, std::uint32_t flat, bool commits, std::int64_t least) const;
   std::string tx_only_words(std::uint32_t cta, std::uint32_t flat) const;
@@ -230,6 +236,9 @@ class MbarrierUnit : public Unit {
   // For a report of phase `phase` of element `flat` of CTA slot `cta` completed without some warps: the warps
   // that arrived twice in it, and through which ops ("" if none did).
   std::string twice_words(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const;
+  // When warp `warp_id`'s latest passing wait on an element of barrier declaration `decl` returned at once on
+  // it, fresh (parity 1 before phase 0), for the second time: the words that say so ("" otherwise).
+  std::string free_pass_again_words(std::uint32_t warp_id, std::uint32_t decl) const;
 
  private:
   std::string arrived_twice_words(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op) const;

@@ -960,6 +960,78 @@ kernel persist grid=(1,1,1) warps=8 {
   }
 }
 )";
+// Two CTAs share the tiles (tile = cta, cta + 2, ...); the MMA warp picks its accumulator stage by the tile's number
+// (the same stage every time in each CTA) while the epilogue alternates, so the MMA's acc_empty waits pass at once on a
+// fresh barrier again and again.
+const char* kStageByTile = R"(param TILES = 8
+param KT = 2
+const ACC = 2
+gpu b200
+kernel accidx grid=(2,1,1) warps=8 {
+  mbarrier full[2] count=1
+  mbarrier empty[2] count=1
+  mbarrier acc_full[ACC] count=1
+  mbarrier acc_empty[ACC] count=128
+  smem sA[2] bytes=16K
+  smem sB[2] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor B dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    let g = 0
+    for tile in cta..TILES step num_ctas {
+      for k in 0..KT {
+        let s = g % 2
+        elect {
+          wait empty[s] parity=((g / 2) & 1) ^ 1
+          arrive.expect_tx full[s] tx=32K
+          tma.load A box=(128, 64) at=(tile * 128, k * 64) dst=sA[s] bar=full[s]
+          tma.load B box=(128, 64) at=(0, k * 64) dst=sB[s] bar=full[s]
+        }
+        let g = g + 1
+      }
+    }
+  }
+  warp 1 mma {
+    tmem.alloc cols=256 -> tm
+    bar.arrive 6 threads=160
+    let g = 0
+    let i = 0
+    for tile in cta..TILES step num_ctas {
+      let a = FIXED * (i % ACC) + (1 - FIXED) * (tile % ACC)
+      wait acc_empty[a] parity=((i / ACC) & 1) ^ 1
+      for k in 0..KT {
+        let s = g % 2
+        wait full[s] parity=(g / 2) & 1
+        elect {
+          umma m128n128k16 kind=f16 a=sA[s] b=sB[s] count=4 tmem=tm + a * 128
+          umma.commit empty[s]
+        }
+        let g = g + 1
+      }
+      elect { umma.commit acc_full[a] }
+      let i = i + 1
+    }
+    bar.sync 7 threads=160
+    tmem.relinquish
+    tmem.dealloc tm cols=256
+  }
+  warpgroup 1 epilogue {
+    bar.sync 6 threads=160
+    let i = 0
+    for tile in cta..TILES step num_ctas {
+      let a = i % ACC
+      wait acc_full[a] parity=(i / ACC) & 1
+      tmem.ld 32x32b.x64 tmem=a * 128
+      tmem.ld 32x32b.x64 tmem=a * 128 + 64
+      tmem.wait ld
+      arrive acc_empty[a]
+      compute cycles=800
+      let i = i + 1
+    }
+    bar.arrive 7 threads=160
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -1354,4 +1426,15 @@ TEST_CASE("misuse: a consumer whose stage counter restarts each tile: its waits 
                                                     "line 33) returned on phase 0, so its waits skipped phase 1") &&
                                     Catch::Contains("A stage counter that restarts (e.g. each tile"));
   CHECK(run_text(with("param FIXED = 1\n", kRestart)).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: a writer whose wait passed at once on a fresh barrier a second time is named", "[misuse][tcgen05]") {
+  auto bug = run_text(with("param FIXED = 0\n", kStageByTile), "b200");
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(bug), Catch::Contains("warp 1's latest wait on acc_empty[0], `wait acc_empty[a] parity=((i / ACC) & 1) ^ "
+                                           "1` at line 37, returned at once, for the second time") &&
+                               Catch::Contains("a stage's index and parity come from one counter") &&
+                               !Catch::Contains("after that wait, not before it"));
+  CHECK(run_text(with("param FIXED = 1\n", kStageByTile), "b200").outcome == Outcome::kFinished);
 }

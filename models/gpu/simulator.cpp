@@ -674,19 +674,51 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
   std::vector<int> node_of(warps_.size(), -1);
   for (std::size_t n = 0; n < stuck.size(); ++n) node_of[stuck[n]] = static_cast<int>(n);
   std::vector<StuckNode> nodes(stuck.size());
+  // Running warps that spin on a poll (a watchdog stop): copies standing for them, blocked at that poll.
+  std::vector<std::pair<std::uint32_t, Warp>> spins;
+  if (watchdog)
+    for (std::uint32_t id : stuck) {
+      const Warp& w = warps_[id];
+      for (const auto& u : units_) {
+        // (A warp blocked at the unit's own wait is no spin; one blocked at a backoff `sleep` after a poll
+        // is.)
+        if (w.state == WarpState::kBlocked && w.wait_unit == u->index()) continue;
+        Warp copy = w;
+        if (!u->spinning(w, copy)) continue;
+        copy.state = WarpState::kBlocked;
+        spins.emplace_back(id, std::move(copy));
+        break;
+      }
+    }
+  auto spin_of = [](const Warp&, const std::vector<std::pair<std::uint32_t, Warp>>& all,
+                    std::uint32_t id) -> const Warp* {
+    for (const auto& [i, copy] : all)
+      if (i == id) return &copy;
+    return nullptr;
+  };
   for (std::size_t n = 0; n < stuck.size(); ++n) {
     const Warp& w = warps_[stuck[n]];
     StuckWarp& s = nodes[n].warp;
     s.cta = ctas_[w.cta].id;
     s.warp = w.index;
     s.role = program_.roles[w.role].name;
-    if (w.state == WarpState::kBlocked) {
+    const Warp* spin = spin_of(w, spins, stuck[n]);
+    if (w.state == WarpState::kBlocked && spin == nullptr) {
       const isa::OpDesc& d = op_of(w, w.wait_op);
       s.loc = d.loc;
       s.op_text = d.text;
       s.waits_for = describe_wait(w);
       s.cause = causes_[w.wait_cause];
       s.since = w.wait_since.v;
+    } else if (spin != nullptr) {
+      // Still running (watchdog), in a loop around a poll that keeps failing: shown as waiting there.
+      const isa::OpDesc& d = op_of(w, spin->wait_op);
+      s.loc = d.loc;
+      s.op_text = d.text;
+      s.waits_for = fmt::format("{} (polled with {} in a loop, in vain)",
+                                units_[spin->wait_unit]->describe_wait(*spin), isa::op_spec(d.kind).name);
+      s.cause = causes_[spin->wait_cause];
+      s.since = spin->wait_since.v;
     } else if (w.last_op != ~0u) {
       // Still running (watchdog): show the op it executed last, and what it polls, if anything.
       const isa::OpDesc& d = op_of(w, w.last_op);
@@ -704,7 +736,8 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
     }
   }
   for (std::size_t n = 0; n < stuck.size(); ++n) {
-    const Warp& w = warps_[stuck[n]];
+    const Warp* spin = spin_of(warps_[stuck[n]], spins, stuck[n]);
+    const Warp& w = spin != nullptr ? *spin : warps_[stuck[n]];
     if (w.state != WarpState::kBlocked || w.wait_unit == kNoUnit) continue;
     WaitExplanation e(nodes[n], node_of, static_cast<int>(n));
     units_[w.wait_unit]->explain_wait(w, e);

@@ -169,6 +169,11 @@ class Unit {
   virtual void explain_wait(const Warp& /*w*/, WaitExplanation& /*e*/) const {}
   // A warp still running at the watchdog whose last op `d` is one of this unit's: what it polls ("" if nothing).
   virtual std::string describe_poll(const Warp& /*w*/, const isa::OpDesc& /*d*/) const { return ""; }
+  // A warp still running at the watchdog that spins on this unit (its latest poll failed, and no poll of it
+  // passed since, whatever it ran after it: a backoff `sleep`): sets `spin` to the wait it stands for
+  // (wait_obj, wait_value, wait_op, wait_since, wait_cause, as if blocked there) and returns true; false if
+  // it does not spin here.
+  virtual bool spinning(const Warp& /*w*/, Warp& /*spin*/) const { return false; }
   // Adds its utilisation lines.
   virtual void add_stats(Stats& /*stats*/, std::int64_t /*cycles*/, std::int64_t /*sms_used*/) const {}
   // Suspicious patterns it noticed (reported with a problem).

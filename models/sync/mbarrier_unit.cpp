@@ -90,6 +90,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.observed.assign(n, 1);
   sim_.reset_warps(exit_cycle_, slot);
   sim_.reset_warps(before_phase0_, slot);
+  sim_.reset_warps(polls_, slot);
   for (int i = 0; i < p.warps; ++i) {
     exit_cycle_[sim_.cta(slot).first_warp + i] = -1;
     before_phase0_[sim_.cta(slot).first_warp + i] = {~0u, 0};
@@ -660,6 +661,10 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
           c.observed[f] = 1;
           c.test_passes[f] += 1;
           note_pass(ctx.warp_id, ctx.op, f, b.phase() == 0);
+        } else {
+          const std::int64_t awaited = done ? b.phase() - 1 : b.phase();
+          Poll& poll = polls_[ctx.warp_id];
+          if (poll.flat != f || poll.phase != awaited) poll = Poll{f, ctx.op, awaited, sim_.now().v};
         }
         return ctx.busy(m.mbarrier_test_wait_cycles);
       }
@@ -721,6 +726,7 @@ void MbarrierUnit::woken(std::uint32_t id) {
 // for the hazard reports (a consumer that starts at the producer's parity reads before the first load lands).
 void MbarrierUnit::note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0) {
   before_phase0_[warp_id] = before_phase0 ? std::pair{flat, op} : std::pair{~0u, 0u};
+  polls_[warp_id].flat = ~0u;
 }
 
 void MbarrierUnit::note_left_out(std::uint32_t slot, std::uint32_t flat, std::uint32_t warp_id, std::uint32_t op,
@@ -1100,6 +1106,21 @@ std::string MbarrierUnit::describe_poll(const Warp& w, const isa::OpDesc& d) con
     states.push_back(fmt::format("{}: {}", barrier_name(f), state_text(w.cta, f)));
   }
   return fmt::format("nothing: it polls mbarrier {}", fmt::join(states, "; "));
+}
+
+bool MbarrierUnit::spinning(const Warp& w, Warp& spin) const {
+  const std::uint32_t id = sim_.cta(w.cta).first_warp + static_cast<std::uint32_t>(w.index);
+  if (id >= polls_.size() || polls_[id].flat == ~0u) return false;
+  const Poll& poll = polls_[id];
+  // (Still waiting for that phase: it has not completed, or its completion is not visible to it yet.)
+  if (ctas_[w.cta].barriers[poll.flat].phase() > poll.phase + 1) return false;
+  spin.wait_unit = index();
+  spin.wait_obj = poll.flat;
+  spin.wait_value = poll.phase;
+  spin.wait_op = poll.op;
+  spin.wait_since = Cycle(poll.since);
+  spin.wait_cause = cause_of(poll.flat);
+  return true;
 }
 
 // Whether op `d` of a warp in cluster rank `from` can signal the barrier of rank `to`, as far as its constant

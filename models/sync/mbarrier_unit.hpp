@@ -50,6 +50,7 @@ class MbarrierUnit : public Unit {
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
   static bool reaches(const isa::OpDesc& d, int from, int to);
   std::string describe_poll(const Warp& w, const isa::OpDesc& d) const override;
+  bool spinning(const Warp& w, Warp& spin) const override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
   void add_notes(std::vector<std::string>& notes) const override { notes.insert(notes.end(), notes_.begin(), notes_.end()); }
   void add_warnings(std::vector<std::string>& warnings) const override;
@@ -218,6 +219,13 @@ class MbarrierUnit : public Unit {
   std::vector<std::int64_t> exit_cycle_;  // by warp id: when it exited (-1: alive), for deadlock reports
   // By warp id: the barrier (flat) and op of its latest passing wait when that passed before phase 0 (~0u: it did not).
   std::vector<std::pair<std::uint32_t, std::uint32_t>> before_phase0_;
+  // By warp id: its latest test_wait that returned 0, while no wait or test_wait of it passed since (flat
+  // ~0u: none), the phase it waits for and since when it polls so (for a watchdog report of a spin loop).
+  struct Poll {
+    std::uint32_t flat = ~0u, op = 0;
+    std::int64_t phase = 0, since = 0;
+  };
+  std::vector<Poll> polls_;
   static constexpr std::int64_t kNoPhase =
       std::numeric_limits<std::int64_t>::min();  // consumed: no wait returned yet
   void note_pass(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat, bool before_phase0);

@@ -1032,6 +1032,44 @@ kernel accidx grid=(2,1,1) warps=8 {
   }
 }
 )";
+// A producer that acquires its stage in a test_wait loop with a backoff sleep, starting at phase 0 (CUTLASS's producer
+// starts at phase 1): the watchdog stops a run that spins forever.
+const char* kSpinStart = R"(param STAGES = 2
+param KTILES = 6
+kernel spin grid=(1,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=128
+  smem sA[STAGES] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    elect {
+      let phase = FIXED                 # BUG: CUTLASS's producer starts at phase 1
+      for k in 0..KTILES {
+        let s = k % STAGES
+        let ok = 0
+        while ok == 0 {
+          test_wait empty[s] parity=phase -> ok
+          if ok == 0 { sleep cycles=100 }
+        }
+        arrive.expect_tx full[s] tx=16K
+        tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s]
+        if s == STAGES - 1 { let phase = phase ^ 1 }
+      }
+    }
+  }
+  warpgroup 1 consumer {
+    for k in 0..KTILES {
+      let s = k % STAGES
+      wait full[s] parity=(k / STAGES) & 1
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[s] count=4
+      wgmma.commit
+      wgmma.wait 0
+      arrive empty[s]
+    }
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -1437,4 +1475,22 @@ TEST_CASE("misuse: a writer whose wait passed at once on a fresh barrier a secon
                                Catch::Contains("a stage's index and parity come from one counter") &&
                                !Catch::Contains("after that wait, not before it"));
   CHECK(run_text(with("param FIXED = 1\n", kStageByTile), "b200").outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: a producer spinning on test_wait with the wrong start phase: the watchdog names the poll and the cause",
+          "[misuse][watchdog]") {
+  models::RunOptions o;
+  o.max_cycles = 200000;
+  auto bug = run_text(with("param FIXED = 0\n", kSpinStart), "h100-sxm", o);
+  INFO(test::causes(bug));
+  REQUIRE(bug.outcome == Outcome::kWatchdog);
+  REQUIRE(!bug.deadlock.warps.empty());
+  // The spinning warp stands at its poll (not at its backoff sleep), waiting for the phase it polls for.
+  CHECK(bug.deadlock.warps.front().op_text == "test_wait empty[s] parity=phase -> ok");
+  CHECK_THAT(bug.deadlock.warps.front().waits_for,
+             Catch::StartsWith("mbarrier empty[0] to complete phase 0 (waits with parity 0)") &&
+                 Catch::Contains("polled with test_wait in a loop, in vain"));
+  CHECK_THAT(test::causes(bug), Catch::Contains("nothing has arrived on empty[0] (role producer waits with parity 0), full[0] "
+                                                "(role consumer waits with parity 0): each side waits for the other"));
+  CHECK(run_text(with("param FIXED = 1\n", kSpinStart), "h100-sxm", o).outcome == Outcome::kFinished);
 }

@@ -237,6 +237,7 @@ void Simulator::step(std::uint32_t id) {
       if (observed_) [[unlikely]]
         observe_op_started(w, in->a);
       w.last_op = in->a;
+      w.reg_work = in->a;  // (only compute ops are fixed_busy: register work, for the tensor unit's wgmma.fence check)
       ++w.ops;
       if (++ops_ > options_.max_ops) [[unlikely]]
         ops_exhausted();

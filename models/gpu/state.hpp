@@ -26,6 +26,10 @@ struct alignas(64) Warp {
   int role = -1;
   WarpState state = WarpState::kReady;
   std::uint32_t pc = 0;
+  // The warp's latest register work (a `compute` op of positive cycles: its op index) since the tensor unit last
+  // cleared it, at the warpgroup's wgmma.fence or wgmma (~0u: none): a wgmma after register work and no fence is a
+  // warning. (In the padding before `slots`: the record keeps its size.)
+  std::uint32_t reg_work = ~0u;
   // (The fields each activation of the warp reads come first, the built-ins last: they share fewer cache lines.)
   std::vector<std::int64_t> slots;  // the role's variables, then (from stack_at) the expression stack
   std::uint32_t stack_at = 0;

@@ -154,7 +154,8 @@ class Unit {
   // Cycles > 0 when executing op `d` can do nothing but keep its warp busy that many cycles, whatever the state of
   // the run (its values all constants; no check that can fail, no jitter, no state read or written): the
   // simulator then runs it as a kBusyOp instruction of its own code, without execute (the same run, less work). 0:
-  // ask execute.
+  // ask execute. (Only IssueUnit's compute ops are: the kBusyOp records the warp's register work, Warp::reg_work, as
+  // IssueUnit::execute does.)
   virtual std::int64_t fixed_busy(const isa::OpDesc& /*d*/) const { return 0; }
   // An event this unit scheduled (Simulator::schedule) is due.
   virtual void complete(std::uint32_t /*target*/, std::uint64_t /*payload*/) {}

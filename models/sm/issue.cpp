@@ -33,6 +33,7 @@ OpResult IssueUnit::execute(OpContext& ctx) {
   if (cycles < 0) ctx.ub("negative cycles", fmt::format("{} cycles={}", sleep ? "sleep" : "compute", cycles));
   if (cycles == 0) return OpResult{};
   if (!sleep) {
+    ctx.warp.reg_work = ctx.op;  // register work (the tensor unit's wgmma.fence check; a sleep touches no register)
     std::int64_t share = ctx.value(Attr::kShare);
     std::int64_t speed = ctx.value(Attr::kMmaSpeed);
     return share > 0 || speed < 100 ? shared_compute(ctx, cycles, share, speed) : ctx.busy(cycles);

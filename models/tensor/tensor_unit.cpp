@@ -195,15 +195,19 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
   Cycle resume = now + Cycle(m.op_issue_cycles);
   if (d.kind == OpKind::kWgmmaFence) {
     wg.fenced = true;
+    for (std::uint32_t id : wg.waiting) sim_.warp(id).reg_work = ~0u;
   } else if (d.kind == OpKind::kWgmma) {
     // PTX ISA (wgmma.fence): the warps of a warpgroup must execute wgmma.fence before its first wgmma.mma_async (it
-    // orders their earlier register accesses before the wgmma's; registers are not modelled, so only the first
-    // wgmma is checked).
+    // orders their earlier register accesses before the wgmma's). Registers are not modelled: a later wgmma is
+    // checked only against the warps' register work (compute ops) since the previous one, a warning.
     if (!wg.fenced)
       ctx.ub("wgmma without wgmma.fence",
              fmt::format("warpgroup {} issues '{}' (line {}) without a wgmma.fence before it: PTX requires the warpgroup to execute "
                          "wgmma.fence before its first wgmma.mma_async (and after touching the registers a wgmma uses)",
                          wg_index, d.text, d.loc.line));
+    if (wg.last_wgmma != ~0u) check_register_work(ctx, wg, wg_index);
+    for (std::uint32_t id : wg.waiting) sim_.warp(id).reg_work = ~0u;
+    wg.last_wgmma = ctx.op;
     proxy_->check_async_read(ctx, Attr::kA, wg.waiting);
     proxy_->check_async_read(ctx, Attr::kB, wg.waiting);
     // One MMA of the warpgroup reads the operands until a covering wgmma.wait (of any of its warps).
@@ -238,6 +242,38 @@ OpResult TensorUnit::warpgroup_op(OpContext& ctx) {
   wg.waiting.clear();
   wg.arrived = 0;
   return ctx.blocked();
+}
+
+// PTX ISA (wgmma.fence): a wgmma.fence must come between a register access by a thread of the warpgroup and a
+// wgmma.mma_async that uses the same registers (its accumulator or A fragment), as CUTLASS's mainloops and FA3 issue one
+// (warpgroup_arrive) at each k-block. A compute op is register work (an FA3 softmax or rescale of the accumulator) but
+// does not say which registers it touches: work on other registers needs no fence, so this is a warning, not a stop.
+// Work before the warpgroup's first wgmma is left to the first-wgmma rule (a prologue's set-up).
+void TensorUnit::check_register_work(const OpContext& ctx, const Warpgroup& wg, int wg_index) {
+  const Warp& issuer = ctx.warp;
+  const std::pair<int, std::uint32_t> site{issuer.role, ctx.op};
+  if (std::find(fence_warned_.begin(), fence_warned_.end(), site) != fence_warned_.end()) return;
+  const Cta& cta = ctx.cta();
+  for (int i = 0; i < isa::kWarpsPerWarpgroup; ++i) {
+    const Warp& w = sim_.warp(cta.first_warp + static_cast<std::uint32_t>(wg_index * isa::kWarpsPerWarpgroup + i));
+    if (w.reg_work == ~0u) continue;
+    fence_warned_.push_back(site);
+    const isa::OpDesc& work = sim_.op_of(w, w.reg_work);
+    warnings_.push_back(fmt::format(
+        "{}: wgmma after register work without wgmma.fence: warp {} (warpgroup {} of CTA {}) ran '{}' (line {}) after the "
+        "warpgroup's wgmma at line {}, and the warpgroup issues '{}' (line {}) with no wgmma.fence after that work. PTX "
+        "requires a wgmma.fence between a warp's access of registers a wgmma.mma_async uses (its accumulator or A "
+        "fragment) and that wgmma; a compute op does not say which registers it touches, so this is harmless only if the "
+        "work leaves the wgmma's registers alone (a softmax or rescale of the accumulator does not): put a wgmma.fence "
+        "after the register work, before the wgmma, as CUTLASS does at each k-block",
+        ctx.desc.loc.str(), w.index, wg_index, cta.id, work.text, work.loc.line, sim_.op_of(w, wg.last_wgmma).loc.line,
+        ctx.desc.text, ctx.desc.loc.line));
+    return;
+  }
+}
+
+void TensorUnit::add_warnings(std::vector<std::string>& warnings) const {
+  warnings.insert(warnings.end(), warnings_.begin(), warnings_.end());
 }
 
 OpResult TensorUnit::umma(OpContext& ctx) {

@@ -30,6 +30,7 @@ class TensorUnit : public Unit {
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
+  void add_warnings(std::vector<std::string>& warnings) const override;
 
   // The tcgen05 async ops of one thread (the warp's elected lane): all complete at `done`; its
   // tcgen05.cp copies at `cp_done` (tcgen05.mma is ordered after them, PTX ISA 9.7.16.6).
@@ -73,6 +74,8 @@ class TensorUnit : public Unit {
     bool open_nonempty = false;
     // Whether the warpgroup has executed a wgmma.fence (PTX ISA: one must precede its first wgmma.mma_async).
     bool fenced = false;
+    // Its latest wgmma (op index in the role; ~0u: none yet): register work after it needs a fence before the next.
+    std::uint32_t last_wgmma = ~0u;
     // The operand reads in flight (hazard checks): (warp id, part), per committed group and in the open one.
     HazardUnit::Groups reads;
     LastWait last_wait;
@@ -86,6 +89,9 @@ class TensorUnit : public Unit {
   // SM's queue is full (wgmma_queue_depth wgmmas waiting behind the one the pipe works on). Returns when
   // the pipe is done with the last; `issued`: when the warpgroup has issued the last.
   Cycle issue_wgmma(const OpContext& ctx, std::int64_t count, Cycle& issued);
+  // A wgmma (not the warpgroup's first) after register work of a warp of its warpgroup with no wgmma.fence in between
+  // (Warp::reg_work): a warning, once per wgmma op.
+  void check_register_work(const OpContext& ctx, const Warpgroup& wg, int wg_index);
 
   std::vector<std::array<Cycle, 4>> pipe_free_;          // per SM, per sub-partition
   // Per SM: the pipe's start cycles of its last wgmma_queue_depth wgmmas (a ring; queue_head_: the oldest).
@@ -93,6 +99,8 @@ class TensorUnit : public Unit {
   std::vector<std::uint32_t> queue_head_;
   std::vector<std::vector<Warpgroup>> warpgroups_;       // by CTA slot
   std::vector<Tcgen05Thread> threads_;                   // by warp id
+  std::vector<std::pair<int, std::uint32_t>> fence_warned_;  // (role, wgmma op) warned of register work unfenced
+  std::vector<std::string> warnings_;                        // (add_warnings)
   std::vector<int> whole_role_;  // per warpgroup index: the role all four of its warps run (-1: none)
   std::int64_t busy_ = 0;                                // sub-partition cycles
   MbarrierUnit* mbar_ = nullptr;

@@ -1494,3 +1494,100 @@ TEST_CASE("misuse: a producer spinning on test_wait with the wrong start phase: 
                                                 "(role consumer waits with parity 0): each side waits for the other"));
   CHECK(run_text(with("param FIXED = 1\n", kSpinStart), "h100-sxm", o).outcome == Outcome::kFinished);
 }
+
+namespace {
+// FA3-style k-loop of a warpgroup that rescales its accumulator (register work, a compute op) between its wgmmas.
+// FENCE 0: one wgmma.fence hoisted out of the loop; 1: one at each k-block after the register work (CUTLASS's
+// warpgroup_arrive); 2: one at each k-block, but before the register work.
+const char* kFenceLoop = R"(kernel fa grid=(GRID,1,1) warps=4 {
+  smem sQ bytes=16K
+  smem sK bytes=16K
+  warpgroup 0 mma {
+    wgmma.fence
+    for k in 0..4 {
+      if FENCE == 2 { wgmma.fence }
+      if k > 0 { compute cycles=100 }
+      if FENCE == 1 { wgmma.fence }
+      wgmma m64n64k16 dtype=bf16 a=sQ b=sK count=4
+      wgmma.commit
+      wgmma.wait 0
+    }
+  }
+}
+)";
+}  // namespace
+
+TEST_CASE("misuse: a wgmma.fence hoisted out of the k-loop while register work sits between wgmmas is a warning",
+          "[misuse][wgmma]") {
+  // PTX ISA (wgmma.fence): a fence between a warp's register access and a wgmma that uses those registers (its
+  // accumulator or A fragment). The run finishes (a compute op does not say which registers it touches), with one
+  // warning per wgmma op, however many k-blocks and CTAs repeat it.
+  auto bug = run_text(with("param FENCE = 0\nparam GRID = 1\n", kFenceLoop));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kFinished);
+  REQUIRE(bug.warnings.size() == 1);
+  CHECK_THAT(bug.warnings[0], Catch::Contains(":12:") && Catch::Contains("wgmma after register work without wgmma.fence") &&
+                                  Catch::Contains("warp 0 (warpgroup 0 of CTA 0) ran 'compute cycles=100' (line 10)") &&
+                                  Catch::Contains("after the warpgroup's wgmma at line 12") &&
+                                  Catch::Contains("put a wgmma.fence after the register work, before the wgmma"));
+  auto many = run_text(with("param FENCE = 0\nparam GRID = 4\n", kFenceLoop));
+  REQUIRE(many.outcome == Outcome::kFinished);
+  CHECK(many.warnings.size() == 1);
+  // The compute after the fence of its k-block (fence; compute; wgmma) is the same misuse.
+  auto early = run_text(with("param FENCE = 2\nparam GRID = 1\n", kFenceLoop));
+  REQUIRE(early.outcome == Outcome::kFinished);
+  REQUIRE(early.warnings.size() == 1);
+  CHECK_THAT(early.warnings[0], Catch::Contains("wgmma after register work without wgmma.fence"));
+  // FIXED: a fence at each k-block, after the register work.
+  auto fixed = run_text(with("param FENCE = 1\nparam GRID = 1\n", kFenceLoop));
+  CHECK(fixed.outcome == Outcome::kFinished);
+  CHECK(fixed.warnings.empty());
+}
+
+TEST_CASE("misuse: register work that no wgmma of its warpgroup follows unfenced is no warning", "[misuse][wgmma]") {
+  // Register work before the warpgroup's first wgmma (the first-wgmma rule covers it), and a warpgroup that computes
+  // beside another that issues the wgmmas (each warpgroup's own warps count): no warning. The wgmmas' warpgroup
+  // fences once, before its loop.
+  auto clean = run_text(R"(
+kernel two grid=(1,1,1) warps=8 {
+  smem sQ bytes=16K
+  smem sK bytes=16K
+  warpgroup 0 mma {
+    compute cycles=50
+    wgmma.fence
+    compute cycles=50
+    for k in 0..4 {
+      wgmma m64n64k16 dtype=bf16 a=sQ b=sK count=4
+      wgmma.commit
+      wgmma.wait 0
+    }
+  }
+  warpgroup 1 softmax {
+    for k in 0..8 { compute cycles=100 }
+  }
+}
+)");
+  INFO(message(clean));
+  CHECK(clean.outcome == Outcome::kFinished);
+  CHECK(clean.warnings.empty());
+  // One warp of the warpgroup touching registers between its wgmmas is enough, and the warning names it.
+  auto one = run_text(R"(
+kernel one grid=(1,1,1) warps=4 {
+  smem sQ bytes=16K
+  smem sK bytes=16K
+  warpgroup 0 mma {
+    wgmma.fence
+    for k in 0..2 {
+      wgmma m64n64k16 dtype=bf16 a=sQ b=sK count=4
+      wgmma.commit
+      wgmma.wait 0
+      if warp == 2 { compute cycles=30 }
+    }
+  }
+}
+)");
+  REQUIRE(one.outcome == Outcome::kFinished);
+  REQUIRE(one.warnings.size() == 1);
+  CHECK_THAT(one.warnings[0], Catch::Contains("warp 2 (warpgroup 0 of CTA 0) ran 'compute cycles=30' (line 11)") &&
+                                  Catch::Contains("issues 'wgmma m64n64k16 dtype=bf16 a=sQ b=sK count=4' (line 8)"));
+}

@@ -1404,6 +1404,12 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
       if (std::find(blocked_on.begin(), blocked_on.end(), d) == blocked_on.end()) blocked_on.push_back(d);
       if (blocked_on.size() >= 3) break;
     }
+    for (std::uint32_t wid : signalers)
+      if (std::string skipped = skipped_release_words(w.cta, w.wait_obj, sim_.warp(wid)); !skipped.empty()) {
+        e.lead_cause(fmt::format("{}: none of the {} arrivals of phase {} came: {}", name, b.expected(),
+                                 b.phase(), skipped));
+        break;
+      }
     if (!blocked_on.empty())
       e.cause(fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: {}{}{}", name,
                           b.expected(), b.phase(), fmt::join(blocked_on, "; "), signalled_only_there(w.cta, w.wait_obj),
@@ -1491,6 +1497,41 @@ std::string MbarrierUnit::element_skipped(std::uint32_t slot, std::uint32_t flat
   return fmt::format(". {} never got an arrival in this CTA while {} completed phases; the latest arrival on {} was {}: the "
                      "index it arrives on, or the condition around it, never reaches {}",
                      barrier_name(flat), fmt::join(done, ", "), barrier_name(by), op_words(wid, op, false), barrier_name(flat));
+}
+
+// Warp `x`, whose code arrives on element `flat` (a release), is blocked waiting for the next phase of a
+// barrier of another array, of the same length, at the same index (the stage's 'full'), whose phase equal to
+// this element's current one it did return on: it consumed the stage and went back to wait for its next fill
+// without releasing it (a path around its arrive: a `continue` for a skipped block). The words that say so
+// ("" otherwise).
+std::string MbarrierUnit::skipped_release_words(std::uint32_t cta, std::uint32_t flat, const Warp& x) const {
+  if (x.state != WarpState::kBlocked || x.wait_unit != index() || x.cta != cta || x.role < 0) return "";
+  const auto& p = sim_.program();
+  const std::uint32_t f = x.wait_obj, df = decl_[f], de = decl_[flat];
+  if (df == de || p.mbarriers[df].size != p.mbarriers[de].size ||
+      f - layout().base[df] != flat - layout().base[de])
+    return "";
+  const CtaBarriers& c = ctas_[cta];
+  const std::size_t i = static_cast<std::size_t>(x.index) * layout().count + f;
+  const std::int64_t phase = c.barriers[flat].phase();
+  // (And it did release the element's previous phase: a warp whose releases come late by design, after its
+  // next wait, as a delayed release does, never released the element before its first such wait.)
+  if (c.consumed[i] != phase || x.wait_value != phase + 1 || phase < 1 ||
+      (phase_arrivers(cta, flat, phase - 1) >> (x.index & 31) & 1) == 0)
+    return "";
+  std::vector<std::string> arrives;
+  for (const auto& d : p.roles[static_cast<std::size_t>(x.role)].ops)
+    if (d.kind == OpKind::kArrive && d.signals_barrier(static_cast<int>(de)))
+      arrives.push_back(fmt::format("`{}` at line {}", d.text, d.loc.line));
+  return fmt::format(
+      "{} returned on phase {} of {} (`{}` at line {}) and now waits for its phase {}, without arriving on "
+      "{} "
+      "in between: it consumed the stage and went back for its next fill without releasing it. A path from "
+      "that wait around its release{} (a `continue` or a branch for a skipped or masked block) leaves the "
+      "stage held: every stage a consumer waited for is released, also one whose work it skips",
+      sim_.warp_label(x), phase, barrier_name(f), sim_.op_of(x, c.consumed_op[i]).text,
+      sim_.op_of(x, c.consumed_op[i]).loc.line, phase + 1, barrier_name(flat),
+      arrives.empty() ? "" : fmt::format(" ({})", fmt::join(arrives, ", ")));
 }
 
 // This CTA's element never completed a phase while a peer's did, by a umma.commit that signals the peer's own barrier

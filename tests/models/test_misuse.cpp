@@ -1070,6 +1070,42 @@ kernel spin grid=(1,1,1) warps=8 {
   }
 }
 )";
+// A consumer that skips a masked block's work with `continue` after its wait, and with it the stage's
+// release.
+const char* kSkipRelease = R"(param STAGES = 2
+param NBLK = 6
+kernel causal grid=(1,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=128
+  smem sK[STAGES] bytes=16K
+  tensor K dtype=bf16 shape=(4096, 128)
+  warp 0 producer {
+    for j in 0..NBLK {
+      let s = j % STAGES
+      elect {
+        wait empty[s] parity=((j / STAGES) & 1) ^ 1
+        arrive.expect_tx full[s] tx=16K
+        tma.load K box=(64, 128) at=(j * 64, 0) dst=sK[s] bar=full[s]
+      }
+    }
+  }
+  warpgroup 1 consumer {
+    for j in 0..NBLK {
+      let s = j % STAGES
+      wait full[s] parity=(j / STAGES) & 1
+      if j == 3 {                    # masked-out block
+        if FIXED { arrive empty[s] }
+        continue
+      }
+      wgmma.fence
+      wgmma m64n64k16 dtype=bf16 b=sK[s] count=8
+      wgmma.commit
+      wgmma.wait 0
+      arrive empty[s]
+    }
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -1590,4 +1626,19 @@ kernel one grid=(1,1,1) warps=4 {
   REQUIRE(one.warnings.size() == 1);
   CHECK_THAT(one.warnings[0], Catch::Contains("warp 2 (warpgroup 0 of CTA 0) ran 'compute cycles=30' (line 11)") &&
                                   Catch::Contains("issues 'wgmma m64n64k16 dtype=bf16 a=sQ b=sK count=4' (line 8)"));
+}
+
+TEST_CASE("misuse: a consumer that skips a block with continue and with it the stage's release",
+          "[misuse][deadlock]") {
+  auto bug = run_text(with("param FIXED = 0\n", kSkipRelease));
+  INFO(test::causes(bug));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  CHECK_THAT(
+      test::causes(bug),
+      Catch::StartsWith(
+          "empty[1]: none of the 128 arrivals of phase 1 came: CTA 0 warp 4 (consumer) returned on phase 1 "
+          "of full[1]") &&
+          Catch::Contains("and now waits for its phase 2, without arriving on empty[1] in between") &&
+          Catch::Contains("every stage a consumer waited for is released, also one whose work it skips"));
+  CHECK(run_text(with("param FIXED = 1\n", kSkipRelease)).outcome == Outcome::kFinished);
 }

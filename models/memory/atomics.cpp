@@ -7,6 +7,7 @@
 #include "isa/reach.hpp"
 #include "models/gpu/simulator.hpp"
 #include "models/memory/lsu.hpp"
+#include "models/tma/tma_unit.hpp"
 
 namespace smpipe::models {
 
@@ -79,6 +80,33 @@ std::span<const isa::OpKind> AtomicsUnit::accepted() {
 void AtomicsUnit::connect() {
   hazards_ = &sim_.find<HazardUnit>();
   lsu_ = &sim_.find<LsuUnit>();
+  tma_ = &sim_.find<TmaUnit>();
+}
+
+// A release by a warp whose TMA stores (cp.async.bulk) have only been waited for with `.read`: `.read` waits
+// until their source smem was read, not until their writes to global memory are complete (PTX ISA
+// cp.async.bulk.wait_group), so the release does not order those writes for an acquirer that goes on to read
+// them (a stream-K or split-K flag after its partials). A warning: the flag may publish something else.
+void AtomicsUnit::check_unfinished_stores(const OpContext& ctx) {
+  const std::uint32_t store = tma_->unfinished_store(ctx.warp_id);
+  if (store == ~0u || unfinished_.size() >= 8) return;
+  const isa::OpDesc* d = &sim_.op_of(ctx.warp, ctx.op);
+  for (const auto& u : unfinished_)
+    if (u.first == d) return;
+  const isa::OpDesc& st = sim_.op_of(ctx.warp, store);
+  unfinished_.emplace_back(
+      d, fmt::format("{}: release before the TMA stores' global writes are complete: CTA {} warp {} "
+                     "makes `{}` while its `{}` (line {}) has been waited for only with `tma.wait N read` "
+                     "(or not at all), which waits until the store has read its smem source, not until "
+                     "its writes to global memory are done (PTX ISA cp.async.bulk.wait_group.read). The "
+                     "release does not order those writes: a warp that acquires the flag and reads the "
+                     "stored data may read it before it lands. Wait with `tma.wait 0` (no `read`) before "
+                     "the release, as a stream-K or split-K partial's publisher must",
+                     d->loc.str(), ctx.cta().id, ctx.warp.index, d->text, st.text, st.loc.line));
+}
+
+void AtomicsUnit::add_warnings(std::vector<std::string>& warnings) const {
+  for (const auto& u : unfinished_) warnings.push_back(u.second);
 }
 
 void AtomicsUnit::cta_started(std::uint32_t slot) {
@@ -168,6 +196,7 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
   if (d.kind == OpKind::kLdAcquire) r.order = isa::MemOrder::kAcquire;
   if (d.kind == OpKind::kStRelease) r.order = isa::MemOrder::kRelease;
   bool fence_release = isa::releases(r.order);  // a release op starts with its own fence
+  if (fence_release && is_write(d.kind)) check_unfinished_stores(ctx);
   if (hb && is_write(d.kind)) r.release = fence_release ? hazards_->release(ctx.warp_id) : hazards_->clone(fence_[ctx.warp_id]);
   Cycle now = sim_.now();
   Cycle depart = now + Cycle(fence_release ? m.release_issue_cycles : 0);

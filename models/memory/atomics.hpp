@@ -21,6 +21,8 @@
 
 namespace smpipe::models {
 
+class TmaUnit;
+
 class LsuUnit;
 
 class AtomicsUnit : public Unit {
@@ -42,6 +44,7 @@ class AtomicsUnit : public Unit {
   std::string describe_wait(const Warp& w) const override;
   void explain_wait(const Warp& w, WaitExplanation& e) const override;
   std::string describe_poll(const Warp& w, const isa::OpDesc& d) const override;
+  void add_warnings(std::vector<std::string>& warnings) const override;
 
  private:
   enum Event : std::uint64_t { kArrive, kApply, kPoll, kGridArrive, kGridApply };
@@ -155,6 +158,10 @@ class AtomicsUnit : public Unit {
   double grid_counter_busy_ = 0;
   HazardUnit* hazards_ = nullptr;
   LsuUnit* lsu_ = nullptr;
+  TmaUnit* tma_ = nullptr;
+  // Release ops issued while their warp's TMA stores had not completed their global writes (once per op).
+  std::vector<std::pair<const isa::OpDesc*, std::string>> unfinished_;
+  void check_unfinished_stores(const OpContext& ctx);
   std::uint16_t cause_spin_, cause_atom_, cause_load_, cause_grid_;
 };
 

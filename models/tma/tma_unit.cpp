@@ -207,6 +207,8 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       Cycle write = read + sim_.jit(m.tma_store_latency_cycles);
       w.open_read = sim::max(w.open_read, read);
       w.open_write = sim::max(w.open_write, write);
+      ++w.stores;
+      w.last_store_op = ctx.op;
       sim_.counters().bytes_stored += bytes;
       if (!obs.empty() && obs.wants(cta_id)) {
         std::string label = fmt::format("TMA store {} B", bytes);
@@ -220,6 +222,11 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       w.groups.emplace_back(sim::max(w.open_read, now), sim::max(w.open_write, now));
       w.open_read = w.open_write = Cycle(0);
       w.reads.commit();
+      if (w.committed.empty() || w.committed.back() != w.stores) w.committed.push_back(w.stores);
+      if (w.committed.size() > 64) {  // (bounded: the oldest counts as covered)
+        w.settled = std::max(w.settled, w.committed.front());
+        w.committed.erase(w.committed.begin());
+      }
       return ctx.busy(m.op_issue_cycles);
     case OpKind::kTmaWait: {
       std::int64_t n = ctx.wait_count();
@@ -228,6 +235,11 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       std::int64_t older = static_cast<std::int64_t>(w.groups.size()) - n;
       for (std::int64_t i = 0; i < older; ++i) until = sim::max(until, read ? w.groups[i].first : w.groups[i].second);
       if (!read && older > 0) w.groups.erase(w.groups.begin(), w.groups.begin() + older);
+      if (const std::int64_t covered = static_cast<std::int64_t>(w.committed.size()) - n;
+          !read && covered > 0) {
+        w.settled = std::max(w.settled, w.committed[static_cast<std::size_t>(covered - 1)]);
+        w.committed.erase(w.committed.begin(), w.committed.begin() + covered);
+      }
       // Whatever the timing, the stores of every group but the newest n have now read their source.
       w.reads.complete_older(n, [&](HazardUnit::Part p) { hazards_->retire(p, ctx.warp_id); });
       if (until <= now) return ctx.busy(m.op_issue_cycles);

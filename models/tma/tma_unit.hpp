@@ -27,6 +27,13 @@ class TmaUnit : public Unit, private Landing {
   OpResult execute(OpContext& ctx) override;
   void cta_started(std::uint32_t slot) override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
+  // The op of warp `warp_id`'s latest tma.store whose global writes no `tma.wait` without `read` has covered
+  // yet (in program order; ~0u: none): a release the warp makes now does not order them.
+  std::uint32_t unfinished_store(std::uint32_t warp_id) const {
+    if (warp_id >= warps_.size()) return ~0u;
+    const WarpState& w = warps_[warp_id];
+    return w.stores > w.settled ? w.last_store_op : ~0u;
+  }
 
  private:
   struct WarpState {
@@ -35,6 +42,12 @@ class TmaUnit : public Unit, private Landing {
     // The stores' source reads in flight, per committed group and in the open one (hazard checks); these
     // complete only by a covering wait, whatever the timing.
     HazardUnit::Groups reads;
+    // Program order, whatever the timing: the stores issued, those a wait without .read covered (their global
+    // writes are then complete for the warp), and each committed group's newest store not covered yet (a few:
+    // older ones count as covered), for unfinished_store.
+    std::uint64_t stores = 0, settled = 0;
+    std::uint32_t last_store_op = 0;
+    std::vector<std::uint64_t> committed;
   };
   void note_stage(const OpContext& ctx, std::uint32_t bar, std::uint32_t dst);
 

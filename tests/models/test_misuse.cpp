@@ -1106,6 +1106,41 @@ kernel causal grid=(1,1,1) warps=8 {
   }
 }
 )";
+// Stream-K partials: CTA 1 TMA-stores its partial to a workspace and publishes a flag; CTA 0 waits for the flag and
+// TMA-loads the partial. The bug: the publisher waits for its store with `tma.wait 0 read` only.
+const char* kPartialFlag = R"(param TILES = 4
+kernel streamk grid=(2,1,1) warps=1 {
+  global flag[TILES] init=0
+  mbarrier full count=1
+  smem sAcc bytes=32K
+  smem sPart bytes=32K
+  tensor WS dtype=f32 shape=(512, 128)
+  warp 0 worker {
+    for t in 0..TILES {
+      if cta == 1 {                 # first K-part: write partials
+        compute cycles=1000
+        st.shared bytes=32K dst=sAcc
+        fence.proxy.async
+        elect {
+          tma.store WS box=(64, 128) at=(t * 64, 0) src=sAcc
+          tma.commit
+          if FIXED { tma.wait 0 } else { tma.wait 0 read }
+          st.release flag[t] val=1
+        }
+      } else {                      # owner: reduce
+        compute cycles=1000
+        spin flag[t] eq=1
+        elect {
+          arrive.expect_tx full tx=32K
+          tma.load WS box=(64, 128) at=(t * 64, 0) dst=sPart bar=full
+        }
+        wait full parity=t & 1
+        ld.shared bytes=32K src=sPart
+      }
+    }
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -1641,4 +1676,16 @@ TEST_CASE("misuse: a consumer that skips a block with continue and with it the s
           Catch::Contains("and now waits for its phase 2, without arriving on empty[1] in between") &&
           Catch::Contains("every stage a consumer waited for is released, also one whose work it skips"));
   CHECK(run_text(with("param FIXED = 1\n", kSkipRelease)).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: a flag released after its TMA store was waited for with read only is a warning", "[misuse][global]") {
+  auto bug = run_text(with("param FIXED = 0\n", kPartialFlag));
+  REQUIRE(bug.warnings.size() == 1);
+  CHECK_THAT(bug.warnings[0], Catch::Contains("release before the TMA stores' global writes are complete: CTA 1 warp 0 makes "
+                                              "`st.release flag[t] val=1` while its `tma.store WS box=(64, 128) at=(t * 64, "
+                                              "0) src=sAcc` (line 16)") &&
+                                  Catch::Contains("Wait with `tma.wait 0` (no `read`) before the release"));
+  auto fixed = run_text(with("param FIXED = 1\n", kPartialFlag));
+  CHECK(fixed.outcome == Outcome::kFinished);
+  CHECK(fixed.warnings.empty());
 }

@@ -80,6 +80,7 @@ void MbarrierUnit::cta_started(std::uint32_t slot) {
   c.test_passes.assign(n, 0);
   c.consumed.assign(static_cast<std::size_t>(p.warps) * n, kNoPhase);
   c.free_again.assign(static_cast<std::size_t>(p.warps) * n, ~0u);
+  c.invals.clear();
   c.consumed_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
   c.first_wait.assign(static_cast<std::size_t>(p.warps) * p.mbarriers.size(), 0);
   c.arrive_op.assign(static_cast<std::size_t>(p.warps) * n, 0);
@@ -602,6 +603,15 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
       if (!c.waiters[f].empty())
         ctx.ub("inval with waiters",
                fmt::format("mbarrier.inval of {} while {} warp(s) wait on it", barrier_name(f), c.waiters[f].size()));
+      if (c.barriers[f].valid() && c.barriers[f].phase() > 0 && c.invals.size() < 8) {
+        CtaBarriers::Inval inv{f, ctx.warp_id, ctx.op, c.barriers[f].phase(), {}};
+        for (int i = 0; i < sim_.program().warps; ++i) {
+          const std::size_t k = static_cast<std::size_t>(i) * layout().count + f;
+          inv.used_op.push_back(c.consumed[k] == kNoPhase ? ~0u : c.consumed_op[k]);
+        }
+        std::erase_if(c.invals, [&](const CtaBarriers::Inval& x) { return x.flat == f; });
+        c.invals.push_back(std::move(inv));
+      }
       apply_result(c.barriers[f].inval(), cta, f, ctx.warp_id, ctx.op, 0, "mbarrier.inval");
       return ctx.busy(m.mbarrier_arrive_cycles);
     }
@@ -911,6 +921,26 @@ std::string MbarrierUnit::free_pass_again_words(std::uint32_t warp_id, std::uint
         "(i / STAGES) & 1, as the other side's do",
         w.index, barrier_name(flat), d.text, d.loc.line, barrier_name(flat),
         sim_.op_of(w, c.free_again[i]).loc.line);
+  }
+  return "";
+}
+
+std::string MbarrierUnit::reinit_words(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat) const {
+  const Warp& w = sim_.warp(warp_id);
+  for (const auto& inv : ctas_[w.cta].invals) {
+    if (inv.flat != flat || static_cast<std::size_t>(w.index) >= inv.used_op.size() ||
+        inv.used_op[static_cast<std::size_t>(w.index)] != op)
+      continue;
+    const Warp& by = sim_.warp(inv.warp);
+    const isa::OpDesc& d = sim_.op_of(by, inv.op);
+    return fmt::format(
+        "{} is a barrier that warp {} invalidated (`{}` at line {}) after {} phase(s) and initialised again; "
+        "this op of warp {} (line {}) had waited on the old barrier before, and still counts on it here: the "
+        "inval came before warp {} was done with the old barrier. A synchronisation after the new init does "
+        "not fix that: every warp that uses the old barrier must be done with it (its last wait returned, "
+        "then a bar.sync of all its users) before the inval",
+        barrier_name(flat), by.index, d.text, d.loc.line, inv.phases, w.index, sim_.op_of(w, op).loc.line,
+        w.index);
   }
   return "";
 }

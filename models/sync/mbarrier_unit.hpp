@@ -194,6 +194,15 @@ class MbarrierUnit : public Unit {
     // Per (warp index, barrier): when the warp's latest passing wait on it was its second free pass there
     // (parity 1 before phase 0), the op of the first; ~0u otherwise.
     std::vector<std::uint32_t> free_again;
+    // Barriers invalidated after a life of phases (a few per CTA): by which op, after how many phases, and
+    // which op of each warp (by index) had returned on them last (~0u: none), for the report of a use after
+    // the re-init.
+    struct Inval {
+      std::uint32_t flat, warp, op;
+      std::int64_t phases;
+      std::vector<std::uint32_t> used_op;
+    };
+    std::vector<Inval> invals;
     // Per (warp index, barrier): the op of the warp's latest arrival; and arrivals of a warp that already
     // arrived in the same phase (a few per CTA; `phase` -1 until the phase completes), for the reports of a
     // phase completed early.
@@ -248,6 +257,10 @@ class MbarrierUnit : public Unit {
   // When warp `warp_id`'s latest passing wait on an element of barrier declaration `decl` returned at once on
   // it, fresh (parity 1 before phase 0), for the second time: the words that say so ("" otherwise).
   std::string free_pass_again_words(std::uint32_t warp_id, std::uint32_t decl) const;
+  // For a use by warp `warp_id`'s op `op` of element `flat` that its latest init is not ordered before: when
+  // that init followed an mbarrier.inval of a barrier this op had waited on, the words that say the inval
+  // came too soon.
+  std::string reinit_words(std::uint32_t warp_id, std::uint32_t op, std::uint32_t flat) const;
 
  private:
   std::string arrived_twice_words(std::uint32_t cta, std::uint32_t flat, std::uint32_t warp, std::uint32_t op) const;

@@ -1141,6 +1141,49 @@ kernel streamk grid=(2,1,1) warps=1 {
   }
 }
 )";
+// The producer invalidates and re-initialises full[0] for an epilogue handoff while the slow consumer has not reached its
+// last k-block's wait on the old barrier (FIXED: all its users meet at a bar.sync before the inval).
+const char* kReinit = R"(param STAGES = 2
+param KTILES = 4
+kernel reinit grid=(1,1,1) warps=8 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=128
+  smem sA[STAGES] bytes=16K
+  tensor A dtype=bf16 shape=(4096, 4096)
+  warp 0 producer {
+    for k in 0..KTILES {
+      let s = k % STAGES
+      elect {
+        wait empty[s] parity=((k / STAGES) & 1) ^ 1
+        arrive.expect_tx full[s] tx=16K
+        tma.load A box=(128, 64) at=(0, k * 64) dst=sA[s] bar=full[s]
+      }
+    }
+    if FIXED { bar.sync 1 threads=160 }
+    elect {
+      mbarrier.inval full[0]
+      mbarrier.init full[0] count=32
+    }
+    bar.sync 2 threads=160
+    arrive full[0]                     # epilogue handoff: 32 lanes
+  }
+  warpgroup 1 consumer {
+    for k in 0..KTILES {
+      let s = k % STAGES
+      compute cycles=2000
+      wait full[s] parity=(k / STAGES) & 1
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[s] count=4
+      wgmma.commit
+      wgmma.wait 0
+      arrive empty[s]
+    }
+    if FIXED { bar.sync 1 threads=160 }
+    bar.sync 2 threads=160
+    wait full[0] parity=0
+  }
+}
+)";
 }  // namespace
 
 TEST_CASE("misuse: two ops of a role arrive on one barrier, the sibling pipeline's barrier never: both named", "[misuse][mbarrier]") {
@@ -1688,4 +1731,16 @@ TEST_CASE("misuse: a flag released after its TMA store was waited for with read 
   auto fixed = run_text(with("param FIXED = 1\n", kPartialFlag));
   CHECK(fixed.outcome == Outcome::kFinished);
   CHECK(fixed.warnings.empty());
+}
+
+TEST_CASE("misuse: a barrier invalidated and re-initialised while a warp still waits on its old life", "[misuse][mbarrier]") {
+  auto bug = run_text(with("param FIXED = 0\n", kReinit));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK(title(bug) == "barrier init not ordered before its use");
+  CHECK_THAT(message(bug), Catch::Contains("full[0] is a barrier that warp 0 invalidated (`mbarrier.inval full[0]` at line 20) "
+                                           "after 2 phase(s) and initialised again; this op of warp 4 (line 30) had waited on "
+                                           "the old barrier before") &&
+                               Catch::Contains("before the inval") && !Catch::Contains("After the inits, synchronise"));
+  CHECK(run_text(with("param FIXED = 1\n", kReinit)).outcome == Outcome::kFinished);
 }

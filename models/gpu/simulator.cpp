@@ -679,12 +679,15 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
   if (watchdog)
     for (std::uint32_t id : stuck) {
       const Warp& w = warps_[id];
+      // (Only a running warp, or one blocked at a backoff `sleep` between polls: a warp blocked in a unit is
+      // where it waits, whatever it polled before.)
+      if (w.state == WarpState::kBlocked && w.wait_unit != kNoUnit) continue;
       for (const auto& u : units_) {
-        // (A warp blocked at the unit's own wait is no spin; one blocked at a backoff `sleep` after a poll
-        // is.)
-        if (w.state == WarpState::kBlocked && w.wait_unit == u->index()) continue;
+        Warp probe;
+        if (!u->spinning(w, probe)) continue;
         Warp copy = w;
-        if (!u->spinning(w, copy)) continue;
+        copy.wait_unit = probe.wait_unit, copy.wait_obj = probe.wait_obj, copy.wait_value = probe.wait_value;
+        copy.wait_op = probe.wait_op, copy.wait_since = probe.wait_since, copy.wait_cause = probe.wait_cause;
         copy.state = WarpState::kBlocked;
         spins.emplace_back(id, std::move(copy));
         break;

@@ -441,6 +441,10 @@ void MbarrierUnit::on_phase_completed(std::uint32_t cta, std::uint32_t flat, con
   c.phase_signal[flat] = c.last_signal[flat];
   for (auto& t : c.twice)
     if (t.flat == flat && t.phase < 0) t.phase = c.barriers[flat].phase() - 1;
+  // (Only the latest phases of the element are asked about: older records make room.)
+  std::erase_if(c.twice, [&](const auto& t) {
+    return t.flat == flat && t.phase >= 0 && t.phase < c.barriers[flat].phase() - kPhaseMasks;
+  });
   c.last_arrive_mask[flat] = mask64;
   c.phase_masks[flat * kPhaseMasks + (c.barriers[flat].phase() - 1) % kPhaseMasks] = mask64;
   c.arrive_mask[flat] = 0;
@@ -593,8 +597,13 @@ OpResult MbarrierUnit::execute(OpContext& ctx) {
       hazards_->init(ctx.warp_id, ctx.op, cta, f);
       c.init_warp[f] = w.index;
       c.init_op[f] = ctx.op;
-      for (int i = 0; i < sim_.program().warps; ++i)
+      for (int i = 0; i < sim_.program().warps; ++i) {
         c.consumed[static_cast<std::size_t>(i) * layout().count + f] = kNoPhase;
+        c.free_again[static_cast<std::size_t>(i) * layout().count + f] = ~0u;
+      }
+      for (std::uint32_t id = sim_.cta(cta).first_warp;
+           id < sim_.cta(cta).first_warp + static_cast<std::uint32_t>(sim_.program().warps); ++id)
+        if (polls_[id].flat == f) polls_[id].flat = ~0u;
       std::erase_if(c.stale, [&](const CtaBarriers::Stale& st) { return st.flat == f; });
       return ctx.busy(m.mbarrier_arrive_cycles);
     }
@@ -1009,6 +1018,23 @@ std::string MbarrierUnit::twice_words(std::uint32_t cta, std::uint32_t flat, std
            : ". Each arrival counts: two of one warp in a phase stand in for another warp's");
 }
 
+// Whether a warp of `w`'s role outside its warpgroup returned last on another phase of the element `w` waits
+// on than `w` did (warpgroups that take turns on a ring's stages, whose waits on an element go two phases at
+// a time; warpgroups that share every stage return on the same phases).
+bool MbarrierUnit::other_warpgroup_consumed(const Warp& w) const {
+  const CtaBarriers& c = ctas_[w.cta];
+  const Cta& cta = sim_.cta(w.cta);
+  for (int i = 0; i < sim_.program().warps; ++i) {
+    if (i / 4 == w.index / 4 || sim_.warp(cta.first_warp + static_cast<std::uint32_t>(i)).role != w.role)
+      continue;
+    const std::int64_t other = c.consumed[static_cast<std::size_t>(i) * layout().count + w.wait_obj];
+    if (other != kNoPhase &&
+        other != c.consumed[static_cast<std::size_t>(w.index) * layout().count + w.wait_obj])
+      return true;
+  }
+  return false;
+}
+
 // For a warp waiting one phase ahead of a completion nobody observed: another warpgroup of its role whose
 // first wait on the same barrier array returned at the same element with the same parity, while on the
 // elements both warpgroups have waited on since they returned on different phases (they take turns on the
@@ -1043,12 +1069,18 @@ std::string MbarrierUnit::same_start_words(const Warp& w) const {
     if (same || both < 2) continue;
     const std::uint32_t at = first(x) - 1;
     return fmt::format(
-        "warpgroups {} and {} ({}) both began waiting on {} with parity {}, and have since returned on different "
-        "phases of its ring's stages, as warpgroups that take turns on tiles do: they count the ring from the same "
-        "place, so the one that runs second reads stages the other's k-blocks filled and skips completions meant "
-        "for it. In a pingpong kernel the second consumer warpgroup's pipeline state starts after the first's "
-        "k-blocks, and each warpgroup's state skips the other's k-blocks after every tile (CUTLASS's sm90 pingpong "
-        "kernel advances the consumer state by the tile's k-tile count)",
+        "warpgroups {} and {} ({}) both began waiting on {} with parity {}, and have since returned on "
+        "different "
+        "phases of its ring's stages, as warpgroups that take turns on tiles do: they count the ring from "
+        "the same "
+        "place, so the one that runs second reads stages the other's k-blocks filled and skips completions "
+        "meant "
+        "for it. In a pingpong kernel the second consumer warpgroup's pipeline state starts after the "
+        "first's "
+        "k-blocks, and each warpgroup's state skips the other's k-blocks after every tile (CUTLASS's sm90 "
+        "pingpong "
+        "kernel advances the consumer state by the tile's k-tile count; unless each tile's k-blocks are a "
+        "multiple of twice the stages, where both start alike by design)",
         std::min(own, g), std::max(own, g), p.roles[w.role].name, barrier_name(at / 2), at % 2);
   }
   return "";
@@ -1142,8 +1174,8 @@ bool MbarrierUnit::spinning(const Warp& w, Warp& spin) const {
   const std::uint32_t id = sim_.cta(w.cta).first_warp + static_cast<std::uint32_t>(w.index);
   if (id >= polls_.size() || polls_[id].flat == ~0u) return false;
   const Poll& poll = polls_[id];
-  // (Still waiting for that phase: it has not completed, or its completion is not visible to it yet.)
-  if (ctas_[w.cta].barriers[poll.flat].phase() > poll.phase + 1) return false;
+  // (Still waiting for that phase: once it completed, the warp's next poll returns on it.)
+  if (ctas_[w.cta].barriers[poll.flat].phase() > poll.phase) return false;
   spin.wait_unit = index();
   spin.wait_obj = poll.flat;
   spin.wait_value = poll.phase;
@@ -1275,25 +1307,28 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
           name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
           b.phase() & 1, turns));
     else if (const std::size_t i = static_cast<std::size_t>(w.index) * layout().count + w.wait_obj;
-             ctas_[w.cta].consumed[i] == b.phase() - 2)
+             ctas_[w.cta].consumed[i] == b.phase() - 2 && !other_warpgroup_consumed(w))
       // The warp's previous wait on this element returned on the phase before the skipped one: its own waits
       // on the element jumped a phase (its stage counter restarted, e.g. per tile, while the producer's ran
       // on).
-      e.lead_cause(
-          fmt::format("{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase "
-                      "{} (parity {}); its "
-                      "previous wait on {} (`{}` at line {}) returned on phase {}, so its waits skipped "
-                      "phase {}: the stage index "
-                      "and parity it waits with do not follow the ring one k-block at a time. A stage "
-                      "counter that restarts (e.g. "
-                      "each tile, when the k-blocks per tile are not a multiple of the stages) while the "
-                      "producer's runs on, or a "
-                      "parity one phase ahead; the producer and its consumers must count the ring's k-blocks "
-                      "alike across tiles "
-                      "(CUTLASS keeps one pipeline state for the whole persistent loop)",
-                      name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w),
-                      b.phase(), b.phase() & 1, name, sim_.op_of(w, ctas_[w.cta].consumed_op[i]).text,
-                      sim_.op_of(w, ctas_[w.cta].consumed_op[i]).loc.line, b.phase() - 2, b.phase() - 1));
+      e.lead_cause(fmt::format(
+          "{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase "
+          "{} (parity {}); its "
+          "previous wait on {} (`{}` at line {}) {}, so its waits skipped "
+          "phase {}: the stage index "
+          "and parity it waits with do not follow the ring one k-block at a time. A stage "
+          "counter that restarts (e.g. "
+          "each tile, when the k-blocks per tile are not a multiple of the stages) while the "
+          "producer's runs on, or a "
+          "parity one phase ahead; the producer and its consumers must count the ring's k-blocks "
+          "alike across tiles "
+          "(CUTLASS keeps one pipeline state for the whole persistent loop)",
+          name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
+          b.phase() & 1, name, sim_.op_of(w, ctas_[w.cta].consumed_op[i]).text,
+          sim_.op_of(w, ctas_[w.cta].consumed_op[i]).loc.line,
+          b.phase() >= 2 ? fmt::format("returned on phase {}", b.phase() - 2)
+                         : std::string("passed at once before its phase 0 (parity 1 on a fresh barrier)"),
+          b.phase() - 1));
     else
       e.cause(fmt::format(
           "{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase {} (parity "
@@ -1467,11 +1502,11 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     const std::string astray = arrivals_astray(w.cta, w.wait_obj);
     const std::string commits_left_out = left_out_words(w.cta, w.wait_obj, true, b.pending());
     if (!commits_left_out.empty())
-      e.lead_cause(fmt::format(
+      e.cause(fmt::format(
           "{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest "
-          "by {}){}",
+          "by {}){}{}",
           name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(),
-          latest_arrival(w.cta, w.wait_obj), commits_left_out));
+          latest_arrival(w.cta, w.wait_obj), commits_left_out, astray.empty() ? "" : ". Or: " + astray));
     else
       e.cause(fmt::format(
           "{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest by "
@@ -1535,7 +1570,8 @@ std::string MbarrierUnit::element_skipped(std::uint32_t slot, std::uint32_t flat
 // without releasing it (a path around its arrive: a `continue` for a skipped block). The words that say so
 // ("" otherwise).
 std::string MbarrierUnit::skipped_release_words(std::uint32_t cta, std::uint32_t flat, const Warp& x) const {
-  if (x.state != WarpState::kBlocked || x.wait_unit != index() || x.cta != cta || x.role < 0) return "";
+  if (x.state != WarpState::kBlocked || x.wait_unit != index() || x.cta != cta || x.role < 0 || x.index >= 32)
+    return "";
   const auto& p = sim_.program();
   const std::uint32_t f = x.wait_obj, df = decl_[f], de = decl_[flat];
   if (df == de || p.mbarriers[df].size != p.mbarriers[de].size ||

@@ -248,6 +248,7 @@ class MbarrierUnit : public Unit {
   std::string latest_arrival(std::uint32_t slot, std::uint32_t flat) const;
   std::string op_words(std::uint32_t warp_id, std::uint32_t op, bool with_cta) const;
   std::string same_start_words(const Warp& w) const;
+  bool other_warpgroup_consumed(const Warp& w) const;
   std::string skipped_release_words(std::uint32_t cta, std::uint32_t flat, const Warp& x) const;
 
  public:

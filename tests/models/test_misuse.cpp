@@ -1731,6 +1731,30 @@ TEST_CASE("misuse: a flag released after its TMA store was waited for with read 
   auto fixed = run_text(with("param FIXED = 1\n", kPartialFlag));
   CHECK(fixed.outcome == Outcome::kFinished);
   CHECK(fixed.warnings.empty());
+  // tma.wait N counts every bulk group, an empty one too: after store, commit, commit, `tma.wait 1` covers the store.
+  auto groups = [](const char* wait) {
+    return run_text(fmt::format(R"(kernel g grid=(1,1,1) warps=1 {{
+  global flag[1] init=0
+  smem sAcc bytes=32K
+  tensor WS dtype=f32 shape=(512, 128)
+  warp 0 w {{
+    st.shared bytes=32K dst=sAcc
+    fence.proxy.async
+    elect {{
+      tma.store WS box=(64, 128) at=(0, 0) src=sAcc
+      tma.commit
+      tma.commit
+      {}
+      st.release flag[0] val=1
+    }}
+  }}
+}}
+)",
+                                wait));
+  };
+  CHECK(groups("tma.wait 1").warnings.empty());
+  CHECK(groups("tma.wait 1 read").warnings.size() == 1);
+  CHECK(groups("tma.wait 2").warnings.size() == 1);
 }
 
 TEST_CASE("misuse: a barrier invalidated and re-initialised while a warp still waits on its old life", "[misuse][mbarrier]") {

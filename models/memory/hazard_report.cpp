@@ -255,8 +255,18 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                               rank);
   };
   if (landed(prior) && (prior.via == Via::kUmma || prior.via == Via::kTmemCp)) {
-    // An operand read: complete for a warp that observed a phase any commit after it landed in; name the first.
-    auto [comp, clock] = state(prior.part)->commits.front();
+    // An operand read: complete for a warp that observed a phase any commit after it landed in; name the
+    // first, one on the CTA of the warp that must wait when there is one (a multicast commit lands in several
+    // CTAs).
+    const auto& commits = state(prior.part)->commits;
+    const std::uint32_t own_rank = static_cast<std::uint32_t>(sim_.cta(sim_.warp(now.warp).cta).rank);
+    auto here = std::find_if(commits.begin(), commits.end(), [&](const auto& c) {
+      return c.first >= static_cast<std::uint32_t>(cluster_size_ * warps_) &&
+             (c.first - static_cast<std::uint32_t>(cluster_size_ * warps_)) /
+                     static_cast<std::uint32_t>(bars_) ==
+                 own_rank;
+    });
+    auto [comp, clock] = here != commits.end() ? *here : commits.front();
     std::string name, where;
     barrier_words(comp, name, where);
     std::int64_t phase = static_cast<std::int64_t>(clock) - 1;

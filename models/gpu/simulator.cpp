@@ -693,9 +693,8 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
         break;
       }
     }
-  auto spin_of = [](const Warp&, const std::vector<std::pair<std::uint32_t, Warp>>& all,
-                    std::uint32_t id) -> const Warp* {
-    for (const auto& [i, copy] : all)
+  auto spin_of = [&spins](std::uint32_t id) -> const Warp* {
+    for (const auto& [i, copy] : spins)
       if (i == id) return &copy;
     return nullptr;
   };
@@ -705,7 +704,7 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
     s.cta = ctas_[w.cta].id;
     s.warp = w.index;
     s.role = program_.roles[w.role].name;
-    const Warp* spin = spin_of(w, spins, stuck[n]);
+    const Warp* spin = spin_of(stuck[n]);
     if (w.state == WarpState::kBlocked && spin == nullptr) {
       const isa::OpDesc& d = op_of(w, w.wait_op);
       s.loc = d.loc;
@@ -739,7 +738,7 @@ DeadlockReport Simulator::analyse_stuck(bool watchdog) {
     }
   }
   for (std::size_t n = 0; n < stuck.size(); ++n) {
-    const Warp* spin = spin_of(warps_[stuck[n]], spins, stuck[n]);
+    const Warp* spin = spin_of(stuck[n]);
     const Warp& w = spin != nullptr ? *spin : warps_[stuck[n]];
     if (w.state != WarpState::kBlocked || w.wait_unit == kNoUnit) continue;
     WaitExplanation e(nodes[n], node_of, static_cast<int>(n));

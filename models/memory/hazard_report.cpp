@@ -446,9 +446,8 @@ std::string HazardUnit::unfilled_release_note(const Rec& now, std::uint32_t cta,
   const std::string full = layout.element_name(p.mbarriers, flat),
                     empty = layout.element_name(p.mbarriers, bf);
   const std::string head = fmt::format(
-      "{}warp {} refilled the stage after its wait on {} (phase {}), which completed with the arrivals of "
-      "warps "
-      "{} ({}) alone",
+      "{}warp {} refilled the stage after its wait on {} (phase {}), which completed with the arrivals of warps {} "
+      "({}) alone",
       mb.unobserved(cta, flat, phase)
           ? fmt::format("no warp has waited for the earlier fill's completion (phase {} of {}) yet, and ",
                         phase, full)
@@ -461,11 +460,8 @@ std::string HazardUnit::unfilled_release_note(const Rec& now, std::uint32_t cta,
         "warp arrived; it must cover all the warps that release a stage",
         head, fmt::join(others, ","), mb.count_of(bc, bf));
   return fmt::format(
-      "{}: the stage was released more often than it was filled (a release that runs twice for one fill, "
-      "e.g. "
-      "once in the k-loop and again after it at a tile's boundary, or a release of a stage not waited "
-      "for{}). "
-      "Each fill is released once, after its consumer's wait on {}; the writer does not wait on {} itself",
+      "{}: the stage was released more often than it was filled (a release that runs twice for one fill, e.g. once "
+      "in the k-loop and again after it at a tile's boundary, or a release of a stage not waited for{}). Each fill is released once, after its consumer's wait on {}; the writer does not wait on {} itself",
       head, ops.size() > 1 ? fmt::format("; the releases: {}", fmt::join(ops, ", ")) : "", full, full);
 }
 
@@ -500,8 +496,7 @@ std::string HazardUnit::count_note(const Rec& prior, const Rec& now) const {
     if (shift != 0) name += fmt::format(" of CTA {}", sim_.cta(bc).id);
     if (std::string twice = mb.twice_words(bc, bf, seen); !twice.empty())
       return fmt::format(
-          "warp {}'s role releases the buffer on {} too, but the phase of {} that warp {} {} (phase {}) "
-          "completed "
+          "warp {}'s role releases the buffer on {} too, but the phase of {} that warp {} {} (phase {}) completed "
           "with the arrivals of warps {} alone, so the writer went on while warp {} still read{}",
           rw.index, name, name, sim_.warp(now.warp).index, waited ? "waited on last" : "observed", seen,
           MbarrierUnit::arrivers_words(mask), rw.index, twice);

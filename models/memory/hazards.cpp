@@ -386,9 +386,8 @@ void HazardUnit::check_init(std::uint32_t warp_id, std::uint32_t op, std::uint32
   const isa::OpDesc& init = sim_.op_of(sim_.warp(c.first_warp + iw), d.init_op[bi]);
   if (std::string reinit = mbar_->reinit_words(warp_id, op, bar); !reinit.empty())
     sim_.ub(warp_id, op, "barrier init not ordered before its use",
-            fmt::format("warp {} uses {} (at {}), which warp {} initialised again with mbarrier.init at {}, "
-                        "but nothing orders "
-                        "that init before this use: {}",
+            fmt::format("warp {} uses {} (at {}), which warp {} initialised again with mbarrier.init at {}, but nothing "
+                        "orders that init before this use: {}",
                         w.index, p.mbarrier_layout.element_name(p.mbarriers, bar),
                         sim_.op_of(w, op).loc.str(), iw, init.loc.str(), reinit),
             true);

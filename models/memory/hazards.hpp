@@ -38,6 +38,8 @@ class MbarrierUnit;
 
 class HazardUnit : public Unit {
  public:
+  // Role `role`'s plain arrives on mbarrier declaration `decl` (the ops that release a buffer there).
+  std::vector<const isa::OpDesc*> release_ops(int role, std::uint32_t decl) const;
   using Clock = std::uint32_t;
   using Part = std::uint64_t;  // an asynchronous access or release in flight (0: none)
 
@@ -380,8 +382,6 @@ class HazardUnit : public Unit {
                                     std::int64_t phase) const;
   // The latest phase of mbarrier element `bf` of CTA slot `bc` warp `warp_id` is ordered after (-1: none).
   std::int64_t observed_phase(std::uint32_t warp_id, std::uint32_t bc, std::uint32_t bf) const;
-  // Role `role`'s plain arrives on mbarrier declaration `decl` (the ops that release a buffer there).
-  std::vector<const isa::OpDesc*> release_ops(int role, std::uint32_t decl) const;
   // An accumulator write still in flight for a reader that did wait on a barrier: when that barrier's latest phase was
   // completed by a plain arrive, or by a umma.commit the MMA's thread issued before the MMA, the words that say so.
   std::string commit_note(const Rec& prior, const Rec& now) const;

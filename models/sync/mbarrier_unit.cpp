@@ -920,14 +920,12 @@ std::string MbarrierUnit::free_pass_again_words(std::uint32_t warp_id, std::uint
     if (c.free_again[i] == ~0u) continue;
     const isa::OpDesc& d = sim_.op_of(w, c.consumed_op[i]);
     return fmt::format(
-        "warp {}'s latest wait on {}, `{}` at line {}, returned at once, for the second time: {} had "
-        "completed "
-        "no phase (parity 1 names the phase before phase 0, which counts as complete), as at its earlier "
-        "wait "
-        "on it at line {}. It waited for nothing and went on. The index it waits on repeats while its parity "
-        "moves on (an index from another counter than the parity's, e.g. the tile's number rather than the "
-        "warp's own count of tiles): a stage's index and parity come from one counter, i % STAGES and "
-        "(i / STAGES) & 1, as the other side's do",
+        "warp {}'s latest wait on {}, `{}` at line {}, returned at once, for the second time: {} had completed no "
+        "phase (parity 1 names the phase before phase 0, which counts as complete), as at its earlier wait on it at "
+        "line {}. It waited for nothing and went on. The index it waits on repeats while its parity moves on (an "
+        "index from another counter than the parity's, e.g. the tile's number rather than the warp's own count of "
+        "tiles): a stage's index and parity come from one counter, i % STAGES and (i / STAGES) & 1, as the other "
+        "side's do",
         w.index, barrier_name(flat), d.text, d.loc.line, barrier_name(flat),
         sim_.op_of(w, c.free_again[i]).loc.line);
   }
@@ -1069,18 +1067,13 @@ std::string MbarrierUnit::same_start_words(const Warp& w) const {
     if (same || both < 2) continue;
     const std::uint32_t at = first(x) - 1;
     return fmt::format(
-        "warpgroups {} and {} ({}) both began waiting on {} with parity {}, and have since returned on "
-        "different "
-        "phases of its ring's stages, as warpgroups that take turns on tiles do: they count the ring from "
-        "the same "
-        "place, so the one that runs second reads stages the other's k-blocks filled and skips completions "
-        "meant "
-        "for it. In a pingpong kernel the second consumer warpgroup's pipeline state starts after the "
-        "first's "
-        "k-blocks, and each warpgroup's state skips the other's k-blocks after every tile (CUTLASS's sm90 "
-        "pingpong "
-        "kernel advances the consumer state by the tile's k-tile count; unless each tile's k-blocks are a "
-        "multiple of twice the stages, where both start alike by design)",
+        "warpgroups {} and {} ({}) both began waiting on {} with parity {}, and have since returned on different "
+        "phases of its ring's stages, as warpgroups that take turns on tiles do: they count the ring from the same "
+        "place, so the one that runs second reads stages the other's k-blocks filled and skips completions meant for "
+        "it. In a pingpong kernel the second consumer warpgroup's pipeline state starts after the first's k-blocks, "
+        "and each warpgroup's state skips the other's k-blocks after every tile (CUTLASS's sm90 pingpong kernel "
+        "advances the consumer state by the tile's k-tile count; unless each tile's k-blocks are a multiple of twice "
+        "the stages, where both start alike by design)",
         std::min(own, g), std::max(own, g), p.roles[w.role].name, barrier_name(at / 2), at % 2);
   }
   return "";
@@ -1231,8 +1224,7 @@ std::string MbarrierUnit::left_out_words(std::uint32_t slot, std::uint32_t flat,
   for (const auto& [d, by] : ops) v.push_back(fmt::format("`{}` at line {} ({})", d->text, d->loc.line, fmt::join(by, ", ")));
   if (commits)
     return fmt::format(
-        ". Multicast commits of the cluster that arrive on {} left this CTA (rank {}) out in this phase: {}. "
-        "If "
+        ". Multicast commits of the cluster that arrive on {} left this CTA (rank {}) out in this phase: {}. If "
         "this CTA's stage waits for them too (a stage that another CTA's multicast load also fills is free "
         "only when every CTA's MMA is done with it), their multicast mask must name rank {}",
         barrier_name(flat), sim_.cta(slot).rank, fmt::join(v, "; "), sim_.cta(slot).rank);
@@ -1300,43 +1292,29 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
   std::string name = barrier_name(w.wait_obj);
   // The phase before the awaited one completed and no wait observed it: a parity one phase ahead skipped it.
   if (b.phase() >= 1 && w.wait_value == b.phase() && !ctas_[w.cta].observed[w.wait_obj]) {
+    const std::string head =
+        fmt::format("{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase {} (parity {})", name,
+                    b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(), b.phase() & 1);
+    const std::size_t i = static_cast<std::size_t>(w.index) * layout().count + w.wait_obj;
     if (std::string turns = same_start_words(w); !turns.empty())
+      e.lead_cause(fmt::format("{}: {}", head, turns));
+    else if (ctas_[w.cta].consumed[i] == b.phase() - 2 && !other_warpgroup_consumed(w))
+      // The warp's previous wait on this element returned on the phase before the skipped one: its own waits on the
+      // element jumped a phase (its stage counter restarted, e.g. per tile, while the producer's ran on).
       e.lead_cause(fmt::format(
-          "{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase {} (parity "
-          "{}): {}",
-          name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
-          b.phase() & 1, turns));
-    else if (const std::size_t i = static_cast<std::size_t>(w.index) * layout().count + w.wait_obj;
-             ctas_[w.cta].consumed[i] == b.phase() - 2 && !other_warpgroup_consumed(w))
-      // The warp's previous wait on this element returned on the phase before the skipped one: its own waits
-      // on the element jumped a phase (its stage counter restarted, e.g. per tile, while the producer's ran
-      // on).
-      e.lead_cause(fmt::format(
-          "{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase "
-          "{} (parity {}); its "
-          "previous wait on {} (`{}` at line {}) {}, so its waits skipped "
-          "phase {}: the stage index "
-          "and parity it waits with do not follow the ring one k-block at a time. A stage "
-          "counter that restarts (e.g. "
-          "each tile, when the k-blocks per tile are not a multiple of the stages) while the "
-          "producer's runs on, or a "
-          "parity one phase ahead; the producer and its consumers must count the ring's k-blocks "
-          "alike across tiles "
-          "(CUTLASS keeps one pipeline state for the whole persistent loop)",
-          name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
-          b.phase() & 1, name, sim_.op_of(w, ctas_[w.cta].consumed_op[i]).text,
-          sim_.op_of(w, ctas_[w.cta].consumed_op[i]).loc.line,
+          "{}; its previous wait on {} (`{}` at line {}) {}, so its waits skipped phase {}: the stage index and parity "
+          "it waits with do not follow the ring one k-block at a time. A stage counter that restarts (e.g. each tile, "
+          "when the k-blocks per tile are not a multiple of the stages) while the producer's runs on, or a parity one "
+          "phase ahead; the producer and its consumers must count the ring's k-blocks alike across tiles (CUTLASS "
+          "keeps one pipeline state for the whole persistent loop)",
+          head, name, sim_.op_of(w, ctas_[w.cta].consumed_op[i]).text, sim_.op_of(w, ctas_[w.cta].consumed_op[i]).loc.line,
           b.phase() >= 2 ? fmt::format("returned on phase {}", b.phase() - 2)
                          : std::string("passed at once before its phase 0 (parity 1 on a fresh barrier)"),
           b.phase() - 1));
     else
-      e.cause(fmt::format(
-          "{}: phase {} completed (cycle {}) and no wait observed it, while {} waits for phase {} (parity "
-          "{}): if "
-          "it meant phase {}'s completion, its parity is one phase ahead (that wait would use parity {}); a "
-          "parity that flips before its stage's phase does skips a completion",
-          name, b.phase() - 1, ctas_[w.cta].last_complete[w.wait_obj].v, sim_.warp_label(w), b.phase(),
-          b.phase() & 1, b.phase() - 1, (b.phase() - 1) & 1));
+      e.cause(fmt::format("{}: if it meant phase {}'s completion, its parity is one phase ahead (that wait would use "
+                          "parity {}); a parity that flips before its stage's phase does skips a completion",
+                          head, b.phase() - 1, (b.phase() - 1) & 1));
   }
   if (b.pending() == 0 && b.tx() > 0 && ctas_[w.cta].tx_in_flight[w.wait_obj] >= b.tx()) {
     // (A run stopped by a limit: the missing bytes are on their way.)
@@ -1500,22 +1478,16 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         latest_arrival(w.cta, w.wait_obj)));
   } else if (b.arrivals_this_phase() > 0) {
     const std::string astray = arrivals_astray(w.cta, w.wait_obj);
+    // Multicast commits of the cluster that left this CTA out (their mask), else the count or the arrivals astray.
     const std::string commits_left_out = left_out_words(w.cta, w.wait_obj, true, b.pending());
-    if (!commits_left_out.empty())
-      e.cause(fmt::format(
-          "{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest "
-          "by {}){}{}",
-          name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(),
-          latest_arrival(w.cta, w.wait_obj), commits_left_out, astray.empty() ? "" : ". Or: " + astray));
-    else
-      e.cause(fmt::format(
-          "{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest by "
-          "{}). {}",
-          name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(),
-          latest_arrival(w.cta, w.wait_obj),
-          astray.empty() ? "If every warp that arrives per phase already did, the count is larger than the "
-                           "threads that arrive"
-                         : astray));
+    const std::string why =
+        !commits_left_out.empty() ? commits_left_out + (astray.empty() ? "" : ". Or: " + astray)
+        : !astray.empty()         ? ". " + astray
+                                  : ". If every warp that arrives per phase already did, the count is larger than the threads "
+                                    "that arrive";
+    e.cause(fmt::format("{}: initialised with count {} but only {} arrival(s) came in phase {} ({} missing; the latest by {}){}",
+                        name, b.expected(), b.arrivals_this_phase(), b.phase(), b.pending(), latest_arrival(w.cta, w.wait_obj),
+                        why));
   }
 }
 
@@ -1586,14 +1558,12 @@ std::string MbarrierUnit::skipped_release_words(std::uint32_t cta, std::uint32_t
       (phase_arrivers(cta, flat, phase - 1) >> (x.index & 31) & 1) == 0)
     return "";
   std::vector<std::string> arrives;
-  for (const auto& d : p.roles[static_cast<std::size_t>(x.role)].ops)
-    if (d.kind == OpKind::kArrive && d.signals_barrier(static_cast<int>(de)))
-      arrives.push_back(fmt::format("`{}` at line {}", d.text, d.loc.line));
+  for (const isa::OpDesc* d : hazards_->release_ops(x.role, de))
+    arrives.push_back(fmt::format("`{}` at line {}", d->text, d->loc.line));
   return fmt::format(
-      "{} returned on phase {} of {} (`{}` at line {}) and now waits for its phase {}, without arriving on "
-      "{} "
-      "in between: it consumed the stage and went back for its next fill without releasing it. A path from "
-      "that wait around its release{} (a `continue` or a branch for a skipped or masked block) leaves the "
+      "{} returned on phase {} of {} (`{}` at line {}) and now waits for its phase {}, without arriving on {} in "
+      "between: it consumed the stage and went back for its next fill without releasing it. A path from that wait "
+      "around its release{} (a `continue` or a branch for a skipped or masked block) leaves the "
       "stage held: every stage a consumer waited for is released, also one whose work it skips",
       sim_.warp_label(x), phase, barrier_name(f), sim_.op_of(x, c.consumed_op[i]).text,
       sim_.op_of(x, c.consumed_op[i]).loc.line, phase + 1, barrier_name(flat),

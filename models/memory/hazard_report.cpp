@@ -371,6 +371,7 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                        wait, pw.index, pw.index, now_index) +
            global_hint(prior, now);
   if (std::string note = early_release_note(prior, now); !note.empty()) return note;
+  if (std::string note = handback_note(cta, buffer, prior, now); !note.empty()) return note;
   if (std::string note = arrive_only_note(prior, now); !note.empty()) return note;
   return fmt::format("nothing orders warp {}'s op before this one: warp {} must arrive on a barrier after its access (an "
                      "mbarrier that warp {} then waits on, or a named barrier both use)",
@@ -624,6 +625,26 @@ std::string HazardUnit::arrive_only_note(const Rec& prior, const Rec& now) const
                      "barrier {} too: the side that must wait for the other's accesses before it goes on (here warp {}, "
                      "before it writes) needs `bar.sync {}`",
                      nw.index, d.text, d.loc.line, nw.index, last.id, nw.index, pw.index, last.id, nw.index, last.id);
+}
+
+// A st.shared over what a warp that never writes the buffer read (data another warp handed it through shared memory):
+// the reader must hand the buffer back after its read; the barrier that handed the data over does not.
+std::string HazardUnit::handback_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const {
+  if (!now.write || prior.write || now.via != Via::kGeneric || !prior.handoff || prior.warp == now.warp) return "";
+  const Warp& pw = sim_.warp(prior.warp);
+  const Warp& nw = sim_.warp(now.warp);
+  const std::string buf = buffer_name(buffer);
+  std::string over;
+  const auto& nb = const_cast<Simulator&>(sim_).find<NamedBarrierUnit>();
+  if (const NamedBarrierUnit::LastUse last = nb.last_use_of(now.warp);
+      last.id >= 0 && !last.wait && pw.cta == nw.cta && nb.warp_uses(prior.warp, last.id))
+    over = fmt::format(" (warp {}'s `{}` at line {} hands the data over to warp {}; it does not hand the buffer back)", nw.index,
+                       sim_.op_of(nw, last.op).text, sim_.op_of(nw, last.op).loc.line, pw.index);
+  return fmt::format("warp {} never writes {}: it reads what other warps wrote there with st.shared, and nothing tells warp "
+                     "{} that it has read it{}. After its read (line {}) warp {} must arrive on a barrier that warp {} waits "
+                     "on before it writes {} again: a second named barrier (`bar.arrive ID` in the reader after its read, "
+                     "`bar.sync ID` in the writer before its write) or an mbarrier; or give the hand-off two buffers",
+                     pw.index, buf, nw.index, over, sim_.op_of(pw, prior.op).loc.line, pw.index, nw.index, buf);
 }
 
 std::string HazardUnit::refill_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const {

@@ -92,6 +92,9 @@ void HazardUnit::cta_started(std::uint32_t slot) {
     b.written = false;
     b.read_since_write = false;
     b.refilled = false;
+    b.thread_writers = 0;
+    b.handoff = false;
+    b.async_written = false;
   }
   for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(warps_) && w < observed_.size(); ++w)
     observed_[w].clear();
@@ -581,6 +584,18 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   // quarters touch different data; warps w and w + 4 share lanes.
   auto tmem_thread = [](const Rec& r) { return r.via == Via::kTmemLd || r.via == Via::kTmemSt; };
   bool whole = buffer < smem_count_ && whole_[buffer];
+  // A hand-off buffer (Buffer::handoff): the ld.shared of a warp that wrote none of it and other warps' st.shared
+  // are checked against each other. A warp that writes its own fragment and reads it back, or reads what a TMA load
+  // brought while another warp writes its own part (CUTLASS's epilogue reusing C's buffer for D), is no such reader.
+  const bool handoff = handoff_read(b, rec);
+  if (handoff && !b.handoff)
+    b.handoff = !b.async_written || std::any_of(b.writes.begin(), b.writes.end(), [&](const Rec& w) {
+                  return w.via == Via::kGeneric && w.warp != rec.warp && ordered(w, vc);
+                });
+  auto reads_others = [&](const Rec& read, const Rec& write) {
+    return b.handoff && write.via == Via::kGeneric && write.write && read.warp != write.warp &&
+           (&read == &rec ? handoff : read.handoff);
+  };
   auto conflicts = [&](const Rec& prior) {
     if (tmem_thread(prior) && tmem_thread(rec))
       return (rec.write || prior.write) && sim_.warp(prior.warp).index % isa::kWarpsPerWarpgroup ==
@@ -589,7 +604,7 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
       // Threads: only a generic read of what a cp.async may still be writing (ldmatrix of a tile the warps
       // copied together, or a warp's own copy before its wait) is a hazard; writes of fragments are not.
       bool read_of_copy = (!rec.write && prior.via == Via::kCpAsync) || (!prior.write && rec.via == Via::kCpAsync);
-      if (!read_of_copy) return false;
+      if (!read_of_copy && !reads_others(prior, rec) && !reads_others(rec, prior)) return false;
     }
     // One thread's tcgen05.mma ops run in issue order: their accumulator writes do not race each other.
     if (prior.via == Via::kTmemMma && rec.via == Via::kTmemMma && prior.warp == rec.warp) return false;
@@ -623,6 +638,7 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
     same.erase(same.begin());
   }
   same.push_back(rec);
+  same.back().handoff = handoff;
   if (!rec.write && !b.written) {
     Rec& r = same.back();
     r.unwritten = true;
@@ -638,6 +654,16 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   b.refilled = b.refilled | (rec.write & b.read_since_write);
   b.read_since_write = !rec.write;
   b.written = b.written | rec.write;
+  if (rec.write) b.thread_writers = rec.via == Via::kGeneric ? b.thread_writers | warp_bit(rec.warp) : 0;
+  b.async_written = b.async_written | (rec.write & (rec.via != Via::kGeneric));
+}
+
+bool HazardUnit::handoff_read(const Buffer& b, const Rec& read) const {
+  return !read.write && read.via == Via::kGeneric && b.thread_writers != 0 && (b.thread_writers & warp_bit(read.warp)) == 0;
+}
+
+std::uint64_t HazardUnit::warp_bit(std::uint32_t warp) const {
+  return std::uint64_t{1} << std::min<std::uint32_t>(sim_.warp(warp).index, 63);
 }
 
 bool HazardUnit::ring_turned(std::uint32_t buffer, const std::vector<Buffer>& bufs) const {

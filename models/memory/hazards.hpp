@@ -234,6 +234,7 @@ class HazardUnit : public Unit {
     Via via = Via::kGeneric;
     bool write = false;
     bool unwritten = false;    // a read of a buffer nothing had written yet (report)
+    bool handoff = false;      // an ld.shared by a warp that wrote none of what other warps' st.shared wrote there
     // Such a read: the reader's latest passing wait when that passed a fresh barrier at once (element, op; ~0u: not)
     std::uint32_t skip_bar = ~0u, skip_op = 0;
     std::int64_t done_phase = -1;  // retired by a barrier phase: which (report)
@@ -246,6 +247,14 @@ class HazardUnit : public Unit {
     bool written = false;     // some write of it was recorded (since its CTA started)
     bool read_since_write = false;  // read since its latest write (or since the start)
     bool refilled = false;          // written again after a read: a ring's stage that came round
+    // The warps (a bit per index in the CTA; 63: any beyond) that wrote it with st.shared since its latest write by
+    // anything else (a TMA load, a cp.async, an MMA)
+    std::uint64_t thread_writers = 0;
+    // A hand-off buffer: a warp read what other warps wrote with st.shared, having written none of it (partial sums one
+    // warpgroup hands another, a row scale), either ordered after their writes or in a buffer only st.shared ever wrote.
+    // Its ld.shared by such readers and st.shared by others are checked against each other from then on (in this CTA).
+    bool handoff = false;
+    bool async_written = false;  // written by something other than st.shared (a TMA load, a cp.async, an MMA)
   };
   struct PartState {
     std::uint32_t gen = 0;
@@ -338,6 +347,8 @@ class HazardUnit : public Unit {
   std::vector<std::string> unwritten_warnings_;   // (add_warnings)
   // Whether an element of `buffer`'s smem array was refilled (written after a read) in one CTA's buffers.
   bool ring_turned(std::uint32_t buffer, const std::vector<Buffer>& bufs) const;
+  std::uint64_t warp_bit(std::uint32_t warp) const;  // a warp's bit in Buffer::thread_writers
+  bool handoff_read(const Buffer& b, const Rec& read) const;  // Rec::handoff of a read of b (kept in b)
   std::string buffer_name(std::uint32_t buffer) const;
   std::string op_words(const Rec& r) const;
   // For a load of CTA slot `slot`'s own warp that no warp observed before the CTA exited: how many phases its barrier
@@ -398,6 +409,7 @@ class HazardUnit : public Unit {
   std::string refill_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const;
   // The later access's warp last used a named barrier with bar.arrive (no wait) that the earlier access's warp syncs on:
   // it is ordered after nothing the others did (a writer that must wait for the readers uses bar.sync).
+  std::string handback_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const;
   std::string arrive_only_note(const Rec& prior, const Rec& now) const;
   // Whether op `op_b` of role `role` lies in the innermost loop that holds op `op_a` (their role's code).
   bool same_loop(int role, std::uint32_t op_a, std::uint32_t op_b) const;

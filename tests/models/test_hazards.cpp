@@ -791,7 +791,7 @@ kernel k warps=2 {{
   CHECK(run_text(prog("tmem.ld 32x32b.x32"), "b200").outcome == Outcome::kFinished);
 }
 
-TEST_CASE("hazards: plain shared-memory accesses of different warps conflict only in a buffer declared whole",
+TEST_CASE("hazards: plain shared-memory accesses of different warps conflict in a buffer declared whole or handed off",
           "[hazards]") {
   auto prog = [](const char* decl, bool sync) {
     return fmt::format(R"(
@@ -806,7 +806,21 @@ kernel k warps=2 {{
 )",
                        decl, sync ? "arrive b" : "", sync ? "wait b parity=0" : "sleep cycles=100");
   };
-  CHECK(run_text(prog("", false)).outcome == Outcome::kFinished);  // fragments of a tile: not checked
+  // Warp 1 reads what only warp 0 writes (it writes none of v itself): a hand-off, checked without `whole` too.
+  auto handed = run_text(prog("", false));
+  CHECK(title(handed) == "read before the write is complete (RAW)");
+  CHECK(run_text(prog("", true)).outcome == Outcome::kFinished);
+  // Each warp writes its own fragment and reads it back: fragments of a tile, not checked against each other.
+  CHECK(run_text(R"(
+kernel k warps=2 {
+  smem v bytes=16
+  warp 0 w { st.shared bytes=8 dst=v
+             ld.shared bytes=8 src=v }
+  warp 1 r { sleep cycles=100
+             st.shared bytes=8 dst=v
+             ld.shared bytes=8 src=v }
+}
+)").outcome == Outcome::kFinished);
   auto raw = run_text(prog("whole", false));
   CHECK(hazard(raw));
   CHECK(title(raw) == "read before the write is complete (RAW)");

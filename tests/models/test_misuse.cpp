@@ -1768,3 +1768,117 @@ TEST_CASE("misuse: a barrier invalidated and re-initialised while a warp still w
                                Catch::Contains("before the inval") && !Catch::Contains("After the inits, synchronise"));
   CHECK(run_text(with("param FIXED = 1\n", kReinit)).outcome == Outcome::kFinished);
 }
+
+// Intra-CTA split-K: warpgroup 1 hands its partial sums to warpgroup 0 through smem (st.shared, then bar.arrive on a
+// named barrier warpgroup 0 bar.syncs on), tile after tile, into one buffer. FIXED = 0: nothing hands the buffer back,
+// so the next tile's partials may land while warpgroup 0 still reads the last ones.
+const char* kHandoff = R"(param TILES = 4
+kernel k grid=(1,1,1) warps=8 {
+  smem sRed bytes=32K
+  warpgroup 0 reducer {
+    for t in 0..TILES {
+      compute cycles=1500
+      bar.sync 8 threads=256
+      ld.shared bytes=8K src=sRed
+      compute cycles=300
+      if FIXED { bar.arrive 9 threads=256 }
+      compute cycles=500
+    }
+  }
+  warpgroup 1 partner {
+    for t in 0..TILES {
+      compute cycles=2600
+      if FIXED && t > 0 { bar.sync 9 threads=256 }
+      st.shared bytes=8K dst=sRed
+      bar.arrive 8 threads=256
+    }
+  }
+}
+)";
+
+TEST_CASE("misuse: partial sums handed through smem with no hand-back are overwritten while read", "[misuse][hazard]") {
+  auto bug = run_text(with("param FIXED = 0\n", kHandoff));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK(title(bug) == "buffer overwritten while still read (WAR)");
+  CHECK_THAT(message(bug), Catch::Contains("warp 0 never writes sRed: it reads what other warps wrote there with st.shared") &&
+                               Catch::Contains("`bar.arrive 8 threads=256` at line 20 hands the data over to warp 0; it does "
+                                               "not hand the buffer back") &&
+                               Catch::Contains("After its read (line 9) warp 0 must arrive on a barrier that warp 4 waits on") &&
+                               !Catch::Contains("needs `bar.sync 8`"));
+  CHECK(run_text(with("param FIXED = 1\n", kHandoff)).outcome == Outcome::kFinished);
+}
+
+// FA4-style row scale: the softmax warpgroup writes it with st.shared and arrives on scale_full, the correction
+// warpgroup waits and reads it, and hands it back on scale_empty. FIXED = 0 arrives on scale_full before the write.
+const char* kScale = R"(param ROWS = 4
+kernel k grid=(1,1,1) warps=8 {
+  mbarrier scale_full count=128
+  mbarrier scale_empty count=128
+  smem sScale bytes=512
+  warpgroup 0 softmax {
+    for j in 0..ROWS {
+      if j > 0 { wait scale_empty parity=(j - 1) & 1 }
+      compute cycles=200
+      if FIXED == 0 { arrive scale_full }
+      st.shared bytes=4 dst=sScale
+      if FIXED { arrive scale_full }
+      compute cycles=400
+    }
+  }
+  warpgroup 1 correction {
+    for j in 0..ROWS {
+      wait scale_full parity=j & 1
+      ld.shared bytes=4 src=sScale
+      arrive scale_empty
+      compute cycles=300
+    }
+  }
+}
+)";
+
+TEST_CASE("misuse: a value handed through smem released before it is written is read too early", "[misuse][hazard]") {
+  auto bug = run_text(with("param FIXED = 0\n", kScale));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK(title(bug) == "read before the write is complete (RAW)");
+  CHECK_THAT(message(bug), Catch::Contains("'ld.shared bytes=4 src=sScale' at line 20") &&
+                               Catch::Contains("while 'st.shared bytes=4 dst=sScale' at line 12") &&
+                               Catch::Contains("it arrived on scale_full in the phase warp 4 waited for (phase 0), but before "
+                                               "its access at line 12"));
+  CHECK(run_text(with("param FIXED = 1\n", kScale)).outcome == Outcome::kFinished);
+}
+
+TEST_CASE("misuse: warps that read a TMA-filled buffer while others write their own parts into it hand nothing off",
+          "[misuse][hazard]") {
+  // Each warp reads its part of what the TMA load brought and writes its own part back (CUTLASS's epilogue reusing C's
+  // buffer for D); warp 1 reads late, after warp 0 already wrote, unordered: no race (different parts). The same with
+  // the buffer written only by st.shared of warp 0 first is a hand-off, and the late read races with warp 0's write.
+  auto run = [](bool tma) {
+    return run_text(fmt::format(R"(kernel k grid=(1,1,1) warps=2 {{
+  mbarrier full count=1
+  smem sC bytes=8K
+  warp 0 first {{
+    {}
+    ld.shared bytes=4K src=sC
+    st.shared bytes=4K dst=sC
+  }}
+  warp 1 late {{
+    {}
+    compute cycles=2000
+    ld.shared bytes=4K src=sC
+  }}
+}}
+)",
+                                tma ? "elect {\n      arrive.expect_tx full tx=8K\n      tma.load bytes=8K dst=sC bar=full\n    }\n    wait full parity=0"
+                                    : "st.shared bytes=4K dst=sC\n    elect { arrive full }",
+                                "wait full parity=0"));
+  };
+  auto tma = run(true);
+  INFO(message(tma));
+  CHECK(tma.outcome == Outcome::kFinished);
+  auto handed = run(false);
+  INFO(message(handed));
+  REQUIRE(handed.outcome == Outcome::kUndefined);
+  CHECK(title(handed) == "read before the write is complete (RAW)");
+}

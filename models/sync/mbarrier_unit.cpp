@@ -264,6 +264,17 @@ void MbarrierUnit::check_observed(std::uint32_t cta, std::uint32_t flat, std::ui
                           "the phases run ahead of the rounds and a waiter misses one (the count must cover every warp that "
                           "arrives per round)",
                           b.phase() - 1, arrivers_words(mask), b.expected(), fmt::join(out, ","), barrier_name(flat));
+  } else if (!where.empty()) {
+    // A remote arrive (a 2-SM pair's peer releasing the leader's stage) into a phase after one that completed without any
+    // arrival of the arriver's CTA: the count covers this CTA's arrivals alone.
+    const std::uint32_t ranks = phase_arriver_ranks(cta, flat, b.phase() - 1);
+    const int rank = sim_.cta(sim_.warp(warp).cta).rank;
+    if (ranks != 0 && (ranks >> (rank & 31) & 1) == 0)
+      count = fmt::format(". Or its count is below the arrivals per round: phase {} completed with the arrivals of CTA(s) "
+                          "{} alone (count {}), while CTA {} arrives on it too (this arrive); if each CTA arrives once per "
+                          "round, the count must cover the arrivals of every CTA (CUTLASS's 2-SM accumulator pipeline counts "
+                          "size(AtomThrShapeMNK) x NumEpilogueThreads, sm100_gemm_tma_warpspecialized.hpp)",
+                          b.phase() - 1, fmt::join(rank_ids(cta, ranks), ","), b.expected(), sim_.cta(sim_.warp(warp).cta).id);
   }
   const std::string rule = fmt::format("{} on {}{} in phase {}, but no wait or test_wait observed the completion of phase {}: "
                                        "PTX requires at least one successful test_wait/try_wait per phase before an arrive of "
@@ -862,12 +873,19 @@ std::uint32_t MbarrierUnit::recent_arriver_ranks(std::uint32_t cta, std::uint32_
   return m;
 }
 
+std::vector<std::int64_t> MbarrierUnit::rank_ids(std::uint32_t cta, std::uint32_t ranks) const {
+  std::vector<std::int64_t> ids;
+  for (std::uint32_t peer : sim_.cluster_of(sim_.cta(cta)).ctas)
+    if (ranks >> (sim_.cta(peer).rank & 31) & 1) ids.push_back(sim_.cta(peer).id);
+  return ids;
+}
+
 std::string MbarrierUnit::arrivers_words(std::uint64_t mask) {
   std::vector<int> own, peer;
   for (int i = 0; i < 64; ++i)
     if (mask & (std::uint64_t{1} << i)) (i < 32 ? own : peer).push_back(i % 32);
   if (peer.empty()) return fmt::format("{}", fmt::join(own, ","));
-  if (own.empty()) return fmt::format("the peer CTA's {}", fmt::join(peer, ","));
+  if (own.empty()) return fmt::format("{} of the peer CTA", fmt::join(peer, ","));
   return fmt::format("{} and the peer CTA's {}", fmt::join(own, ","), fmt::join(peer, ","));
 }
 

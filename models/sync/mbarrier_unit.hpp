@@ -69,6 +69,7 @@ class MbarrierUnit : public Unit {
   // current phase or any of those: bit r for rank r.
   std::uint32_t phase_arriver_ranks(std::uint32_t cta, std::uint32_t flat, std::int64_t phase) const;
   std::uint32_t recent_arriver_ranks(std::uint32_t cta, std::uint32_t flat) const;
+  std::vector<std::int64_t> rank_ids(std::uint32_t cta, std::uint32_t ranks) const;  // the ids of the CTAs of cta's cluster in ranks
   // Those warps in words: "4,5,6,7", "4,5 and the peer CTA's 4,5".
   static std::string arrivers_words(std::uint64_t mask);
   // Whether warp `warp_id`'s code arrives on element `flat` (of any CTA) on some path: walked from its role's start with

@@ -1882,3 +1882,48 @@ TEST_CASE("misuse: warps that read a TMA-filled buffer while others write their 
   REQUIRE(handed.outcome == Outcome::kUndefined);
   CHECK(title(handed) == "read before the write is complete (RAW)");
 }
+
+// A 2-SM pair's accumulator: both CTAs' epilogues release the leader's acc_empty (`arrive ... cta=0`); FIXED = 0 counts
+// one CTA's 128 threads, so the phases run ahead of the rounds.
+const char* kPairCount = R"(param TILES = 4
+kernel k grid=(2,1,1) cluster=(2,1,1) warps=8 {
+  mbarrier acc_full count=1
+  mbarrier acc_empty count=128 + FIXED * 128
+  warp 0 mma {
+    for t in 0..TILES {
+      if cluster_rank == 0 {
+        wait acc_empty parity=(t & 1) ^ 1
+        compute cycles=500
+        elect { arrive acc_full }
+        elect { arrive acc_full cta=1 }
+      }
+    }
+    if cluster_rank == 0 { wait acc_empty parity=(TILES & 1) ^ 1 }
+  }
+  warpgroup 1 epilogue {
+    for t in 0..TILES {
+      wait acc_full parity=t & 1
+      compute cycles=300 + (1 - cluster_rank) * SLOW_LEADER * 400
+      arrive acc_empty cta=0
+    }
+  }
+}
+)";
+
+TEST_CASE("misuse: a pair's release barrier that counts one CTA's arrivals: the count is named, for a remote arrive too",
+          "[misuse][mbarrier]") {
+  // The leader's epilogue slow: the peer's remote arrive runs into the next phase.
+  auto remote = run_text(with("param FIXED = 0\nparam SLOW_LEADER = 1\n", kPairCount), "b200");
+  INFO(message(remote));
+  REQUIRE(remote.outcome == Outcome::kUndefined);
+  CHECK(title(remote) == "arrive before the previous phase was observed");
+  CHECK_THAT(message(remote), Catch::Contains("completed with the arrivals of CTA(s) 0 alone (count 128), while CTA 1 arrives "
+                                              "on it too (this arrive)"));
+  // The peer's arrivals complete the phase: the leader's own arrive is reported, with the peer's warps named.
+  auto own = run_text(with("param FIXED = 0\nparam SLOW_LEADER = 0\n", kPairCount), "b200");
+  INFO(message(own));
+  REQUIRE(own.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(own), Catch::Contains("completed with the arrivals of warps 4,5,6,7 of the peer CTA alone (count 128)"));
+  CHECK(run_text(with("param FIXED = 1\nparam SLOW_LEADER = 1\n", kPairCount), "b200").outcome == Outcome::kFinished);
+  CHECK(run_text(with("param FIXED = 1\nparam SLOW_LEADER = 0\n", kPairCount), "b200").outcome == Outcome::kFinished);
+}

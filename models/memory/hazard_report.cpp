@@ -653,12 +653,18 @@ std::string HazardUnit::refill_note(std::uint32_t cta, std::uint32_t buffer, con
   for (const Rec& r : buffers_[cta][buffer].reads) {
     if (r.warp != now.warp || r.write || r.op != prior.op || (lw.op != ~0u && r.issued < lw.cycle)) continue;
     const isa::OpDesc& write = sim_.op_of(sim_.warp(now.warp), now.op);
+    // The same accesses come from a ring index off by one and from a refill of the right stage issued before the barrier
+    // that ends the other warps' reads of it (a loop that loads first): which one, the stage indices alone tell.
     return fmt::format("warp {} itself read {} with that op at cycle {}, since its latest `cp.async.wait`, and now refills it "
-                       "(`{}`, line {}): the refill writes the stage this k-block reads. A barrier between the reads and the "
-                       "refill would only hide it (the stage read next is then never loaded). In a ring of STAGES with "
-                       "STAGES - 1 in flight, k-block k reads stage k % STAGES and refills the stage read in k-block k - 1, "
-                       "(k + STAGES - 1) % STAGES",
-                       sim_.warp(now.warp).index, buffer_name(buffer), r.issued, write.text, write.loc.line);
+                       "(`{}`, line {}). Either the refill writes the stage this k-block reads, a ring index error: in a ring "
+                       "of STAGES with STAGES - 1 in flight, k-block k reads stage k % STAGES and refills the stage read in "
+                       "k-block k - 1, (k + STAGES - 1) % STAGES (a barrier between the reads and the refill would only hide "
+                       "it: the stage read next is then never loaded). Or it is that stage of k-block k - 1, refilled before "
+                       "the barrier that ends the other warps' reads of it (warp {} read it at line {}): CUTLASS's sm80 "
+                       "mainloop refills only after `cp_async_wait` and `__syncthreads` (a `bar.sync` all readers reach "
+                       "after their reads)",
+                       sim_.warp(now.warp).index, buffer_name(buffer), r.issued, write.text, write.loc.line,
+                       sim_.warp(prior.warp).index, sim_.op_of(sim_.warp(prior.warp), prior.op).loc.line);
   }
   return "";
 }

@@ -1243,7 +1243,9 @@ TEST_CASE("misuse: a cp.async refill of the stage being read is a ring index err
   REQUIRE(bug.outcome == Outcome::kUndefined);
   CHECK(title(bug) == "buffer overwritten while still read (WAR)");
   CHECK_THAT(message(bug), Catch::Contains("warp 0 itself read sA[0] with that op") &&
-                               Catch::Contains("the refill writes the stage this k-block reads") && !Catch::Contains("must arrive on a barrier"));
+                               Catch::Contains("Either the refill writes the stage this k-block reads, a ring index error") &&
+                               Catch::Contains("Or it is that stage of k-block k - 1, refilled before the barrier") &&
+                               !Catch::Contains("must arrive on a barrier"));
   // The barrier the old advice asked for: the refills still skip a stage, read and never written (a warning: the run
   // finishes; a correct mainloop's unused prefetch of the next stage looks the same).
   auto hidden = run_text(with("param FIXED = 0\nparam SYNC = 1\n", kRefill));
@@ -1926,4 +1928,41 @@ TEST_CASE("misuse: a pair's release barrier that counts one CTA's arrivals: the 
   CHECK_THAT(message(own), Catch::Contains("completed with the arrivals of warps 4,5,6,7 of the peer CTA alone (count 128)"));
   CHECK(run_text(with("param FIXED = 1\nparam SLOW_LEADER = 1\n", kPairCount), "b200").outcome == Outcome::kFinished);
   CHECK(run_text(with("param FIXED = 1\nparam SLOW_LEADER = 0\n", kPairCount), "b200").outcome == Outcome::kFinished);
+}
+
+// An sm80 ring that loads first: each k-block refills the stage of k-block k - 1 (the right stage), then waits and
+// syncs; FIXED = 0 refills before the barrier that ends the other warps' reads of that stage.
+const char* kLoadsFirst = R"(param STAGES = 3
+param KT = 12
+kernel gemm grid=(1,1,1) warps=4 {
+  smem sA[STAGES] bytes=8K
+  warps 0..4 mma {
+    for k in 0..STAGES - 1 {
+      cp.async bytes=2K dst=sA[k]
+      cp.async.commit
+    }
+    for k in 0..KT {
+      let s = k % STAGES
+      let next = k + STAGES - 1
+      if FIXED { bar.sync 0 }
+      if next < KT { cp.async bytes=2K dst=sA[next % STAGES] }
+      cp.async.commit
+      cp.async.wait STAGES - 1
+      bar.sync 0
+      ldmatrix bytes=2K src=sA[s]
+      compute cycles=100 + warp * 40
+    }
+    cp.async.wait 0
+  }
+}
+)";
+
+TEST_CASE("misuse: a loads-first sm80 ring that refills before the barrier is told both ways", "[misuse][cp.async]") {
+  auto bug = run_text(with("param FIXED = 0\n", kLoadsFirst));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK(title(bug) == "buffer overwritten while still read (WAR)");
+  CHECK_THAT(message(bug), Catch::Matches(".*Or it is that stage of k-block k - 1, refilled before the barrier that ends the "
+                                          "other warps' reads of it \\(warp [1-3] read it at line 19\\).*"));
+  CHECK(run_text(with("param FIXED = 1\n", kLoadsFirst)).outcome == Outcome::kFinished);
 }

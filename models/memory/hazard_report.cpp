@@ -217,6 +217,27 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                                  "an empty one when nothing is left to load)",
                                  lw.n);
         }
+        // The reader waited on a barrier the copier's cp.async.arrive signals, and that arrive came before this copy: it
+        // tracks only the copies issued before it (PTX cp.async.mbarrier.arrive).
+        if (now.warp < last_acquired_.size() && prior.warp != now.warp)
+          if (auto [bc, bf] = last_acquired_[now.warp]; bc == pw.cta && bf != kNone) {
+            const LsuUnit::LastArrive la = const_cast<Simulator&>(sim_).find<LsuUnit>().last_arrive(prior.warp, bf);
+            // (the barrier of the buffer's own stage: a reader that waited on another stage's is another mistake)
+            auto index = [](const isa::ElementLayout& l, std::uint32_t f) { return static_cast<std::int64_t>(f - l.base[l.decl_of(f)]); };
+            const bool same_stage = buffer >= smem_count_ || !p.smems[p.smem_layout.decl_of(buffer)].array ||
+                                    !p.mbarriers[p.mbarrier_layout.decl_of(bf)].array ||
+                                    index(p.smem_layout, buffer) == index(p.mbarrier_layout, bf);
+            if (la.op != ~0u && la.cycle <= prior.issued && same_stage) {
+              const isa::OpDesc& ad = sim_.op_of(pw, la.op);
+              const isa::OpDesc& copy = sim_.op_of(pw, prior.op);
+              return fmt::format("warp {} waited on {}, which warp {} signals with `{}` (line {}), and that arrive, at cycle "
+                                 "{}, came before this copy (line {}, cycle {}): a cp.async.arrive tracks only the copies "
+                                 "its warp issued before it (PTX cp.async.mbarrier.arrive), so the phase completed without "
+                                 "waiting for this one. Issue the arrive after the stage's copies",
+                                 now_index, p.mbarrier_layout.element_name(p.mbarriers, bf), pw.index, ad.text, ad.loc.line,
+                                 la.cycle, copy.loc.line, prior.issued);
+            }
+          }
         return fmt::format("the copy is in flight until warp {} waits for it (`cp.async.commit` then `cp.async.wait N` "
                            "covering its group, or `cp.async.arrive` on a barrier that is waited for){}{}",
                            pw.index, depth,

@@ -224,6 +224,10 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       // Without .noinc the pending count is raised first, so the async arrive leaves it unchanged.
       if (ctx.value(Attr::kNoinc) == 0) mbar_->raise_pending(ctx.cta_slot(), f, lanes, ctx.warp_id, ctx.op);
       Signal s = mbar_->signal_to(ctx.cta_slot(), SignalKind::kArrive, f, lanes, ctx.warp_id, ctx.op);
+      auto last = std::find_if(w.arrives.begin(), w.arrives.end(), [&](const LastArrive& a) { return a.flat == f; });
+      if (last == w.arrives.end()) last = w.arrives.insert(last, LastArrive{f});
+      last->op = ctx.op;
+      last->cycle = now.v;
       // The arrive comes when all this warp's earlier copies have landed: it completes them.
       s.hb = hazards_->release(ctx.warp_id);
       w.copies.each([&](HazardUnit::Part p) { hazards_->adopt(s.hb, p); });
@@ -268,6 +272,13 @@ void LsuUnit::add_stats(Stats& s, std::int64_t cycles, std::int64_t sms_used) co
   std::int64_t late = 0;
   for (std::int64_t p : paths_) late += busy_past_end((p + kTicks - 1) / kTicks, cycles);
   s.units.push_back(per_sm_unit("LSU (cp.async, global)", std::max<std::int64_t>(0, std::llround(busy_) - late), cycles, sms_used));
+}
+
+LsuUnit::LastArrive LsuUnit::last_arrive(std::uint32_t warp_id, std::uint32_t flat) const {
+  if (warp_id >= warps_.size()) return {};
+  for (const LastArrive& a : warps_[warp_id].arrives)
+    if (a.flat == flat) return a;
+  return {};
 }
 
 }  // namespace smpipe::models

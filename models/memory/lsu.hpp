@@ -38,6 +38,13 @@ class LsuUnit : public Unit {
     std::int64_t committed = -1;
   };
   LastWait last_wait(std::uint32_t warp_id) const { return warp_id < warps_.size() ? warps_[warp_id].last_wait : LastWait{}; }
+  // A warp's latest cp.async.arrive on barrier element `flat` of its CTA (the op, the cycle; op ~0u: none).
+  struct LastArrive {
+    std::uint32_t flat = ~0u;
+    std::uint32_t op = ~0u;
+    std::int64_t cycle = -1;
+  };
+  LastArrive last_arrive(std::uint32_t warp_id, std::uint32_t flat) const;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
 
  private:
@@ -50,6 +57,7 @@ class LsuUnit : public Unit {
     Cycle smem_free{0}, smem_written{0};
     LastWait last_wait;
     std::int64_t last_commit = -1;
+    std::vector<LastArrive> arrives;  // its latest cp.async.arrive per barrier element
   };
   // The cycles (a fraction too) one warp's cp.async / ld.global / st.global of `bytes` holds the SM's load/store
   // path (docs/reference.md, "The SM's load/store path").

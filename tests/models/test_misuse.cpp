@@ -1966,3 +1966,42 @@ TEST_CASE("misuse: a loads-first sm80 ring that refills before the barrier is to
                                           "other warps' reads of it \\(warp [1-3] read it at line 19\\).*"));
   CHECK(run_text(with("param FIXED = 1\n", kLoadsFirst)).outcome == Outcome::kFinished);
 }
+
+// A cp.async ring signalled with cp.async.arrive; FIXED = 0 issues the arrive before the stage's copies.
+const char* kArriveFirst = R"(param STAGES = 2
+param KT = 8
+kernel k grid=(1,1,1) warps=2 {
+  mbarrier full[STAGES] count=32
+  mbarrier empty[STAGES] count=1
+  smem sA[STAGES] bytes=8K
+  warp 0 producer {
+    for k in 0..KT {
+      let s = k % STAGES
+      wait empty[s] parity=((k / STAGES) & 1) ^ 1
+      if FIXED == 0 { cp.async.arrive full[s] noinc }
+      cp.async bytes=8K dst=sA[s]
+      if FIXED { cp.async.arrive full[s] noinc }
+    }
+    cp.async.wait 0
+  }
+  warp 1 math {
+    for k in 0..KT {
+      let s = k % STAGES
+      wait full[s] parity=(k / STAGES) & 1
+      ldmatrix bytes=8K src=sA[s]
+      elect { arrive empty[s] }
+    }
+  }
+}
+)";
+
+TEST_CASE("misuse: a cp.async.arrive issued before the copies it should track names the arrive", "[misuse][cp.async]") {
+  auto bug = run_text(with("param FIXED = 0\n", kArriveFirst));
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK(title(bug) == "read before the write is complete (RAW)");
+  CHECK_THAT(message(bug), Catch::Contains("warp 1 waited on full[0], which warp 0 signals with `cp.async.arrive full[s] "
+                                           "noinc` (line 12), and that arrive") &&
+                               Catch::Contains("came before this copy (line 13") && !Catch::Contains("bar.sync 0"));
+  CHECK(run_text(with("param FIXED = 1\n", kArriveFirst)).outcome == Outcome::kFinished);
+}

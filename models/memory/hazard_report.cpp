@@ -249,6 +249,7 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                                              pw.index, now_index));
       }
       case Via::kTmemMma:
+        if (std::string note = overlap_note(cta, prior, now, vc); !note.empty()) return note;
         if (std::string note = commit_note(prior, now); !note.empty()) return note;
         return fmt::format("the tensor cores write the accumulator until a later `umma.commit` of warp {} lands on a "
                            "barrier (tcgen05.commit); warp {} must wait on that barrier's phase (the accumulator's 'full' "
@@ -298,6 +299,7 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                        pw.index, phase, name, where, now_index, pw.index, name, phase & 1);
   }
   if (landed(prior)) {
+    if (std::string note = overlap_note(cta, prior, now, vc); !note.empty()) return note;
     std::uint32_t last = state(prior.part)->commits.back().first - static_cast<std::uint32_t>(cluster_size_ * warps_);
     return fmt::format("the accumulator that warp {}'s tcgen05.mma writes is complete only for a warp that observed a "
                        "barrier phase a later `umma.commit` of warp {} arrived on (the latest: {}), and warp {} observed "
@@ -880,6 +882,35 @@ std::string HazardUnit::tmem_stage_note(std::uint32_t cta, std::uint32_t buffer,
                      "read columns {}..{}, which nothing had written then: its tmem= address names another accumulator stage "
                      "than the barrier it waited on (the columns of stage a start at a x the stage's width)",
                      r, fmt::join(words, ", "), waited, col, col + kTmemChunk - 1);
+}
+
+// An MMA in flight over columns of another accumulator (another stage, or another MMA's) that the reader waited for: the
+// two overlap in TMEM.
+std::string HazardUnit::overlap_note(std::uint32_t cta, const Rec& prior, const Rec& now, const Clock* vc) const {
+  const PartState* mine = state(prior.part);
+  if (now.write || mine == nullptr || mine->buffer < tmem_base_ || mine->buffer_end == ~0u) return "";
+  auto columns = [&](const PartState& ps) {
+    return std::pair{(ps.buffer - tmem_base_) * kTmemChunk, (ps.buffer_end - tmem_base_) * kTmemChunk - 1};
+  };
+  const auto [a0, a1] = columns(*mine);
+  for (std::uint32_t c = tmem_base_; c < buffers_[cta].size(); ++c)
+    for (const Rec& w : buffers_[cta][c].writes) {
+      const PartState* other = state(w.part);
+      if (w.via != Via::kTmemMma || other == nullptr || other == mine || other->buffer_end == ~0u || !ordered(w, vc)) continue;
+      if (w.op == prior.op && other->buffer == mine->buffer) continue;  // the same accumulator, written again
+      const auto [b0, b1] = columns(*other);
+      if (b1 < a0 || a1 < b0) continue;
+      const isa::OpDesc& in_flight = sim_.op_of(sim_.warp(prior.warp), prior.op);
+      const isa::OpDesc& waited = sim_.op_of(sim_.warp(w.warp), w.op);
+      return fmt::format("the MMA at line {} writes TMEM columns {}..{}, and warp {} waited for the accumulator at "
+                         "columns {}..{} ({}line {}): the two overlap at columns {}..{}. Two accumulators in use at once (the "
+                         "stages of an accumulator ring, or two MMAs' accumulators) need columns of their own: stage a of a "
+                         "ring of N-column stages starts at a x N (or further), not closer",
+                         in_flight.loc.line, a0, a1, sim_.warp(now.warp).index, b0, b1,
+                         w.op == prior.op ? "the same MMA at another address, " : "the MMA at ", waited.loc.line,
+                         std::max(a0, b0), std::min(a1, b1));
+    }
+  return "";
 }
 
 bool HazardUnit::skipped_write(std::uint32_t skip_bar, const Rec& reader, const Rec& writer) const {

@@ -409,6 +409,7 @@ class HazardUnit : public Unit {
   std::string refill_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const;
   // The later access's warp last used a named barrier with bar.arrive (no wait) that the earlier access's warp syncs on:
   // it is ordered after nothing the others did (a writer that must wait for the readers uses bar.sync).
+  std::string overlap_note(std::uint32_t cta, const Rec& prior, const Rec& now, const Clock* vc) const;
   std::string handback_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const;
   std::string arrive_only_note(const Rec& prior, const Rec& now) const;
   // Whether op `op_b` of role `role` lies in the innermost loop that holds op `op_a` (their role's code).

@@ -2005,3 +2005,61 @@ TEST_CASE("misuse: a cp.async.arrive issued before the copies it should track na
                                Catch::Contains("came before this copy (line 13") && !Catch::Contains("bar.sync 0"));
   CHECK(run_text(with("param FIXED = 1\n", kArriveFirst)).outcome == Outcome::kFinished);
 }
+
+// An accumulator ring of two stages of N = 256 columns: STRIDE 128 puts stage 1 over half of stage 0.
+const char* kAccOverlap = R"(param TILES = 4
+gpu b200
+kernel k grid=(1,1,1) warps=8 {
+  mbarrier full count=1
+  mbarrier acc_full[2] count=1
+  mbarrier acc_empty[2] count=128
+  smem sA bytes=16K
+  smem sB bytes=32K
+  warp 0 mma {
+    tmem.alloc cols=512 -> tmem
+    bar.arrive 6 threads=160
+    elect {
+      arrive.expect_tx full tx=48K
+      tma.load bytes=16K dst=sA bar=full
+      tma.load bytes=32K dst=sB bar=full
+    }
+    wait full parity=0
+    for t in 0..TILES {
+      let a = t % 2
+      wait acc_empty[a] parity=((t / 2) & 1) ^ 1
+      elect {
+        umma m128n256k16 kind=f16 a=sA b=sB count=4 tmem=tmem + a * STRIDE
+        umma.commit acc_full[a]
+      }
+    }
+    wait acc_empty[0] parity=((TILES / 2) & 1) ^ 1
+    wait acc_empty[1] parity=((TILES / 2) & 1) ^ 1
+    tmem.relinquish
+    tmem.dealloc tmem cols=512
+  }
+  warpgroup 1 epilogue {
+    bar.sync 6 threads=160
+    for t in 0..TILES {
+      let a = t % 2
+      wait acc_full[a] parity=(t / 2) & 1
+      for n in 0..4 {
+        tmem.ld 32x32b.x64 tmem=a * STRIDE + n * 64
+        tmem.wait ld
+        compute cycles=200
+      }
+      arrive acc_empty[a]
+    }
+  }
+}
+)";
+
+TEST_CASE("misuse: accumulator stages closer than their width overlap in TMEM, and the report says so", "[misuse][tcgen05]") {
+  auto bug = run_text(with("param STRIDE = 128\n", kAccOverlap), "b200");
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK(title(bug) == "read before the write is complete (RAW)");
+  CHECK_THAT(message(bug), Catch::Contains("the MMA at line 23 writes TMEM columns 128..383, and warp 4 waited for the "
+                                           "accumulator at columns 0..255 (the same MMA at another address, line 23): the two "
+                                           "overlap at columns 128..255"));
+  CHECK(run_text(with("param STRIDE = 256\n", kAccOverlap), "b200").outcome == Outcome::kFinished);
+}

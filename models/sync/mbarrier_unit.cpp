@@ -1471,10 +1471,17 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                                  b.phase(), skipped));
         break;
       }
-    if (!blocked_on.empty())
-      e.cause(fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: {}{}{}", name,
-                          b.expected(), b.phase(), fmt::join(blocked_on, "; "), signalled_only_there(w.cta, w.wait_obj),
-                          element_skipped(w.cta, w.wait_obj)));
+    // (A commit that signals only the peer's element names the mistake: that cause leads, ahead of the symptoms it causes,
+    // such as a stage's bytes that never came because the peer's producer waits on this.)
+    if (!blocked_on.empty()) {
+      const std::string only_there = signalled_only_there(w.cta, w.wait_obj);
+      std::string text = fmt::format("{}: none of the {} arrivals of phase {} came; the warps that arrive on it are blocked: "
+                                     "{}{}{}",
+                                     name, b.expected(), b.phase(), fmt::join(blocked_on, "; "), only_there,
+                                     element_skipped(w.cta, w.wait_obj));
+      if (only_there.empty()) e.cause(std::move(text));
+      else e.lead_cause(std::move(text));
+    }
   } else if (b.arrivals_this_phase() > 0 && !exited.empty()) {
     // Some signallers still run, some exited: an early exit (a guard that skips a warp's loop) takes its arrivals.
     const std::string astray = arrivals_astray(w.cta, w.wait_obj);

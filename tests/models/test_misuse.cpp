@@ -2063,3 +2063,46 @@ TEST_CASE("misuse: accumulator stages closer than their width overlap in TMEM, a
                                            "overlap at columns 128..255"));
   CHECK(run_text(with("param STRIDE = 256\n", kAccOverlap), "b200").outcome == Outcome::kFinished);
 }
+
+// A 2-SM pair: both CTAs' loads complete on the leader's full barrier, and the leader's MMA releases the stage with a
+// commit. MASK = 0 commits to its own empty only: the peer's loader waits forever, and the leader's stage lacks its bytes.
+const char* kPairRelease = R"(kernel k grid=(2,1,1) cluster=(2,1,1) warps=2 {
+  mbarrier full count=1
+  mbarrier empty count=1
+  smem sA bytes=16K
+  smem sB bytes=16K
+  warp 0 mma { if cluster_rank == 0 {
+    tmem.alloc cols=128 -> acc
+    for k in 0..2 {
+      wait full parity=k & 1
+      elect { umma m128n128k16 kind=f16 a=sA b=sB tmem=acc
+              if MASK { umma.commit empty multicast=0x3 } else { umma.commit empty } }
+    }
+    wait empty parity=1
+    tmem.relinquish
+    tmem.dealloc acc cols=128 } }
+  warp 1 load {
+    for k in 0..2 {
+      elect {
+        wait empty parity=(k & 1) ^ 1
+        if cluster_rank == 0 { arrive.expect_tx full tx=32K }
+        tma.load bytes=16K dst=sA bar=full bar_cta=0
+      }
+    }
+    elect { wait empty parity=1 }
+  }
+}
+)";
+
+TEST_CASE("misuse: a pair's stage released by a commit that reaches the leader only: the commit leads the causes",
+          "[misuse][deadlock][tcgen05]") {
+  auto bug = run_text(with("param MASK = 0\n", kPairRelease), "b200");
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  INFO(test::causes(bug));
+  REQUIRE_FALSE(bug.deadlock.causes.empty());
+  // (the symptom, the leader's stage stuck at half its bytes, comes after)
+  CHECK_THAT(bug.deadlock.causes.front(), Catch::StartsWith("empty: none of the 1 arrivals of phase 0 came") &&
+                                              Catch::Contains("which signals rank 0 only: if it should signal this CTA's "
+                                                              "empty too, it needs a multicast mask that names rank 1"));
+  CHECK(run_text(with("param MASK = 1\n", kPairRelease), "b200").outcome == Outcome::kFinished);
+}

@@ -318,6 +318,7 @@ void AtomicsUnit::apply(const Request& r) {
     default: break;
   }
   bool hb = hazards_->tracks_buffers();
+  if (wrote) note_erase(r);
   if (wrote) {
     bool store = r.kind == OpKind::kStRelease || r.kind == OpKind::kStRelaxed;
     if (hb) hazards_->global_write(r.release, r.word, store);
@@ -646,6 +647,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     }
   }
   std::string what = fmt::format("{} {} (it is {})", word_name(word), cond_words(s.cond, s.value), words_[word]);
+  if (std::string erased = erase_words(); !erased.empty()) e.lead_cause(std::move(erased));
   // A spinner on this word (the earliest) whose condition held and was taken back by a write before its next poll: it
   // can never see that moment again. Every spinner of the word names it (first: the others' causes follow from it).
   const Spin* missed = nullptr;
@@ -701,6 +703,54 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         "blocked: {}",
                         what, p.globals[decl].name, fmt::join(elsewhere, "; ")));
   }
+}
+
+// A write of a word: a read-modify-write joins the word's list; a plain store (or an exchange) that overwrites RMWs made
+// by other CTAs after the storer's own latest RMW of the word erased them (a counter reset after the release that let
+// others add to it again).
+void AtomicsUnit::note_erase(const Request& r) {
+  const Rmw me{r.cta_id, r.warp, r.warp_index, r.role, r.op, sim_.now().v};
+  const bool store = r.kind == OpKind::kStRelease || r.kind == OpKind::kStRelaxed || r.kind == OpKind::kAtomExch;
+  if (r.kind == OpKind::kStRelease) last_release_[r.warp] = me;
+  if (!store) {
+    std::vector<Rmw>& list = rmws_[r.word];
+    if (list.size() < kMaxRmws) list.push_back(me);
+    return;
+  }
+  auto it = rmws_.find(r.word);
+  if (it == rmws_.end()) return;
+  std::vector<Rmw> list = std::move(it->second);
+  rmws_.erase(it);
+  if (erase_) return;
+  auto own = std::find_if(list.rbegin(), list.rend(), [&](const Rmw& x) { return x.warp == r.warp && x.cta == r.cta_id; });
+  if (own == list.rend()) return;
+  Erase e{r.word, me, *own, {}, 0, {}};
+  for (auto x = own.base(); x != list.end(); ++x)
+    if (x->cta != r.cta_id && e.erased++ == 0) e.first = *x;
+  if (e.erased == 0) return;
+  if (auto rel = last_release_.find(r.warp); rel != last_release_.end() && rel->second.cta == r.cta_id &&
+                                              rel->second.cycle >= own->cycle && rel->second.op != r.op)
+    e.release = rel->second;
+  erase_ = e;
+}
+
+std::string AtomicsUnit::erase_words() const {
+  if (!erase_) return "";
+  const isa::Program& p = sim_.program();
+  const Erase& e = *erase_;
+  auto op = [&](const Rmw& x) {
+    return x.role >= 0 ? fmt::format("`{}` (line {}, cycle {})", p.roles[x.role].ops[x.op].text, p.roles[x.role].ops[x.op].loc.line,
+                                     x.cycle)
+                       : fmt::format("op (cycle {})", x.cycle);
+  };
+  std::string release = e.release.cta >= 0 ? fmt::format(". Its {} came before the reset and let them go on: reset first, then "
+                                                         "release",
+                                                         op(e.release))
+                                           : ": a reset must come before whatever lets the others add again";
+  return fmt::format("{}: CTA {} warp {}'s {} overwrote {} read-modify-write(s) that other CTAs made after its own {}, the "
+                     "first CTA {} warp {}'s {}: those arrivals are lost, so a count that waits for them is never reached{}",
+                     word_name(e.word), e.store.cta, e.store.warp_index, op(e.store), e.erased, op(e.own), e.first.cta,
+                     e.first.warp_index, op(e.first), release);
 }
 
 std::string AtomicsUnit::describe_poll(const Warp& w, const isa::OpDesc& d) const {

@@ -115,6 +115,28 @@ class AtomicsUnit : public Unit {
   // The earliest a request of CTA slot `slot` to `word` may reach the L2 (after the CTA's pending writes).
   Cycle after_writes(std::uint32_t slot, std::uint32_t word) const;
 
+  // Read-modify-writes of a word since its latest plain store (the first kMaxRmws), and the first store that overwrote
+  // some a warp of another CTA made after the storer's own: arrivals a reset erased (deadlock reports).
+  struct Rmw {
+    std::int64_t cta = -1;
+    std::uint32_t warp = 0;  // warp id
+    int warp_index = 0, role = -1;
+    std::uint32_t op = 0;
+    std::int64_t cycle = -1;
+  };
+  struct Erase {
+    std::uint32_t word = 0;
+    Rmw store, own, first;  // the store, the storer's own latest RMW of the word before it, the first it erased
+    std::int64_t erased = 0;
+    Rmw release;  // the storer's latest st.release (of another word) between its RMW and the store (cta -1: none)
+  };
+  static constexpr std::size_t kMaxRmws = 256;
+  std::unordered_map<std::uint32_t, std::vector<Rmw>> rmws_;
+  std::unordered_map<std::uint32_t, Rmw> last_release_;  // warp id -> its latest st.release
+  std::optional<Erase> erase_;
+  void note_erase(const Request& r);
+  std::string erase_words() const;
+
   std::vector<std::int64_t> words_;   // by flat word index
   std::vector<Writer> writers_;       // by flat word index
   std::unordered_map<std::uint32_t, double> busy_until_;  // per word: the L2 applies atomics on one word in turn

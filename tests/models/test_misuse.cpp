@@ -2106,3 +2106,50 @@ TEST_CASE("misuse: a pair's stage released by a commit that reaches the leader o
                                                               "empty too, it needs a multicast mask that names rank 1"));
   CHECK(run_text(with("param MASK = 1\n", kPairRelease), "b200").outcome == Outcome::kFinished);
 }
+
+// A reusable grid barrier: every CTA adds 1 to count, the last resets it and bumps the generation the others spin on.
+// FIXED = 0 publishes the generation before the reset: CTAs released by it add to count for the next barrier, and the
+// reset erases their arrivals.
+const char* kGridReset = R"(param CTAS = 64
+param ROUNDS = 3
+gpu h100-sxm
+kernel grid_barrier grid=(CTAS, 1, 1) warps=4 {
+  global count init=0
+  global gen init=0
+  warps 0..4 worker {
+    for r in 0..ROUNDS {
+      compute cycles=40 + (cta % 7) * 10                     # this phase's work (short: a fused elementwise step)
+      bar.sync 0
+      if warp == 0 {
+        let old = 0
+        elect { atom.add count val=1 sem=acq_rel -> old }
+        if old == CTAS - 1 {
+          elect {
+            if FIXED == 0 { st.release gen val=r + 1 }
+            compute cycles=1500
+            st.relaxed count val=0
+            if FIXED { st.release gen val=r + 1 }
+          }
+        } else {
+          spin gen ge=r + 1
+        }
+      }
+      bar.sync 0
+    }
+  }
+}
+)";
+
+TEST_CASE("misuse: a grid barrier's counter reset after the release that lets the others add again loses arrivals",
+          "[misuse][global][deadlock]") {
+  auto bug = run_text(with("param FIXED = 0\n", kGridReset));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  INFO(test::causes(bug));
+  REQUIRE_FALSE(bug.deadlock.causes.empty());
+  CHECK_THAT(bug.deadlock.causes.front(),
+             Catch::Matches("count: CTA [0-9]+ warp 0's `st.relaxed count val=0` \\(line 19, cycle [0-9]+\\) overwrote [0-9]+ "
+                            "read-modify-write\\(s\\) that other CTAs made after its own `atom.add count val=1 sem=acq_rel "
+                            "-> old` \\(line 14, .*those arrivals are lost.*Its `st.release gen val=r \\+ 1` \\(line 17, "
+                            "cycle [0-9]+\\) came before the reset and let them go on: reset first, then release"));
+  CHECK(run_text(with("param FIXED = 1\n", kGridReset)).outcome == Outcome::kFinished);
+}

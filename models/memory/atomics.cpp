@@ -49,6 +49,7 @@ AtomicsUnit::AtomicsUnit(Simulator& sim)
   cta_barrier_ = static_cast<std::int64_t>(static_cast<double>(sim.machine().named_barrier_cycles) +
                                            sim.machine().named_barrier_cycles_per_warp * p.warps);
   writes_decl_.assign(p.globals.size(), false);
+  acquired_decl_.assign(p.globals.size(), false);
   role_writes_.assign(p.roles.size(), std::vector<bool>(p.globals.size(), false));
   role_reads_.assign(p.roles.size(), std::vector<bool>(p.globals.size(), false));
   for (std::size_t r = 0; r < p.roles.size(); ++r)
@@ -59,6 +60,13 @@ AtomicsUnit::AtomicsUnit(Simulator& sim)
         writes_decl_[decl] = true;
       }
       if (returns_value(d.kind) || d.kind == OpKind::kSpin) role_reads_[r][static_cast<std::size_t>(d.slot(Attr::kAddr)->decl)] = true;
+      // (an atom whose sem= is computed at run time counts as acquiring)
+      const isa::AttrSlot* sem = d.slot(Attr::kSem);
+      const bool sem_dynamic = sem != nullptr && std::find(d.dynamic_slots.begin(), d.dynamic_slots.end(), sem->first) != d.dynamic_slots.end();
+      if (d.kind == OpKind::kSpin || d.kind == OpKind::kLdAcquire ||
+          (returns_value(d.kind) && sem != nullptr &&
+           (sem_dynamic || isa::acquires(static_cast<isa::MemOrder>(d.base_values[sem->first])))))
+        acquired_decl_[static_cast<std::size_t>(d.slot(Attr::kAddr)->decl)] = true;
     }
 }
 
@@ -105,6 +113,45 @@ void AtomicsUnit::check_unfinished_stores(const OpContext& ctx) {
                      d->loc.str(), ctx.cta().id, ctx.warp.index, d->text, st.text, st.loc.line));
 }
 
+// A relaxed write of a word that some op acquires (a turn, a flag), while a warp of the writer's CTA has written global
+// data (st.global, tma.store) since the CTA's latest release: nothing releases that data, so the warp that acquires the
+// word may read it stale (PTX memory model: an acquire synchronises only with a release).
+void AtomicsUnit::check_relaxed_publish(const OpContext& ctx) {
+  const isa::Program& p = sim_.program();
+  const std::uint32_t word = ctx.global(Attr::kAddr);
+  if (!acquired_decl_[static_cast<std::size_t>(p.global_layout.decl_of(word))] || unfinished_.size() >= 8) return;
+  const isa::OpDesc* d = &sim_.op_of(ctx.warp, ctx.op);
+  for (const auto& u : unfinished_)
+    if (u.first == d) return;
+  const Cta& c = ctx.cta();
+  for (std::uint32_t wid = c.first_warp; wid < c.first_warp + static_cast<std::uint32_t>(p.warps); ++wid) {
+    const std::int64_t since = wid < released_at_.size() ? released_at_[wid] : 0;
+    auto [op, at] = lsu_->last_global_store(wid);
+    if (op == ~0u || at < since) std::tie(op, at) = tma_->last_store(wid);
+    if (op == ~0u || at < since) continue;
+    const Warp& x = sim_.warp(wid);
+    const isa::OpDesc& st = sim_.op_of(x, op);
+    unfinished_.emplace_back(
+        d, fmt::format("{}: a relaxed write publishes global data without a release: CTA {} warp {} makes `{}`, which "
+                       "other warps acquire ({}), after CTA {} warp {}'s `{}` (line {}, cycle {}) with no release since "
+                       "(no st.release, atom with sem=release or acq_rel, or fence.gpu in the CTA): a warp that acquires "
+                       "the new value synchronises with nothing and may read that data stale. Make it `st.release` (or "
+                       "put `fence.gpu` before it; with the CTA's other warps' writes, after the barrier that orders them)",
+                       d->loc.str(), c.id, ctx.warp.index, d->text, word_name(word), c.id, x.index, st.text,
+                       st.loc.line, at));
+    return;
+  }
+}
+
+// A release (fence.gpu, or a release op) by a warp: taken to cover the global writes of every warp of its CTA (a
+// barrier before it makes it cumulative over them; without one the warning above stays silent, a miss, not a false one).
+void AtomicsUnit::released(const OpContext& ctx) {
+  const Cta& c = ctx.cta();
+  const std::uint32_t end = c.first_warp + static_cast<std::uint32_t>(sim_.program().warps);
+  if (end > released_at_.size()) released_at_.resize(end, 0);
+  std::fill(released_at_.begin() + c.first_warp, released_at_.begin() + end, sim_.now().v + 1);
+}
+
 void AtomicsUnit::add_warnings(std::vector<std::string>& warnings) const {
   for (const auto& u : unfinished_) warnings.push_back(u.second);
 }
@@ -113,6 +160,7 @@ void AtomicsUnit::cta_started(std::uint32_t slot) {
   sim_.reset_warps(spins_, slot);
   sim_.reset_warps(last_word_, slot);
   sim_.reset_warps(fence_, slot);  // the hazard unit drops the parts of a cluster that is gone
+  sim_.reset_warps(released_at_, slot);
   if (slot >= pending_writes_.size()) pending_writes_.resize(slot + 1);
   pending_writes_[slot].clear();
   if (slot >= grid_ctas_.size()) grid_ctas_.resize(slot + 1);
@@ -167,6 +215,7 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
     return ctx.blocked();
   }
   if (d.kind == OpKind::kFenceGpu) {
+    released(ctx);
     // What the warp's relaxed reads saw is acquired; its relaxed writes after this carry its clock now.
     if (hb) {
       hazards_->fence_acquire(ctx.warp_id);
@@ -197,6 +246,8 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
   if (d.kind == OpKind::kStRelease) r.order = isa::MemOrder::kRelease;
   bool fence_release = isa::releases(r.order);  // a release op starts with its own fence
   if (fence_release && is_write(d.kind)) check_unfinished_stores(ctx);
+  if (fence_release) released(ctx);
+  else if (is_write(d.kind)) check_relaxed_publish(ctx);
   if (hb && is_write(d.kind)) r.release = fence_release ? hazards_->release(ctx.warp_id) : hazards_->clone(fence_[ctx.warp_id]);
   Cycle now = sim_.now();
   Cycle depart = now + Cycle(fence_release ? m.release_issue_cycles : 0);

@@ -183,6 +183,12 @@ class AtomicsUnit : public Unit {
   TmaUnit* tma_ = nullptr;
   // Release ops issued while their warp's TMA stores had not completed their global writes (once per op).
   std::vector<std::pair<const isa::OpDesc*, std::string>> unfinished_;
+  // The relaxed-publish warning: per warp id, one past the cycle of the latest release (fence.gpu or a release op) of
+  // its CTA; per global declaration, whether some op acquires it (a spin, ld.acquire, an atom that acquires).
+  std::vector<std::int64_t> released_at_;
+  std::vector<bool> acquired_decl_;
+  void check_relaxed_publish(const OpContext& ctx);
+  void released(const OpContext& ctx);
   void check_unfinished_stores(const OpContext& ctx);
   std::uint16_t cause_spin_, cause_atom_, cause_load_, cause_grid_;
 };

@@ -257,6 +257,8 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       const Cycle through = through_l2(*l2_, ctx, store ? Attr::kDst : Attr::kSrc, path.begin, path.taken, bytes, store);
       if (store) {
         sim_.counters().bytes_stored += bytes;
+        warps_[ctx.warp_id].global_store_op = ctx.op;
+        warps_[ctx.warp_id].global_store_at = sim_.now().v;
         return hold_until(ctx, path);
       }
       sim_.counters().bytes_loaded += bytes;

@@ -45,6 +45,11 @@ class LsuUnit : public Unit {
     std::int64_t cycle = -1;
   };
   LastArrive last_arrive(std::uint32_t warp_id, std::uint32_t flat) const;
+  // A warp's latest st.global: the op (~0u: none) and the cycle it issued.
+  std::pair<std::uint32_t, std::int64_t> last_global_store(std::uint32_t warp_id) const {
+    if (warp_id >= warps_.size()) return {~0u, -1};
+    return {warps_[warp_id].global_store_op, warps_[warp_id].global_store_at};
+  }
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
 
  private:
@@ -58,6 +63,8 @@ class LsuUnit : public Unit {
     LastWait last_wait;
     std::int64_t last_commit = -1;
     std::vector<LastArrive> arrives;  // its latest cp.async.arrive per barrier element
+    std::uint32_t global_store_op = ~0u;  // its latest st.global (the op; ~0u: none) and when it issued
+    std::int64_t global_store_at = -1;
   };
   // The cycles (a fraction too) one warp's cp.async / ld.global / st.global of `bytes` holds the SM's load/store
   // path (docs/reference.md, "The SM's load/store path").

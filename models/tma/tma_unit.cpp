@@ -209,6 +209,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       w.open_write = sim::max(w.open_write, write);
       ++w.stores;
       w.last_store_op = ctx.op;
+      w.last_store_at = now.v;
       sim_.counters().bytes_stored += bytes;
       if (!obs.empty() && obs.wants(cta_id)) {
         std::string label = fmt::format("TMA store {} B", bytes);

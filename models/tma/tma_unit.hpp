@@ -29,6 +29,11 @@ class TmaUnit : public Unit, private Landing {
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
   // The op of warp `warp_id`'s latest tma.store whose global writes no `tma.wait` without `read` has covered
   // yet (in program order; ~0u: none): a release the warp makes now does not order them.
+  // A warp's latest tma.store: the op and the cycle it issued (-1: none).
+  std::pair<std::uint32_t, std::int64_t> last_store(std::uint32_t warp_id) const {
+    if (warp_id >= warps_.size()) return {~0u, -1};
+    return {warps_[warp_id].last_store_op, warps_[warp_id].last_store_at};
+  }
   std::uint32_t unfinished_store(std::uint32_t warp_id) const {
     if (warp_id >= warps_.size()) return ~0u;
     const WarpState& w = warps_[warp_id];
@@ -47,6 +52,7 @@ class TmaUnit : public Unit, private Landing {
     // older ones count as covered), for unfinished_store.
     std::uint64_t stores = 0, settled = 0;
     std::uint32_t last_store_op = 0;
+    std::int64_t last_store_at = -1;  // when its latest tma.store issued (-1: none)
     std::vector<std::uint64_t> committed;
   };
   void note_stage(const OpContext& ctx, std::uint32_t bar, std::uint32_t dst);

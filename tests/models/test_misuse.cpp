@@ -2153,3 +2153,41 @@ TEST_CASE("misuse: a grid barrier's counter reset after the release that lets th
                             "cycle [0-9]+\\) came before the reset and let them go on: reset first, then release"));
   CHECK(run_text(with("param FIXED = 1\n", kGridReset)).outcome == Outcome::kFinished);
 }
+
+TEST_CASE("misuse: a turn handed on with a relaxed store after global writes publishes them without a release",
+          "[misuse][global]") {
+  // Serial split-K: each split adds to the tile and hands the turn on; HANDOFF is how.
+  auto run = [](const char* handoff) {
+    return run_text(fmt::format(R"(param TILES = 4
+param SPLITS = 3
+kernel splitk grid=(TILES * SPLITS, 1, 1) warps=4 {{
+  global sem[TILES] init=0
+  tensor Dp dtype=f32 shape=(TILES * 128, 128)
+  warps 0..4 gemm {{
+    let tile = cta % TILES
+    let split = cta / TILES
+    compute cycles=2000
+    if split > 0 {{
+      if warp == 0 {{ spin sem[tile] eq=split }}
+      bar.sync 0
+      ld.global src=Dp box=(32, 128) at=(tile * 128 + warp * 32, 0)
+    }}
+    st.global dst=Dp box=(32, 128) at=(tile * 128 + warp * 32, 0)
+    bar.sync 0
+    if warp == 0 {{ elect {{ {} }} }}
+  }}
+}}
+)",
+                                handoff));
+  };
+  auto relaxed = run("st.relaxed sem[tile] val=split + 1");
+  REQUIRE(relaxed.outcome == Outcome::kFinished);
+  REQUIRE(relaxed.warnings.size() == 1);
+  CHECK_THAT(relaxed.warnings[0], Catch::Contains("a relaxed write publishes global data without a release: CTA 0 warp 0 "
+                                                  "makes `st.relaxed sem[tile] val=split + 1`, which other warps acquire") &&
+                                      Catch::Contains("after CTA 0 warp 0's `st.global dst=Dp"));
+  CHECK(run("st.release sem[tile] val=split + 1").warnings.empty());
+  CHECK(run("fence.gpu\n st.relaxed sem[tile] val=split + 1").warnings.empty());
+  CHECK(run("red.add sem[tile] val=1 sem=release").warnings.empty());
+  CHECK(run("red.add sem[tile] val=1").warnings.size() == 1);
+}

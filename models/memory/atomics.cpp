@@ -746,7 +746,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         live_writers > static_cast<int>(spinning.size())
                             ? fmt::format(" and {} more", live_writers - static_cast<int>(spinning.size()))
                             : "",
-                        words_[word], missed ? "" : " (a turn or count off by one?)"));
+                        words_[word], missed || erase_ ? "" : " (a turn or count off by one?)"));
   } else if (!elsewhere.empty() && here_writers == 0) {
     // Which element another CTA's warp writes is known only when it runs: no edge is drawn, but the blocked ones
     // are named (a writer that waits for the spinner's CTA closes a cycle the graph cannot see).

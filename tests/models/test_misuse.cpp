@@ -2151,6 +2151,7 @@ TEST_CASE("misuse: a grid barrier's counter reset after the release that lets th
                             "read-modify-write\\(s\\) that other CTAs made after its own `atom.add count val=1 sem=acq_rel "
                             "-> old` \\(line 14, .*those arrivals are lost.*Its `st.release gen val=r \\+ 1` \\(line 17, "
                             "cycle [0-9]+\\) came before the reset and let them go on: reset first, then release"));
+  CHECK_THAT(test::causes(bug), !Catch::Contains("a turn or count off by one?"));
   CHECK(run_text(with("param FIXED = 1\n", kGridReset)).outcome == Outcome::kFinished);
 }
 

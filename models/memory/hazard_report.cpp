@@ -256,12 +256,20 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
                            "barrier) before touching these columns",
                            pw.index, now_index);
       case Via::kTmemLd:
-      case Via::kTmemSt:
+      case Via::kTmemSt: {
+        const char* ls = prior.via == Via::kTmemLd ? "ld" : "st";
+        // The warp's own later access: no release is involved, its wait must come first.
+        if (prior.warp == now.warp)
+          return fmt::format("warp {}'s tcgen05.{} is asynchronous until its `tmem.wait {}` (tcgen05.wait::{}), and this op "
+                             "of the same warp touches those columns before that wait: wait first",
+                             pw.index, ls, ls, ls);
         return fmt::format("warp {}'s tcgen05.{} is asynchronous until its `tmem.wait {}` (tcgen05.wait::{}); that wait must "
-                           "come before the arrive that hands the columns back (CUTLASS waits for the load before "
-                           "releasing the accumulator stage)",
-                           pw.index, prior.via == Via::kTmemLd ? "ld" : "st", prior.via == Via::kTmemLd ? "ld" : "st",
-                           prior.via == Via::kTmemLd ? "ld" : "st");
+                           "come before the arrive that hands the columns on ({})",
+                           pw.index, ls, ls, ls,
+                           prior.via == Via::kTmemLd ? "CUTLASS waits for the load before releasing the accumulator stage"
+                                                     : "a tcgen05.st's data, such as P written over S for the next MMA, is "
+                                                       "there only after the wait");
+      }
       case Via::kGeneric: break;
     }
   }

@@ -2192,3 +2192,33 @@ kernel splitk grid=(TILES * SPLITS, 1, 1) warps=4 {{
   CHECK(run("red.add sem[tile] val=1 sem=release").warnings.empty());
   CHECK(run("red.add sem[tile] val=1").warnings.size() == 1);
 }
+
+TEST_CASE("misuse: a warp that overwrites the TMEM columns its own tcgen05.ld still reads is told to wait first",
+          "[misuse][tcgen05]") {
+  auto run = [](bool wait) {
+    return run_text(fmt::format(R"(kernel k grid=(1,1,1) warps=4 {{
+  warpgroup 0 softmax {{
+    if warp == 0 {{ tmem.alloc cols=128 -> t }}
+    bar.sync 1 threads=128
+    tmem.ld 32x32b.x64 tmem=0
+    {}
+    tmem.st 32x32b.x32 tmem=0
+    tmem.wait st
+    bar.sync 1 threads=128
+    if warp == 0 {{
+      tmem.relinquish
+      tmem.dealloc 0 cols=128
+    }}
+  }}
+}}
+)",
+                                wait ? "tmem.wait ld" : ""),
+                    "b200");
+  };
+  auto bug = run(false);
+  INFO(message(bug));
+  REQUIRE(bug.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(bug), Catch::Contains("tcgen05.ld is asynchronous until its `tmem.wait ld` (tcgen05.wait::ld), and this "
+                                           "op of the same warp touches those columns before that wait: wait first"));
+  CHECK(run(true).outcome == Outcome::kFinished);
+}

@@ -654,8 +654,9 @@ std::string HazardUnit::arrive_only_note(const Rec& prior, const Rec& now) const
   return fmt::format("warp {}'s latest named-barrier op is `{}` (line {}), which arrives without waiting: it orders warp {}'s "
                      "earlier accesses before the warps that then wait on barrier {}, and warp {} after nothing. Warp {} uses "
                      "barrier {} too: the side that must wait for the other's accesses before it goes on (here warp {}, "
-                     "before it writes) needs `bar.sync {}`",
-                     nw.index, d.text, d.loc.line, nw.index, last.id, nw.index, pw.index, last.id, nw.index, last.id);
+                     "before it {}) needs `bar.sync {}`",
+                     nw.index, d.text, d.loc.line, nw.index, last.id, nw.index, pw.index, last.id, nw.index,
+                     now.write ? "writes" : "reads", last.id);
 }
 
 // A st.shared over what a warp that never writes the buffer read (data another warp handed it through shared memory):
@@ -671,11 +672,17 @@ std::string HazardUnit::handback_note(std::uint32_t cta, std::uint32_t buffer, c
       last.id >= 0 && !last.wait && pw.cta == nw.cta && nb.warp_uses(prior.warp, last.id))
     over = fmt::format(" (warp {}'s `{}` at line {} hands the data over to warp {}; it does not hand the buffer back)", nw.index,
                        sim_.op_of(nw, last.op).text, sim_.op_of(nw, last.op).loc.line, pw.index);
-  return fmt::format("warp {} never writes {}: it reads what other warps wrote there with st.shared, and nothing tells warp "
-                     "{} that it has read it{}. After its read (line {}) warp {} must arrive on a barrier that warp {} waits "
-                     "on before it writes {} again: a second named barrier (`bar.arrive ID` in the reader after its read, "
-                     "`bar.sync ID` in the writer before its write) or an mbarrier; or give the hand-off two buffers",
-                     pw.index, buf, nw.index, over, sim_.op_of(pw, prior.op).loc.line, pw.index, nw.index, buf);
+  const std::string reads = prior.reads_more
+                                ? fmt::format("warp {} reads other warps' parts of {} (its ld.shared takes more bytes than its "
+                                              "own st.shared wrote there)",
+                                              pw.index, buf)
+                                : fmt::format("warp {} never writes {}: it reads what other warps wrote there with st.shared",
+                                              pw.index, buf);
+  return fmt::format("{}, and nothing tells warp {} that it has read it{}. After its read (line {}) warp {} must arrive on a "
+                     "barrier that warp {} waits on before it writes {} again: a second named barrier (`bar.arrive ID` in the "
+                     "reader after its read, `bar.sync ID` in the writer before its write) or an mbarrier; or give the "
+                     "hand-off two buffers",
+                     reads, nw.index, over, sim_.op_of(pw, prior.op).loc.line, pw.index, nw.index, buf);
 }
 
 std::string HazardUnit::refill_note(std::uint32_t cta, std::uint32_t buffer, const Rec& prior, const Rec& now) const {

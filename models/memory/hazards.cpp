@@ -95,6 +95,7 @@ void HazardUnit::cta_started(std::uint32_t slot) {
     b.thread_writers = 0;
     b.handoff = false;
     b.async_written = false;
+    b.wrote.clear();
   }
   for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(warps_) && w < observed_.size(); ++w)
     observed_[w].clear();
@@ -505,9 +506,19 @@ std::uint32_t HazardUnit::named(const OpContext& ctx, isa::Attr a) {
   return ctx.smem(a);
 }
 
-void HazardUnit::generic(const OpContext& ctx, std::uint32_t buffer, bool write) {
+void HazardUnit::generic(const OpContext& ctx, std::uint32_t buffer, bool write, std::int64_t bytes) {
   if (buffer == kNone || !tracks_) return;
   Rec r;
+  if (bytes > 0 && buffer < smem_count_) {
+    auto& wrote = buffers_[ctx.cta_slot()][buffer].wrote;
+    auto mine = std::find_if(wrote.begin(), wrote.end(), [&](const auto& x) { return x.first == ctx.warp_id; });
+    if (write) {
+      if (mine == wrote.end()) wrote.emplace_back(ctx.warp_id, bytes);
+      else mine->second += bytes;
+    } else {
+      r.reads_more = mine != wrote.end() && bytes > mine->second;
+    }
+  }
   r.comp[0] = comp_of(ctx.warp_id);
   Clock* vc = vc_of(ctx.warp_id);
   r.clock[0] = vc[r.comp[0]];
@@ -655,11 +666,13 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   b.read_since_write = !rec.write;
   b.written = b.written | rec.write;
   if (rec.write) b.thread_writers = rec.via == Via::kGeneric ? b.thread_writers | warp_bit(rec.warp) : 0;
+  if (rec.write && rec.via != Via::kGeneric) b.wrote.clear();
   b.async_written = b.async_written | (rec.write & (rec.via != Via::kGeneric));
 }
 
 bool HazardUnit::handoff_read(const Buffer& b, const Rec& read) const {
-  return !read.write && read.via == Via::kGeneric && b.thread_writers != 0 && (b.thread_writers & warp_bit(read.warp)) == 0;
+  return !read.write && read.via == Via::kGeneric && b.thread_writers != 0 &&
+         (read.reads_more || (b.thread_writers & warp_bit(read.warp)) == 0);
 }
 
 std::uint64_t HazardUnit::warp_bit(std::uint32_t warp) const {

@@ -131,7 +131,8 @@ class HazardUnit : public Unit {
   bool after_latest_phase(std::uint32_t warp_id, std::uint32_t cta, std::uint32_t bar);
   bool on() const { return !off_; }
   // A generic access by the executing warp; a hazard (never returns) when it races.
-  void generic(const OpContext& ctx, std::uint32_t buffer, bool write);
+  // `bytes`: what the access moves (0: not known), to tell a read of more than the warp wrote (a hand-off).
+  void generic(const OpContext& ctx, std::uint32_t buffer, bool write, std::int64_t bytes = 0);
   // Whether every write of smem `buffer` of CTA slot `cta` by warp `writer` (a warp id) that the checker still
   // keeps is ordered before what the reading warps do now (true when it tracks nothing). The proxy-fence check asks
   // it: a reader not ordered after the write races with it, whatever the fence (the race is the report).
@@ -235,6 +236,7 @@ class HazardUnit : public Unit {
     bool write = false;
     bool unwritten = false;    // a read of a buffer nothing had written yet (report)
     bool handoff = false;      // an ld.shared by a warp that wrote none of what other warps' st.shared wrote there
+    bool reads_more = false;   // an ld.shared of more bytes than its warp wrote there with st.shared (Buffer::wrote)
     // Such a read: the reader's latest passing wait when that passed a fresh barrier at once (element, op; ~0u: not)
     std::uint32_t skip_bar = ~0u, skip_op = 0;
     std::int64_t done_phase = -1;  // retired by a barrier phase: which (report)
@@ -255,6 +257,9 @@ class HazardUnit : public Unit {
     // Its ld.shared by such readers and st.shared by others are checked against each other from then on (in this CTA).
     bool handoff = false;
     bool async_written = false;  // written by something other than st.shared (a TMA load, a cp.async, an MMA)
+    // The bytes each warp (id) wrote with st.shared since then: a warp that reads more than it wrote reads other warps'
+    // parts (a reduction's reducer reading every warp's partial), a hand-off too.
+    std::vector<std::pair<std::uint32_t, std::int64_t>> wrote;
   };
   struct PartState {
     std::uint32_t gen = 0;

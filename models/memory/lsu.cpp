@@ -242,7 +242,7 @@ OpResult LsuUnit::execute(OpContext& ctx) {
       if (ctx.present(buffer)) {
         std::uint32_t f = ctx.smem(buffer);
         if (d.kind == OpKind::kStShared) proxy_->generic_write(ctx, f);
-        hazards_->generic(ctx, f, d.kind == OpKind::kStShared);
+        hazards_->generic(ctx, f, d.kind == OpKind::kStShared, bytes);
       }
       if (d.kind == OpKind::kStShared) return store_shared(ctx, bytes);
       return hold_until(ctx, through_port(ctx, bytes), true);

@@ -2222,3 +2222,43 @@ TEST_CASE("misuse: a warp that overwrites the TMEM columns its own tcgen05.ld st
                                            "op of the same warp touches those columns before that wait: wait first"));
   CHECK(run(true).outcome == Outcome::kFinished);
 }
+
+// An epilogue's row reduction: each of the 8 consumer warps writes its partial row sums to sRed, a barrier gathers them,
+// and warp 4 reads all 8 partials (more than it wrote itself). FIXED = 0 writes the partials before the barrier the
+// reducer passes only after its previous read; REDUCER_SYNC = 0 lets the reducer only arrive there before it reads.
+const char* kRowReduce = R"(param SUB = 6
+kernel evt grid=(1,1,1) warps=12 {
+  smem sRed bytes=8 * 256
+  warpgroups 1..3 consumer {
+    compute cycles=500
+    for i in 0..SUB {
+      compute cycles=80
+      if FIXED == 0 { st.shared bytes=256 dst=sRed }
+      bar.sync 1 threads=256
+      if FIXED { st.shared bytes=256 dst=sRed }
+      if warp == 4 && REDUCER_SYNC == 0 { bar.arrive 2 threads=256 }
+      else { bar.sync 2 threads=256 }
+      if warp == 4 {
+        ld.shared bytes=8 * 256 src=sRed
+        compute cycles=60
+      }
+    }
+  }
+}
+)";
+
+TEST_CASE("misuse: a reducer reading every warp's partial sums is checked against their stores", "[misuse][hazard]") {
+  // The reducer writes its own partial too: it reads more than it wrote, so it takes what the others hand it.
+  auto hoisted = run_text(with("param FIXED = 0\nparam REDUCER_SYNC = 1\n", kRowReduce));
+  INFO(message(hoisted));
+  REQUIRE(hoisted.outcome == Outcome::kUndefined);
+  CHECK(title(hoisted) == "buffer overwritten while still read (WAR)");
+  CHECK_THAT(message(hoisted), Catch::Contains("warp 4 reads other warps' parts of sRed (its ld.shared takes more bytes than "
+                                               "its own st.shared wrote there)"));
+  auto arrive = run_text(with("param FIXED = 1\nparam REDUCER_SYNC = 0\n", kRowReduce));
+  INFO(message(arrive));
+  REQUIRE(arrive.outcome == Outcome::kUndefined);
+  CHECK(title(arrive) == "read before the write is complete (RAW)");
+  CHECK_THAT(message(arrive), Catch::Contains("(here warp 4, before it reads) needs `bar.sync 2`"));
+  CHECK(run_text(with("param FIXED = 1\nparam REDUCER_SYNC = 1\n", kRowReduce)).outcome == Outcome::kFinished);
+}

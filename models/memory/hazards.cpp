@@ -96,6 +96,7 @@ void HazardUnit::cta_started(std::uint32_t slot) {
     b.handoff = false;
     b.async_written = false;
     b.wrote.clear();
+    b.credited.clear();
   }
   for (std::uint32_t w = c.first_warp; w < c.first_warp + static_cast<std::uint32_t>(warps_) && w < observed_.size(); ++w)
     observed_[w].clear();
@@ -599,13 +600,26 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   // are checked against each other. A warp that writes its own fragment and reads it back, or reads what a TMA load
   // brought while another warp writes its own part (CUTLASS's epilogue reusing C's buffer for D), is no such reader.
   const bool handoff = handoff_read(b, rec);
-  if (handoff && !b.handoff)
-    b.handoff = !b.async_written || std::any_of(b.writes.begin(), b.writes.end(), [&](const Rec& w) {
-                  return w.via == Via::kGeneric && w.warp != rec.warp && ordered(w, vc);
-                });
+  std::uint64_t suppliers = 0;
+  if (handoff) {
+    // The writers that handed this read its data: st.shared of other warps ordered before it that no earlier read of
+    // its warp was ordered after.
+    for (const Rec& w : b.writes) {
+      if (w.via != Via::kGeneric || w.warp == rec.warp || !ordered(w, vc)) continue;
+      auto c = std::find_if(b.credited.begin(), b.credited.end(), [&](const Buffer::Credit& x) {
+        return x.reader == rec.warp && x.writer == w.warp;
+      });
+      if (c == b.credited.end()) c = b.credited.insert(c, Buffer::Credit{rec.warp, w.warp});
+      if (c->issued >= w.issued) continue;
+      c->issued = w.issued;
+      suppliers |= warp_bit(w.warp);
+    }
+    b.handoff = b.handoff || !b.async_written || suppliers != 0;
+  }
   auto reads_others = [&](const Rec& read, const Rec& write) {
+    const std::uint64_t from = &read == &rec ? suppliers : read.suppliers;
     return b.handoff && write.via == Via::kGeneric && write.write && read.warp != write.warp &&
-           (&read == &rec ? handoff : read.handoff);
+           (&read == &rec ? handoff : read.handoff) && (from == 0 || (from & warp_bit(write.warp)) != 0);
   };
   auto conflicts = [&](const Rec& prior) {
     if (tmem_thread(prior) && tmem_thread(rec))
@@ -650,6 +664,7 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   }
   same.push_back(rec);
   same.back().handoff = handoff;
+  same.back().suppliers = suppliers;
   if (!rec.write && !b.written) {
     Rec& r = same.back();
     r.unwritten = true;
@@ -666,7 +681,12 @@ void HazardUnit::access(std::uint32_t cta, std::uint32_t buffer, const Rec& rec,
   b.read_since_write = !rec.write;
   b.written = b.written | rec.write;
   if (rec.write) b.thread_writers = rec.via == Via::kGeneric ? b.thread_writers | warp_bit(rec.warp) : 0;
-  if (rec.write && rec.via != Via::kGeneric) b.wrote.clear();
+  if (rec.write && rec.via != Via::kGeneric) {
+    // (a TMA load, a cp.async, an MMA: what the buffer holds now comes from it; a hand-off starts anew)
+    b.wrote.clear();
+    b.credited.clear();
+    b.handoff = false;
+  }
   b.async_written = b.async_written | (rec.write & (rec.via != Via::kGeneric));
 }
 

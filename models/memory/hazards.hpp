@@ -237,6 +237,10 @@ class HazardUnit : public Unit {
     bool unwritten = false;    // a read of a buffer nothing had written yet (report)
     bool handoff = false;      // an ld.shared by a warp that wrote none of what other warps' st.shared wrote there
     bool reads_more = false;   // an ld.shared of more bytes than its warp wrote there with st.shared (Buffer::wrote)
+    // A hand-off read: the warps (bits by index) whose st.shared it is ordered after and no earlier read of its warp was
+    // (Buffer::credited), the writers that handed it this data (0: none known); only their writes are checked against it
+    // (several hand-offs that share a buffer, each pair in its own part, do not conflict).
+    std::uint64_t suppliers = 0;
     // Such a read: the reader's latest passing wait when that passed a fresh barrier at once (element, op; ~0u: not)
     std::uint32_t skip_bar = ~0u, skip_op = 0;
     std::int64_t done_phase = -1;  // retired by a barrier phase: which (report)
@@ -260,6 +264,13 @@ class HazardUnit : public Unit {
     // The bytes each warp (id) wrote with st.shared since then: a warp that reads more than it wrote reads other warps'
     // parts (a reduction's reducer reading every warp's partial), a hand-off too.
     std::vector<std::pair<std::uint32_t, std::int64_t>> wrote;
+    // Hand-off readers: per (reader warp id, writer warp id) the issue cycle of the writer's latest st.shared that a read
+    // of the reader was ordered after (Rec::suppliers: the writes newly ordered before a read).
+    struct Credit {
+      std::uint32_t reader = 0, writer = 0;
+      std::int64_t issued = -1;
+    };
+    std::vector<Credit> credited;
   };
   struct PartState {
     std::uint32_t gen = 0;

@@ -1316,6 +1316,8 @@ void MbarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     const std::size_t i = static_cast<std::size_t>(w.index) * layout().count + w.wait_obj;
     if (std::string turns = same_start_words(w); !turns.empty())
       e.lead_cause(fmt::format("{}: {}", head, turns));
+    else if (std::string sibling = unwaited_sibling_words(w); !sibling.empty())
+      e.lead_cause(fmt::format("{}: {}", head, sibling));
     else if (ctas_[w.cta].consumed[i] == b.phase() - 2 && !other_warpgroup_consumed(w))
       // The warp's previous wait on this element returned on the phase before the skipped one: its own waits on the
       // element jumped a phase (its stage counter restarted, e.g. per tile, while the producer's ran on).
@@ -1593,6 +1595,44 @@ std::string MbarrierUnit::skipped_release_words(std::uint32_t cta, std::uint32_t
       sim_.warp_label(x), phase, barrier_name(f), sim_.op_of(x, c.consumed_op[i]).text,
       sim_.op_of(x, c.consumed_op[i]).loc.line, phase + 1, barrier_name(flat),
       arrives.empty() ? "" : fmt::format(" ({})", fmt::join(arrives, ", ")));
+}
+
+// A barrier of the same shape as the one warp w waits on, signalled by as many ops (a sibling ring: FA3's V beside K),
+// that the kernel waits on in fewer places than this one, while w's role waits on this one in more than one: one of
+// those waits likely names the wrong barrier (V's stage waited on K's full barrier).
+std::string MbarrierUnit::unwaited_sibling_words(const Warp& w) const {
+  const auto& p = sim_.program();
+  const std::uint32_t decl = decl_[w.wait_obj];
+  auto is_wait = [](const isa::OpDesc& o) { return o.kind == isa::OpKind::kWait || o.kind == isa::OpKind::kTestWait; };
+  auto waits_on = [&](const isa::OpDesc& o, std::uint32_t d) {
+    const isa::AttrSlot* s = o.slot(isa::Attr::kBar);
+    return is_wait(o) && s != nullptr && s->decl == static_cast<int>(d);
+  };
+  // (waits, signalling ops) on declaration d in the whole kernel
+  auto uses = [&](std::uint32_t d) {
+    std::pair<int, int> n{0, 0};
+    for (const auto& r : p.roles)
+      for (const auto& o : r.ops) {
+        n.first += waits_on(o, d) ? 1 : 0;
+        n.second += !is_wait(o) && o.signals_barrier(static_cast<int>(d)) ? 1 : 0;
+      }
+    return n;
+  };
+  int own = 0;
+  for (const auto& o : p.roles[w.role].ops) own += waits_on(o, decl) ? 1 : 0;
+  if (own < 2) return "";
+  const auto [waits, signals] = uses(decl);
+  for (std::uint32_t d = 0; d < p.mbarriers.size(); ++d) {
+    if (d == decl || p.mbarriers[d].size != p.mbarriers[decl].size) continue;
+    const auto [their_waits, their_signals] = uses(d);
+    if (their_signals != signals || their_signals == 0 || their_waits >= waits) continue;
+    const isa::OpDesc& mine = sim_.op_of(w, w.wait_op);
+    return fmt::format("{} and {} are filled alike ({} ops signal each), but the kernel waits on {} in {} places and on {} in "
+                       "{}: does `{}` (line {}) mean {}? (a wait on the wrong barrier observes only every other phase of it)",
+                       p.mbarriers[decl].name, p.mbarriers[d].name, signals, p.mbarriers[decl].name, waits,
+                       p.mbarriers[d].name, their_waits, mine.text, mine.loc.line, p.mbarriers[d].name);
+  }
+  return "";
 }
 
 // This CTA's element never completed a phase while a peer's did, by a umma.commit that signals the peer's own barrier

@@ -244,6 +244,7 @@ class MbarrierUnit : public Unit {
   std::string exited_words(const Signal& s) const;
   std::string trip_words(const Signal& s) const;  // HazardUnit::trip_count_words for an own signal to the exited CTA
   std::string arrivals_astray(std::uint32_t slot, std::uint32_t flat) const;
+  std::string unwaited_sibling_words(const Warp& w) const;
   std::string signalled_only_there(std::uint32_t slot, std::uint32_t flat) const;
   std::string element_skipped(std::uint32_t slot, std::uint32_t flat) const;
   std::string latest_arrival(std::uint32_t slot, std::uint32_t flat) const;

@@ -1517,3 +1517,99 @@ kernel k warps=2 {
 )");
   CHECK(plain.outcome == Outcome::kFinished);
 }
+
+TEST_CASE("hazards: hand-offs that share one buffer, each pair with its own barriers, do not conflict", "[hazards]") {
+  // Two softmax warpgroups hand their halves of one sScale to the correction warpgroup, each through its own full and
+  // empty barriers: a read is checked against the writers that handed it its data only (they were ordered before it
+  // and before no earlier read of its warp), not against the other half's writer.
+  auto halves = run_text(R"(param ROWS = 4
+kernel k grid=(1,1,1) warps=12 {
+  mbarrier full0 count=128
+  mbarrier full1 count=128
+  mbarrier empty0 count=128
+  mbarrier empty1 count=128
+  smem sScale bytes=1K
+  warpgroup 0 softmax0 {
+    for j in 0..ROWS {
+      if j > 0 { wait empty0 parity=(j - 1) & 1 }
+      compute cycles=300
+      st.shared bytes=4 dst=sScale
+      arrive full0
+    }
+  }
+  warpgroup 1 softmax1 {
+    for j in 0..ROWS {
+      if j > 0 { wait empty1 parity=(j - 1) & 1 }
+      compute cycles=450
+      st.shared bytes=4 dst=sScale
+      arrive full1
+    }
+  }
+  warpgroup 2 correction {
+    for j in 0..ROWS {
+      wait full0 parity=j & 1
+      ld.shared bytes=4 src=sScale
+      arrive empty0
+      wait full1 parity=j & 1
+      ld.shared bytes=4 src=sScale
+      arrive empty1
+    }
+  }
+}
+)");
+  INFO(title(halves));
+  CHECK(halves.outcome == Outcome::kFinished);
+  // Warp i hands warp i + 4 a value through one buffer, each pair with its own named barriers.
+  auto pairs = run_text(R"(param ROUNDS = 4
+kernel k grid=(1,1,1) warps=8 {
+  smem xchg bytes=512
+  warpgroup 0 producer {
+    for r in 0..ROUNDS {
+      if r > 0 { bar.sync 5 + warp threads=64 }
+      compute cycles=100 + warp * 137
+      st.shared bytes=16 dst=xchg
+      bar.arrive 1 + warp threads=64
+    }
+  }
+  warpgroup 1 consumer {
+    for r in 0..ROUNDS {
+      bar.sync 1 + warp - 4 threads=64
+      ld.shared bytes=16 src=xchg
+      bar.arrive 5 + warp - 4 threads=64
+      compute cycles=50
+    }
+  }
+}
+)");
+  INFO(title(pairs));
+  CHECK(pairs.outcome == Outcome::kFinished);
+  // A buffer used for a hand-off, then filled by a TMA load whose data each warp reads and overwrites in its own part:
+  // the TMA write ends the hand-off.
+  auto reused = run_text(R"(kernel k grid=(1,1,1) warps=2 {
+  mbarrier full count=1
+  smem sBuf bytes=8K
+  tensor C dtype=f32 shape=(64, 32)
+  warps 0..2 w {
+    if warp == 0 {
+      st.shared bytes=4 dst=sBuf
+      fence.proxy.async
+    }
+    bar.sync 0
+    if warp == 1 { ld.shared bytes=4 src=sBuf }
+    bar.sync 0
+    if warp == 0 {
+      elect {
+        arrive.expect_tx full tx=8K
+        tma.load tensor=C box=(32, 64) at=(0, 0) dst=sBuf bar=full
+      }
+    }
+    wait full parity=0
+    compute cycles=10 + warp * 2000
+    ld.shared bytes=4K src=sBuf
+    st.shared bytes=4K dst=sBuf
+  }
+}
+)");
+  INFO(title(reused));
+  CHECK(reused.outcome == Outcome::kFinished);
+}

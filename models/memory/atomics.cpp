@@ -247,7 +247,8 @@ OpResult AtomicsUnit::execute(OpContext& ctx) {
   bool fence_release = isa::releases(r.order);  // a release op starts with its own fence
   if (fence_release && is_write(d.kind)) check_unfinished_stores(ctx);
   if (fence_release) released(ctx);
-  else if (is_write(d.kind)) check_relaxed_publish(ctx);
+  // (not a compare-and-swap, nor any op that acquires: taking a lock publishes nothing)
+  else if (is_write(d.kind) && d.kind != OpKind::kAtomCas && !isa::acquires(r.order)) check_relaxed_publish(ctx);
   if (hb && is_write(d.kind)) r.release = fence_release ? hazards_->release(ctx.warp_id) : hazards_->clone(fence_[ctx.warp_id]);
   Cycle now = sim_.now();
   Cycle depart = now + Cycle(fence_release ? m.release_issue_cycles : 0);
@@ -378,6 +379,7 @@ void AtomicsUnit::apply(const Request& r) {
     hazards_->drop(r.release);
   }
   if (returns_value(r.kind)) {
+    last_read_[r.warp] = {r.word, sim_.now().v};
     Warp& x = sim_.warp(r.warp);
     x.slots[sim_.op_of(x, r.op).result_slots[0]] = before;
     if (hb) {
@@ -425,6 +427,7 @@ void AtomicsUnit::poll(std::uint32_t wid) {
   s.held = false;
   if (!s.active || !holds(s.cond, words_[s.word], s.value)) return;
   s.active = false;
+  last_read_[wid] = {s.word, sim_.now().v};  // (the poll that saw the condition hold)
   auto& list = spinners_[s.word];
   list.erase(std::find(list.begin(), list.end(), wid));
   if (list.empty()) spinners_.erase(s.word);
@@ -698,7 +701,11 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     }
   }
   std::string what = fmt::format("{} {} (it is {})", word_name(word), cond_words(s.cond, s.value), words_[word]);
-  if (std::string erased = erase_words(); !erased.empty()) e.lead_cause(std::move(erased));
+  // (arrivals erased on this word, or on one the spinning warp's role reads: a grid barrier's count beside its generation)
+  const bool erased_here =
+      erase_ && (erase_->word == word ||
+                 role_reads_[static_cast<std::size_t>(w.role)][static_cast<std::size_t>(p.global_layout.decl_of(erase_->word))]);
+  if (erased_here) e.lead_cause(erase_words());
   // A spinner on this word (the earliest) whose condition held and was taken back by a write before its next poll: it
   // can never see that moment again. Every spinner of the word names it (first: the others' causes follow from it).
   const Spin* missed = nullptr;
@@ -746,7 +753,7 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
                         live_writers > static_cast<int>(spinning.size())
                             ? fmt::format(" and {} more", live_writers - static_cast<int>(spinning.size()))
                             : "",
-                        words_[word], missed || erase_ ? "" : " (a turn or count off by one?)"));
+                        words_[word], missed || erased_here ? "" : " (a turn or count off by one?)"));
   } else if (!elsewhere.empty() && here_writers == 0) {
     // Which element another CTA's warp writes is known only when it runs: no edge is drawn, but the blocked ones
     // are named (a writer that waits for the spinner's CTA closes a cycle the graph cannot see).
@@ -762,10 +769,12 @@ void AtomicsUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
 void AtomicsUnit::note_erase(const Request& r) {
   const Rmw me{r.cta_id, r.warp, r.warp_index, r.role, r.op, sim_.now().v};
   const bool store = r.kind == OpKind::kStRelease || r.kind == OpKind::kStRelaxed || r.kind == OpKind::kAtomExch;
-  if (r.kind == OpKind::kStRelease) last_release_[r.warp] = me;
+  if (isa::releases(r.order)) last_release_[r.warp] = me;
   if (!store) {
     std::vector<Rmw>& list = rmws_[r.word];
-    if (list.size() < kMaxRmws) list.push_back(me);
+    // (the latest ones count: the storer's own is among the last; the oldest half goes when the list is full)
+    if (list.size() >= kMaxRmws) list.erase(list.begin(), list.begin() + kMaxRmws / 2);
+    list.push_back(me);
     return;
   }
   auto it = rmws_.find(r.word);
@@ -775,9 +784,14 @@ void AtomicsUnit::note_erase(const Request& r) {
   if (erase_) return;
   auto own = std::find_if(list.rbegin(), list.rend(), [&](const Rmw& x) { return x.warp == r.warp && x.cta == r.cta_id; });
   if (own == list.rend()) return;
+  // Only what the storer had not seen: RMWs after its own and after its latest read of the word (a spin that saw the
+  // count complete, then a reset, erases nothing it did not count).
+  std::int64_t seen = own->cycle;
+  if (auto rd = last_read_.find(r.warp); rd != last_read_.end() && rd->second.first == r.word && rd->second.second >= 0)
+    seen = std::max(seen, rd->second.second);
   Erase e{r.word, me, *own, {}, 0, {}};
   for (auto x = own.base(); x != list.end(); ++x)
-    if (x->cta != r.cta_id && e.erased++ == 0) e.first = *x;
+    if (x->cta != r.cta_id && x->cycle > seen && e.erased++ == 0) e.first = *x;
   if (e.erased == 0) return;
   if (auto rel = last_release_.find(r.warp); rel != last_release_.end() && rel->second.cta == r.cta_id &&
                                               rel->second.cycle >= own->cycle && rel->second.op != r.op)

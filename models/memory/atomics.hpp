@@ -132,7 +132,8 @@ class AtomicsUnit : public Unit {
   };
   static constexpr std::size_t kMaxRmws = 256;
   std::unordered_map<std::uint32_t, std::vector<Rmw>> rmws_;
-  std::unordered_map<std::uint32_t, Rmw> last_release_;  // warp id -> its latest st.release
+  std::unordered_map<std::uint32_t, Rmw> last_release_;  // warp id -> its latest release write
+  std::unordered_map<std::uint32_t, std::pair<std::uint32_t, std::int64_t>> last_read_;  // warp id -> (word, cycle) it read last
   std::optional<Erase> erase_;
   void note_erase(const Request& r);
   std::string erase_words() const;

@@ -227,9 +227,13 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
             const bool same_stage = buffer >= smem_count_ || !p.smems[p.smem_layout.decl_of(buffer)].array ||
                                     !p.mbarriers[p.mbarrier_layout.decl_of(bf)].array ||
                                     index(p.smem_layout, buffer) == index(p.mbarrier_layout, bf);
-            if (la.op != ~0u && la.cycle <= prior.issued && same_stage) {
-              const isa::OpDesc& ad = sim_.op_of(pw, la.op);
-              const isa::OpDesc& copy = sim_.op_of(pw, prior.op);
+            const isa::OpDesc* ad_p = la.op != ~0u ? &sim_.op_of(pw, la.op) : nullptr;
+            const isa::OpDesc& copy = sim_.op_of(pw, prior.op);
+            // (the arrive written before the copy in the code: one after it, reached late by the reader's stale parity,
+            // is another mistake)
+            if (ad_p != nullptr && la.cycle <= prior.issued && same_stage && ad_p->loc.file == copy.loc.file &&
+                ad_p->loc.line < copy.loc.line) {
+              const isa::OpDesc& ad = *ad_p;
               return fmt::format("warp {} waited on {}, which warp {} signals with `{}` (line {}), and that arrive, at cycle "
                                  "{}, came before this copy (line {}, cycle {}): a cp.async.arrive tracks only the copies "
                                  "its warp issued before it (PTX cp.async.mbarrier.arrive), so the phase completed without "

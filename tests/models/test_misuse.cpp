@@ -2262,3 +2262,57 @@ TEST_CASE("misuse: a reducer reading every warp's partial sums is checked agains
   CHECK_THAT(message(arrive), Catch::Contains("(here warp 4, before it reads) needs `bar.sync 2`"));
   CHECK(run_text(with("param FIXED = 1\nparam REDUCER_SYNC = 1\n", kRowReduce)).outcome == Outcome::kFinished);
 }
+
+TEST_CASE("misuse: a lock taken with an acquiring compare-and-swap after global stores is no relaxed publish",
+          "[misuse][global]") {
+  auto lock = run_text(R"(kernel k grid=(8,1,1) warps=1 {
+  global lock init=0
+  tensor D dtype=f32 shape=(1024, 128)
+  tensor Acc dtype=f32 shape=(32, 128)
+  warp 0 w {
+    compute cycles=100 + cta * 50
+    st.global dst=D box=(32, 128) at=(cta * 32, 0)
+    let got = 1
+    while got != 0 {
+      elect { atom.cas lock cmp=0 val=1 sem=acquire -> got }
+    }
+    ld.global src=Acc box=(32, 128) at=(0, 0)
+    st.global dst=Acc box=(32, 128) at=(0, 0)
+    elect { st.release lock val=0 }
+  }
+}
+)");
+  CHECK(lock.outcome == Outcome::kFinished);
+  CHECK(lock.warnings.empty());
+}
+
+TEST_CASE("misuse: a counter reset after its storer saw every add erases nothing; a grid of 264 CTAs still names the reset",
+          "[misuse][global][deadlock]") {
+  // CTA 0 waits until all CTAs added, then resets the count: no arrival is lost. The deadlock (a spin on a flag that
+  // nothing writes) is told as such, with no erase cause.
+  auto observed = run_text(R"(param CTAS = 4
+kernel k grid=(CTAS,1,1) warps=1 {
+  global cnt init=0
+  global flag init=0
+  warp 0 w {
+    compute cycles=10 + cta * 200
+    elect { red.add cnt val=1 sem=release }
+    if cta == 0 {
+      spin cnt ge=CTAS
+      elect { st.relaxed cnt val=0 }
+    }
+    spin flag ge=1
+  }
+}
+)");
+  REQUIRE(observed.outcome == Outcome::kDeadlock);
+  INFO(test::causes(observed));
+  CHECK_THAT(test::causes(observed), !Catch::Contains("those arrivals are lost"));
+  CHECK_THAT(test::causes(observed), Catch::Contains("no op of the kernel writes flag"));
+  // The grid barrier whose reset comes after the release, with more CTAs than the adds a word keeps at once.
+  std::string big_text = with("param FIXED = 0\n", kGridReset);
+  big_text.replace(big_text.find("param CTAS = 64"), 15, "param CTAS = 264");
+  auto big = run_text(big_text);
+  REQUIRE(big.outcome == Outcome::kDeadlock);
+  CHECK_THAT(big.deadlock.causes.front(), Catch::Contains("those arrivals are lost"));
+}

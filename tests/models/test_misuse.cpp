@@ -2004,6 +2004,34 @@ TEST_CASE("misuse: a cp.async.arrive issued before the copies it should track na
                                            "noinc` (line 12), and that arrive") &&
                                Catch::Contains("came before this copy (line 13") && !Catch::Contains("bar.sync 0"));
   CHECK(run_text(with("param FIXED = 1\n", kArriveFirst)).outcome == Outcome::kFinished);
+  // The arrive written after the copy, and a consumer whose parity never flips: the read is early for another reason.
+  auto parity = run_text(R"(param KT = 4
+kernel k grid=(1,1,1) warps=2 {
+  mbarrier full count=32
+  mbarrier empty count=1
+  smem sA bytes=8K
+  warp 0 producer {
+    for k in 0..KT {
+      wait empty parity=(k & 1) ^ 1
+      cp.async bytes=8K dst=sA
+      compute cycles=300
+      cp.async.arrive full noinc
+    }
+    cp.async.wait 0
+  }
+  warp 1 math {
+    for k in 0..KT {
+      wait full parity=0
+      ldmatrix bytes=8K src=sA
+      elect { arrive empty }
+      compute cycles=100
+    }
+  }
+}
+)");
+  INFO(message(parity));
+  REQUIRE(parity.outcome == Outcome::kUndefined);
+  CHECK_THAT(message(parity), !Catch::Contains("came before this copy"));
 }
 
 // An accumulator ring of two stages of N = 256 columns: STRIDE 128 puts stage 1 over half of stage 0.

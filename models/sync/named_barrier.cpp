@@ -303,6 +303,30 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
         if (x.role >= 0 && x.state == WarpState::kDone && warp_uses(c.first_warp + static_cast<std::uint32_t>(i), static_cast<int>(w.wait_obj)))
           gone.push_back(i);
       }
+    // Warps whose role's code uses the barrier but that exited without reaching it (their run took no path to it: a
+    // loop with no round for them, e.g. a warpgroup with no tile): an arrive meant to happen once sits in that loop.
+    std::vector<int> skipped;
+    const isa::OpDesc* skipped_op = nullptr;
+    if (!nb.all && !spilled && gone.empty())
+      for (int i = 0; i < p.warps; ++i) {
+        const Warp& x = sim_.warp(c.first_warp + i);
+        if (x.role < 0 || x.state != WarpState::kDone) continue;
+        for (const isa::OpDesc& d : p.roles[static_cast<std::size_t>(x.role)].ops) {
+          if (d.kind != OpKind::kBarSync && d.kind != OpKind::kBarArrive) continue;
+          const isa::AttrSlot* sl = d.slot(Attr::kId);
+          if (sl == nullptr) continue;
+          const bool dynamic = std::find(d.dynamic_slots.begin(), d.dynamic_slots.end(), sl->first) != d.dynamic_slots.end();
+          if (!dynamic && d.base_values[sl->first] != static_cast<std::int64_t>(w.wait_obj)) continue;
+          if (skipped.empty() || skipped.back() != i) skipped.push_back(i);
+          if (skipped_op == nullptr || (d.kind == OpKind::kBarArrive && skipped_op->kind != OpKind::kBarArrive)) skipped_op = &d;
+        }
+      }
+    if (!skipped.empty() && skipped_op != nullptr)
+      why += fmt::format(". Warp(s) {} ({} threads) exited without reaching bar {}, though their role's code uses it (`{}` at "
+                         "line {}): their run took no path to it (a loop with no round for them, e.g. a warpgroup with no "
+                         "tile). An arrive that must happen once whatever the work, such as the first turn of warpgroups that "
+                         "take turns, belongs before that loop",
+                         fmt::join(skipped, ", "), 32 * skipped.size(), w.wait_obj, skipped_op->text, skipped_op->loc.line);
     if (!gone.empty())
       why += fmt::format(". Warp(s) {} ({} threads), whose code uses bar {} too, have exited: an exited warp never arrives, "
                          "and with a thread count it does not count as arrived. The warps that meet on a barrier must all "

@@ -2344,3 +2344,36 @@ kernel k grid=(CTAS,1,1) warps=1 {
   REQUIRE(big.outcome == Outcome::kDeadlock);
   CHECK_THAT(big.deadlock.causes.front(), Catch::Contains("those arrivals are lost"));
 }
+
+TEST_CASE("misuse: the first turn of warpgroups that take turns given inside a loop that one of them never enters",
+          "[misuse][named]") {
+  // Two warpgroups alternate through bar 3 / bar 4; warpgroup 1 gives warpgroup 0 its first turn. With one tile,
+  // warpgroup 1's tile loop runs no round: an arrive inside it never comes.
+  auto run = [](bool inside) {
+    return run_text(fmt::format(R"(param TILES = 1
+kernel k grid=(1,1,1) warps=8 {{
+  warpgroups 0..2 consumer {{
+    let wg = warpgroup
+    {}
+    let j = 0
+    for t in wg..TILES step 2 {{
+      {}
+      bar.sync 3 + wg threads=256
+      compute cycles=500
+      bar.arrive 3 + (1 - wg) threads=256
+      let j = j + 1
+    }}
+  }}
+}}
+)",
+                                inside ? "" : "if wg == 1 { bar.arrive 3 threads=256 }",
+                                inside ? "if wg == 1 && j == 0 { bar.arrive 3 threads=256 }" : ""));
+  };
+  auto bug = run(true);
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  INFO(test::causes(bug));
+  CHECK_THAT(test::causes(bug), Catch::Contains("Warp(s) 4, 5, 6, 7 (128 threads) exited without reaching bar 3, though their "
+                                                "role's code uses it (`bar.arrive 3 threads=256` at line 8)") &&
+                                    Catch::Contains("belongs before that loop"));
+  CHECK(run(false).outcome == Outcome::kFinished);
+}

@@ -1581,12 +1581,31 @@ std::string MbarrierUnit::skipped_release_words(std::uint32_t cta, std::uint32_t
   const std::int64_t phase = c.barriers[flat].phase();
   // (And it did release the element's previous phase: a warp whose releases come late by design, after its
   // next wait, as a delayed release does, never released the element before its first such wait.)
-  if (c.consumed[i] != phase || x.wait_value != phase + 1 || phase < 1 ||
-      (phase_arrivers(cta, flat, phase - 1) >> (x.index & 31) & 1) == 0)
+  // Or, before the element's first phase, it has released another element of the array since (a release that names
+  // the stage just issued on instead of the one before: `arrive empty[c]` for `empty[(k - 1) % S]`).
+  constexpr std::uint32_t kNoElement = ~0u;
+  auto released_sibling = [&]() -> std::uint32_t {
+    const std::uint32_t base = layout().base[de], n = static_cast<std::uint32_t>(p.mbarriers[de].size);
+    for (std::uint32_t e = base; e < base + n; ++e)
+      if (e != flat && (recent_arrivers(cta, e) >> (x.index & 31) & 1) != 0) return e;
+    return kNoElement;
+  };
+  const std::uint32_t sibling = phase >= 1 ? kNoElement : released_sibling();
+  if (c.consumed[i] != phase || x.wait_value != phase + 1 ||
+      (phase >= 1 ? (phase_arrivers(cta, flat, phase - 1) >> (x.index & 31) & 1) == 0 : sibling == kNoElement))
     return "";
   std::vector<std::string> arrives;
   for (const isa::OpDesc* d : hazards_->release_ops(x.role, de))
     arrives.push_back(fmt::format("`{}` at line {}", d->text, d->loc.line));
+  if (sibling != kNoElement)
+    return fmt::format(
+        "{} returned on phase {} of {} (`{}` at line {}) and now waits for its phase {}, without arriving on {} in between, "
+        "while it did arrive on {}: its release{} names another stage than the one it consumed. A release after "
+        "`wgmma.wait 1` frees the previous k-block's stage ((k - 1) % STAGES, as CUTLASS's consumer_release does), not the "
+        "one just issued on",
+        sim_.warp_label(x), phase, barrier_name(f), sim_.op_of(x, c.consumed_op[i]).text,
+        sim_.op_of(x, c.consumed_op[i]).loc.line, phase + 1, barrier_name(flat), barrier_name(sibling),
+        arrives.empty() ? "" : fmt::format(" ({})", fmt::join(arrives, ", ")));
   return fmt::format(
       "{} returned on phase {} of {} (`{}` at line {}) and now waits for its phase {}, without arriving on {} in "
       "between: it consumed the stage and went back for its next fill without releasing it. A path from that wait "

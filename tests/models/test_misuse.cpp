@@ -2377,3 +2377,203 @@ kernel k grid=(1,1,1) warps=8 {{
                                     Catch::Contains("belongs before that loop"));
   CHECK(run(false).outcome == Outcome::kFinished);
 }
+
+// Mixed-input GEMM: a transform warpgroup converts B into a ring of converted stages; the MMA warpgroup releases a
+// converted stage after `wgmma.wait 1`. FIXED = 0 releases the stage just issued on (c) instead of the previous one.
+const char* kMixedRelease = R"(param STAGES = 4
+param CSTAGES = 2
+param KT = 16
+const TM = 64
+const TN = 128
+const TK = 64
+gpu h100-sxm
+kernel mixed_gemm grid=(8,1,1) warps=12 {
+  mbarrier full[STAGES] count=1
+  mbarrier empty[STAGES] count=8               # one elected lane per warp of the two warpgroups
+  mbarrier cvt_full[CSTAGES] count=4           # one elected lane per transform warp
+  mbarrier cvt_empty[CSTAGES] count=4          # one elected lane per MMA warp
+  smem sA[STAGES] bytes=TM * TK * 2
+  smem sBq[STAGES] bytes=TN * TK
+  smem sB[CSTAGES] bytes=TN * TK * 2
+  tensor A dtype=bf16 shape=(4096, 4096)
+  tensor Bq dtype=s8 shape=(4096, 4096)
+
+  warp 0 producer {
+    elect {
+      for k in 0..KT {
+        let s = k % STAGES
+        wait empty[s] parity=((k / STAGES) & 1) ^ 1
+        arrive.expect_tx full[s] tx=TM * TK * 2 + TN * TK
+        tma.load A box=(TM, TK) at=(cta * TM, k * TK) dst=sA[s] bar=full[s] swizzle=128
+        tma.load Bq box=(TN, TK) at=(0, k * TK) dst=sBq[s] bar=full[s] swizzle=64
+      }
+      for k in KT..KT + STAGES {
+        wait empty[k % STAGES] parity=((k / STAGES) & 1) ^ 1
+      }
+    }
+  }
+
+  warpgroup 1 transform {
+    for k in 0..KT {
+      let s = k % STAGES
+      let c = k % CSTAGES
+      wait full[s] parity=(k / STAGES) & 1
+      ld.shared bytes=TN * TK / 4 src=sBq[s]     # each warp its quarter of the raw int8 tile
+      elect { arrive empty[s] }
+      compute cycles=200                        # int8 -> bf16 (and scale)
+      wait cvt_empty[c] parity=((k / CSTAGES) & 1) ^ 1
+      st.shared bytes=TN * TK * 2 / 4 dst=sB[c]
+      fence.proxy.async                         # generic writes -> visible to wgmma (async proxy)
+      elect { arrive cvt_full[c] }
+    }
+  }
+
+  warpgroup 2 mma {
+    for k in 0..KT {
+      let s = k % STAGES
+      let c = k % CSTAGES
+      wait full[s] parity=(k / STAGES) & 1
+      wait cvt_full[c] parity=(k / CSTAGES) & 1
+      wgmma.fence
+      wgmma m64n128k16 dtype=bf16 a=sA[s] b=sB[c] count=4
+      wgmma.commit
+      if k > 0 {
+        wgmma.wait 1
+        elect {
+          arrive empty[(k - 1) % STAGES]
+          if FIXED { arrive cvt_empty[(k - 1) % CSTAGES] } else { arrive cvt_empty[c] }
+        }
+      }
+    }
+    wgmma.wait 0
+    elect {
+      arrive empty[(KT - 1) % STAGES]
+      arrive cvt_empty[(KT - 1) % CSTAGES]
+    }
+  }
+}
+)";
+
+TEST_CASE("misuse: a release after wgmma.wait 1 that names the stage just issued on, not the previous one",
+          "[misuse][deadlock]") {
+  auto bug = run_text(with("param FIXED = 0\n", kMixedRelease));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  INFO(test::causes(bug));
+  CHECK_THAT(bug.deadlock.causes.front(),
+             Catch::StartsWith("cvt_empty[0]: none of the 4 arrivals of phase 0 came") &&
+                 Catch::Contains("without arriving on cvt_empty[0] in between, while it did arrive on cvt_empty[1]") &&
+                 Catch::Contains("frees the previous k-block's stage"));
+  CHECK(run_text(with("param FIXED = 1\n", kMixedRelease)).outcome == Outcome::kFinished);
+}
+
+// FA3 forward with K and V in rings of their own; FIXED = 0 waits for V's stage on K's full barrier.
+const char* kWaitWrongRing = R"(param NB = 8
+param KS = 2
+const BM = 64
+const BN = 128
+const HD = 128
+gpu h100-sxm
+kernel fa3_fwd grid=(8,1,1) warps=8 {
+  mbarrier q_full count=1
+  mbarrier full_k[KS] count=1
+  mbarrier empty_k[KS] count=4
+  mbarrier full_v[KS] count=1
+  mbarrier empty_v[KS] count=4
+  smem sQ bytes=BM * HD * 2
+  smem sK[KS] bytes=BN * HD * 2
+  smem sV[KS] bytes=BN * HD * 2
+  smem sO bytes=BM * HD * 2
+  tensor Q dtype=bf16 shape=(8192, HD)
+  tensor K dtype=bf16 shape=(8192, HD)
+  tensor V dtype=bf16 shape=(8192, HD)
+  tensor O dtype=bf16 shape=(8192, HD)
+
+  warp 0 producer {
+    elect {
+      arrive.expect_tx q_full tx=BM * HD * 2
+      tma.load Q box=(BM, 64) at=(cta * BM, 0) dst=sQ bar=q_full swizzle=128
+      tma.load Q box=(BM, 64) at=(cta * BM, 64) dst=sQ bar=q_full swizzle=128
+      # K runs one block ahead of V (FA3's producer: K_0, then K_j, V_{j-1}, ..., V_{NB-1})
+      for j in 0..NB + 1 {
+        if j < NB {
+          let s = j % KS
+          wait empty_k[s] parity=((j / KS) & 1) ^ 1
+          arrive.expect_tx full_k[s] tx=BN * HD * 2
+          tma.load K box=(BN, 64) at=(j * BN, 0) dst=sK[s] bar=full_k[s] swizzle=128
+          tma.load K box=(BN, 64) at=(j * BN, 64) dst=sK[s] bar=full_k[s] swizzle=128
+        }
+        if j > 0 {
+          let s = (j - 1) % KS
+          wait empty_v[s] parity=(((j - 1) / KS) & 1) ^ 1
+          arrive.expect_tx full_v[s] tx=BN * HD * 2
+          tma.load V box=(BN, 64) at=((j - 1) * BN, 0) dst=sV[s] bar=full_v[s] swizzle=128
+          tma.load V box=(BN, 64) at=((j - 1) * BN, 64) dst=sV[s] bar=full_v[s] swizzle=128
+        }
+      }
+      for j in NB..NB + KS {                       # producer tail
+        wait empty_k[j % KS] parity=((j / KS) & 1) ^ 1
+        wait empty_v[j % KS] parity=((j / KS) & 1) ^ 1
+      }
+    }
+  }
+
+  warpgroup 1 consumer {
+    wait q_full parity=0
+    wait full_k[0] parity=0
+    wgmma.fence
+    wgmma m=64 n=BN k=16 dtype=bf16 a=sQ b=sK[0] count=HD / 16      # S_0 = Q K_0^T
+    wgmma.commit
+    wgmma.wait 0
+    elect { arrive empty_k[0] }
+    compute cycles=600                              # softmax(S_0): row max, exp2, row sum -> P_0
+    for j in 1..NB {
+      let sk = j % KS
+      let sv = (j - 1) % KS
+      wait full_k[sk] parity=(j / KS) & 1
+      wgmma.fence
+      wgmma m=64 n=BN k=16 dtype=bf16 a=sQ b=sK[sk] count=HD / 16   # S_j = Q K_j^T
+      wgmma.commit
+      if FIXED { wait full_v[sv] parity=((j - 1) / KS) & 1 } else { wait full_k[sv] parity=((j - 1) / KS) & 1 }
+      wgmma m=64 n=HD k=16 dtype=bf16 b=sV[sv] count=BN / 16       # O += P_{j-1} V_{j-1} (P from registers)
+      wgmma.commit
+      wgmma.wait 1                                  # S_j complete; P_{j-1} V_{j-1} may still run
+      elect { arrive empty_k[sk] }
+      compute cycles=600                            # softmax(S_j)
+      wgmma.wait 0                                  # P_{j-1} V_{j-1} complete
+      elect { arrive empty_v[sv] }
+      compute cycles=100                            # rescale O by exp2(m_old - m_new)
+    }
+    let sv = (NB - 1) % KS
+    wait full_v[sv] parity=((NB - 1) / KS) & 1
+    wgmma.fence
+    wgmma m=64 n=HD k=16 dtype=bf16 b=sV[sv] count=BN / 16       # O += P_{NB-1} V_{NB-1}
+    wgmma.commit
+    wgmma.wait 0
+    elect { arrive empty_v[sv] }
+    # epilogue: O / row_sum -> bf16 in smem -> TMA store; LSE straight to global
+    compute cycles=200
+    st.shared bytes=BM * HD * 2 / 4 dst=sO
+    fence.proxy.async
+    bar.sync 1 threads=128
+    if warp_in_role == 0 {
+      elect {
+        tma.store O box=(BM, 64) at=(cta * BM, 0) src=sO swizzle=128
+        tma.commit
+        tma.wait 0
+      }
+    }
+    st.global bytes=BM * 4 / 4                      # LSE of this warp's 16 rows
+  }
+}
+)";
+
+TEST_CASE("misuse: a wait on the sibling ring's barrier is asked about by name", "[misuse][deadlock]") {
+  auto bug = run_text(with("param FIXED = 0\n", kWaitWrongRing));
+  REQUIRE(bug.outcome == Outcome::kDeadlock);
+  INFO(test::causes(bug));
+  CHECK_THAT(bug.deadlock.causes.front(),
+             Catch::Contains("full_k and full_v are filled alike (3 ops signal each), but the kernel waits on full_k in 3 "
+                             "places and on full_v in 2") &&
+                 Catch::Contains("mean full_v?"));
+  CHECK(run_text(with("param FIXED = 1\n", kWaitWrongRing)).outcome == Outcome::kFinished);
+}

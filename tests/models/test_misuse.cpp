@@ -2314,7 +2314,7 @@ TEST_CASE("misuse: a lock taken with an acquiring compare-and-swap after global 
   CHECK(lock.warnings.empty());
 }
 
-TEST_CASE("misuse: a counter reset after its storer saw every add erases nothing; a grid of 264 CTAs still names the reset",
+TEST_CASE("misuse: a counter reset after its storer saw every add erases nothing and a grid of 264 CTAs still names the reset",
           "[misuse][global][deadlock]") {
   // CTA 0 waits until all CTAs added, then resets the count: no arrival is lost. The deadlock (a spin on a flag that
   // nothing writes) is told as such, with no erase cause.

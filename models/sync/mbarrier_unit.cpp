@@ -1597,23 +1597,20 @@ std::string MbarrierUnit::skipped_release_words(std::uint32_t cta, std::uint32_t
   std::vector<std::string> arrives;
   for (const isa::OpDesc* d : hazards_->release_ops(x.role, de))
     arrives.push_back(fmt::format("`{}` at line {}", d->text, d->loc.line));
-  if (sibling != kNoElement)
-    return fmt::format(
-        "{} returned on phase {} of {} (`{}` at line {}) and now waits for its phase {}, without arriving on {} in between, "
-        "while it did arrive on {}: its release{} names another stage than the one it consumed. A release after "
-        "`wgmma.wait 1` frees the previous k-block's stage ((k - 1) % STAGES, as CUTLASS's consumer_release does), not the "
-        "one just issued on",
-        sim_.warp_label(x), phase, barrier_name(f), sim_.op_of(x, c.consumed_op[i]).text,
-        sim_.op_of(x, c.consumed_op[i]).loc.line, phase + 1, barrier_name(flat), barrier_name(sibling),
-        arrives.empty() ? "" : fmt::format(" ({})", fmt::join(arrives, ", ")));
-  return fmt::format(
-      "{} returned on phase {} of {} (`{}` at line {}) and now waits for its phase {}, without arriving on {} in "
-      "between: it consumed the stage and went back for its next fill without releasing it. A path from that wait "
-      "around its release{} (a `continue` or a branch for a skipped or masked block) leaves the "
-      "stage held: every stage a consumer waited for is released, also one whose work it skips",
+  const std::string head = fmt::format(
+      "{} returned on phase {} of {} (`{}` at line {}) and now waits for its phase {}, without arriving on {} in between",
       sim_.warp_label(x), phase, barrier_name(f), sim_.op_of(x, c.consumed_op[i]).text,
-      sim_.op_of(x, c.consumed_op[i]).loc.line, phase + 1, barrier_name(flat),
-      arrives.empty() ? "" : fmt::format(" ({})", fmt::join(arrives, ", ")));
+      sim_.op_of(x, c.consumed_op[i]).loc.line, phase + 1, barrier_name(flat));
+  const std::string ops = arrives.empty() ? "" : fmt::format(" ({})", fmt::join(arrives, ", "));
+  if (sibling != kNoElement)
+    return fmt::format("{}, while it did arrive on {}: its release{} names another stage than the one it consumed. A release "
+                       "after `wgmma.wait 1` frees the previous k-block's stage ((k - 1) % STAGES, as CUTLASS's "
+                       "consumer_release does), not the one just issued on",
+                       head, barrier_name(sibling), ops);
+  return fmt::format("{}: it consumed the stage and went back for its next fill without releasing it. A path from that wait "
+                     "around its release{} (a `continue` or a branch for a skipped or masked block) leaves the stage held: "
+                     "every stage a consumer waited for is released, also one whose work it skips",
+                     head, ops);
 }
 
 // A barrier of the same shape as the one warp w waits on, signalled by as many ops (a sibling ring: FA3's V beside K),

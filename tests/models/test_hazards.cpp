@@ -1519,10 +1519,12 @@ kernel k warps=2 {
 }
 
 TEST_CASE("hazards: hand-offs that share one buffer, each pair with its own barriers, do not conflict", "[hazards]") {
-  // Two softmax warpgroups hand their halves of one sScale to the correction warpgroup, each through its own full and
-  // empty barriers: a read is checked against the writers that handed it its data only (they were ordered before it
-  // and before no earlier read of its warp), not against the other half's writer.
-  auto halves = run_text(R"(param ROWS = 4
+  // (1) Two softmax warpgroups hand their halves of one sScale to the correction warpgroup, each through its own full
+  // and empty barriers: a read is checked against the writers that handed it its data only (they were ordered before it
+  // and before no earlier read of its warp), not against the other half's writer. (2) Warp i hands warp i + 4 a value
+  // through one buffer, each pair with its own named barriers. (3) A buffer used for a hand-off, then filled by a TMA
+  // load whose data each warp reads and overwrites in its own part: the TMA write ends the hand-off.
+  const char* programs[] = {R"(param ROWS = 4
 kernel k grid=(1,1,1) warps=12 {
   mbarrier full0 count=128
   mbarrier full1 count=128
@@ -1556,11 +1558,8 @@ kernel k grid=(1,1,1) warps=12 {
     }
   }
 }
-)");
-  INFO(title(halves));
-  CHECK(halves.outcome == Outcome::kFinished);
-  // Warp i hands warp i + 4 a value through one buffer, each pair with its own named barriers.
-  auto pairs = run_text(R"(param ROUNDS = 4
+)",
+                            R"(param ROUNDS = 4
 kernel k grid=(1,1,1) warps=8 {
   smem xchg bytes=512
   warpgroup 0 producer {
@@ -1580,12 +1579,8 @@ kernel k grid=(1,1,1) warps=8 {
     }
   }
 }
-)");
-  INFO(title(pairs));
-  CHECK(pairs.outcome == Outcome::kFinished);
-  // A buffer used for a hand-off, then filled by a TMA load whose data each warp reads and overwrites in its own part:
-  // the TMA write ends the hand-off.
-  auto reused = run_text(R"(kernel k grid=(1,1,1) warps=2 {
+)",
+                            R"(kernel k grid=(1,1,1) warps=2 {
   mbarrier full count=1
   smem sBuf bytes=8K
   tensor C dtype=f32 shape=(64, 32)
@@ -1609,7 +1604,11 @@ kernel k grid=(1,1,1) warps=8 {
     st.shared bytes=4K dst=sBuf
   }
 }
-)");
-  INFO(title(reused));
-  CHECK(reused.outcome == Outcome::kFinished);
+)"};
+  for (const char* text : programs) {
+    auto r = run_text(text);
+    INFO(text);
+    INFO(title(r));
+    CHECK(r.outcome == Outcome::kFinished);
+  }
 }

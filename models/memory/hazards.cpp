@@ -516,8 +516,10 @@ void HazardUnit::generic(const OpContext& ctx, std::uint32_t buffer, bool write,
     if (write) {
       if (mine == wrote.end()) wrote.emplace_back(ctx.warp_id, bytes);
       else mine->second += bytes;
-    } else {
-      r.reads_more = mine != wrote.end() && bytes > mine->second;
+    } else if (mine != wrote.end()) {
+      // (what it wrote since its previous read: a reducer that adds its own partial each round reads more each round)
+      r.reads_more = bytes > mine->second;
+      mine->second = 0;
     }
   }
   r.comp[0] = comp_of(ctx.warp_id);

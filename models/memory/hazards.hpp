@@ -261,8 +261,8 @@ class HazardUnit : public Unit {
     // Its ld.shared by such readers and st.shared by others are checked against each other from then on (in this CTA).
     bool handoff = false;
     bool async_written = false;  // written by something other than st.shared (a TMA load, a cp.async, an MMA)
-    // The bytes each warp (id) wrote with st.shared since then: a warp that reads more than it wrote reads other warps'
-    // parts (a reduction's reducer reading every warp's partial), a hand-off too.
+    // The bytes each warp (id) wrote with st.shared since then and since its own previous read: a warp that reads more
+    // than it wrote reads other warps' parts (a reduction's reducer reading every warp's partial), a hand-off too.
     std::vector<std::pair<std::uint32_t, std::int64_t>> wrote;
     // Hand-off readers: per (reader warp id, writer warp id) the issue cycle of the writer's latest st.shared that a read
     // of the reader was ordered after (Rec::suppliers: the writes newly ordered before a read).

@@ -2254,16 +2254,17 @@ TEST_CASE("misuse: a warp that overwrites the TMEM columns its own tcgen05.ld st
 // An epilogue's row reduction: each of the 8 consumer warps writes its partial row sums to sRed, a barrier gathers them,
 // and warp 4 reads all 8 partials (more than it wrote itself). FIXED = 0 writes the partials before the barrier the
 // reducer passes only after its previous read; REDUCER_SYNC = 0 lets the reducer only arrive there before it reads.
-const char* kRowReduce = R"(param SUB = 6
+const char* kRowReduce = R"(param SUB = 12
+param LATE = 0
 kernel evt grid=(1,1,1) warps=12 {
   smem sRed bytes=8 * 256
   warpgroups 1..3 consumer {
     compute cycles=500
     for i in 0..SUB {
       compute cycles=80
-      if FIXED == 0 { st.shared bytes=256 dst=sRed }
+      if FIXED == 0 && i >= LATE { st.shared bytes=256 dst=sRed }
       bar.sync 1 threads=256
-      if FIXED { st.shared bytes=256 dst=sRed }
+      if FIXED || i < LATE { st.shared bytes=256 dst=sRed }
       if warp == 4 && REDUCER_SYNC == 0 { bar.arrive 2 threads=256 }
       else { bar.sync 2 threads=256 }
       if warp == 4 {
@@ -2283,6 +2284,12 @@ TEST_CASE("misuse: a reducer reading every warp's partial sums is checked agains
   CHECK(title(hoisted) == "buffer overwritten while still read (WAR)");
   CHECK_THAT(message(hoisted), Catch::Contains("warp 4 reads other warps' parts of sRed (its ld.shared takes more bytes than "
                                                "its own st.shared wrote there)"));
+  // The same from round 9 on: the reducer still reads more than it wrote since its previous read.
+  std::string late_text = with("param FIXED = 0\nparam REDUCER_SYNC = 1\n", kRowReduce);
+  late_text.replace(late_text.find("param LATE = 0"), 14, "param LATE = 9");
+  auto late = run_text(late_text);
+  INFO(message(late));
+  CHECK(title(late) == "buffer overwritten while still read (WAR)");
   auto arrive = run_text(with("param FIXED = 1\nparam REDUCER_SYNC = 0\n", kRowReduce));
   INFO(message(arrive));
   REQUIRE(arrive.outcome == Outcome::kUndefined);

@@ -277,8 +277,10 @@ void MbarrierUnit::check_observed(std::uint32_t cta, std::uint32_t flat, std::ui
                           b.phase() - 1, fmt::join(rank_ids(cta, ranks), ","), b.expected(), sim_.cta(sim_.warp(warp).cta).id);
   }
   const std::string rule = fmt::format("{} on {}{} in phase {}, but no wait or test_wait observed the completion of phase {}: "
-                                       "PTX requires at least one successful test_wait/try_wait per phase before an arrive of "
-                                       "the next phase (mbarrier.test_wait)",
+                                       "a barrier whose phase completed must be waited on (a successful test_wait/try_wait) "
+                                       "before it is used again for an arrive of the next phase (CUDA C++ Programming Guide, "
+                                       "asynchronous barrier rules; a parity wait can name only the current or the "
+                                       "immediately preceding phase, PTX mbarrier.test_wait)",
                                        action, barrier_name(flat), where, b.phase(), b.phase() - 1);
   if (std::string twice = arrived_twice_words(cta, flat, warp, op); !twice.empty())
     sim_.ub(warp, op, "arrive before the previous phase was observed", rule + ". Here " + twice);

@@ -16,6 +16,13 @@
 
 namespace smpipe::models {
 
+namespace {
+// An element's index within its declaration (`sA[2]`: 2).
+std::int64_t element_index(const isa::ElementLayout& l, std::uint32_t flat) {
+  return static_cast<std::int64_t>(flat - l.base[l.decl_of(flat)]);
+}
+}  // namespace
+
 std::string HazardUnit::tmem_in_use(std::span<const std::uint32_t> warp_ids, std::uint32_t cta, std::uint32_t first,
                                     std::uint32_t end) const {
   if (!tracks_ || cta >= buffers_.size()) return "";
@@ -223,10 +230,9 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
           if (auto [bc, bf] = last_acquired_[now.warp]; bc == pw.cta && bf != kNone) {
             const LsuUnit::LastArrive la = const_cast<Simulator&>(sim_).find<LsuUnit>().last_arrive(prior.warp, bf);
             // (the barrier of the buffer's own stage: a reader that waited on another stage's is another mistake)
-            auto index = [](const isa::ElementLayout& l, std::uint32_t f) { return static_cast<std::int64_t>(f - l.base[l.decl_of(f)]); };
             const bool same_stage = buffer >= smem_count_ || !p.smems[p.smem_layout.decl_of(buffer)].array ||
                                     !p.mbarriers[p.mbarrier_layout.decl_of(bf)].array ||
-                                    index(p.smem_layout, buffer) == index(p.mbarrier_layout, bf);
+                                    element_index(p.smem_layout, buffer) == element_index(p.mbarrier_layout, bf);
             const isa::OpDesc* ad_p = la.op != ~0u ? &sim_.op_of(pw, la.op) : nullptr;
             const isa::OpDesc& copy = sim_.op_of(pw, prior.op);
             // (the arrive written before the copy in the code: one after it, reached late by the reader's stale parity,
@@ -351,9 +357,8 @@ std::string HazardUnit::missing(std::uint32_t cta, std::uint32_t buffer, const R
       const MbarrierUnit& mb = *mbar_;
       if (bc == cta && bf != kNone && bf != flat && mb.decl_of(bf) == mb.decl_of(flat)) {
         // Which side names the wrong stage: the one whose element index differs from the buffer's (when it is an array).
-        auto index = [](const isa::ElementLayout& l, std::uint32_t f) { return static_cast<std::int64_t>(f - l.base[l.decl_of(f)]); };
-        const std::int64_t bi = buffer < smem_count_ && p.smems[p.smem_layout.decl_of(buffer)].array ? index(p.smem_layout, buffer) : -1;
-        const std::int64_t wi = index(p.mbarrier_layout, flat), ri = index(p.mbarrier_layout, bf);
+        const std::int64_t bi = buffer < smem_count_ && p.smems[p.smem_layout.decl_of(buffer)].array ? element_index(p.smem_layout, buffer) : -1;
+        const std::int64_t wi = element_index(p.mbarrier_layout, flat), ri = element_index(p.mbarrier_layout, bf);
         const std::string waited = p.mbarrier_layout.element_name(p.mbarriers, bf), buf = buffer_name(buffer);
         if (bi >= 0 && wi == bi && ri != bi)
           other = fmt::format(". Warp {}'s latest wait was on {}, but it reads {}, whose write completes on {}: does it wait "
@@ -497,7 +502,8 @@ std::string HazardUnit::unfilled_release_note(const Rec& now, std::uint32_t cta,
         head, fmt::join(others, ","), mb.count_of(bc, bf));
   return fmt::format(
       "{}: the stage was released more often than it was filled (a release that runs twice for one fill, e.g. once "
-      "in the k-loop and again after it at a tile's boundary, or a release of a stage not waited for{}). Each fill is released once, after its consumer's wait on {}; the writer does not wait on {} itself",
+      "in the k-loop and again after it at a tile's boundary, or a release of a stage not waited for{}). Each fill is "
+      "released once, after its consumer's wait on {}; the writer does not wait on {} itself",
       head, ops.size() > 1 ? fmt::format("; the releases: {}", fmt::join(ops, ", ")) : "", full, full);
 }
 

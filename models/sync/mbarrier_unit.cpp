@@ -128,6 +128,13 @@ void MbarrierUnit::on_its_way(const Signal& s) {
 // ---- signals ----
 
 namespace {
+bool is_wait(const isa::OpDesc& o) { return o.kind == isa::OpKind::kWait || o.kind == isa::OpKind::kTestWait; }
+// A wait or test_wait on an element of mbarrier declaration `decl`.
+bool waits_on(const isa::OpDesc& o, std::uint32_t decl) {
+  const isa::AttrSlot* s = o.slot(isa::Attr::kBar);
+  return is_wait(o) && s != nullptr && s->decl == static_cast<int>(decl);
+}
+
 // One change of one kind (arrive.expect_tx is two: the caller applies its parts).
 MBarrier::Result change(MBarrier& b, SignalKind kind, std::int64_t value) {
   switch (kind) {
@@ -316,11 +323,8 @@ std::string MbarrierUnit::arrived_twice_words(std::uint32_t cta, std::uint32_t f
       for (int i = 0; i < p.warps && !signalled; ++i)
         signalled = may_signal(sim_.cta(peer).first_warp + static_cast<std::uint32_t>(i), p.mbarrier_layout.base[d]);
     for (const auto& r : p.roles)
-      for (const auto& o : r.ops) {
-        if (const isa::AttrSlot* s = o.slot(isa::Attr::kBar);
-            wait == nullptr && s != nullptr && s->decl == static_cast<int>(d) && (o.kind == isa::OpKind::kWait || o.kind == isa::OpKind::kTestWait))
-          wait = &o;
-      }
+      for (const auto& o : r.ops)
+        if (wait == nullptr && waits_on(o, d)) wait = &o;
     if (wait != nullptr && !signalled)
       sibling += fmt::format(". {} is waited on (`{}` at line {}) but no op a warp reaches arrives on it: does `{}` (line {}) mean {}?",
                              p.mbarriers[d].name, wait->text, wait->loc.line, sim_.op_of(w, op).text, sim_.op_of(w, op).loc.line,
@@ -1621,11 +1625,6 @@ std::string MbarrierUnit::skipped_release_words(std::uint32_t cta, std::uint32_t
 std::string MbarrierUnit::unwaited_sibling_words(const Warp& w) const {
   const auto& p = sim_.program();
   const std::uint32_t decl = decl_[w.wait_obj];
-  auto is_wait = [](const isa::OpDesc& o) { return o.kind == isa::OpKind::kWait || o.kind == isa::OpKind::kTestWait; };
-  auto waits_on = [&](const isa::OpDesc& o, std::uint32_t d) {
-    const isa::AttrSlot* s = o.slot(isa::Attr::kBar);
-    return is_wait(o) && s != nullptr && s->decl == static_cast<int>(d);
-  };
   // (waits, signalling ops) on declaration d in the whole kernel
   auto uses = [&](std::uint32_t d) {
     std::pair<int, int> n{0, 0};

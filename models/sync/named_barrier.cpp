@@ -126,16 +126,22 @@ void NamedBarrierUnit::arrive(OpContext& ctx, int id, std::int64_t threads, bool
   check_release(w.cta, id);
 }
 
-bool NamedBarrierUnit::role_uses(int role, int id) const {
-  if (role < 0) return false;
+bool NamedBarrierUnit::role_uses(int role, int id) const { return role_use(role, id) != nullptr; }
+
+// An op of the role's code on barrier `id` (an id computed at run time may be it), a bar.arrive before a bar.sync.
+const isa::OpDesc* NamedBarrierUnit::role_use(int role, int id) const {
+  if (role < 0) return nullptr;
+  const isa::OpDesc* use = nullptr;
   for (const auto& d : sim_.program().roles[static_cast<std::size_t>(role)].ops) {
     if (d.kind != OpKind::kBarSync && d.kind != OpKind::kBarArrive) continue;
     const isa::AttrSlot* s = d.slot(Attr::kId);
     if (s == nullptr) continue;
     const bool dynamic = std::find(d.dynamic_slots.begin(), d.dynamic_slots.end(), s->first) != d.dynamic_slots.end();
-    if (dynamic || d.base_values[s->first] == id) return true;
+    if (!dynamic && d.base_values[s->first] != id) continue;
+    if (d.kind == OpKind::kBarArrive) return &d;
+    if (use == nullptr) use = &d;
   }
-  return false;
+  return use;
 }
 
 bool NamedBarrierUnit::warp_uses(std::uint32_t warp_id, int id) const {
@@ -310,16 +316,10 @@ void NamedBarrierUnit::explain_wait(const Warp& w, WaitExplanation& e) const {
     if (!nb.all && !spilled && gone.empty())
       for (int i = 0; i < p.warps; ++i) {
         const Warp& x = sim_.warp(c.first_warp + i);
-        if (x.role < 0 || x.state != WarpState::kDone) continue;
-        for (const isa::OpDesc& d : p.roles[static_cast<std::size_t>(x.role)].ops) {
-          if (d.kind != OpKind::kBarSync && d.kind != OpKind::kBarArrive) continue;
-          const isa::AttrSlot* sl = d.slot(Attr::kId);
-          if (sl == nullptr) continue;
-          const bool dynamic = std::find(d.dynamic_slots.begin(), d.dynamic_slots.end(), sl->first) != d.dynamic_slots.end();
-          if (!dynamic && d.base_values[sl->first] != static_cast<std::int64_t>(w.wait_obj)) continue;
-          if (skipped.empty() || skipped.back() != i) skipped.push_back(i);
-          if (skipped_op == nullptr || (d.kind == OpKind::kBarArrive && skipped_op->kind != OpKind::kBarArrive)) skipped_op = &d;
-        }
+        const isa::OpDesc* use = x.state == WarpState::kDone ? role_use(x.role, static_cast<int>(w.wait_obj)) : nullptr;
+        if (use == nullptr) continue;
+        skipped.push_back(i);
+        if (skipped_op == nullptr || (use->kind == OpKind::kBarArrive && skipped_op->kind != OpKind::kBarArrive)) skipped_op = use;
       }
     if (!skipped.empty() && skipped_op != nullptr)
       why += fmt::format(". Warp(s) {} ({} threads) exited without reaching bar {}, though their role's code uses it (`{}` at "

@@ -30,6 +30,7 @@ class NamedBarrierUnit : public Unit {
   const std::vector<int>& last_use(std::uint32_t cta, int id) const { return ctas_[cta].bar[id].last_arrivers; }
   std::int64_t last_use_threads(std::uint32_t cta, int id) const { return ctas_[cta].bar[id].last_expected; }
   bool role_uses(int role, int id) const;
+  const isa::OpDesc* role_use(int role, int id) const;
   // Whether warp `warp_id`'s code reaches a bar.sync or bar.arrive on barrier `id` on some path (isa::may_reach: an id
   // chosen by the warp's built-ins, or behind `if warp ==`, counts for the warps that take it only).
   bool warp_uses(std::uint32_t warp_id, int id) const;

@@ -223,8 +223,7 @@ OpResult TmaUnit::execute(OpContext& ctx) {
       w.groups.emplace_back(sim::max(w.open_read, now), sim::max(w.open_write, now));
       w.open_read = w.open_write = Cycle(0);
       w.reads.commit();
-      w.committed.push_back(
-          w.stores);                  // (every commit is a group, an empty one too, as tma.wait counts them)
+      w.committed.push_back(w.stores);  // (every commit is a group, an empty one too, as tma.wait counts them)
       if (w.committed.size() > 64) {  // (bounded: the oldest counts as covered)
         w.settled = std::max(w.settled, w.committed.front());
         w.committed.erase(w.committed.begin());

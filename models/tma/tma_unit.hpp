@@ -27,13 +27,13 @@ class TmaUnit : public Unit, private Landing {
   OpResult execute(OpContext& ctx) override;
   void cta_started(std::uint32_t slot) override;
   void add_stats(Stats& stats, std::int64_t cycles, std::int64_t sms_used) const override;
-  // The op of warp `warp_id`'s latest tma.store whose global writes no `tma.wait` without `read` has covered
-  // yet (in program order; ~0u: none): a release the warp makes now does not order them.
   // A warp's latest tma.store: the op and the cycle it issued (-1: none).
   std::pair<std::uint32_t, std::int64_t> last_store(std::uint32_t warp_id) const {
     if (warp_id >= warps_.size()) return {~0u, -1};
     return {warps_[warp_id].last_store_op, warps_[warp_id].last_store_at};
   }
+  // The op of warp `warp_id`'s latest tma.store whose global writes no `tma.wait` without `read` has covered
+  // yet (in program order; ~0u: none): a release the warp makes now does not order them.
   std::uint32_t unfinished_store(std::uint32_t warp_id) const {
     if (warp_id >= warps_.size()) return ~0u;
     const WarpState& w = warps_[warp_id];
